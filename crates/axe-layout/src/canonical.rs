@@ -1,0 +1,202 @@
+//! Canonical form and exact equivalence (spec §4).
+//!
+//! Rewrite rules, each preserving `L(x)` for every `x`, applied to a fixpoint:
+//!
+//! * **D0** drop shard iters with `e = 1`;
+//! * **D1** merge adjacent shard iters on one axis when `s_k = e_{k+1}·s_{k+1}` into `(e_k·e_{k+1}, s_{k+1}@a)`;
+//! * **D2** a shard iter with `s = 0` moves to axis `m` (it contributes nothing anywhere), so D1 can merge
+//!   adjacent broadcasts;
+//! * **C0** drop replica iters with `e = 1` or `s = 0`;
+//! * **C1** a replica iter with `s < 0` becomes `(e, −s@a)` and `O_a += (e−1)·s`;
+//! * **C2** two replica iters on one axis with `s_2 = e_1·s_1` merge into `(e_1·e_2, s_1@a)`;
+//! * `R` is sorted by (axis, stride, extent); zero offset components are dropped.
+//!
+//! The canonical `D` is unique for a given map (paper Thm A.8). The replica part is unique when every axis
+//! satisfies the gap condition; [`Layout::equivalent`] compares replica point sets directly where it does not.
+
+use crate::axis::Axis;
+use crate::error::{overflow, LayoutError, Result};
+use crate::iter::Iter;
+use crate::layout::{Layout, MAX_ENUMERATION};
+
+/// D0, D1 and D2 on a shard list: the normalized `D`.
+pub(crate) fn normalize_shard(shard: &[Iter]) -> Vec<Iter> {
+    let mut out: Vec<Iter> = Vec::with_capacity(shard.len());
+    for it in shard {
+        if it.extent() == 1 {
+            continue;
+        }
+        let it = if it.stride() == 0 && !it.axis().is_memory() { it.with_axis(Axis::memory()) } else { it.clone() };
+        out.push(it);
+        while let [.., a, b] = out.as_slice() {
+            let chains = a.axis() == b.axis()
+                && i64::try_from(b.extent()).ok().and_then(|e| e.checked_mul(b.stride())) == Some(a.stride());
+            if !chains {
+                break;
+            }
+            // The product is at most the layout size, which fits in u64.
+            let merged = b.with_extent(a.extent() * b.extent());
+            out.truncate(out.len() - 2);
+            out.push(merged);
+        }
+    }
+    out
+}
+
+impl Layout {
+    /// The canonical form (spec §4): D0–D2 on the shard list, C0–C2 on the replicas, `R` sorted.
+    ///
+    /// Law: `canonicalize(L)(x) = L(x)` for every `x`, and equivalent layouts have equal canonical `D` and `O`.
+    ///
+    /// ```
+    /// let l: axe_layout::Layout = "S[(3,1,5,7):(35,9,7,1)] + R[(2,1):(-4@warp,3)] + 1@warp".parse()?;
+    /// assert_eq!(l.canonicalize()?.to_string(), "S[105:1] + R[2:4@warp] + -3@warp");
+    /// # Ok::<(), axe_layout::LayoutError>(())
+    /// ```
+    pub fn canonicalize(&self) -> Result<Layout> {
+        let shard = normalize_shard(self.shard());
+        let mut offset = self.offset().clone();
+        let mut replica = Vec::with_capacity(self.replica().len());
+        for it in self.replica() {
+            if it.extent() == 1 || it.stride() == 0 {
+                continue; // C0
+            }
+            if it.stride() < 0 {
+                // C1
+                let shift = i64::try_from(it.extent() - 1)
+                    .ok()
+                    .and_then(|e| e.checked_mul(it.stride()))
+                    .ok_or_else(|| overflow("normalizing a replica sign"))?;
+                offset.add_on(it.axis(), shift)?;
+                let s = it.stride().checked_neg().ok_or_else(|| overflow("normalizing a replica sign"))?;
+                replica.push(it.with_stride(s));
+            } else {
+                replica.push(it.clone());
+            }
+        }
+        // C2 to a fixpoint, in sorted order so the result is deterministic.
+        loop {
+            replica.sort_by(|a, b| (a.axis(), a.stride(), a.extent()).cmp(&(b.axis(), b.stride(), b.extent())));
+            let mut merged = false;
+            'search: for i in 0..replica.len() {
+                for j in 0..replica.len() {
+                    let (a, b) = (&replica[i], &replica[j]);
+                    if i != j
+                        && a.axis() == b.axis()
+                        && i64::try_from(a.extent()).ok().and_then(|e| e.checked_mul(a.stride())) == Some(b.stride())
+                    {
+                        let m = a.with_extent(a.extent() * b.extent());
+                        let (hi, lo) = (i.max(j), i.min(j));
+                        replica.remove(hi);
+                        replica.remove(lo);
+                        replica.push(m);
+                        merged = true;
+                        break 'search;
+                    }
+                }
+            }
+            if !merged {
+                break;
+            }
+        }
+        Layout::new(shard, replica, offset)
+    }
+
+    /// Whether every axis' replica list (after canonicalization) satisfies the gap condition: with strides
+    /// sorted `s_1 < s_2 < ...`, `s_{j+1} > Σ_{i≤j} (e_i−1)·s_i`. Under it the canonical form is unique.
+    ///
+    /// ```
+    /// let ok: axe_layout::Layout = "S[4:1] + R[(2,2):(1@warp,8@warp)]".parse()?;
+    /// assert!(ok.satisfies_gap_condition()?);
+    /// let dense: axe_layout::Layout = "S[4:1] + R[(3,2):(1@warp,2@warp)]".parse()?;
+    /// assert!(!dense.satisfies_gap_condition()?);
+    /// # Ok::<(), axe_layout::LayoutError>(())
+    /// ```
+    pub fn satisfies_gap_condition(&self) -> Result<bool> {
+        let c = self.canonicalize()?;
+        Ok(c.axes().iter().all(|a| axis_gap_condition(c.replica(), a)))
+    }
+
+    /// Exact equivalence: `A ≡ B` iff `A(x) = B(x)` as sets for every `x` (and the sizes agree).
+    ///
+    /// Decided from canonical forms: equal canonical `D`, equal `O` after C1, and equal replica point sets
+    /// per axis (compared structurally under the gap condition, by enumeration otherwise).
+    ///
+    /// ```
+    /// # use axe_layout::Layout;
+    /// let a: Layout = "S[(2,4):(4,1)] + R[(2,2):(1@w,1@w)]".parse()?;
+    /// let b: Layout = "S[8:1] + R[3:1@w]".parse()?;
+    /// assert!(a.equivalent(&b)?);
+    /// # Ok::<(), axe_layout::LayoutError>(())
+    /// ```
+    pub fn equivalent(&self, other: &Layout) -> Result<bool> {
+        if self.size() != other.size() {
+            return Ok(false);
+        }
+        let (a, b) = (self.canonicalize()?, other.canonicalize()?);
+        if a.shard() != b.shard() || a.offset() != b.offset() {
+            return Ok(false);
+        }
+        if a.replica() == b.replica() {
+            return Ok(true);
+        }
+        let mut axes: Vec<Axis> = a.replica().iter().chain(b.replica()).map(|it| it.axis().clone()).collect();
+        axes.sort();
+        axes.dedup();
+        for axis in &axes {
+            let ia: Vec<Iter> = a.replica().iter().filter(|it| it.axis() == axis).cloned().collect();
+            let ib: Vec<Iter> = b.replica().iter().filter(|it| it.axis() == axis).cloned().collect();
+            if ia == ib {
+                continue;
+            }
+            if axis_gap_condition(&ia, axis) && axis_gap_condition(&ib, axis) {
+                return Ok(false); // Unique saturated form under GC (paper Thm A.12).
+            }
+            if axis_points(&ia)? != axis_points(&ib)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The gap condition for the (canonical, positive-stride) replica iters on one axis.
+fn axis_gap_condition(replica: &[Iter], axis: &Axis) -> bool {
+    let mut its: Vec<&Iter> = replica.iter().filter(|it| it.axis() == axis).collect();
+    its.sort_by_key(|it| it.stride());
+    let mut reach: i128 = 0; // Σ_{i≤j} (e_i−1)·s_i so far
+    for (j, it) in its.iter().enumerate() {
+        let s = it.stride() as i128;
+        if j > 0 && (s <= its[j - 1].stride() as i128 || s <= reach) {
+            return false;
+        }
+        reach += (it.extent() as i128 - 1) * s;
+    }
+    true
+}
+
+/// The sorted point set `{ Σ y_i·s_i }` of one axis' replica iters (non-negative strides).
+fn axis_points(iters: &[Iter]) -> Result<Vec<i64>> {
+    let mut pts: Vec<i64> = vec![0];
+    for it in iters {
+        let reach = it.reach().ok_or_else(|| overflow("enumerating replica points"))?;
+        let span = pts.last().copied().unwrap_or(0) as u64;
+        let bound = (pts.len() as u64).saturating_mul(it.extent()).min(span.saturating_add(reach).saturating_add(1));
+        if bound > MAX_ENUMERATION {
+            return Err(LayoutError::TooLarge(format!(
+                "comparing replica sets that violate the gap condition needs {bound} points (limit {MAX_ENUMERATION})"
+            )));
+        }
+        let mut next = Vec::with_capacity(bound as usize);
+        for y in 0..it.extent() as i64 {
+            let d = y.checked_mul(it.stride()).ok_or_else(|| overflow("enumerating replica points"))?;
+            for p in &pts {
+                next.push(p.checked_add(d).ok_or_else(|| overflow("enumerating replica points"))?);
+            }
+        }
+        next.sort_unstable();
+        next.dedup();
+        pts = next;
+    }
+    Ok(pts)
+}
