@@ -9,7 +9,7 @@ use crate::axis::Axis;
 use crate::error::{overflow, Result};
 
 /// A point of the axis space, e.g. `{lane: 5, warp: 9, m: 1}`.
-#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Coord(Vec<(Axis, i64)>);
 
 impl Coord {
@@ -98,6 +98,23 @@ impl Coord {
             c.add_on(a, v)?;
         }
         Ok(c)
+    }
+}
+
+/// Coordinates order as integer tuples over the union of their axes in axis order (absent axes are 0),
+/// so `{gpu: 0, m: 1} < {gpu: 1, m: 1}` and `{m: -1} < {} < {m: 1}`.
+impl Ord for Coord {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let mut axes: Vec<&Axis> = self.0.iter().chain(&other.0).map(|(a, _)| a).collect();
+        axes.sort();
+        axes.dedup();
+        axes.into_iter().map(|a| self.get(a).cmp(&other.get(a))).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal)
+    }
+}
+
+impl PartialOrd for Coord {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 

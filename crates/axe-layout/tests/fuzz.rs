@@ -1,0 +1,116 @@
+//! The parser and every operator on arbitrary input: errors, never panics; overflow is an error.
+
+mod common;
+
+use axe_layout::Layout;
+use proptest::prelude::*;
+
+const SEEDS: &[&str] = &[
+    "S[(8,2,4,2):(4@lane,1@warp,1@lane,1)] + R[2:4@warp] + 5@warp",
+    "T.TileLayout(T.S[(8, 2):(4 @ Axis.laneid, 1)] + 5 @ Axis.warpid)",
+    "S[(3,5)] + (2@a + -3)",
+    "S[4096:1]",
+    "S[] + R[(2,2):(1@w,-4@w)]",
+];
+
+fn mutate(s: &str, ops: &[(u8, usize, char)]) -> String {
+    let mut chars: Vec<char> = s.chars().collect();
+    for &(op, at, c) in ops {
+        let at = if chars.is_empty() { 0 } else { at % (chars.len() + 1) };
+        match op % 3 {
+            0 => chars.insert(at, c),
+            1 if at < chars.len() => {
+                chars.remove(at);
+            }
+            _ if at < chars.len() => chars[at] = c,
+            _ => {}
+        }
+    }
+    chars.into_iter().collect()
+}
+
+fn exercise(l: &Layout) {
+    let _ = l.canonicalize();
+    let _ = l.satisfies_gap_condition();
+    let _ = l.spans();
+    let _ = l.equivalent(l);
+    let size = l.size();
+    for x in [0, 1, size / 2, size.saturating_sub(1), size] {
+        let _ = l.apply(x);
+        let _ = l.base_at(x);
+    }
+    let _ = l.group(&[size]);
+    let _ = l.group(&[2, size / 2]);
+    let _ = l.slice(&[size], &[size / 3..size / 2 + 1]);
+    let _ = l.tile(l, &[size], &[size]);
+    let _ = l.tile_of(l, &[size], &[size]);
+    let _ = l.tile_of_outer(l, &[size], &[size]);
+    let _ = l.direct_sum(l, &[size], &[size]);
+}
+
+fn check(input: &str) {
+    if let Ok(l) = input.parse::<Layout>() {
+        let printed = l.to_string();
+        assert_eq!(printed.parse::<Layout>().ok().as_ref(), Some(&l), "{input} -> {printed}");
+        if l.size() <= 1 << 12 && l.replica_count() <= 1 << 8 {
+            exercise(&l);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_strings(s in "\\PC{0,60}") {
+        check(&s);
+    }
+
+    #[test]
+    fn notation_alphabet(s in "[SRT.\\[\\]():,@+\\- 0-9amwlanexis_]{0,50}") {
+        check(&s);
+    }
+
+    #[test]
+    fn mutated_layouts(k in 0..SEEDS.len(), ops in proptest::collection::vec((any::<u8>(), any::<usize>(), prop::sample::select(vec!['(', ')', '[', ']', ':', ',', '@', '+', '-', '0', '9', ' ', 'S', 'R', 'x', '.', 'é'])), 1..6)) {
+        check(&mutate(SEEDS[k], &ops));
+    }
+
+    /// Huge extents, strides and offsets: every operator answers (usually with an overflow error).
+    #[test]
+    fn huge_values(
+        e in proptest::collection::vec(prop_oneof![Just(1u64), Just(2), Just(3), Just(1 << 31), Just(1 << 32), Just(u64::MAX / 2)], 0..4),
+        s in proptest::collection::vec(prop_oneof![Just(i64::MAX), Just(i64::MIN), Just(1i64 << 62), Just(-1), Just(0), Just(7)], 4),
+        r in prop_oneof![Just(""), Just(" + R[2:-9223372036854775808@w]"), Just(" + R[(3,3):(4611686018427387904,1)]")],
+        o in prop_oneof![Just(""), Just(" + 9223372036854775807"), Just(" + -9223372036854775808@w")],
+    ) {
+        let iters: Vec<String> = e.iter().zip(&s).map(|(e, s)| format!("{e}:{s}")).collect();
+        let text = format!("S[{}]{r}{o}", if iters.is_empty() { String::new() } else { format!("({}):({})", e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","), s[..e.len()].iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")) });
+        if let Ok(l) = text.parse::<Layout>() {
+            let size = l.size();
+            let _ = l.canonicalize();
+            let _ = l.spans();
+            let _ = l.satisfies_gap_condition();
+            for x in [0, 1, size / 2, size.saturating_sub(1)] {
+                let _ = l.base_at(x);
+            }
+            let _ = l.group(&[size]);
+            let _ = l.tile(&l, &[size], &[size]);
+            let _ = l.slice(&[size], &[0..1]);
+            let _ = l.equivalent(&l);
+        }
+    }
+}
+
+#[test]
+fn overflow_is_an_error() {
+    let too_big: Result<Layout, _> = "S[(4294967296,4294967296):(1,1)]".parse();
+    assert!(too_big.unwrap_err().to_string().contains("overflow"));
+    let l: Layout = "S[(2,2):(9223372036854775807,9223372036854775807)]".parse().unwrap();
+    assert!(l.apply(3).unwrap_err().to_string().contains("overflow"));
+    assert!(l.spans().is_ok());
+    let (t, _) = (l.tile(&l, &[4], &[4]).map(|_| ()).unwrap_err(), ());
+    assert!(t.to_string().contains("overflow"), "{t}");
+    let r: Layout = "S[2:1] + R[2:-9223372036854775808@w]".parse().unwrap();
+    assert!(r.canonicalize().unwrap_err().to_string().contains("overflow"));
+}
