@@ -1,1 +1,47 @@
-fn main(){}
+//! `axe`: read, compute with and explain tensor layouts.
+//!
+//! A thin layer over the libraries: argument handling, input collection and output formatting only.
+
+mod bench;
+mod input;
+mod layout_cmd;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Tensor layouts you can read, compute with and move data through.
+#[derive(Parser)]
+#[command(name = "axe", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Axe layouts: shard / replica / offset over named axes, and their operators.
+    Layout {
+        #[command(subcommand)]
+        verb: layout_cmd::Verb,
+    },
+    /// Measure speed against a reference measured in the same run.
+    Bench {
+        #[command(subcommand)]
+        what: bench::What,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let ok = match cli.command {
+        Command::Layout { verb } => layout_cmd::run(verb),
+        Command::Bench { what } => bench::run(what),
+    };
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

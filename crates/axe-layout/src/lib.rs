@@ -36,6 +36,8 @@
 //! error. No function panics on any input; errors say what was wrong and where.
 
 mod axis;
+#[doc(hidden)]
+pub mod bench_cases;
 mod canonical;
 mod coord;
 mod error;

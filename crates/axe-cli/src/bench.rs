@@ -1,0 +1,95 @@
+//! `axe bench ...`: timings with a reference measured in the same run, reported as a ratio.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use clap::Subcommand;
+use serde_json::json;
+
+#[derive(Subcommand)]
+pub enum What {
+    /// ns per call of each layout operator on layouts of 4–8 iters (target: under 1 µs), against the cost
+    /// of cloning a layout measured in the same run.
+    Layout {
+        /// One JSON object per operator.
+        #[arg(long)]
+        json: bool,
+        /// Measuring time per operator, in milliseconds.
+        #[arg(long, default_value_t = 300)]
+        millis: u64,
+    },
+}
+
+/// Median ns per call over several timed batches of about `budget / 7` each.
+fn time_ns(f: &dyn Fn() -> u64, budget: Duration) -> f64 {
+    let mut n: u64 = 1;
+    loop {
+        let t = Instant::now();
+        for _ in 0..n {
+            black_box(f());
+        }
+        if t.elapsed() > budget / 70 || n > 1 << 30 {
+            break;
+        }
+        n *= 2;
+    }
+    let mut samples: Vec<f64> = (0..7)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..n {
+                black_box(f());
+            }
+            t.elapsed().as_nanos() as f64 / n as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[3]
+}
+
+pub fn run(what: What) -> bool {
+    match what {
+        What::Layout { json, millis } => {
+            let cases = match axe_layout::bench_cases::bench_cases() {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return false;
+                }
+            };
+            let budget = Duration::from_millis(millis.max(10));
+            let mut timed = Vec::new();
+            for case in &cases {
+                if let Err(e) = (case.run)() {
+                    eprintln!("error: {} failed: {e}", case.name);
+                    return false;
+                }
+                let f = || (case.run)().unwrap_or(0);
+                timed.push((case, time_ns(&f, budget)));
+            }
+            let reference = timed.iter().find(|(c, _)| c.name.starts_with("clone")).map_or(1.0, |(_, t)| *t);
+            if !json {
+                println!("{:<20} {:>10} {:>10} {:>8}  input", "operator", "ns/op", "x clone", "< 1 µs");
+            }
+            for (case, ns) in &timed {
+                let ratio = ns / reference;
+                if json {
+                    println!(
+                        "{}",
+                        json!({ "operator": case.name, "ns_per_op": ns, "reference": "clone", "reference_ns": reference,
+                                "ratio": ratio, "under_1us": *ns < 1000.0, "input": case.input })
+                    );
+                } else {
+                    println!(
+                        "{:<20} {:>10.1} {:>10.2} {:>8}  {}",
+                        case.name,
+                        ns,
+                        ratio,
+                        if *ns < 1000.0 { "yes" } else { "NO" },
+                        case.input
+                    );
+                }
+            }
+            true
+        }
+    }
+}
