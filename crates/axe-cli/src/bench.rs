@@ -66,9 +66,15 @@ pub fn run(what: What) -> bool {
                 let f = || (case.run)().unwrap_or(0);
                 timed.push((case, time_ns(&f, budget)));
             }
-            let reference = timed.iter().find(|(c, _)| c.name.starts_with("clone")).map_or(1.0, |(_, t)| *t);
+            let reference = timed
+                .iter()
+                .find(|(c, _)| c.name.starts_with("clone"))
+                .map_or(1.0, |(_, t)| *t);
             if !json {
-                println!("{:<20} {:>10} {:>10} {:>8}  input", "operator", "ns/op", "x clone", "< 1 µs");
+                println!(
+                    "{:<20} {:>10} {:>10} {:>8}  input",
+                    "operator", "ns/op", "x clone", "< 1 µs"
+                );
             }
             for (case, ns) in &timed {
                 let ratio = ns / reference;

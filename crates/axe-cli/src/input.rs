@@ -27,12 +27,19 @@ impl std::str::FromStr for Region {
 
 /// `8,16` → `[8, 16]` (also `[8, 16]`, `(8,16)` and `8x16`).
 pub fn shape(s: &str) -> Result<Vec<u64>, String> {
-    let t = s.trim().trim_start_matches(['[', '(']).trim_end_matches([']', ')']);
+    let t = s
+        .trim()
+        .trim_start_matches(['[', '('])
+        .trim_end_matches([']', ')']);
     if t.trim().is_empty() {
         return Ok(Vec::new());
     }
     t.split([',', 'x'])
-        .map(|p| p.trim().parse::<u64>().map_err(|_| format!("{p:?} in {s:?} is not a non-negative integer")))
+        .map(|p| {
+            p.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("{p:?} in {s:?} is not a non-negative integer"))
+        })
         .collect()
 }
 
@@ -40,7 +47,11 @@ pub fn shape(s: &str) -> Result<Vec<u64>, String> {
 pub fn region(s: &str) -> Result<Vec<Range<u64>>, String> {
     s.split(',')
         .map(|p| {
-            let num = |x: &str| x.trim().parse::<u64>().map_err(|_| format!("{x:?} in region {s:?} is not an integer"));
+            let num = |x: &str| {
+                x.trim()
+                    .parse::<u64>()
+                    .map_err(|_| format!("{x:?} in region {s:?} is not an integer"))
+            };
             match p.split_once(':') {
                 Some((a, b)) => Ok(num(a)?..num(b)?),
                 None => {
@@ -80,13 +91,21 @@ fn stdin_lines() -> Vec<String> {
 pub fn pairs(a: &str, b: &str) -> Vec<Result<(String, String), String>> {
     match (a == "-", b == "-") {
         (false, false) => vec![Ok((a.to_string(), b.to_string()))],
-        (true, false) => stdin_lines().into_iter().map(|l| Ok((l, b.to_string()))).collect(),
-        (false, true) => stdin_lines().into_iter().map(|l| Ok((a.to_string(), l))).collect(),
+        (true, false) => stdin_lines()
+            .into_iter()
+            .map(|l| Ok((l, b.to_string())))
+            .collect(),
+        (false, true) => stdin_lines()
+            .into_iter()
+            .map(|l| Ok((a.to_string(), l)))
+            .collect(),
         (true, true) => stdin_lines()
             .into_iter()
             .map(|l| match l.split_once(';') {
                 Some((x, y)) => Ok((x.trim().to_string(), y.trim().to_string())),
-                None => Err(format!("expected two layouts separated by ';' on the line {l:?}")),
+                None => Err(format!(
+                    "expected two layouts separated by ';' on the line {l:?}"
+                )),
             })
             .collect(),
     }

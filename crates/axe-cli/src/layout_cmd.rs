@@ -7,6 +7,10 @@ use serde_json::{json, Map, Value};
 use crate::input::{self, Region, Shape};
 use crate::report::{emit, Report};
 
+/// The built-in example: the Axe paper's tensor-core tile (8×16 over 2 warps × 32 lanes × 2 registers,
+/// replicated to warps +4, offset to warp 5).
+const TENSOR_CORE: &str = "S[(8,2,4,2):(4@lane,1@warp,1@lane,1@reg)] + R[2:4@warp] + 5@warp";
+
 /// The most coordinates `axe layout map` prints without `--index`.
 const MAP_LIMIT: u64 = 1 << 20;
 
@@ -19,10 +23,9 @@ pub struct Common {
 
 #[derive(Subcommand)]
 pub enum Verb {
-    /// Size, per-axis span and canonical form.
+    /// Size, per-axis span and canonical form (with no layout: the paper's tensor-core tile).
     Show {
         /// Layouts (`S[(8,16):(16,1)] + R[2:4@warp] + 5@warp`, or TVM's form); `-` reads one per line from stdin.
-        #[arg(required = true)]
         layouts: Vec<String>,
         #[command(flatten)]
         common: Common,
@@ -122,12 +125,25 @@ fn parse(s: &str) -> Result<Layout, String> {
     s.parse::<Layout>().map_err(|e| e.to_string())
 }
 
-fn each(layouts: &[String], f: impl Fn(&Layout) -> Result<Report, String>) -> Vec<Result<Report, String>> {
-    input::expand(layouts).iter().map(|s| parse(s).and_then(|l| f(&l))).collect()
+fn each(
+    layouts: &[String],
+    f: impl Fn(&Layout) -> Result<Report, String>,
+) -> Vec<Result<Report, String>> {
+    input::expand(layouts)
+        .iter()
+        .map(|s| parse(s).and_then(|l| f(&l)))
+        .collect()
 }
 
-fn each_pair(a: &str, b: &str, f: impl Fn(&Layout, &Layout) -> Result<Report, String>) -> Vec<Result<Report, String>> {
-    input::pairs(a, b).into_iter().map(|p| p.and_then(|(a, b)| f(&parse(&a)?, &parse(&b)?))).collect()
+fn each_pair(
+    a: &str,
+    b: &str,
+    f: impl Fn(&Layout, &Layout) -> Result<Report, String>,
+) -> Vec<Result<Report, String>> {
+    input::pairs(a, b)
+        .into_iter()
+        .map(|p| p.and_then(|(a, b)| f(&parse(&a)?, &parse(&b)?)))
+        .collect()
 }
 
 fn err(e: axe_layout::LayoutError) -> String {
@@ -146,12 +162,19 @@ fn coord_json(c: &Coord, axes: &[Axis]) -> Value {
 fn show(l: &Layout) -> Result<Report, String> {
     let spans = l.spans().map_err(err)?;
     let canonical = l.canonicalize().map_err(err)?;
-    let span_json: Map<String, Value> = spans.iter().map(|(a, s)| (a.name().to_string(), json!(s))).collect();
+    let span_json: Map<String, Value> = spans
+        .iter()
+        .map(|(a, s)| (a.name().to_string(), json!(s)))
+        .collect();
     let span_text: Vec<String> = spans.iter().map(|(a, s)| format!("{a} {s}")).collect();
     let text = format!(
         "layout     {l}\nsize       {}\nspan       {}\ncanonical  {canonical}\n",
         l.size(),
-        if span_text.is_empty() { "-".to_string() } else { span_text.join(", ") }
+        if span_text.is_empty() {
+            "-".to_string()
+        } else {
+            span_text.join(", ")
+        }
     );
     Ok(Report {
         json: json!({ "layout": l.to_string(), "size": l.size(), "span": span_json, "canonical": canonical.to_string() }),
@@ -166,7 +189,15 @@ fn map(l: &Layout, shape: &Option<Shape>, index: &Option<Shape>) -> Result<Repor
     let show_coords = |cs: &[Coord]| {
         let each: Vec<String> = cs
             .iter()
-            .map(|c| format!("{{{}}}", axes.iter().map(|a| format!("{a}: {}", c.get(a))).collect::<Vec<_>>().join(", ")))
+            .map(|c| {
+                format!(
+                    "{{{}}}",
+                    axes.iter()
+                        .map(|a| format!("{a}: {}", c.get(a)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
             .collect();
         each.join(" ")
     };
@@ -191,15 +222,28 @@ fn map(l: &Layout, shape: &Option<Shape>, index: &Option<Shape>) -> Result<Repor
         let cs = l.apply(x).map_err(err)?;
         let idx = unflatten(x, &shape).map_err(err)?;
         text.push_str(&format!("{idx:?} -> {}\n", show_coords(&cs)));
-        entries.push(Value::Array(cs.iter().map(|c| coord_json(c, &axes)).collect()));
+        entries.push(Value::Array(
+            cs.iter().map(|c| coord_json(c, &axes)).collect(),
+        ));
     }
-    Ok(Report { json: json!({ "layout": l.to_string(), "shape": shape, "map": entries }), text })
+    Ok(Report {
+        json: json!({ "layout": l.to_string(), "shape": shape, "map": entries }),
+        text,
+    })
 }
 
 pub fn run(verb: Verb) -> bool {
     match verb {
-        Verb::Show { layouts, common } => emit(each(&layouts, show), common.json),
-        Verb::Map { layouts, shape, index, common } => emit(each(&layouts, |l| map(l, &shape, &index)), common.json),
+        Verb::Show { layouts, common } => {
+            let layouts = if layouts.is_empty() { vec![TENSOR_CORE.to_string()] } else { layouts };
+            emit(each(&layouts, show), common.json)
+        }
+        Verb::Map {
+            layouts,
+            shape,
+            index,
+            common,
+        } => emit(each(&layouts, |l| map(l, &shape, &index)), common.json),
         Verb::Canon { layouts, common } => emit(
             each(&layouts, |l| {
                 let c = l.canonicalize().map_err(err)?;
@@ -214,18 +258,33 @@ pub fn run(verb: Verb) -> bool {
         Verb::Equiv { a, b, common } => emit(
             each_pair(&a, &b, |a, b| {
                 let eq = a.equivalent(b).map_err(err)?;
-                Ok(Report { json: json!({ "equivalent": eq }), text: if eq { "equivalent" } else { "not equivalent" }.into() })
+                Ok(Report {
+                    json: json!({ "equivalent": eq }),
+                    text: if eq { "equivalent" } else { "not equivalent" }.into(),
+                })
             }),
             common.json,
         ),
-        Verb::Group { layouts, shape, common } => emit(
+        Verb::Group {
+            layouts,
+            shape,
+            common,
+        } => emit(
             each(&layouts, |l| {
                 let g = l.group(&shape.0).map_err(err)?;
                 let blocks: Vec<[usize; 2]> = g.blocks.iter().map(|r| [r.start, r.end]).collect();
                 let text_blocks: Vec<String> = (0..g.blocks.len())
                     .map(|i| {
                         let its: Vec<String> = g.block(i).iter().map(|it| it.to_string()).collect();
-                        format!("  dim {i} ({}): {}", shape.0[i], if its.is_empty() { "-".into() } else { its.join(" ") })
+                        format!(
+                            "  dim {i} ({}): {}",
+                            shape.0[i],
+                            if its.is_empty() {
+                                "-".into()
+                            } else {
+                                its.join(" ")
+                            }
+                        )
                     })
                     .collect();
                 Ok(Report {
@@ -235,14 +294,28 @@ pub fn run(verb: Verb) -> bool {
             }),
             common.json,
         ),
-        Verb::Tile { inner, outer, inner_shape, outer_shape, common } => emit(
+        Verb::Tile {
+            inner,
+            outer,
+            inner_shape,
+            outer_shape,
+            common,
+        } => emit(
             each_pair(&inner, &outer, |a, b| {
                 let (t, shape) = a.tile(b, &inner_shape.0, &outer_shape.0).map_err(err)?;
                 Ok(layout_and_shape("layout", &t, &shape))
             }),
             common.json,
         ),
-        Verb::TileOf { tiled, part, tiled_shape, inner_shape, outer, outer_shape, common } => emit(
+        Verb::TileOf {
+            tiled,
+            part,
+            tiled_shape,
+            inner_shape,
+            outer,
+            outer_shape,
+            common,
+        } => emit(
             each_pair(&tiled, &part, |t, p| {
                 if outer {
                     let os = outer_shape.as_ref().map_or(&[][..], |s| &s.0);
@@ -256,15 +329,30 @@ pub fn run(verb: Verb) -> bool {
             }),
             common.json,
         ),
-        Verb::Slice { layouts, shape, region, common } => emit(
+        Verb::Slice {
+            layouts,
+            shape,
+            region,
+            common,
+        } => emit(
             each(&layouts, |l| {
                 let s = l.slice(&shape.0, &region.0).map_err(err)?;
-                let sh: Vec<u64> = region.0.iter().map(|r| r.end.saturating_sub(r.start)).collect();
+                let sh: Vec<u64> = region
+                    .0
+                    .iter()
+                    .map(|r| r.end.saturating_sub(r.start))
+                    .collect();
                 Ok(layout_and_shape("layout", &s, &sh))
             }),
             common.json,
         ),
-        Verb::Sum { a, b, a_shape, b_shape, common } => emit(
+        Verb::Sum {
+            a,
+            b,
+            a_shape,
+            b_shape,
+            common,
+        } => emit(
             each_pair(&a, &b, |a, b| {
                 let (s, shape) = a.direct_sum(b, &a_shape.0, &b_shape.0).map_err(err)?;
                 Ok(layout_and_shape("layout", &s, &shape))
@@ -276,5 +364,8 @@ pub fn run(verb: Verb) -> bool {
 
 fn layout_and_shape(key: &str, l: &Layout, shape: &[u64]) -> Report {
     let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
-    Report { json: json!({ key: l.to_string(), "shape": shape }), text: format!("{l}\nshape: ({})", dims.join(", ")) }
+    Report {
+        json: json!({ key: l.to_string(), "shape": shape }),
+        text: format!("{l}\nshape: ({})", dims.join(", ")),
+    }
 }

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 //! Criterion benches: one call of each operator on layouts of 4–8 iters (target: under 1 µs each).
 
 use criterion::{criterion_group, criterion_main, Criterion};

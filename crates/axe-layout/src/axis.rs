@@ -10,8 +10,20 @@ use std::sync::{Arc, OnceLock};
 use crate::error::{LayoutError, Result};
 
 /// A named axis. Cloning is cheap (a reference count).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Eq, PartialOrd, Ord)]
 pub struct Axis(Arc<str>);
+
+impl std::hash::Hash for Axis {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl PartialEq for Axis {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
 
 /// What kind of resource an axis names, guessed from common names. No operator depends on it; tools that
 /// draw or explain layouts use it.
@@ -41,7 +53,22 @@ impl Axis {
         if name == "m" {
             return Ok(Axis::memory());
         }
-        Ok(Axis(Arc::from(name)))
+        // Reuse the allocation of a recently seen name: layouts mention few axes, many times.
+        thread_local! {
+            static RECENT: std::cell::RefCell<Vec<Axis>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        Ok(RECENT.with(|recent| {
+            let mut recent = recent.borrow_mut();
+            if let Some(a) = recent.iter().find(|a| &*a.0 == name) {
+                return a.clone();
+            }
+            let a = Axis(Arc::from(name));
+            if recent.len() >= 32 {
+                recent.remove(0);
+            }
+            recent.push(a.clone());
+            a
+        }))
     }
 
     /// The default memory axis `m`.
@@ -64,12 +91,34 @@ impl Axis {
     pub fn kind(&self) -> AxisKind {
         let n = self.0.to_ascii_lowercase();
         let n = n.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
-        let device = ["gpu", "gpuid", "device", "dev", "devid", "node", "host", "rank", "mesh", "tpu"];
-        let thread = [
-            "lane", "laneid", "warp", "warpid", "thread", "tid", "tidx", "threadidx", "cta", "ctaid", "block",
-            "blockidx", "wg", "warpgroup", "wid_in_wg", "tid_in_wg", "cluster", "sm", "core",
+        let device = [
+            "gpu", "gpuid", "device", "dev", "devid", "node", "host", "rank", "mesh", "tpu",
         ];
-        if device.iter().any(|d| n == *d || n.starts_with("gpuid") || n.starts_with("device")) {
+        let thread = [
+            "lane",
+            "laneid",
+            "warp",
+            "warpid",
+            "thread",
+            "tid",
+            "tidx",
+            "threadidx",
+            "cta",
+            "ctaid",
+            "block",
+            "blockidx",
+            "wg",
+            "warpgroup",
+            "wid_in_wg",
+            "tid_in_wg",
+            "cluster",
+            "sm",
+            "core",
+        ];
+        if device
+            .iter()
+            .any(|d| n == *d || n.starts_with("gpuid") || n.starts_with("device"))
+        {
             AxisKind::Device
         } else if thread.contains(&n) {
             AxisKind::Thread

@@ -1,8 +1,8 @@
 //! The workloads `axe bench layout` and the criterion benches time: one representative call of each
 //! operator on layouts of 4–8 iters. Shared so both report the same thing.
 
-use crate::layout::Layout;
 use crate::error::Result;
+use crate::layout::Layout;
 
 /// A named operator call on fixed inputs.
 pub struct BenchCase {
@@ -26,10 +26,21 @@ pub fn bench_cases() -> Result<Vec<BenchCase>> {
     let (tiled, _) = tile_a.tile(&tile_b, &[8, 32], &[8, 8])?;
     let rm: Layout = "S[(64,128,2,8):(2048,16,8,1)]".parse()?;
     let permuted: Layout = "S[(64,2,64,2,8):(2048,1024,16,8,1)]".parse()?;
-    let (c1, c2, c3, c4, c5, c6, c7) =
-        (tc.clone(), split.clone(), tile_a.clone(), tiled.clone(), rm.clone(), permuted.clone(), tc.clone());
+    let (c1, c2, c3, c4, c5, c6, c7) = (
+        tc.clone(),
+        split.clone(),
+        tile_a.clone(),
+        tiled.clone(),
+        rm.clone(),
+        permuted.clone(),
+        tc.clone(),
+    );
     Ok(vec![
-        BenchCase { name: "parse", input: TENSOR_CORE, run: Box::new(|| Ok(TENSOR_CORE.parse::<Layout>()?.size())) },
+        BenchCase {
+            name: "parse",
+            input: TENSOR_CORE,
+            run: Box::new(|| Ok(TENSOR_CORE.parse::<Layout>()?.size())),
+        },
         BenchCase {
             name: "canonicalize",
             input: SPLIT,
@@ -48,20 +59,36 @@ pub fn bench_cases() -> Result<Vec<BenchCase>> {
         BenchCase {
             name: "tile_of",
             input: "the tile above, inner given",
-            run: Box::new(move || Ok(c4.tile_of(&tile_a, &[64, 256], &[8, 32])?.0.shard().len() as u64)),
+            run: Box::new(move || {
+                Ok(c4.tile_of(&tile_a, &[64, 256], &[8, 32])?.0.shard().len() as u64)
+            }),
         },
         BenchCase {
             name: "slice",
             input: "S[(64,128,2,8)...] over (64, 2048), region [8,40)x[256,512)",
-            run: Box::new(move || Ok(c5.slice(&[64, 2048], &[8..40, 256..512])?.shard().len() as u64)),
+            run: Box::new(move || {
+                Ok(c5.slice(&[64, 2048], &[8..40, 256..512])?.shard().len() as u64)
+            }),
         },
         BenchCase {
             name: "equivalent",
             input: "S[(64,128,2,8)...] vs S[(64,2,64,2,8)...]",
             run: Box::new(move || Ok(rm.equivalent(&permuted)? as u64)),
         },
-        BenchCase { name: "apply", input: TENSOR_CORE, run: Box::new(move || Ok(c1.apply(77)?.len() as u64)) },
-        BenchCase { name: "print", input: TENSOR_CORE, run: Box::new(move || Ok(c7.to_string().len() as u64)) },
-        BenchCase { name: "clone (reference)", input: "5-iter layout", run: Box::new(move || Ok(c6.clone().size())) },
+        BenchCase {
+            name: "apply",
+            input: TENSOR_CORE,
+            run: Box::new(move || Ok(c1.apply(77)?.len() as u64)),
+        },
+        BenchCase {
+            name: "print",
+            input: TENSOR_CORE,
+            run: Box::new(move || Ok(c7.to_string().len() as u64)),
+        },
+        BenchCase {
+            name: "clone (reference)",
+            input: "5-iter layout",
+            run: Box::new(move || Ok(c6.clone().size())),
+        },
     ])
 }

@@ -26,11 +26,18 @@ pub(crate) fn normalize_shard(shard: &[Iter]) -> Vec<Iter> {
         if it.extent() == 1 {
             continue;
         }
-        let it = if it.stride() == 0 && !it.axis().is_memory() { it.with_axis(Axis::memory()) } else { it.clone() };
+        let it = if it.stride() == 0 && !it.axis().is_memory() {
+            it.with_axis(Axis::memory())
+        } else {
+            it.clone()
+        };
         out.push(it);
         while let [.., a, b] = out.as_slice() {
             let chains = a.axis() == b.axis()
-                && i64::try_from(b.extent()).ok().and_then(|e| e.checked_mul(b.stride())) == Some(a.stride());
+                && i64::try_from(b.extent())
+                    .ok()
+                    .and_then(|e| e.checked_mul(b.stride()))
+                    == Some(a.stride());
             if !chains {
                 break;
             }
@@ -68,7 +75,10 @@ impl Layout {
                     .and_then(|e| e.checked_mul(it.stride()))
                     .ok_or_else(|| overflow("normalizing a replica sign"))?;
                 offset.add_on(it.axis(), shift)?;
-                let s = it.stride().checked_neg().ok_or_else(|| overflow("normalizing a replica sign"))?;
+                let s = it
+                    .stride()
+                    .checked_neg()
+                    .ok_or_else(|| overflow("normalizing a replica sign"))?;
                 replica.push(it.with_stride(s));
             } else {
                 replica.push(it.clone());
@@ -76,14 +86,19 @@ impl Layout {
         }
         // C2 to a fixpoint, in sorted order so the result is deterministic.
         loop {
-            replica.sort_by(|a, b| (a.axis(), a.stride(), a.extent()).cmp(&(b.axis(), b.stride(), b.extent())));
+            replica.sort_by(|a, b| {
+                (a.axis(), a.stride(), a.extent()).cmp(&(b.axis(), b.stride(), b.extent()))
+            });
             let mut merged = false;
             'search: for i in 0..replica.len() {
                 for j in 0..replica.len() {
                     let (a, b) = (&replica[i], &replica[j]);
                     if i != j
                         && a.axis() == b.axis()
-                        && i64::try_from(a.extent()).ok().and_then(|e| e.checked_mul(a.stride())) == Some(b.stride())
+                        && i64::try_from(a.extent())
+                            .ok()
+                            .and_then(|e| e.checked_mul(a.stride()))
+                            == Some(b.stride())
                     {
                         let m = a.with_extent(a.extent() * b.extent());
                         let (hi, lo) = (i.max(j), i.min(j));
@@ -140,12 +155,27 @@ impl Layout {
         if a.replica() == b.replica() {
             return Ok(true);
         }
-        let mut axes: Vec<Axis> = a.replica().iter().chain(b.replica()).map(|it| it.axis().clone()).collect();
+        let mut axes: Vec<Axis> = a
+            .replica()
+            .iter()
+            .chain(b.replica())
+            .map(|it| it.axis().clone())
+            .collect();
         axes.sort();
         axes.dedup();
         for axis in &axes {
-            let ia: Vec<Iter> = a.replica().iter().filter(|it| it.axis() == axis).cloned().collect();
-            let ib: Vec<Iter> = b.replica().iter().filter(|it| it.axis() == axis).cloned().collect();
+            let ia: Vec<Iter> = a
+                .replica()
+                .iter()
+                .filter(|it| it.axis() == axis)
+                .cloned()
+                .collect();
+            let ib: Vec<Iter> = b
+                .replica()
+                .iter()
+                .filter(|it| it.axis() == axis)
+                .cloned()
+                .collect();
             if ia == ib {
                 continue;
             }
@@ -179,9 +209,13 @@ fn axis_gap_condition(replica: &[Iter], axis: &Axis) -> bool {
 fn axis_points(iters: &[Iter]) -> Result<Vec<i64>> {
     let mut pts: Vec<i64> = vec![0];
     for it in iters {
-        let reach = it.reach().ok_or_else(|| overflow("enumerating replica points"))?;
+        let reach = it
+            .reach()
+            .ok_or_else(|| overflow("enumerating replica points"))?;
         let span = pts.last().copied().unwrap_or(0) as u64;
-        let bound = (pts.len() as u64).saturating_mul(it.extent()).min(span.saturating_add(reach).saturating_add(1));
+        let bound = (pts.len() as u64)
+            .saturating_mul(it.extent())
+            .min(span.saturating_add(reach).saturating_add(1));
         if bound > MAX_ENUMERATION {
             return Err(LayoutError::TooLarge(format!(
                 "comparing replica sets that violate the gap condition needs {bound} points (limit {MAX_ENUMERATION})"
@@ -189,9 +223,14 @@ fn axis_points(iters: &[Iter]) -> Result<Vec<i64>> {
         }
         let mut next = Vec::with_capacity(bound as usize);
         for y in 0..it.extent() as i64 {
-            let d = y.checked_mul(it.stride()).ok_or_else(|| overflow("enumerating replica points"))?;
+            let d = y
+                .checked_mul(it.stride())
+                .ok_or_else(|| overflow("enumerating replica points"))?;
             for p in &pts {
-                next.push(p.checked_add(d).ok_or_else(|| overflow("enumerating replica points"))?);
+                next.push(
+                    p.checked_add(d)
+                        .ok_or_else(|| overflow("enumerating replica points"))?,
+                );
             }
         }
         next.sort_unstable();

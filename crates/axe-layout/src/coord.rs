@@ -51,7 +51,10 @@ impl Coord {
         }
         match self.0.binary_search_by(|(a, _)| a.cmp(axis)) {
             Ok(i) => {
-                let s = self.0[i].1.checked_add(v).ok_or_else(|| overflow("adding coordinates"))?;
+                let s = self.0[i]
+                    .1
+                    .checked_add(v)
+                    .ok_or_else(|| overflow("adding coordinates"))?;
                 if s == 0 {
                     self.0.remove(i);
                 } else {
@@ -76,7 +79,11 @@ impl Coord {
     pub fn checked_sub(&self, other: &Coord) -> Result<Coord> {
         let mut out = self.clone();
         for (a, v) in other.components() {
-            out.add_on(a, v.checked_neg().ok_or_else(|| overflow("negating a coordinate"))?)?;
+            out.add_on(
+                a,
+                v.checked_neg()
+                    .ok_or_else(|| overflow("negating a coordinate"))?,
+            )?;
         }
         Ok(out)
     }
@@ -85,7 +92,9 @@ impl Coord {
     pub fn scaled(&self, factor: impl Fn(&Axis) -> i64) -> Result<Coord> {
         let mut out = Coord::zero();
         for (a, v) in self.components() {
-            let s = v.checked_mul(factor(a)).ok_or_else(|| overflow("scaling a coordinate"))?;
+            let s = v
+                .checked_mul(factor(a))
+                .ok_or_else(|| overflow("scaling a coordinate"))?;
             out.add_on(a, s)?;
         }
         Ok(out)
@@ -108,7 +117,10 @@ impl Ord for Coord {
         let mut axes: Vec<&Axis> = self.0.iter().chain(&other.0).map(|(a, _)| a).collect();
         axes.sort();
         axes.dedup();
-        axes.into_iter().map(|a| self.get(a).cmp(&other.get(a))).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal)
+        axes.into_iter()
+            .map(|a| self.get(a).cmp(&other.get(a)))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
     }
 }
 

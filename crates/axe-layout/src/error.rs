@@ -26,7 +26,9 @@ impl fmt::Display for ParseError {
             .find('\n')
             .map_or(self.input.len(), |p| line_start + p);
         let line = &self.input[line_start..line_end];
-        let col = self.input[line_start..self.offset.min(self.input.len())].chars().count();
+        let col = self.input[line_start..self.offset.min(self.input.len())]
+            .chars()
+            .count();
         write!(f, "\n  {}\n  {}^", line, " ".repeat(col))
     }
 }
@@ -63,7 +65,9 @@ pub enum LayoutError {
         shape: Vec<u64>,
     },
     /// A shape whose product is not the layout size.
-    #[error("shape {shape:?} is not admitted by a layout of size {size} (its product is {product})")]
+    #[error(
+        "shape {shape:?} is not admitted by a layout of size {size} (its product is {product})"
+    )]
     NotAdmitted {
         /// The shape.
         shape: Vec<u64>,

@@ -13,7 +13,12 @@ use crate::iter::Iter;
 pub(crate) type Dense = Vec<i64>;
 
 /// Adds the map of `iters` at flat index `y` into `out` (dense over `axes`). `None` on overflow.
-pub(crate) fn add_iters_at(iters: &[Iter], axes: &[Axis], mut y: u64, out: &mut [i64]) -> Option<()> {
+pub(crate) fn add_iters_at(
+    iters: &[Iter],
+    axes: &[Axis],
+    mut y: u64,
+    out: &mut [i64],
+) -> Option<()> {
     for it in iters.iter().rev() {
         let digit = y % it.extent();
         y /= it.extent();
@@ -27,12 +32,19 @@ pub(crate) fn add_iters_at(iters: &[Iter], axes: &[Axis], mut y: u64, out: &mut 
 }
 
 fn is_multiple(value: &[i64], j: u64, v: &[i64]) -> bool {
-    let Ok(j) = i64::try_from(j) else { return false };
-    value.iter().zip(v).all(|(&x, &s)| s.checked_mul(j) == Some(x))
+    let Ok(j) = i64::try_from(j) else {
+        return false;
+    };
+    value
+        .iter()
+        .zip(v)
+        .all(|(&x, &s)| s.checked_mul(j) == Some(x))
 }
 
 fn is_shifted(value: &[i64], base: &[i64], r: u64, v: &[i64]) -> bool {
-    let Ok(r) = i64::try_from(r) else { return false };
+    let Ok(r) = i64::try_from(r) else {
+        return false;
+    };
     value
         .iter()
         .zip(base)
@@ -42,7 +54,11 @@ fn is_shifted(value: &[i64], base: &[i64], r: u64, v: &[i64]) -> bool {
 
 /// The canonical iter list (most major first) whose map on `[0, n)` is `h`, or `None` if there is none.
 /// `h(0)` must be the origin. Evaluates `h` at most `2n` times.
-pub(crate) fn fit(n: u64, axes: &[Axis], mut h: impl FnMut(u64) -> Result<Option<Dense>>) -> Result<Option<Vec<Iter>>> {
+pub(crate) fn fit(
+    n: u64,
+    axes: &[Axis],
+    mut h: impl FnMut(u64) -> Result<Option<Dense>>,
+) -> Result<Option<Vec<Iter>>> {
     let mut inner_first: Vec<Iter> = Vec::new();
     let mut p: u64 = 1; // product of the extents found so far: g(q) = h(q·p)
     let mut m: u64 = n;
@@ -63,7 +79,9 @@ pub(crate) fn fit(n: u64, axes: &[Axis], mut h: impl FnMut(u64) -> Result<Option
             return Ok(None);
         }
         for q in 1..m / run {
-            let Some(base) = h(q * run * p)? else { return Ok(None) };
+            let Some(base) = h(q * run * p)? else {
+                return Ok(None);
+            };
             for r in 1..run {
                 match h((q * run + r) * p)? {
                     Some(x) if is_shifted(&x, &base, r, &v) => {}
@@ -99,10 +117,20 @@ mod tests {
 
     #[test]
     fn recovers_canonical_lists() {
-        for s in ["S[(3,5,7):(35,7,1)]", "S[(2,3):(1@a,2@b)]", "S[(4,2,3):(0,5,0)]", "S[(2,2):(-3,1)]", "S[]"] {
+        for s in [
+            "S[(3,5,7):(35,7,1)]",
+            "S[(2,3):(1@a,2@b)]",
+            "S[(4,2,3):(0,5,0)]",
+            "S[(2,2):(-3,1)]",
+            "S[]",
+        ] {
             let l: Layout = s.parse().unwrap();
             let got = Layout::from_shard(fit_layout(&l).unwrap()).unwrap();
-            assert_eq!(got, Layout::from_shard(l.canonicalize().unwrap().shard().to_vec()).unwrap(), "{s}");
+            assert_eq!(
+                got,
+                Layout::from_shard(l.canonicalize().unwrap().shard().to_vec()).unwrap(),
+                "{s}"
+            );
         }
     }
 }

@@ -23,7 +23,9 @@ impl Grouped {
 
     /// The grouped shape `S`.
     pub fn shape(&self) -> Vec<u64> {
-        (0..self.blocks.len()).map(|i| self.block(i).iter().map(Iter::extent).product()).collect()
+        (0..self.blocks.len())
+            .map(|i| self.block(i).iter().map(Iter::extent).product())
+            .collect()
     }
 }
 
@@ -46,7 +48,10 @@ impl Layout {
     /// ```
     pub fn group(&self, shape: &[u64]) -> Result<Grouped> {
         self.check_admits(shape)?;
-        let fail = |reason: String| LayoutError::NoGrouping { shape: shape.to_vec(), reason };
+        let fail = |reason: String| LayoutError::NoGrouping {
+            shape: shape.to_vec(),
+            reason,
+        };
         let canonical = crate::canonical::normalize_shard(self.shard());
         let mut source = canonical.into_iter();
         let mut current: Option<Iter> = source.next();

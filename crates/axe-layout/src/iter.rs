@@ -28,7 +28,11 @@ impl Iter {
         if extent == 0 {
             return Err(LayoutError::ZeroExtent);
         }
-        Ok(Iter { extent, stride, axis })
+        Ok(Iter {
+            extent,
+            stride,
+            axis,
+        })
     }
 
     /// An iter on the memory axis `m`.
@@ -58,18 +62,30 @@ impl Iter {
 
     /// Same extent and axis, another stride.
     pub(crate) fn with_stride(&self, stride: i64) -> Iter {
-        Iter { extent: self.extent, stride, axis: self.axis.clone() }
+        Iter {
+            extent: self.extent,
+            stride,
+            axis: self.axis.clone(),
+        }
     }
 
     /// Same stride and axis, another (non-zero) extent.
     pub(crate) fn with_extent(&self, extent: u64) -> Iter {
         debug_assert!(extent > 0);
-        Iter { extent, stride: self.stride, axis: self.axis.clone() }
+        Iter {
+            extent,
+            stride: self.stride,
+            axis: self.axis.clone(),
+        }
     }
 
     /// Same extent and stride, another axis.
     pub(crate) fn with_axis(&self, axis: Axis) -> Iter {
-        Iter { extent: self.extent, stride: self.stride, axis }
+        Iter {
+            extent: self.extent,
+            stride: self.stride,
+            axis,
+        }
     }
 }
 

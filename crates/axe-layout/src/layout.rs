@@ -41,9 +41,15 @@ impl Layout {
     /// A layout from its three parts. The size (product of shard extents) and the replica count must fit
     /// in `u64`.
     pub fn new(shard: Vec<Iter>, replica: Vec<Iter>, offset: Coord) -> Result<Layout> {
-        product(shard.iter().map(Iter::extent)).ok_or_else(|| overflow("computing the layout size"))?;
-        product(replica.iter().map(Iter::extent)).ok_or_else(|| overflow("computing the replica count"))?;
-        Ok(Layout { shard, replica, offset })
+        product(shard.iter().map(Iter::extent))
+            .ok_or_else(|| overflow("computing the layout size"))?;
+        product(replica.iter().map(Iter::extent))
+            .ok_or_else(|| overflow("computing the replica count"))?;
+        Ok(Layout {
+            shard,
+            replica,
+            offset,
+        })
     }
 
     /// A layout with shard iters only.
@@ -144,12 +150,16 @@ impl Layout {
     /// `size(L) = Π e_k` over `D` (1 when `D` is empty).
     pub fn size(&self) -> u64 {
         // Checked at construction.
-        self.shard.iter().fold(1u64, |p, it| p.wrapping_mul(it.extent()))
+        self.shard
+            .iter()
+            .fold(1u64, |p, it| p.wrapping_mul(it.extent()))
     }
 
     /// Number of replica points counted with multiplicity (`Π e_r` over `R`).
     pub fn replica_count(&self) -> u64 {
-        self.replica.iter().fold(1u64, |p, it| p.wrapping_mul(it.extent()))
+        self.replica
+            .iter()
+            .fold(1u64, |p, it| p.wrapping_mul(it.extent()))
     }
 
     /// Every axis the layout mentions (in `D`, `R` or `O`), sorted by name.
@@ -178,7 +188,12 @@ impl Layout {
     /// ```
     pub fn span(&self, axis: &Axis) -> Result<u64> {
         let mut span: u64 = 1;
-        for it in self.shard.iter().chain(&self.replica).filter(|it| it.axis() == axis) {
+        for it in self
+            .shard
+            .iter()
+            .chain(&self.replica)
+            .filter(|it| it.axis() == axis)
+        {
             span = it
                 .reach()
                 .and_then(|r| span.checked_add(r))
@@ -189,14 +204,22 @@ impl Layout {
 
     /// The span of every axis the layout mentions, sorted by axis.
     pub fn spans(&self) -> Result<Vec<(Axis, u64)>> {
-        self.axes().into_iter().map(|a| Ok((a.clone(), self.span(&a)?))).collect()
+        self.axes()
+            .into_iter()
+            .map(|a| Ok((a.clone(), self.span(&a)?)))
+            .collect()
     }
 
     /// The span as a per-axis `i64` factor, for scaling (errors if a span exceeds `i64::MAX`).
     pub(crate) fn span_factor(&self) -> Result<Vec<(Axis, i64)>> {
         self.spans()?
             .into_iter()
-            .map(|(a, s)| Ok((a, i64::try_from(s).map_err(|_| overflow("converting a span"))?)))
+            .map(|(a, s)| {
+                Ok((
+                    a,
+                    i64::try_from(s).map_err(|_| overflow("converting a span"))?,
+                ))
+            })
             .collect()
     }
 
@@ -233,8 +256,11 @@ impl Layout {
     /// `L(x) = { D(x) + r + O : r ∈ Rset }`, sorted, without duplicates.
     pub fn apply(&self, x: u64) -> Result<Vec<Coord>> {
         let base = self.base_at(x)?;
-        let mut out =
-            self.replica_points()?.iter().map(|r| base.checked_add(r)).collect::<Result<Vec<_>>>()?;
+        let mut out = self
+            .replica_points()?
+            .iter()
+            .map(|r| base.checked_add(r))
+            .collect::<Result<Vec<_>>>()?;
         out.sort();
         out.dedup();
         Ok(out)
@@ -316,7 +342,10 @@ pub(crate) fn row_major_strides(shape: &[u64]) -> Result<Vec<i64>> {
 /// ```
 pub fn flatten(index: &[u64], shape: &[u64]) -> Result<u64> {
     if index.len() != shape.len() || index.iter().zip(shape).any(|(i, s)| i >= s) {
-        return Err(LayoutError::MultiIndexOutOfRange { index: index.to_vec(), shape: shape.to_vec() });
+        return Err(LayoutError::MultiIndexOutOfRange {
+            index: index.to_vec(),
+            shape: shape.to_vec(),
+        });
     }
     let mut x: u64 = 0;
     for (i, s) in index.iter().zip(shape) {
@@ -330,7 +359,8 @@ pub fn flatten(index: &[u64], shape: &[u64]) -> Result<u64> {
 
 /// Row-major unflattening of `x` over `shape` (the inverse of [`flatten`]).
 pub fn unflatten(mut x: u64, shape: &[u64]) -> Result<Vec<u64>> {
-    let size = product(shape.iter().copied()).ok_or_else(|| overflow("computing a shape's size"))?;
+    let size =
+        product(shape.iter().copied()).ok_or_else(|| overflow("computing a shape's size"))?;
     if x >= size {
         return Err(LayoutError::IndexOutOfRange { index: x, size });
     }

@@ -57,7 +57,12 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn err<T>(&self, at: usize, message: impl Into<String>) -> Result<T> {
-        Err(ParseError { input: self.s.to_string(), offset: at, message: message.into() }.into())
+        Err(ParseError {
+            input: self.s.to_string(),
+            offset: at,
+            message: message.into(),
+        }
+        .into())
     }
 
     fn rest(&self) -> &'a str {
@@ -69,14 +74,16 @@ impl<'a> Parser<'a> {
     }
 
     fn ws(&mut self) {
-        let trimmed = self.rest().trim_start();
-        self.pos = self.s.len() - trimmed.len();
+        let bytes = self.s.as_bytes();
+        while self.pos < bytes.len() && bytes[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
     }
 
     /// Skips whitespace, then consumes `tok` if it is next.
     fn eat(&mut self, tok: &str) -> bool {
         self.ws();
-        if self.rest().starts_with(tok) {
+        if self.s.as_bytes()[self.pos..].starts_with(tok.as_bytes()) {
             self.pos += tok.len();
             true
         } else {
@@ -118,7 +125,10 @@ impl<'a> Parser<'a> {
                 let slot = if is_s { &mut shard } else { &mut replica };
                 if slot.is_some() {
                     let which = if is_s { "S[...]" } else { "R[...]" };
-                    return self.err(start, format!("a layout has at most one {which} term; found a second one"));
+                    return self.err(
+                        start,
+                        format!("a layout has at most one {which} term; found a second one"),
+                    );
                 }
                 *slot = Some(iters);
             } else {
@@ -134,9 +144,17 @@ impl<'a> Parser<'a> {
         }
         self.ws();
         if self.pos < self.s.len() {
-            return self.err(self.pos, format!("expected '+' or end of layout{}", self.found()));
+            return self.err(
+                self.pos,
+                format!("expected '+' or end of layout{}", self.found()),
+            );
         }
-        Layout::new(shard.unwrap_or_default(), replica.unwrap_or_default(), offset).or_else(|e| self.err(0, e.to_string()))
+        Layout::new(
+            shard.unwrap_or_default(),
+            replica.unwrap_or_default(),
+            offset,
+        )
+        .or_else(|e| self.err(0, e.to_string()))
     }
 
     /// After `S[` or `R[`: the iters and the closing `]`.
@@ -209,8 +227,13 @@ impl<'a> Parser<'a> {
         self.ws();
         let at = self.pos;
         let v = self.int()?;
-        let s = i64::try_from(v).or_else(|_| self.err(at, format!("stride {v} does not fit in a 64-bit integer")))?;
-        let axis = if self.eat("@") { self.axis()? } else { Axis::memory() };
+        let s = i64::try_from(v)
+            .or_else(|_| self.err(at, format!("stride {v} does not fit in a 64-bit integer")))?;
+        let axis = if self.eat("@") {
+            self.axis()?
+        } else {
+            Axis::memory()
+        };
         Ok((s, axis))
     }
 
@@ -227,7 +250,13 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Some(c) if c.is_ascii_digit() || c == '-' => {}
             _ => {
-                return self.err(self.pos, format!("expected S[...], R[...] or an offset like 5@warp{}", self.found()))
+                return self.err(
+                    self.pos,
+                    format!(
+                        "expected S[...], R[...] or an offset like 5@warp{}",
+                        self.found()
+                    ),
+                )
             }
         }
         let (v, axis) = self.stride()?;
@@ -240,7 +269,10 @@ impl<'a> Parser<'a> {
             self.pos += "Axis.".len();
         }
         let at = self.pos;
-        let len = self.rest().find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(self.rest().len());
+        let len = self.s.as_bytes()[self.pos..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count();
         let name = &self.rest()[..len];
         if !is_identifier(name) {
             return self.err(at, format!("expected an axis name{}", self.found()));
@@ -258,16 +290,20 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.ws();
         }
-        let digits = self.rest().find(|c: char| !c.is_ascii_digit()).unwrap_or(self.rest().len());
+        let bytes = &self.s.as_bytes()[self.pos..];
+        let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
         if digits == 0 {
             return self.err(self.pos, format!("expected an integer{}", self.found()));
         }
-        let text = &self.rest()[..digits];
+        let mut v: i128 = 0;
+        for &b in &bytes[..digits] {
+            v = v * 10 + i128::from(b - b'0');
+            if v > i128::from(u64::MAX) {
+                let text = &self.s[self.pos..self.pos + digits];
+                return self.err(at, format!("integer {text} is out of range"));
+            }
+        }
         self.pos += digits;
-        let v: i128 = match text.parse::<i128>() {
-            Ok(v) if v <= u64::MAX as i128 => v,
-            _ => return self.err(at, format!("integer {text} is out of range")),
-        };
         Ok(if neg { -v } else { v })
     }
 }
@@ -308,7 +344,11 @@ fn write_iters(f: &mut fmt::Formatter<'_>, iters: &[Iter], tvm: bool) -> fmt::Re
 }
 
 fn write_layout(f: &mut fmt::Formatter<'_>, l: &Layout, tvm: bool) -> fmt::Result {
-    let (s, r, at) = if tvm { ("T.S[", "T.R[", " @ Axis.") } else { ("S[", "R[", "@") };
+    let (s, r, at) = if tvm {
+        ("T.S[", "T.R[", " @ Axis.")
+    } else {
+        ("S[", "R[", "@")
+    };
     f.write_str(s)?;
     write_iters(f, l.shard(), tvm)?;
     f.write_str("]")?;
@@ -378,7 +418,10 @@ mod tests {
         assert_eq!(round("S[]"), "S[]");
         assert_eq!(round("  S[ ( 3 , 5 ) ]  "), "S[(3,5):(5,1)]");
         assert_eq!(round("S[4]"), "S[4:1]");
-        assert_eq!(round("S[4:-1] + 0@warp + (3 + 2@lane)"), "S[4:-1] + 2@lane + 3");
+        assert_eq!(
+            round("S[4:-1] + 0@warp + (3 + 2@lane)"),
+            "S[4:-1] + 2@lane + 3"
+        );
         assert_eq!(round("5@warp"), "S[] + 5@warp");
         assert_eq!(round("S[2:0@lane] + - 3@lane"), "S[2:0@lane] + -3@lane");
     }
@@ -388,7 +431,10 @@ mod tests {
         let l = parse("T.TileLayout(T.S[(8, 2):(4 @ Axis.laneid, 1)] + 5 @ Axis.warpid)").unwrap();
         assert_eq!(l.to_string(), "S[(8,2):(4@laneid,1)] + 5@warpid");
         let l = parse("T.TileLayout(T.S[(8, 2, 4, 2):(4 @ Axis.laneid, 1 @ Axis.warpid, 1 @ Axis.laneid, 1)] + T.R[2:4 @ Axis.warpid] + 5 @ Axis.warpid)").unwrap();
-        assert_eq!(l.to_string(), "S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1)] + R[2:4@warpid] + 5@warpid");
+        assert_eq!(
+            l.to_string(),
+            "S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1)] + R[2:4@warpid] + 5@warpid"
+        );
         assert_eq!(parse(&l.to_tvm()).unwrap(), l);
         assert_eq!(parse("T.TileLayout(T.S[4])").unwrap().to_string(), "S[4:1]");
     }

@@ -60,7 +60,8 @@ impl Layout {
     /// Exact fallback when `L` does not group by `S`: fit the whole region's map as one flat list.
     fn slice_flat(&self, shape: &[u64], region: &[Range<u64>], begin: &[u64]) -> Result<Vec<Iter>> {
         let lens: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
-        let n = product(lens.iter().copied()).ok_or_else(|| overflow("computing the region size"))?;
+        let n =
+            product(lens.iter().copied()).ok_or_else(|| overflow("computing the region size"))?;
         if n > MAX_ENUMERATION {
             return Err(LayoutError::TooLarge(format!(
                 "the layout does not group by {shape:?}, and checking a region of {n} elements point by point \
@@ -76,7 +77,11 @@ impl Layout {
             if add_iters_at(self.shard(), &axes, flatten(&global, shape)?, &mut out).is_none() {
                 return Ok(None);
             }
-            Ok(out.iter().zip(&base).map(|(v, b)| v.checked_sub(*b)).collect())
+            Ok(out
+                .iter()
+                .zip(&base)
+                .map(|(v, b)| v.checked_sub(*b))
+                .collect())
         };
         fit(n, &axes, at)?.ok_or_else(|| {
             LayoutError::NoSlice(format!(
@@ -126,13 +131,18 @@ fn slice_block(block: &[Iter], b: u64, n: u64, dim: usize) -> Result<Vec<Iter>> 
         axes.dedup();
         let start = b / period;
         let mut base = vec![0; axes.len()];
-        add_iters_at(head, &axes, start, &mut base).ok_or_else(|| overflow("evaluating a block"))?;
+        add_iters_at(head, &axes, start, &mut base)
+            .ok_or_else(|| overflow("evaluating a block"))?;
         let at = |q: u64| -> Result<Option<Vec<i64>>> {
             let mut out = vec![0; axes.len()];
             if add_iters_at(head, &axes, start + q, &mut out).is_none() {
                 return Ok(None);
             }
-            Ok(out.iter().zip(&base).map(|(v, b)| v.checked_sub(*b)).collect())
+            Ok(out
+                .iter()
+                .zip(&base)
+                .map(|(v, b)| v.checked_sub(*b))
+                .collect())
         };
         fit(remaining, &axes, at)?.ok_or_else(|| {
             LayoutError::NoSlice(format!(

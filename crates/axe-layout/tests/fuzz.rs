@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::panic, clippy::single_range_in_vec_init, missing_docs)]
 //! The parser and every operator on arbitrary input: errors, never panics; overflow is an error.
 
 mod common;
@@ -16,7 +17,11 @@ const SEEDS: &[&str] = &[
 fn mutate(s: &str, ops: &[(u8, usize, char)]) -> String {
     let mut chars: Vec<char> = s.chars().collect();
     for &(op, at, c) in ops {
-        let at = if chars.is_empty() { 0 } else { at % (chars.len() + 1) };
+        let at = if chars.is_empty() {
+            0
+        } else {
+            at % (chars.len() + 1)
+        };
         match op % 3 {
             0 => chars.insert(at, c),
             1 if at < chars.len() => {
@@ -51,7 +56,11 @@ fn exercise(l: &Layout) {
 fn check(input: &str) {
     if let Ok(l) = input.parse::<Layout>() {
         let printed = l.to_string();
-        assert_eq!(printed.parse::<Layout>().ok().as_ref(), Some(&l), "{input} -> {printed}");
+        assert_eq!(
+            printed.parse::<Layout>().ok().as_ref(),
+            Some(&l),
+            "{input} -> {printed}"
+        );
         if l.size() <= 1 << 12 && l.replica_count() <= 1 << 8 {
             exercise(&l);
         }
@@ -106,11 +115,17 @@ proptest! {
 fn overflow_is_an_error() {
     let too_big: Result<Layout, _> = "S[(4294967296,4294967296):(1,1)]".parse();
     assert!(too_big.unwrap_err().to_string().contains("overflow"));
-    let l: Layout = "S[(2,2):(9223372036854775807,9223372036854775807)]".parse().unwrap();
+    let l: Layout = "S[(2,2):(9223372036854775807,9223372036854775807)]"
+        .parse()
+        .unwrap();
     assert!(l.apply(3).unwrap_err().to_string().contains("overflow"));
     assert!(l.spans().is_ok());
     let (t, _) = (l.tile(&l, &[4], &[4]).map(|_| ()).unwrap_err(), ());
     assert!(t.to_string().contains("overflow"), "{t}");
     let r: Layout = "S[2:1] + R[2:-9223372036854775808@w]".parse().unwrap();
-    assert!(r.canonicalize().unwrap_err().to_string().contains("overflow"));
+    assert!(r
+        .canonicalize()
+        .unwrap_err()
+        .to_string()
+        .contains("overflow"));
 }

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::panic, clippy::single_range_in_vec_init, missing_docs)]
 //! Every operator against brute-force enumeration of its law (spec §7), on random layouts with up to three
 //! axes, negative and zero strides, replicas, offsets and extents that are not powers of two. Every
 //! "no such layout" answer on small cases is confirmed by exhaustive search.
@@ -11,7 +12,11 @@ use common::*;
 use proptest::prelude::*;
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 /// span_a = max − min + 1 over the whole footprint on axis a (the bounding box), from the maps.
@@ -23,12 +28,19 @@ fn brute_span(l: &Layout) -> BTreeMap<String, i64> {
         for p in set {
             for a in &names {
                 let v = p.get(a).copied().unwrap_or(0);
-                lo.entry(a.clone()).and_modify(|x| *x = (*x).min(v)).or_insert(v);
-                hi.entry(a.clone()).and_modify(|x| *x = (*x).max(v)).or_insert(v);
+                lo.entry(a.clone())
+                    .and_modify(|x| *x = (*x).min(v))
+                    .or_insert(v);
+                hi.entry(a.clone())
+                    .and_modify(|x| *x = (*x).max(v))
+                    .or_insert(v);
             }
         }
     }
-    names.iter().map(|a| (a.clone(), hi[a] - lo[a] + 1)).collect()
+    names
+        .iter()
+        .map(|a| (a.clone(), hi[a] - lo[a] + 1))
+        .collect()
 }
 
 /// All groupings of D by shape, by exhaustive search over refinements; returns the fewest iter count.
@@ -38,7 +50,11 @@ fn brute_group(l: &Layout, shape: &[u64]) -> Option<usize> {
     let mut best: Option<usize> = None;
     let mut idx = vec![0usize; shape.len()];
     loop {
-        let ext: Vec<u64> = idx.iter().enumerate().flat_map(|(i, &k)| per_dim[i][k].clone()).collect();
+        let ext: Vec<u64> = idx
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &k)| per_dim[i][k].clone())
+            .collect();
         if iter_list_with_extents(&ext, &d).is_some() {
             best = Some(best.map_or(ext.len(), |b: usize| b.min(ext.len())));
         }
@@ -62,8 +78,15 @@ fn multi_indices(shape: &[u64]) -> Vec<Vec<u64>> {
     (0..n).map(|x| digits(x, shape)).collect()
 }
 
-fn shape_and_layout(max_iters: usize, max_extent: u64) -> impl Strategy<Value = (Layout, Vec<u64>)> {
-    (layout_strategy(max_iters, max_extent), 1usize..=3, any::<u64>())
+fn shape_and_layout(
+    max_iters: usize,
+    max_extent: u64,
+) -> impl Strategy<Value = (Layout, Vec<u64>)> {
+    (
+        layout_strategy(max_iters, max_extent),
+        1usize..=3,
+        any::<u64>(),
+    )
         .prop_map(|(l, rank, bits)| {
             let s = split_shape(l.size(), rank, bits);
             (l, s)
@@ -283,13 +306,17 @@ fn brute_tile_of_exists(t: &Layout, a: &Layout, st: &[u64], sa: &[u64], sb: &[u6
         let yi = digits(y, sb);
         let x: Vec<u64> = yi.iter().zip(sa).map(|(y, s)| y * s).collect();
         let v = shard_at(t, flat(&x, st));
-        v.iter().map(|(k, v)| (v % f(k) == 0).then(|| (k.clone(), v / f(k)))).collect()
+        v.iter()
+            .map(|(k, v)| (v % f(k) == 0).then(|| (k.clone(), v / f(k))))
+            .collect()
     };
     if (0..nb).any(|y| forced(y).is_none()) {
         return false;
     }
     let h = |y: u64| forced(y).unwrap_or_default();
-    let Some(iters) = any_iter_list(nb, &h) else { return false };
+    let Some(iters) = any_iter_list(nb, &h) else {
+        return false;
+    };
     let b = Layout::from_shard(iters).unwrap();
     if brute_group(&b, sb).is_none() {
         return false; // tile needs B grouped by S_B
@@ -300,7 +327,11 @@ fn brute_tile_of_exists(t: &Layout, a: &Layout, st: &[u64], sa: &[u64], sb: &[u6
         let z: Vec<u64> = x.iter().zip(sa).map(|(x, s)| x % s).collect();
         let want: BTreeSet<Pt> = ma[flat(&z, sa) as usize]
             .iter()
-            .flat_map(|p| mb[flat(&y, sb) as usize].iter().map(move |q| add(p, &scale(q, &f))))
+            .flat_map(|p| {
+                mb[flat(&y, sb) as usize]
+                    .iter()
+                    .map(move |q| add(p, &scale(q, &f)))
+            })
             .collect();
         mt[flat(x, st) as usize] == want
     })
@@ -310,7 +341,9 @@ fn brute_tile_of_exists(t: &Layout, a: &Layout, st: &[u64], sa: &[u64], sb: &[u6
 fn rewrite(l: &Layout, mut seed: u64) -> Layout {
     use axe_layout::{Coord, Iter};
     let mut next = |n: u64| {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (seed >> 33) % n.max(1)
     };
     let mut shard: Vec<Iter> = Vec::new();
@@ -333,7 +366,12 @@ fn rewrite(l: &Layout, mut seed: u64) -> Layout {
     for it in l.replica() {
         if next(2) == 0 && it.stride() != 0 {
             // (e, s) ≡ (e, −s) shifted by (e−1)·s
-            offset = offset.checked_add(&Coord::on(it.axis().clone(), (it.extent() as i64 - 1) * it.stride())).unwrap();
+            offset = offset
+                .checked_add(&Coord::on(
+                    it.axis().clone(),
+                    (it.extent() as i64 - 1) * it.stride(),
+                ))
+                .unwrap();
             replica.push(Iter::new(it.extent(), -it.stride(), it.axis().clone()).unwrap());
         } else if it.extent() == 4 && next(2) == 0 {
             replica.push(Iter::new(2, it.stride(), it.axis().clone()).unwrap());
@@ -343,7 +381,17 @@ fn rewrite(l: &Layout, mut seed: u64) -> Layout {
         }
     }
     if next(3) == 0 {
-        replica.push(Iter::new(1 + next(2), 0, l.axes().first().cloned().unwrap_or(axe_layout::Axis::memory())).unwrap());
+        replica.push(
+            Iter::new(
+                1 + next(2),
+                0,
+                l.axes()
+                    .first()
+                    .cloned()
+                    .unwrap_or(axe_layout::Axis::memory()),
+            )
+            .unwrap(),
+        );
     }
     let n = replica.len() as u64;
     if n > 1 {
@@ -382,9 +430,16 @@ fn equivalent_is_exact_on_an_exhaustive_space() {
     for s in [-1i64, 1, 2] {
         replicas.push(vec![Iter::new(2, s, axes[1].clone()).unwrap()]);
     }
-    replicas.push(vec![Iter::new(2, 1, axes[1].clone()).unwrap(), Iter::new(2, 1, axes[1].clone()).unwrap()]);
+    replicas.push(vec![
+        Iter::new(2, 1, axes[1].clone()).unwrap(),
+        Iter::new(2, 1, axes[1].clone()).unwrap(),
+    ]);
     replicas.push(vec![Iter::new(3, 1, axes[1].clone()).unwrap()]);
-    let offsets = [Coord::zero(), Coord::on(axes[1].clone(), -1), Coord::on(axes[1].clone(), 1)];
+    let offsets = [
+        Coord::zero(),
+        Coord::on(axes[1].clone(), -1),
+        Coord::on(axes[1].clone(), 1),
+    ];
     let mut layouts = Vec::new();
     for s in &shards {
         for r in &replicas {
@@ -405,5 +460,9 @@ fn equivalent_is_exact_on_an_exhaustive_space() {
             assert_eq!(hits, 1, "{m} is equivalent to {hits} classes");
         }
     }
-    assert!(classes.len() > 100, "the space should be rich: {} classes", classes.len());
+    assert!(
+        classes.len() > 100,
+        "the space should be rich: {} classes",
+        classes.len()
+    );
 }

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 //! Brute-force oracles: the induced maps computed straight from the definition, and exhaustive searches
 //! over iter lists. Deliberately naive and independent of the library's algorithms.
 #![allow(dead_code)]
@@ -24,11 +25,16 @@ pub fn sub(a: &Pt, b: &Pt) -> Pt {
 }
 
 pub fn scale(a: &Pt, f: &dyn Fn(&str) -> i64) -> Pt {
-    a.iter().map(|(k, v)| (k.clone(), v * f(k))).filter(|(_, v)| *v != 0).collect()
+    a.iter()
+        .map(|(k, v)| (k.clone(), v * f(k)))
+        .filter(|(_, v)| *v != 0)
+        .collect()
 }
 
 pub fn pt(c: &Coord) -> Pt {
-    c.components().map(|(a, v)| (a.name().to_string(), v)).collect()
+    c.components()
+        .map(|(a, v)| (a.name().to_string(), v))
+        .collect()
 }
 
 fn iter_point(iters: &[Iter], digits: &[u64]) -> Pt {
@@ -60,7 +66,9 @@ pub fn shard_at(l: &Layout, x: u64) -> Pt {
 pub fn iter_set(iters: &[Iter]) -> BTreeSet<Pt> {
     let ext: Vec<u64> = iters.iter().map(|i| i.extent()).collect();
     let n: u64 = ext.iter().product();
-    (0..n).map(|y| iter_point(iters, &digits(y, &ext))).collect()
+    (0..n)
+        .map(|y| iter_point(iters, &digits(y, &ext)))
+        .collect()
 }
 
 /// L(x) for every x.
@@ -109,15 +117,23 @@ pub fn iter_list_with_extents(ext: &[u64], h: &dyn Fn(u64) -> Pt) -> Option<Vec<
         if v.len() > 1 {
             return None;
         }
-        let (axis, s) = v.iter().next().map(|(a, s)| (a.clone(), *s)).unwrap_or(("m".to_string(), 0));
+        let (axis, s) = v
+            .iter()
+            .next()
+            .map(|(a, s)| (a.clone(), *s))
+            .unwrap_or(("m".to_string(), 0));
         iters.push(Iter::new(e, s, Axis::new(&axis).unwrap()).unwrap());
     }
-    (0..n).all(|x| iter_point(&iters, &digits(x, ext)) == h(x)).then_some(iters)
+    (0..n)
+        .all(|x| iter_point(&iters, &digits(x, ext)) == h(x))
+        .then_some(iters)
 }
 
 /// Does any iter list have the map `h` on [0, n)?
 pub fn any_iter_list(n: u64, h: &dyn Fn(u64) -> Pt) -> Option<Vec<Iter>> {
-    factorizations(n).iter().find_map(|ext| iter_list_with_extents(ext, h))
+    factorizations(n)
+        .iter()
+        .find_map(|ext| iter_list_with_extents(ext, h))
 }
 
 /// A random layout: up to `max_iters` shard iters on the axes {m, a, b}, up to 2 replica iters, an offset.
@@ -126,18 +142,31 @@ pub fn layout_strategy(max_iters: usize, max_extent: u64) -> impl Strategy<Value
     let iter = (1..=max_extent, -6i64..=6, axis.clone());
     let rep = (1..=3u64, -4i64..=4, axis.clone());
     let off = proptest::collection::vec((-5i64..=5, axis), 0..=2);
-    (proptest::collection::vec(iter, 0..=max_iters), proptest::collection::vec(rep, 0..=2), off).prop_map(
-        |(s, r, o)| {
-            let mk = |(e, st, a): (u64, i64, &str)| Iter::new(e, st, Axis::new(a).unwrap()).unwrap();
-            let offset = o.iter().fold(Coord::zero(), |c, (v, a)| c.checked_add(&Coord::on(Axis::new(a).unwrap(), *v)).unwrap());
-            Layout::new(s.into_iter().map(mk).collect(), r.into_iter().map(mk).collect(), offset).unwrap()
-        },
+    (
+        proptest::collection::vec(iter, 0..=max_iters),
+        proptest::collection::vec(rep, 0..=2),
+        off,
     )
+        .prop_map(|(s, r, o)| {
+            let mk =
+                |(e, st, a): (u64, i64, &str)| Iter::new(e, st, Axis::new(a).unwrap()).unwrap();
+            let offset = o.iter().fold(Coord::zero(), |c, (v, a)| {
+                c.checked_add(&Coord::on(Axis::new(a).unwrap(), *v))
+                    .unwrap()
+            });
+            Layout::new(
+                s.into_iter().map(mk).collect(),
+                r.into_iter().map(mk).collect(),
+                offset,
+            )
+            .unwrap()
+        })
 }
 
 /// Same, without replicas or offsets.
 pub fn shard_only_strategy(max_iters: usize, max_extent: u64) -> impl Strategy<Value = Layout> {
-    layout_strategy(max_iters, max_extent).prop_map(|l| Layout::from_shard(l.shard().to_vec()).unwrap())
+    layout_strategy(max_iters, max_extent)
+        .prop_map(|l| Layout::from_shard(l.shard().to_vec()).unwrap())
 }
 
 /// Splits n into `rank` ordered factors, using `bits` to choose where each prime factor goes.
@@ -148,7 +177,7 @@ pub fn split_shape(n: u64, rank: usize, mut bits: u64) -> Vec<u64> {
     while m > 1 {
         while m % p == 0 {
             let k = (bits % shape.len() as u64) as usize;
-            bits = bits / shape.len() as u64 ^ bits.rotate_left(7);
+            bits = (bits / shape.len() as u64) ^ bits.rotate_left(7);
             shape[k] *= p;
             m /= p;
         }
