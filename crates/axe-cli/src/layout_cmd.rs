@@ -235,7 +235,11 @@ fn map(l: &Layout, shape: &Option<Shape>, index: &Option<Shape>) -> Result<Repor
 pub fn run(verb: Verb) -> bool {
     match verb {
         Verb::Show { layouts, common } => {
-            let layouts = if layouts.is_empty() { vec![TENSOR_CORE.to_string()] } else { layouts };
+            let layouts = if layouts.is_empty() {
+                vec![TENSOR_CORE.to_string()]
+            } else {
+                layouts
+            };
             emit(each(&layouts, show), common.json)
         }
         Verb::Map {

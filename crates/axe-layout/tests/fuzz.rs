@@ -1,4 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::panic, clippy::single_range_in_vec_init, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::single_range_in_vec_init,
+    missing_docs
+)]
 //! The parser and every operator on arbitrary input: errors, never panics; overflow is an error.
 
 mod common;

@@ -1,4 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::panic, clippy::single_range_in_vec_init, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::single_range_in_vec_init,
+    missing_docs
+)]
 //! The paper's examples, written out as golden tests.
 
 use axe_layout::{Axis, Layout, LayoutError};

@@ -1,4 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::panic, clippy::single_range_in_vec_init, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::single_range_in_vec_init,
+    missing_docs
+)]
 //! Every operator against brute-force enumeration of its law (spec §7), on random layouts with up to three
 //! axes, negative and zero strides, replicas, offsets and extents that are not powers of two. Every
 //! "no such layout" answer on small cases is confirmed by exhaustive search.
