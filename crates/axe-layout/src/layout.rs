@@ -210,17 +210,30 @@ impl Layout {
             .collect()
     }
 
-    /// The span as a per-axis `i64` factor, for scaling (errors if a span exceeds `i64::MAX`).
+    /// The span as a per-axis `i64` factor, for scaling: one entry per axis some iter uses (others span 1).
+    /// Errors if a span exceeds `i64::MAX`.
     pub(crate) fn span_factor(&self) -> Result<Vec<(Axis, i64)>> {
-        self.spans()?
-            .into_iter()
-            .map(|(a, s)| {
-                Ok((
-                    a,
-                    i64::try_from(s).map_err(|_| overflow("converting a span"))?,
-                ))
-            })
-            .collect()
+        let mut out: Vec<(Axis, i64)> = Vec::with_capacity(4);
+        for it in self.shard.iter().chain(&self.replica) {
+            let reach = it
+                .reach()
+                .and_then(|r| i64::try_from(r).ok())
+                .ok_or_else(|| overflow("computing a span"))?;
+            match out.iter_mut().find(|(a, _)| a == it.axis()) {
+                Some((_, s)) => {
+                    *s = s
+                        .checked_add(reach)
+                        .ok_or_else(|| overflow("computing a span"))?
+                }
+                None => out.push((
+                    it.axis().clone(),
+                    reach
+                        .checked_add(1)
+                        .ok_or_else(|| overflow("computing a span"))?,
+                )),
+            }
+        }
+        Ok(out)
     }
 
     /// `D(x)`: the shard part alone.
