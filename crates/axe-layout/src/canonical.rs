@@ -164,18 +164,8 @@ impl Layout {
         axes.sort();
         axes.dedup();
         for axis in &axes {
-            let ia: Vec<Iter> = a
-                .replica()
-                .iter()
-                .filter(|it| it.axis() == axis)
-                .cloned()
-                .collect();
-            let ib: Vec<Iter> = b
-                .replica()
-                .iter()
-                .filter(|it| it.axis() == axis)
-                .cloned()
-                .collect();
+            let ia = on_axis(a.replica(), axis);
+            let ib = on_axis(b.replica(), axis);
             if ia == ib {
                 continue;
             }
@@ -188,6 +178,15 @@ impl Layout {
         }
         Ok(true)
     }
+}
+
+/// The iters of a list that lie on `axis`.
+fn on_axis(iters: &[Iter], axis: &Axis) -> Vec<Iter> {
+    iters
+        .iter()
+        .filter(|it| it.axis() == axis)
+        .cloned()
+        .collect()
 }
 
 /// The gap condition for the (canonical, positive-stride) replica iters on one axis.

@@ -52,16 +52,14 @@ fn shape_product(a: &[u64], b: &[u64]) -> Result<Vec<u64>> {
         .collect()
 }
 
-/// Per dimension: the outer block (scaled) then the inner block.
-fn interleave(outer: &Grouped, inner: &Grouped, scale: &Scale) -> Result<Vec<Iter>> {
+/// Per dimension: the outer block then the inner block.
+fn interleave(outer: &Grouped, inner: &Grouped) -> Vec<Iter> {
     let mut shard = Vec::with_capacity(outer.layout.shard().len() + inner.layout.shard().len());
     for i in 0..outer.blocks.len() {
-        for it in outer.block(i) {
-            shard.push(scale_iter(it, scale)?);
-        }
+        shard.extend_from_slice(outer.block(i));
         shard.extend_from_slice(inner.block(i));
     }
-    Ok(shard)
+    shard
 }
 
 /// The shape `(S_0·T_0, S_1·T_1, ...)` interleaved as `(S_0, T_0, S_1, T_1, ...)`.
@@ -97,20 +95,25 @@ impl Layout {
         outer_shape: &[u64],
     ) -> Result<(Layout, Vec<u64>)> {
         check_rank(inner_shape, outer_shape, "tile")?;
-        let (ga, gb) = (self.group(inner_shape)?, outer.group(outer_shape)?);
-        let sigma = self.span_factor()?;
-        let shard = interleave(&gb, &ga, &sigma)?;
-        let mut replica = self.replica().to_vec();
-        for it in outer.replica() {
-            replica.push(scale_iter(it, &sigma)?);
-        }
-        let offset = self
-            .offset()
-            .checked_add(&outer.offset().scaled(|a| factor(&sigma, a))?)?;
-        Ok((
-            Layout::new(shard, replica, offset)?,
-            shape_product(inner_shape, outer_shape)?,
-        ))
+        // Appendix F.3: tiling is the direct sum with the outer layout scaled by span(A).
+        outer
+            .scaled(&self.span_factor()?)?
+            .direct_sum(self, outer_shape, inner_shape)
+    }
+
+    /// Every stride (shard and replica) and the offset multiplied by a per-axis factor.
+    fn scaled(&self, scale: &Scale) -> Result<Layout> {
+        let shard = self
+            .shard()
+            .iter()
+            .map(|it| scale_iter(it, scale))
+            .collect::<Result<_>>()?;
+        let replica = self
+            .replica()
+            .iter()
+            .map(|it| scale_iter(it, scale))
+            .collect::<Result<_>>()?;
+        Layout::new(shard, replica, self.offset().scaled(|a| factor(scale, a))?)
     }
 
     /// `direct_sum(A, B, S_A, S_B)` (paper Appendix F), `self = A` outer and `inner = B`: tiling without the
@@ -135,7 +138,7 @@ impl Layout {
     ) -> Result<(Layout, Vec<u64>)> {
         check_rank(outer_shape, inner_shape, "direct_sum")?;
         let (ga, gb) = (self.group(outer_shape)?, inner.group(inner_shape)?);
-        let shard = interleave(&ga, &gb, &Vec::new())?;
+        let shard = interleave(&ga, &gb);
         let replica = self
             .replica()
             .iter()
@@ -171,19 +174,8 @@ impl Layout {
         tiled_shape: &[u64],
         inner_shape: &[u64],
     ) -> Result<(Layout, Vec<u64>)> {
-        let outer_shape = quotient_shape(tiled_shape, inner_shape, "S_A")?;
-        self.check_admits(tiled_shape)?;
-        inner.check_admits(inner_shape)?;
-        let t = self.canonicalize()?;
-        let a = inner.canonicalize()?;
+        let (outer_shape, t, a, g) = self.split_tiled(inner, tiled_shape, inner_shape, false)?;
         let no = |why: String| LayoutError::NoTile(format!("no B with tile(A, B) = T: {why}"));
-        let g = t
-            .group(&interleaved(&outer_shape, inner_shape))
-            .map_err(|e| {
-                no(format!(
-                    "T does not split into outer and inner blocks ({e})"
-                ))
-            })?;
         let sigma = a.span_factor()?;
         let mut shard = Vec::new();
         for i in 0..outer_shape.len() {
@@ -263,21 +255,8 @@ impl Layout {
         tiled_shape: &[u64],
         outer_shape: &[u64],
     ) -> Result<(Layout, Vec<u64>)> {
-        let inner_shape = quotient_shape(tiled_shape, outer_shape, "S_B")?;
-        self.check_admits(tiled_shape)?;
-        outer.check_admits(outer_shape)?;
-        let t = self.canonicalize()?;
-        let b = outer.canonicalize()?;
+        let (inner_shape, t, b, g) = self.split_tiled(outer, tiled_shape, outer_shape, true)?;
         let no = |why: String| LayoutError::NoTile(format!("no A with tile(A, B) = T: {why}"));
-        b.group(outer_shape)
-            .map_err(|e| no(format!("B cannot be grouped: {e}")))?;
-        let g = t
-            .group(&interleaved(outer_shape, &inner_shape))
-            .map_err(|e| {
-                no(format!(
-                    "T does not split into outer and inner blocks ({e})"
-                ))
-            })?;
         let shard: Vec<Iter> = (0..inner_shape.len())
             .flat_map(|i| g.block(2 * i + 1).to_vec())
             .collect();
@@ -315,12 +294,50 @@ impl Layout {
                 .offset()
                 .checked_sub(&b.offset().scaled(|a| factor(&sigma, a))?)?;
             let a = Layout::new(shard.clone(), replica, offset)?;
-            let (check, _) = a.tile(&b, &inner_shape, outer_shape)?;
+            let (check, _) = a.tile(&b, &inner_shape, outer_shape).map_err(|e| match e {
+                LayoutError::NoGrouping { .. } => no(format!("B cannot be grouped: {e}")),
+                e => e,
+            })?;
             if same_map_as_canonical(&check, &t)? {
                 return Ok((a, inner_shape));
             }
         }
         Err(no("no candidate for A tiles to T".to_string()))
+    }
+}
+
+impl Layout {
+    /// The common first step of `tile_of` and `tile_of_outer`: given `T = self` and one factor `part` with
+    /// its shape, returns the other factor's shape, canonical `T` and `part`, and canonical `T` grouped by
+    /// the interleaved shape `(S_B,0, S_A,0, S_B,1, S_A,1, ...)` (even blocks outer, odd blocks inner).
+    fn split_tiled(
+        &self,
+        part: &Layout,
+        tiled_shape: &[u64],
+        part_shape: &[u64],
+        part_is_outer: bool,
+    ) -> Result<(Vec<u64>, Layout, Layout, Grouped)> {
+        let (name, unknown) = if part_is_outer {
+            ("S_B", "A")
+        } else {
+            ("S_A", "B")
+        };
+        let other_shape = quotient_shape(tiled_shape, part_shape, name)?;
+        self.check_admits(tiled_shape)?;
+        part.check_admits(part_shape)?;
+        let t = self.canonicalize()?;
+        let p = part.canonicalize()?;
+        let (outer_shape, inner_shape) = if part_is_outer {
+            (part_shape, &other_shape[..])
+        } else {
+            (&other_shape[..], part_shape)
+        };
+        let g = t.group(&interleaved(outer_shape, inner_shape)).map_err(|e| {
+            LayoutError::NoTile(format!(
+                "no {unknown} with tile(A, B) = T: T does not split into outer and inner blocks ({e})"
+            ))
+        })?;
+        Ok((other_shape, t, p, g))
     }
 }
 

@@ -181,17 +181,8 @@ proptest! {
         prop_assert_eq!(st.clone(), sa.iter().zip(&sb).map(|(x, y)| x * y).collect::<Vec<_>>());
         let sigma = brute_span(&a);
         let f = |k: &str| sigma.get(k).copied().unwrap_or(1);
-        let (ma, mb, mt) = (full_map(&a), full_map(&b), full_map(&t));
-        for x in multi_indices(&st) {
-            let y: Vec<u64> = x.iter().zip(&sa).map(|(x, s)| x / s).collect();
-            let z: Vec<u64> = x.iter().zip(&sa).map(|(x, s)| x % s).collect();
-            let want: BTreeSet<Pt> = ma[flat(&z, &sa) as usize]
-                .iter()
-                .flat_map(|p| mb[flat(&y, &sb) as usize].iter().map(move |q| (p, q)))
-                .map(|(p, q)| add(p, &scale(q, &f)))
-                .collect();
-            prop_assert_eq!(&mt[flat(&x, &st) as usize], &want);
-        }
+        let bad = kron_law_violation(&full_map(&t), &st, &full_map(&a), &sa, &full_map(&b), &sb, &f);
+        prop_assert_eq!(bad, None, "tile law fails at this multi-index");
     }
 
     #[test]
@@ -256,16 +247,9 @@ proptest! {
     ) {
         let sb = split_shape(b.size(), sa.len(), bits);
         let Ok((s, ss)) = a.direct_sum(&b, &sa, &sb) else { return Ok(()) };
-        let (ma, mb, ms) = (full_map(&a), full_map(&b), full_map(&s));
-        for x in multi_indices(&ss) {
-            let y: Vec<u64> = x.iter().zip(&sb).map(|(x, s)| x / s).collect();
-            let z: Vec<u64> = x.iter().zip(&sb).map(|(x, s)| x % s).collect();
-            let want: BTreeSet<Pt> = ma[flat(&y, &sa) as usize]
-                .iter()
-                .flat_map(|p| mb[flat(&z, &sb) as usize].iter().map(move |q| add(p, q)))
-                .collect();
-            prop_assert_eq!(&ms[flat(&x, &ss) as usize], &want);
-        }
+        // (A⊕B)(x) = A(x div S_B) + B(x mod S_B): the tile law with B inner, A outer and no scaling.
+        let bad = kron_law_violation(&full_map(&s), &ss, &full_map(&b), &sb, &full_map(&a), &sa, &|_| 1);
+        prop_assert_eq!(bad, None, "direct-sum law fails at this multi-index");
     }
 }
 
@@ -326,19 +310,29 @@ fn brute_tile_of_exists(t: &Layout, a: &Layout, st: &[u64], sa: &[u64], sb: &[u6
     if brute_group(&b, sb).is_none() {
         return false; // tile needs B grouped by S_B
     }
-    let (mt, ma, mb) = (full_map(t), full_map(a), full_map(&b));
-    multi_indices(st).iter().all(|x| {
-        let y: Vec<u64> = x.iter().zip(sa).map(|(x, s)| x / s).collect();
-        let z: Vec<u64> = x.iter().zip(sa).map(|(x, s)| x % s).collect();
-        let want: BTreeSet<Pt> = ma[flat(&z, sa) as usize]
-            .iter()
-            .flat_map(|p| {
-                mb[flat(&y, sb) as usize]
-                    .iter()
-                    .map(move |q| add(p, &scale(q, &f)))
-            })
-            .collect();
-        mt[flat(x, st) as usize] == want
+    kron_law_violation(&full_map(t), st, &full_map(a), sa, &full_map(&b), sb, &f).is_none()
+}
+
+/// Checks `T(x) = { p + scale⊙q : p ∈ Inner(x mod S_in), q ∈ Outer(x div S_in) }` at every multi-index `x`
+/// over `S_T`, from the full maps; returns the first multi-index where it fails.
+fn kron_law_violation(
+    mt: &[BTreeSet<Pt>],
+    st: &[u64],
+    inner: &[BTreeSet<Pt>],
+    s_in: &[u64],
+    outer: &[BTreeSet<Pt>],
+    s_out: &[u64],
+    scale_outer: &dyn Fn(&str) -> i64,
+) -> Option<Vec<u64>> {
+    multi_indices(st).into_iter().find(|x| {
+        let y: Vec<u64> = x.iter().zip(s_in).map(|(x, s)| x / s).collect();
+        let z: Vec<u64> = x.iter().zip(s_in).map(|(x, s)| x % s).collect();
+        let want = minkowski(
+            &inner[flat(&z, s_in) as usize],
+            &outer[flat(&y, s_out) as usize],
+            scale_outer,
+        );
+        mt[flat(x, st) as usize] != want
     })
 }
 

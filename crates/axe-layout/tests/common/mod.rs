@@ -185,3 +185,14 @@ pub fn split_shape(n: u64, rank: usize, mut bits: u64) -> Vec<u64> {
     }
     shape
 }
+
+/// `{ p + scale⊙q : p ∈ ps, q ∈ qs }`: the set-wise sum the tile and direct-sum laws are stated with.
+pub fn minkowski(
+    ps: &BTreeSet<Pt>,
+    qs: &BTreeSet<Pt>,
+    scale_q: &dyn Fn(&str) -> i64,
+) -> BTreeSet<Pt> {
+    ps.iter()
+        .flat_map(|p| qs.iter().map(move |q| add(p, &scale(q, scale_q))))
+        .collect()
+}
