@@ -4,14 +4,16 @@
 //! Any identifier is valid and nothing has to be registered. Axes order by name, which is the order used
 //! wherever coordinates are listed.
 
+use std::collections::HashSet;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use crate::error::{LayoutError, Result};
 
-/// A named axis. Cloning is cheap (a reference count).
-#[derive(Clone, Eq, PartialOrd, Ord)]
-pub struct Axis(Arc<str>);
+/// A named axis. Names are interned, so an axis is a plain copyable reference and comparing two axes
+/// compares pointers first.
+#[derive(Clone, Copy, Eq, PartialOrd, Ord)]
+pub struct Axis(&'static str);
 
 impl std::hash::Hash for Axis {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
@@ -21,8 +23,39 @@ impl std::hash::Hash for Axis {
 
 impl PartialEq for Axis {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+        std::ptr::eq(self.0, other.0) || self.0 == other.0
     }
+}
+
+/// The interned axis name equal to `name` (each distinct name is stored once for the process).
+fn intern(name: &str) -> &'static str {
+    thread_local! {
+        static RECENT: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if let Some(hit) = RECENT.with(|r| r.borrow().iter().copied().find(|n| *n == name)) {
+        return hit;
+    }
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let interned = match names.get(name) {
+        Some(n) => *n,
+        None => {
+            let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+            names.insert(leaked);
+            leaked
+        }
+    };
+    RECENT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() >= 32 {
+            r.remove(0);
+        }
+        r.push(interned);
+    });
+    interned
 }
 
 /// What kind of resource an axis names, guessed from common names. No operator depends on it; tools that
@@ -53,38 +86,22 @@ impl Axis {
         if name == "m" {
             return Ok(Axis::memory());
         }
-        // Reuse the allocation of a recently seen name: layouts mention few axes, many times.
-        thread_local! {
-            static RECENT: std::cell::RefCell<Vec<Axis>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        Ok(RECENT.with(|recent| {
-            let mut recent = recent.borrow_mut();
-            if let Some(a) = recent.iter().find(|a| &*a.0 == name) {
-                return a.clone();
-            }
-            let a = Axis(Arc::from(name));
-            if recent.len() >= 32 {
-                recent.remove(0);
-            }
-            recent.push(a.clone());
-            a
-        }))
+        Ok(Axis(intern(name)))
     }
 
     /// The default memory axis `m`.
     pub fn memory() -> Axis {
-        static M: OnceLock<Axis> = OnceLock::new();
-        M.get_or_init(|| Axis(Arc::from("m"))).clone()
+        Axis("m")
     }
 
     /// The axis name.
-    pub fn name(&self) -> &str {
-        &self.0
+    pub fn name(&self) -> &'static str {
+        self.0
     }
 
     /// Whether this is the default memory axis `m`.
     pub fn is_memory(&self) -> bool {
-        &*self.0 == "m"
+        self.0 == "m"
     }
 
     /// The kind of resource this axis most likely names (see [`AxisKind`]).
@@ -136,7 +153,7 @@ pub(crate) fn is_identifier(name: &str) -> bool {
 
 impl fmt::Display for Axis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.0)
     }
 }
 

@@ -14,13 +14,35 @@
 //! The canonical `D` is unique for a given map (paper Thm A.8). The replica part is unique when every axis
 //! satisfies the gap condition; [`Layout::equivalent`] compares replica point sets directly where it does not.
 
+use std::borrow::Cow;
+
 use crate::axis::Axis;
 use crate::error::{overflow, LayoutError, Result};
 use crate::iter::Iter;
 use crate::layout::{Layout, MAX_ENUMERATION};
 
-/// D0, D1 and D2 on a shard list: the normalized `D`.
-pub(crate) fn normalize_shard(shard: &[Iter]) -> Vec<Iter> {
+/// Whether two adjacent shard iters merge by D1.
+fn chains(a: &Iter, b: &Iter) -> bool {
+    a.axis() == b.axis()
+        && i64::try_from(b.extent())
+            .ok()
+            .and_then(|e| e.checked_mul(b.stride()))
+            == Some(a.stride())
+}
+
+/// Whether no rule of D0–D2 applies to a shard list.
+fn is_normalized(shard: &[Iter]) -> bool {
+    shard
+        .iter()
+        .all(|it| it.extent() > 1 && (it.stride() != 0 || it.axis().is_memory()))
+        && shard.windows(2).all(|w| !chains(&w[0], &w[1]))
+}
+
+/// D0, D1 and D2 on a shard list: the normalized `D` (borrowed when already normalized).
+pub(crate) fn normalize_shard(shard: &[Iter]) -> Cow<'_, [Iter]> {
+    if is_normalized(shard) {
+        return Cow::Borrowed(shard);
+    }
     let mut out: Vec<Iter> = Vec::with_capacity(shard.len());
     for it in shard {
         if it.extent() == 1 {
@@ -29,16 +51,11 @@ pub(crate) fn normalize_shard(shard: &[Iter]) -> Vec<Iter> {
         let it = if it.stride() == 0 && !it.axis().is_memory() {
             it.with_axis(Axis::memory())
         } else {
-            it.clone()
+            *it
         };
         out.push(it);
         while let [.., a, b] = out.as_slice() {
-            let chains = a.axis() == b.axis()
-                && i64::try_from(b.extent())
-                    .ok()
-                    .and_then(|e| e.checked_mul(b.stride()))
-                    == Some(a.stride());
-            if !chains {
+            if !chains(a, b) {
                 break;
             }
             // The product is at most the layout size, which fits in u64.
@@ -47,7 +64,7 @@ pub(crate) fn normalize_shard(shard: &[Iter]) -> Vec<Iter> {
             out.push(merged);
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 impl Layout {
@@ -61,7 +78,7 @@ impl Layout {
     /// # Ok::<(), axe_layout::LayoutError>(())
     /// ```
     pub fn canonicalize(&self) -> Result<Layout> {
-        let shard = normalize_shard(self.shard());
+        let shard = normalize_shard(self.shard()).into_owned();
         let mut offset = self.offset().clone();
         let mut replica = Vec::with_capacity(self.replica().len());
         for it in self.replica() {
@@ -81,7 +98,7 @@ impl Layout {
                     .ok_or_else(|| overflow("normalizing a replica sign"))?;
                 replica.push(it.with_stride(s));
             } else {
-                replica.push(it.clone());
+                replica.push(*it);
             }
         }
         // C2 to a fixpoint, in sorted order so the result is deterministic.
@@ -159,7 +176,7 @@ impl Layout {
             .replica()
             .iter()
             .chain(b.replica())
-            .map(|it| it.axis().clone())
+            .map(|it| *it.axis())
             .collect();
         axes.sort();
         axes.dedup();

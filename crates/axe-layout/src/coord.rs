@@ -61,7 +61,7 @@ impl Coord {
                     self.0[i].1 = s;
                 }
             }
-            Err(i) => self.0.insert(i, (axis.clone(), v)),
+            Err(i) => self.0.insert(i, (*axis, v)),
         }
         Ok(())
     }

@@ -90,7 +90,7 @@ pub(crate) fn fit(
             }
         }
         let iter = match nonzero.first() {
-            Some(&k) => Iter::new(run, v[k], axes[k].clone())?,
+            Some(&k) => Iter::new(run, v[k], axes[k])?,
             None => Iter::mem(run, 0)?,
         };
         inner_first.push(iter);

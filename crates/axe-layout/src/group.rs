@@ -53,7 +53,7 @@ impl Layout {
             reason,
         };
         let canonical = crate::canonical::normalize_shard(self.shard());
-        let mut source = canonical.into_iter();
+        let mut source = canonical.iter().cloned();
         let mut current: Option<Iter> = source.next();
         let mut out: Vec<Iter> = Vec::with_capacity(shape.len() + 2);
         let mut blocks = Vec::with_capacity(shape.len());
@@ -75,7 +75,7 @@ impl Layout {
                         .ok()
                         .and_then(|o| o.checked_mul(it.stride()))
                         .ok_or_else(|| fail(format!("splitting {it:?} overflows")))?;
-                    out.push(Iter::new(remaining, stride, it.axis().clone())?);
+                    out.push(Iter::new(remaining, stride, *it.axis())?);
                     current = Some(it.with_extent(outer));
                     remaining = 1;
                 } else {

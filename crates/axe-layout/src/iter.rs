@@ -7,7 +7,7 @@ use crate::error::{LayoutError, Result};
 
 /// An iter `(e, s@a)`: extent `e ≥ 1`, stride `s` (any sign, zero allowed) on axis `a`.
 /// It maps digit `i ∈ [0, e)` to `i·s` on axis `a`.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Iter {
     extent: u64,
     stride: i64,
@@ -65,7 +65,7 @@ impl Iter {
         Iter {
             extent: self.extent,
             stride,
-            axis: self.axis.clone(),
+            axis: self.axis,
         }
     }
 
@@ -75,7 +75,7 @@ impl Iter {
         Iter {
             extent,
             stride: self.stride,
-            axis: self.axis.clone(),
+            axis: self.axis,
         }
     }
 

@@ -78,7 +78,7 @@ impl Layout {
             .iter()
             .zip(strides)
             .zip(axes)
-            .map(|((&e, &s), a)| Iter::new(e, s, a.clone()))
+            .map(|((&e, &s), a)| Iter::new(e, s, *a))
             .collect::<Result<Vec<_>>>()?;
         Layout::from_shard(shard)
     }
@@ -168,8 +168,8 @@ impl Layout {
             .shard
             .iter()
             .chain(&self.replica)
-            .map(|it| it.axis().clone())
-            .chain(self.offset.components().map(|(a, _)| a.clone()))
+            .map(|it| *it.axis())
+            .chain(self.offset.components().map(|(a, _)| *a))
             .collect();
         axes.sort();
         axes.dedup();
@@ -206,7 +206,7 @@ impl Layout {
     pub fn spans(&self) -> Result<Vec<(Axis, u64)>> {
         self.axes()
             .into_iter()
-            .map(|a| Ok((a.clone(), self.span(&a)?)))
+            .map(|a| Ok((a, self.span(&a)?)))
             .collect()
     }
 
@@ -226,7 +226,7 @@ impl Layout {
                         .ok_or_else(|| overflow("computing a span"))?
                 }
                 None => out.push((
-                    it.axis().clone(),
+                    *it.axis(),
                     reach
                         .checked_add(1)
                         .ok_or_else(|| overflow("computing a span"))?,

@@ -126,7 +126,7 @@ fn slice_block(block: &[Iter], b: u64, n: u64, dim: usize) -> Result<Vec<Iter>> 
         vec![block[pivot].with_extent(remaining)]
     } else {
         let head = &block[..=pivot];
-        let mut axes: Vec<Axis> = head.iter().map(|it| it.axis().clone()).collect();
+        let mut axes: Vec<Axis> = head.iter().map(|it| *it.axis()).collect();
         axes.sort();
         axes.dedup();
         let start = b / period;

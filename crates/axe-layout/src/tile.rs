@@ -206,11 +206,7 @@ impl Layout {
                         i64::try_from(it.extent()).map_err(|_| overflow("splitting a replica"))?,
                     )
                     .ok_or_else(|| overflow("splitting a replica"))?;
-                rest.push(Iter::new(
-                    r.extent() / it.extent(),
-                    stride,
-                    r.axis().clone(),
-                )?);
+                rest.push(Iter::new(r.extent() / it.extent(), stride, *r.axis())?);
             }
         }
         let replica = rest
@@ -224,10 +220,24 @@ impl Layout {
         let offset = divide_coord(&diff, &sigma)
             .ok_or_else(|| no(format!("the offset {diff} is not a multiple of span(A)")))?;
         let b = Layout::new(shard, replica, offset)?;
-        let (check, _) = a.tile(&b, inner_shape, &outer_shape).map_err(|e| match e {
-            LayoutError::NoGrouping { .. } => no(format!("A cannot be grouped: {e}")),
-            e => e,
-        })?;
+        // Re-tile and compare. σ⊙B_i is exactly T's outer block i (the division above was exact), so the
+        // tiled shard is T's outer blocks interleaved with A's blocks; R and O as in `tile`.
+        let ga = a
+            .group(inner_shape)
+            .map_err(|e| no(format!("A cannot be grouped: {e}")))?;
+        let mut tiled = Vec::with_capacity(t.shard().len() + a.shard().len());
+        for i in 0..outer_shape.len() {
+            tiled.extend_from_slice(g.block(2 * i));
+            tiled.extend_from_slice(ga.block(i));
+        }
+        let mut tiled_replica = a.replica().to_vec();
+        for it in b.replica() {
+            tiled_replica.push(scale_iter(it, &sigma)?);
+        }
+        let tiled_offset = a
+            .offset()
+            .checked_add(&b.offset().scaled(|x| factor(&sigma, x))?)?;
+        let check = Layout::new(tiled, tiled_replica, tiled_offset)?;
         if !same_map_as_canonical(&check, &t)? {
             return Err(no(format!("the only candidate, {b}, does not tile to T")));
         }
@@ -263,7 +273,7 @@ impl Layout {
         // Each replica iter of T goes to A whole, to B whole, or is split (inner part to A).
         let mut options: Vec<Vec<Option<Iter>>> = Vec::new();
         for it in t.replica() {
-            let mut choices = vec![None, Some(it.clone())];
+            let mut choices = vec![None, Some(*it)];
             for f in 2..it.extent() {
                 if it.extent() % f == 0 {
                     choices.push(Some(it.with_extent(f)));
@@ -286,7 +296,7 @@ impl Layout {
             for choices in &options {
                 let k = (pick % choices.len() as u64) as usize;
                 pick /= choices.len() as u64;
-                replica.extend(choices[k].clone());
+                replica.extend(choices[k]);
             }
             let candidate = Layout::new(shard.clone(), replica.clone(), Coord::zero())?;
             let sigma = candidate.span_factor()?;

@@ -351,13 +351,13 @@ fn rewrite(l: &Layout, mut seed: u64) -> Layout {
         let divisors: Vec<u64> = (2..e).filter(|f| e % f == 0).collect();
         if !divisors.is_empty() && next(2) == 0 {
             let f = divisors[next(divisors.len() as u64) as usize];
-            shard.push(Iter::new(e / f, it.stride() * f as i64, it.axis().clone()).unwrap());
-            shard.push(Iter::new(f, it.stride(), it.axis().clone()).unwrap());
+            shard.push(Iter::new(e / f, it.stride() * f as i64, *it.axis()).unwrap());
+            shard.push(Iter::new(f, it.stride(), *it.axis()).unwrap());
         } else {
-            shard.push(it.clone());
+            shard.push(*it);
         }
         if next(4) == 0 {
-            shard.push(Iter::new(1, next(9) as i64 - 4, it.axis().clone()).unwrap());
+            shard.push(Iter::new(1, next(9) as i64 - 4, *it.axis()).unwrap());
         }
     }
     let mut offset = l.offset().clone();
@@ -367,16 +367,16 @@ fn rewrite(l: &Layout, mut seed: u64) -> Layout {
             // (e, s) ≡ (e, −s) shifted by (e−1)·s
             offset = offset
                 .checked_add(&Coord::on(
-                    it.axis().clone(),
+                    *it.axis(),
                     (it.extent() as i64 - 1) * it.stride(),
                 ))
                 .unwrap();
-            replica.push(Iter::new(it.extent(), -it.stride(), it.axis().clone()).unwrap());
+            replica.push(Iter::new(it.extent(), -it.stride(), *it.axis()).unwrap());
         } else if it.extent() == 4 && next(2) == 0 {
-            replica.push(Iter::new(2, it.stride(), it.axis().clone()).unwrap());
-            replica.push(Iter::new(2, 2 * it.stride(), it.axis().clone()).unwrap());
+            replica.push(Iter::new(2, it.stride(), *it.axis()).unwrap());
+            replica.push(Iter::new(2, 2 * it.stride(), *it.axis()).unwrap());
         } else {
-            replica.push(it.clone());
+            replica.push(*it);
         }
     }
     if next(3) == 0 {
@@ -416,7 +416,7 @@ fn equivalent_is_exact_on_an_exhaustive_space() {
                 for s in -2i64..=2 {
                     for a in &axes {
                         let mut l2 = l.clone();
-                        l2.push(Iter::new(e, s, a.clone()).unwrap());
+                        l2.push(Iter::new(e, s, *a).unwrap());
                         grown.push(l2);
                     }
                 }
@@ -427,18 +427,14 @@ fn equivalent_is_exact_on_an_exhaustive_space() {
     }
     let mut replicas: Vec<Vec<Iter>> = vec![vec![]];
     for s in [-1i64, 1, 2] {
-        replicas.push(vec![Iter::new(2, s, axes[1].clone()).unwrap()]);
+        replicas.push(vec![Iter::new(2, s, axes[1]).unwrap()]);
     }
     replicas.push(vec![
-        Iter::new(2, 1, axes[1].clone()).unwrap(),
-        Iter::new(2, 1, axes[1].clone()).unwrap(),
+        Iter::new(2, 1, axes[1]).unwrap(),
+        Iter::new(2, 1, axes[1]).unwrap(),
     ]);
-    replicas.push(vec![Iter::new(3, 1, axes[1].clone()).unwrap()]);
-    let offsets = [
-        Coord::zero(),
-        Coord::on(axes[1].clone(), -1),
-        Coord::on(axes[1].clone(), 1),
-    ];
+    replicas.push(vec![Iter::new(3, 1, axes[1]).unwrap()]);
+    let offsets = [Coord::zero(), Coord::on(axes[1], -1), Coord::on(axes[1], 1)];
     let mut layouts = Vec::new();
     for s in &shards {
         for r in &replicas {
