@@ -55,7 +55,7 @@ impl Layout {
         let canonical = crate::canonical::normalize_shard(self.shard());
         let mut source = canonical.iter().cloned();
         let mut current: Option<Iter> = source.next();
-        let mut out: Vec<Iter> = Vec::with_capacity(shape.len() + 2);
+        let mut out: Vec<Iter> = Vec::with_capacity(canonical.len() + shape.len());
         let mut blocks = Vec::with_capacity(shape.len());
         for (dim, &target) in shape.iter().enumerate() {
             let start = out.len();

@@ -45,7 +45,7 @@ impl Layout {
         let offset = self.base_at(flatten(&begin, shape)?)?;
         let shard = match self.group(shape) {
             Ok(g) => {
-                let mut shard = Vec::new();
+                let mut shard = Vec::with_capacity(g.layout.shard().len());
                 for (i, r) in region.iter().enumerate() {
                     shard.extend(slice_block(g.block(i), r.start, r.end - r.start, i)?);
                 }

@@ -177,7 +177,7 @@ impl Layout {
         let (outer_shape, t, a, g) = self.split_tiled(inner, tiled_shape, inner_shape, false)?;
         let no = |why: String| LayoutError::NoTile(format!("no B with tile(A, B) = T: {why}"));
         let sigma = a.span_factor()?;
-        let mut shard = Vec::new();
+        let mut shard = Vec::with_capacity(t.shard().len());
         for i in 0..outer_shape.len() {
             for it in g.block(2 * i) {
                 shard.push(unscale_iter(it, &sigma).ok_or_else(|| {
@@ -238,7 +238,7 @@ impl Layout {
             .offset()
             .checked_add(&b.offset().scaled(|x| factor(&sigma, x))?)?;
         let check = Layout::new(tiled, tiled_replica, tiled_offset)?;
-        if !same_map_as_canonical(&check, &t)? {
+        if !check.equivalent(&t)? {
             return Err(no(format!("the only candidate, {b}, does not tile to T")));
         }
         Ok((b, outer_shape))
@@ -308,7 +308,7 @@ impl Layout {
                 LayoutError::NoGrouping { .. } => no(format!("B cannot be grouped: {e}")),
                 e => e,
             })?;
-            if same_map_as_canonical(&check, &t)? {
+            if check.equivalent(&t)? {
                 return Ok((a, inner_shape));
             }
         }
@@ -349,12 +349,6 @@ impl Layout {
         })?;
         Ok((other_shape, t, p, g))
     }
-}
-
-/// `l ≡ canonical`, where `canonical` is already in canonical form: structural equality of canonical
-/// forms first, the exact comparison only when that fails.
-fn same_map_as_canonical(l: &Layout, canonical: &Layout) -> Result<bool> {
-    Ok(&l.canonicalize()? == canonical || l.equivalent(canonical)?)
 }
 
 /// `tiled / part` elementwise, when every dimension divides.
