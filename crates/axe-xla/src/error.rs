@@ -1,0 +1,48 @@
+//! Typed errors: what was wrong and, for text, where (offset and caret).
+
+use axe_layout::LayoutError;
+pub use axe_layout::ParseError;
+
+/// Everything that can go wrong with XLA shapes and layouts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XlaError {
+    /// Shape text could not be parsed (or is something XLA aborts or silently misreads on).
+    #[error("{0}")]
+    Parse(Box<ParseError>),
+    /// The layout breaks one of XLA's rules for the shape (`ValidateLayoutForShape`).
+    #[error("invalid layout: {0}")]
+    Invalid(String),
+    /// The tiling asks for something XLA gives no meaning to (e.g. `*` outside the first tile).
+    #[error("undefined: {0}")]
+    Undefined(String),
+    /// A checked integer operation overflowed.
+    #[error("integer overflow while {0}")]
+    Overflow(String),
+    /// An index outside the array.
+    #[error("index {index:?} is out of bounds for dimensions {dims:?}")]
+    IndexOutOfBounds {
+        /// The index.
+        index: Vec<i64>,
+        /// The array's dimensions.
+        dims: Vec<i64>,
+    },
+    /// The operation needs something the shape does not have (an array, static sizes, ...).
+    #[error("{0}")]
+    Unsupported(String),
+    /// An error from the Axe layout algebra.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+}
+
+impl From<ParseError> for XlaError {
+    fn from(e: ParseError) -> Self {
+        XlaError::Parse(Box::new(e))
+    }
+}
+
+/// Shorthand for `Result<T, XlaError>`.
+pub type Result<T> = std::result::Result<T, XlaError>;
+
+pub(crate) fn overflow(what: &str) -> XlaError {
+    XlaError::Overflow(what.to_string())
+}

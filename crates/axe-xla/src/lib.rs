@@ -1,0 +1,24 @@
+//! # axe-xla: XLA shapes and tiled layouts, exactly
+//!
+//! The HLO text syntax of shapes (`bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)S(1)}`), parsed and printed
+//! byte for byte as XLA does; XLA's validation rules; the index functions of tiled layouts (every tile
+//! applied in turn, combined dimensions, sub-byte packing); padded sizes; and the translation of every
+//! tiled layout into an Axe layout on the memory axis `m`.
+
+mod axe;
+mod error;
+mod primitive;
+mod shape;
+mod size;
+mod text;
+mod tiling;
+mod validate;
+
+pub use axe::{from_axe, to_axe, AxeForm};
+pub use error::{ParseError, Result, XlaError};
+pub use primitive::PrimitiveType;
+pub use shape::{ArrayShape, Dim, Layout, Shape, SplitConfig, Tile, TileDim};
+pub use size::{element_bits, element_offset, sizes, ElementOffset, Sizes};
+pub use text::{parse_layout, parse_shape};
+pub use tiling::{index_of_linear, linear_index, static_dims, Tiling};
+pub use validate::{validate, validate_array};

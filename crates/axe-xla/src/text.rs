@@ -1,0 +1,647 @@
+//! The HLO text syntax of shapes and layouts: parsing and printing, kept together.
+//!
+//! ```text
+//! shape   := tuple | 'b(' array ')' | array
+//! tuple   := '(' ')' | '(' shape (',' shape)* ')'
+//! array   := TYPE '[' (dim (',' dim)*)? ']' layout?
+//! dim     := INT | '<=' INT | '?'
+//! layout  := '{' (INT (',' INT)*)? (':' attrs)? '}'     -- only when '{' is followed by an INT or ':'
+//! attrs   := D? T? L? #? *? E? S? SC? P? M?              -- this order, each at most once
+//! ```
+//!
+//! Printing is byte-identical to XLA's: attributes in the order `T L # * E S SC P M`, each left out at its
+//! default, a scalar's `{}` left out, tuples separated by `", "` with `/*index=i*/` before every fifth
+//! element. Whitespace and `/* */` or `//` comments may stand between tokens. Where XLA is lenient or
+//! aborts (malformed attribute bodies, `L(0)`, negative tile sizes, layouts on `token[]`, literals past
+//! `i64::MAX`, attributes out of order or repeated) this parser returns a positioned error instead.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{ParseError, Result, XlaError};
+use crate::primitive::PrimitiveType;
+use crate::shape::{ArrayShape, Dim, Layout, Shape, SplitConfig, Tile, TileDim};
+
+/// Parses one shape; the whole input must be consumed (trailing whitespace and comments allowed).
+///
+/// ```
+/// let s = axe_xla::parse_shape("bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}")?;
+/// assert_eq!(s.to_string(), "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}");
+/// assert_eq!(axe_xla::parse_shape("f32[2,3]")?.to_string(), "f32[2,3]{1,0}");
+/// let e = axe_xla::parse_shape("f32[4]{0:L(0)}").unwrap_err().to_string();
+/// assert!(e.contains("offset 11"), "{e}");
+/// # Ok::<(), axe_xla::XlaError>(())
+/// ```
+pub fn parse_shape(text: &str) -> Result<Shape> {
+    let mut p = Parser { s: text, pos: 0 };
+    let shape = p.shape()?;
+    p.skip()?;
+    if p.pos < text.len() {
+        return p.err(p.pos, format!("expected end of shape{}", p.found()));
+    }
+    Ok(shape)
+}
+
+/// Parses a layout on its own (`{1,0:T(8,128)}`), for a shape of the given rank.
+pub fn parse_layout(text: &str, rank: usize) -> Result<Layout> {
+    let mut p = Parser { s: text, pos: 0 };
+    p.skip()?;
+    let layout = p.layout(rank)?;
+    p.skip()?;
+    if p.pos < text.len() {
+        return p.err(p.pos, format!("expected end of layout{}", p.found()));
+    }
+    Ok(layout)
+}
+
+impl FromStr for Shape {
+    type Err = XlaError;
+    fn from_str(s: &str) -> Result<Shape> {
+        parse_shape(s)
+    }
+}
+
+pub(crate) struct Parser<'a> {
+    pub(crate) s: &'a str,
+    pub(crate) pos: usize,
+}
+
+const ATTRS: [&str; 10] = ["D", "T", "L", "#", "*", "E", "S", "SC", "P", "M"];
+
+impl<'a> Parser<'a> {
+    pub(crate) fn err<T>(&self, at: usize, message: impl Into<String>) -> Result<T> {
+        Err(ParseError {
+            input: self.s.to_string(),
+            offset: at,
+            message: message.into(),
+        }
+        .into())
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        &self.s.as_bytes()[self.pos..]
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes().first().copied()
+    }
+
+    pub(crate) fn found(&self) -> String {
+        match self.s[self.pos..].chars().next() {
+            Some(c) => format!(", found {c:?}"),
+            None => ", found end of input".to_string(),
+        }
+    }
+
+    /// Skips whitespace and comments.
+    pub(crate) fn skip(&mut self) -> Result<()> {
+        loop {
+            while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+                self.pos += 1;
+            }
+            if self.bytes().starts_with(b"/*") {
+                match self.s[self.pos + 2..].find("*/") {
+                    Some(end) => self.pos += 2 + end + 2,
+                    None => return self.err(self.pos, "unterminated /* comment"),
+                }
+            } else if self.bytes().starts_with(b"//") {
+                self.pos = self.s[self.pos..]
+                    .find('\n')
+                    .map_or(self.s.len(), |e| self.pos + e + 1);
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Skips, then consumes `tok` if it is next.
+    pub(crate) fn eat(&mut self, tok: &str) -> Result<bool> {
+        self.skip()?;
+        if self.bytes().starts_with(tok.as_bytes()) {
+            self.pos += tok.len();
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    pub(crate) fn expect(&mut self, tok: &str, what: &str) -> Result<()> {
+        if self.eat(tok)? {
+            Ok(())
+        } else {
+            self.err(self.pos, format!("expected {what}{}", self.found()))
+        }
+    }
+
+    /// A lowercase word `[a-z][a-z0-9]*` (element types, `b`).
+    fn word(&mut self) -> &'a str {
+        let b = self.bytes();
+        let n = if b.first().is_some_and(|c| c.is_ascii_lowercase()) {
+            b.iter()
+                .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                .count()
+        } else {
+            0
+        };
+        let w = &self.s[self.pos..self.pos + n];
+        self.pos += n;
+        w
+    }
+
+    /// A decimal integer with an optional `-`, within `i64`.
+    pub(crate) fn int(&mut self) -> Result<i64> {
+        self.skip()?;
+        let at = self.pos;
+        let neg = self.peek() == Some(b'-');
+        if neg {
+            self.pos += 1;
+        }
+        let digits = self
+            .bytes()
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if digits == 0 {
+            return self.err(self.pos, format!("expected an integer{}", self.found()));
+        }
+        let text = &self.s[at..self.pos + digits];
+        self.pos += digits;
+        text.parse::<i64>().or_else(|_| {
+            self.err(
+                at,
+                format!("integer {text} does not fit in 64 bits (XLA would silently wrap it)"),
+            )
+        })
+    }
+
+    fn non_negative(&mut self, what: &str) -> Result<i64> {
+        self.skip()?;
+        let at = self.pos;
+        let v = self.int()?;
+        if v < 0 {
+            return self.err(at, format!("{what} must not be negative, got {v}"));
+        }
+        Ok(v)
+    }
+
+    pub(crate) fn shape(&mut self) -> Result<Shape> {
+        self.skip()?;
+        let at = self.pos;
+        if self.eat("(")? {
+            let mut elems = Vec::new();
+            if self.eat(")")? {
+                return Ok(Shape::Tuple(elems));
+            }
+            loop {
+                elems.push(self.shape()?);
+                if self.eat(",")? {
+                    continue;
+                }
+                self.expect(")", "',' or ')' in the tuple")?;
+                return Ok(Shape::Tuple(elems));
+            }
+        }
+        let word = self.word();
+        if word == "b" && self.peek() == Some(b'(') {
+            self.pos += 1;
+            self.skip()?;
+            let inner_at = self.pos;
+            let inner = self.shape()?;
+            if !matches!(inner, Shape::Array(_)) {
+                return self.err(
+                    inner_at,
+                    "a buffer b(...) holds an array, not a tuple, token or opaque",
+                );
+            }
+            self.expect(")", "')' closing b(")?;
+            return Ok(Shape::Buffer(Box::new(inner)));
+        }
+        let Some(ty) = PrimitiveType::from_name(word) else {
+            let shown = &self.s[at..];
+            let word_end = shown
+                .find(|c: char| !c.is_ascii_alphanumeric())
+                .unwrap_or(shown.len());
+            let w = &shown[..word_end];
+            let hint = if PrimitiveType::from_name(&w.to_ascii_lowercase()).is_some() {
+                " (element types are lowercase)"
+            } else {
+                ""
+            };
+            return if w.is_empty() {
+                self.err(at, format!("expected a shape{}", self.found()))
+            } else {
+                self.err(at, format!("unknown element type {w:?}{hint}"))
+            };
+        };
+        self.expect("[", "'[' after the element type")?;
+        let dims_at = self.pos;
+        let mut dims = Vec::new();
+        if !self.eat("]")? {
+            loop {
+                dims.push(self.dim()?);
+                if self.eat(",")? {
+                    continue;
+                }
+                self.expect("]", "',' or ']' in the dimensions")?;
+                break;
+            }
+        }
+        if !ty.is_array_type() {
+            if !dims.is_empty() {
+                return self.err(dims_at, format!("{ty}[] has no dimensions"));
+            }
+            self.skip()?;
+            if self.layout_follows() {
+                return self.err(
+                    self.pos,
+                    format!("{ty}[] cannot have a layout (XLA aborts on one)"),
+                );
+            }
+            return Ok(if ty == PrimitiveType::Token {
+                Shape::Token
+            } else {
+                Shape::Opaque
+            });
+        }
+        self.skip()?;
+        let layout = if self.layout_follows() {
+            self.layout(dims.len())?
+        } else {
+            Layout::default_for_rank(dims.len())
+        };
+        Ok(Shape::Array(ArrayShape {
+            element_type: ty,
+            dims,
+            layout,
+        }))
+    }
+
+    fn dim(&mut self) -> Result<Dim> {
+        if self.eat("<=")? {
+            return Ok(Dim::Bounded(self.non_negative("a dimension bound")?));
+        }
+        if self.eat("?")? {
+            return Ok(Dim::Unbounded);
+        }
+        Ok(Dim::Static(self.non_negative("a dimension size")?))
+    }
+
+    /// `{` starts a layout only when followed by an integer or `:` (as in XLA).
+    fn layout_follows(&self) -> bool {
+        if self.peek() != Some(b'{') {
+            return false;
+        }
+        let mut probe = Parser {
+            s: self.s,
+            pos: self.pos + 1,
+        };
+        if probe.skip().is_err() {
+            return false;
+        }
+        matches!(probe.peek(), Some(b'0'..=b'9' | b':' | b'-'))
+    }
+
+    pub(crate) fn layout(&mut self, rank: usize) -> Result<Layout> {
+        self.skip()?;
+        let open = self.pos;
+        self.expect("{", "'{' opening the layout")?;
+        let mut m2m = Vec::new();
+        self.skip()?;
+        if self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'-') {
+            loop {
+                m2m.push(self.non_negative("a minor_to_major entry")?);
+                if !self.eat(",")? {
+                    break;
+                }
+            }
+        }
+        if m2m.len() != rank {
+            return self.err(
+                open,
+                format!(
+                    "the layout lists {} dimensions but the shape has rank {rank}",
+                    m2m.len()
+                ),
+            );
+        }
+        let mut layout = Layout::with_minor_to_major(m2m);
+        if self.eat(":")? {
+            self.attributes(&mut layout)?;
+        }
+        self.expect("}", "'}' or an attribute in the order T L # * E S SC P M")?;
+        Ok(layout)
+    }
+
+    fn attribute_key(&self) -> Option<usize> {
+        let b = self.bytes();
+        if b.starts_with(b"SC") {
+            return Some(7);
+        }
+        ATTRS
+            .iter()
+            .position(|k| k.len() == 1 && b.first() == Some(&k.as_bytes()[0]))
+    }
+
+    fn attributes(&mut self, layout: &mut Layout) -> Result<()> {
+        let mut last: Option<usize> = None;
+        loop {
+            self.skip()?;
+            let at = self.pos;
+            let Some(key) = self.attribute_key() else {
+                return Ok(());
+            };
+            if let Some(prev) = last {
+                if key == prev {
+                    return self.err(at, format!("attribute {} is repeated", ATTRS[key]));
+                }
+                if key < prev {
+                    return self.err(
+                        at,
+                        format!(
+                            "attribute {} must come before {} (order: T L # * E S SC P M)",
+                            ATTRS[key], ATTRS[prev]
+                        ),
+                    );
+                }
+            }
+            last = Some(key);
+            self.pos += ATTRS[key].len();
+            match ATTRS[key] {
+                "D" => self.dim_level_types()?,
+                "T" => layout.tiles = self.tiles()?,
+                "L" => {
+                    self.expect("(", "'(' after L")?;
+                    self.skip()?;
+                    let v_at = self.pos;
+                    let v = self.int()?;
+                    if v <= 0 {
+                        return self.err(
+                            v_at,
+                            format!("L (tail padding alignment) must be positive, got {v}"),
+                        );
+                    }
+                    layout.tail_padding_alignment_in_elements = v;
+                    self.expect(")", "')' closing L(")?;
+                }
+                "#" | "*" => {
+                    let name = ATTRS[key];
+                    self.expect("(", &format!("'(' after {name}"))?;
+                    self.skip()?;
+                    let t_at = self.pos;
+                    let word = self.word();
+                    match PrimitiveType::from_name(word) {
+                        Some(t) if t.is_integer() => {
+                            if name == "#" {
+                                layout.index_primitive_type = Some(t);
+                            } else {
+                                layout.pointer_primitive_type = Some(t);
+                            }
+                        }
+                        _ => {
+                            return self.err(
+                                t_at,
+                                format!("{name}(...) takes an integer type such as u32"),
+                            )
+                        }
+                    }
+                    self.expect(")", &format!("')' closing {name}("))?;
+                }
+                "E" | "S" | "M" => {
+                    let name = ATTRS[key];
+                    self.expect("(", &format!("'(' after {name}"))?;
+                    let v = self.int()?;
+                    match name {
+                        "E" => layout.element_size_in_bits = v,
+                        "S" => layout.memory_space = v,
+                        _ => layout.dynamic_shape_metadata_prefix_bytes = v,
+                    }
+                    self.expect(")", &format!("')' closing {name}("))?;
+                }
+                "SC" => {
+                    let mut configs = Vec::new();
+                    while self.eat("(")? {
+                        let dimension = self.non_negative("a split config dimension")?;
+                        self.expect(":", "':' after the split config dimension")?;
+                        let mut split_indices = Vec::new();
+                        self.skip()?;
+                        if self.peek() != Some(b')') {
+                            loop {
+                                split_indices.push(self.int()?);
+                                if !self.eat(",")? {
+                                    break;
+                                }
+                            }
+                        }
+                        self.expect(")", "',' or ')' in the split config")?;
+                        configs.push(SplitConfig {
+                            dimension,
+                            split_indices,
+                        });
+                    }
+                    if configs.is_empty() {
+                        return self
+                            .err(self.pos, format!("expected '(' after SC{}", self.found()));
+                    }
+                    layout.split_configs = configs;
+                }
+                "P" => {
+                    self.expect("(", "'(' after P")?;
+                    layout.physical_shape = Some(Box::new(self.shape()?));
+                    self.expect(")", "')' closing P(")?;
+                }
+                _ => return self.err(at, "unknown layout attribute"),
+            }
+        }
+    }
+
+    fn tiles(&mut self) -> Result<Vec<Tile>> {
+        let mut tiles = Vec::new();
+        while self.eat("(")? {
+            let mut dims = Vec::new();
+            if !self.eat(")")? {
+                loop {
+                    self.skip()?;
+                    if self.eat("*")? {
+                        dims.push(TileDim::Combined);
+                    } else {
+                        let at = self.pos;
+                        let v = self.int()?;
+                        if v < 0 {
+                            return self.err(
+                                at,
+                                format!(
+                                    "tile sizes must not be negative (only * combines), got {v}"
+                                ),
+                            );
+                        }
+                        dims.push(TileDim::Size(v));
+                    }
+                    if self.eat(",")? {
+                        continue;
+                    }
+                    self.expect(")", "',' or ')' in the tile")?;
+                    break;
+                }
+            }
+            tiles.push(Tile(dims));
+        }
+        if tiles.is_empty() {
+            return self.err(self.pos, format!("expected '(' after T{}", self.found()));
+        }
+        Ok(tiles)
+    }
+
+    /// `D(...)`: legacy dimension-level types (`D`, `C`, `S`, `U` with `+`/`~` suffixes); parsed and dropped.
+    fn dim_level_types(&mut self) -> Result<()> {
+        self.expect("(", "'(' after D")?;
+        loop {
+            self.skip()?;
+            match self.peek() {
+                Some(b')') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(c) if c.is_ascii_alphabetic() || c == b'+' || c == b'~' || c == b',' => {
+                    self.pos += 1
+                }
+                _ => {
+                    return self.err(
+                        self.pos,
+                        format!("expected a dimension level type or ')'{}", self.found()),
+                    )
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for TileDim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TileDim::Size(n) => write!(f, "{n}"),
+            TileDim::Combined => f.write_str("*"),
+        }
+    }
+}
+
+impl fmt::Display for Tile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("(")?;
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{d}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl fmt::Display for Layout {
+    /// `{minor_to_major:attributes}` exactly as XLA prints it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, d) in self.minor_to_major.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{d}")?;
+        }
+        if self.has_attributes() {
+            f.write_str(":")?;
+            if !self.tiles.is_empty() {
+                f.write_str("T")?;
+                for t in &self.tiles {
+                    write!(f, "{t}")?;
+                }
+            }
+            if self.tail_padding_alignment_in_elements != 1 {
+                write!(f, "L({})", self.tail_padding_alignment_in_elements)?;
+            }
+            if let Some(t) = self.index_primitive_type {
+                write!(f, "#({t})")?;
+            }
+            if let Some(t) = self.pointer_primitive_type {
+                write!(f, "*({t})")?;
+            }
+            if self.element_size_in_bits != 0 {
+                write!(f, "E({})", self.element_size_in_bits)?;
+            }
+            if self.memory_space != 0 {
+                write!(f, "S({})", self.memory_space)?;
+            }
+            if !self.split_configs.is_empty() {
+                f.write_str("SC")?;
+                for c in &self.split_configs {
+                    write!(f, "({}:", c.dimension)?;
+                    for (i, x) in c.split_indices.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(",")?;
+                        }
+                        write!(f, "{x}")?;
+                    }
+                    f.write_str(")")?;
+                }
+            }
+            if let Some(p) = &self.physical_shape {
+                write!(f, "P({p})")?;
+            }
+            if self.dynamic_shape_metadata_prefix_bytes > 0 {
+                write!(f, "M({})", self.dynamic_shape_metadata_prefix_bytes)?;
+            }
+        }
+        f.write_str("}")
+    }
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Static(n) => write!(f, "{n}"),
+            Dim::Bounded(n) => write!(f, "<={n}"),
+            Dim::Unbounded => f.write_str("?"),
+        }
+    }
+}
+
+impl fmt::Display for ArrayShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[", self.element_type)?;
+        for (i, d) in self.dims.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{d}")?;
+        }
+        f.write_str("]")?;
+        if !self.dims.is_empty() || self.layout.has_attributes() {
+            write!(f, "{}", self.layout)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shape::Array(a) => write!(f, "{a}"),
+            Shape::Tuple(elems) => {
+                f.write_str("(")?;
+                for (i, e) in elems.iter().enumerate() {
+                    if i > 0 {
+                        if i % 5 == 0 {
+                            write!(f, ", /*index={i}*/")?;
+                        } else {
+                            f.write_str(", ")?;
+                        }
+                    }
+                    write!(f, "{e}")?;
+                }
+                f.write_str(")")
+            }
+            Shape::Token => f.write_str("token[]"),
+            Shape::Opaque => f.write_str("opaque[]"),
+            Shape::Buffer(inner) => write!(f, "b({inner})"),
+        }
+    }
+}
