@@ -6,6 +6,7 @@ mod bench;
 mod input;
 mod layout_cmd;
 mod report;
+mod xla_cmd;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,11 @@ enum Command {
         #[command(subcommand)]
         verb: layout_cmd::Verb,
     },
+    /// XLA shapes and tiled layouts: parse, index, sizes, Axe form, TPU defaults, numpy recipe.
+    Xla {
+        #[command(subcommand)]
+        verb: xla_cmd::Verb,
+    },
     /// Measure speed against a reference measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -37,6 +43,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let ok = match cli.command {
         Command::Layout { verb } => layout_cmd::run(verb),
+        Command::Xla { verb } => xla_cmd::run(verb),
         Command::Bench { what } => bench::run(what),
     };
     if ok {

@@ -102,7 +102,7 @@ impl Digits {
                 rem = 1;
             } else if dim.len() == 1 && self.is_effectively_most_major(id) {
                 // Pad the most major digit up to a multiple of the tile.
-                let (h, l) = self.split(id, (e + rem - 1) / rem, rem);
+                let (h, l) = self.split(id, crate::tiling::ceil_div(e, rem), rem);
                 dim[0] = h;
                 inner.insert(0, l);
                 rem = 1;

@@ -38,8 +38,9 @@ pub struct Tiling {
     pub expanded: Vec<i64>,
 }
 
-fn ceil_div(a: i64, b: i64) -> i64 {
-    (a + b - 1) / b
+/// `⌈a / b⌉` for `a ≥ 0`, `b > 0`, without overflow.
+pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
+    a / b + i64::from(a % b != 0)
 }
 
 fn product(dims: &[i64]) -> Result<i64> {

@@ -26,18 +26,28 @@ fn tile(dims: &[i64]) -> Tile {
 pub fn tpu_default_layout(a: &ArrayShape) -> Result<Layout> {
     let dims = static_dims(a)?;
     let mut layout = Layout::with_minor_to_major(a.layout.minor_to_major.clone());
-    if layout.minor_to_major.len() != dims.len() {
-        layout = Layout::default_for_rank(dims.len());
-    }
+    // The order must be a valid permutation (the tiles below index dimensions through it).
+    crate::validate::validate_array(&ArrayShape {
+        layout: layout.clone(),
+        ..a.clone()
+    })?;
     // "TPUs currently use 1 byte for one boolean value" (notes §9.6): pred is laid out as an 8-bit type.
-    let bits = if a.element_type == PrimitiveType::Pred { 8 } else { a.element_type.bits() };
+    let bits = if a.element_type == PrimitiveType::Pred {
+        8
+    } else {
+        a.element_type.bits()
+    };
     if dims.len() <= 1 {
         // Rank 0 and 1: the (128) family. Scalars: `u32[]{:T(128)}`, `s32[]{:T(128)}` in TPU dumps. Vectors:
         // `s32[16]{0:T(128)}`, `s32[2048]{0:T(1024)}`, `bf16[6144]{0:T(1024)(128)(2,1)}` in TPU dumps: a
         // 1024-element tile from 1024 elements on (128 below), cut into 128-element rows that narrow types
         // pack like the 2-D formats.
         let n = dims.first().copied().unwrap_or(1);
-        let base = if dims.is_empty() || n < 1024 { 128 } else { 1024 };
+        let base = if dims.is_empty() || n < 1024 {
+            128
+        } else {
+            1024
+        };
         layout.tiles.push(tile(&[base]));
         if dims.len() == 1 {
             add_packing(&mut layout, bits, true);

@@ -33,13 +33,19 @@ fn array(s: &str) -> ArrayShape {
 }
 
 fn have_numpy() -> bool {
-    Command::new("python3").args(["-c", "import numpy"]).status().is_ok_and(|s| s.success())
+    Command::new("python3")
+        .args(["-c", "import numpy"])
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 #[test]
 fn numpy_programs_place_every_element_at_its_tiled_index() {
     if !have_numpy() {
-        assert!(std::env::var("AXE_REQUIRE_NUMPY").is_err(), "python3 with numpy is required (pip install numpy)");
+        assert!(
+            std::env::var("AXE_REQUIRE_NUMPY").is_err(),
+            "python3 with numpy is required (pip install numpy)"
+        );
         eprintln!("skipped: python3 with numpy not found (pip install numpy)");
         return;
     }
@@ -48,17 +54,27 @@ fn numpy_programs_place_every_element_at_its_tiled_index() {
         let a = array(s);
         let t = Tiling::new(&a).unwrap();
         let dims: Vec<i64> = a.dims.iter().map(|d| d.bound().unwrap()).collect();
-        let strides: Vec<i64> = (0..dims.len()).map(|k| dims[k + 1..].iter().product()).collect();
+        let strides: Vec<i64> = (0..dims.len())
+            .map(|k| dims[k + 1..].iter().product())
+            .collect();
         let total = t.expanded_elements().unwrap();
         let l = a.layout.tail_padding_alignment_in_elements;
         let padded_total = (total + l - 1) / l * l;
         let expected: Vec<i64> = (0..padded_total)
-            .map(|x| match if x < total { t.element_at(x).unwrap() } else { None } {
-                Some(e) => e.iter().zip(&strides).map(|(i, s)| i * s).sum(),
-                None => -1,
+            .map(|x| {
+                match if x < total {
+                    t.element_at(x).unwrap()
+                } else {
+                    None
+                } {
+                    Some(e) => e.iter().zip(&strides).map(|(i, s)| i * s).sum(),
+                    None => -1,
+                }
             })
             .collect();
-        let program = numpy_program(&a).unwrap().replace("def to_memory(", &format!("def to_memory_{i}("));
+        let program = numpy_program(&a)
+            .unwrap()
+            .replace("def to_memory(", &format!("def to_memory_{i}("));
         script.push_str(&program.replace("import numpy as np\n", ""));
         script.push_str(&format!(
             "x = np.arange({n}, dtype=np.int64).reshape({shape})\ngot = to_memory_{i}(x, fill=-1).tolist()\n\
@@ -68,10 +84,26 @@ fn numpy_programs_place_every_element_at_its_tiled_index() {
         ));
     }
     script.push_str("print('FAILED: ' + ', '.join(failures) if failures else 'ok')\n");
-    let mut child = Command::new("python3").arg("-").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let mut child = Command::new("python3")
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "python failed: {}\n{}", String::from_utf8_lossy(&out.stderr), script);
+    assert!(
+        out.status.success(),
+        "python failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        script
+    );
     assert_eq!(stdout.trim(), "ok");
 }

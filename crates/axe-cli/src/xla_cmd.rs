@@ -1,0 +1,357 @@
+//! `axe xla <verb>`: XLA shapes and tiled layouts on the command line.
+
+use axe_xla::{
+    element_offset, from_axe, linear_index, numpy_program, parse_shape, sizes, to_axe,
+    tpu_default_layout, validate, ArrayShape, Dim, Layout, Shape, TileDim, Tiling,
+};
+use clap::{Args, Subcommand};
+use serde_json::{json, Map, Value};
+
+use crate::input::{self, Shape as ShapeArg};
+use crate::report::{emit, Report};
+
+/// The most memory slots `axe xla index --all` lists.
+const TABLE_LIMIT: i64 = 1 << 16;
+
+#[derive(Args)]
+pub struct Common {
+    /// One JSON object per input on stdout (errors as {"error": ...}).
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum Verb {
+    /// Parse and print as XLA does; validate; list every field.
+    Parse {
+        /// Shapes such as 'bf16[8,128]{1,0:T(8,128)(2,1)}'; `-` reads one per line from stdin.
+        #[arg(required = true)]
+        shapes: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Where an element lives: logical and tiled linear index, byte and bit offset (or, with --all, the
+    /// whole memory order).
+    Index {
+        #[arg(required = true)]
+        shapes: Vec<String>,
+        /// The element, e.g. `2,3`.
+        #[arg(long, required_unless_present = "all")]
+        index: Option<ShapeArg>,
+        /// List every memory slot in order: the element it holds, or padding.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Logical bytes, XLA's padded ArraySize, the exact physical size, and the padding.
+    Size {
+        #[arg(required = true)]
+        shapes: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The layout as an Axe layout on axis m, over the padded shape.
+    ToAxe {
+        #[arg(required = true)]
+        shapes: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The XLA layout (order plus up to two tiles) equal to an Axe memory layout over a shape, if any.
+    FromAxe {
+        #[arg(required = true)]
+        layouts: Vec<String>,
+        /// The logical shape the Axe layout admits, e.g. `4,6`.
+        #[arg(long)]
+        shape: ShapeArg,
+        /// Element type to print the shape with.
+        #[arg(long, default_value = "f32")]
+        r#type: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The TPU's default tiled layout for a shape.
+    TpuLayout {
+        #[arg(required = true)]
+        shapes: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The tiling as a numpy pad / reshape / transpose program.
+    Numpy {
+        #[arg(required = true)]
+        shapes: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn array(text: &str) -> Result<ArrayShape, String> {
+    match parse_shape(text).map_err(err)? {
+        Shape::Array(a) => Ok(a),
+        other => Err(format!("{other} is not an array shape")),
+    }
+}
+
+fn each(
+    shapes: &[String],
+    f: impl Fn(&str) -> Result<Report, String>,
+) -> Vec<Result<Report, String>> {
+    input::expand(shapes).iter().map(|s| f(s)).collect()
+}
+
+fn dim_json(d: &Dim) -> Value {
+    match d {
+        Dim::Static(n) => json!(n),
+        Dim::Bounded(n) => json!(format!("<={n}")),
+        Dim::Unbounded => json!("?"),
+    }
+}
+
+fn layout_json(l: &Layout) -> Value {
+    let tiles: Vec<Vec<Value>> = l
+        .tiles
+        .iter()
+        .map(|t| {
+            t.0.iter()
+                .map(|d| match d {
+                    TileDim::Size(s) => json!(s),
+                    TileDim::Combined => json!("*"),
+                })
+                .collect()
+        })
+        .collect();
+    json!({
+        "minor_to_major": l.minor_to_major,
+        "tiles": tiles,
+        "tail_padding_alignment_in_elements": l.tail_padding_alignment_in_elements,
+        "index_primitive_type": l.index_primitive_type.map(|t| t.name()),
+        "pointer_primitive_type": l.pointer_primitive_type.map(|t| t.name()),
+        "element_size_in_bits": l.element_size_in_bits,
+        "memory_space": l.memory_space,
+        "split_configs": l.split_configs.iter().map(|c| json!({"dimension": c.dimension, "split_indices": c.split_indices})).collect::<Vec<_>>(),
+        "physical_shape": l.physical_shape.as_ref().map(|p| p.to_string()),
+        "dynamic_shape_metadata_prefix_bytes": l.dynamic_shape_metadata_prefix_bytes,
+    })
+}
+
+fn fields(s: &Shape) -> Value {
+    match s {
+        Shape::Array(a) => json!({
+            "kind": "array",
+            "element_type": a.element_type.name(),
+            "element_bits": a.element_type.bits(),
+            "dims": a.dims.iter().map(dim_json).collect::<Vec<_>>(),
+            "layout": layout_json(&a.layout),
+        }),
+        Shape::Tuple(es) => {
+            json!({"kind": "tuple", "elements": es.iter().map(fields).collect::<Vec<_>>()})
+        }
+        Shape::Token => json!({"kind": "token"}),
+        Shape::Opaque => json!({"kind": "opaque"}),
+        Shape::Buffer(inner) => json!({"kind": "buffer", "element": fields(inner)}),
+    }
+}
+
+fn parse_verb(text: &str) -> Result<Report, String> {
+    let shape = parse_shape(text).map_err(err)?;
+    let printed = shape.to_string();
+    let validation = validate(&shape);
+    let mut obj = Map::new();
+    obj.insert("input".into(), json!(text));
+    obj.insert("printed".into(), json!(printed));
+    obj.insert("valid".into(), json!(validation.is_ok()));
+    if let Err(e) = &validation {
+        obj.insert("validation_error".into(), json!(e.to_string()));
+    }
+    obj.insert("fields".into(), fields(&shape));
+    let text = match &validation {
+        Ok(()) => format!("{printed}\nvalid"),
+        Err(e) => format!("{printed}\n{e}"),
+    };
+    Ok(Report {
+        json: Value::Object(obj),
+        text,
+    })
+}
+
+fn index_verb(text: &str, index: &Option<ShapeArg>, all: bool) -> Result<Report, String> {
+    let a = array(text)?;
+    let t = Tiling::new(&a).map_err(err)?;
+    if all {
+        let total = t.expanded_elements().map_err(err)?;
+        if total > TABLE_LIMIT {
+            return Err(format!("{a} has {total} memory slots, more than the {TABLE_LIMIT} listed at once; use --index"));
+        }
+        let mut slots = Vec::with_capacity(total as usize);
+        let mut text = format!("{a}: memory order ({total} slots, '.' = padding)\n");
+        for x in 0..total {
+            let e = t.element_at(x).map_err(err)?;
+            text.push_str(&format!(
+                "{x:>6}  {}\n",
+                e.as_ref().map_or(".".to_string(), |e| format!("{e:?}"))
+            ));
+            slots.push(e.map_or(Value::Null, |e| json!(e)));
+        }
+        return Ok(Report {
+            json: json!({"shape": a.to_string(), "memory": slots}),
+            text,
+        });
+    }
+    let idx: Vec<i64> = index
+        .as_ref()
+        .map(|s| s.0.iter().map(|&i| i as i64).collect())
+        .unwrap_or_default();
+    let logical = linear_index(&a, &idx).map_err(err)?;
+    let o = element_offset(&a, &idx).map_err(err)?;
+    Ok(Report {
+        json: json!({"shape": a.to_string(), "index": idx, "logical_linear": logical, "tiled_linear": o.linear,
+                     "byte_offset": o.byte_offset, "bit_offset": o.bit_offset}),
+        text: format!(
+            "{a} element {idx:?}\nlogical linear  {logical}\ntiled linear    {}\nbyte offset     {}\nbit offset      {}",
+            o.linear, o.byte_offset, o.bit_offset
+        ),
+    })
+}
+
+fn size_verb(text: &str) -> Result<Report, String> {
+    let shape = parse_shape(text).map_err(err)?;
+    let arrays = shape.arrays();
+    if arrays.is_empty() {
+        return Err(format!("{shape} holds no arrays"));
+    }
+    let mut total = [0i64; 3];
+    let mut lines = Vec::new();
+    for (path, a) in &arrays {
+        let z = sizes(a).map_err(err)?;
+        total[0] += z.logical_bytes;
+        total[1] += z.xla_array_size_bytes;
+        total[2] += z.physical_bytes;
+        let at = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path:?} ")
+        };
+        lines.push(format!(
+            "{at}{a}: logical {} B, XLA ArraySize {} B, physical {} B",
+            z.logical_bytes, z.xla_array_size_bytes, z.physical_bytes
+        ));
+    }
+    let padding = total[2] - total[0];
+    let pct = if total[2] > 0 {
+        100.0 * padding as f64 / total[2] as f64
+    } else {
+        0.0
+    };
+    let mut text = String::new();
+    if arrays.len() > 1 {
+        text.push_str(&lines.join("\n"));
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "logical bytes         {}\nXLA ArraySize bytes   {}\nphysical bytes        {}\npadding bytes         {} ({pct:.1}% of physical)",
+        total[0], total[1], total[2], padding
+    ));
+    if total[1] != total[2] {
+        text.push_str(&format!(
+            "\nnote: XLA's ArraySize pads with the first tile only; expanding every tile needs {} more bytes",
+            total[2] - total[1]
+        ));
+    }
+    Ok(Report {
+        json: json!({"shape": shape.to_string(), "logical_bytes": total[0], "xla_array_size_bytes": total[1],
+                     "physical_bytes": total[2], "padding_bytes": padding, "padding_percent": pct,
+                     "array_size_differs": total[1] != total[2]}),
+        text,
+    })
+}
+
+fn to_axe_verb(text: &str) -> Result<Report, String> {
+    let a = array(text)?;
+    let f = to_axe(&a).map_err(err)?;
+    let region: Vec<[u64; 2]> = f.region.iter().map(|r| [r.start, r.end]).collect();
+    let shown: Vec<String> = f
+        .region
+        .iter()
+        .map(|r| format!("{}:{}", r.start, r.end))
+        .collect();
+    Ok(Report {
+        json: json!({"shape": a.to_string(), "layout": f.layout.to_string(), "padded_shape": f.padded_shape, "region": region}),
+        text: format!(
+            "{}\npadded shape  {:?}\nregion        {}",
+            f.layout,
+            f.padded_shape,
+            shown.join(",")
+        ),
+    })
+}
+
+pub fn run(verb: Verb) -> bool {
+    match verb {
+        Verb::Parse { shapes, common } => emit(each(&shapes, parse_verb), common.json),
+        Verb::Index {
+            shapes,
+            index,
+            all,
+            common,
+        } => emit(each(&shapes, |s| index_verb(s, &index, all)), common.json),
+        Verb::Size { shapes, common } => emit(each(&shapes, size_verb), common.json),
+        Verb::ToAxe { shapes, common } => emit(each(&shapes, to_axe_verb), common.json),
+        Verb::FromAxe {
+            layouts,
+            shape,
+            r#type,
+            common,
+        } => emit(
+            each(&layouts, |s| {
+                let l: axe_layout::Layout = s.parse().map_err(err)?;
+                let ty = axe_xla::PrimitiveType::from_name(&r#type)
+                    .ok_or_else(|| format!("unknown element type {type:?}", type = r#type))?;
+                match from_axe(&l, &shape.0).map_err(err)? {
+                    Some(layout) => {
+                        let a = ArrayShape {
+                            element_type: ty,
+                            dims: shape.0.iter().map(|&d| Dim::Static(d as i64)).collect(),
+                            layout: layout.clone(),
+                        };
+                        Ok(Report {
+                            json: json!({"layout": layout.to_string(), "shape": a.to_string()}),
+                            text: a.to_string(),
+                        })
+                    }
+                    None => Err(format!(
+                        "{l} over {:?} is not an XLA layout with at most two tiles",
+                        shape.0
+                    )),
+                }
+            }),
+            common.json,
+        ),
+        Verb::TpuLayout { shapes, common } => emit(
+            each(&shapes, |s| {
+                let mut a = array(s)?;
+                a.layout = tpu_default_layout(&a).map_err(err)?;
+                Ok(Report {
+                    json: json!({"input": s, "layout": a.layout.to_string(), "shape": a.to_string()}),
+                    text: a.to_string(),
+                })
+            }),
+            common.json,
+        ),
+        Verb::Numpy { shapes, common } => emit(
+            each(&shapes, |s| {
+                let program = numpy_program(&array(s)?).map_err(err)?;
+                Ok(Report {
+                    json: json!({"shape": s, "program": program}),
+                    text: program,
+                })
+            }),
+            common.json,
+        ),
+    }
+}
