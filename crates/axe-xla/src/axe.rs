@@ -210,7 +210,10 @@ pub fn to_axe(a: &ArrayShape) -> Result<AxeForm> {
 
 /// Recognises an Axe memory layout over `shape` that equals an XLA layout (minor_to_major plus up to two
 /// tiles), trying the fewest tiles first. The layout must use only axis `m`, with no replica and no
-/// offset. Returns `None` when no such XLA layout exists among the candidates.
+/// offset. Tile sizes are searched among the products of each dimension's fastest digits and the strides
+/// (and their ratios); every candidate is checked against the layout before it is returned, so an answer
+/// is always right, while a layout whose tiles are wider than the dimensions they cover may go
+/// unrecognised (`None`).
 ///
 /// ```
 /// use axe_xla::from_axe;
@@ -234,7 +237,24 @@ pub fn from_axe(l: &AxeLayout, shape: &[u64]) -> Result<Option<Layout>> {
         .map(|&d| i64::try_from(d).map_err(|_| overflow("converting a shape")))
         .collect::<Result<_>>()?;
     let target = grouped.layout.canonicalize()?;
-    // Candidate tile sizes per logical dimension: products of its fastest digits.
+    // Candidate tile sizes per logical dimension: products of its fastest digits, and the strides (a
+    // padded dimension shows its padded extent as the stride of the next more major one).
+    let raw: Vec<i64> = l
+        .shard()
+        .iter()
+        .map(|it| it.stride())
+        .filter(|&s| s > 0)
+        .collect();
+    let mut strides: Vec<i64> = raw.iter().copied().filter(|&s| s > 1).collect();
+    for &a in &raw {
+        for &b in &raw {
+            if a > b && a % b == 0 {
+                strides.push(a / b);
+            }
+        }
+    }
+    strides.sort_unstable();
+    strides.dedup();
     let candidates: Vec<Vec<i64>> = (0..rank)
         .map(|i| {
             let mut c = vec![1i64];
@@ -243,6 +263,8 @@ pub fn from_axe(l: &AxeLayout, shape: &[u64]) -> Result<Option<Layout>> {
                 p = p.saturating_mul(it.extent() as i64);
                 c.push(p);
             }
+            c.extend(strides.iter().copied().filter(|&s| s > dims[i]));
+            c.sort_unstable();
             c.dedup();
             c
         })
@@ -254,10 +276,15 @@ pub fn from_axe(l: &AxeLayout, shape: &[u64]) -> Result<Option<Layout>> {
             dims: dims.iter().map(|&d| crate::shape::Dim::Static(d)).collect(),
             layout: layout.clone(),
         };
-        match to_axe(&a) {
-            Ok(f) => f.padded_shape == shape && f.layout.equivalent(&target).unwrap_or(false),
-            Err(_) => false,
+        let Ok(f) = to_axe(&a) else { return false };
+        if f.padded_shape == shape {
+            return f.layout.equivalent(&target).unwrap_or(false);
         }
+        // Padding beyond the shape: compare the logical region only.
+        f.layout
+            .slice(&f.padded_shape, &f.region)
+            .and_then(|s| s.equivalent(&target))
+            .unwrap_or(false)
     };
     for m2m in &orders {
         let plain = Layout::with_minor_to_major(m2m.clone());
@@ -268,9 +295,23 @@ pub fn from_axe(l: &AxeLayout, shape: &[u64]) -> Result<Option<Layout>> {
     for tiles in 1..=2 {
         for m2m in &orders {
             let physical: Vec<usize> = m2m.iter().rev().map(|&d| d as usize).collect();
-            for k in 1..=rank {
-                let covered = &physical[rank - k..];
-                for first in cartesian(covered.iter().map(|&d| candidates[d].clone()).collect()) {
+            // A tile may cover the last k physical dimensions, or one more than the rank (a leading 1).
+            let mut lead = vec![1i64];
+            lead.extend(strides.iter().copied());
+            lead.sort_unstable();
+            lead.dedup();
+            for k in 1..=rank + 1 {
+                let covered: Vec<Vec<i64>> = if k <= rank {
+                    physical[rank - k..]
+                        .iter()
+                        .map(|&d| candidates[d].clone())
+                        .collect()
+                } else {
+                    std::iter::once(lead.clone())
+                        .chain(physical.iter().map(|&d| candidates[d].clone()))
+                        .collect()
+                };
+                for first in cartesian(covered.clone()) {
                     if first.iter().all(|&t| t == 1) {
                         continue;
                     }
@@ -282,7 +323,7 @@ pub fn from_axe(l: &AxeLayout, shape: &[u64]) -> Result<Option<Layout>> {
                         }
                         continue;
                     }
-                    for second in second_tiles(&first, covered, &candidates) {
+                    for second in second_tiles(&first, &covered) {
                         let mut two = layout.clone();
                         two.tiles
                             .push(Tile(second.into_iter().map(TileDim::Size).collect()));
@@ -339,27 +380,26 @@ fn cartesian(lists: Vec<Vec<i64>>) -> Vec<Vec<i64>> {
             }
         }
         out = next;
-        if out.len() > 4096 {
-            out.truncate(4096);
+        if out.len() > 1 << 16 {
+            out.truncate(1 << 16);
         }
     }
     out
 }
 
 /// Second-tile candidates: rank 1 or 2 tiles over the first tile's minor sizes.
-fn second_tiles(first: &[i64], covered: &[usize], candidates: &[Vec<i64>]) -> Vec<Vec<i64>> {
+fn second_tiles(first: &[i64], covered: &[Vec<i64>]) -> Vec<Vec<i64>> {
     let k = first.len();
-    let last = covered[k - 1];
+    let last = &covered[k - 1];
     let mut out = Vec::new();
-    for &y in &candidates[last] {
+    for &y in last {
         if y <= first[k - 1] && y > 1 {
             out.push(vec![y]);
         }
     }
     if k >= 2 {
-        let prev = covered[k - 2];
-        for &x in &candidates[prev] {
-            for &y in &candidates[last] {
+        for &x in &covered[k - 2] {
+            for &y in last {
                 if x <= first[k - 2] && y <= first[k - 1] && (x, y) != (1, 1) {
                     out.push(vec![x, y]);
                 }

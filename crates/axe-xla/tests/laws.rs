@@ -216,3 +216,68 @@ fn overflow_is_an_error() {
     assert!(sizes(b.as_array().unwrap()).is_err());
     assert!(parse_shape("f32[9223372036854775808]").is_err());
 }
+
+/// The layouts people write: rank 1–3, one tile (no wider than the dimensions) over the last k ≤ rank
+/// physical dimensions, and optionally
+/// a second tile of rank ≤ 2 whose sizes divide the first tile's (like `(8,128)(2,1)`).
+fn two_tile_strategy() -> impl Strategy<Value = ArrayShape> {
+    (1usize..=3)
+        .prop_flat_map(|rank| {
+            (
+                proptest::collection::vec(1i64..=9, rank),
+                Just((0..rank as i64).collect::<Vec<_>>()).prop_shuffle(),
+                1usize..=rank,
+                proptest::collection::vec(prop_oneof![1i64..=4, Just(8)], rank),
+                proptest::option::of((1usize..=2, proptest::collection::vec(1i64..=4, 2))),
+            )
+        })
+        .prop_map(|(dims, m2m, k, first, second)| {
+            let mut layout = Layout::with_minor_to_major(m2m.clone());
+            // Tile sizes no larger than the dimensions they cover (a tile wider than a dimension pads it
+            // with slots whose extents leave no trace in the strides, which the search does not look for).
+            let physical: Vec<i64> = m2m.iter().rev().map(|&d| dims[d as usize]).collect();
+            let first: Vec<i64> = first[..k]
+                .iter()
+                .zip(&physical[physical.len() - k..])
+                .map(|(&t, &d)| t.min(d))
+                .collect();
+            layout
+                .tiles
+                .push(Tile(first.iter().map(|&t| TileDim::Size(t)).collect()));
+            if let Some((k2, picks)) = second {
+                let k2 = k2.min(k);
+                let sizes: Vec<i64> = (0..k2)
+                    .map(|j| {
+                        let t = first[k - k2 + j];
+                        let divisors: Vec<i64> = (1..=t).filter(|d| t % d == 0).collect();
+                        divisors[picks[j] as usize % divisors.len()]
+                    })
+                    .collect();
+                layout
+                    .tiles
+                    .push(Tile(sizes.into_iter().map(TileDim::Size).collect()));
+            }
+            ArrayShape {
+                element_type: PrimitiveType::F32,
+                dims: dims.into_iter().map(Dim::Static).collect(),
+                layout,
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(config(150))]
+
+    /// from_axe recognises the Axe form (over its padded shape) of every such layout, returning a layout
+    /// with the same map.
+    #[test]
+    fn from_axe_inverts_to_axe(a in two_tile_strategy()) {
+        let form = to_axe(&a).unwrap();
+        let found = axe_xla::from_axe(&form.layout, &form.padded_shape).unwrap();
+        let found = found.unwrap_or_else(|| panic!("no XLA layout found for {} ({})", form.layout, a));
+        let padded: Vec<Dim> = form.padded_shape.iter().map(|&p| Dim::Static(p as i64)).collect();
+        let b = ArrayShape { layout: found, dims: padded, ..a.clone() };
+        let back = to_axe(&b).unwrap();
+        prop_assert!(back.layout.equivalent(&form.layout).unwrap(), "{} vs {}", a, b);
+    }
+}
