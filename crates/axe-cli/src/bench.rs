@@ -8,6 +8,16 @@ use serde_json::json;
 
 #[derive(Subcommand)]
 pub enum What {
+    /// XLA shape strings parsed and printed per second (and MB/s), against memcpy of the same bytes in
+    /// the same run.
+    Xla {
+        /// One JSON object per measurement.
+        #[arg(long)]
+        json: bool,
+        /// How many shape strings to generate.
+        #[arg(long, default_value_t = 20000)]
+        shapes: usize,
+    },
     /// ns per call of each layout operator on layouts of 4–8 iters (target: under 1 µs), against the cost
     /// of cloning a layout measured in the same run.
     Layout {
@@ -46,8 +56,78 @@ fn time_ns(f: &dyn Fn() -> u64, budget: Duration) -> f64 {
     samples[3]
 }
 
+fn bench_xla(json: bool, n: usize) -> bool {
+    let shapes = axe_xla::bench_cases::bench_shapes(n.max(1));
+    let bytes: usize = shapes.iter().map(|s| s.len() + 1).sum();
+    let text = shapes.join("\n");
+    let parsed: Vec<axe_xla::Shape> = match shapes.iter().map(|s| axe_xla::parse_shape(s)).collect()
+    {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: a generated shape does not parse: {e}");
+            return false;
+        }
+    };
+    let budget = Duration::from_millis(400);
+    let parse_ns = time_ns(
+        &|| {
+            shapes
+                .iter()
+                .map(|s| axe_xla::parse_shape(s).map_or(0, |_| 1))
+                .sum::<u64>()
+        },
+        budget,
+    );
+    let print_ns = time_ns(
+        &|| {
+            parsed
+                .iter()
+                .map(|s| s.to_string().len() as u64)
+                .sum::<u64>()
+        },
+        budget,
+    );
+    let dst = std::cell::RefCell::new(vec![0u8; text.len()]);
+    let memcpy_ns = time_ns(
+        &|| {
+            let mut d = dst.borrow_mut();
+            d.copy_from_slice(black_box(text.as_bytes()));
+            u64::from(black_box(d[0]))
+        },
+        budget,
+    );
+    let mb = |ns: f64| bytes as f64 / ns * 1e3; // bytes per ns → MB/s
+    let rows = [
+        ("parse", parse_ns),
+        ("print", print_ns),
+        ("memcpy (reference)", memcpy_ns),
+    ];
+    if !json {
+        println!("{} shapes, {} bytes ({})", n, bytes, shapes[2]);
+        println!(
+            "{:<20} {:>14} {:>10} {:>12}",
+            "operation", "shapes/s", "MB/s", "x memcpy"
+        );
+    }
+    for (name, ns) in rows {
+        let per_sec = n as f64 / ns * 1e9;
+        let ratio = memcpy_ns / ns;
+        if json {
+            println!(
+                "{}",
+                json!({"operation": name, "shapes_per_second": per_sec, "mb_per_second": mb(ns),
+                                  "ratio_to_memcpy": ratio, "shapes": n, "bytes": bytes})
+            );
+        } else {
+            println!("{name:<20} {per_sec:>14.0} {:>10.1} {ratio:>12.4}", mb(ns));
+        }
+    }
+    true
+}
+
 pub fn run(what: What) -> bool {
     match what {
+        What::Xla { json, shapes } => bench_xla(json, shapes),
         What::Layout { json, millis } => {
             let cases = match axe_layout::bench_cases::bench_cases() {
                 Ok(c) => c,

@@ -6,6 +6,8 @@
 //! tiled layout into an Axe layout on the memory axis `m`.
 
 mod axe;
+#[doc(hidden)]
+pub mod bench_cases;
 mod error;
 mod numpy;
 mod primitive;
