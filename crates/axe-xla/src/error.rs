@@ -29,6 +29,18 @@ pub enum XlaError {
     /// The operation needs something the shape does not have (an array, static sizes, ...).
     #[error("{0}")]
     Unsupported(String),
+    /// An HLO module could not be read: where, what, and the line with a caret.
+    #[error("{line}:{column}: {message}\n  {source_line}\n  {caret}^", caret = " ".repeat(column.saturating_sub(1)))]
+    Module {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column (in characters).
+        column: usize,
+        /// What was wrong.
+        message: String,
+        /// The offending line.
+        source_line: String,
+    },
     /// An error from the Axe layout algebra.
     #[error(transparent)]
     Layout(#[from] LayoutError),

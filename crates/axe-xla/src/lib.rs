@@ -9,6 +9,7 @@ mod axe;
 #[doc(hidden)]
 pub mod bench_cases;
 mod error;
+pub mod hlo;
 mod numpy;
 mod primitive;
 mod shape;

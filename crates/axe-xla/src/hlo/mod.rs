@@ -1,0 +1,185 @@
+//! Whole HLO text modules: read (zero-copy, borrowing from the text), printed back the way XLA prints.
+//!
+//! ```text
+//! module      := 'HloModule' NAME (',' ATTR '=' VALUE)* tables? computation*
+//! computation := 'ENTRY'? NAME signature? '{' instruction* '}'
+//! instruction := 'ROOT'? NAME '=' shape? OPCODE '(' operands? ')' (',' ATTR '=' VALUE)*
+//! ```
+//!
+//! Names may carry a `%` prefix. Attribute values nest brackets and hold strings with escapes; unknown
+//! attributes are kept verbatim. Shapes are kept as text and parsed on demand ([`Instruction::shape`]),
+//! so reading a large dump is a single scan. Errors carry `line:col`, the line and a caret.
+
+mod reader;
+pub mod sharding;
+pub mod stats;
+pub mod synth;
+
+use std::fmt;
+
+pub use reader::parse_module;
+
+use crate::error::Result;
+use crate::shape::Shape;
+
+/// An HLO module: header, optional stack-frame tables, computations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module<'a> {
+    /// The module name.
+    pub name: &'a str,
+    /// Header attributes (`entry_computation_layout={...}`, ...), values verbatim.
+    pub attributes: Vec<Attribute<'a>>,
+    /// Text between the header and the first computation (the stack-frame tables of newer dumps),
+    /// verbatim, without surrounding blank lines.
+    pub tables: &'a str,
+    /// The computations in the order written.
+    pub computations: Vec<Computation<'a>>,
+}
+
+/// `name=value` with the value as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attribute<'a> {
+    /// The attribute name.
+    pub name: &'a str,
+    /// Its value, verbatim.
+    pub value: &'a str,
+}
+
+/// A computation: `ENTRY %main (p: f32[2]) -> f32[2] { ... }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Computation<'a> {
+    /// Whether this is the entry computation.
+    pub is_entry: bool,
+    /// The name as written (with its `%`, if any).
+    pub name: &'a str,
+    /// The signature `(p: f32[2]) -> f32[2]`, verbatim; empty when absent.
+    pub signature: &'a str,
+    /// The instructions in the order written.
+    pub instructions: Vec<Instruction<'a>>,
+}
+
+/// One instruction: `ROOT %add.1 = f32[2]{0} add(%a, %b), metadata={...}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instruction<'a> {
+    /// Whether it is the computation's root.
+    pub is_root: bool,
+    /// The name as written (with its `%`, if any).
+    pub name: &'a str,
+    /// The result shape as written; empty when the text leaves it out.
+    pub shape_text: &'a str,
+    /// The opcode (`add`, `fusion`, `get-tuple-element`, ...).
+    pub opcode: &'a str,
+    /// Everything between the operand parentheses, verbatim.
+    pub operands_text: &'a str,
+    /// The attributes after the operands, values verbatim.
+    pub attributes: Vec<Attribute<'a>>,
+}
+
+impl<'a> Instruction<'a> {
+    /// The parsed result shape (`None` when the text gives none).
+    pub fn shape(&self) -> Result<Option<Shape>> {
+        if self.shape_text.is_empty() {
+            return Ok(None);
+        }
+        crate::text::parse_shape(self.shape_text).map(Some)
+    }
+
+    /// The value of attribute `name`, if present.
+    pub fn attribute(&self, name: &str) -> Option<&'a str> {
+        self.attributes.iter().find(|a| a.name == name).map(|a| a.value)
+    }
+
+    /// The instruction names among the operands (`%a` and `a` alike, without the `%`), in order.
+    /// Operands written with their shape (`f32[2]{0} %a`) give the name after the shape.
+    pub fn operand_names(&self) -> Vec<&'a str> {
+        reader::split_top_level(self.operands_text, b',')
+            .into_iter()
+            .filter_map(|op| {
+                let op = op.trim();
+                let last = op.rsplit(|c: char| c.is_whitespace()).next().unwrap_or(op);
+                let name = last.strip_prefix('%').unwrap_or(last);
+                let ok = !name.is_empty()
+                    && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+                ok.then_some(name)
+            })
+            .collect()
+    }
+
+    /// The name without a leading `%`.
+    pub fn bare_name(&self) -> &'a str {
+        self.name.strip_prefix('%').unwrap_or(self.name)
+    }
+}
+
+fn write_attributes(f: &mut fmt::Formatter<'_>, attrs: &[Attribute<'_>]) -> fmt::Result {
+    for a in attrs {
+        write!(f, ", {}={}", a.name, a.value)?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Instruction<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_root {
+            f.write_str("ROOT ")?;
+        }
+        write!(f, "{} = ", self.name)?;
+        if !self.shape_text.is_empty() {
+            write!(f, "{} ", self.shape_text)?;
+        }
+        write!(f, "{}({})", self.opcode, self.operands_text)?;
+        write_attributes(f, &self.attributes)
+    }
+}
+
+impl fmt::Display for Computation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_entry {
+            f.write_str("ENTRY ")?;
+        }
+        f.write_str(self.name)?;
+        if !self.signature.is_empty() {
+            write!(f, " {}", self.signature)?;
+        }
+        f.write_str(" {\n")?;
+        for i in &self.instructions {
+            writeln!(f, "  {i}")?;
+        }
+        f.write_str("}")
+    }
+}
+
+/// Prints the module as XLA prints it: the header line and a blank line, then each computation followed
+/// by a blank line.
+impl fmt::Display for Module<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HloModule {}", self.name)?;
+        write_attributes(f, &self.attributes)?;
+        f.write_str("\n\n")?;
+        if !self.tables.is_empty() {
+            write!(f, "{}\n\n", self.tables)?;
+        }
+        for c in &self.computations {
+            write!(f, "{c}\n\n")?;
+        }
+        Ok(())
+    }
+}
+
+impl Module<'_> {
+    /// The entry computation (the one marked `ENTRY`, else the last).
+    pub fn entry(&self) -> Option<&Computation<'_>> {
+        self.computations.iter().find(|c| c.is_entry).or(self.computations.last())
+    }
+
+    /// The value of header attribute `name`, if present.
+    pub fn attribute(&self, name: &str) -> Option<&str> {
+        self.attributes.iter().find(|a| a.name == name).map(|a| a.value)
+    }
+
+    /// Number of instructions in all computations.
+    pub fn instruction_count(&self) -> usize {
+        self.computations.iter().map(|c| c.instructions.len()).sum()
+    }
+}
