@@ -11,12 +11,129 @@ fn xla_printed_module_round_trips_byte_for_byte() {
     assert_eq!(m.to_string(), XLA_PRINTED);
     assert_eq!(m.computations.len(), 2);
     let entry = m.entry().unwrap();
-    let add = entry.instructions.iter().find(|i| i.name == "%add.936").unwrap();
-    assert_eq!(add.shape_text, "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}");
+    let add = entry
+        .instructions
+        .iter()
+        .find(|i| i.name == "%add.936")
+        .unwrap();
+    assert_eq!(
+        add.shape_text,
+        "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}"
+    );
     assert_eq!(add.opcode, "add");
     assert_eq!(add.operand_names(), vec!["exponential.183", "Arg_1"]);
     let gte = entry.instructions.last().unwrap();
     assert!(gte.is_root);
     assert_eq!(gte.attribute("backend_config"), Some(r#"{"a":1}"#));
-    assert_eq!(gte.attribute("frontend_attributes"), Some(r#"{_xla_x="y, z"}"#));
+    assert_eq!(
+        gte.attribute("frontend_attributes"),
+        Some(r#"{_xla_x="y, z"}"#)
+    );
+}
+
+/// A synthetic module (hlo::synth) as XLA printed it after parsing it.
+#[test]
+fn xla_printed_synthetic_module_round_trips() {
+    let text = include_str!("modules/synth_xla_printed.hlo");
+    let m = parse_module(text).unwrap();
+    assert_eq!(m.to_string(), text);
+    assert!(m.instruction_count() > 50);
+}
+
+#[test]
+fn seed_instructions_and_fixpoint() {
+    let text = "HloModule m\n\nENTRY %main {\n  %add.936 = bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)} add(exponential.183, broadcast.3115)\n  \
+                %fusion.3 = bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)} fusion(bf16[32,32,8192]{2,1,0:T(8,128)(2,1)S(1)} %fusion.32), kind=kCustom, calls=%all-reduce-scatter.3\n}\n";
+    let m = parse_module(text).unwrap();
+    let insts = &m.computations[0].instructions;
+    assert_eq!(
+        insts[0].operand_names(),
+        vec!["exponential.183", "broadcast.3115"]
+    );
+    assert_eq!(insts[1].operand_names(), vec!["fusion.32"]);
+    assert_eq!(insts[1].attribute("calls"), Some("%all-reduce-scatter.3"));
+    let s = insts[1].shape().unwrap().unwrap();
+    assert_eq!(s.as_array().unwrap().layout.memory_space, 1);
+    let printed = m.to_string();
+    assert_eq!(
+        parse_module(&printed).unwrap().to_string(),
+        printed,
+        "printing is a fixpoint"
+    );
+}
+
+#[test]
+fn comments_strings_nesting_and_tables() {
+    let text = r#"HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}
+
+FileNames
+1 "a.py"
+
+FunctionNames
+1 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=2}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=0}
+
+ENTRY %e /* entry */ (p: f32[2]) -> f32[2] {
+  %p = f32[2]{0} parameter(0) // the input
+  %c = f32[2]{0} constant({1, 2}), backend_config="{\"x\": \"a,b}\"}"
+  ROOT %r = f32[2]{0} custom-call(%p, %c), custom_call_target="foo", slice={[0:1], [0:5]}, frontend_attributes={k="v, w"}
+}
+"#;
+    let m = parse_module(text).unwrap();
+    assert!(
+        m.tables.starts_with("FileNames") && m.tables.ends_with("parent_frame_id=0}"),
+        "{:?}",
+        m.tables
+    );
+    let r = &m.computations[0].instructions[2];
+    assert_eq!(r.attribute("custom_call_target"), Some("\"foo\""));
+    assert_eq!(r.attribute("slice"), Some("{[0:1], [0:5]}"));
+    let c = &m.computations[0].instructions[1];
+    assert_eq!(c.operands_text, "{1, 2}");
+    assert_eq!(
+        c.attribute("backend_config"),
+        Some(r#""{\"x\": \"a,b}\"}""#)
+    );
+    let printed = m.to_string();
+    assert_eq!(parse_module(&printed).unwrap().to_string(), printed);
+}
+
+#[test]
+fn errors_have_line_column_and_caret() {
+    let text = "HloModule m
+
+ENTRY %e {
+  %p = f32[2]{0} parameter(0)
+  %q = f32[2]{0} add(%p, %p
+}
+";
+    let e = parse_module(text).unwrap_err().to_string();
+    assert!(e.starts_with("5:"), "{e}");
+    assert!(
+        e.contains("  %q = f32[2]{0} add(%p, %p") && e.contains('^'),
+        "{e}"
+    );
+    let e = parse_module(
+        "HloModule m
+
+ENTRY %e {
+  %p = f32[2]{0} parameter(0) junk
+}
+",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("4:31:"), "{e}");
+    assert!(parse_module("nonsense").is_err());
+    assert!(parse_module(
+        "HloModule m
+ENTRY %e {
+"
+    )
+    .is_err());
 }

@@ -86,7 +86,10 @@ impl<'a> Instruction<'a> {
 
     /// The value of attribute `name`, if present.
     pub fn attribute(&self, name: &str) -> Option<&'a str> {
-        self.attributes.iter().find(|a| a.name == name).map(|a| a.value)
+        self.attributes
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.value)
     }
 
     /// The instruction names among the operands (`%a` and `a` alike, without the `%`), in order.
@@ -99,8 +102,13 @@ impl<'a> Instruction<'a> {
                 let last = op.rsplit(|c: char| c.is_whitespace()).next().unwrap_or(op);
                 let name = last.strip_prefix('%').unwrap_or(last);
                 let ok = !name.is_empty()
-                    && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                    && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+                    && name
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
                 ok.then_some(name)
             })
             .collect()
@@ -170,12 +178,18 @@ impl fmt::Display for Module<'_> {
 impl Module<'_> {
     /// The entry computation (the one marked `ENTRY`, else the last).
     pub fn entry(&self) -> Option<&Computation<'_>> {
-        self.computations.iter().find(|c| c.is_entry).or(self.computations.last())
+        self.computations
+            .iter()
+            .find(|c| c.is_entry)
+            .or(self.computations.last())
     }
 
     /// The value of header attribute `name`, if present.
     pub fn attribute(&self, name: &str) -> Option<&str> {
-        self.attributes.iter().find(|a| a.name == name).map(|a| a.value)
+        self.attributes
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.value)
     }
 
     /// Number of instructions in all computations.

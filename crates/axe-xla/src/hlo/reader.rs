@@ -13,7 +13,11 @@ use crate::error::{Result, XlaError};
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
 pub fn parse_module(text: &str) -> Result<Module<'_>> {
-    let mut r = Reader { s: text, b: text.as_bytes(), pos: 0 };
+    let mut r = Reader {
+        s: text,
+        b: text.as_bytes(),
+        pos: 0,
+    };
     r.module()
 }
 
@@ -44,6 +48,12 @@ impl<'a> Reader<'a> {
         })
     }
 
+    fn line_col(&self, at: usize) -> (usize, usize) {
+        let line_start = self.s[..at].rfind('\n').map_or(0, |p| p + 1);
+        let line = self.b[..line_start].iter().filter(|&&c| c == b'\n').count() + 1;
+        (line, self.s[line_start..at].chars().count() + 1)
+    }
+
     fn peek(&self) -> Option<u8> {
         self.b.get(self.pos).copied()
     }
@@ -65,7 +75,9 @@ impl<'a> Reader<'a> {
             }
             Ok(true)
         } else if self.b[self.pos..].starts_with(b"//") {
-            self.pos = self.s[self.pos..].find('\n').map_or(self.b.len(), |e| self.pos + e);
+            self.pos = self.s[self.pos..]
+                .find('\n')
+                .map_or(self.b.len(), |e| self.pos + e);
             Ok(true)
         } else {
             Ok(false)
@@ -91,7 +103,9 @@ impl<'a> Reader<'a> {
 
     fn eat_word(&mut self, word: &str) -> bool {
         let end = self.pos + word.len();
-        if self.b[self.pos..].starts_with(word.as_bytes()) && self.b.get(end).is_none_or(|c| !is_name_byte(*c)) {
+        if self.b[self.pos..].starts_with(word.as_bytes())
+            && self.b.get(end).is_none_or(|c| !is_name_byte(*c))
+        {
             self.pos = end;
             true
         } else {
@@ -136,7 +150,15 @@ impl<'a> Reader<'a> {
                 }
                 b')' | b']' | b'}' => {
                     if stack.pop() != Some(c) {
-                        return self.error(self.pos, format!("unbalanced {:?}", c as char));
+                        let (line, col) = self.line_col(self.pos);
+                        let open = self.b[open_at] as char;
+                        return self.error(
+                            open_at,
+                            format!(
+                                "this {open:?} is not closed before the {:?} at {line}:{col}",
+                                c as char
+                            ),
+                        );
                     }
                     self.pos += 1;
                     if stack.is_empty() {
@@ -180,7 +202,10 @@ impl<'a> Reader<'a> {
                     self.balanced()?;
                 }
                 Some(b')' | b']' | b'}') => {
-                    return self.error(self.pos, format!("unbalanced {:?}", self.b[self.pos] as char))
+                    return self.error(
+                        self.pos,
+                        format!("unbalanced {:?}", self.b[self.pos] as char),
+                    )
                 }
                 Some(b'"') => self.string()?,
                 Some(_) => self.pos += 1,
@@ -204,12 +229,18 @@ impl<'a> Reader<'a> {
             self.pos += 1;
             self.skip(false)?;
             let start = self.pos;
-            while self.peek().is_some_and(|c| c != b'=' && c != b',' && c != b'\n' && c != b' ') {
+            while self
+                .peek()
+                .is_some_and(|c| c != b'=' && c != b',' && c != b'\n' && c != b' ')
+            {
                 self.pos += 1;
             }
             let name = &self.s[start..self.pos];
             if name.is_empty() || self.peek() != Some(b'=') {
-                return self.error(self.pos, format!("expected an attribute name=value{}", self.found()));
+                return self.error(
+                    self.pos,
+                    format!("expected an attribute name=value{}", self.found()),
+                );
             }
             self.pos += 1;
             let value = self.value()?;
@@ -262,7 +293,10 @@ impl<'a> Reader<'a> {
         };
         self.skip(false)?;
         let op_start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')) {
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        {
             self.pos += 1;
         }
         let opcode = &self.s[op_start..self.pos];
@@ -270,7 +304,10 @@ impl<'a> Reader<'a> {
             return self.error(op_start, format!("expected an opcode{}", self.found()));
         }
         if self.peek() != Some(b'(') {
-            return self.error(self.pos, format!("expected '(' after the opcode {opcode}{}", self.found()));
+            return self.error(
+                self.pos,
+                format!("expected '(' after the opcode {opcode}{}", self.found()),
+            );
         }
         let open = self.pos;
         let close = self.balanced()?;
@@ -279,9 +316,24 @@ impl<'a> Reader<'a> {
         self.skip(false)?;
         match self.peek() {
             None | Some(b'\n') | Some(b'}') => {}
-            _ => return self.error(self.pos, format!("expected ', attribute=value' or the end of the instruction{}", self.found())),
+            _ => {
+                return self.error(
+                    self.pos,
+                    format!(
+                        "expected ', attribute=value' or the end of the instruction{}",
+                        self.found()
+                    ),
+                )
+            }
         }
-        Ok(Instruction { is_root, name, shape_text, opcode, operands_text, attributes })
+        Ok(Instruction {
+            is_root,
+            name,
+            shape_text,
+            opcode,
+            operands_text,
+            attributes,
+        })
     }
 
     fn computation(&mut self) -> Result<Computation<'a>> {
@@ -294,7 +346,10 @@ impl<'a> Reader<'a> {
             self.balanced()?;
             self.skip(false)?;
             if !self.b[self.pos..].starts_with(b"->") {
-                return self.error(self.pos, format!("expected '->' and the result shape{}", self.found()));
+                return self.error(
+                    self.pos,
+                    format!("expected '->' and the result shape{}", self.found()),
+                );
             }
             self.pos += 2;
             self.skip(false)?;
@@ -313,11 +368,21 @@ impl<'a> Reader<'a> {
                     self.pos += 1;
                     break;
                 }
-                None => return self.error(self.pos, format!("computation {name} is never closed with '}}'")),
+                None => {
+                    return self.error(
+                        self.pos,
+                        format!("computation {name} is never closed with '}}'"),
+                    )
+                }
                 _ => instructions.push(self.instruction()?),
             }
         }
-        Ok(Computation { is_entry, name, signature, instructions })
+        Ok(Computation {
+            is_entry,
+            name,
+            signature,
+            instructions,
+        })
     }
 
     fn module(&mut self) -> Result<Module<'a>> {
@@ -327,7 +392,10 @@ impl<'a> Reader<'a> {
         }
         self.skip(false)?;
         let start = self.pos;
-        while self.peek().is_some_and(|c| !matches!(c, b',' | b' ' | b'\t' | b'\n' | b'\r')) {
+        while self
+            .peek()
+            .is_some_and(|c| !matches!(c, b',' | b' ' | b'\t' | b'\n' | b'\r'))
+        {
             self.pos += 1;
         }
         let name = &self.s[start..self.pos];
@@ -337,7 +405,13 @@ impl<'a> Reader<'a> {
         let attributes = self.attributes()?;
         self.skip(false)?;
         if self.peek().is_some_and(|c| c != b'\n') {
-            return self.error(self.pos, format!("expected ', attribute=value' or the end of the header{}", self.found()));
+            return self.error(
+                self.pos,
+                format!(
+                    "expected ', attribute=value' or the end of the header{}",
+                    self.found()
+                ),
+            );
         }
         // Stack-frame tables: heading lines and their numbered entries, blank lines between.
         self.skip(true)?;
@@ -345,7 +419,9 @@ impl<'a> Reader<'a> {
         let mut tables_end = tables_start;
         let mut cursor = tables_start;
         while cursor < self.b.len() {
-            let line_end = self.s[cursor..].find('\n').map_or(self.b.len(), |e| cursor + e);
+            let line_end = self.s[cursor..]
+                .find('\n')
+                .map_or(self.b.len(), |e| cursor + e);
             let line = self.s[cursor..line_end].trim();
             let in_tables = tables_end > tables_start;
             let heading = TABLE_HEADINGS.contains(&line);
@@ -367,7 +443,12 @@ impl<'a> Reader<'a> {
             }
             computations.push(self.computation()?);
         }
-        Ok(Module { name, attributes, tables, computations })
+        Ok(Module {
+            name,
+            attributes,
+            tables,
+            computations,
+        })
     }
 }
 

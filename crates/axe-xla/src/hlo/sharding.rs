@@ -43,10 +43,16 @@ impl TileAssignment {
     pub fn devices(&self) -> Result<Vec<i64>> {
         match self {
             TileAssignment::Explicit { devices, .. } => Ok(devices.clone()),
-            TileAssignment::Iota { dims, reshape, transpose } => {
+            TileAssignment::Iota {
+                dims,
+                reshape,
+                transpose,
+            } => {
                 let n = product(reshape)?;
                 if n != product(dims)? {
-                    return Err(XlaError::Invalid(format!("iota reshape {reshape:?} does not match tiles {dims:?}")));
+                    return Err(XlaError::Invalid(format!(
+                        "iota reshape {reshape:?} does not match tiles {dims:?}"
+                    )));
                 }
                 let perm: Vec<usize> = match transpose {
                     Some(p) => p.iter().map(|&x| x as usize).collect(),
@@ -55,7 +61,9 @@ impl TileAssignment {
                 let mut sorted = perm.clone();
                 sorted.sort_unstable();
                 if sorted != (0..reshape.len()).collect::<Vec<_>>() {
-                    return Err(XlaError::Invalid(format!("T{transpose:?} is not a permutation of the iota dims")));
+                    return Err(XlaError::Invalid(format!(
+                        "T{transpose:?} is not a permutation of the iota dims"
+                    )));
                 }
                 let transposed: Vec<i64> = perm.iter().map(|&p| reshape[p]).collect();
                 // Strides of the reshaped arange, read in transposed order.
@@ -66,7 +74,12 @@ impl TileAssignment {
                 let mut out = Vec::with_capacity(n as usize);
                 let mut idx = vec![0i64; transposed.len()];
                 for _ in 0..n {
-                    out.push(idx.iter().enumerate().map(|(k, &v)| v * stride[perm[k]]).sum());
+                    out.push(
+                        idx.iter()
+                            .enumerate()
+                            .map(|(k, &v)| v * stride[perm[k]])
+                            .sum(),
+                    );
                     for k in (0..idx.len()).rev() {
                         idx[k] += 1;
                         if idx[k] < transposed[k] {
@@ -126,7 +139,9 @@ pub struct DeviceShard {
 }
 
 fn product(v: &[i64]) -> Result<i64> {
-    v.iter().try_fold(1i64, |p, &x| p.checked_mul(x)).ok_or_else(|| crate::error::overflow("multiplying tile dimensions"))
+    v.iter()
+        .try_fold(1i64, |p, &x| p.checked_mul(x))
+        .ok_or_else(|| crate::error::overflow("multiplying tile dimensions"))
 }
 
 impl Sharding {
@@ -143,10 +158,23 @@ impl Sharding {
     pub fn shards(&self, dims: &[i64]) -> Result<Vec<DeviceShard>> {
         let full: Vec<Range<i64>> = dims.iter().map(|&d| 0..d).collect();
         match self {
-            Sharding::Replicated { .. } | Sharding::Manual { .. } => Ok(vec![DeviceShard { device: None, region: full }]),
-            Sharding::Maximal { device, .. } => Ok(vec![DeviceShard { device: Some(*device), region: full }]),
-            Sharding::Tuple(_) => Err(XlaError::Unsupported("a tuple sharding has one sharding per element".into())),
-            Sharding::Tiled { tile_assignment, last_tile_dim_replicate, last_tile_dims, .. } => {
+            Sharding::Replicated { .. } | Sharding::Manual { .. } => Ok(vec![DeviceShard {
+                device: None,
+                region: full,
+            }]),
+            Sharding::Maximal { device, .. } => Ok(vec![DeviceShard {
+                device: Some(*device),
+                region: full,
+            }]),
+            Sharding::Tuple(_) => Err(XlaError::Unsupported(
+                "a tuple sharding has one sharding per element".into(),
+            )),
+            Sharding::Tiled {
+                tile_assignment,
+                last_tile_dim_replicate,
+                last_tile_dims,
+                ..
+            } => {
                 let grid = tile_assignment.dims();
                 let extra = usize::from(*last_tile_dim_replicate) + last_tile_dims.len();
                 if grid.len() != dims.len() + extra {
@@ -156,11 +184,16 @@ impl Sharding {
                     )));
                 }
                 if grid.iter().any(|&t| t <= 0) {
-                    return Err(XlaError::Invalid(format!("tile grid {grid:?} has a non-positive dimension")));
+                    return Err(XlaError::Invalid(format!(
+                        "tile grid {grid:?} has a non-positive dimension"
+                    )));
                 }
                 let devices = tile_assignment.devices()?;
                 if devices.len() as i64 != product(grid)? {
-                    return Err(XlaError::Invalid(format!("{} devices for a tile grid {grid:?}", devices.len())));
+                    return Err(XlaError::Invalid(format!(
+                        "{} devices for a tile grid {grid:?}",
+                        devices.len()
+                    )));
                 }
                 let mut out = Vec::with_capacity(devices.len());
                 let mut pos = vec![0i64; grid.len()];
@@ -175,7 +208,10 @@ impl Sharding {
                             start..(start + size).min(d)
                         })
                         .collect();
-                    out.push(DeviceShard { device: Some(device), region });
+                    out.push(DeviceShard {
+                        device: Some(device),
+                        region,
+                    });
                     for k in (0..pos.len()).rev() {
                         pos[k] += 1;
                         if pos[k] < grid[k] {
@@ -191,7 +227,10 @@ impl Sharding {
 }
 
 fn join(v: &[i64]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn write_metadata(f: &mut fmt::Formatter<'_>, m: &Option<String>) -> fmt::Result {
@@ -220,10 +259,21 @@ impl fmt::Display for Sharding {
                 write_metadata(f, metadata)?;
                 f.write_str("}")
             }
-            Sharding::Tiled { tile_assignment, last_tile_dim_replicate, last_tile_dims, metadata } => {
+            Sharding::Tiled {
+                tile_assignment,
+                last_tile_dim_replicate,
+                last_tile_dims,
+                metadata,
+            } => {
                 match tile_assignment {
-                    TileAssignment::Explicit { dims, devices } => write!(f, "{{devices=[{}]{}", join(dims), join(devices))?,
-                    TileAssignment::Iota { dims, reshape, transpose } => {
+                    TileAssignment::Explicit { dims, devices } => {
+                        write!(f, "{{devices=[{}]{}", join(dims), join(devices))?
+                    }
+                    TileAssignment::Iota {
+                        dims,
+                        reshape,
+                        transpose,
+                    } => {
                         write!(f, "{{devices=[{}]<=[{}]", join(dims), join(reshape))?;
                         if let Some(t) = transpose {
                             write!(f, "T({})", join(t))?;
@@ -259,7 +309,10 @@ pub fn parse_sharding(text: &str) -> Result<Sharding> {
     let s = p.sharding()?;
     p.ws();
     if p.pos != text.len() {
-        return p.err(format!("unexpected text after the sharding: {:?}", &text[p.pos..]));
+        return p.err(format!(
+            "unexpected text after the sharding: {:?}",
+            &text[p.pos..]
+        ));
     }
     Ok(s)
 }
@@ -271,7 +324,12 @@ struct P<'a> {
 
 impl P<'_> {
     fn err<T>(&self, msg: String) -> Result<T> {
-        Err(crate::error::ParseError { input: self.s.to_string(), offset: self.pos, message: msg }.into())
+        Err(crate::error::ParseError {
+            input: self.s.to_string(),
+            offset: self.pos,
+            message: msg,
+        }
+        .into())
     }
 
     fn ws(&mut self) {
@@ -371,19 +429,34 @@ impl P<'_> {
             return Ok(Sharding::Tuple(elems));
         }
         let s = if self.eat("replicated") {
-            Sharding::Replicated { metadata: self.metadata()? }
+            Sharding::Replicated {
+                metadata: self.metadata()?,
+            }
         } else if self.eat("manual") {
-            Sharding::Manual { metadata: self.metadata()? }
+            Sharding::Manual {
+                metadata: self.metadata()?,
+            }
         } else if self.eat("maximal") {
             self.expect("device=")?;
             let device = self.int()?;
-            Sharding::Maximal { device, metadata: self.metadata()? }
+            Sharding::Maximal {
+                device,
+                metadata: self.metadata()?,
+            }
         } else if self.eat("devices=[") {
             let dims = self.ints("]")?;
             let tile_assignment = if self.eat("<=[") {
                 let reshape = self.ints("]")?;
-                let transpose = if self.eat("T(") { Some(self.ints(")")?) } else { None };
-                TileAssignment::Iota { dims, reshape, transpose }
+                let transpose = if self.eat("T(") {
+                    Some(self.ints(")")?)
+                } else {
+                    None
+                };
+                TileAssignment::Iota {
+                    dims,
+                    reshape,
+                    transpose,
+                }
             } else {
                 let mut devices = vec![self.int()?];
                 while self.eat(",") {
@@ -397,11 +470,14 @@ impl P<'_> {
                 loop {
                     self.ws();
                     let start = self.pos;
-                    while self.s[self.pos..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                    while self.s[self.pos..]
+                        .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    {
                         self.pos += 1;
                     }
                     if start == self.pos {
-                        return self.err("expected a subgroup kind (manual, replicated, ...)".to_string());
+                        return self
+                            .err("expected a subgroup kind (manual, replicated, ...)".to_string());
                     }
                     last_tile_dims.push(self.s[start..self.pos].to_string());
                     if self.eat("}") {
@@ -410,7 +486,12 @@ impl P<'_> {
                     self.expect(",")?;
                 }
             }
-            Sharding::Tiled { tile_assignment, last_tile_dim_replicate, last_tile_dims, metadata: self.metadata()? }
+            Sharding::Tiled {
+                tile_assignment,
+                last_tile_dim_replicate,
+                last_tile_dims,
+                metadata: self.metadata()?,
+            }
         } else {
             return self.err("expected replicated, manual, maximal or devices=".to_string());
         };
@@ -441,9 +522,17 @@ mod tests {
             assert_eq!(parse_sharding(s).unwrap().to_string(), s);
         }
         let t = parse_sharding("{devices=[4,2]<=[2,4]T(1,0)}").unwrap();
-        let Sharding::Tiled { tile_assignment, .. } = t else { panic!() };
+        let Sharding::Tiled {
+            tile_assignment, ..
+        } = t
+        else {
+            panic!()
+        };
         // arange(8).reshape(2,4).transpose(1,0) = [[0,4],[1,5],[2,6],[3,7]]
-        assert_eq!(tile_assignment.devices().unwrap(), vec![0, 4, 1, 5, 2, 6, 3, 7]);
+        assert_eq!(
+            tile_assignment.devices().unwrap(),
+            vec![0, 4, 1, 5, 2, 6, 3, 7]
+        );
         assert!(parse_sharding("{devices=[2]0,1").is_err());
         assert!(parse_sharding("{bogus}").is_err());
     }
@@ -452,11 +541,20 @@ mod tests {
     fn uneven_shards() {
         let s = parse_sharding("{devices=[2,2]<=[4]}").unwrap();
         let shards = s.shards(&[5, 3]).unwrap();
-        assert_eq!(shards[3], DeviceShard { device: Some(3), region: vec![3..5, 2..3] });
+        assert_eq!(
+            shards[3],
+            DeviceShard {
+                device: Some(3),
+                region: vec![3..5, 2..3]
+            }
+        );
         let r = parse_sharding("{devices=[2,1,2]<=[4] last_tile_dim_replicate}").unwrap();
         let shards = r.shards(&[8, 8]).unwrap();
         assert_eq!(shards.len(), 4);
-        assert_eq!(shards[1].region, shards[0].region, "replicas along the last grid dim");
+        assert_eq!(
+            shards[1].region, shards[0].region,
+            "replicas along the last grid dim"
+        );
         assert!(s.shards(&[5]).is_err());
     }
 }

@@ -1,1 +1,210 @@
-//! stats
+//! What a module's layouts cost: bytes per memory space, padding, the worst tensors, and every place
+//! data moves between layouts.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{Computation, Module};
+use crate::error::{Result, XlaError};
+use crate::shape::Shape;
+use crate::size::sizes;
+
+/// Opcodes whose result only aliases other values (counting them would count bytes twice).
+const ALIASING: [&str; 3] = ["tuple", "get-tuple-element", "bitcast"];
+
+/// Bytes of a set of arrays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Number of arrays.
+    pub arrays: u64,
+    /// Logical bytes (`ByteSizeOf`).
+    pub logical_bytes: i64,
+    /// XLA's padded `ArraySize`.
+    pub xla_bytes: i64,
+    /// Exact physical bytes (every tile expanded).
+    pub physical_bytes: i64,
+}
+
+impl Totals {
+    fn add(&mut self, o: &Totals) {
+        self.arrays += o.arrays;
+        self.logical_bytes += o.logical_bytes;
+        self.xla_bytes += o.xla_bytes;
+        self.physical_bytes += o.physical_bytes;
+    }
+
+    /// Physical minus logical bytes.
+    pub fn padding_bytes(&self) -> i64 {
+        self.physical_bytes - self.logical_bytes
+    }
+
+    /// Padding as a percentage of the physical bytes.
+    pub fn padding_percent(&self) -> f64 {
+        if self.physical_bytes == 0 {
+            0.0
+        } else {
+            100.0 * self.padding_bytes() as f64 / self.physical_bytes as f64
+        }
+    }
+}
+
+/// One tensor and the padding its layout costs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Waste {
+    /// The computation.
+    pub computation: String,
+    /// The instruction.
+    pub instruction: String,
+    /// The array shape (a tuple element for tuple results).
+    pub shape: String,
+    /// Its sizes.
+    pub totals: Totals,
+}
+
+/// An instruction whose result layout differs from an operand's: data moves between layouts there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Relayout {
+    /// The computation.
+    pub computation: String,
+    /// The instruction.
+    pub instruction: String,
+    /// Its opcode.
+    pub opcode: String,
+    /// The operand whose layout differs.
+    pub operand: String,
+    /// The operand's shape.
+    pub from: String,
+    /// The result's shape.
+    pub to: String,
+    /// Physical bytes written.
+    pub bytes: i64,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// Instructions read.
+    pub instructions: usize,
+    /// Totals per memory space `S(n)`.
+    pub spaces: BTreeMap<i64, Totals>,
+    /// Totals over everything.
+    pub total: Totals,
+    /// The tensors with the most padding, worst first.
+    pub top_waste: Vec<Waste>,
+    /// Every relayout, in module order.
+    pub relayouts: Vec<Relayout>,
+    /// Totals per computation, in module order.
+    pub computations: Vec<(String, Totals)>,
+}
+
+struct Info {
+    /// Per array leaf: (shape text, memory space, sizes).
+    leaves: Vec<(String, i64, Totals)>,
+    shape: Shape,
+}
+
+fn info_of(text: &str) -> Result<Info> {
+    let shape = crate::text::parse_shape(text)?;
+    let mut leaves = Vec::new();
+    for (_, a) in shape.arrays() {
+        if a.dims.iter().any(|d| d.bound().is_none()) {
+            continue; // unbounded dynamic: no size
+        }
+        let z = sizes(a)?;
+        leaves.push((
+            a.to_string(),
+            a.layout.memory_space,
+            Totals {
+                arrays: 1,
+                logical_bytes: z.logical_bytes,
+                xla_bytes: z.xla_array_size_bytes,
+                physical_bytes: z.physical_bytes,
+            },
+        ));
+    }
+    Ok(Info { leaves, shape })
+}
+
+/// The cost report of a module (see [`Report`]); `top` is how many wasteful tensors to keep.
+pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
+    let mut cache: HashMap<&str, std::rc::Rc<Info>> = HashMap::new();
+    let mut r = Report {
+        instructions: module.instruction_count(),
+        ..Report::default()
+    };
+    let mut waste: Vec<Waste> = Vec::new();
+    for comp in &module.computations {
+        let mut ctotal = Totals::default();
+        let mut by_name: HashMap<&str, std::rc::Rc<Info>> =
+            HashMap::with_capacity(comp.instructions.len());
+        for inst in &comp.instructions {
+            if inst.shape_text.is_empty() {
+                continue;
+            }
+            let info = match cache.get(inst.shape_text) {
+                Some(i) => i.clone(),
+                None => {
+                    let i = std::rc::Rc::new(
+                        info_of(inst.shape_text).map_err(|e| located(comp, inst.name, e))?,
+                    );
+                    cache.insert(inst.shape_text, i.clone());
+                    i
+                }
+            };
+            by_name.insert(inst.bare_name(), info.clone());
+            if !ALIASING.contains(&inst.opcode) {
+                for (shape, space, t) in &info.leaves {
+                    r.spaces.entry(*space).or_default().add(t);
+                    ctotal.add(t);
+                    if t.padding_bytes() > 0 {
+                        waste.push(Waste {
+                            computation: comp.name.to_string(),
+                            instruction: inst.name.to_string(),
+                            shape: shape.clone(),
+                            totals: *t,
+                        });
+                    }
+                }
+            }
+            // Relayouts: an array operand with the result's dimensions but another layout, or a transpose.
+            let Shape::Array(result) = &info.shape else {
+                continue;
+            };
+            for op in inst.operand_names() {
+                let Some(op_info) = by_name.get(op) else {
+                    continue;
+                };
+                let Shape::Array(src) = &op_info.shape else {
+                    continue;
+                };
+                let moves = if inst.opcode == "transpose" {
+                    true
+                } else {
+                    src.dims == result.dims
+                        && src.layout != result.layout
+                        && src.element_type == result.element_type
+                };
+                if moves {
+                    r.relayouts.push(Relayout {
+                        computation: comp.name.to_string(),
+                        instruction: inst.name.to_string(),
+                        opcode: inst.opcode.to_string(),
+                        operand: op.to_string(),
+                        from: src.to_string(),
+                        to: result.to_string(),
+                        bytes: info.leaves.first().map_or(0, |l| l.2.physical_bytes),
+                    });
+                }
+            }
+        }
+        r.total.add(&ctotal);
+        r.computations.push((comp.name.to_string(), ctotal));
+    }
+    waste.sort_by(|a, b| b.totals.padding_bytes().cmp(&a.totals.padding_bytes()));
+    waste.truncate(top);
+    r.top_waste = waste;
+    Ok(r)
+}
+
+fn located(comp: &Computation<'_>, name: &str, e: XlaError) -> XlaError {
+    XlaError::Unsupported(format!("in {} instruction {name}: {e}", comp.name))
+}
