@@ -3,6 +3,8 @@
 //! A thin layer over the libraries: argument handling, input collection and output formatting only.
 
 mod bench;
+mod file;
+mod hlo_cmd;
 mod input;
 mod layout_cmd;
 mod report;
@@ -32,6 +34,11 @@ enum Command {
         #[command(subcommand)]
         verb: xla_cmd::Verb,
     },
+    /// Whole HLO modules: cost report, formatting, synthetic modules, shardings.
+    Hlo {
+        #[command(subcommand)]
+        verb: hlo_cmd::Verb,
+    },
     /// Measure speed against a reference measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -44,6 +51,7 @@ fn main() -> ExitCode {
     let ok = match cli.command {
         Command::Layout { verb } => layout_cmd::run(verb),
         Command::Xla { verb } => xla_cmd::run(verb),
+        Command::Hlo { verb } => hlo_cmd::run(verb),
         Command::Bench { what } => bench::run(what),
     };
     if ok {

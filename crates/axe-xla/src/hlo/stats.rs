@@ -60,7 +60,8 @@ pub struct Waste {
     pub totals: Totals,
 }
 
-/// An instruction whose result layout differs from an operand's: data moves between layouts there.
+/// An instruction whose result layout differs from an operand's (one with the same dimensions), or a
+/// transpose: data moves between layouts there.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Relayout {
     /// The computation.
@@ -77,6 +78,9 @@ pub struct Relayout {
     pub to: String,
     /// Physical bytes written.
     pub bytes: i64,
+    /// `"layout"` when the order, tiles or packing differ; `"memory space"` when only `S(n)` does;
+    /// `"transpose"` for transposes.
+    pub kind: &'static str,
 }
 
 /// The whole report.
@@ -176,14 +180,23 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                 let Shape::Array(src) = &op_info.shape else {
                     continue;
                 };
-                let moves = if inst.opcode == "transpose" {
-                    true
+                let kind = if inst.opcode == "transpose" {
+                    Some("transpose")
+                } else if src.dims != result.dims
+                    || src.element_type != result.element_type
+                    || src.layout == result.layout
+                {
+                    None
                 } else {
-                    src.dims == result.dims
-                        && src.layout != result.layout
-                        && src.element_type == result.element_type
+                    let mut same_space = src.layout.clone();
+                    same_space.memory_space = result.layout.memory_space;
+                    Some(if same_space == result.layout {
+                        "memory space"
+                    } else {
+                        "layout"
+                    })
                 };
-                if moves {
+                if let Some(kind) = kind {
                     r.relayouts.push(Relayout {
                         computation: comp.name.to_string(),
                         instruction: inst.name.to_string(),
@@ -192,7 +205,9 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                         from: src.to_string(),
                         to: result.to_string(),
                         bytes: info.leaves.first().map_or(0, |l| l.2.physical_bytes),
+                        kind,
                     });
+                    break; // one entry per instruction
                 }
             }
         }

@@ -68,7 +68,8 @@ pub fn synth_module(n: usize, seed: u64) -> String {
         } else {
             per
         };
-        for i in 2..count {
+        let mut i = 2;
+        while i < count {
             let op = OPS[next(OPS.len() as u64) as usize];
             let space = if next(5) == 0 { "S(1)" } else { "" };
             let line = next(900) + 10;
@@ -77,9 +78,10 @@ pub fn synth_module(n: usize, seed: u64) -> String {
                 0 => {
                     let _ = writeln!(
                         out,
-                        "  %copy.{f}.{i} = {plain}{{0,1:{tiles}}} copy(%{prev}), metadata={{op_type=\"copy\" op_name=\"jit(train_step)/transpose\" source_file=\"/src/model/layers.py\" source_line={line}}}"
+                        "  %copy.{f}.{i} = {plain}{{0,1:{tiles}}} copy(%{prev}), metadata={{op_type=\"copy\" op_name=\"jit(f)/transpose\" source_file=\"model.py\" source_line={line}}}"
                     );
                     let _ = writeln!(out, "  %{name} = {} copy(%copy.{f}.{i})", shape(space));
+                    i += 1;
                 }
                 1 => {
                     let _ = writeln!(
@@ -97,7 +99,7 @@ pub fn synth_module(n: usize, seed: u64) -> String {
                 _ => {
                     let _ = writeln!(
                         out,
-                        "  %{name} = {} {op}({}), metadata={{op_type=\"{op}\" op_name=\"jit(train_step)/layer_{}/{op}\" source_file=\"/src/model/layers.py\" source_line={line}}}",
+                        "  %{name} = {} {op}({}), metadata={{op_type=\"{op}\" op_name=\"jit(f)/l{}/{op}\" source_file=\"model.py\" source_line={line}}}",
                         shape(space),
                         if UNARY.contains(&op) { format!("%{prev}") } else { format!("%{prev}, %p1.{f}") },
                         next(48)
@@ -105,6 +107,7 @@ pub fn synth_module(n: usize, seed: u64) -> String {
                 }
             }
             prev = name;
+            i += 1;
         }
         if entry {
             let _ = writeln!(out, "  ROOT %result = {} fusion(%{prev}, %p1.{f}), kind=kLoop, calls=%fused_computation.0", shape(""));

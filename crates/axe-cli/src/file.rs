@@ -1,0 +1,45 @@
+//! Reading input files: memory-mapped, so a dump of hundreds of megabytes is read in place.
+
+use std::fs::File;
+
+/// The bytes of a file, mapped (or read, for non-regular files such as pipes).
+pub enum Bytes {
+    /// A memory map of a regular file.
+    Mapped(memmap2::Mmap),
+    /// The contents, read.
+    Read(Vec<u8>),
+}
+
+impl Bytes {
+    /// Opens `path` (`-` for stdin).
+    pub fn open(path: &str) -> Result<Bytes, String> {
+        if path == "-" {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)
+                .map_err(|e| format!("reading stdin: {e}"))?;
+            return Ok(Bytes::Read(v));
+        }
+        let f = File::open(path).map_err(|e| format!("{path}: {e}"))?;
+        let meta = f.metadata().map_err(|e| format!("{path}: {e}"))?;
+        if !meta.is_file() || meta.len() == 0 {
+            return std::fs::read(path)
+                .map(Bytes::Read)
+                .map_err(|e| format!("{path}: {e}"));
+        }
+        // SAFETY: the map is read-only and lives as long as the returned value. If another process
+        // truncates the file while it is mapped, reads may fault; that is the documented risk of mapping
+        // files, accepted here for reading large dumps in place.
+        #[allow(unsafe_code)]
+        let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| format!("{path}: {e}"))?;
+        Ok(Bytes::Mapped(map))
+    }
+
+    /// The contents as text.
+    pub fn text(&self, path: &str) -> Result<&str, String> {
+        let b: &[u8] = match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Read(v) => v,
+        };
+        std::str::from_utf8(b).map_err(|e| format!("{path}: not UTF-8 text ({e})"))
+    }
+}

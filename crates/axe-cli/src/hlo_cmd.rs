@@ -1,0 +1,256 @@
+//! `axe hlo <verb>`: whole HLO modules.
+
+use axe_xla::hlo::sharding::parse_sharding;
+use axe_xla::hlo::stats::{report, Totals};
+use axe_xla::hlo::{parse_module, synth::synth_module};
+use clap::Subcommand;
+use serde_json::{json, Value};
+
+use crate::file::Bytes;
+use crate::report::{emit, Report};
+
+#[derive(Subcommand)]
+pub enum Verb {
+    /// What the module's layouts cost: bytes per memory space, padding, worst tensors, relayouts.
+    Stats {
+        /// An HLO text file (`-` for stdin).
+        file: String,
+        /// How many tensors to list by padding waste.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read the module and print it back as XLA does.
+    Fmt {
+        /// An HLO text file (`-` for stdin).
+        file: String,
+    },
+    /// Write a realistic synthetic module (tiled shapes, memory spaces, tuples, metadata, shardings).
+    Synth {
+        /// About how many instructions.
+        #[arg(long, default_value_t = 1000)]
+        instructions: usize,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output file (stdout if absent); written atomically.
+        #[arg(short, long)]
+        output: Option<String>,
+    },
+    /// Which part of an array each device holds under a sharding.
+    Shards {
+        /// The sharding, e.g. '{devices=[2,2]<=[4]}'.
+        sharding: String,
+        /// The array shape, e.g. 'f32[5,3]'.
+        #[arg(long)]
+        shape: String,
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn totals_json(t: &Totals) -> Value {
+    json!({"arrays": t.arrays, "logical_bytes": t.logical_bytes, "xla_bytes": t.xla_bytes,
+           "physical_bytes": t.physical_bytes, "padding_bytes": t.padding_bytes(), "padding_percent": t.padding_percent()})
+}
+
+fn human(b: i64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v.abs() >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+fn stats(file: &str, top: usize) -> Result<Report, String> {
+    let bytes = Bytes::open(file)?;
+    let text = bytes.text(file)?;
+    let module = parse_module(text).map_err(|e| format!("{file}:{e}"))?;
+    let r = report(&module, top).map_err(|e| e.to_string())?;
+    let spaces: serde_json::Map<String, Value> = r
+        .spaces
+        .iter()
+        .map(|(s, t)| (s.to_string(), totals_json(t)))
+        .collect();
+    let json = json!({
+        "module": module.name,
+        "instructions": r.instructions,
+        "total": totals_json(&r.total),
+        "memory_spaces": spaces,
+        "top_padding": r.top_waste.iter().map(|w| json!({"computation": w.computation, "instruction": w.instruction,
+            "shape": w.shape, "logical_bytes": w.totals.logical_bytes, "physical_bytes": w.totals.physical_bytes,
+            "padding_bytes": w.totals.padding_bytes()})).collect::<Vec<_>>(),
+        "relayouts": r.relayouts.iter().map(|x| json!({"computation": x.computation, "instruction": x.instruction,
+            "opcode": x.opcode, "operand": x.operand, "from": x.from, "to": x.to, "bytes": x.bytes, "kind": x.kind})).collect::<Vec<_>>(),
+        "computations": r.computations.iter().map(|(n, t)| { let mut v = totals_json(t); v["name"] = json!(n); v }).collect::<Vec<_>>(),
+    });
+    let mut t = format!(
+        "module {} ({} instructions, {} computations)\n\n",
+        module.name,
+        r.instructions,
+        r.computations.len()
+    );
+    t.push_str(&format!(
+        "{:<8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>8}\n",
+        "space", "arrays", "logical", "XLA padded", "physical", "padding", "pad %"
+    ));
+    let row = |name: String, x: &Totals| {
+        format!(
+            "{:<8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>7.1}%\n",
+            name,
+            x.arrays,
+            human(x.logical_bytes),
+            human(x.xla_bytes),
+            human(x.physical_bytes),
+            human(x.padding_bytes()),
+            x.padding_percent()
+        )
+    };
+    for (s, x) in &r.spaces {
+        t.push_str(&row(format!("S({s})"), x));
+    }
+    t.push_str(&row("total".into(), &r.total));
+    if !r.top_waste.is_empty() {
+        t.push_str(&format!(
+            "\ntop {} tensors by padding:\n",
+            r.top_waste.len()
+        ));
+        for w in &r.top_waste {
+            t.push_str(&format!(
+                "  {:>12}  {} = {}  ({})\n",
+                human(w.totals.padding_bytes()),
+                w.instruction,
+                w.shape,
+                w.computation
+            ));
+        }
+    }
+    t.push_str(&format!(
+        "\n{} relayouts (result layout differs from an operand's):\n",
+        r.relayouts.len()
+    ));
+    for x in r.relayouts.iter().take(50) {
+        t.push_str(&format!(
+            "  {:>12}  {:<12} {} {}: {} -> {}\n",
+            human(x.bytes),
+            x.kind,
+            x.opcode,
+            x.instruction,
+            x.from,
+            x.to
+        ));
+    }
+    if r.relayouts.len() > 50 {
+        t.push_str(&format!(
+            "  ... and {} more (see --json)\n",
+            r.relayouts.len() - 50
+        ));
+    }
+    t.push_str("\nper computation:\n");
+    for (n, x) in &r.computations {
+        t.push_str(&format!(
+            "  {:>12} physical, {:>12} padding  {n}\n",
+            human(x.physical_bytes),
+            human(x.padding_bytes())
+        ));
+    }
+    Ok(Report { json, text: t })
+}
+
+/// Writes `data` to `path` atomically (a temporary file beside it, then a rename).
+pub fn write_atomically(path: &str, data: &[u8]) -> Result<(), String> {
+    let tmp = format!("{path}.tmp-{}", std::process::id());
+    std::fs::write(&tmp, data).map_err(|e| format!("{tmp}: {e}"))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{path}: {e}")
+    })
+}
+
+pub fn run(verb: Verb) -> bool {
+    match verb {
+        Verb::Stats { file, top, json } => emit([stats(&file, top)], json),
+        Verb::Fmt { file } => {
+            let result = Bytes::open(&file).and_then(|b| {
+                let text = b.text(&file)?;
+                parse_module(text)
+                    .map(|m| m.to_string())
+                    .map_err(|e| format!("{file}:{e}"))
+            });
+            match result {
+                Ok(s) => {
+                    print!("{s}");
+                    true
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    false
+                }
+            }
+        }
+        Verb::Synth {
+            instructions,
+            seed,
+            output,
+        } => {
+            let text = synth_module(instructions, seed);
+            match output {
+                Some(path) => match write_atomically(&path, text.as_bytes()) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        false
+                    }
+                },
+                None => {
+                    print!("{text}");
+                    true
+                }
+            }
+        }
+        Verb::Shards {
+            sharding,
+            shape,
+            json,
+        } => emit(
+            [(|| {
+                let s = parse_sharding(&sharding).map_err(|e| e.to_string())?;
+                let a = axe_xla::parse_shape(&shape).map_err(|e| e.to_string())?;
+                let a = a
+                    .as_array()
+                    .ok_or_else(|| format!("{shape} is not an array"))?;
+                let dims = axe_xla::static_dims(a).map_err(|e| e.to_string())?;
+                let shards = s.shards(&dims).map_err(|e| e.to_string())?;
+                let rows: Vec<Value> = shards
+                    .iter()
+                    .map(|d| json!({"device": d.device, "region": d.region.iter().map(|r| [r.start, r.end]).collect::<Vec<_>>()}))
+                    .collect();
+                let mut text = format!("{s} over {a}\n");
+                for d in &shards {
+                    let dev = d.device.map_or("all".to_string(), |x| x.to_string());
+                    let reg: Vec<String> = d
+                        .region
+                        .iter()
+                        .map(|r| format!("{}:{}", r.start, r.end))
+                        .collect();
+                    text.push_str(&format!("  device {dev:>4}: [{}]\n", reg.join(", ")));
+                }
+                Ok(Report {
+                    json: json!({"sharding": s.to_string(), "shape": a.to_string(), "shards": rows}),
+                    text,
+                })
+            })()],
+            json,
+        ),
+    }
+}

@@ -1,0 +1,134 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! `axe hlo` as a user runs it.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("axe")
+        .unwrap()
+        .env("RUST_BACKTRACE", "0")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn module_path() -> String {
+    format!(
+        "{}/../axe-xla/tests/modules/xla_printed.hlo",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn fmt_reprints_an_xla_module_byte_for_byte() {
+    let (code, out, err) = run(&["hlo", "fmt", &module_path()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, std::fs::read_to_string(module_path()).unwrap());
+}
+
+#[test]
+fn stats_report() {
+    let (code, out, err) = run(&["hlo", "stats", "--json", &module_path()]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["module"], "jit_f");
+    assert_eq!(v["instructions"], 12);
+    // f32[3,5]{1,0:T(2,2)} pads 15 elements to 24: 36 bytes of padding, the only padded tensor.
+    assert_eq!(v["top_padding"][0]["padding_bytes"], 36);
+    assert_eq!(v["top_padding"][0]["instruction"], "%Arg_0.1");
+    let relayouts: Vec<&str> = v["relayouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["instruction"].as_str().unwrap())
+        .collect();
+    assert_eq!(relayouts, vec!["%fusion", "%copy"]);
+    assert_eq!(v["relayouts"][1]["from"], "f32[3,5]{1,0}");
+    assert_eq!(v["relayouts"][1]["to"], "f32[3,5]{0,1}");
+    assert!(v["memory_spaces"]["0"]["physical_bytes"].as_i64().unwrap() > 0);
+    let (code, out, _) = run(&["hlo", "stats", &module_path()]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("relayouts") && out.contains("per computation"),
+        "{out}"
+    );
+}
+
+#[test]
+fn synth_then_stats_and_errors() {
+    let dir = std::env::temp_dir().join(format!("axe-hlo-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.hlo").to_string_lossy().to_string();
+    let (code, _, err) = run(&["hlo", "synth", "--instructions", "500", "--output", &path]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = run(&["hlo", "stats", "--json", &path]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["instructions"].as_u64().unwrap() >= 500);
+    assert!(
+        v["memory_spaces"].get("1").is_some(),
+        "synthetic modules use S(1)"
+    );
+    let bad = dir.join("bad.hlo").to_string_lossy().to_string();
+    std::fs::write(
+        &bad,
+        "HloModule m\n\nENTRY %e {\n  %p = f32[2]{0} parameter(0) junk\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["hlo", "stats", &bad]);
+    assert_eq!(code, 1);
+    assert!(err.contains("bad.hlo:4:31:") && err.contains('^'), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn shards_per_device() {
+    let (code, out, _) = run(&[
+        "hlo",
+        "shards",
+        "--json",
+        "{devices=[4]<=[4]}",
+        "--shape",
+        "f32[5]",
+    ]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let regions: Vec<Value> = v["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["region"][0].clone())
+        .collect();
+    assert_eq!(
+        regions,
+        vec![
+            serde_json::json!([0, 2]),
+            serde_json::json!([2, 4]),
+            serde_json::json!([4, 5]),
+            serde_json::json!([5, 5])
+        ]
+    );
+}
+
+#[test]
+fn bench_hlo_reports_speed_and_memory() {
+    let (code, out, err) = run(&[
+        "bench",
+        "hlo",
+        "--json",
+        "--instructions",
+        "2000",
+        "--runs",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["mb_per_second"].as_f64().unwrap() > 0.0);
+    assert!(v["memcpy_mb_per_second"].as_f64().unwrap() > 0.0);
+}
