@@ -214,7 +214,7 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
         r.total.add(&ctotal);
         r.computations.push((comp.name.to_string(), ctotal));
     }
-    waste.sort_by(|a, b| b.totals.padding_bytes().cmp(&a.totals.padding_bytes()));
+    waste.sort_by_key(|w| std::cmp::Reverse(w.totals.padding_bytes()));
     waste.truncate(top);
     r.top_waste = waste;
     Ok(r)
