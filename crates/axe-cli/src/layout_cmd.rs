@@ -1,11 +1,11 @@
 //! `axe layout <verb>`: the Axe layout operators on the command line.
 
 use axe_layout::{unflatten, Axis, Coord, Layout};
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 use serde_json::{json, Map, Value};
 
 use crate::input::{self, Region, Shape};
-use crate::report::{emit, Report};
+use crate::report::{emit, Common, Report};
 
 /// The built-in example: the Axe paper's tensor-core tile (8×16 over 2 warps × 32 lanes × 2 registers,
 /// replicated to warps +4, offset to warp 5).
@@ -13,13 +13,6 @@ const TENSOR_CORE: &str = "S[(8,2,4,2):(4@lane,1@warp,1@lane,1@reg)] + R[2:4@war
 
 /// The most coordinates `axe layout map` prints without `--index`.
 const MAP_LIMIT: u64 = 1 << 20;
-
-#[derive(Args)]
-pub struct Common {
-    /// One JSON object per input on stdout (errors as {"error": ...}).
-    #[arg(long, global = true)]
-    json: bool,
-}
 
 #[derive(Subcommand)]
 pub enum Verb {

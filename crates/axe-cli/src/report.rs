@@ -1,6 +1,15 @@
 //! One result per input: JSON objects (one per line) with `--json`, readable text otherwise.
 
+use clap::Args;
 use serde_json::{json, Value};
+
+/// The `--json` flag every command takes.
+#[derive(Args)]
+pub struct Common {
+    /// One JSON object per input on stdout (errors as {"error": ...}).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
 
 /// What a verb produced for one input.
 pub struct Report {

@@ -4,21 +4,14 @@ use axe_xla::{
     element_offset, from_axe, linear_index, numpy_program, parse_shape, sizes, to_axe,
     tpu_default_layout, validate, ArrayShape, Dim, Layout, Shape, TileDim, Tiling,
 };
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 use serde_json::{json, Map, Value};
 
 use crate::input::{self, Shape as ShapeArg};
-use crate::report::{emit, Report};
+use crate::report::{emit, Common, Report};
 
 /// The most memory slots `axe xla index --all` lists.
 const TABLE_LIMIT: i64 = 1 << 16;
-
-#[derive(Args)]
-pub struct Common {
-    /// One JSON object per input on stdout (errors as {"error": ...}).
-    #[arg(long, global = true)]
-    json: bool,
-}
 
 #[derive(Subcommand)]
 pub enum Verb {

@@ -1,30 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 //! The `axe` binary as a user runs it: outputs, JSON, stdin, errors and exit codes.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{json_lines as json, run as axe};
 use serde_json::Value;
-
-fn axe(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("axe")
-        .unwrap()
-        .env("RUST_BACKTRACE", "0")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn json(args: &[&str]) -> Vec<Value> {
-    let (code, out, err) = axe(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    out.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 #[test]
 fn show_reports_size_span_and_canonical_form() {

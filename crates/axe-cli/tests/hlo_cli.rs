@@ -1,22 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 //! `axe hlo` as a user runs it.
 
-use assert_cmd::Command;
-use serde_json::Value;
+mod common;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("axe")
-        .unwrap()
-        .env("RUST_BACKTRACE", "0")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use common::run;
+use serde_json::Value;
 
 fn module_path() -> String {
     format!(

@@ -1,27 +1,13 @@
 #![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 //! `axe xla` as a user runs it.
 
-use assert_cmd::Command;
+mod common;
+
+use common::run;
 use serde_json::{json, Value};
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("axe")
-        .unwrap()
-        .env("RUST_BACKTRACE", "0")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
 fn json(args: &[&str]) -> Value {
-    let (code, out, err) = run(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    serde_json::from_str(out.lines().next().unwrap()).unwrap()
+    common::json_lines(args).remove(0)
 }
 
 #[test]

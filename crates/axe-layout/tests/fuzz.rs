@@ -9,6 +9,7 @@
 mod common;
 
 use axe_layout::Layout;
+use axe_testkit::mutate;
 use proptest::prelude::*;
 
 const SEEDS: &[&str] = &[
@@ -18,26 +19,6 @@ const SEEDS: &[&str] = &[
     "S[4096:1]",
     "S[] + R[(2,2):(1@w,-4@w)]",
 ];
-
-fn mutate(s: &str, ops: &[(u8, usize, char)]) -> String {
-    let mut chars: Vec<char> = s.chars().collect();
-    for &(op, at, c) in ops {
-        let at = if chars.is_empty() {
-            0
-        } else {
-            at % (chars.len() + 1)
-        };
-        match op % 3 {
-            0 => chars.insert(at, c),
-            1 if at < chars.len() => {
-                chars.remove(at);
-            }
-            _ if at < chars.len() => chars[at] = c,
-            _ => {}
-        }
-    }
-    chars.into_iter().collect()
-}
 
 fn exercise(l: &Layout) {
     let _ = l.canonicalize();

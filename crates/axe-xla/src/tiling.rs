@@ -13,17 +13,17 @@ use crate::shape::{ArrayShape, Dim, TileDim};
 
 /// One tile applied to a shape.
 #[derive(Clone, Debug)]
-struct Step {
+pub(crate) struct Step {
     /// Leading 1s added before tiling.
-    lead: usize,
+    pub(crate) lead: usize,
     /// Index (in the extended shape) where the tiled dimensions start.
-    offset: usize,
+    pub(crate) offset: usize,
     /// For each tiled dimension: the extended dimensions combined into it (more than one with `*`).
-    groups: Vec<Vec<usize>>,
+    pub(crate) groups: Vec<Vec<usize>>,
     /// The extents of the extended shape.
-    extended: Vec<i64>,
+    pub(crate) extended: Vec<i64>,
     /// Tile size per group.
-    sizes: Vec<i64>,
+    pub(crate) sizes: Vec<i64>,
 }
 
 /// The expansion of an array's layout: physical order, then every tile in turn.
@@ -127,6 +127,11 @@ impl Tiling {
             steps,
             expanded: shape,
         })
+    }
+
+    /// The tiles as applied, in order.
+    pub(crate) fn steps(&self) -> &[Step] {
+        &self.steps
     }
 
     /// Elements of the expanded shape (data and padding), before `L`.

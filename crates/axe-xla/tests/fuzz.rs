@@ -2,6 +2,7 @@
 //! Arbitrary and mutated text into the shape parser, and every function on whatever parses: errors, never
 //! panics; overflow is an error.
 
+use axe_testkit::mutate;
 use axe_xla::{numpy_program, parse_shape, sizes, to_axe, tpu_default_layout, validate, Tiling};
 use proptest::prelude::*;
 
@@ -15,26 +16,6 @@ fn corpus_inputs() -> Vec<String> {
                 .to_string()
         })
         .collect()
-}
-
-fn mutate(s: &str, ops: &[(u8, usize, char)]) -> String {
-    let mut chars: Vec<char> = s.chars().collect();
-    for &(op, at, c) in ops {
-        let at = if chars.is_empty() {
-            0
-        } else {
-            at % (chars.len() + 1)
-        };
-        match op % 3 {
-            0 => chars.insert(at, c),
-            1 if at < chars.len() => {
-                chars.remove(at);
-            }
-            _ if at < chars.len() => chars[at] = c,
-            _ => {}
-        }
-    }
-    chars.into_iter().collect()
 }
 
 fn exercise(input: &str) {

@@ -2,31 +2,12 @@
 //! Arbitrary and mutated modules into the reader, shardings into their parser: errors, never panics; and
 //! whatever reads prints back to a fixpoint.
 
+use axe_testkit::mutate;
 use axe_xla::hlo::sharding::parse_sharding;
 use axe_xla::hlo::{parse_module, stats::report};
 use proptest::prelude::*;
 
 const SEED: &str = include_str!("modules/xla_printed.hlo");
-
-fn mutate(s: &str, ops: &[(u8, usize, char)]) -> String {
-    let mut chars: Vec<char> = s.chars().collect();
-    for &(op, at, c) in ops {
-        let at = if chars.is_empty() {
-            0
-        } else {
-            at % (chars.len() + 1)
-        };
-        match op % 3 {
-            0 => chars.insert(at, c),
-            1 if at < chars.len() => {
-                chars.remove(at);
-            }
-            _ if at < chars.len() => chars[at] = c,
-            _ => {}
-        }
-    }
-    chars.into_iter().collect()
-}
 
 fn check(text: &str) {
     if let Ok(m) = parse_module(text) {

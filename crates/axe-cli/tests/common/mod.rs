@@ -1,0 +1,29 @@
+//! Running the `axe` binary as a user does.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// Runs `axe ARGS`: exit code, stdout, stderr.
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("axe")
+        .unwrap()
+        .env("RUST_BACKTRACE", "0")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Runs `axe ARGS`, expects success, and parses each stdout line as JSON.
+pub fn json_lines(args: &[&str]) -> Vec<Value> {
+    let (code, out, err) = run(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
