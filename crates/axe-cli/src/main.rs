@@ -3,6 +3,7 @@
 //! A thin layer over the libraries: argument handling, input collection and output formatting only.
 
 mod bench;
+mod explain_cmd;
 mod file;
 mod hlo_cmd;
 mod input;
@@ -24,6 +25,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Explain a layout in plain words (default: the XLA doc's f32[3,5]{1,0:T(2,2)}).
+    Explain(explain_cmd::ExplainArgs),
+    /// Draw a layout: memory offsets and tiles, threads, or devices (SVG, PNG or text).
+    Render(explain_cmd::RenderArgs),
     /// Axe layouts: shard / replica / offset over named axes, and their operators.
     Layout {
         #[command(subcommand)]
@@ -49,6 +54,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let ok = match cli.command {
+        Command::Explain(args) => explain_cmd::explain(args),
+        Command::Render(args) => explain_cmd::render(args),
         Command::Layout { verb } => layout_cmd::run(verb),
         Command::Xla { verb } => xla_cmd::run(verb),
         Command::Hlo { verb } => hlo_cmd::run(verb),

@@ -129,6 +129,18 @@ impl Tiling {
         })
     }
 
+    /// The expanded shape after each tile, in order.
+    pub fn shapes_after_tiles(&self) -> Vec<Vec<i64>> {
+        (0..self.steps.len())
+            .map(|k| {
+                self.steps.get(k + 1).map_or_else(
+                    || self.expanded.clone(),
+                    |next| next.extended[next.lead..].to_vec(),
+                )
+            })
+            .collect()
+    }
+
     /// The tiles as applied, in order.
     pub(crate) fn steps(&self) -> &[Step] {
         &self.steps
@@ -157,7 +169,25 @@ impl Tiling {
     /// Index in the expanded shape of logical element `index`.
     pub fn expanded_index(&self, index: &[i64]) -> Result<Vec<i64>> {
         self.check(index)?;
-        let mut idx: Vec<i64> = self.physical.iter().map(|&d| index[d]).collect();
+        Ok(self.expand(index, None))
+    }
+
+    /// For each tile level, the coordinates that name the tile holding `index` at that level (everything
+    /// but that tile's within-tile part). Two elements share a level-`k` tile iff these agree. Indices may
+    /// lie in the padding beyond the logical dimensions (up to the padded extents), so padding slots can be
+    /// placed in tiles too; there is no bounds check.
+    pub fn tile_path(&self, index: &[i64]) -> Vec<Vec<i64>> {
+        let mut path = Vec::with_capacity(self.steps.len());
+        self.expand(index, Some(&mut path));
+        path
+    }
+
+    fn expand(&self, index: &[i64], mut path: Option<&mut Vec<Vec<i64>>>) -> Vec<i64> {
+        let mut idx: Vec<i64> = self
+            .physical
+            .iter()
+            .map(|&d| index.get(d).copied().unwrap_or(0))
+            .collect();
         for s in &self.steps {
             let mut ext = vec![0i64; s.lead];
             ext.extend_from_slice(&idx);
@@ -166,15 +196,19 @@ impl Tiling {
             for (g, &t) in s.groups.iter().zip(&s.sizes) {
                 let mut v: i64 = 0;
                 for &i in g {
-                    v = v * s.extended[i] + ext[i]; // bounded by the merged extent, checked at construction
+                    // Bounded by the merged extent (checked at construction) for indices in the array.
+                    v = v.saturating_mul(s.extended[i]).saturating_add(ext[i]);
                 }
                 next.push(v / t);
                 inner.push(v % t);
             }
+            if let Some(p) = path.as_deref_mut() {
+                p.push(next.clone());
+            }
             next.extend(inner);
             idx = next;
         }
-        Ok(idx)
+        idx
     }
 
     /// `linear_index_with_tiles`: the element's position in memory order (in elements, before packing).

@@ -1,0 +1,200 @@
+//! `axe explain` and `axe render`: a layout in plain words, and as a picture.
+
+use std::io::IsTerminal;
+
+use axe_render::explain::{explain_axe, explain_xla, to_text_report, Explanation};
+use axe_render::{axe_picture, memory_picture, to_png, to_svg, to_text, Picture};
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use crate::input::Shape as ShapeArg;
+
+/// The seed's example, explained when no input is given.
+pub const DEFAULT_INPUT: &str = "f32[3,5]{1,0:T(2,2)}";
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Colour {
+    /// In a terminal only.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+#[derive(Args)]
+pub struct ExplainArgs {
+    /// An XLA shape with layout ('bf16[8,128]{1,0:T(8,128)(2,1)}') or an Axe layout (with --shape).
+    /// Default: f32[3,5]{1,0:T(2,2)}, the XLA tiling doc's Figure 1.
+    input: Option<String>,
+    /// The logical shape an Axe layout is viewed over (default: one dimension of its size).
+    #[arg(long)]
+    shape: Option<ShapeArg>,
+    /// The same facts as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Colour the output.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: Colour,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    /// SVG (the default, or from the -o file's extension).
+    Svg,
+    /// PNG, rasterised.
+    Png,
+    /// Plain text.
+    Txt,
+}
+
+#[derive(Args)]
+pub struct RenderArgs {
+    /// An XLA shape with layout, or an Axe layout (with --shape).
+    input: String,
+    /// The logical shape an Axe layout is viewed over.
+    #[arg(long)]
+    shape: Option<ShapeArg>,
+    /// Output file (stdout for svg and txt if absent); written atomically.
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Picture format (default: from the output's extension, else svg).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// PNG scale (pixels per SVG unit).
+    #[arg(long, default_value_t = 2.0)]
+    scale: f32,
+}
+
+enum Input {
+    Xla(axe_xla::ArrayShape),
+    Axe(axe_layout::Layout, Vec<u64>),
+}
+
+fn read_input(text: &str, shape: &Option<ShapeArg>) -> Result<Input, String> {
+    match axe_xla::parse_shape(text) {
+        Ok(axe_xla::Shape::Array(a)) => Ok(Input::Xla(a)),
+        Ok(other) => Err(format!("{other} is not an array shape")),
+        Err(xla_err) => match text.parse::<axe_layout::Layout>() {
+            Ok(l) => {
+                let s = shape
+                    .as_ref()
+                    .map_or_else(|| vec![l.size()], |s| s.0.clone());
+                Ok(Input::Axe(l, s))
+            }
+            Err(axe_err) => {
+                let looks_axe = text.trim_start().starts_with(['S', 'R', 'T']);
+                Err(if looks_axe {
+                    axe_err.to_string()
+                } else {
+                    xla_err.to_string()
+                })
+            }
+        },
+    }
+}
+
+fn explanation(input: &Input) -> Result<Explanation, String> {
+    match input {
+        Input::Xla(a) => explain_xla(a),
+        Input::Axe(l, s) => explain_axe(l, s),
+    }
+    .map_err(|e| e.to_string())
+}
+
+fn picture(input: &Input) -> Result<Picture, String> {
+    match input {
+        Input::Xla(a) => memory_picture(a),
+        Input::Axe(l, s) => axe_picture(l, s),
+    }
+    .map_err(|e| e.to_string())
+}
+
+pub fn explain(args: ExplainArgs) -> bool {
+    let text = args.input.as_deref().unwrap_or(DEFAULT_INPUT);
+    let result = read_input(text, &args.shape).and_then(|i| explanation(&i));
+    match result {
+        Ok(e) if args.json => {
+            let fields: serde_json::Map<String, serde_json::Value> = e
+                .fields
+                .iter()
+                .map(|(k, v)| (k.clone(), json!(v)))
+                .collect();
+            let grid: Vec<Vec<serde_json::Value>> = (0..e.picture.rows)
+                .map(|r| {
+                    (0..e.picture.cols)
+                        .map(|c| {
+                            let cell = e.picture.cell(r, c);
+                            json!({"label": cell.label, "sublabel": cell.sublabel, "padding": cell.padding, "group": cell.group})
+                        })
+                        .collect()
+                })
+                .collect();
+            println!(
+                "{}",
+                json!({
+                    "input": e.title,
+                    "fields": fields,
+                    "sizes": e.sizes.map(|z| json!({"logical_bytes": z.logical_bytes, "xla_array_size_bytes": z.xla_array_size_bytes,
+                        "physical_bytes": z.physical_bytes, "padding_bytes": z.padding_bytes()})),
+                    "axe": e.axe.as_ref().map(|(l, p)| json!({"layout": l, "padded_shape": p})),
+                    "numpy": e.numpy,
+                    "grid": grid,
+                    "grid_notes": e.picture.notes,
+                })
+            );
+            true
+        }
+        Ok(e) => {
+            let colour = match args.color {
+                Colour::Always => true,
+                Colour::Never => false,
+                Colour::Auto => {
+                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+                }
+            };
+            print!("{}", to_text_report(&e, colour));
+            true
+        }
+        Err(e) => {
+            if args.json {
+                println!("{}", json!({"error": e}));
+            } else {
+                eprintln!("error: {e}");
+            }
+            false
+        }
+    }
+}
+
+pub fn render(args: RenderArgs) -> bool {
+    let format = args.format.unwrap_or_else(|| match args.output.as_deref() {
+        Some(p) if p.ends_with(".png") => Format::Png,
+        Some(p) if p.ends_with(".txt") => Format::Txt,
+        _ => Format::Svg,
+    });
+    let result = read_input(&args.input, &args.shape)
+        .and_then(|i| picture(&i))
+        .and_then(|p| match format {
+            Format::Svg => Ok(to_svg(&p).into_bytes()),
+            Format::Txt => Ok(to_text(&p, false).into_bytes()),
+            Format::Png => to_png(&to_svg(&p), args.scale).map_err(|e| e.to_string()),
+        });
+    let written = result.and_then(|bytes| match &args.output {
+        Some(path) => crate::hlo_cmd::write_atomically(path, &bytes),
+        None if format == Format::Png => {
+            Err("PNG needs an output file (-o picture.png)".to_string())
+        }
+        None => {
+            print!("{}", String::from_utf8_lossy(&bytes));
+            Ok(())
+        }
+    });
+    match written {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("error: {e}");
+            false
+        }
+    }
+}
