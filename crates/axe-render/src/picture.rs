@@ -67,6 +67,10 @@ pub struct Picture {
     pub more_rows: bool,
     /// Columns exist right of the visible ones.
     pub more_cols: bool,
+    /// Rows of the whole view (the picture may show fewer).
+    pub total_rows: u64,
+    /// Columns of the whole view.
+    pub total_cols: u64,
     /// Row `r`, column `c` is `cells[r * cols + c]`.
     pub cells: Vec<Cell>,
     /// The first memory slots in order (memory pictures).
@@ -215,6 +219,8 @@ pub fn memory_picture(a: &ArrayShape) -> Result<Picture> {
         cols: shown_c,
         more_rows: (shown_r as u64) < rows,
         more_cols: (shown_c as u64) < cols,
+        total_rows: rows,
+        total_cols: cols,
         cells,
         strip,
         strip_total: total,
@@ -418,6 +424,8 @@ pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
         cols: shown_c,
         more_rows: (shown_r as u64) < rows,
         more_cols: (shown_c as u64) < cols,
+        total_rows: rows,
+        total_cols: cols,
         cells,
         strip: Vec::new(),
         strip_total: 0,

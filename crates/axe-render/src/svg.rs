@@ -38,13 +38,12 @@ pub fn to_svg(p: &Picture) -> String {
         .max()
         .unwrap_or(1);
     let cell_w = (longest as f64 * 7.4 + 14.0).max(40.0);
-    let extra_c = usize::from(p.more_cols);
     let extra_r = usize::from(p.more_rows);
     let header_h = 30.0 + 18.0 * p.notes.len() as f64 + 8.0;
     let grid_x = MARGIN + LABEL_W;
     let grid_y = MARGIN + header_h + 18.0;
-    let grid_w = cell_w * (p.cols + extra_c) as f64;
-    let grid_h = CELL_H * (p.rows + extra_r) as f64;
+    let grid_w = cell_w * p.cols as f64;
+    let grid_h = CELL_H * p.rows as f64 + if extra_r > 0 { 24.0 } else { 0.0 };
     let strip_rows = p.strip.len().div_ceil(STRIP_PER_ROW);
     let strip_label = |e: &[i64]| {
         e.iter()
@@ -72,7 +71,17 @@ pub fn to_svg(p: &Picture) -> String {
     let title_w = p.title.len() as f64 * 8.5;
     let notes_w = p.notes.iter().map(|n| n.len()).max().unwrap_or(0) as f64 * 6.8;
     let strip_total_w = strip_w * STRIP_PER_ROW.min(p.strip.len()) as f64;
-    let width = (grid_x + grid_w)
+    let more_cols_text = format!(
+        "{} more columns",
+        p.total_cols.saturating_sub(p.cols as u64)
+    );
+    let more_rows_text = format!("{} more rows", p.total_rows.saturating_sub(p.rows as u64));
+    let ellipsis_w = if p.more_cols {
+        more_cols_text.len() as f64 * 7.0 + 16.0
+    } else {
+        0.0
+    };
+    let width = (grid_x + grid_w + ellipsis_w)
         .max(MARGIN + title_w)
         .max(MARGIN + notes_w)
         .max(MARGIN + strip_total_w)
@@ -165,21 +174,30 @@ pub fn to_svg(p: &Picture) -> String {
             }
         }
     }
-    // Ellipses for what is not shown.
+    // Ellipses for what is not shown, with how much.
     if p.more_cols {
+        let (x, y) = (
+            grid_x + cell_w * p.cols as f64 + 10.0,
+            grid_y + CELL_H * (p.rows as f64 / 2.0),
+        );
         let _ = writeln!(
             s,
-            r##"<text class="ellipsis" x="{:.1}" y="{:.1}" font-size="16" fill="#555555" text-anchor="middle">…</text>"##,
-            grid_x + cell_w * (p.cols as f64 + 0.5),
-            grid_y + CELL_H * (p.rows as f64 / 2.0) + 5.0
+            r##"<text class="ellipsis" x="{x:.1}" y="{y:.1}" font-size="18" fill="#555555">⋯</text><text x="{x:.1}" y="{:.1}" font-size="11" fill="#555555">{}</text>"##,
+            y + 16.0,
+            esc(&more_cols_text)
         );
     }
     if p.more_rows {
+        let (x, y) = (
+            grid_x + cell_w * (p.cols as f64 / 2.0),
+            grid_y + CELL_H * p.rows as f64 + 20.0,
+        );
         let _ = writeln!(
             s,
-            r##"<text class="ellipsis" x="{:.1}" y="{:.1}" font-size="16" fill="#555555" text-anchor="middle">⋮</text>"##,
-            grid_x + cell_w * (p.cols as f64 / 2.0),
-            grid_y + CELL_H * (p.rows as f64 + 0.6)
+            r##"<text class="ellipsis" x="{x:.1}" y="{y:.1}" font-size="18" fill="#555555" text-anchor="middle">⋮</text><text x="{:.1}" y="{:.1}" font-size="11" fill="#555555">{}</text>"##,
+            x + 12.0,
+            y - 2.0,
+            esc(&more_rows_text)
         );
     }
     // Tile borders: between neighbours in different tiles, by the outermost level that differs.

@@ -78,6 +78,7 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
         let slots: Vec<String> = p
             .strip
             .iter()
+            .take(24)
             .enumerate()
             .map(|(i, slot)| match &slot.element {
                 Some(e) => format!(
