@@ -1,0 +1,18 @@
+//! # axe-relayout: move bytes between layouts
+//!
+//! A tensor in memory is bytes plus an element width plus a layout: an XLA array layout (tiles, padding,
+//! `L`, packing) or an Axe layout on the memory axis `m` (any strides, replicas). [`relayout`] writes
+//! the same logical tensor in another layout.
+//!
+//! Both layouts are reduced to one offset table per logical dimension (an XLA layout's Axe form groups by
+//! its padded shape, so every dimension's offsets are separable), and a [`Plan`] orders the loops for
+//! contiguous writes, turns contiguous runs into block copies, blocks transposes for the cache, and runs
+//! the outer loops in parallel.
+
+mod error;
+mod plan;
+mod tensor;
+
+pub use error::{RelayoutError, Result};
+pub use plan::{relayout, Options, Plan};
+pub use tensor::TensorLayout;

@@ -1,0 +1,255 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! relayout against a naive element-by-element reference computed from the layouts' own index functions
+//! (XLA's tiled linear index, the Axe map), on random shapes (including non-divisible), random layout pairs
+//! (XLA with 0–3 tiles, Axe with negative strides and replicas), every element width; and A → B → A is the
+//! identity on the logical elements.
+
+use axe_layout::Layout;
+use axe_relayout::{relayout, Options, TensorLayout};
+use axe_xla::{ArrayShape, Dim, Layout as XlaLayout, PrimitiveType, Tile, TileDim, Tiling};
+use proptest::prelude::*;
+
+/// A side of the copy: its TensorLayout plus an independent way to find each element's slots.
+#[derive(Clone, Debug)]
+enum Side {
+    Xla(ArrayShape),
+    Axe(Layout, Vec<u64>, u32),
+}
+
+impl Side {
+    fn tensor(&self) -> Option<TensorLayout> {
+        match self {
+            Side::Xla(a) => TensorLayout::from_xla(a).ok(),
+            Side::Axe(l, dims, bits) => TensorLayout::from_axe(l, dims, *bits).ok(),
+        }
+    }
+
+    /// Slots of element `e` (all copies), from the layout's own index function.
+    fn slots(&self, e: &[u64]) -> Vec<i64> {
+        match self {
+            Side::Xla(a) => {
+                let idx: Vec<i64> = e.iter().map(|&x| x as i64).collect();
+                vec![Tiling::new(a).unwrap().linear_index(&idx).unwrap()]
+            }
+            Side::Axe(l, dims, _) => l
+                .apply_multi(e, dims)
+                .unwrap()
+                .iter()
+                .map(|c| c.get(&axe_layout::Axis::memory()))
+                .collect(),
+        }
+    }
+}
+
+fn get_bits(buf: &[u8], at: i64, bits: u32) -> u128 {
+    let mut v = 0u128;
+    for b in 0..bits as i64 {
+        let i = at * bits as i64 + b;
+        v |= (((buf[(i / 8) as usize] >> (i % 8)) & 1) as u128) << b;
+    }
+    v
+}
+
+fn all_indices(dims: &[u64]) -> Vec<Vec<u64>> {
+    let mut out = vec![vec![]];
+    for &d in dims {
+        out = out
+            .into_iter()
+            .flat_map(|p: Vec<u64>| (0..d).map(move |i| [p.clone(), vec![i]].concat()))
+            .collect();
+    }
+    out
+}
+
+fn xla_side(
+    dims: &[u64],
+    ty: PrimitiveType,
+    e: i64,
+    order: Vec<i64>,
+    tiles: Vec<Vec<i64>>,
+) -> Side {
+    let mut layout = XlaLayout::with_minor_to_major(order);
+    layout.tiles = tiles
+        .into_iter()
+        .map(|t| Tile(t.into_iter().map(TileDim::Size).collect()))
+        .collect();
+    layout.element_size_in_bits = e;
+    Side::Xla(ArrayShape {
+        element_type: ty,
+        dims: dims.iter().map(|&d| Dim::Static(d as i64)).collect(),
+        layout,
+    })
+}
+
+/// Element types with their width in bits: 1, 2, 4, 8, 16 bytes, and packed 4/2/1-bit.
+fn width() -> impl Strategy<Value = (PrimitiveType, i64, u32)> {
+    prop_oneof![
+        Just((PrimitiveType::U8, 0, 8)),
+        Just((PrimitiveType::Bf16, 0, 16)),
+        Just((PrimitiveType::F32, 0, 32)),
+        Just((PrimitiveType::F64, 0, 64)),
+        Just((PrimitiveType::C128, 0, 128)),
+        Just((PrimitiveType::S4, 4, 4)),
+        Just((PrimitiveType::U2, 2, 2)),
+        Just((PrimitiveType::Pred, 1, 1)),
+    ]
+}
+
+fn tiles_strategy(rank: usize) -> impl Strategy<Value = Vec<Vec<i64>>> {
+    proptest::collection::vec(
+        proptest::collection::vec(prop_oneof![1i64..=4, Just(8)], 1..=rank.max(1)),
+        0..=3,
+    )
+}
+
+fn side_strategy(dims: Vec<u64>, w: (PrimitiveType, i64, u32)) -> impl Strategy<Value = Side> {
+    let rank = dims.len();
+    let d1 = dims.clone();
+    let xla = (
+        Just((0..rank as i64).collect::<Vec<_>>()).prop_shuffle(),
+        tiles_strategy(rank),
+    )
+        .prop_map(move |(order, tiles)| xla_side(&d1, w.0, w.1, order, tiles));
+    let d2 = dims.clone();
+    // An Axe layout: a permuted, possibly negative-stride, possibly gapped strided layout with replicas.
+    let axe = (
+        Just((0..rank).collect::<Vec<_>>()).prop_shuffle(),
+        proptest::collection::vec((any::<bool>(), 1i64..=2), rank),
+        0usize..=2,
+    )
+        .prop_map(move |(perm, flips, reps)| {
+            let mut strides = vec![0i64; rank];
+            let mut acc = 1i64;
+            for &d in perm.iter().rev() {
+                strides[d] = acc * flips[d].1;
+                acc *= d2[d] as i64 * flips[d].1;
+            }
+            let mut offset = 0i64;
+            for d in 0..rank {
+                if flips[d].0 {
+                    offset += (d2[d] as i64 - 1) * strides[d];
+                    strides[d] = -strides[d];
+                }
+            }
+            let mut text = format!(
+                "S[({}):({})]",
+                d2.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                strides
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            if rank == 0 {
+                text = "S[]".into();
+            }
+            if reps > 0 {
+                text.push_str(&format!(" + R[{reps}:{acc}]", reps = reps + 1));
+            }
+            if offset > 0 {
+                text.push_str(&format!(" + {offset}"));
+            }
+            Side::Axe(text.parse().unwrap(), d2.clone(), w.2)
+        });
+    prop_oneof![3 => xla, 1 => axe]
+}
+
+fn case() -> impl Strategy<Value = (Side, Side, u64)> {
+    (
+        proptest::collection::vec(1u64..=7, 0..=3),
+        width(),
+        any::<u64>(),
+    )
+        .prop_flat_map(|(dims, w, seed)| {
+            (
+                side_strategy(dims.clone(), w),
+                side_strategy(dims, w),
+                Just(seed),
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn matches_the_naive_reference_and_round_trips((a, b, seed) in case(), threads in 1usize..=3) {
+        let (Some(ta), Some(tb)) = (a.tensor(), b.tensor()) else { return Ok(()) };
+        prop_assume!(tb.injective && ta.injective);
+        let bits = ta.bits;
+        // Random source bytes.
+        let mut state = seed | 1;
+        let src: Vec<u8> = (0..ta.bytes()).map(|_| { state ^= state << 13; state ^= state >> 7; state ^= state << 17; state as u8 }).collect();
+        let mut dst = vec![0xa5u8; tb.bytes() as usize];
+        let opts = Options { zero_padding: true, threads };
+        relayout(&src, &ta, &mut dst, &tb, &opts).unwrap();
+        let dims = ta.dims.clone();
+        let mut covered = vec![false; tb.slots as usize];
+        for e in all_indices(&dims) {
+            let from = a.slots(&e)[0];
+            let want = get_bits(&src, from, bits);
+            for to in b.slots(&e) {
+                prop_assert_eq!(get_bits(&dst, to, bits), want, "element {:?}: {:?} -> {:?}", e, a, b);
+                covered[to as usize] = true;
+            }
+        }
+        // Padding: every slot no element went to is zero.
+        for (slot, c) in covered.iter().enumerate() {
+            if !c {
+                prop_assert_eq!(get_bits(&dst, slot as i64, bits), 0, "padding slot {} not zeroed", slot);
+            }
+        }
+        // And back: A -> B -> A gives the logical elements back.
+        let mut back = vec![0u8; ta.bytes() as usize];
+        if ta.injective {
+            relayout(&dst, &tb, &mut back, &ta, &opts).unwrap();
+            for e in all_indices(&dims) {
+                let at = a.slots(&e)[0];
+                prop_assert_eq!(get_bits(&back, at, bits), get_bits(&src, at, bits));
+            }
+        }
+    }
+}
+
+#[test]
+fn refuses_mismatches_and_small_buffers() {
+    let a = TensorLayout::from_xla(
+        axe_xla::parse_shape("f32[4,4]")
+            .unwrap()
+            .as_array()
+            .unwrap(),
+    )
+    .unwrap();
+    let b = TensorLayout::from_xla(
+        axe_xla::parse_shape("f32[4,5]")
+            .unwrap()
+            .as_array()
+            .unwrap(),
+    )
+    .unwrap();
+    let c = TensorLayout::from_xla(
+        axe_xla::parse_shape("f32[4,4]{0,1:T(2,2)}")
+            .unwrap()
+            .as_array()
+            .unwrap(),
+    )
+    .unwrap();
+    let mut out = vec![0u8; 64];
+    assert!(relayout(&[0u8; 64], &a, &mut out, &b, &Options::default()).is_err());
+    assert!(relayout(&[0u8; 10], &a, &mut out, &c, &Options::default())
+        .unwrap_err()
+        .to_string()
+        .contains("source has 10 bytes"));
+    let overlap = TensorLayout::from_axe(&"S[(4,4):(1,1)]".parse().unwrap(), &[4, 4], 32).unwrap();
+    assert!(
+        relayout(&[0u8; 64], &a, &mut out, &overlap, &Options::default())
+            .unwrap_err()
+            .to_string()
+            .contains("several elements")
+    );
+    assert!(TensorLayout::from_axe(&"S[4:1@lane]".parse().unwrap(), &[4], 32).is_err());
+    assert!(TensorLayout::from_axe(&"S[4:-1]".parse().unwrap(), &[4], 32).is_err());
+}
