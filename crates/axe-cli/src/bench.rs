@@ -8,6 +8,22 @@ use serde_json::json;
 
 #[derive(Subcommand)]
 pub enum What {
+    /// Relayout speed on the standard cases: GB/s (bytes read + written) against memcpy of the same
+    /// bytes in the same run.
+    Relayout {
+        /// One JSON object per case.
+        #[arg(long)]
+        json: bool,
+        /// Worker threads (memcpy uses as many).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Only the cases whose name contains this.
+        #[arg(long)]
+        only: Option<String>,
+        /// Timed runs per case (the fastest is reported).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
     /// Read an HLO module (a synthetic one by default): MB/s and peak memory, against memcpy of the same
     /// bytes in the same run.
     Hlo {
@@ -252,8 +268,155 @@ fn bench_hlo(json: bool, instructions: usize, file: Option<String>, runs: usize)
     }
 }
 
+/// The standard relayout cases: (name, source shape, destination layout).
+pub const RELAYOUT_CASES: &[(&str, &str, &str)] = &[
+    ("f32 -> T(8,128)", "f32[8192,8192]{1,0}", "{1,0:T(8,128)}"),
+    (
+        "f32 T(8,128) -> row-major",
+        "f32[8192,8192]{1,0:T(8,128)}",
+        "{1,0}",
+    ),
+    (
+        "bf16 -> T(8,128)(2,1)",
+        "bf16[8192,8192]{1,0}",
+        "{1,0:T(8,128)(2,1)}",
+    ),
+    (
+        "bf16 T(8,128)(2,1) -> row-major",
+        "bf16[8192,8192]{1,0:T(8,128)(2,1)}",
+        "{1,0}",
+    ),
+    (
+        "s8 -> T(8,128)(4,1)",
+        "s8[8192,8192]{1,0}",
+        "{1,0:T(8,128)(4,1)}",
+    ),
+    (
+        "pred -> T(32,128)(32,1)E(1)",
+        "pred[8192,8192]{1,0}",
+        "{1,0:T(32,128)(32,1)E(1)}",
+    ),
+    ("f32 transpose {1,0}->{0,1}", "f32[8192,8192]{1,0}", "{0,1}"),
+    (
+        "f32[64,512,32,128] {3,2,1,0}->{3,1,2,0}",
+        "f32[64,512,32,128]{3,2,1,0}",
+        "{3,1,2,0}",
+    ),
+    (
+        "f32[256]^3 {2,1,0}->{0,1,2}",
+        "f32[256,256,256]{2,1,0}",
+        "{0,1,2}",
+    ),
+    (
+        "f32[8000,8000] -> T(8,128) (padding)",
+        "f32[8000,8000]{1,0}",
+        "{1,0:T(8,128)}",
+    ),
+];
+
+fn bench_relayout(json: bool, threads: usize, only: Option<String>, runs: usize) -> bool {
+    use axe_relayout::{relayout, Options, TensorLayout};
+    let threads = threads.max(1);
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
+    if !json {
+        println!("{threads} thread(s); GB/s counts bytes read + written; memcpy copies the source's bytes with as many threads");
+        println!(
+            "{:<42} {:>9} {:>9} {:>8}  plan",
+            "case", "GB/s", "memcpy", "ratio"
+        );
+    }
+    for (name, shape, to) in RELAYOUT_CASES {
+        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+            continue;
+        }
+        let result = (|| -> Result<(f64, f64, String), String> {
+            let src_shape = axe_xla::parse_shape(shape).map_err(|e| e.to_string())?;
+            let src = src_shape.as_array().ok_or("not an array")?;
+            let dst_layout = axe_xla::parse_layout(to, src.rank()).map_err(|e| e.to_string())?;
+            let dst = axe_xla::ArrayShape {
+                layout: dst_layout,
+                ..src.clone()
+            };
+            let (a, b) = (
+                TensorLayout::from_xla(src).map_err(|e| e.to_string())?,
+                TensorLayout::from_xla(&dst).map_err(|e| e.to_string())?,
+            );
+            let input: Vec<u8> = (0..a.bytes()).map(|i| (i * 131 % 251) as u8).collect();
+            let mut output = vec![0u8; b.bytes() as usize];
+            let opts = Options {
+                zero_padding: true,
+                threads,
+            };
+            let mut best = f64::INFINITY;
+            let mut plan = String::new();
+            for _ in 0..runs.max(1) + 1 {
+                let t = Instant::now();
+                let p = relayout(&input, &a, &mut output, &b, &opts).map_err(|e| e.to_string())?;
+                best = best.min(t.elapsed().as_secs_f64());
+                plan = p.explain();
+            }
+            black_box(&output);
+            // memcpy of the source's bytes, with as many threads.
+            let mut copy = vec![0u8; input.len()];
+            let mut mc = f64::INFINITY;
+            for _ in 0..runs.max(1) + 1 {
+                let t = Instant::now();
+                pool.install(|| {
+                    use rayon::prelude::*;
+                    let chunk = input.len().div_ceil(threads).max(1);
+                    copy.par_chunks_mut(chunk)
+                        .zip(input.par_chunks(chunk))
+                        .for_each(|(d, s)| d.copy_from_slice(s));
+                });
+                mc = mc.min(t.elapsed().as_secs_f64());
+            }
+            black_box(&copy);
+            let moved = (a.bytes() + b.bytes()) as f64;
+            Ok((
+                moved / best / 1e9,
+                2.0 * input.len() as f64 / mc / 1e9,
+                plan,
+            ))
+        })();
+        match result {
+            Ok((gbs, memcpy, plan)) => {
+                if json {
+                    println!(
+                        "{}",
+                        json!({"case": name, "source": shape, "to": to, "threads": threads, "gb_per_second": gbs,
+                                          "memcpy_gb_per_second": memcpy, "ratio": gbs / memcpy, "plan": plan})
+                    );
+                } else {
+                    let short: String = plan.chars().take(60).collect();
+                    println!(
+                        "{name:<42} {gbs:>9.2} {memcpy:>9.2} {:>8.2}  {short}",
+                        gbs / memcpy
+                    );
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {name}: {e}");
+                return false;
+            }
+        }
+    }
+    true
+}
+
 pub fn run(what: What) -> bool {
     match what {
+        What::Relayout {
+            json,
+            threads,
+            only,
+            runs,
+        } => bench_relayout(json, threads, only, runs),
         What::Hlo {
             json,
             instructions,

@@ -8,6 +8,7 @@ mod file;
 mod hlo_cmd;
 mod input;
 mod layout_cmd;
+mod relayout_cmd;
 mod report;
 mod xla_cmd;
 
@@ -29,6 +30,8 @@ enum Command {
     Explain(explain_cmd::ExplainArgs),
     /// Draw a layout: memory offsets and tiles, threads, or devices (SVG, PNG or text).
     Render(explain_cmd::RenderArgs),
+    /// Rewrite a tensor file from one layout into another (.npy or raw .bin).
+    Relayout(relayout_cmd::RelayoutArgs),
     /// Axe layouts: shard / replica / offset over named axes, and their operators.
     Layout {
         #[command(subcommand)]
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
     let ok = match cli.command {
         Command::Explain(args) => explain_cmd::explain(args),
         Command::Render(args) => explain_cmd::render(args),
+        Command::Relayout(args) => relayout_cmd::run(args),
         Command::Layout { verb } => layout_cmd::run(verb),
         Command::Xla { verb } => xla_cmd::run(verb),
         Command::Hlo { verb } => hlo_cmd::run(verb),

@@ -100,7 +100,7 @@ impl Plan {
                 "walk dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {block}×{block} blocks for every index of dimensions {:?}",
                 self.outer
             )),
-            Mode::Bits => s.push_str("move each element bit by bit (sub-byte elements)"),
+            Mode::Bits => s.push_str("move each element bit by bit (sub-byte elements or a change of packing)"),
             Mode::Empty => s.push_str("nothing to move"),
             Mode::Scalar => s.push_str("copy the one element"),
         }
@@ -129,6 +129,114 @@ fn stride(t: &[i64]) -> i64 {
     }
 }
 
+/// `k` when `packed` (a dimension's destination table) advances by 1 for groups of `k` (2 ≤ k ≤ 64), and
+/// the other dimension advances by `k` in `step_k` and by 1 in `step_1` (so k elements interleave).
+fn pack_factor(packed: &[i64], step_k: &[i64], step_1: &[i64]) -> Option<usize> {
+    let k = period(packed);
+    (stride(packed) == 1
+        && (2..=64).contains(&k)
+        && step_k.len() >= 2
+        && step_k[1] - step_k[0] == k as i64
+        && step_1[1] - step_1[0] == 1)
+        .then_some(k)
+}
+
+/// Maximal runs where `a` advances by `sa` and `b` by `sb` per index.
+fn runs_where(a: &[i64], b: &[i64], sa: i64, sb: i64) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for x in 1..=a.len() {
+        if x == a.len() || a[x] - a[x - 1] != sa || b[x] - b[x - 1] != sb {
+            runs.push((start, x - start));
+            start = x;
+        }
+    }
+    runs
+}
+
+/// Writes `len` groups of `k` elements: group c holds element c of each of the k source rows (`row`
+/// bytes apart, each contiguous), i.e. `dst[c·k + j] = row_j[c]`.
+///
+/// # Safety
+/// The k source rows of `len` elements and the `len·k` destination elements must lie inside their buffers.
+unsafe fn interleave(src: *const u8, row: usize, dst: *mut u8, k: usize, len: usize, w: usize) {
+    macro_rules! go {
+        ($t:ty, $k:literal) => {{
+            let s = src as *const $t;
+            let d = dst as *mut $t;
+            let row = row / std::mem::size_of::<$t>();
+            for c in 0..len {
+                for j in 0..$k {
+                    d.add(c * $k + j)
+                        .write_unaligned(s.add(j * row + c).read_unaligned());
+                }
+            }
+        }};
+    }
+    match (w, k) {
+        (1, 2) => go!(u8, 2),
+        (1, 4) => go!(u8, 4),
+        (1, 8) => go!(u8, 8),
+        (2, 2) => go!(u16, 2),
+        (2, 4) => go!(u16, 4),
+        (4, 2) => go!(u32, 2),
+        _ => {
+            for c in 0..len {
+                for j in 0..k {
+                    copy_element(src.add(j * row + c * w), dst.add((c * k + j) * w), w);
+                }
+            }
+        }
+    }
+}
+
+/// The inverse of [`interleave`]: `row_j[c] = src[c·k + j]` for k destination rows `row` bytes apart.
+///
+/// # Safety
+/// As for [`interleave`].
+unsafe fn deinterleave(src: *const u8, dst: *mut u8, row: usize, k: usize, len: usize, w: usize) {
+    macro_rules! go {
+        ($t:ty, $k:literal) => {{
+            let s = src as *const $t;
+            let d = dst as *mut $t;
+            let row = row / std::mem::size_of::<$t>();
+            for c in 0..len {
+                for j in 0..$k {
+                    d.add(j * row + c)
+                        .write_unaligned(s.add(c * $k + j).read_unaligned());
+                }
+            }
+        }};
+    }
+    match (w, k) {
+        (1, 2) => go!(u8, 2),
+        (1, 4) => go!(u8, 4),
+        (1, 8) => go!(u8, 8),
+        (2, 2) => go!(u16, 2),
+        (2, 4) => go!(u16, 4),
+        (4, 2) => go!(u32, 2),
+        _ => {
+            for c in 0..len {
+                for j in 0..k {
+                    copy_element(src.add((c * k + j) * w), dst.add(j * row + c * w), w);
+                }
+            }
+        }
+    }
+}
+
+/// How many leading entries of a table advance by the same step (the size of a contiguous group).
+fn period(t: &[i64]) -> usize {
+    if t.len() < 2 {
+        return 1;
+    }
+    let step = t[1] - t[0];
+    (1..t.len())
+        .find(|&i| t[i] - t[i - 1] != step)
+        .unwrap_or(t.len())
+        .min(1 << 12)
+}
+
 fn max_offset(l: &TensorLayout) -> i64 {
     l.tables
         .iter()
@@ -145,7 +253,8 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
             src.dims, dst.dims
         )));
     }
-    if src.bits != dst.bits {
+    // Element widths may differ only by packing (a sub-byte width on one side, at most a byte on both).
+    if src.bits != dst.bits && (src.bits > 8 || dst.bits > 8) {
         return Err(RelayoutError::Mismatch(format!(
             "{}-bit vs {}-bit elements",
             src.bits, dst.bits
@@ -175,7 +284,8 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     if src.count() == 0 {
         return Ok(mk(Mode::Empty, vec![], 0));
     }
-    if src.bits % 8 != 0 {
+    if src.bits % 8 != 0 || src.bits != dst.bits {
+        // Sub-byte elements, or packing changes (s4 in bytes to E(4), pred in bytes to E(1)).
         return Ok(mk(Mode::Bits, (0..rank).collect(), 0));
     }
     let w = (src.bits / 8) as usize;
@@ -397,16 +507,21 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             }
         }
         Mode::Bits => {
-            // Sequential: neighbouring elements share bytes.
-            let bits = s.bits as i64;
+            // Sequential: neighbouring elements share bytes. The low min(source, destination) bits of
+            // each element move; the destination's other bits are cleared.
+            let (sbits, dbits) = (s.bits as i64, d.bits as i64);
             let all: Vec<usize> = (0..s.dims.len()).collect();
             let count = s.count() as usize;
             for_outer(&all, s, d, 0, count, |so, doff| {
                 for r in &d.replicas {
-                    for b in 0..bits {
-                        let from = (so + s0) * bits + b;
-                        let to = (doff + r) * bits + b;
-                        let bit = (src[(from / 8) as usize] >> (from % 8)) & 1;
+                    for b in 0..dbits {
+                        let bit = if b < sbits {
+                            let from = (so + s0) * sbits + b;
+                            (src[(from / 8) as usize] >> (from % 8)) & 1
+                        } else {
+                            0
+                        };
+                        let to = (doff + r) * dbits + b;
                         let byte = &mut dst[(to / 8) as usize];
                         *byte = (*byte & !(1 << (to % 8))) | (bit << (to % 8));
                     }
@@ -415,27 +530,48 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
         }
         Mode::Runs { dim, runs } => {
             let (st, dt) = (&s.tables[*dim], &d.tables[*dim]);
-            let chunk = (outer_count / (plan.threads * 8).max(1)).max(1);
-            (0..outer_count.div_ceil(chunk))
+            // Walk the innermost outer dimension in groups that are contiguous in the destination (the
+            // rows of a tile), so each group of runs fills whole tiles one after another.
+            let (rest, od, k) = match plan.outer.split_last() {
+                Some((&od, rest)) => (
+                    rest.to_vec(),
+                    Some(od),
+                    period(&d.tables[od]).min(period(&s.tables[od])),
+                ),
+                None => (Vec::new(), None, 1),
+            };
+            let n_od = od.map_or(1, |o| s.dims[o] as usize);
+            let groups = n_od.div_ceil(k);
+            let rest_count = outer_count / n_od.max(1);
+            let work = rest_count * groups;
+            let min_len = (work / (plan.threads * 16)).clamp(1, 64);
+            (0..work)
                 .into_par_iter()
-                .for_each(|c| {
+                .with_min_len(min_len)
+                .for_each(|item| {
                     let dp = dp;
-                    let start = c * chunk;
-                    let n = chunk.min(outer_count - start);
-                    for_outer(&plan.outer, s, d, start, n, |sb, db| {
+                    let (o, g) = (item / groups, item % groups);
+                    for_outer(&rest, s, d, o, 1, |sb, db| {
+                        let rows = g * k..((g + 1) * k).min(n_od);
                         for &(x, len) in runs {
-                            let so = (sb + st[x] + s0) as usize * w;
-                            for r in &d.replicas {
-                                let doff = (db + dt[x] + r) as usize * w;
-                                // SAFETY: offsets were checked to lie inside both buffers; the destination
-                                // slots of distinct (element, copy) pairs are distinct (see `Dst`).
-                                unsafe {
-                                    std::ptr::copy_nonoverlapping(
-                                        (sp + so) as *const u8,
-                                        dp.0.add(doff),
-                                        len * w,
-                                    )
+                            for row in rows.clone() {
+                                let (so_row, do_row) = match od {
+                                    Some(o) => (s.tables[o][row], d.tables[o][row]),
+                                    None => (0, 0),
                                 };
+                                let so = (sb + so_row + st[x] + s0) as usize * w;
+                                for r in &d.replicas {
+                                    let doff = (db + do_row + dt[x] + r) as usize * w;
+                                    // SAFETY: offsets were checked to lie inside both buffers; the destination
+                                    // slots of distinct (element, copy) pairs are distinct (see `Dst`).
+                                    unsafe {
+                                        std::ptr::copy_nonoverlapping(
+                                            (sp + so) as *const u8,
+                                            dp.0.add(doff),
+                                            len * w,
+                                        )
+                                    };
+                                }
                             }
                         }
                     });
@@ -449,6 +585,127 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             let (a, b, bs) = (*dst_inner, *src_inner, *block);
             let (na, nb) = (s.dims[a] as usize, s.dims[b] as usize);
             let (sa, da, sbt, dbt) = (&s.tables[a], &d.tables[a], &s.tables[b], &d.tables[b]);
+            // Packing: the destination puts k consecutive indices of `a` side by side (bf16's (2,1), s8's
+            // (4,1)); unpacking: the source does so along `b`. Each is a k-way (de)interleave of runs.
+            if let Some(k) = pack_factor(da, dbt, sbt) {
+                let groups = na.div_ceil(k);
+                let runs = runs_where(dbt, sbt, k as i64, 1);
+                (0..outer_count * groups)
+                    .into_par_iter()
+                    .with_min_len(8)
+                    .for_each(|item| {
+                        let dp = dp;
+                        let (o, g) = (item / groups, item % groups);
+                        for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
+                            let x0 = g * k;
+                            let full = x0 + k <= na
+                                && (x0..x0 + k).all(|x| {
+                                    sa[x] - sa[x0]
+                                        == (x - x0) as i64
+                                            * (sa.get(x0 + 1).copied().unwrap_or(0) - sa[x0])
+                                        && da[x] - da[x0] == (x - x0) as i64
+                                });
+                            for &(y0, len) in &runs {
+                                let (sy, dy) =
+                                    (sbase + sbt[y0] + s0 + sa[x0], dbase + dbt[y0] + da[x0]);
+                                if full && d.replicas.len() == 1 {
+                                    let row = if k > 1 { sa[x0 + 1] - sa[x0] } else { 0 };
+                                    let doff = (dy + d.replicas[0]) as usize * w;
+                                    // SAFETY: as above; the k rows and the packed run lie inside the buffers.
+                                    unsafe {
+                                        interleave(
+                                            (sp + sy as usize * w) as *const u8,
+                                            row as usize * w,
+                                            dp.0.add(doff),
+                                            k,
+                                            len,
+                                            w,
+                                        )
+                                    };
+                                } else {
+                                    for y in y0..y0 + len {
+                                        for x in x0..(x0 + k).min(na) {
+                                            let so = (sbase + sbt[y] + s0 + sa[x]) as usize * w;
+                                            for r in &d.replicas {
+                                                let doff =
+                                                    (dbase + dbt[y] + da[x] + r) as usize * w;
+                                                // SAFETY: as above.
+                                                unsafe {
+                                                    copy_element(
+                                                        (sp + so) as *const u8,
+                                                        dp.0.add(doff),
+                                                        w,
+                                                    )
+                                                };
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        });
+                    });
+                return;
+            }
+            if let Some(k) = pack_factor(sbt, sa, da) {
+                // Unpacking: b is packed k-wide in the source; a is contiguous in the destination.
+                let groups = nb.div_ceil(k);
+                let runs = runs_where(sa, da, k as i64, 1);
+                (0..outer_count * groups)
+                    .into_par_iter()
+                    .with_min_len(8)
+                    .for_each(|item| {
+                        let dp = dp;
+                        let (o, g) = (item / groups, item % groups);
+                        for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
+                            let y0 = g * k;
+                            let full = y0 + k <= nb
+                                && (y0..y0 + k).all(|y| sbt[y] - sbt[y0] == (y - y0) as i64)
+                                && (y0..y0 + k).all(|y| {
+                                    dbt[y] - dbt[y0]
+                                        == (y - y0) as i64
+                                            * (dbt.get(y0 + 1).copied().unwrap_or(0) - dbt[y0])
+                                });
+                            for &(x0, len) in &runs {
+                                if full && d.replicas.len() == 1 {
+                                    let row = if k > 1 { dbt[y0 + 1] - dbt[y0] } else { 0 };
+                                    let so = (sbase + sbt[y0] + s0 + sa[x0]) as usize * w;
+                                    let doff =
+                                        (dbase + dbt[y0] + da[x0] + d.replicas[0]) as usize * w;
+                                    // SAFETY: as above.
+                                    unsafe {
+                                        deinterleave(
+                                            (sp + so) as *const u8,
+                                            dp.0.add(doff),
+                                            row as usize * w,
+                                            k,
+                                            len,
+                                            w,
+                                        )
+                                    };
+                                } else {
+                                    for y in y0..(y0 + k).min(nb) {
+                                        for x in x0..x0 + len {
+                                            let so = (sbase + sbt[y] + s0 + sa[x]) as usize * w;
+                                            for r in &d.replicas {
+                                                let doff =
+                                                    (dbase + dbt[y] + da[x] + r) as usize * w;
+                                                // SAFETY: as above.
+                                                unsafe {
+                                                    copy_element(
+                                                        (sp + so) as *const u8,
+                                                        dp.0.add(doff),
+                                                        w,
+                                                    )
+                                                };
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        });
+                    });
+                return;
+            }
             let blocks_b = nb.div_ceil(bs);
             let work = outer_count * blocks_b;
             (0..work).into_par_iter().with_min_len(4).for_each(|item| {
