@@ -225,6 +225,55 @@ unsafe fn deinterleave(src: *const u8, dst: *mut u8, row: usize, k: usize, len: 
     }
 }
 
+/// The constant step of a table, if it has one.
+fn affine(t: &[i64]) -> Option<i64> {
+    let step = if t.len() < 2 { 0 } else { t[1] - t[0] };
+    t.windows(2).all(|p| p[1] - p[0] == step).then_some(step)
+}
+
+/// Copies an `na`×`nb` tile where element (x, y) is read at `x·s[0] + y·s[1]` and written at
+/// `x·s[2] + y·s[3]` (in elements of `w` bytes); the inner loop walks x, the destination's contiguous side.
+///
+/// # Safety
+/// Every addressed element must lie inside its buffer.
+unsafe fn transpose_tile(
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    na: usize,
+    nb: usize,
+    w: usize,
+) {
+    macro_rules! go {
+        ($t:ty) => {{
+            let (src, dst) = (src as *const $t, dst as *mut $t);
+            for y in 0..nb as isize {
+                let (sr, dr) = (src.offset(y * s[1] as isize), dst.offset(y * s[3] as isize));
+                for x in 0..na as isize {
+                    dr.offset(x * s[2] as isize)
+                        .write_unaligned(sr.offset(x * s[0] as isize).read_unaligned());
+                }
+            }
+        }};
+    }
+    match w {
+        1 => go!(u8),
+        2 => go!(u16),
+        4 => go!(u32),
+        8 => go!(u64),
+        16 => go!(u128),
+        _ => {
+            for y in 0..nb as i64 {
+                for x in 0..na as i64 {
+                    let so = ((x * s[0] + y * s[1]) * w as i64) as isize;
+                    let doff = ((x * s[2] + y * s[3]) * w as i64) as isize;
+                    copy_element(src.offset(so), dst.offset(doff), w);
+                }
+            }
+        }
+    }
+}
+
 /// How many leading entries of a table advance by the same step (the size of a contiguous group).
 fn period(t: &[i64]) -> usize {
     if t.len() < 2 {
@@ -385,6 +434,13 @@ impl Plan {
 /// before any byte moves), so concurrent writes never touch the same bytes.
 #[derive(Clone, Copy)]
 struct Dst(*mut u8);
+impl Dst {
+    /// The pointer (a method, so closures capture the whole `Dst`, which is `Sync`).
+    fn ptr(self) -> *mut u8 {
+        self.0
+    }
+}
+
 unsafe impl Send for Dst {}
 unsafe impl Sync for Dst {}
 
@@ -549,7 +605,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 .into_par_iter()
                 .with_min_len(min_len)
                 .for_each(|item| {
-                    let dp = dp;
                     let (o, g) = (item / groups, item % groups);
                     for_outer(&rest, s, d, o, 1, |sb, db| {
                         let rows = g * k..((g + 1) * k).min(n_od);
@@ -567,7 +622,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                     unsafe {
                                         std::ptr::copy_nonoverlapping(
                                             (sp + so) as *const u8,
-                                            dp.0.add(doff),
+                                            dp.ptr().add(doff),
                                             len * w,
                                         )
                                     };
@@ -594,7 +649,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     .into_par_iter()
                     .with_min_len(8)
                     .for_each(|item| {
-                        let dp = dp;
                         let (o, g) = (item / groups, item % groups);
                         for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
                             let x0 = g * k;
@@ -608,15 +662,19 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                             for &(y0, len) in &runs {
                                 let (sy, dy) =
                                     (sbase + sbt[y0] + s0 + sa[x0], dbase + dbt[y0] + da[x0]);
-                                if full && d.replicas.len() == 1 {
-                                    let row = if k > 1 { sa[x0 + 1] - sa[x0] } else { 0 };
+                                let row = if k > 1 && x0 + 1 < na {
+                                    sa[x0 + 1] - sa[x0]
+                                } else {
+                                    0
+                                };
+                                if full && d.replicas.len() == 1 && row >= 0 {
                                     let doff = (dy + d.replicas[0]) as usize * w;
                                     // SAFETY: as above; the k rows and the packed run lie inside the buffers.
                                     unsafe {
                                         interleave(
                                             (sp + sy as usize * w) as *const u8,
                                             row as usize * w,
-                                            dp.0.add(doff),
+                                            dp.ptr().add(doff),
                                             k,
                                             len,
                                             w,
@@ -633,7 +691,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                                 unsafe {
                                                     copy_element(
                                                         (sp + so) as *const u8,
-                                                        dp.0.add(doff),
+                                                        dp.ptr().add(doff),
                                                         w,
                                                     )
                                                 };
@@ -654,7 +712,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     .into_par_iter()
                     .with_min_len(8)
                     .for_each(|item| {
-                        let dp = dp;
                         let (o, g) = (item / groups, item % groups);
                         for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
                             let y0 = g * k;
@@ -666,8 +723,12 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                             * (dbt.get(y0 + 1).copied().unwrap_or(0) - dbt[y0])
                                 });
                             for &(x0, len) in &runs {
-                                if full && d.replicas.len() == 1 {
-                                    let row = if k > 1 { dbt[y0 + 1] - dbt[y0] } else { 0 };
+                                let row = if k > 1 && y0 + 1 < nb {
+                                    dbt[y0 + 1] - dbt[y0]
+                                } else {
+                                    0
+                                };
+                                if full && d.replicas.len() == 1 && row >= 0 {
                                     let so = (sbase + sbt[y0] + s0 + sa[x0]) as usize * w;
                                     let doff =
                                         (dbase + dbt[y0] + da[x0] + d.replicas[0]) as usize * w;
@@ -675,7 +736,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                     unsafe {
                                         deinterleave(
                                             (sp + so) as *const u8,
-                                            dp.0.add(doff),
+                                            dp.ptr().add(doff),
                                             row as usize * w,
                                             k,
                                             len,
@@ -693,7 +754,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                                 unsafe {
                                                     copy_element(
                                                         (sp + so) as *const u8,
-                                                        dp.0.add(doff),
+                                                        dp.ptr().add(doff),
                                                         w,
                                                     )
                                                 };
@@ -706,10 +767,43 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     });
                 return;
             }
+            // A plain transpose: both dimensions affine on both sides. Copy square tiles with strided
+            // pointers (no table lookups), reads and writes both staying in cache.
+            if let (Some(ssa), Some(sda), Some(ssb), Some(sdb)) =
+                (affine(sa), affine(da), affine(sbt), affine(dbt))
+            {
+                let t = 32usize;
+                let (blocks_a, blocks_b) = (na.div_ceil(t), nb.div_ceil(t));
+                let work = outer_count * blocks_a * blocks_b;
+                (0..work).into_par_iter().with_min_len(16).for_each(|item| {
+                    let (o, rest) = (item / (blocks_a * blocks_b), item % (blocks_a * blocks_b));
+                    let (ba, bb) = (rest / blocks_b, rest % blocks_b);
+                    for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
+                        let (a0, b0) = (ba * t, bb * t);
+                        let (a1, b1) = ((a0 + t).min(na), (b0 + t).min(nb));
+                        let so = sbase + s0 + sa[a0] + sbt[b0];
+                        for r in &d.replicas {
+                            let doff = dbase + da[a0] + dbt[b0] + r;
+                            // SAFETY: as above; the tile's corners lie inside both buffers and the tables
+                            // are affine, so every element in between does too.
+                            unsafe {
+                                transpose_tile(
+                                    (sp + so as usize * w) as *const u8,
+                                    dp.ptr().add(doff as usize * w),
+                                    [ssa, ssb, sda, sdb],
+                                    a1 - a0,
+                                    b1 - b0,
+                                    w,
+                                )
+                            };
+                        }
+                    });
+                });
+                return;
+            }
             let blocks_b = nb.div_ceil(bs);
             let work = outer_count * blocks_b;
             (0..work).into_par_iter().with_min_len(4).for_each(|item| {
-                let dp = dp;
                 let (o, bb) = (item / blocks_b, item % blocks_b);
                 for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
                     let b_range = bb * bs..((bb + 1) * bs).min(nb);
@@ -723,7 +817,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                     let doff = (dy + da[x] + r) as usize * w;
                                     // SAFETY: as above.
                                     unsafe {
-                                        copy_element((sp + so) as *const u8, dp.0.add(doff), w)
+                                        copy_element((sp + so) as *const u8, dp.ptr().add(doff), w)
                                     };
                                 }
                             }

@@ -1,0 +1,94 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! `axe relayout` on files, as a user runs it.
+
+mod common;
+
+use common::run;
+
+#[test]
+fn npy_to_tiled_bin_and_back() {
+    let dir = std::env::temp_dir().join(format!("axe-relayout-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).to_string_lossy().to_string();
+    // A 3×5 u8 .npy written by hand: magic, version 1.0, header, then 15 bytes 0..15.
+    let header = "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 5), }";
+    let mut h = header.to_string();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    npy.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    npy.extend_from_slice(h.as_bytes());
+    npy.extend(0u8..15);
+    std::fs::write(p("a.npy"), &npy).unwrap();
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "u8[3,5]",
+        "--to",
+        "{1,0:T(2,2)}",
+        &p("a.npy"),
+        &p("t.bin"),
+        "--explain",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("plan:"), "{err}");
+    let tiled = std::fs::read(p("t.bin")).unwrap();
+    assert_eq!(
+        tiled,
+        vec![0, 1, 5, 6, 2, 3, 7, 8, 4, 0, 9, 0, 10, 11, 0, 0, 12, 13, 0, 0, 14, 0, 0, 0]
+    );
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "u8[3,5]{1,0:T(2,2)}",
+        "--to",
+        "{1,0}",
+        &p("t.bin"),
+        &p("b.npy"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let back = std::fs::read(p("b.npy")).unwrap();
+    assert_eq!(&back[back.len() - 15..], &(0u8..15).collect::<Vec<_>>()[..]);
+    assert!(String::from_utf8_lossy(&back).contains("'shape': (3, 5"));
+    // Errors: a tiled layout cannot go to .npy; a short input is refused; nothing is left behind.
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "u8[3,5]",
+        "--to",
+        "{1,0:T(2,2)}",
+        &p("a.npy"),
+        &p("x.npy"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains(".bin"), "{err}");
+    assert!(!dir.join("x.npy").exists());
+    std::fs::write(p("short.bin"), [1u8, 2, 3]).unwrap();
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "u8[3,5]",
+        "--to",
+        "{0,1}",
+        &p("short.bin"),
+        &p("y.bin"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("3 bytes"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_relayout_runs_one_case() {
+    let (code, out, err) = run(&[
+        "bench", "relayout", "--json", "--only", "256", "--runs", "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert!(
+        v["gb_per_second"].as_f64().unwrap() > 0.0
+            && v["memcpy_gb_per_second"].as_f64().unwrap() > 0.0
+    );
+}

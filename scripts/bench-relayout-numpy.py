@@ -1,0 +1,82 @@
+"""numpy's way of doing the relayout bench's cases (pad / reshape / transpose / ascontiguousarray), timed
+beside a numpy memcpy (np.copyto) of the same bytes in the same run.
+
+    python3 scripts/bench-relayout-numpy.py        (needs numpy; single-threaded like numpy itself)
+
+Compare with `axe bench relayout` (same cases, same machine).
+"""
+
+import time
+
+import numpy as np
+
+
+def best(f, runs=3):
+    t = float("inf")
+    for _ in range(runs + 1):
+        s = time.perf_counter()
+        f()
+        t = min(t, time.perf_counter() - s)
+    return t
+
+
+def tile2(x, t0, t1):
+    """Row-major (R, C) -> T(t0,t1) tiled memory order, padding with zeros."""
+    r, c = x.shape
+    pr, pc = -r % t0, -c % t1
+    if pr or pc:
+        x = np.pad(x, ((0, pr), (0, pc)))
+    R, C = x.shape
+    return np.ascontiguousarray(x.reshape(R // t0, t0, C // t1, t1).transpose(0, 2, 1, 3)).reshape(-1)
+
+
+def untile2(flat, r, c, t0, t1):
+    return np.ascontiguousarray(flat.reshape(r // t0, c // t1, t0, t1).transpose(0, 2, 1, 3)).reshape(r, c)
+
+
+def tile_sub(x, t0, t1, s0):
+    """T(t0,t1)(s0,1): tiles, then pack s0 rows of each tile together."""
+    r, c = x.shape
+    y = x.reshape(r // t0, t0, c // t1, t1).transpose(0, 2, 1, 3)  # tiles
+    y = y.reshape(r // t0, c // t1, t0 // s0, s0, t1).transpose(0, 1, 2, 4, 3)
+    return np.ascontiguousarray(y).reshape(-1)
+
+
+def untile_sub(flat, r, c, t0, t1, s0):
+    y = flat.reshape(r // t0, c // t1, t0 // s0, t1, s0).transpose(0, 1, 2, 4, 3)
+    return np.ascontiguousarray(y.reshape(r // t0, c // t1, t0, t1).transpose(0, 2, 1, 3)).reshape(r, c)
+
+
+def main():
+    n = 8192
+    f32 = np.arange(n * n, dtype=np.float32).reshape(n, n)
+    bf16 = (np.arange(n * n, dtype=np.uint32) & 0xFFFF).astype(np.uint16).reshape(n, n)
+    s8 = (np.arange(n * n) % 251).astype(np.int8).reshape(n, n)
+    pred = (np.arange(n * n) % 3 == 0).reshape(n, n)
+    cases = [
+        ("f32 -> T(8,128)", f32, lambda: tile2(f32, 8, 128)),
+        ("f32 T(8,128) -> row-major", f32, lambda t=tile2(f32, 8, 128): untile2(t, n, n, 8, 128)),
+        ("bf16 -> T(8,128)(2,1)", bf16, lambda: tile_sub(bf16, 8, 128, 2)),
+        ("bf16 T(8,128)(2,1) -> row-major", bf16, lambda t=tile_sub(bf16, 8, 128, 2): untile_sub(t, n, n, 8, 128, 2)),
+        ("s8 -> T(8,128)(4,1)", s8, lambda: tile_sub(s8, 8, 128, 4)),
+        ("pred -> T(32,128)(32,1)E(1)", pred, lambda: np.packbits(tile_sub(pred, 32, 128, 32), bitorder="little")),
+        ("f32 transpose {1,0}->{0,1}", f32, lambda: np.ascontiguousarray(f32.T)),
+    ]
+    a4 = np.arange(64 * 512 * 32 * 128, dtype=np.float32).reshape(64, 512, 32, 128)
+    cases.append(("f32[64,512,32,128] {3,2,1,0}->{3,1,2,0}", a4, lambda: np.ascontiguousarray(a4.transpose(0, 2, 1, 3))))
+    a3 = np.arange(256 ** 3, dtype=np.float32).reshape(256, 256, 256)
+    cases.append(("f32[256]^3 {2,1,0}->{0,1,2}", a3, lambda: np.ascontiguousarray(a3.transpose(2, 1, 0))))
+    p = np.arange(8000 * 8000, dtype=np.float32).reshape(8000, 8000)
+    cases.append(("f32[8000,8000] -> T(8,128) (padding)", p, lambda: tile2(p, 8, 128)))
+    print(f"{'case':<42} {'GB/s':>9} {'memcpy':>9} {'ratio':>8}")
+    for name, src, f in cases:
+        out = f()
+        t = best(f)
+        dst = np.empty_like(src)
+        m = best(lambda: np.copyto(dst, src))
+        moved = src.nbytes + out.nbytes
+        print(f"{name:<42} {moved / t / 1e9:9.2f} {2 * src.nbytes / m / 1e9:9.2f} {(moved / t) / (2 * src.nbytes / m):8.2f}")
+
+
+if __name__ == "__main__":
+    main()
