@@ -640,6 +640,22 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             let (a, b, bs) = (*dst_inner, *src_inner, *block);
             let (na, nb) = (s.dims[a] as usize, s.dims[b] as usize);
             let (sa, da, sbt, dbt) = (&s.tables[a], &d.tables[a], &s.tables[b], &d.tables[b]);
+            // The slow path: the elements of a rectangle (ys over b, xs over a) one by one, every copy.
+            let each = |sbase: i64,
+                        dbase: i64,
+                        ys: std::ops::Range<usize>,
+                        xs: std::ops::Range<usize>| {
+                for y in ys {
+                    for x in xs.clone() {
+                        let so = (sbase + sbt[y] + s0 + sa[x]) as usize * w;
+                        for r in &d.replicas {
+                            let doff = (dbase + dbt[y] + da[x] + r) as usize * w;
+                            // SAFETY: as above.
+                            unsafe { copy_element((sp + so) as *const u8, dp.ptr().add(doff), w) };
+                        }
+                    }
+                }
+            };
             // Packing: the destination puts k consecutive indices of `a` side by side (bf16's (2,1), s8's
             // (4,1)); unpacking: the source does so along `b`. Each is a k-way (de)interleave of runs.
             if let Some(k) = pack_factor(da, dbt, sbt) {
@@ -681,23 +697,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                         )
                                     };
                                 } else {
-                                    for y in y0..y0 + len {
-                                        for x in x0..(x0 + k).min(na) {
-                                            let so = (sbase + sbt[y] + s0 + sa[x]) as usize * w;
-                                            for r in &d.replicas {
-                                                let doff =
-                                                    (dbase + dbt[y] + da[x] + r) as usize * w;
-                                                // SAFETY: as above.
-                                                unsafe {
-                                                    copy_element(
-                                                        (sp + so) as *const u8,
-                                                        dp.ptr().add(doff),
-                                                        w,
-                                                    )
-                                                };
-                                            }
-                                        }
-                                    }
+                                    each(sbase, dbase, y0..y0 + len, x0..(x0 + k).min(na));
                                 }
                             }
                         });
@@ -744,23 +744,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                         )
                                     };
                                 } else {
-                                    for y in y0..(y0 + k).min(nb) {
-                                        for x in x0..x0 + len {
-                                            let so = (sbase + sbt[y] + s0 + sa[x]) as usize * w;
-                                            for r in &d.replicas {
-                                                let doff =
-                                                    (dbase + dbt[y] + da[x] + r) as usize * w;
-                                                // SAFETY: as above.
-                                                unsafe {
-                                                    copy_element(
-                                                        (sp + so) as *const u8,
-                                                        dp.ptr().add(doff),
-                                                        w,
-                                                    )
-                                                };
-                                            }
-                                        }
-                                    }
+                                    each(sbase, dbase, y0..(y0 + k).min(nb), x0..x0 + len);
                                 }
                             }
                         });
