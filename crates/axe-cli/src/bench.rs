@@ -352,6 +352,7 @@ fn bench_relayout(json: bool, threads: usize, only: Option<String>, runs: usize)
             let opts = Options {
                 zero_padding: true,
                 threads,
+                ..Options::default()
             };
             let mut best = f64::INFINITY;
             let mut plan = String::new();

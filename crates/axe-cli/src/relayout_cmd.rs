@@ -210,6 +210,7 @@ pub fn run(args: RelayoutArgs) -> bool {
         let opts = Options {
             zero_padding: !args.keep_padding,
             threads: args.threads,
+            ..Options::default()
         };
         let start = std::time::Instant::now();
         let plan = relayout(&input, &src_layout, &mut output, &dst_layout, &opts)

@@ -10,9 +10,11 @@
 //! the outer loops in parallel.
 
 mod error;
+mod kernels;
 mod plan;
 mod tensor;
 
 pub use error::{RelayoutError, Result};
-pub use plan::{relayout, Options, Plan};
+pub use kernels::Isa;
+pub use plan::{relayout, Mode, Options, Plan, ZeroFill, STREAM_MIN_BYTES};
 pub use tensor::TensorLayout;

@@ -14,6 +14,7 @@ use std::fmt;
 use rayon::prelude::*;
 
 use crate::error::{RelayoutError, Result};
+use crate::kernels::{self, copy_element, Isa};
 use crate::tensor::TensorLayout;
 
 /// Options for [`relayout`].
@@ -23,26 +24,60 @@ pub struct Options {
     pub zero_padding: bool,
     /// Worker threads (0: all available).
     pub threads: usize,
+    /// Write with non-temporal stores, which bypass the cache (`None`: when the destination is larger
+    /// than [`STREAM_MIN_BYTES`]).
+    pub streaming: Option<bool>,
+    /// Use the portable kernels even where SIMD ones would run.
+    pub portable: bool,
 }
+
+/// The destination size from which writes bypass the cache by default: larger than the caches they
+/// would otherwise evict, so the result would not be read from there anyway.
+pub const STREAM_MIN_BYTES: u64 = 16 << 20;
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             zero_padding: true,
             threads: 0,
+            streaming: None,
+            portable: false,
         }
     }
+}
+
+/// How the destination's padding gets its zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZeroFill {
+    /// Not at all: the destination has no padding, or the caller keeps it.
+    No,
+    /// Only the padding slots, found from the layout's structure.
+    Padding {
+        /// How many slots are padding.
+        slots: u64,
+    },
+    /// The whole destination, before the elements are written (padding without structure to follow).
+    Whole,
 }
 
 /// How the copy is organised.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// Innermost dimension `dim`; each outer index copies these (start, length) runs as blocks.
+    ///
+    /// Inside one index of the outer dimensions, the loops are: every index of `across` (if any), every
+    /// run, then `rows.1` consecutive indices of dimension `rows.0` (if any). The rows are the
+    /// destination's next dimension out (a tile's rows, so each group fills whole tiles in order);
+    /// `across` is the source's next dimension out, so that reads go on where the last ones stopped.
     Runs {
         /// The innermost dimension.
         dim: usize,
         /// Runs over it where both sides are contiguous.
         runs: Vec<(usize, usize)>,
+        /// The dimension walked in groups of rows, and the group size.
+        rows: Option<(usize, usize)>,
+        /// The dimension walked between the outer dimensions and the runs.
+        across: Option<usize>,
     },
     /// Dimensions `dst_inner` (contiguous writes) and `src_inner` (contiguous reads) walked in blocks.
     Blocked {
@@ -72,29 +107,48 @@ pub struct Plan {
     pub outer: Vec<usize>,
     /// Copies written per element (destination replicas).
     pub copies: usize,
-    /// Whether padding is zero-filled first.
-    pub zero_fill: bool,
+    /// How the destination's padding is zero-filled.
+    pub zero_fill: ZeroFill,
     /// Worker threads.
     pub threads: usize,
+    /// The instruction set of the kernels.
+    pub isa: Isa,
+    /// Whether writes bypass the cache (non-temporal stores).
+    pub streaming: bool,
 }
 
 impl Plan {
     /// What the plan does, in plain words.
     pub fn explain(&self) -> String {
         let mut s = String::new();
-        if self.zero_fill {
-            s.push_str("zero the destination's padding; ");
+        match self.zero_fill {
+            ZeroFill::No => {}
+            ZeroFill::Padding { slots } => {
+                s.push_str(&format!("zero the destination's {slots} padding slot(s); "))
+            }
+            ZeroFill::Whole => s.push_str("zero the whole destination, then "),
         }
         match &self.mode {
-            Mode::Runs { dim, runs } => {
+            Mode::Runs {
+                dim,
+                runs,
+                rows,
+                across,
+            } => {
                 let longest = runs.iter().map(|r| r.1).max().unwrap_or(0);
+                s.push_str(&format!("for every index of dimensions {:?}", self.outer));
+                if let Some(a) = across {
+                    s.push_str(&format!(" and then of dimension {a}"));
+                }
                 s.push_str(&format!(
-                    "for every index of dimensions {:?}, copy {} contiguous run(s) along dimension {dim} (longest {} elements, {} bytes) as block copies",
-                    self.outer,
+                    ", copy {} contiguous run(s) along dimension {dim} (longest {} elements, {} bytes) as block copies",
                     runs.len(),
                     longest,
                     longest * self.element_bytes
                 ));
+                if let Some((r, k)) = rows {
+                    s.push_str(&format!(", each for {k} indices of dimension {r} in turn"));
+                }
             }
             Mode::Blocked { dst_inner, src_inner, block } => s.push_str(&format!(
                 "walk dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {block}×{block} blocks for every index of dimensions {:?}",
@@ -110,7 +164,16 @@ impl Plan {
                 self.copies
             ));
         }
-        s.push_str(&format!("; {} thread(s)", self.threads));
+        s.push_str(&format!(
+            "; {} kernels{}; {} thread(s)",
+            self.isa.name(),
+            if self.streaming {
+                ", non-temporal stores"
+            } else {
+                ""
+            },
+            self.threads
+        ));
         s
     }
 }
@@ -320,7 +383,21 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     } else {
         opts.threads
     };
-    let zero_fill = opts.zero_padding && !dst.dense;
+    let zero_fill = if !opts.zero_padding || dst.dense {
+        ZeroFill::No
+    } else if dst.padded.is_some() && dst.bits % 8 == 0 {
+        ZeroFill::Padding {
+            slots: dst.slots - dst.count(),
+        }
+    } else {
+        ZeroFill::Whole
+    };
+    let isa = if opts.portable {
+        Isa::Portable
+    } else {
+        Isa::detect()
+    };
+    let streaming = opts.streaming.unwrap_or(dst.bytes() >= STREAM_MIN_BYTES);
     let rank = src.dims.len();
     let mk = |mode, outer, element_bytes| Plan {
         element_bytes,
@@ -329,6 +406,8 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         copies: dst.replicas.len(),
         zero_fill,
         threads,
+        isa,
+        streaming,
     };
     if src.count() == 0 {
         return Ok(mk(Mode::Empty, vec![], 0));
@@ -342,16 +421,13 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         return Ok(mk(Mode::Scalar, vec![], w));
     }
     let big: Vec<usize> = (0..rank).filter(|&i| src.dims[i] > 1).collect();
+    // Run-copy loops over dimension `dim`, the others outside it (any order: sorted here).
+    let runs_plan = |dim: usize, runs: Vec<(usize, usize)>, outer: Vec<usize>| {
+        let (mode, outer) = runs_mode(src, dst, dim, runs, outer, w);
+        mk(mode, outer, w)
+    };
     if big.is_empty() {
-        return Ok(mk(
-            Mode::Runs {
-                dim: 0,
-                runs: vec![(0, 1)],
-            },
-            vec![],
-            w,
-        )
-        .with_rank(rank));
+        return Ok(runs_plan(0, vec![(0, 1)], (1..rank).collect()));
     }
     let dst_inner = *big
         .iter()
@@ -383,16 +459,8 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         let mut outer = outer;
         if src_inner != dst_inner {
             outer.push(src_inner);
-            outer.sort_by_key(|&i| std::cmp::Reverse(stride(&dst.tables[i]).min(i64::MAX - 1)));
         }
-        return Ok(mk(
-            Mode::Runs {
-                dim: dst_inner,
-                runs: runs_of(dst_inner),
-            },
-            outer,
-            w,
-        ));
+        return Ok(runs_plan(dst_inner, runs_of(dst_inner), outer));
     }
     // Runs as long as a cache line on both sides already? Then block copies beat blocking.
     let runs = runs_of(dst_inner);
@@ -400,15 +468,7 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     if avg * w >= 256 {
         let mut outer = outer;
         outer.push(src_inner);
-        outer.sort_by_key(|&i| std::cmp::Reverse(stride(&dst.tables[i]).min(i64::MAX - 1)));
-        return Ok(mk(
-            Mode::Runs {
-                dim: dst_inner,
-                runs,
-            },
-            outer,
-            w,
-        ));
+        return Ok(runs_plan(dst_inner, runs, outer));
     }
     let block = (4096 / w).clamp(8, 64);
     Ok(mk(
@@ -422,11 +482,43 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     ))
 }
 
-impl Plan {
-    fn with_rank(mut self, rank: usize) -> Plan {
-        self.outer = (1..rank).collect();
-        self
-    }
+/// The loops of a run copy along `dim`: the outer dimensions by destination stride, largest first; the
+/// innermost of them walked in groups of rows, and the source's next dimension out walked just outside
+/// the runs when that keeps reads going forward.
+fn runs_mode(
+    s: &TensorLayout,
+    d: &TensorLayout,
+    dim: usize,
+    runs: Vec<(usize, usize)>,
+    mut outer: Vec<usize>,
+    w: usize,
+) -> (Mode, Vec<usize>) {
+    let key = |t: &[i64]| stride(t).min(i64::MAX - 1);
+    outer.sort_by_key(|&i| std::cmp::Reverse(key(&d.tables[i])));
+    let rows = outer.pop().map(|od| {
+        // A group: whole tile rows (the period of either side), at most 16 read streams.
+        let k = period(&d.tables[od]).min(period(&s.tables[od])).min(16);
+        (od, k)
+    });
+    let across = rows.and_then(|(od, _)| {
+        let (at, &sd) = outer
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, &i)| key(&s.tables[i]))?;
+        let useful = key(&s.tables[sd]) < key(&s.tables[od])
+            && s.dims[sd] > 1
+            && key(&s.tables[sd]) as usize * w <= 1 << 16;
+        useful.then(|| outer.remove(at))
+    });
+    (
+        Mode::Runs {
+            dim,
+            runs,
+            rows,
+            across,
+        },
+        outer,
+    )
 }
 
 /// A destination pointer shared by the workers. Every write goes to a slot that only one logical
@@ -495,9 +587,30 @@ pub fn relayout(
         .build()
         .map_err(|e| RelayoutError::Layout(format!("starting {} threads: {e}", plan.threads)))?;
     pool.install(|| {
-        if plan.zero_fill {
-            let n = dst_layout.bytes() as usize;
-            dst[..n].par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
+        let (isa, stream) = (plan.isa, plan.streaming);
+        match plan.zero_fill {
+            ZeroFill::No => {}
+            ZeroFill::Padding { .. } => {
+                let w = (dst_layout.bits / 8) as usize;
+                let parts = plan.threads * 4;
+                let dp = Dst(dst.as_mut_ptr());
+                (0..parts).into_par_iter().for_each(|part| {
+                    dst_layout.padding_runs(part, parts, |at, len| {
+                        // SAFETY: the padded tables were checked to stay inside the slots, and the runs
+                        // of distinct parts are disjoint.
+                        unsafe { kernels::zero(isa, stream, dp.ptr().add(at as usize * w), len as usize * w) }
+                    });
+                    kernels::fence(isa, stream);
+                });
+            }
+            ZeroFill::Whole => {
+                let n = dst_layout.bytes() as usize;
+                dst[..n].par_chunks_mut(1 << 20).for_each(|c| {
+                    // SAFETY: the chunk is `c.len()` bytes.
+                    unsafe { kernels::zero(isa, stream, c.as_mut_ptr(), c.len()) };
+                    kernels::fence(isa, stream);
+                });
+            }
         }
         execute(&plan, src, src_layout, dst, dst_layout);
     });
@@ -535,23 +648,12 @@ fn for_outer(
     }
 }
 
-#[inline(always)]
-unsafe fn copy_element(src: *const u8, dst: *mut u8, w: usize) {
-    match w {
-        1 => *dst = *src,
-        2 => (dst as *mut u16).write_unaligned((src as *const u16).read_unaligned()),
-        4 => (dst as *mut u32).write_unaligned((src as *const u32).read_unaligned()),
-        8 => (dst as *mut u64).write_unaligned((src as *const u64).read_unaligned()),
-        16 => (dst as *mut u128).write_unaligned((src as *const u128).read_unaligned()),
-        _ => std::ptr::copy_nonoverlapping(src, dst, w),
-    }
-}
-
 fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &TensorLayout) {
     let sp = src.as_ptr() as usize;
     let dp = Dst(dst.as_mut_ptr());
     let s0 = s.replicas[0];
     let w = plan.element_bytes;
+    let (isa, stream) = (plan.isa, plan.streaming);
     let outer_count: usize = plan.outer.iter().map(|&i| s.dims[i] as usize).product();
     match &plan.mode {
         Mode::Empty => {}
@@ -584,52 +686,62 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 }
             });
         }
-        Mode::Runs { dim, runs } => {
+        Mode::Runs {
+            dim,
+            runs,
+            rows,
+            across,
+        } => {
             let (st, dt) = (&s.tables[*dim], &d.tables[*dim]);
-            // Walk the innermost outer dimension in groups that are contiguous in the destination (the
-            // rows of a tile), so each group of runs fills whole tiles one after another.
-            let (rest, od, k) = match plan.outer.split_last() {
-                Some((&od, rest)) => (
-                    rest.to_vec(),
-                    Some(od),
-                    period(&d.tables[od]).min(period(&s.tables[od])),
-                ),
-                None => (Vec::new(), None, 1),
-            };
-            let n_od = od.map_or(1, |o| s.dims[o] as usize);
+            let (od, k) = rows.unwrap_or((*dim, 1));
+            let n_od = if rows.is_some() { s.dims[od] as usize } else { 1 };
             let groups = n_od.div_ceil(k);
-            let rest_count = outer_count / n_od.max(1);
-            let work = rest_count * groups;
+            let n_across = across.map_or(1, |a| s.dims[a] as usize);
+            // Split `across` into chunks when the other loops leave too few work items to share.
+            let items = outer_count * groups;
+            let chunks = (plan.threads * 16).div_ceil(items.max(1)).clamp(1, n_across);
+            let per_chunk = n_across.div_ceil(chunks);
+            let work = items * chunks;
             let min_len = (work / (plan.threads * 16)).clamp(1, 64);
             (0..work)
                 .into_par_iter()
                 .with_min_len(min_len)
                 .for_each(|item| {
-                    let (o, g) = (item / groups, item % groups);
-                    for_outer(&rest, s, d, o, 1, |sb, db| {
-                        let rows = g * k..((g + 1) * k).min(n_od);
-                        for &(x, len) in runs {
-                            for row in rows.clone() {
-                                let (so_row, do_row) = match od {
-                                    Some(o) => (s.tables[o][row], d.tables[o][row]),
-                                    None => (0, 0),
-                                };
-                                let so = (sb + so_row + st[x] + s0) as usize * w;
-                                for r in &d.replicas {
-                                    let doff = (db + do_row + dt[x] + r) as usize * w;
-                                    // SAFETY: offsets were checked to lie inside both buffers; the destination
-                                    // slots of distinct (element, copy) pairs are distinct (see `Dst`).
-                                    unsafe {
-                                        std::ptr::copy_nonoverlapping(
-                                            (sp + so) as *const u8,
-                                            dp.ptr().add(doff),
-                                            len * w,
-                                        )
+                    let (o, g, c) = (item / (groups * chunks), item / chunks % groups, item % chunks);
+                    for_outer(&plan.outer, s, d, o, 1, |sb, db| {
+                        let ys = c * per_chunk..((c + 1) * per_chunk).min(n_across);
+                        for y in ys {
+                            let (sy, dy) = match across {
+                                Some(a) => (sb + s.tables[*a][y], db + d.tables[*a][y]),
+                                None => (sb, db),
+                            };
+                            for &(x, len) in runs {
+                                for row in g * k..((g + 1) * k).min(n_od) {
+                                    let (so_row, do_row) = match rows {
+                                        Some(_) => (s.tables[od][row], d.tables[od][row]),
+                                        None => (0, 0),
                                     };
+                                    let so = (sy + so_row + st[x] + s0) as usize * w;
+                                    for r in &d.replicas {
+                                        let doff = (dy + do_row + dt[x] + r) as usize * w;
+                                        // SAFETY: offsets were checked to lie inside both buffers; the
+                                        // destination slots of distinct (element, copy) pairs are distinct
+                                        // (see `Dst`).
+                                        unsafe {
+                                            kernels::copy(
+                                                isa,
+                                                stream,
+                                                (sp + so) as *const u8,
+                                                dp.ptr().add(doff),
+                                                len * w,
+                                            )
+                                        };
+                                    }
                                 }
                             }
                         }
                     });
+                    kernels::fence(isa, stream);
                 });
         }
         Mode::Blocked {

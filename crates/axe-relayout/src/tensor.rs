@@ -23,6 +23,12 @@ pub struct TensorLayout {
     pub dense: bool,
     /// Distinct elements land in distinct slots (checked; destinations must be).
     pub injective: bool,
+    /// For layouts whose padding has structure (XLA tiles): per dimension, the offsets of the padded
+    /// extent's indices. They cover the slots `[0, padded_slots)` once each; indices past a logical
+    /// dimension name padding, and so do the slots from `padded_slots` to `slots` (tail padding).
+    pub padded: Option<Vec<Vec<i64>>>,
+    /// The slots the padded tables cover.
+    pub padded_slots: u64,
 }
 
 impl TensorLayout {
@@ -35,14 +41,20 @@ impl TensorLayout {
         let l = a.layout.tail_padding_alignment_in_elements.max(1);
         let slots = (expanded + (l - expanded % l) % l) as u64;
         let count: u64 = dims.iter().product();
-        let tables = match to_axe(a) {
-            Ok(form) => tables_of(&form.layout, &form.padded_shape, &dims)?,
-            Err(_) => {
-                return Err(RelayoutError::Layout(format!(
-                    "{a}: a later tile interleaves elements and padding, which has no per-dimension offsets"
-                )))
-            }
+        let Ok(form) = to_axe(a) else {
+            return Err(RelayoutError::Layout(format!(
+                "{a}: a later tile interleaves elements and padding, which has no per-dimension offsets"
+            )));
         };
+        let tables = tables_of(&form.layout, &form.padded_shape, &dims)?;
+        let padded = tables_of(&form.layout, &form.padded_shape, &form.padded_shape)?;
+        let reach: i64 = padded
+            .iter()
+            .map(|t| t.iter().copied().max().unwrap_or(0))
+            .sum();
+        let covered: u64 = form.padded_shape.iter().product();
+        // The padded tables tile [0, expanded) exactly when they reach no further and count as many.
+        let exact = covered == expanded as u64 && reach + 1 == covered as i64;
         Ok(TensorLayout {
             dims,
             bits,
@@ -51,6 +63,8 @@ impl TensorLayout {
             slots,
             dense: slots == count,
             injective: true,
+            padded: exact.then_some(padded),
+            padded_slots: covered,
         })
     }
 
@@ -102,6 +116,8 @@ impl TensorLayout {
             slots,
             dense: injective && count == slots,
             injective,
+            padded: None,
+            padded_slots: 0,
         })
     }
 
@@ -113,6 +129,77 @@ impl TensorLayout {
     /// Logical elements.
     pub fn count(&self) -> u64 {
         self.dims.iter().product()
+    }
+
+    /// Calls `f(offset, len)` for runs of padding slots that together cover every slot no element maps
+    /// to, each once, `None` when the layout's padding has no structure to follow. The runs are split
+    /// into `parts` independent groups (`part` selects one) so workers can share them.
+    pub fn padding_runs(&self, part: usize, parts: usize, mut f: impl FnMut(u64, u64)) -> Option<()> {
+        let padded = self.padded.as_ref()?;
+        let rank = padded.len();
+        // The padded space minus the logical box is a disjoint union of boxes: box i holds the indices
+        // below the logical extent in dimensions before i, past it in dimension i, anything after.
+        for i in 0..rank {
+            let (l, p) = (self.dims[i] as usize, padded[i].len());
+            if l == p {
+                continue;
+            }
+            let ranges: Vec<std::ops::Range<usize>> = (0..rank)
+                .map(|j| match j.cmp(&i) {
+                    std::cmp::Ordering::Less => 0..self.dims[j] as usize,
+                    std::cmp::Ordering::Equal => l..p,
+                    std::cmp::Ordering::Greater => 0..padded[j].len(),
+                })
+                .collect();
+            if ranges.iter().any(|r| r.is_empty()) {
+                continue;
+            }
+            // The innermost dimension: the one with the smallest step; runs where it steps by one.
+            let inner = (0..rank)
+                .min_by_key(|&j| {
+                    let t = &padded[j];
+                    if t.len() < 2 { i64::MAX } else { (t[1] - t[0]).abs() }
+                })
+                .unwrap_or(0);
+            let t = &padded[inner];
+            let r = ranges[inner].clone();
+            let mut runs = Vec::new();
+            let mut start = r.start;
+            for x in r.start + 1..=r.end {
+                if x == r.end || t[x] != t[x - 1] + 1 {
+                    runs.push((t[start], (x - start) as u64));
+                    start = x;
+                }
+            }
+            // This part's share of the box's rows: a contiguous range of them.
+            let others: Vec<usize> = (0..rank).filter(|&j| j != inner).collect();
+            let n: usize = others.iter().map(|&j| ranges[j].len()).product();
+            let (first, last) = (n * part / parts, n * (part + 1) / parts);
+            let mut idx = vec![0usize; others.len()];
+            let mut rest = first;
+            for k in (0..others.len()).rev() {
+                let r = &ranges[others[k]];
+                idx[k] = r.start + rest % r.len();
+                rest /= r.len();
+            }
+            for _ in first..last {
+                let base: i64 = others.iter().zip(&idx).map(|(&j, &x)| padded[j][x]).sum();
+                for &(o, len) in &runs {
+                    f((base + o) as u64, len);
+                }
+                for k in (0..others.len()).rev() {
+                    idx[k] += 1;
+                    if idx[k] < ranges[others[k]].end {
+                        break;
+                    }
+                    idx[k] = ranges[others[k]].start;
+                }
+            }
+        }
+        if self.slots > self.padded_slots && part == 0 {
+            f(self.padded_slots, self.slots - self.padded_slots);
+        }
+        Some(())
     }
 
     /// The offset of logical element `index` (first copy).

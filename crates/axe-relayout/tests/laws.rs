@@ -184,7 +184,7 @@ proptest! {
         let mut state = seed | 1;
         let src: Vec<u8> = (0..ta.bytes()).map(|_| { state ^= state << 13; state ^= state >> 7; state ^= state << 17; state as u8 }).collect();
         let mut dst = vec![0xa5u8; tb.bytes() as usize];
-        let opts = Options { zero_padding: true, threads };
+        let opts = Options { zero_padding: true, threads, ..Options::default() };
         relayout(&src, &ta, &mut dst, &tb, &opts).unwrap();
         let dims = ta.dims.clone();
         let mut covered = vec![false; tb.slots as usize];
