@@ -23,6 +23,12 @@ pub enum What {
         /// Timed runs per case (the fastest is reported).
         #[arg(long, default_value_t = 3)]
         runs: usize,
+        /// Use the portable kernels (no SIMD), to see what SIMD adds.
+        #[arg(long)]
+        portable: bool,
+        /// Write through the cache (no non-temporal stores).
+        #[arg(long)]
+        cached: bool,
     },
     /// Read an HLO module (a synthetic one by default): MB/s and peak memory, against memcpy of the same
     /// bytes in the same run.
@@ -314,8 +320,26 @@ pub const RELAYOUT_CASES: &[(&str, &str, &str)] = &[
     ),
 ];
 
-fn bench_relayout(json: bool, threads: usize, only: Option<String>, runs: usize) -> bool {
+/// What `axe bench relayout` measures.
+struct RelayoutBench {
+    json: bool,
+    threads: usize,
+    only: Option<String>,
+    runs: usize,
+    portable: bool,
+    cached: bool,
+}
+
+fn bench_relayout(b: RelayoutBench) -> bool {
     use axe_relayout::{relayout, Options, TensorLayout};
+    let RelayoutBench {
+        json,
+        threads,
+        only,
+        runs,
+        portable,
+        cached,
+    } = b;
     let threads = threads.max(1);
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(p) => p,
@@ -352,7 +376,8 @@ fn bench_relayout(json: bool, threads: usize, only: Option<String>, runs: usize)
             let opts = Options {
                 zero_padding: true,
                 threads,
-                ..Options::default()
+                isa: portable.then_some(axe_relayout::Isa::Portable),
+                streaming: cached.then_some(false),
             };
             let mut best = f64::INFINITY;
             let mut plan = String::new();
@@ -417,7 +442,16 @@ pub fn run(what: What) -> bool {
             threads,
             only,
             runs,
-        } => bench_relayout(json, threads, only, runs),
+            portable,
+            cached,
+        } => bench_relayout(RelayoutBench {
+            json,
+            threads,
+            only,
+            runs,
+            portable,
+            cached,
+        }),
         What::Hlo {
             json,
             instructions,

@@ -39,6 +39,27 @@ impl Isa {
         Isa::Portable
     }
 
+    /// The sets this processor runs, best first.
+    pub fn available() -> Vec<Isa> {
+        [Isa::Avx2, Isa::Sse2, Isa::Portable]
+            .into_iter()
+            .filter(|i| i.supported())
+            .collect()
+    }
+
+    /// Whether this processor runs the set.
+    pub fn supported(self) -> bool {
+        match self {
+            Isa::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => std::is_x86_feature_detected!("avx2"),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
     /// The name used in plans.
     pub fn name(self) -> &'static str {
         match self {
@@ -172,4 +193,477 @@ pub unsafe fn zero(isa: Isa, stream: bool, dst: *mut u8, len: usize) {
     }
     let _ = (isa, stream);
     std::ptr::write_bytes(dst, 0, len);
+}
+
+/// Stores 16 bytes at `p`: non-temporal when `stream` (then `p` must be 16-byte aligned).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn put(p: *mut u8, v: __m128i, stream: bool) {
+    if stream {
+        _mm_stream_si128(p as *mut __m128i, v);
+    } else {
+        _mm_storeu_si128(p as *mut __m128i, v);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn get(p: *const u8) -> __m128i {
+    _mm_loadu_si128(p as *const __m128i)
+}
+
+/// Writes `len` groups of `k` elements of `w` bytes: group c holds element c of each of the k source rows
+/// (`row` bytes apart, each contiguous), i.e. `dst[c·k + j] = row_j[c]`. This is how a minor sub-tile
+/// such as bf16's `(2,1)` or s8's `(4,1)` stores k rows side by side.
+///
+/// # Safety
+/// The k source rows of `len` elements and the `len·k` destination elements must lie inside their
+/// buffers, not overlapping.
+pub unsafe fn interleave(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    (k, len, w): (usize, usize, usize),
+) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if isa.simd() {
+        let stream = stream && (dst as usize) % 16 == 0;
+        done = match (w, k) {
+            (2, 2) => interleave_2x16(src, row, dst, len, stream),
+            (1, 4) => interleave_4x8(src, row, dst, len, stream),
+            (1, 2) => interleave_2x8(src, row, dst, len, stream),
+            _ => 0,
+        };
+    }
+    let _ = (isa, stream);
+    interleave_portable(
+        src.add(done * w),
+        row,
+        dst.add(done * k * w),
+        k,
+        len - done,
+        w,
+    );
+}
+
+/// The portable [`interleave`].
+unsafe fn interleave_portable(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    k: usize,
+    len: usize,
+    w: usize,
+) {
+    macro_rules! go {
+        ($t:ty, $k:literal) => {{
+            let s = src as *const $t;
+            let d = dst as *mut $t;
+            let row = row / std::mem::size_of::<$t>();
+            for c in 0..len {
+                for j in 0..$k {
+                    d.add(c * $k + j)
+                        .write_unaligned(s.add(j * row + c).read_unaligned());
+                }
+            }
+        }};
+    }
+    match (w, k) {
+        (1, 2) => go!(u8, 2),
+        (1, 4) => go!(u8, 4),
+        (1, 8) => go!(u8, 8),
+        (2, 2) => go!(u16, 2),
+        (2, 4) => go!(u16, 4),
+        (4, 2) => go!(u32, 2),
+        _ => {
+            for c in 0..len {
+                for j in 0..k {
+                    copy_element(src.add(j * row + c * w), dst.add((c * k + j) * w), w);
+                }
+            }
+        }
+    }
+}
+
+/// Two rows of 16-bit elements, 8 at a time. Returns the elements done.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn interleave_2x16(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let mut c = 0;
+    while c + 8 <= len {
+        let (a, b) = (get(src.add(2 * c)), get(src.add(row + 2 * c)));
+        put(dst.add(4 * c), _mm_unpacklo_epi16(a, b), stream);
+        put(dst.add(4 * c + 16), _mm_unpackhi_epi16(a, b), stream);
+        c += 8;
+    }
+    c
+}
+
+/// Two rows of bytes, 16 at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn interleave_2x8(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let mut c = 0;
+    while c + 16 <= len {
+        let (a, b) = (get(src.add(c)), get(src.add(row + c)));
+        put(dst.add(2 * c), _mm_unpacklo_epi8(a, b), stream);
+        put(dst.add(2 * c + 16), _mm_unpackhi_epi8(a, b), stream);
+        c += 16;
+    }
+    c
+}
+
+/// Four rows of bytes, 16 at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn interleave_4x8(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let mut c = 0;
+    while c + 16 <= len {
+        let (r0, r1) = (get(src.add(c)), get(src.add(row + c)));
+        let (r2, r3) = (get(src.add(2 * row + c)), get(src.add(3 * row + c)));
+        put4(dst.add(4 * c), [r0, r1, r2, r3], stream);
+        c += 16;
+    }
+    c
+}
+
+/// Writes the bytes of four vectors interleaved: `dst[4c + j] = v_j[c]` (64 bytes).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn put4(dst: *mut u8, [r0, r1, r2, r3]: [__m128i; 4], stream: bool) {
+    let (p01l, p01h) = (_mm_unpacklo_epi8(r0, r1), _mm_unpackhi_epi8(r0, r1));
+    let (p23l, p23h) = (_mm_unpacklo_epi8(r2, r3), _mm_unpackhi_epi8(r2, r3));
+    put(dst, _mm_unpacklo_epi16(p01l, p23l), stream);
+    put(dst.add(16), _mm_unpackhi_epi16(p01l, p23l), stream);
+    put(dst.add(32), _mm_unpacklo_epi16(p01h, p23h), stream);
+    put(dst.add(48), _mm_unpackhi_epi16(p01h, p23h), stream);
+}
+
+/// The inverse of [`interleave`]: `row_j[c] = src[c·k + j]` for k destination rows `row` bytes apart.
+///
+/// # Safety
+/// As for [`interleave`].
+pub unsafe fn deinterleave(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    (k, len, w): (usize, usize, usize),
+) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if isa.simd() {
+        let stream = stream && (dst as usize) % 16 == 0 && row % 16 == 0;
+        done = match (w, k) {
+            (2, 2) => deinterleave_2x16(src, dst, row, len, stream),
+            (1, 4) => deinterleave_4x8(src, dst, row, len, stream),
+            _ => 0,
+        };
+    }
+    let _ = (isa, stream);
+    deinterleave_portable(
+        src.add(done * k * w),
+        dst.add(done * w),
+        row,
+        k,
+        len - done,
+        w,
+    );
+}
+
+/// The portable [`deinterleave`].
+unsafe fn deinterleave_portable(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    k: usize,
+    len: usize,
+    w: usize,
+) {
+    macro_rules! go {
+        ($t:ty, $k:literal) => {{
+            let s = src as *const $t;
+            let d = dst as *mut $t;
+            let row = row / std::mem::size_of::<$t>();
+            for c in 0..len {
+                for j in 0..$k {
+                    d.add(j * row + c)
+                        .write_unaligned(s.add(c * $k + j).read_unaligned());
+                }
+            }
+        }};
+    }
+    match (w, k) {
+        (1, 2) => go!(u8, 2),
+        (1, 4) => go!(u8, 4),
+        (1, 8) => go!(u8, 8),
+        (2, 2) => go!(u16, 2),
+        (2, 4) => go!(u16, 4),
+        (4, 2) => go!(u32, 2),
+        _ => {
+            for c in 0..len {
+                for j in 0..k {
+                    copy_element(src.add((c * k + j) * w), dst.add(j * row + c * w), w);
+                }
+            }
+        }
+    }
+}
+
+/// Pairs of 16-bit elements into two rows, 8 pairs at a time: the low halves of the 32-bit pairs,
+/// sign-extended so that signed saturation packs them back unchanged, and the high halves.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn deinterleave_2x16(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    len: usize,
+    stream: bool,
+) -> usize {
+    // One row at a time, so that each row's stores fill whole lines in order.
+    let n = len / 8 * 8;
+    let mut c = 0;
+    while c < n {
+        let (x0, x1) = (get(src.add(4 * c)), get(src.add(4 * c + 16)));
+        let lo = |x| _mm_srai_epi32(_mm_slli_epi32(x, 16), 16);
+        put(dst.add(2 * c), _mm_packs_epi32(lo(x0), lo(x1)), stream);
+        c += 8;
+    }
+    c = 0;
+    while c < n {
+        let (x0, x1) = (get(src.add(4 * c)), get(src.add(4 * c + 16)));
+        put(
+            dst.add(row + 2 * c),
+            _mm_packs_epi32(_mm_srai_epi32(x0, 16), _mm_srai_epi32(x1, 16)),
+            stream,
+        );
+        c += 8;
+    }
+    n
+}
+
+/// Quads of bytes into four rows, 16 quads at a time: byte j of each 32-bit quad, masked, then packed
+/// down to 16 and 8 bits (the values fit, so saturation never changes them).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn deinterleave_4x8(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let n = len / 16 * 16;
+    let m = _mm_set1_epi32(0xff);
+    macro_rules! lane {
+        ($j:literal) => {{
+            // One row at a time, so that each row's stores fill whole lines in order.
+            let mut c = 0;
+            while c < n {
+                let b =
+                    |at: usize| _mm_and_si128(_mm_srli_epi32(get(src.add(4 * c + at)), 8 * $j), m);
+                let lo = _mm_packs_epi32(b(0), b(16));
+                let hi = _mm_packs_epi32(b(32), b(48));
+                put(dst.add($j * row + c), _mm_packus_epi16(lo, hi), stream);
+                c += 16;
+            }
+        }};
+    }
+    lane!(0);
+    lane!(1);
+    lane!(2);
+    lane!(3);
+    n
+}
+
+/// Copies an `na`×`nb` tile where element (x, y) is read at `x·s[0] + y·s[1]` and written at
+/// `x·s[2] + y·s[3]` (in elements of `w` bytes). With 4-byte elements read contiguously along y and
+/// written contiguously along x (a transpose), 8×8 (AVX) or 4×4 (SSE2) blocks are transposed in
+/// registers; everything else goes element by element, the inner loop along x.
+///
+/// # Safety
+/// Every addressed element must lie inside its buffer.
+pub unsafe fn transpose(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb, w): (usize, usize, usize),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if w == 4 && s[1] == 1 && s[2] == 1 && isa.simd() {
+        let (b, fast): (usize, Block) = match isa {
+            Isa::Avx2 => (8, transpose_8x8_f32),
+            _ => (4, transpose_4x4_f32),
+        };
+        let aligned = (dst as usize) % (4 * b) == 0 && (s[3] * 4) % (4 * b as i64) == 0;
+        let stream = stream && aligned;
+        let (fa, fb) = (na / b * b, nb / b * b);
+        for y in (0..fb).step_by(b) {
+            for x in (0..fa).step_by(b) {
+                fast(
+                    src.offset((x as i64 * s[0] + y as i64) as isize * 4),
+                    dst.offset((x as i64 + y as i64 * s[3]) as isize * 4),
+                    s[0] as isize * 4,
+                    s[3] as isize * 4,
+                    stream,
+                );
+            }
+        }
+        // The edges: x past the last whole block (every y), then y past it (x inside the blocks).
+        let edge = |x0: usize, x1: usize, y0: usize, y1: usize| {
+            transpose_portable(
+                src.offset((x0 as i64 * s[0] + y0 as i64) as isize * 4),
+                dst.offset((x0 as i64 + y0 as i64 * s[3]) as isize * 4),
+                s,
+                (x1 - x0, y1 - y0, 4),
+            )
+        };
+        edge(fa, na, 0, nb);
+        edge(0, fa, fb, nb);
+        return;
+    }
+    let _ = (isa, stream);
+    transpose_portable(src, dst, s, (na, nb, w));
+}
+
+/// A register transpose of a square block: source, destination, their row pitches in bytes, streaming.
+#[cfg(target_arch = "x86_64")]
+type Block = unsafe fn(*const u8, *mut u8, isize, isize, bool);
+
+/// The portable [`transpose`].
+unsafe fn transpose_portable(
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb, w): (usize, usize, usize),
+) {
+    macro_rules! go {
+        ($t:ty) => {{
+            let (src, dst) = (src as *const $t, dst as *mut $t);
+            for y in 0..nb as isize {
+                let (sr, dr) = (src.offset(y * s[1] as isize), dst.offset(y * s[3] as isize));
+                for x in 0..na as isize {
+                    dr.offset(x * s[2] as isize)
+                        .write_unaligned(sr.offset(x * s[0] as isize).read_unaligned());
+                }
+            }
+        }};
+    }
+    match w {
+        1 => go!(u8),
+        2 => go!(u16),
+        4 => go!(u32),
+        8 => go!(u64),
+        16 => go!(u128),
+        _ => {
+            for y in 0..nb as i64 {
+                for x in 0..na as i64 {
+                    let so = ((x * s[0] + y * s[1]) * w as i64) as isize;
+                    let doff = ((x * s[2] + y * s[3]) * w as i64) as isize;
+                    copy_element(src.offset(so), dst.offset(doff), w);
+                }
+            }
+        }
+    }
+}
+
+/// An 8×8 block of 4-byte elements: source rows `sr` bytes apart, destination rows `dr` bytes apart.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn transpose_8x8_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
+    // (A macro, not a closure: closures do not inherit the function's target features.)
+    macro_rules! r {
+        ($i:literal) => {
+            _mm256_loadu_ps(src.offset($i * sr) as *const f32)
+        };
+    }
+    let (r0, r1, r2, r3) = (r!(0), r!(1), r!(2), r!(3));
+    let (r4, r5, r6, r7) = (r!(4), r!(5), r!(6), r!(7));
+    let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
+    let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
+    let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
+    let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
+    let (u0, u1) = (
+        _mm256_shuffle_ps(t0, t2, 0x44),
+        _mm256_shuffle_ps(t0, t2, 0xee),
+    );
+    let (u2, u3) = (
+        _mm256_shuffle_ps(t1, t3, 0x44),
+        _mm256_shuffle_ps(t1, t3, 0xee),
+    );
+    let (u4, u5) = (
+        _mm256_shuffle_ps(t4, t6, 0x44),
+        _mm256_shuffle_ps(t4, t6, 0xee),
+    );
+    let (u6, u7) = (
+        _mm256_shuffle_ps(t5, t7, 0x44),
+        _mm256_shuffle_ps(t5, t7, 0xee),
+    );
+    let cols = [
+        _mm256_permute2f128_ps(u0, u4, 0x20),
+        _mm256_permute2f128_ps(u1, u5, 0x20),
+        _mm256_permute2f128_ps(u2, u6, 0x20),
+        _mm256_permute2f128_ps(u3, u7, 0x20),
+        _mm256_permute2f128_ps(u0, u4, 0x31),
+        _mm256_permute2f128_ps(u1, u5, 0x31),
+        _mm256_permute2f128_ps(u2, u6, 0x31),
+        _mm256_permute2f128_ps(u3, u7, 0x31),
+    ];
+    for (i, c) in cols.into_iter().enumerate() {
+        let p = dst.offset(i as isize * dr) as *mut f32;
+        if stream {
+            _mm256_stream_ps(p, c);
+        } else {
+            _mm256_storeu_ps(p, c);
+        }
+    }
+}
+
+/// A 4×4 block of 4-byte elements, as [`transpose_8x8_f32`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn transpose_4x4_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
+    let r = |i: isize| _mm_loadu_ps(src.offset(i * sr) as *const f32);
+    let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
+    let (t0, t1) = (_mm_unpacklo_ps(r0, r1), _mm_unpacklo_ps(r2, r3));
+    let (t2, t3) = (_mm_unpackhi_ps(r0, r1), _mm_unpackhi_ps(r2, r3));
+    let cols = [
+        _mm_movelh_ps(t0, t1),
+        _mm_movehl_ps(t1, t0),
+        _mm_movelh_ps(t2, t3),
+        _mm_movehl_ps(t3, t2),
+    ];
+    for (i, c) in cols.into_iter().enumerate() {
+        let p = dst.offset(i as isize * dr) as *mut f32;
+        if stream {
+            _mm_stream_ps(p, c);
+        } else {
+            _mm_storeu_ps(p, c);
+        }
+    }
 }

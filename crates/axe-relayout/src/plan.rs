@@ -27,8 +27,8 @@ pub struct Options {
     /// Write with non-temporal stores, which bypass the cache (`None`: when the destination is larger
     /// than [`STREAM_MIN_BYTES`]).
     pub streaming: Option<bool>,
-    /// Use the portable kernels even where SIMD ones would run.
-    pub portable: bool,
+    /// The kernels' instruction set (`None`: the best this processor runs; others are for comparing).
+    pub isa: Option<Isa>,
 }
 
 /// The destination size from which writes bypass the cache by default: larger than the caches they
@@ -41,7 +41,7 @@ impl Default for Options {
             zero_padding: true,
             threads: 0,
             streaming: None,
-            portable: false,
+            isa: None,
         }
     }
 }
@@ -217,124 +217,10 @@ fn runs_where(a: &[i64], b: &[i64], sa: i64, sb: i64) -> Vec<(usize, usize)> {
     runs
 }
 
-/// Writes `len` groups of `k` elements: group c holds element c of each of the k source rows (`row`
-/// bytes apart, each contiguous), i.e. `dst[c·k + j] = row_j[c]`.
-///
-/// # Safety
-/// The k source rows of `len` elements and the `len·k` destination elements must lie inside their buffers.
-unsafe fn interleave(src: *const u8, row: usize, dst: *mut u8, k: usize, len: usize, w: usize) {
-    macro_rules! go {
-        ($t:ty, $k:literal) => {{
-            let s = src as *const $t;
-            let d = dst as *mut $t;
-            let row = row / std::mem::size_of::<$t>();
-            for c in 0..len {
-                for j in 0..$k {
-                    d.add(c * $k + j)
-                        .write_unaligned(s.add(j * row + c).read_unaligned());
-                }
-            }
-        }};
-    }
-    match (w, k) {
-        (1, 2) => go!(u8, 2),
-        (1, 4) => go!(u8, 4),
-        (1, 8) => go!(u8, 8),
-        (2, 2) => go!(u16, 2),
-        (2, 4) => go!(u16, 4),
-        (4, 2) => go!(u32, 2),
-        _ => {
-            for c in 0..len {
-                for j in 0..k {
-                    copy_element(src.add(j * row + c * w), dst.add((c * k + j) * w), w);
-                }
-            }
-        }
-    }
-}
-
-/// The inverse of [`interleave`]: `row_j[c] = src[c·k + j]` for k destination rows `row` bytes apart.
-///
-/// # Safety
-/// As for [`interleave`].
-unsafe fn deinterleave(src: *const u8, dst: *mut u8, row: usize, k: usize, len: usize, w: usize) {
-    macro_rules! go {
-        ($t:ty, $k:literal) => {{
-            let s = src as *const $t;
-            let d = dst as *mut $t;
-            let row = row / std::mem::size_of::<$t>();
-            for c in 0..len {
-                for j in 0..$k {
-                    d.add(j * row + c)
-                        .write_unaligned(s.add(c * $k + j).read_unaligned());
-                }
-            }
-        }};
-    }
-    match (w, k) {
-        (1, 2) => go!(u8, 2),
-        (1, 4) => go!(u8, 4),
-        (1, 8) => go!(u8, 8),
-        (2, 2) => go!(u16, 2),
-        (2, 4) => go!(u16, 4),
-        (4, 2) => go!(u32, 2),
-        _ => {
-            for c in 0..len {
-                for j in 0..k {
-                    copy_element(src.add((c * k + j) * w), dst.add(j * row + c * w), w);
-                }
-            }
-        }
-    }
-}
-
 /// The constant step of a table, if it has one.
 fn affine(t: &[i64]) -> Option<i64> {
     let step = if t.len() < 2 { 0 } else { t[1] - t[0] };
     t.windows(2).all(|p| p[1] - p[0] == step).then_some(step)
-}
-
-/// Copies an `na`×`nb` tile where element (x, y) is read at `x·s[0] + y·s[1]` and written at
-/// `x·s[2] + y·s[3]` (in elements of `w` bytes); the inner loop walks x, the destination's contiguous side.
-///
-/// # Safety
-/// Every addressed element must lie inside its buffer.
-unsafe fn transpose_tile(
-    src: *const u8,
-    dst: *mut u8,
-    s: [i64; 4],
-    na: usize,
-    nb: usize,
-    w: usize,
-) {
-    macro_rules! go {
-        ($t:ty) => {{
-            let (src, dst) = (src as *const $t, dst as *mut $t);
-            for y in 0..nb as isize {
-                let (sr, dr) = (src.offset(y * s[1] as isize), dst.offset(y * s[3] as isize));
-                for x in 0..na as isize {
-                    dr.offset(x * s[2] as isize)
-                        .write_unaligned(sr.offset(x * s[0] as isize).read_unaligned());
-                }
-            }
-        }};
-    }
-    match w {
-        1 => go!(u8),
-        2 => go!(u16),
-        4 => go!(u32),
-        8 => go!(u64),
-        16 => go!(u128),
-        _ => {
-            for y in 0..nb as i64 {
-                for x in 0..na as i64 {
-                    let so = ((x * s[0] + y * s[1]) * w as i64) as isize;
-                    let doff = ((x * s[2] + y * s[3]) * w as i64) as isize;
-                    copy_element(src.offset(so), dst.offset(doff), w);
-                }
-            }
-        }
-    }
 }
 
 /// How many leading entries of a table advance by the same step (the size of a contiguous group).
@@ -392,10 +278,15 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     } else {
         ZeroFill::Whole
     };
-    let isa = if opts.portable {
-        Isa::Portable
-    } else {
-        Isa::detect()
+    let isa = match opts.isa {
+        None => Isa::detect(),
+        Some(isa) if isa.supported() => isa,
+        Some(isa) => {
+            return Err(RelayoutError::Layout(format!(
+                "this processor does not run {} instructions",
+                isa.name()
+            )))
+        }
     };
     let streaming = opts.streaming.unwrap_or(dst.bytes() >= STREAM_MIN_BYTES);
     let rank = src.dims.len();
@@ -598,7 +489,14 @@ pub fn relayout(
                     dst_layout.padding_runs(part, parts, |at, len| {
                         // SAFETY: the padded tables were checked to stay inside the slots, and the runs
                         // of distinct parts are disjoint.
-                        unsafe { kernels::zero(isa, stream, dp.ptr().add(at as usize * w), len as usize * w) }
+                        unsafe {
+                            kernels::zero(
+                                isa,
+                                stream,
+                                dp.ptr().add(at as usize * w),
+                                len as usize * w,
+                            )
+                        }
                     });
                     kernels::fence(isa, stream);
                 });
@@ -694,12 +592,18 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
         } => {
             let (st, dt) = (&s.tables[*dim], &d.tables[*dim]);
             let (od, k) = rows.unwrap_or((*dim, 1));
-            let n_od = if rows.is_some() { s.dims[od] as usize } else { 1 };
+            let n_od = if rows.is_some() {
+                s.dims[od] as usize
+            } else {
+                1
+            };
             let groups = n_od.div_ceil(k);
             let n_across = across.map_or(1, |a| s.dims[a] as usize);
             // Split `across` into chunks when the other loops leave too few work items to share.
             let items = outer_count * groups;
-            let chunks = (plan.threads * 16).div_ceil(items.max(1)).clamp(1, n_across);
+            let chunks = (plan.threads * 16)
+                .div_ceil(items.max(1))
+                .clamp(1, n_across);
             let per_chunk = n_across.div_ceil(chunks);
             let work = items * chunks;
             let min_len = (work / (plan.threads * 16)).clamp(1, 64);
@@ -707,7 +611,11 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 .into_par_iter()
                 .with_min_len(min_len)
                 .for_each(|item| {
-                    let (o, g, c) = (item / (groups * chunks), item / chunks % groups, item % chunks);
+                    let (o, g, c) = (
+                        item / (groups * chunks),
+                        item / chunks % groups,
+                        item % chunks,
+                    );
                     for_outer(&plan.outer, s, d, o, 1, |sb, db| {
                         let ys = c * per_chunk..((c + 1) * per_chunk).min(n_across);
                         for y in ys {
@@ -770,96 +678,108 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             };
             // Packing: the destination puts k consecutive indices of `a` side by side (bf16's (2,1), s8's
             // (4,1)); unpacking: the source does so along `b`. Each is a k-way (de)interleave of runs.
+            // Groups of k rows are walked a few at a time (8 rows: a tile's worth), each run for all of
+            // them in turn, so that a tile is read or written in one go.
             if let Some(k) = pack_factor(da, dbt, sbt) {
                 let groups = na.div_ceil(k);
+                let per = (8 / k).clamp(1, groups);
+                let blocks = groups.div_ceil(per);
                 let runs = runs_where(dbt, sbt, k as i64, 1);
-                (0..outer_count * groups)
+                (0..outer_count * blocks)
                     .into_par_iter()
-                    .with_min_len(8)
+                    .with_min_len(4)
                     .for_each(|item| {
-                        let (o, g) = (item / groups, item % groups);
+                        let (o, gb) = (item / blocks, item % blocks);
                         for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                            let x0 = g * k;
-                            let full = x0 + k <= na
-                                && (x0..x0 + k).all(|x| {
-                                    sa[x] - sa[x0]
-                                        == (x - x0) as i64
-                                            * (sa.get(x0 + 1).copied().unwrap_or(0) - sa[x0])
-                                        && da[x] - da[x0] == (x - x0) as i64
-                                });
+                            let gs = gb * per..((gb + 1) * per).min(groups);
                             for &(y0, len) in &runs {
-                                let (sy, dy) =
-                                    (sbase + sbt[y0] + s0 + sa[x0], dbase + dbt[y0] + da[x0]);
-                                let row = if k > 1 && x0 + 1 < na {
-                                    sa[x0 + 1] - sa[x0]
-                                } else {
-                                    0
-                                };
-                                if full && d.replicas.len() == 1 && row >= 0 {
-                                    let doff = (dy + d.replicas[0]) as usize * w;
+                                for g in gs.clone() {
+                                    let x0 = g * k;
+                                    let row = match sa.get(x0 + 1) {
+                                        Some(&next) if k > 1 => next - sa[x0],
+                                        _ => 0,
+                                    };
+                                    let full = x0 + k <= na
+                                        && d.replicas.len() == 1
+                                        && row >= 0
+                                        && (x0..x0 + k).all(|x| {
+                                            sa[x] - sa[x0] == (x - x0) as i64 * row
+                                                && da[x] - da[x0] == (x - x0) as i64
+                                        });
+                                    if !full {
+                                        each(sbase, dbase, y0..y0 + len, x0..(x0 + k).min(na));
+                                        continue;
+                                    }
+                                    let sy = sbase + sbt[y0] + s0 + sa[x0];
+                                    let doff =
+                                        (dbase + dbt[y0] + da[x0] + d.replicas[0]) as usize * w;
                                     // SAFETY: as above; the k rows and the packed run lie inside the buffers.
                                     unsafe {
-                                        interleave(
+                                        kernels::interleave(
+                                            isa,
+                                            stream,
                                             (sp + sy as usize * w) as *const u8,
                                             row as usize * w,
                                             dp.ptr().add(doff),
-                                            k,
-                                            len,
-                                            w,
+                                            (k, len, w),
                                         )
                                     };
-                                } else {
-                                    each(sbase, dbase, y0..y0 + len, x0..(x0 + k).min(na));
                                 }
                             }
                         });
+                        kernels::fence(isa, stream);
                     });
                 return;
             }
             if let Some(k) = pack_factor(sbt, sa, da) {
                 // Unpacking: b is packed k-wide in the source; a is contiguous in the destination.
                 let groups = nb.div_ceil(k);
+                let per = (8 / k).clamp(1, groups);
+                let blocks = groups.div_ceil(per);
                 let runs = runs_where(sa, da, k as i64, 1);
-                (0..outer_count * groups)
+                (0..outer_count * blocks)
                     .into_par_iter()
-                    .with_min_len(8)
+                    .with_min_len(4)
                     .for_each(|item| {
-                        let (o, g) = (item / groups, item % groups);
+                        let (o, gb) = (item / blocks, item % blocks);
                         for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                            let y0 = g * k;
-                            let full = y0 + k <= nb
-                                && (y0..y0 + k).all(|y| sbt[y] - sbt[y0] == (y - y0) as i64)
-                                && (y0..y0 + k).all(|y| {
-                                    dbt[y] - dbt[y0]
-                                        == (y - y0) as i64
-                                            * (dbt.get(y0 + 1).copied().unwrap_or(0) - dbt[y0])
-                                });
+                            let gs = gb * per..((gb + 1) * per).min(groups);
                             for &(x0, len) in &runs {
-                                let row = if k > 1 && y0 + 1 < nb {
-                                    dbt[y0 + 1] - dbt[y0]
-                                } else {
-                                    0
-                                };
-                                if full && d.replicas.len() == 1 && row >= 0 {
+                                for g in gs.clone() {
+                                    let y0 = g * k;
+                                    let row = match dbt.get(y0 + 1) {
+                                        Some(&next) if k > 1 => next - dbt[y0],
+                                        _ => 0,
+                                    };
+                                    let full = y0 + k <= nb
+                                        && d.replicas.len() == 1
+                                        && row >= 0
+                                        && (y0..y0 + k).all(|y| {
+                                            sbt[y] - sbt[y0] == (y - y0) as i64
+                                                && dbt[y] - dbt[y0] == (y - y0) as i64 * row
+                                        });
+                                    if !full {
+                                        each(sbase, dbase, y0..(y0 + k).min(nb), x0..x0 + len);
+                                        continue;
+                                    }
                                     let so = (sbase + sbt[y0] + s0 + sa[x0]) as usize * w;
                                     let doff =
                                         (dbase + dbt[y0] + da[x0] + d.replicas[0]) as usize * w;
                                     // SAFETY: as above.
                                     unsafe {
-                                        deinterleave(
+                                        kernels::deinterleave(
+                                            isa,
+                                            stream,
                                             (sp + so) as *const u8,
                                             dp.ptr().add(doff),
                                             row as usize * w,
-                                            k,
-                                            len,
-                                            w,
+                                            (k, len, w),
                                         )
                                     };
-                                } else {
-                                    each(sbase, dbase, y0..(y0 + k).min(nb), x0..x0 + len);
                                 }
                             }
                         });
+                        kernels::fence(isa, stream);
                     });
                 return;
             }
@@ -883,17 +803,18 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                             // SAFETY: as above; the tile's corners lie inside both buffers and the tables
                             // are affine, so every element in between does too.
                             unsafe {
-                                transpose_tile(
+                                kernels::transpose(
+                                    isa,
+                                    stream,
                                     (sp + so as usize * w) as *const u8,
                                     dp.ptr().add(doff as usize * w),
                                     [ssa, ssb, sda, sdb],
-                                    a1 - a0,
-                                    b1 - b0,
-                                    w,
+                                    (a1 - a0, b1 - b0, w),
                                 )
                             };
                         }
                     });
+                    kernels::fence(isa, stream);
                 });
                 return;
             }
@@ -920,6 +841,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                         }
                     }
                 });
+                kernels::fence(isa, stream);
             });
         }
     }

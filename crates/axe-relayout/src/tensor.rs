@@ -134,7 +134,12 @@ impl TensorLayout {
     /// Calls `f(offset, len)` for runs of padding slots that together cover every slot no element maps
     /// to, each once, `None` when the layout's padding has no structure to follow. The runs are split
     /// into `parts` independent groups (`part` selects one) so workers can share them.
-    pub fn padding_runs(&self, part: usize, parts: usize, mut f: impl FnMut(u64, u64)) -> Option<()> {
+    pub fn padding_runs(
+        &self,
+        part: usize,
+        parts: usize,
+        mut f: impl FnMut(u64, u64),
+    ) -> Option<()> {
         let padded = self.padded.as_ref()?;
         let rank = padded.len();
         // The padded space minus the logical box is a disjoint union of boxes: box i holds the indices
@@ -158,7 +163,11 @@ impl TensorLayout {
             let inner = (0..rank)
                 .min_by_key(|&j| {
                     let t = &padded[j];
-                    if t.len() < 2 { i64::MAX } else { (t[1] - t[0]).abs() }
+                    if t.len() < 2 {
+                        i64::MAX
+                    } else {
+                        (t[1] - t[0]).abs()
+                    }
                 })
                 .unwrap_or(0);
             let t = &padded[inner];

@@ -5,7 +5,7 @@
 //! identity on the logical elements.
 
 use axe_layout::Layout;
-use axe_relayout::{relayout, Options, TensorLayout};
+use axe_relayout::{relayout, Isa, Options, TensorLayout};
 use axe_xla::{ArrayShape, Dim, Layout as XlaLayout, PrimitiveType, Tile, TileDim, Tiling};
 use proptest::prelude::*;
 
@@ -172,45 +172,185 @@ fn case() -> impl Strategy<Value = (Side, Side, u64)> {
         })
 }
 
+/// Relays `a` into `b` from random bytes (both buffers starting `shift` bytes into their allocation)
+/// and checks every element, every copy, the padding, and the way back.
+fn check(
+    a: &Side,
+    b: &Side,
+    seed: u64,
+    shift: (usize, usize),
+    opts: &Options,
+) -> Result<(), TestCaseError> {
+    let (Some(ta), Some(tb)) = (a.tensor(), b.tensor()) else {
+        return Ok(());
+    };
+    prop_assume!(tb.injective && ta.injective);
+    let (sbits, dbits) = (ta.bits, tb.bits);
+    // The low min(source, destination) bits of each element move; the rest of the destination's are 0.
+    let mask = |v: u128| {
+        if sbits.min(dbits) >= 128 {
+            v
+        } else {
+            v & ((1u128 << sbits.min(dbits)) - 1)
+        }
+    };
+    let mut state = seed | 1;
+    let mut src_alloc: Vec<u8> = (0..ta.bytes() as usize + shift.0)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect();
+    let src = &mut src_alloc[shift.0..];
+    let mut dst_alloc = vec![0xa5u8; tb.bytes() as usize + shift.1];
+    let dst = &mut dst_alloc[shift.1..];
+    let plan = relayout(src, &ta, dst, &tb, opts).unwrap();
+    let dims = ta.dims.clone();
+    let mut covered = vec![false; tb.slots as usize];
+    for e in all_indices(&dims) {
+        let from = a.slots(&e)[0];
+        let want = mask(get_bits(src, from, sbits));
+        for to in b.slots(&e) {
+            prop_assert_eq!(
+                get_bits(dst, to, dbits),
+                want,
+                "element {:?}: {:?} -> {:?} ({})",
+                e,
+                a,
+                b,
+                plan
+            );
+            covered[to as usize] = true;
+        }
+    }
+    // Padding: every slot no element went to is zero.
+    for (slot, c) in covered.iter().enumerate() {
+        if !c {
+            prop_assert_eq!(
+                get_bits(dst, slot as i64, dbits),
+                0,
+                "padding slot {} not zeroed ({})",
+                slot,
+                plan
+            );
+        }
+    }
+    // And back: A -> B -> A gives the logical elements back.
+    let mut back_alloc = vec![0u8; ta.bytes() as usize + shift.0];
+    let back = &mut back_alloc[shift.0..];
+    relayout(dst, &tb, back, &ta, opts).unwrap();
+    for e in all_indices(&dims) {
+        let at = a.slots(&e)[0];
+        prop_assert_eq!(
+            get_bits(back, at, sbits),
+            mask(get_bits(src, at, sbits)),
+            "back at {:?}",
+            e
+        );
+    }
+    Ok(())
+}
+
+/// Options the kernels care about: every instruction set this processor runs, cached or non-temporal
+/// stores, 1–3 threads.
+fn options() -> impl Strategy<Value = Options> {
+    (
+        1usize..=3,
+        proptest::sample::select(Isa::available()),
+        prop_oneof![Just(None), Just(Some(true)), Just(Some(false))],
+    )
+        .prop_map(|(threads, isa, streaming)| Options {
+            zero_padding: true,
+            threads,
+            isa: Some(isa),
+            streaming,
+        })
+}
+
+/// Shapes and layout pairs the dedicated kernels handle, big enough for whole vectors and ragged
+/// edges: tiled and row-major (both ways), sub-tiles that interleave rows ((2,1), (4,1), pred's
+/// (32,1) with `E(1)`), transposes.
+fn kernel_case() -> impl Strategy<Value = (Side, Side)> {
+    let ty = prop_oneof![
+        Just((PrimitiveType::U8, 0i64)),
+        Just((PrimitiveType::Bf16, 0)),
+        Just((PrimitiveType::F32, 0)),
+        Just((PrimitiveType::F64, 0)),
+        Just((PrimitiveType::Pred, 0)),
+    ];
+    let dims = prop_oneof![
+        proptest::collection::vec(1u64..=80, 2),
+        proptest::collection::vec(1u64..=24, 3),
+    ];
+    (
+        dims,
+        ty,
+        0usize..6,
+        any::<bool>(),
+        Just(()).prop_perturb(|_, mut rng| rng.next_u64()),
+    )
+        .prop_map(|(dims, (ty, _), kind, flip, pick)| {
+            let rank = dims.len();
+            let row_major: Vec<i64> = (0..rank as i64).rev().collect();
+            let mut other = row_major.clone();
+            other.reverse();
+            if rank == 3 && pick % 2 == 0 {
+                other = vec![2, 0, 1];
+            }
+            let rows = [1i64, 2, 4, 8][(pick / 2 % 4) as usize];
+            let cols = [16i64, 32, 64, 128][(pick / 8 % 4) as usize];
+            let sub: Vec<i64> = match (ty, kind) {
+                (PrimitiveType::Bf16, 1) => vec![2, 1],
+                (PrimitiveType::U8, 1) => vec![4, 1],
+                (PrimitiveType::U8, 2) => vec![2, 1],
+                (PrimitiveType::Pred, 1) => vec![32, 1],
+                _ => vec![],
+            };
+            let mut tiles = vec![vec![rows.max(sub.first().copied().unwrap_or(1)), cols]];
+            if !sub.is_empty() {
+                tiles.push(sub);
+            }
+            let e = if ty == PrimitiveType::Pred && kind == 1 {
+                1
+            } else {
+                0
+            };
+            let plain = xla_side(&dims, ty, 0, row_major.clone(), vec![]);
+            let (a, b) = match kind {
+                0..=2 => (plain, xla_side(&dims, ty, e, row_major.clone(), tiles)),
+                3 => (plain, xla_side(&dims, ty, 0, other, vec![])),
+                4 => (plain, xla_side(&dims, ty, 0, other, tiles)),
+                _ => (
+                    xla_side(&dims, ty, 0, other, vec![]),
+                    xla_side(&dims, ty, 0, row_major, tiles),
+                ),
+            };
+            if flip {
+                (b, a)
+            } else {
+                (a, b)
+            }
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn matches_the_naive_reference_and_round_trips((a, b, seed) in case(), threads in 1usize..=3) {
-        let (Some(ta), Some(tb)) = (a.tensor(), b.tensor()) else { return Ok(()) };
-        prop_assume!(tb.injective && ta.injective);
-        let bits = ta.bits;
-        // Random source bytes.
-        let mut state = seed | 1;
-        let src: Vec<u8> = (0..ta.bytes()).map(|_| { state ^= state << 13; state ^= state >> 7; state ^= state << 17; state as u8 }).collect();
-        let mut dst = vec![0xa5u8; tb.bytes() as usize];
-        let opts = Options { zero_padding: true, threads, ..Options::default() };
-        relayout(&src, &ta, &mut dst, &tb, &opts).unwrap();
-        let dims = ta.dims.clone();
-        let mut covered = vec![false; tb.slots as usize];
-        for e in all_indices(&dims) {
-            let from = a.slots(&e)[0];
-            let want = get_bits(&src, from, bits);
-            for to in b.slots(&e) {
-                prop_assert_eq!(get_bits(&dst, to, bits), want, "element {:?}: {:?} -> {:?}", e, a, b);
-                covered[to as usize] = true;
-            }
-        }
-        // Padding: every slot no element went to is zero.
-        for (slot, c) in covered.iter().enumerate() {
-            if !c {
-                prop_assert_eq!(get_bits(&dst, slot as i64, bits), 0, "padding slot {} not zeroed", slot);
-            }
-        }
-        // And back: A -> B -> A gives the logical elements back.
-        let mut back = vec![0u8; ta.bytes() as usize];
-        if ta.injective {
-            relayout(&dst, &tb, &mut back, &ta, &opts).unwrap();
-            for e in all_indices(&dims) {
-                let at = a.slots(&e)[0];
-                prop_assert_eq!(get_bits(&back, at, bits), get_bits(&src, at, bits));
-            }
-        }
+    fn matches_the_naive_reference_and_round_trips((a, b, seed) in case(), opts in options()) {
+        check(&a, &b, seed, (0, 0), &opts)?;
+    }
+
+    #[test]
+    fn kernels_match_the_naive_reference(
+        (a, b) in kernel_case(),
+        seed in any::<u64>(),
+        shift in (0usize..=8, 0usize..=8),
+        opts in options(),
+    ) {
+        check(&a, &b, seed, shift, &opts)?;
     }
 }
 
