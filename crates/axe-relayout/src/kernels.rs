@@ -667,3 +667,93 @@ unsafe fn transpose_4x4_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize, 
         }
     }
 }
+
+/// Packs bytes into bits: `len` groups of `k/8` bytes, where bit t of byte m of group c is the low bit
+/// of `row_{8m+t}[c]`, for k byte rows `row` bytes apart. This is pred stored in bytes written as
+/// `E(1)` into a sub-tile such as `(32,1)`, which puts 32 rows' bits side by side.
+///
+/// # Safety
+/// The k source rows of `len` bytes and the `len·k/8` destination bytes must lie inside their buffers.
+pub unsafe fn pack_bits(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    (k, len): (usize, usize),
+) {
+    let kb = k / 8;
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if isa.simd() && matches!(kb, 1 | 2 | 4) {
+        let stream = stream && (dst as usize) % 16 == 0;
+        done = match kb {
+            1 => pack_bits_sse2::<1>(src, row, dst, len, stream),
+            2 => pack_bits_sse2::<2>(src, row, dst, len, stream),
+            _ => pack_bits_sse2::<4>(src, row, dst, len, stream),
+        };
+    }
+    let _ = (isa, stream);
+    for c in done..len {
+        for m in 0..kb {
+            let mut byte = 0u8;
+            for t in 0..8 {
+                byte |= (*src.add((8 * m + t) * row + c) & 1) << t;
+            }
+            *dst.add(c * kb + m) = byte;
+        }
+    }
+}
+
+/// [`pack_bits`] for 8, 16 or 32 rows, 16 columns at a time: eight rows' low bits gathered into one
+/// byte per column (Horner: double and add), then the k/8 bytes of a column interleaved.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn pack_bits_sse2<const KB: usize>(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let one = _mm_set1_epi8(1);
+    // A whole cache line (64 columns) of eight rows at a time: rows a power of two apart share a cache
+    // set, so each line is used up before the next eight come in.
+    let mut c = 0;
+    while c + 64 <= len {
+        let mut v = [[_mm_setzero_si128(); 4]; 4];
+        for (m, vm) in v.iter_mut().enumerate().take(KB) {
+            let p = src.add(8 * m * row + c);
+            for (q, vq) in vm.iter_mut().enumerate() {
+                let rows: [__m128i; 8] =
+                    std::array::from_fn(|t| _mm_and_si128(get(p.add(t * row + 16 * q)), one));
+                let mut acc = rows[7];
+                for t in (0..7).rev() {
+                    acc = _mm_add_epi8(_mm_add_epi8(acc, acc), rows[t]);
+                }
+                *vq = acc;
+            }
+        }
+        for q in 0..4 {
+            let at = c + 16 * q;
+            match KB {
+                1 => put(dst.add(at), v[0][q], stream),
+                2 => {
+                    put(dst.add(2 * at), _mm_unpacklo_epi8(v[0][q], v[1][q]), stream);
+                    put(
+                        dst.add(2 * at + 16),
+                        _mm_unpackhi_epi8(v[0][q], v[1][q]),
+                        stream,
+                    );
+                }
+                _ => put4(
+                    dst.add(4 * at),
+                    [v[0][q], v[1][q], v[2][q], v[3][q]],
+                    stream,
+                ),
+            }
+        }
+        c += 64;
+    }
+    c
+}

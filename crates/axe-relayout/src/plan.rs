@@ -90,6 +90,16 @@ pub enum Mode {
     },
     /// Element by element, bit by bit (sub-byte elements).
     Bits,
+    /// Bytes (pred) into bits (`E(1)`), where the destination puts `k` consecutive indices of `dst_inner`
+    /// side by side and the source is contiguous along `src_inner`: eight bytes make one byte.
+    PackBits {
+        /// The dimension packed into bits.
+        dst_inner: usize,
+        /// The dimension the source is contiguous along.
+        src_inner: usize,
+        /// Bits side by side (a multiple of 8).
+        k: usize,
+    },
     /// Nothing to move (no elements).
     Empty,
     /// One element (a scalar).
@@ -155,6 +165,10 @@ impl Plan {
                 self.outer
             )),
             Mode::Bits => s.push_str("move each element bit by bit (sub-byte elements or a change of packing)"),
+            Mode::PackBits { dst_inner, src_inner, k } => s.push_str(&format!(
+                "for every index of dimensions {:?}, pack {k} bytes along dimension {dst_inner} into {k} bits, {} at a time along dimension {src_inner} (ragged edges bit by bit)",
+                self.outer, 16
+            )),
             Mode::Empty => s.push_str("nothing to move"),
             Mode::Scalar => s.push_str("copy the one element"),
         }
@@ -304,6 +318,28 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         return Ok(mk(Mode::Empty, vec![], 0));
     }
     if src.bits % 8 != 0 || src.bits != dst.bits {
+        // Bytes into bits where k consecutive indices sit side by side (pred into `(32,1)` with E(1)).
+        let by = |t: &[Vec<i64>]| {
+            (0..rank)
+                .filter(|&i| src.dims[i] > 1)
+                .min_by_key(|&i| stride(&t[i]))
+        };
+        if let (8, 1, Some(a), Some(b)) = (src.bits, dst.bits, by(&dst.tables), by(&src.tables)) {
+            if let Some(k) = pack_factor(&dst.tables[a], &dst.tables[b], &src.tables[b]) {
+                if a != b && k % 8 == 0 {
+                    let outer = (0..rank).filter(|&i| i != a && i != b).collect();
+                    return Ok(mk(
+                        Mode::PackBits {
+                            dst_inner: a,
+                            src_inner: b,
+                            k,
+                        },
+                        outer,
+                        0,
+                    ));
+                }
+            }
+        }
         // Sub-byte elements, or packing changes (s4 in bytes to E(4), pred in bytes to E(1)).
         return Ok(mk(Mode::Bits, (0..rank).collect(), 0));
     }
@@ -515,6 +551,23 @@ pub fn relayout(
     Ok(plan)
 }
 
+/// Moves the low min(source, destination) bits of one element from slot `from.0` of `from.1`-bit slots
+/// to slot `to.0` of `to.1`-bit slots, clearing the destination's other bits.
+fn move_bits(src: &[u8], dst: &mut [u8], (from, sbits): (i64, u32), (to, dbits): (i64, u32)) {
+    let (sbits, dbits) = (i64::from(sbits), i64::from(dbits));
+    for b in 0..dbits {
+        let bit = if b < sbits {
+            let at = from * sbits + b;
+            (src[(at / 8) as usize] >> (at % 8)) & 1
+        } else {
+            0
+        };
+        let at = to * dbits + b;
+        let byte = &mut dst[(at / 8) as usize];
+        *byte = (*byte & !(1 << (at % 8))) | (bit << (at % 8));
+    }
+}
+
 /// Iterates the multi-indices of `dims` (in the given order, last fastest) from flat position `start`
 /// for `count` steps, calling `f(src_base, dst_base)` with the summed table offsets.
 fn for_outer(
@@ -563,26 +616,91 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             }
         }
         Mode::Bits => {
-            // Sequential: neighbouring elements share bytes. The low min(source, destination) bits of
-            // each element move; the destination's other bits are cleared.
-            let (sbits, dbits) = (s.bits as i64, d.bits as i64);
+            // Sequential: neighbouring elements share bytes.
             let all: Vec<usize> = (0..s.dims.len()).collect();
-            let count = s.count() as usize;
-            for_outer(&all, s, d, 0, count, |so, doff| {
+            for_outer(&all, s, d, 0, s.count() as usize, |so, doff| {
                 for r in &d.replicas {
-                    for b in 0..dbits {
-                        let bit = if b < sbits {
-                            let from = (so + s0) * sbits + b;
-                            (src[(from / 8) as usize] >> (from % 8)) & 1
-                        } else {
-                            0
-                        };
-                        let to = (doff + r) * dbits + b;
-                        let byte = &mut dst[(to / 8) as usize];
-                        *byte = (*byte & !(1 << (to % 8))) | (bit << (to % 8));
-                    }
+                    move_bits(src, dst, (so + s0, s.bits), (doff + r, d.bits));
                 }
             });
+        }
+        Mode::PackBits {
+            dst_inner,
+            src_inner,
+            k,
+        } => {
+            let (a, b, k) = (*dst_inner, *src_inner, *k);
+            let na = s.dims[a] as usize;
+            let (sa, da, sbt, dbt) = (&s.tables[a], &d.tables[a], &s.tables[b], &d.tables[b]);
+            let runs = runs_where(dbt, sbt, k as i64, 1);
+            let groups = na.div_ceil(k);
+            // A group of k rows goes through the kernel when it is whole, evenly spaced in the source,
+            // side by side in the destination, and starts on a byte: then it owns the bytes it writes.
+            let whole = |g: usize| {
+                let x0 = g * k;
+                let row = sa.get(x0 + 1).map_or(0, |&n| n - sa[x0]);
+                (x0 + k <= na
+                    && d.replicas.len() == 1
+                    && row >= 0
+                    && (x0..x0 + k).all(|x| {
+                        sa[x] - sa[x0] == (x - x0) as i64 * row && da[x] - da[x0] == (x - x0) as i64
+                    }))
+                .then_some(row)
+            };
+            let (dbase_bit, aligned) = (d.replicas[0], |bit: i64| bit % 8 == 0);
+            (0..outer_count * groups)
+                .into_par_iter()
+                .with_min_len(4)
+                .for_each(|item| {
+                    let (o, g) = (item / groups, item % groups);
+                    let Some(row) = whole(g) else { return };
+                    for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
+                        for &(y0, len) in &runs {
+                            let bit = dbase + dbt[y0] + da[g * k] + dbase_bit;
+                            if aligned(bit) {
+                                let so = (sbase + sbt[y0] + s0 + sa[g * k]) as usize;
+                                // SAFETY: as above; the group's bytes are its own (see `whole`).
+                                unsafe {
+                                    kernels::pack_bits(
+                                        isa,
+                                        stream,
+                                        (sp + so) as *const u8,
+                                        row as usize,
+                                        dp.ptr().add(bit as usize / 8),
+                                        (k, len),
+                                    )
+                                };
+                            }
+                        }
+                    });
+                    kernels::fence(isa, stream);
+                });
+            // Then, one at a time, the elements the kernel left: ragged groups and unaligned runs.
+            for item in 0..outer_count * groups {
+                let (o, g) = (item / groups, item % groups);
+                let kernel = whole(g).is_some();
+                let xs = g * k..((g + 1) * k).min(na);
+                for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
+                    for &(y0, len) in &runs {
+                        if kernel && aligned(dbase + dbt[y0] + da[g * k] + dbase_bit) {
+                            continue;
+                        }
+                        for y in y0..y0 + len {
+                            for x in xs.clone() {
+                                let so = sbase + sbt[y] + sa[x] + s0;
+                                for r in &d.replicas {
+                                    move_bits(
+                                        src,
+                                        dst,
+                                        (so, s.bits),
+                                        (dbase + dbt[y] + da[x] + r, d.bits),
+                                    );
+                                }
+                            }
+                        }
+                    }
+                });
+            }
         }
         Mode::Runs {
             dim,
