@@ -734,6 +734,7 @@ unsafe fn pack_bits_sse2<const KB: usize>(
                 *vq = acc;
             }
         }
+        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
         for q in 0..4 {
             let at = c + 16 * q;
             match KB {
