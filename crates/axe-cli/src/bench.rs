@@ -371,8 +371,13 @@ fn bench_relayout(b: RelayoutBench) -> bool {
                 TensorLayout::from_xla(src).map_err(|e| e.to_string())?,
                 TensorLayout::from_xla(&dst).map_err(|e| e.to_string())?,
             );
-            let input: Vec<u8> = (0..a.bytes()).map(|i| (i * 131 % 251) as u8).collect();
-            let mut output = vec![0u8; b.bytes() as usize];
+            // Every buffer, memcpy's too, comes from the same allocator (huge pages where the kernel gives
+            // them).
+            let mut input = crate::file::tensor_buffer(a.bytes() as usize)?;
+            for (i, x) in input.iter_mut().enumerate() {
+                *x = (i * 131 % 251) as u8;
+            }
+            let mut output = crate::file::tensor_buffer(b.bytes() as usize)?;
             let opts = Options {
                 zero_padding: true,
                 threads,
@@ -389,7 +394,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
             }
             black_box(&output);
             // memcpy of the source's bytes, with as many threads.
-            let mut copy = vec![0u8; input.len()];
+            let mut copy = crate::file::tensor_buffer(input.len())?;
             let mut mc = f64::INFINITY;
             for _ in 0..runs.max(1) + 1 {
                 let t = Instant::now();

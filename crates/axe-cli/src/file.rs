@@ -43,3 +43,14 @@ impl Bytes {
         std::str::from_utf8(b).map_err(|e| format!("{path}: not UTF-8 text ({e})"))
     }
 }
+
+/// A zeroed buffer of `n` bytes for tensor data, asking the kernel for transparent huge pages: a
+/// relayout that jumps between rows of a large tensor touches many pages, and 2 MiB pages keep their
+/// translations cached (with 4 KiB pages a transpose spends much of its time walking page tables).
+pub fn tensor_buffer(n: usize) -> Result<memmap2::MmapMut, String> {
+    let map =
+        memmap2::MmapMut::map_anon(n.max(1)).map_err(|e| format!("allocating {n} bytes: {e}"))?;
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage); // advice only: without it the buffer still works
+    Ok(map)
+}

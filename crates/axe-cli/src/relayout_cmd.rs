@@ -206,7 +206,7 @@ pub fn run(args: RelayoutArgs) -> bool {
         say(&format!("reading {}", args.input));
         let input = read_input(&args.input, &src, src_layout.bytes())?;
         say("relayout");
-        let mut output = vec![0u8; dst_layout.bytes() as usize];
+        let mut output = crate::file::tensor_buffer(dst_layout.bytes() as usize)?;
         let opts = Options {
             zero_padding: !args.keep_padding,
             threads: args.threads,

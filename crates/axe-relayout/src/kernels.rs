@@ -516,39 +516,59 @@ pub unsafe fn transpose(
 ) {
     #[cfg(target_arch = "x86_64")]
     if w == 4 && s[1] == 1 && s[2] == 1 && isa.simd() {
-        let (b, fast): (usize, Block) = match isa {
-            Isa::Avx2 => (8, transpose_8x8_f32),
-            _ => (4, transpose_4x4_f32),
-        };
-        let aligned = (dst as usize) % (4 * b) == 0 && (s[3] * 4) % (4 * b as i64) == 0;
-        let stream = stream && aligned;
-        let (fa, fb) = (na / b * b, nb / b * b);
-        for y in (0..fb).step_by(b) {
-            for x in (0..fa).step_by(b) {
-                fast(
-                    src.offset((x as i64 * s[0] + y as i64) as isize * 4),
-                    dst.offset((x as i64 + y as i64 * s[3]) as isize * 4),
-                    s[0] as isize * 4,
-                    s[3] as isize * 4,
-                    stream,
-                );
-            }
-        }
-        // The edges: x past the last whole block (every y), then y past it (x inside the blocks).
-        let edge = |x0: usize, x1: usize, y0: usize, y1: usize| {
-            transpose_portable(
-                src.offset((x0 as i64 * s[0] + y0 as i64) as isize * 4),
-                dst.offset((x0 as i64 + y0 as i64 * s[3]) as isize * 4),
-                s,
-                (x1 - x0, y1 - y0, 4),
-            )
-        };
-        edge(fa, na, 0, nb);
-        edge(0, fa, fb, nb);
+        transpose_blocks(isa, stream, src, dst, s, (na, nb));
         return;
     }
     let _ = (isa, stream);
     transpose_portable(src, dst, s, (na, nb, w));
+}
+
+/// The tile a transpose is cut into: indices along the destination's contiguous dimension, and along
+/// the source's. Each tile reads `TILE.0` source rows and writes `TILE.1` destination rows; a
+/// destination row's part is a whole cache line or more (16 four-byte elements) and the whole tile stays
+/// in the first-level cache.
+pub const TILE: (usize, usize) = (32, 128);
+
+/// [`transpose`] of 4-byte elements read contiguously along y and written contiguously along x, in
+/// register blocks, the edges element by element.
+#[cfg(target_arch = "x86_64")]
+unsafe fn transpose_blocks(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb): (usize, usize),
+) {
+    let (b, fast): (usize, Block) = match isa {
+        Isa::Avx2 => (8, transpose_8x8_f32),
+        _ => (4, transpose_4x4_f32),
+    };
+    let aligned = (dst as usize) % (4 * b) == 0 && (s[3] * 4) % (4 * b as i64) == 0;
+    let stream = stream && aligned;
+    let (fa, fb) = (na / b * b, nb / b * b);
+    for y in (0..fb).step_by(b) {
+        for x in (0..fa).step_by(b) {
+            fast(
+                src.offset((x as i64 * s[0] + y as i64) as isize * 4),
+                dst.offset((x as i64 + y as i64 * s[3]) as isize * 4),
+                s[0] as isize * 4,
+                s[3] as isize * 4,
+                stream,
+            );
+        }
+    }
+    // The edges: x past the last whole block (every y), then y past it (x inside the blocks).
+    let edge = |x0: usize, x1: usize, y0: usize, y1: usize| {
+        transpose_portable(
+            src.offset((x0 as i64 * s[0] + y0 as i64) as isize * 4),
+            dst.offset((x0 as i64 + y0 as i64 * s[3]) as isize * 4),
+            s,
+            (x1 - x0, y1 - y0, 4),
+        )
+    };
+    edge(fa, na, 0, nb);
+    edge(0, fa, fb, nb);
 }
 
 /// A register transpose of a square block: source, destination, their row pitches in bytes, streaming.

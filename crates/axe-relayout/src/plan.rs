@@ -906,15 +906,15 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             if let (Some(ssa), Some(sda), Some(ssb), Some(sdb)) =
                 (affine(sa), affine(da), affine(sbt), affine(dbt))
             {
-                let t = 32usize;
-                let (blocks_a, blocks_b) = (na.div_ceil(t), nb.div_ceil(t));
+                let (ta, tb) = kernels::TILE;
+                let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
                 let work = outer_count * blocks_a * blocks_b;
                 (0..work).into_par_iter().with_min_len(16).for_each(|item| {
                     let (o, rest) = (item / (blocks_a * blocks_b), item % (blocks_a * blocks_b));
                     let (ba, bb) = (rest / blocks_b, rest % blocks_b);
                     for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                        let (a0, b0) = (ba * t, bb * t);
-                        let (a1, b1) = ((a0 + t).min(na), (b0 + t).min(nb));
+                        let (a0, b0) = (ba * ta, bb * tb);
+                        let (a1, b1) = ((a0 + ta).min(na), (b0 + tb).min(nb));
                         let so = sbase + s0 + sa[a0] + sbt[b0];
                         for r in &d.replicas {
                             let doff = dbase + da[a0] + dbt[b0] + r;
