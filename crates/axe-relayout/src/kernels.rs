@@ -737,44 +737,47 @@ unsafe fn pack_bits_sse2<const KB: usize>(
     stream: bool,
 ) -> usize {
     let one = _mm_set1_epi8(1);
-    // A whole cache line (64 columns) of eight rows at a time: rows a power of two apart share a cache
-    // set, so each line is used up before the next eight come in.
+    // Eight low bits gathered into one byte per column (Horner: double and add).
+    let byte = |p: *const u8| {
+        let rows: [__m128i; 8] = std::array::from_fn(|t| _mm_and_si128(get(p.add(t * row)), one));
+        let mut acc = rows[7];
+        for t in (0..7).rev() {
+            acc = _mm_add_epi8(_mm_add_epi8(acc, acc), rows[t]);
+        }
+        acc
+    };
+    let out = |at: usize, v: [__m128i; 4]| match KB {
+        1 => put(dst.add(at), v[0], stream),
+        2 => {
+            put(dst.add(2 * at), _mm_unpacklo_epi8(v[0], v[1]), stream);
+            put(dst.add(2 * at + 16), _mm_unpackhi_epi8(v[0], v[1]), stream);
+        }
+        _ => put4(dst.add(4 * at), v, stream),
+    };
+    // Eight rows at a time along SPAN columns into a buffer, then the buffer interleaved into the
+    // destination: rows a power of two apart share cache sets, and only eight at a time keeps their
+    // lines (and those prefetched after them) from evicting each other before they are used up.
+    const SPAN: usize = 128;
+    let mut buf = [[_mm_setzero_si128(); SPAN / 16]; 4];
     let mut c = 0;
-    while c + 64 <= len {
-        let mut v = [[_mm_setzero_si128(); 4]; 4];
+    while c + SPAN <= len {
+        for (m, bm) in buf.iter_mut().enumerate().take(KB) {
+            for (q, bq) in bm.iter_mut().enumerate() {
+                *bq = byte(src.add(8 * m * row + c + 16 * q));
+            }
+        }
+        for q in 0..SPAN / 16 {
+            out(c + 16 * q, [buf[0][q], buf[1][q], buf[2][q], buf[3][q]]);
+        }
+        c += SPAN;
+    }
+    while c + 16 <= len {
+        let mut v = [_mm_setzero_si128(); 4];
         for (m, vm) in v.iter_mut().enumerate().take(KB) {
-            let p = src.add(8 * m * row + c);
-            for (q, vq) in vm.iter_mut().enumerate() {
-                let rows: [__m128i; 8] =
-                    std::array::from_fn(|t| _mm_and_si128(get(p.add(t * row + 16 * q)), one));
-                let mut acc = rows[7];
-                for t in (0..7).rev() {
-                    acc = _mm_add_epi8(_mm_add_epi8(acc, acc), rows[t]);
-                }
-                *vq = acc;
-            }
+            *vm = byte(src.add(8 * m * row + c));
         }
-        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
-        for q in 0..4 {
-            let at = c + 16 * q;
-            match KB {
-                1 => put(dst.add(at), v[0][q], stream),
-                2 => {
-                    put(dst.add(2 * at), _mm_unpacklo_epi8(v[0][q], v[1][q]), stream);
-                    put(
-                        dst.add(2 * at + 16),
-                        _mm_unpackhi_epi8(v[0][q], v[1][q]),
-                        stream,
-                    );
-                }
-                _ => put4(
-                    dst.add(4 * at),
-                    [v[0][q], v[1][q], v[2][q], v[3][q]],
-                    stream,
-                ),
-            }
-        }
-        c += 64;
+        out(c, v);
+        c += 16;
     }
     c
 }
