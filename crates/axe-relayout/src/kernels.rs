@@ -766,6 +766,7 @@ unsafe fn pack_bits_sse2<const KB: usize>(
                 *bq = byte(src.add(8 * m * row + c + 16 * q));
             }
         }
+        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
         for q in 0..SPAN / 16 {
             out(c + 16 * q, [buf[0][q], buf[1][q], buf[2][q], buf[3][q]]);
         }

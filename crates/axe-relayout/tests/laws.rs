@@ -280,8 +280,9 @@ fn kernel_case() -> impl Strategy<Value = (Side, Side)> {
         Just((PrimitiveType::F64, 0)),
         Just((PrimitiveType::Pred, 0)),
     ];
+    // Up to 300 along the minor dimension: past the 128-column spans and tiles of the kernels.
     let dims = prop_oneof![
-        proptest::collection::vec(1u64..=80, 2),
+        (1u64..=80, 1u64..=300).prop_map(|(a, b)| vec![a, b]),
         proptest::collection::vec(1u64..=24, 3),
     ];
     (
@@ -392,4 +393,46 @@ fn refuses_mismatches_and_small_buffers() {
     );
     assert!(TensorLayout::from_axe(&"S[4:1@lane]".parse().unwrap(), &[4], 32).is_err());
     assert!(TensorLayout::from_axe(&"S[4:-1]".parse().unwrap(), &[4], 32).is_err());
+}
+
+/// The standard TPU layouts at sizes that run every kernel's widest path (whole 128-column spans, whole
+/// transpose tiles) and its ragged edges, on every instruction set, cached and non-temporal, both ways.
+#[test]
+fn kernels_on_tpu_layouts() {
+    let cases = [
+        ("pred[70,300]{1,0}", "{1,0:T(32,128)(32,1)E(1)}"),
+        ("pred[64,256]{1,0}", "{1,0:T(32,128)(32,1)E(1)}"),
+        ("bf16[24,300]{1,0}", "{1,0:T(8,128)(2,1)}"),
+        ("s8[40,260]{1,0}", "{1,0:T(8,128)(4,1)}"),
+        ("f32[70,300]{1,0}", "{1,0:T(8,128)}"),
+        ("f32[70,300]{1,0}", "{0,1}"),
+        ("f32[3,50,140]{2,1,0}", "{0,1,2}"),
+        ("f32[4,40,3,130]{3,2,1,0}", "{3,1,2,0}"),
+    ];
+    for (shape, to) in cases {
+        let a = axe_xla::parse_shape(shape)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone();
+        let b = ArrayShape {
+            layout: axe_xla::parse_layout(to, a.rank()).unwrap(),
+            ..a.clone()
+        };
+        for isa in Isa::available() {
+            for streaming in [Some(false), Some(true)] {
+                for threads in [1, 2] {
+                    let opts = Options {
+                        zero_padding: true,
+                        threads,
+                        isa: Some(isa),
+                        streaming,
+                    };
+                    let (sa, sb) = (Side::Xla(a.clone()), Side::Xla(b.clone()));
+                    check(&sa, &sb, 7, (0, 0), &opts).unwrap();
+                    check(&sb, &sa, 11, (3, 5), &opts).unwrap();
+                }
+            }
+        }
+    }
 }
