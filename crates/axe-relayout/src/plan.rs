@@ -509,10 +509,7 @@ pub fn relayout(
             )));
         }
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(plan.threads)
-        .build()
-        .map_err(|e| RelayoutError::Layout(format!("starting {} threads: {e}", plan.threads)))?;
+    let pool = pool(plan.threads)?;
     pool.install(|| {
         let (isa, stream) = (plan.isa, plan.streaming);
         match plan.zero_fill {
@@ -549,6 +546,27 @@ pub fn relayout(
         execute(&plan, src, src_layout, dst, dst_layout);
     });
     Ok(plan)
+}
+
+/// A pool of `threads` workers, started once per size and kept: starting threads costs more than a
+/// small relayout.
+fn pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    static POOLS: OnceLock<Mutex<Vec<Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = pools.iter().find(|p| p.current_num_threads() == threads) {
+        return Ok(p.clone());
+    }
+    let p = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| RelayoutError::Layout(format!("starting {threads} threads: {e}")))?;
+    let p = Arc::new(p);
+    pools.push(p.clone());
+    Ok(p)
 }
 
 /// Moves the low min(source, destination) bits of one element from slot `from.0` of `from.1`-bit slots
