@@ -1,11 +1,17 @@
 """numpy's way of doing the relayout bench's cases (pad / reshape / transpose / ascontiguousarray), timed
 beside a numpy memcpy (np.copyto) of the same bytes in the same run.
 
-    python3 scripts/bench-relayout-numpy.py        (needs numpy; single-threaded like numpy itself)
+    python3 scripts/bench-relayout-numpy.py [--axe target/release/axe]
 
-Compare with `axe bench relayout` (same cases, same machine).
+needs numpy; single-threaded like numpy itself. With an `axe` binary (the default path if it exists),
+it also runs `axe bench relayout --json --threads 1` on the same machine and prints axe's GB/s and
+how many times faster than numpy it is, case by case.
 """
 
+import argparse
+import json
+import os
+import subprocess
 import time
 
 import numpy as np
@@ -47,7 +53,20 @@ def untile_sub(flat, r, c, t0, t1, s0):
     return np.ascontiguousarray(y.reshape(r // t0, c // t1, t0, t1).transpose(0, 2, 1, 3)).reshape(r, c)
 
 
+def axe_speeds(binary):
+    """GB/s per case from `axe bench relayout --json` (empty if there is no binary)."""
+    if not binary or not os.path.exists(binary):
+        return {}
+    out = subprocess.run([binary, "bench", "relayout", "--json", "--threads", "1"], check=True,
+                         capture_output=True, text=True).stdout
+    return {r["case"]: r["gb_per_second"] for r in map(json.loads, out.splitlines()) if r}
+
+
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--axe", default="target/release/axe", help="axe binary to compare with ('' for none)")
+    args = ap.parse_args()
+    axe = axe_speeds(args.axe)
     n = 8192
     f32 = np.arange(n * n, dtype=np.float32).reshape(n, n)
     bf16 = (np.arange(n * n, dtype=np.uint32) & 0xFFFF).astype(np.uint16).reshape(n, n)
@@ -68,14 +87,18 @@ def main():
     cases.append(("f32[256]^3 {2,1,0}->{0,1,2}", a3, lambda: np.ascontiguousarray(a3.transpose(2, 1, 0))))
     p = np.arange(8000 * 8000, dtype=np.float32).reshape(8000, 8000)
     cases.append(("f32[8000,8000] -> T(8,128) (padding)", p, lambda: tile2(p, 8, 128)))
-    print(f"{'case':<42} {'GB/s':>9} {'memcpy':>9} {'ratio':>8}")
+    head = f"{'case':<42} {'GB/s':>9} {'memcpy':>9} {'ratio':>8}"
+    print(head + (f" {'axe GB/s':>9} {'axe/numpy':>9}" if axe else ""))
     for name, src, f in cases:
         out = f()
         t = best(f)
         dst = np.empty_like(src)
         m = best(lambda: np.copyto(dst, src))
         moved = src.nbytes + out.nbytes
-        print(f"{name:<42} {moved / t / 1e9:9.2f} {2 * src.nbytes / m / 1e9:9.2f} {(moved / t) / (2 * src.nbytes / m):8.2f}")
+        line = f"{name:<42} {moved / t / 1e9:9.2f} {2 * src.nbytes / m / 1e9:9.2f} {(moved / t) / (2 * src.nbytes / m):8.2f}"
+        if name in axe:
+            line += f" {axe[name]:9.2f} {axe[name] / (moved / t / 1e9):9.1f}"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -423,8 +423,8 @@ fn runs_mode(
     let key = |t: &[i64]| stride(t).min(i64::MAX - 1);
     outer.sort_by_key(|&i| std::cmp::Reverse(key(&d.tables[i])));
     let rows = outer.pop().map(|od| {
-        // A group: whole tile rows (the period of either side), at most 16 read streams.
-        let k = period(&d.tables[od]).min(period(&s.tables[od])).min(16);
+        // A group: whole tile rows (the period of either side), at most 8 read streams.
+        let k = period(&d.tables[od]).min(period(&s.tables[od])).min(8);
         (od, k)
     });
     let across = rows.and_then(|(od, _)| {
