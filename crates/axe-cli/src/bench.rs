@@ -21,7 +21,7 @@ pub enum What {
         #[arg(long)]
         only: Option<String>,
         /// Timed runs per case (the fastest is reported).
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 5)]
         runs: usize,
         /// Use the portable kernels (no SIMD), to see what SIMD adds.
         #[arg(long)]
@@ -349,17 +349,17 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         }
     };
     if !json {
-        println!("{threads} thread(s); GB/s counts bytes read + written; memcpy copies the source's bytes with as many threads");
+        println!("{threads} thread(s); GB/s counts bytes read + written; memcpy copies the source's bytes with as many threads; huge: the share of the buffers on huge pages");
         println!(
-            "{:<42} {:>9} {:>9} {:>8}  plan",
-            "case", "GB/s", "memcpy", "ratio"
+            "{:<42} {:>9} {:>9} {:>8} {:>6}  plan",
+            "case", "GB/s", "memcpy", "ratio", "huge"
         );
     }
     for (name, shape, to) in RELAYOUT_CASES {
         if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
             continue;
         }
-        let result = (|| -> Result<(f64, f64, String), String> {
+        let result = (|| -> Result<(f64, f64, String, Option<f64>), String> {
             let src_shape = axe_xla::parse_shape(shape).map_err(|e| e.to_string())?;
             let src = src_shape.as_array().ok_or("not an array")?;
             let dst_layout = axe_xla::parse_layout(to, src.rank()).map_err(|e| e.to_string())?;
@@ -384,19 +384,17 @@ fn bench_relayout(b: RelayoutBench) -> bool {
                 isa: portable.then_some(axe_relayout::Isa::Portable),
                 streaming: cached.then_some(false),
             };
-            let mut best = f64::INFINITY;
+            // memcpy of the source's bytes, with as many threads, timed in turn with the relayout so that
+            // both see the same machine (the fastest of each is kept; the first of each warms up).
+            let mut copy = crate::file::tensor_buffer(input.len())?;
+            let (mut best, mut mc) = (f64::INFINITY, f64::INFINITY);
             let mut plan = String::new();
             for _ in 0..runs.max(1) + 1 {
                 let t = Instant::now();
                 let p = relayout(&input, &a, &mut output, &b, &opts).map_err(|e| e.to_string())?;
                 best = best.min(t.elapsed().as_secs_f64());
                 plan = p.explain();
-            }
-            black_box(&output);
-            // memcpy of the source's bytes, with as many threads.
-            let mut copy = crate::file::tensor_buffer(input.len())?;
-            let mut mc = f64::INFINITY;
-            for _ in 0..runs.max(1) + 1 {
+                black_box(&output);
                 let t = Instant::now();
                 pool.install(|| {
                     use rayon::prelude::*;
@@ -409,24 +407,36 @@ fn bench_relayout(b: RelayoutBench) -> bool {
             }
             black_box(&copy);
             let moved = (a.bytes() + b.bytes()) as f64;
+            // How much of the relayout's buffers the kernel backed with huge pages (it matters to the
+            // transposes, which touch many pages).
+            let huge = match (
+                crate::file::huge_page_share(&input),
+                crate::file::huge_page_share(&output),
+            ) {
+                (Some(i), Some(o)) => Some((i * input.len() as f64 + o * output.len() as f64) / moved),
+                _ => None,
+            };
             Ok((
                 moved / best / 1e9,
                 2.0 * input.len() as f64 / mc / 1e9,
                 plan,
+                huge,
             ))
         })();
         match result {
-            Ok((gbs, memcpy, plan)) => {
+            Ok((gbs, memcpy, plan, huge)) => {
                 if json {
                     println!(
                         "{}",
                         json!({"case": name, "source": shape, "to": to, "threads": threads, "gb_per_second": gbs,
-                                          "memcpy_gb_per_second": memcpy, "ratio": gbs / memcpy, "plan": plan})
+                                          "memcpy_gb_per_second": memcpy, "ratio": gbs / memcpy, "plan": plan,
+                                          "huge_pages": huge})
                     );
                 } else {
+                    let huge = huge.map_or("-".to_string(), |h| format!("{:.0}%", h * 100.0));
                     let short: String = plan.chars().take(60).collect();
                     println!(
-                        "{name:<42} {gbs:>9.2} {memcpy:>9.2} {:>8.2}  {short}",
+                        "{name:<42} {gbs:>9.2} {memcpy:>9.2} {:>8.2} {huge:>6}  {short}",
                         gbs / memcpy
                     );
                 }

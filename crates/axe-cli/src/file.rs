@@ -54,3 +54,26 @@ pub fn tensor_buffer(n: usize) -> Result<memmap2::MmapMut, String> {
     let _ = map.advise(memmap2::Advice::HugePage); // advice only: without it the buffer still works
     Ok(map)
 }
+
+/// The share of a buffer the kernel backs with huge pages (Linux; `None` where it cannot tell).
+pub fn huge_page_share(buf: &[u8]) -> Option<f64> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let (start, end) = (buf.as_ptr() as u64, buf.as_ptr() as u64 + buf.len() as u64);
+    let mut inside = false;
+    let mut huge = 0u64;
+    for line in smaps.lines() {
+        let head = line.split_whitespace().next().unwrap_or("");
+        if let Some((a, b)) = head.split_once('-') {
+            if let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) {
+                inside = a < end && start < b;
+                continue;
+            }
+        }
+        if inside {
+            if let Some(kb) = line.strip_prefix("AnonHugePages:") {
+                huge += kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok()? * 1024;
+            }
+        }
+    }
+    Some((huge as f64 / buf.len().max(1) as f64).min(1.0))
+}
