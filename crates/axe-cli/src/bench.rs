@@ -413,7 +413,9 @@ fn bench_relayout(b: RelayoutBench) -> bool {
                 crate::file::huge_page_share(&input),
                 crate::file::huge_page_share(&output),
             ) {
-                (Some(i), Some(o)) => Some((i * input.len() as f64 + o * output.len() as f64) / moved),
+                (Some(i), Some(o)) => {
+                    Some((i * input.len() as f64 + o * output.len() as f64) / moved)
+                }
                 _ => None,
             };
             Ok((

@@ -71,7 +71,13 @@ pub fn huge_page_share(buf: &[u8]) -> Option<f64> {
         }
         if inside {
             if let Some(kb) = line.strip_prefix("AnonHugePages:") {
-                huge += kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok()? * 1024;
+                huge += kb
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()?
+                    * 1024;
             }
         }
     }

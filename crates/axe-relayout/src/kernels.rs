@@ -376,7 +376,11 @@ pub unsafe fn deinterleave(
     #[cfg(target_arch = "x86_64")]
     if isa.simd() {
         let stream = stream && (dst as usize) % 16 == 0 && row % 16 == 0;
+        let wide = (dst as usize) % 32 == 0 && row % 32 == 0;
         done = match (w, k) {
+            (2, 2) if isa == Isa::Avx2 && (wide || !stream) => {
+                deinterleave_2x16_avx2(src, dst, row, len, stream)
+            }
             (2, 2) => deinterleave_2x16(src, dst, row, len, stream),
             (1, 4) => deinterleave_4x8(src, dst, row, len, stream),
             _ => 0,
@@ -461,6 +465,44 @@ unsafe fn deinterleave_2x16(
             stream,
         );
         c += 8;
+    }
+    n
+}
+
+/// [`deinterleave_2x16`] 16 pairs at a time (the in-lane pack's quarters put back in order).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn deinterleave_2x16_avx2(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let n = len / 16 * 16;
+    for half in 0..2 {
+        let out = dst.add(half * row);
+        let mut c = 0;
+        while c < n {
+            let x0 = _mm256_loadu_si256(src.add(4 * c) as *const __m256i);
+            let x1 = _mm256_loadu_si256(src.add(4 * c + 32) as *const __m256i);
+            let (y0, y1) = if half == 0 {
+                (
+                    _mm256_srai_epi32(_mm256_slli_epi32(x0, 16), 16),
+                    _mm256_srai_epi32(_mm256_slli_epi32(x1, 16), 16),
+                )
+            } else {
+                (_mm256_srai_epi32(x0, 16), _mm256_srai_epi32(x1, 16))
+            };
+            let v = _mm256_permute4x64_epi64(_mm256_packs_epi32(y0, y1), 0xd8);
+            let p = out.add(2 * c) as *mut __m256i;
+            if stream {
+                _mm256_stream_si256(p, v);
+            } else {
+                _mm256_storeu_si256(p, v);
+            }
+            c += 16;
+        }
     }
     n
 }
