@@ -797,31 +797,24 @@ unsafe fn pack_bits_sse2<const KB: usize>(
         }
         _ => put4(dst.add(4 * at), v, stream),
     };
-    // Eight rows at a time along SPAN columns into a buffer, then the buffer interleaved into the
-    // destination: rows a power of two apart share cache sets, and only eight at a time keeps their
-    // lines (and those prefetched after them) from evicting each other before they are used up.
-    const SPAN: usize = 128;
+    // Eight rows at a time along up to SPAN columns into a buffer, then the buffer interleaved into
+    // the destination: eight read streams at a time, each long and sequential, rather than 8·KB short
+    // ones (rows a power of two apart also share cache sets, and 32 of them evict each other).
+    const SPAN: usize = 4096;
     let mut buf = [[_mm_setzero_si128(); SPAN / 16]; 4];
     let mut c = 0;
-    while c + SPAN <= len {
+    while c + 16 <= len {
+        let n = SPAN.min((len - c) / 16 * 16);
         for (m, bm) in buf.iter_mut().enumerate().take(KB) {
-            for (q, bq) in bm.iter_mut().enumerate() {
+            for (q, bq) in bm.iter_mut().enumerate().take(n / 16) {
                 *bq = byte(src.add(8 * m * row + c + 16 * q));
             }
         }
         #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
-        for q in 0..SPAN / 16 {
+        for q in 0..n / 16 {
             out(c + 16 * q, [buf[0][q], buf[1][q], buf[2][q], buf[3][q]]);
         }
-        c += SPAN;
-    }
-    while c + 16 <= len {
-        let mut v = [_mm_setzero_si128(); 4];
-        for (m, vm) in v.iter_mut().enumerate().take(KB) {
-            *vm = byte(src.add(8 * m * row + c));
-        }
-        out(c, v);
-        c += 16;
+        c += n;
     }
     c
 }
