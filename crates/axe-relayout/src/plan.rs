@@ -218,6 +218,34 @@ fn pack_factor(packed: &[i64], step_k: &[i64], step_1: &[i64]) -> Option<usize> 
         .then_some(k)
 }
 
+/// For the `g`-th group of `k` indices (of `n`) that a kernel moves as k side-by-side rows: the rows'
+/// spacing in `strided` when the group is whole, `unit` advances by one within it, `strided` by that
+/// constant (non-negative) spacing, and there is one destination copy.
+fn group_step(
+    g: usize,
+    k: usize,
+    n: usize,
+    unit: &[i64],
+    strided: &[i64],
+    copies: usize,
+) -> Option<i64> {
+    let x0 = g * k;
+    if x0 + k > n || copies != 1 {
+        return None;
+    }
+    let row = if k > 1 {
+        strided[x0 + 1] - strided[x0]
+    } else {
+        0
+    };
+    (row >= 0
+        && (x0..x0 + k).all(|x| {
+            unit[x] - unit[x0] == (x - x0) as i64
+                && strided[x] - strided[x0] == (x - x0) as i64 * row
+        }))
+    .then_some(row)
+}
+
 /// Maximal runs where `a` advances by `sa` and `b` by `sb` per index.
 fn runs_where(a: &[i64], b: &[i64], sa: i64, sb: i64) -> Vec<(usize, usize)> {
     let mut runs = Vec::new();
@@ -654,17 +682,10 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             let groups = na.div_ceil(k);
             // A group of k rows goes through the kernel when it is whole, evenly spaced in the source,
             // side by side in the destination, and starts on a byte: then it owns the bytes it writes.
-            let whole = |g: usize| {
-                let x0 = g * k;
-                let row = sa.get(x0 + 1).map_or(0, |&n| n - sa[x0]);
-                (x0 + k <= na
-                    && d.replicas.len() == 1
-                    && row >= 0
-                    && (x0..x0 + k).all(|x| {
-                        sa[x] - sa[x0] == (x - x0) as i64 * row && da[x] - da[x0] == (x - x0) as i64
-                    }))
-                .then_some(row)
-            };
+            let steps: Vec<Option<i64>> = (0..groups)
+                .map(|g| group_step(g, k, na, da, sa, d.replicas.len()))
+                .collect();
+            let whole = |g: usize| steps[g];
             let (dbase_bit, aligned) = (d.replicas[0], |bit: i64| bit % 8 == 0);
             (0..outer_count * groups)
                 .into_par_iter()
@@ -818,6 +839,9 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             // them in turn, so that a tile is read or written in one go.
             if let Some(k) = pack_factor(da, dbt, sbt) {
                 let groups = na.div_ceil(k);
+                let steps: Vec<Option<i64>> = (0..groups)
+                    .map(|g| group_step(g, k, na, da, sa, d.replicas.len()))
+                    .collect();
                 let per = (8 / k).clamp(1, groups);
                 let blocks = groups.div_ceil(per);
                 let runs = runs_where(dbt, sbt, k as i64, 1);
@@ -831,21 +855,10 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                             for &(y0, len) in &runs {
                                 for g in gs.clone() {
                                     let x0 = g * k;
-                                    let row = match sa.get(x0 + 1) {
-                                        Some(&next) if k > 1 => next - sa[x0],
-                                        _ => 0,
-                                    };
-                                    let full = x0 + k <= na
-                                        && d.replicas.len() == 1
-                                        && row >= 0
-                                        && (x0..x0 + k).all(|x| {
-                                            sa[x] - sa[x0] == (x - x0) as i64 * row
-                                                && da[x] - da[x0] == (x - x0) as i64
-                                        });
-                                    if !full {
+                                    let Some(row) = steps[g] else {
                                         each(sbase, dbase, y0..y0 + len, x0..(x0 + k).min(na));
                                         continue;
-                                    }
+                                    };
                                     let sy = sbase + sbt[y0] + s0 + sa[x0];
                                     let doff =
                                         (dbase + dbt[y0] + da[x0] + d.replicas[0]) as usize * w;
@@ -870,6 +883,9 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             if let Some(k) = pack_factor(sbt, sa, da) {
                 // Unpacking: b is packed k-wide in the source; a is contiguous in the destination.
                 let groups = nb.div_ceil(k);
+                let steps: Vec<Option<i64>> = (0..groups)
+                    .map(|g| group_step(g, k, nb, sbt, dbt, d.replicas.len()))
+                    .collect();
                 let per = (8 / k).clamp(1, groups);
                 let blocks = groups.div_ceil(per);
                 let runs = runs_where(sa, da, k as i64, 1);
@@ -883,21 +899,10 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                             for &(x0, len) in &runs {
                                 for g in gs.clone() {
                                     let y0 = g * k;
-                                    let row = match dbt.get(y0 + 1) {
-                                        Some(&next) if k > 1 => next - dbt[y0],
-                                        _ => 0,
-                                    };
-                                    let full = y0 + k <= nb
-                                        && d.replicas.len() == 1
-                                        && row >= 0
-                                        && (y0..y0 + k).all(|y| {
-                                            sbt[y] - sbt[y0] == (y - y0) as i64
-                                                && dbt[y] - dbt[y0] == (y - y0) as i64 * row
-                                        });
-                                    if !full {
+                                    let Some(row) = steps[g] else {
                                         each(sbase, dbase, y0..(y0 + k).min(nb), x0..x0 + len);
                                         continue;
-                                    }
+                                    };
                                     let so = (sbase + sbt[y0] + s0 + sa[x0]) as usize * w;
                                     let doff =
                                         (dbase + dbt[y0] + da[x0] + d.replicas[0]) as usize * w;
