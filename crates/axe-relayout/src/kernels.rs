@@ -17,6 +17,9 @@ use std::arch::x86_64::*;
 /// The instruction set the kernels use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isa {
+    /// AVX-512 (512-bit vectors: 16×16 transposes in registers), with AVX2 and SSE2 where a kernel has
+    /// no wider form.
+    Avx512,
     /// AVX2 (256-bit vectors), with SSE2 where a kernel has no wider form.
     Avx2,
     /// SSE2 (128-bit vectors), part of every x86-64 processor.
@@ -28,20 +31,12 @@ pub enum Isa {
 impl Isa {
     /// The best set this processor runs.
     pub fn detect() -> Isa {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") {
-                return Isa::Avx2;
-            }
-            Isa::Sse2
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        Isa::Portable
+        Isa::available().first().copied().unwrap_or(Isa::Portable)
     }
 
     /// The sets this processor runs, best first.
     pub fn available() -> Vec<Isa> {
-        [Isa::Avx2, Isa::Sse2, Isa::Portable]
+        [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Portable]
             .into_iter()
             .filter(|i| i.supported())
             .collect()
@@ -55,6 +50,10 @@ impl Isa {
             Isa::Sse2 => true,
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => std::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx2")
+            }
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
@@ -63,6 +62,7 @@ impl Isa {
     /// The name used in plans.
     pub fn name(self) -> &'static str {
         match self {
+            Isa::Avx512 => "AVX-512",
             Isa::Avx2 => "AVX2",
             Isa::Sse2 => "SSE2",
             Isa::Portable => "portable",
@@ -72,6 +72,11 @@ impl Isa {
     #[cfg(target_arch = "x86_64")]
     fn simd(self) -> bool {
         self != Isa::Portable
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn avx2(self) -> bool {
+        matches!(self, Isa::Avx2 | Isa::Avx512)
     }
 }
 
@@ -112,10 +117,8 @@ pub unsafe fn copy(isa: Isa, stream: bool, src: *const u8, dst: *mut u8, len: us
         // Vectors that straddle the destination's alignment would mix cached and uncached writes to one
         // line, so 32-byte vectors only where the destination is 32-byte aligned.
         match isa {
-            Isa::Avx2 if (dst as usize) % 32 == 0 => return copy_stream_avx(src, dst, len),
-            Isa::Avx2 | Isa::Sse2 if (dst as usize) % 16 == 0 => {
-                return copy_stream_sse2(src, dst, len)
-            }
+            i if i.avx2() && (dst as usize) % 32 == 0 => return copy_stream_avx(src, dst, len),
+            i if i.simd() && (dst as usize) % 16 == 0 => return copy_stream_sse2(src, dst, len),
             _ => {}
         }
     }
@@ -378,7 +381,7 @@ pub unsafe fn deinterleave(
         let stream = stream && (dst as usize) % 16 == 0 && row % 16 == 0;
         let wide = (dst as usize) % 32 == 0 && row % 32 == 0;
         done = match (w, k) {
-            (2, 2) if isa == Isa::Avx2 && (wide || !stream) => {
+            (2, 2) if isa.avx2() && (wide || !stream) => {
                 deinterleave_2x16_avx2(src, dst, row, len, stream)
             }
             (2, 2) => deinterleave_2x16(src, dst, row, len, stream),
@@ -565,12 +568,15 @@ pub unsafe fn transpose(
     transpose_portable(src, dst, s, (na, nb, w));
 }
 
-/// The tile a transpose is cut into: indices along the destination's contiguous dimension, and along
-/// the source's. Each tile reads 1 KiB from each of `TILE.0` source rows (few enough streams for the
-/// prefetcher) and writes one whole cache line (16 four-byte elements) to each of `TILE.1` destination
-/// rows; the 16 KiB tile stays in the first-level cache. (Measured against other shapes on the bench's
-/// transposes.)
-pub const TILE: (usize, usize) = (16, 256);
+/// The tile a transpose is cut into, for source rows `pitch` bytes apart: indices along the
+/// destination's contiguous dimension (source rows read), and along the source's (destination rows
+/// written). A tile holds 8192 elements; its source rows span at most about 2 MiB (rows far apart
+/// compete for the same memory banks), and there are 16 to 64 of them. (Measured on the bench's
+/// transposes: 64×128 for rows 32 KiB apart, 16×512 for rows 256 KiB apart.)
+pub fn transpose_tile(pitch: usize) -> (usize, usize) {
+    let rows = ((2 << 20) / pitch.max(1)).clamp(16, 64) / 16 * 16;
+    (rows, 8192 / rows)
+}
 
 /// [`transpose`] of 4-byte elements read contiguously along y and written contiguously along x, in
 /// register blocks, the edges element by element.
@@ -584,6 +590,7 @@ unsafe fn transpose_blocks(
     (na, nb): (usize, usize),
 ) {
     let (b, fast): (usize, Block) = match isa {
+        Isa::Avx512 => (16, transpose_16x16_f32),
         Isa::Avx2 => (8, transpose_8x8_f32),
         _ => (4, transpose_4x4_f32),
     };
@@ -703,6 +710,51 @@ unsafe fn transpose_8x8_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize, 
             _mm256_stream_ps(p, c);
         } else {
             _mm256_storeu_ps(p, c);
+        }
+    }
+}
+
+/// A 16×16 block of 4-byte elements, as [`transpose_8x8_f32`]: whole cache lines in, whole lines out.
+/// Pairs of rows interleaved, then pairs of pairs (each 128-bit lane now holds one column of four
+/// rows), then lanes gathered across four-row groups in two steps.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn transpose_16x16_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
+    let r: [__m512; 16] =
+        std::array::from_fn(|i| _mm512_loadu_ps(src.offset(i as isize * sr) as *const f32));
+    let mut u = [_mm512_setzero_ps(); 16];
+    for g in 0..4 {
+        let (a, b, c, d) = (r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]);
+        let (t0, t1) = (_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+        let (t2, t3) = (_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+        u[4 * g] = _mm512_shuffle_ps(t0, t2, 0x44);
+        u[4 * g + 1] = _mm512_shuffle_ps(t0, t2, 0xee);
+        u[4 * g + 2] = _mm512_shuffle_ps(t1, t3, 0x44);
+        u[4 * g + 3] = _mm512_shuffle_ps(t1, t3, 0xee);
+    }
+    // u[4g + j], lane k: column 4k + j of rows 4g..4g+4.
+    let mut v = [_mm512_setzero_ps(); 16];
+    for j in 0..4 {
+        for h in 0..2 {
+            let (a, b) = (u[8 * h + j], u[8 * h + 4 + j]);
+            v[8 * h + j] = _mm512_shuffle_f32x4(a, b, 0x88);
+            v[8 * h + 4 + j] = _mm512_shuffle_f32x4(a, b, 0xdd);
+        }
+    }
+    for j in 0..4 {
+        let cols = [
+            (j, _mm512_shuffle_f32x4(v[j], v[8 + j], 0x88)),
+            (8 + j, _mm512_shuffle_f32x4(v[j], v[8 + j], 0xdd)),
+            (4 + j, _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0x88)),
+            (12 + j, _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0xdd)),
+        ];
+        for (c, x) in cols {
+            let p = dst.offset(c as isize * dr) as *mut f32;
+            if stream {
+                _mm512_stream_ps(p, x);
+            } else {
+                _mm512_storeu_ps(p, x);
+            }
         }
     }
 }

@@ -929,7 +929,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             if let (Some(ssa), Some(sda), Some(ssb), Some(sdb)) =
                 (affine(sa), affine(da), affine(sbt), affine(dbt))
             {
-                let (ta, tb) = kernels::TILE;
+                let (ta, tb) = kernels::transpose_tile(ssa.unsigned_abs() as usize * w);
                 let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
                 let work = outer_count * blocks_a * blocks_b;
                 (0..work).into_par_iter().with_min_len(16).for_each(|item| {
