@@ -13,7 +13,7 @@ fn npy_to_tiled_bin_and_back() {
     // A 3×5 u8 .npy written by hand: magic, version 1.0, header, then 15 bytes 0..15.
     let header = "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 5), }";
     let mut h = header.to_string();
-    while (10 + h.len() + 1) % 64 != 0 {
+    while !(10 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');

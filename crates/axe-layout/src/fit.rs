@@ -75,7 +75,7 @@ pub(crate) fn fit(
                 _ => break,
             }
         }
-        if m % run != 0 {
+        if !m.is_multiple_of(run) {
             return Ok(None);
         }
         for q in 1..m / run {

@@ -109,7 +109,7 @@ fn slice_block(block: &[Iter], b: u64, n: u64, dim: usize) -> Result<Vec<Iter>> 
     let mut remaining = n;
     let mut period: u64 = 1;
     for j in (0..block.len()).rev() {
-        if remaining == 1 || digits[j] != 0 || remaining % block[j].extent() != 0 {
+        if remaining == 1 || digits[j] != 0 || !remaining.is_multiple_of(block[j].extent()) {
             break;
         }
         remaining /= block[j].extent();

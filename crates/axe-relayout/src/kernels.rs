@@ -117,8 +117,12 @@ pub unsafe fn copy(isa: Isa, stream: bool, src: *const u8, dst: *mut u8, len: us
         // Vectors that straddle the destination's alignment would mix cached and uncached writes to one
         // line, so 32-byte vectors only where the destination is 32-byte aligned.
         match isa {
-            i if i.avx2() && (dst as usize) % 32 == 0 => return copy_stream_avx(src, dst, len),
-            i if i.simd() && (dst as usize) % 16 == 0 => return copy_stream_sse2(src, dst, len),
+            i if i.avx2() && (dst as usize).is_multiple_of(32) => {
+                return copy_stream_avx(src, dst, len)
+            }
+            i if i.simd() && (dst as usize).is_multiple_of(16) => {
+                return copy_stream_sse2(src, dst, len)
+            }
             _ => {}
         }
     }
@@ -233,7 +237,7 @@ pub unsafe fn interleave(
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if isa.simd() {
-        let stream = stream && (dst as usize) % 16 == 0;
+        let stream = stream && (dst as usize).is_multiple_of(16);
         done = match (w, k) {
             (2, 2) => interleave_2x16(src, row, dst, len, stream),
             (1, 4) => interleave_4x8(src, row, dst, len, stream),
@@ -378,8 +382,8 @@ pub unsafe fn deinterleave(
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if isa.simd() {
-        let stream = stream && (dst as usize) % 16 == 0 && row % 16 == 0;
-        let wide = (dst as usize) % 32 == 0 && row % 32 == 0;
+        let stream = stream && (dst as usize).is_multiple_of(16) && row.is_multiple_of(16);
+        let wide = (dst as usize).is_multiple_of(32) && row.is_multiple_of(32);
         done = match (w, k) {
             (2, 2) if isa.avx2() && (wide || !stream) => {
                 deinterleave_2x16_avx2(src, dst, row, len, stream)
@@ -594,7 +598,7 @@ unsafe fn transpose_blocks(
         Isa::Avx2 => (8, transpose_8x8_f32),
         _ => (4, transpose_4x4_f32),
     };
-    let aligned = (dst as usize) % (4 * b) == 0 && (s[3] * 4) % (4 * b as i64) == 0;
+    let aligned = (dst as usize).is_multiple_of(4 * b) && (s[3] * 4) % (4 * b as i64) == 0;
     let stream = stream && aligned;
     let (fa, fb) = (na / b * b, nb / b * b);
     for y in (0..fb).step_by(b) {
@@ -801,7 +805,7 @@ pub unsafe fn pack_bits(
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if isa.simd() && matches!(kb, 1 | 2 | 4) {
-        let stream = stream && (dst as usize) % 16 == 0;
+        let stream = stream && (dst as usize).is_multiple_of(16);
         done = match kb {
             1 => pack_bits_sse2::<1>(src, row, dst, len, stream),
             2 => pack_bits_sse2::<2>(src, row, dst, len, stream),

@@ -313,7 +313,7 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     };
     let zero_fill = if !opts.zero_padding || dst.dense {
         ZeroFill::No
-    } else if dst.padded.is_some() && dst.bits % 8 == 0 {
+    } else if dst.padded.is_some() && dst.bits.is_multiple_of(8) {
         ZeroFill::Padding {
             slots: dst.slots - dst.count(),
         }
@@ -345,7 +345,7 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     if src.count() == 0 {
         return Ok(mk(Mode::Empty, vec![], 0));
     }
-    if src.bits % 8 != 0 || src.bits != dst.bits {
+    if !src.bits.is_multiple_of(8) || src.bits != dst.bits {
         // Bytes into bits where k consecutive indices sit side by side (pred into `(32,1)` with E(1)).
         let by = |t: &[Vec<i64>]| {
             (0..rank)

@@ -95,7 +95,7 @@ pub fn factorizations(n: u64) -> Vec<Vec<u64>> {
     }
     let mut out = Vec::new();
     for f in 2..=n {
-        if n % f == 0 {
+        if n.is_multiple_of(f) {
             for mut rest in factorizations(n / f) {
                 rest.insert(0, f);
                 out.push(rest);
@@ -175,7 +175,7 @@ pub fn split_shape(n: u64, rank: usize, mut bits: u64) -> Vec<u64> {
     let mut m = n;
     let mut p = 2;
     while m > 1 {
-        while m % p == 0 {
+        while m.is_multiple_of(p) {
             let k = (bits % shape.len() as u64) as usize;
             bits = (bits / shape.len() as u64) ^ bits.rotate_left(7);
             shape[k] *= p;
