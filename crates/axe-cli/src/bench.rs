@@ -23,9 +23,10 @@ pub enum What {
         /// Timed runs per case (the fastest is reported).
         #[arg(long, default_value_t = 5)]
         runs: usize,
-        /// Use the portable kernels (no SIMD), to see what SIMD adds.
+        /// The kernels' instruction set: avx512, avx2, sse2 or portable (default: the best this
+        /// processor runs), to see what each adds.
         #[arg(long)]
-        portable: bool,
+        isa: Option<String>,
         /// Write through the cache (no non-temporal stores).
         #[arg(long)]
         cached: bool,
@@ -326,7 +327,7 @@ struct RelayoutBench {
     threads: usize,
     only: Option<String>,
     runs: usize,
-    portable: bool,
+    isa: Option<String>,
     cached: bool,
 }
 
@@ -337,9 +338,17 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         threads,
         only,
         runs,
-        portable,
+        isa,
         cached,
     } = b;
+    let isa = match isa.as_deref().map(|n| (n, axe_relayout::Isa::from_name(n))) {
+        None => None,
+        Some((_, Some(i))) => Some(i),
+        Some((n, None)) => {
+            eprintln!("error: unknown instruction set {n:?} (avx512, avx2, sse2, portable)");
+            return false;
+        }
+    };
     let threads = threads.max(1);
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(p) => p,
@@ -381,7 +390,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
             let opts = Options {
                 zero_padding: true,
                 threads,
-                isa: portable.then_some(axe_relayout::Isa::Portable),
+                isa,
                 streaming: cached.then_some(false),
             };
             // memcpy of the source's bytes, with as many threads, timed in turn with the relayout so that
@@ -459,14 +468,14 @@ pub fn run(what: What) -> bool {
             threads,
             only,
             runs,
-            portable,
+            isa,
             cached,
         } => bench_relayout(RelayoutBench {
             json,
             threads,
             only,
             runs,
-            portable,
+            isa,
             cached,
         }),
         What::Hlo {

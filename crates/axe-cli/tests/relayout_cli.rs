@@ -91,4 +91,8 @@ fn bench_relayout_runs_one_case() {
         v["gb_per_second"].as_f64().unwrap() > 0.0
             && v["memcpy_gb_per_second"].as_f64().unwrap() > 0.0
     );
+    assert!(v["plan"].as_str().unwrap().contains("kernels"), "{v}");
+    let (code, _, err) = run(&["bench", "relayout", "--isa", "mmx", "--only", "256"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("unknown instruction set"), "{err}");
 }

@@ -69,6 +69,14 @@ impl Isa {
         }
     }
 
+    /// The set named `name` (as in plans, any case: `avx-512`/`avx512`, `avx2`, `sse2`, `portable`).
+    pub fn from_name(name: &str) -> Option<Isa> {
+        let n = name.to_ascii_lowercase().replace('-', "");
+        [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Portable]
+            .into_iter()
+            .find(|i| i.name().to_ascii_lowercase().replace('-', "") == n)
+    }
+
     #[cfg(target_arch = "x86_64")]
     fn simd(self) -> bool {
         self != Isa::Portable
