@@ -436,3 +436,32 @@ fn kernels_on_tpu_layouts() {
         }
     }
 }
+
+#[test]
+fn instruction_sets_by_name_and_refusal() {
+    for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Portable] {
+        assert_eq!(Isa::from_name(isa.name()), Some(isa));
+    }
+    assert_eq!(Isa::from_name("avx512"), Some(Isa::Avx512));
+    assert_eq!(Isa::from_name("mmx"), None);
+    let available = Isa::available();
+    assert_eq!(available.first().copied(), Some(Isa::detect()));
+    assert_eq!(available.last().copied(), Some(Isa::Portable));
+    // A set the processor lacks is refused before anything runs.
+    let a = TensorLayout::from_xla(
+        axe_xla::parse_shape("f32[4,4]")
+            .unwrap()
+            .as_array()
+            .unwrap(),
+    )
+    .unwrap();
+    for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2] {
+        let opts = Options {
+            isa: Some(isa),
+            ..Options::default()
+        };
+        let mut out = vec![0u8; 64];
+        let r = relayout(&[0u8; 64], &a, &mut out, &a, &opts);
+        assert_eq!(r.is_ok(), isa.supported(), "{isa:?}: {r:?}");
+    }
+}
