@@ -16,5 +16,5 @@ mod tensor;
 
 pub use error::{RelayoutError, Result};
 pub use kernels::Isa;
-pub use plan::{relayout, Mode, Options, Plan, ZeroFill, STREAM_MIN_BYTES};
+pub use plan::{relayout, Block, Mode, Options, Plan, ZeroFill, STREAM_MIN_BYTES};
 pub use tensor::TensorLayout;

@@ -60,6 +60,34 @@ pub enum ZeroFill {
     Whole,
 }
 
+/// How [`Mode::Blocked`] moves its two dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block {
+    /// The destination puts `k` consecutive indices of `dst_inner` side by side (bf16's `(2,1)`, s8's
+    /// `(4,1)`): `k` source rows interleaved into one stream.
+    Interleave {
+        /// Rows side by side.
+        k: usize,
+    },
+    /// The source puts `k` consecutive indices of `src_inner` side by side: one stream split into `k`
+    /// destination rows.
+    Deinterleave {
+        /// Rows side by side.
+        k: usize,
+    },
+    /// Both dimensions evenly spaced on both sides: tiles of `tile.0` source rows by `tile.1`
+    /// destination rows, transposed in register blocks.
+    Transpose {
+        /// Tile edges (along `dst_inner`, along `src_inner`).
+        tile: (usize, usize),
+    },
+    /// Anything else: square blocks of this edge, element by element.
+    Elements {
+        /// Block edge.
+        edge: usize,
+    },
+}
+
 /// How the copy is organised.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -79,14 +107,15 @@ pub enum Mode {
         /// The dimension walked between the outer dimensions and the runs.
         across: Option<usize>,
     },
-    /// Dimensions `dst_inner` (contiguous writes) and `src_inner` (contiguous reads) walked in blocks.
+    /// Dimensions `dst_inner` (contiguous writes) and `src_inner` (contiguous reads) walked together,
+    /// by `kernel`.
     Blocked {
         /// The dimension the destination is contiguous along.
         dst_inner: usize,
         /// The dimension the source is contiguous along.
         src_inner: usize,
-        /// Block edge in elements.
-        block: usize,
+        /// How.
+        kernel: Block,
     },
     /// Element by element, bit by bit (sub-byte elements).
     Bits,
@@ -138,6 +167,24 @@ impl Plan {
             }
             ZeroFill::Whole => s.push_str("zero the whole destination, then "),
         }
+        // "for every index of dimensions [..] (and then of dimension a), " or nothing.
+        let every = |then: Option<usize>| {
+            let mut e = String::new();
+            if !self.outer.is_empty() {
+                e.push_str(&format!("for every index of dimensions {:?}", self.outer));
+            }
+            if let Some(a) = then {
+                e.push_str(&if e.is_empty() {
+                    format!("for every index of dimension {a}")
+                } else {
+                    format!(" and then of dimension {a}")
+                });
+            }
+            if !e.is_empty() {
+                e.push_str(", ");
+            }
+            e
+        };
         match &self.mode {
             Mode::Runs {
                 dim,
@@ -146,12 +193,9 @@ impl Plan {
                 across,
             } => {
                 let longest = runs.iter().map(|r| r.1).max().unwrap_or(0);
-                s.push_str(&format!("for every index of dimensions {:?}", self.outer));
-                if let Some(a) = across {
-                    s.push_str(&format!(" and then of dimension {a}"));
-                }
+                s.push_str(&every(*across));
                 s.push_str(&format!(
-                    ", copy {} contiguous run(s) along dimension {dim} (longest {} elements, {} bytes) as block copies",
+                    "copy {} contiguous run(s) along dimension {dim} (longest {} elements, {} bytes) as block copies",
                     runs.len(),
                     longest,
                     longest * self.element_bytes
@@ -160,14 +204,27 @@ impl Plan {
                     s.push_str(&format!(", each for {k} indices of dimension {r} in turn"));
                 }
             }
-            Mode::Blocked { dst_inner, src_inner, block } => s.push_str(&format!(
-                "walk dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {block}×{block} blocks for every index of dimensions {:?}",
-                self.outer
-            )),
+            Mode::Blocked { dst_inner, src_inner, kernel } => {
+                s.push_str(&every(None));
+                s.push_str(&match kernel {
+                    Block::Interleave { k } => format!(
+                        "interleave {k} rows along dimension {src_inner} into one (consecutive indices of dimension {dst_inner} side by side)"
+                    ),
+                    Block::Deinterleave { k } => format!(
+                        "split rows that hold {k} consecutive indices of dimension {src_inner} side by side into {k} rows along dimension {dst_inner}"
+                    ),
+                    Block::Transpose { tile: (ta, tb) } => format!(
+                        "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles of register blocks"
+                    ),
+                    Block::Elements { edge } => format!(
+                        "walk dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {edge}×{edge} blocks, element by element"
+                    ),
+                });
+            }
             Mode::Bits => s.push_str("move each element bit by bit (sub-byte elements or a change of packing)"),
             Mode::PackBits { dst_inner, src_inner, k } => s.push_str(&format!(
-                "for every index of dimensions {:?}, pack {k} bytes along dimension {dst_inner} into {k} bits, {} at a time along dimension {src_inner} (ragged edges bit by bit)",
-                self.outer, 16
+                "{}pack {k} bytes along dimension {dst_inner} into {k} bits, all along dimension {src_inner} (ragged edges bit by bit)",
+                every(None)
             )),
             Mode::Empty => s.push_str("nothing to move"),
             Mode::Scalar => s.push_str("copy the one element"),
@@ -425,12 +482,28 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         outer.push(src_inner);
         return Ok(runs_plan(dst_inner, runs, outer));
     }
-    let block = (4096 / w).clamp(8, 64);
+    let (sa, da) = (&src.tables[dst_inner], &dst.tables[dst_inner]);
+    let (sb, db) = (&src.tables[src_inner], &dst.tables[src_inner]);
+    let kernel = if let Some(k) = pack_factor(da, db, sb) {
+        Block::Interleave { k }
+    } else if let Some(k) = pack_factor(sb, sa, da) {
+        Block::Deinterleave { k }
+    } else if let (Some(step), Some(_), Some(_), Some(_)) =
+        (affine(sa), affine(da), affine(sb), affine(db))
+    {
+        Block::Transpose {
+            tile: kernels::transpose_tile(step.unsigned_abs() as usize * w),
+        }
+    } else {
+        Block::Elements {
+            edge: (4096 / w).clamp(8, 64),
+        }
+    };
     Ok(mk(
         Mode::Blocked {
             dst_inner,
             src_inner,
-            block,
+            kernel,
         },
         outer,
         w,
@@ -814,9 +887,9 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
         Mode::Blocked {
             dst_inner,
             src_inner,
-            block,
+            kernel,
         } => {
-            let (a, b, bs) = (*dst_inner, *src_inner, *block);
+            let (a, b) = (*dst_inner, *src_inner);
             let (na, nb) = (s.dims[a] as usize, s.dims[b] as usize);
             let (sa, da, sbt, dbt) = (&s.tables[a], &d.tables[a], &s.tables[b], &d.tables[b]);
             // The slow path: the elements of a rectangle (ys over b, xs over a) one by one, every copy.
@@ -839,7 +912,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             // (4,1)); unpacking: the source does so along `b`. Each is a k-way (de)interleave of runs.
             // Groups of k rows are walked a few at a time (8 rows: a tile's worth), each run for all of
             // them in turn, so that a tile is read or written in one go.
-            if let Some(k) = pack_factor(da, dbt, sbt) {
+            if let Block::Interleave { k } = *kernel {
                 let groups = na.div_ceil(k);
                 let steps: Vec<Option<i64>> = (0..groups)
                     .map(|g| group_step(g, k, na, da, sa, d.replicas.len()))
@@ -882,7 +955,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     });
                 return;
             }
-            if let Some(k) = pack_factor(sbt, sa, da) {
+            if let Block::Deinterleave { k } = *kernel {
                 // Unpacking: b is packed k-wide in the source; a is contiguous in the destination.
                 let groups = nb.div_ceil(k);
                 let steps: Vec<Option<i64>> = (0..groups)
@@ -926,12 +999,16 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     });
                 return;
             }
-            // A plain transpose: both dimensions affine on both sides. Copy square tiles with strided
+            // A plain transpose: both dimensions affine on both sides. Copy tiles with strided
             // pointers (no table lookups), reads and writes both staying in cache.
-            if let (Some(ssa), Some(sda), Some(ssb), Some(sdb)) =
-                (affine(sa), affine(da), affine(sbt), affine(dbt))
+            if let (
+                Block::Transpose { tile: (ta, tb) },
+                Some(ssa),
+                Some(sda),
+                Some(ssb),
+                Some(sdb),
+            ) = (*kernel, affine(sa), affine(da), affine(sbt), affine(dbt))
             {
-                let (ta, tb) = kernels::transpose_tile(ssa.unsigned_abs() as usize * w);
                 let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
                 let work = outer_count * blocks_a * blocks_b;
                 (0..work).into_par_iter().with_min_len(16).for_each(|item| {
@@ -961,6 +1038,10 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 });
                 return;
             }
+            let bs = match *kernel {
+                Block::Elements { edge } => edge,
+                _ => 64,
+            };
             let blocks_b = nb.div_ceil(bs);
             let work = outer_count * blocks_b;
             (0..work).into_par_iter().with_min_len(4).for_each(|item| {
