@@ -10,27 +10,7 @@ use serde_json::json;
 pub enum What {
     /// Relayout speed on the standard cases: GB/s (bytes read + written) against memcpy of the same
     /// bytes in the same run.
-    Relayout {
-        /// One JSON object per case.
-        #[arg(long)]
-        json: bool,
-        /// Worker threads (memcpy uses as many).
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
-        /// Only the cases whose name contains this.
-        #[arg(long)]
-        only: Option<String>,
-        /// Timed runs per case (the fastest is reported).
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
-        /// The kernels' instruction set: avx512, avx2, sse2 or portable (default: the best this
-        /// processor runs), to see what each adds.
-        #[arg(long)]
-        isa: Option<String>,
-        /// Write through the cache (no non-temporal stores).
-        #[arg(long)]
-        cached: bool,
-    },
+    Relayout(RelayoutBench),
     /// Read an HLO module (a synthetic one by default): MB/s and peak memory, against memcpy of the same
     /// bytes in the same run.
     Hlo {
@@ -322,12 +302,26 @@ pub const RELAYOUT_CASES: &[(&str, &str, &str)] = &[
 ];
 
 /// What `axe bench relayout` measures.
-struct RelayoutBench {
+#[derive(clap::Args)]
+pub struct RelayoutBench {
+    /// One JSON object per case.
+    #[arg(long)]
     json: bool,
+    /// Worker threads (memcpy uses as many).
+    #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Only the cases whose name contains this.
+    #[arg(long)]
     only: Option<String>,
+    /// Timed runs per case (the fastest is reported).
+    #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// The kernels' instruction set: avx512, avx2, sse2 or portable (default: the best this
+    /// processor runs), to see what each adds.
+    #[arg(long)]
     isa: Option<String>,
+    /// Write through the cache (no non-temporal stores).
+    #[arg(long)]
     cached: bool,
 }
 
@@ -463,21 +457,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
 
 pub fn run(what: What) -> bool {
     match what {
-        What::Relayout {
-            json,
-            threads,
-            only,
-            runs,
-            isa,
-            cached,
-        } => bench_relayout(RelayoutBench {
-            json,
-            threads,
-            only,
-            runs,
-            isa,
-            cached,
-        }),
+        What::Relayout(b) => bench_relayout(b),
         What::Hlo {
             json,
             instructions,

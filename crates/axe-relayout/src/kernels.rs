@@ -138,55 +138,40 @@ pub unsafe fn copy(isa: Isa, stream: bool, src: *const u8, dst: *mut u8, len: us
     std::ptr::copy_nonoverlapping(src, dst, len);
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn copy_stream_avx(src: *const u8, dst: *mut u8, len: usize) {
-    let head = dst.align_offset(32).min(len);
-    std::ptr::copy_nonoverlapping(src, dst, head);
-    let mut i = head;
-    while i + 128 <= len {
-        let a = _mm256_loadu_si256(src.add(i) as *const __m256i);
-        let b = _mm256_loadu_si256(src.add(i + 32) as *const __m256i);
-        let c = _mm256_loadu_si256(src.add(i + 64) as *const __m256i);
-        let d = _mm256_loadu_si256(src.add(i + 96) as *const __m256i);
-        _mm256_stream_si256(dst.add(i) as *mut __m256i, a);
-        _mm256_stream_si256(dst.add(i + 32) as *mut __m256i, b);
-        _mm256_stream_si256(dst.add(i + 64) as *mut __m256i, c);
-        _mm256_stream_si256(dst.add(i + 96) as *mut __m256i, d);
-        i += 128;
-    }
-    while i + 32 <= len {
-        let a = _mm256_loadu_si256(src.add(i) as *const __m256i);
-        _mm256_stream_si256(dst.add(i) as *mut __m256i, a);
-        i += 32;
-    }
-    std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+/// A non-temporal copy with vectors of `$width` bytes: the head up to the destination's alignment and the
+/// tail with ordinary stores, whole vectors in between.
+macro_rules! copy_stream {
+    ($name:ident, $feature:literal, $v:ty, $width:literal, $load:ident, $store:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        unsafe fn $name(src: *const u8, dst: *mut u8, len: usize) {
+            let head = dst.align_offset($width).min(len);
+            std::ptr::copy_nonoverlapping(src, dst, head);
+            let mut i = head;
+            while i + $width <= len {
+                $store(dst.add(i) as *mut $v, $load(src.add(i) as *const $v));
+                i += $width;
+            }
+            std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+        }
+    };
 }
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-unsafe fn copy_stream_sse2(src: *const u8, dst: *mut u8, len: usize) {
-    let head = dst.align_offset(16).min(len);
-    std::ptr::copy_nonoverlapping(src, dst, head);
-    let mut i = head;
-    while i + 64 <= len {
-        let a = _mm_loadu_si128(src.add(i) as *const __m128i);
-        let b = _mm_loadu_si128(src.add(i + 16) as *const __m128i);
-        let c = _mm_loadu_si128(src.add(i + 32) as *const __m128i);
-        let d = _mm_loadu_si128(src.add(i + 48) as *const __m128i);
-        _mm_stream_si128(dst.add(i) as *mut __m128i, a);
-        _mm_stream_si128(dst.add(i + 16) as *mut __m128i, b);
-        _mm_stream_si128(dst.add(i + 32) as *mut __m128i, c);
-        _mm_stream_si128(dst.add(i + 48) as *mut __m128i, d);
-        i += 64;
-    }
-    while i + 16 <= len {
-        let a = _mm_loadu_si128(src.add(i) as *const __m128i);
-        _mm_stream_si128(dst.add(i) as *mut __m128i, a);
-        i += 16;
-    }
-    std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
-}
+copy_stream!(
+    copy_stream_avx,
+    "avx",
+    __m256i,
+    32,
+    _mm256_loadu_si256,
+    _mm256_stream_si256
+);
+copy_stream!(
+    copy_stream_sse2,
+    "sse2",
+    __m128i,
+    16,
+    _mm_loadu_si128,
+    _mm_stream_si128
+);
 
 /// Fills `len` bytes with zeros.
 ///
@@ -247,100 +232,45 @@ pub unsafe fn interleave(
     if isa.simd() {
         let stream = stream && (dst as usize).is_multiple_of(16);
         done = match (w, k) {
-            (2, 2) => interleave_2x16(src, row, dst, len, stream),
+            (2, 2) => interleave_two::<2>(src, row, dst, len, stream),
             (1, 4) => interleave_4x8(src, row, dst, len, stream),
-            (1, 2) => interleave_2x8(src, row, dst, len, stream),
+            (1, 2) => interleave_two::<1>(src, row, dst, len, stream),
             _ => 0,
         };
     }
     let _ = (isa, stream);
-    interleave_portable(
+    rows_portable::<true>(
         src.add(done * w),
-        row,
         dst.add(done * k * w),
-        k,
-        len - done,
-        w,
+        row,
+        (k, len - done, w),
     );
 }
 
-/// The portable [`interleave`].
-unsafe fn interleave_portable(
-    src: *const u8,
-    row: usize,
-    dst: *mut u8,
-    k: usize,
-    len: usize,
-    w: usize,
-) {
-    macro_rules! go {
-        ($t:ty, $k:literal) => {{
-            let s = src as *const $t;
-            let d = dst as *mut $t;
-            let row = row / std::mem::size_of::<$t>();
-            for c in 0..len {
-                for j in 0..$k {
-                    d.add(c * $k + j)
-                        .write_unaligned(s.add(j * row + c).read_unaligned());
-                }
-            }
-        }};
-    }
-    match (w, k) {
-        (1, 2) => go!(u8, 2),
-        (1, 4) => go!(u8, 4),
-        (1, 8) => go!(u8, 8),
-        (2, 2) => go!(u16, 2),
-        (2, 4) => go!(u16, 4),
-        (4, 2) => go!(u32, 2),
-        _ => {
-            for c in 0..len {
-                for j in 0..k {
-                    copy_element(src.add(j * row + c * w), dst.add((c * k + j) * w), w);
-                }
-            }
-        }
-    }
-}
-
-/// Two rows of 16-bit elements, 8 at a time. Returns the elements done.
+/// Two rows of `W`-byte elements (1 or 2), 16 bytes of each at a time. Returns the elements done.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
-unsafe fn interleave_2x16(
+unsafe fn interleave_two<const W: usize>(
     src: *const u8,
     row: usize,
     dst: *mut u8,
     len: usize,
     stream: bool,
 ) -> usize {
-    let mut c = 0;
-    while c + 8 <= len {
-        let (a, b) = (get(src.add(2 * c)), get(src.add(row + 2 * c)));
-        put(dst.add(4 * c), _mm_unpacklo_epi16(a, b), stream);
-        put(dst.add(4 * c + 16), _mm_unpackhi_epi16(a, b), stream);
-        c += 8;
+    let n = len * W / 16 * 16;
+    let mut at = 0;
+    while at < n {
+        let (a, b) = (get(src.add(at)), get(src.add(row + at)));
+        let (lo, hi) = if W == 2 {
+            (_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b))
+        } else {
+            (_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b))
+        };
+        put(dst.add(2 * at), lo, stream);
+        put(dst.add(2 * at + 16), hi, stream);
+        at += 16;
     }
-    c
-}
-
-/// Two rows of bytes, 16 at a time.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-unsafe fn interleave_2x8(
-    src: *const u8,
-    row: usize,
-    dst: *mut u8,
-    len: usize,
-    stream: bool,
-) -> usize {
-    let mut c = 0;
-    while c + 16 <= len {
-        let (a, b) = (get(src.add(c)), get(src.add(row + c)));
-        put(dst.add(2 * c), _mm_unpacklo_epi8(a, b), stream);
-        put(dst.add(2 * c + 16), _mm_unpackhi_epi8(a, b), stream);
-        c += 16;
-    }
-    c
+    n / W
 }
 
 /// Four rows of bytes, 16 at a time.
@@ -402,34 +332,37 @@ pub unsafe fn deinterleave(
         };
     }
     let _ = (isa, stream);
-    deinterleave_portable(
+    rows_portable::<false>(
         src.add(done * k * w),
         dst.add(done * w),
         row,
-        k,
-        len - done,
-        w,
+        (k, len - done, w),
     );
 }
 
-/// The portable [`deinterleave`].
-unsafe fn deinterleave_portable(
+/// The portable [`interleave`] (`PACK`: `dst[c·k + j] = row_j[c]`) and [`deinterleave`] (the
+/// reverse), specialised for the common widths and factors.
+unsafe fn rows_portable<const PACK: bool>(
     src: *const u8,
     dst: *mut u8,
     row: usize,
-    k: usize,
-    len: usize,
-    w: usize,
+    (k, len, w): (usize, usize, usize),
 ) {
+    // (packed index, row index) of element c of row j, in elements.
+    let at = |c: usize, j: usize, k: usize, row: usize| (c * k + j, j * row + c);
     macro_rules! go {
         ($t:ty, $k:literal) => {{
-            let s = src as *const $t;
-            let d = dst as *mut $t;
+            let (s, d) = (src as *const $t, dst as *mut $t);
             let row = row / std::mem::size_of::<$t>();
             for c in 0..len {
                 for j in 0..$k {
-                    d.add(j * row + c)
-                        .write_unaligned(s.add(c * $k + j).read_unaligned());
+                    let (packed, unpacked) = at(c, j, $k, row);
+                    let (from, to) = if PACK {
+                        (unpacked, packed)
+                    } else {
+                        (packed, unpacked)
+                    };
+                    d.add(to).write_unaligned(s.add(from).read_unaligned());
                 }
             }
         }};
@@ -444,83 +377,87 @@ unsafe fn deinterleave_portable(
         _ => {
             for c in 0..len {
                 for j in 0..k {
-                    copy_element(src.add((c * k + j) * w), dst.add(j * row + c * w), w);
+                    let (packed, unpacked) = at(c, j, k, row / w.max(1));
+                    let (from, to) = if PACK {
+                        (unpacked, packed)
+                    } else {
+                        (packed, unpacked)
+                    };
+                    copy_element(src.add(from * w), dst.add(to * w), w);
                 }
             }
         }
     }
 }
 
-/// Pairs of 16-bit elements into two rows, 8 pairs at a time: the low halves of the 32-bit pairs,
-/// sign-extended so that signed saturation packs them back unchanged, and the high halves.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-unsafe fn deinterleave_2x16(
-    src: *const u8,
-    dst: *mut u8,
-    row: usize,
-    len: usize,
-    stream: bool,
-) -> usize {
-    // One row at a time, so that each row's stores fill whole lines in order.
-    let n = len / 8 * 8;
-    let mut c = 0;
-    while c < n {
-        let (x0, x1) = (get(src.add(4 * c)), get(src.add(4 * c + 16)));
-        let lo = |x| _mm_srai_epi32(_mm_slli_epi32(x, 16), 16);
-        put(dst.add(2 * c), _mm_packs_epi32(lo(x0), lo(x1)), stream);
-        c += 8;
-    }
-    c = 0;
-    while c < n {
-        let (x0, x1) = (get(src.add(4 * c)), get(src.add(4 * c + 16)));
-        put(
-            dst.add(row + 2 * c),
-            _mm_packs_epi32(_mm_srai_epi32(x0, 16), _mm_srai_epi32(x1, 16)),
-            stream,
-        );
-        c += 8;
-    }
-    n
-}
-
-/// [`deinterleave_2x16`] 16 pairs at a time (the in-lane pack's quarters put back in order).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn deinterleave_2x16_avx2(
-    src: *const u8,
-    dst: *mut u8,
-    row: usize,
-    len: usize,
-    stream: bool,
-) -> usize {
-    let n = len / 16 * 16;
-    for half in 0..2 {
-        let out = dst.add(half * row);
-        let mut c = 0;
-        while c < n {
-            let x0 = _mm256_loadu_si256(src.add(4 * c) as *const __m256i);
-            let x1 = _mm256_loadu_si256(src.add(4 * c + 32) as *const __m256i);
-            let (y0, y1) = if half == 0 {
-                (
-                    _mm256_srai_epi32(_mm256_slli_epi32(x0, 16), 16),
-                    _mm256_srai_epi32(_mm256_slli_epi32(x1, 16), 16),
-                )
-            } else {
-                (_mm256_srai_epi32(x0, 16), _mm256_srai_epi32(x1, 16))
-            };
-            let v = _mm256_permute4x64_epi64(_mm256_packs_epi32(y0, y1), 0xd8);
-            let p = out.add(2 * c) as *mut __m256i;
-            if stream {
-                _mm256_stream_si256(p, v);
-            } else {
-                _mm256_storeu_si256(p, v);
+/// Pairs of 16-bit elements into two rows, one row at a time (so each row's stores fill whole lines in
+/// order), a vector of pairs at a time: the low halves of the 32-bit pairs sign-extended so that
+/// signed saturation packs them back unchanged, then the high halves. `$order` puts the pack's quarters
+/// back in order where it works within 128-bit lanes. Returns the pairs done.
+macro_rules! deinterleave_pairs {
+    ($name:ident, $feature:literal, $v:ty, $pairs:literal, $load:ident, $store:ident, $stream:ident,
+     $slli:ident, $srai:ident, $packs:ident, $order:expr) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        unsafe fn $name(
+            src: *const u8,
+            dst: *mut u8,
+            row: usize,
+            len: usize,
+            stream: bool,
+        ) -> usize {
+            let n = len / $pairs * $pairs;
+            for half in 0..2 {
+                let out = dst.add(half * row);
+                let mut c = 0;
+                while c < n {
+                    let x0 = $load(src.add(4 * c) as *const $v);
+                    let x1 = $load(src.add(4 * c + 4 * $pairs / 2) as *const $v);
+                    let (y0, y1) = if half == 0 {
+                        ($srai($slli(x0, 16), 16), $srai($slli(x1, 16), 16))
+                    } else {
+                        ($srai(x0, 16), $srai(x1, 16))
+                    };
+                    let v = $order($packs(y0, y1));
+                    let p = out.add(2 * c) as *mut $v;
+                    if stream {
+                        $stream(p, v);
+                    } else {
+                        $store(p, v);
+                    }
+                    c += $pairs;
+                }
             }
-            c += 16;
+            n
         }
-    }
-    n
+    };
 }
+deinterleave_pairs!(
+    deinterleave_2x16,
+    "sse2",
+    __m128i,
+    8,
+    _mm_loadu_si128,
+    _mm_storeu_si128,
+    _mm_stream_si128,
+    _mm_slli_epi32,
+    _mm_srai_epi32,
+    _mm_packs_epi32,
+    |v| v
+);
+deinterleave_pairs!(
+    deinterleave_2x16_avx2,
+    "avx2",
+    __m256i,
+    16,
+    _mm256_loadu_si256,
+    _mm256_storeu_si256,
+    _mm256_stream_si256,
+    _mm256_slli_epi32,
+    _mm256_srai_epi32,
+    _mm256_packs_epi32,
+    |v| _mm256_permute4x64_epi64(v, 0xd8)
+);
 
 /// Quads of bytes into four rows, 16 quads at a time: byte j of each 32-bit quad, masked, then packed
 /// down to 16 and 8 bits (the values fit, so saturation never changes them).
@@ -674,56 +611,64 @@ unsafe fn transpose_portable(
     }
 }
 
+/// Stores `(row, vector)` pairs at `$dst + row·$pitch` bytes: non-temporal (`$nt`) when `$stream`, else
+/// ordinary (`$st`).
+macro_rules! put_rows {
+    ($rows:expr, $dst:expr, $pitch:expr, $stream:expr, $nt:ident, $st:ident) => {
+        for (i, c) in $rows {
+            let p = $dst.offset(i as isize * $pitch) as *mut f32;
+            if $stream {
+                $nt(p, c);
+            } else {
+                $st(p, c);
+            }
+        }
+    };
+}
+
+/// Loads `$n` rows (`$sr` bytes apart) and, for each group of four, interleaves them in pairs and then
+/// in pairs of pairs: in the result, 128-bit lane k of vector 4g + j holds column 4k + j of rows
+/// 4g..4g+4.
+macro_rules! columns_in_lanes {
+    ($src:expr, $sr:expr, $n:literal, $load:ident, $zero:ident, $lo:ident, $hi:ident, $shuffle:ident) => {{
+        let r: [_; $n] =
+            std::array::from_fn(|i| $load($src.offset(i as isize * $sr) as *const f32));
+        let mut u = [$zero(); $n];
+        for g in 0..$n / 4 {
+            let (a, b, c, d) = (r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]);
+            let (t0, t1) = ($lo(a, b), $hi(a, b));
+            let (t2, t3) = ($lo(c, d), $hi(c, d));
+            u[4 * g] = $shuffle(t0, t2, 0x44);
+            u[4 * g + 1] = $shuffle(t0, t2, 0xee);
+            u[4 * g + 2] = $shuffle(t1, t3, 0x44);
+            u[4 * g + 3] = $shuffle(t1, t3, 0xee);
+        }
+        u
+    }};
+}
+
 /// An 8×8 block of 4-byte elements: source rows `sr` bytes apart, destination rows `dr` bytes apart.
+/// Each four-row group's columns sit in 128-bit lanes (`columns_in_lanes!`); the two groups' lanes joined.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
 unsafe fn transpose_8x8_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
-    // (A macro, not a closure: closures do not inherit the function's target features.)
-    macro_rules! r {
-        ($i:literal) => {
-            _mm256_loadu_ps(src.offset($i * sr) as *const f32)
-        };
-    }
-    let (r0, r1, r2, r3) = (r!(0), r!(1), r!(2), r!(3));
-    let (r4, r5, r6, r7) = (r!(4), r!(5), r!(6), r!(7));
-    let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
-    let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
-    let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
-    let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
-    let (u0, u1) = (
-        _mm256_shuffle_ps(t0, t2, 0x44),
-        _mm256_shuffle_ps(t0, t2, 0xee),
+    let u = columns_in_lanes!(
+        src,
+        sr,
+        8,
+        _mm256_loadu_ps,
+        _mm256_setzero_ps,
+        _mm256_unpacklo_ps,
+        _mm256_unpackhi_ps,
+        _mm256_shuffle_ps
     );
-    let (u2, u3) = (
-        _mm256_shuffle_ps(t1, t3, 0x44),
-        _mm256_shuffle_ps(t1, t3, 0xee),
-    );
-    let (u4, u5) = (
-        _mm256_shuffle_ps(t4, t6, 0x44),
-        _mm256_shuffle_ps(t4, t6, 0xee),
-    );
-    let (u6, u7) = (
-        _mm256_shuffle_ps(t5, t7, 0x44),
-        _mm256_shuffle_ps(t5, t7, 0xee),
-    );
-    let cols = [
-        _mm256_permute2f128_ps(u0, u4, 0x20),
-        _mm256_permute2f128_ps(u1, u5, 0x20),
-        _mm256_permute2f128_ps(u2, u6, 0x20),
-        _mm256_permute2f128_ps(u3, u7, 0x20),
-        _mm256_permute2f128_ps(u0, u4, 0x31),
-        _mm256_permute2f128_ps(u1, u5, 0x31),
-        _mm256_permute2f128_ps(u2, u6, 0x31),
-        _mm256_permute2f128_ps(u3, u7, 0x31),
-    ];
-    for (i, c) in cols.into_iter().enumerate() {
-        let p = dst.offset(i as isize * dr) as *mut f32;
-        if stream {
-            _mm256_stream_ps(p, c);
-        } else {
-            _mm256_storeu_ps(p, c);
-        }
-    }
+    let cols = (0..4).flat_map(|j| {
+        [
+            (j, _mm256_permute2f128_ps(u[j], u[4 + j], 0x20)),
+            (4 + j, _mm256_permute2f128_ps(u[j], u[4 + j], 0x31)),
+        ]
+    });
+    put_rows!(cols, dst, dr, stream, _mm256_stream_ps, _mm256_storeu_ps);
 }
 
 /// A 16×16 block of 4-byte elements, as [`transpose_8x8_f32`]: whole cache lines in, whole lines out.
@@ -732,18 +677,16 @@ unsafe fn transpose_8x8_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize, 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn transpose_16x16_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
-    let r: [__m512; 16] =
-        std::array::from_fn(|i| _mm512_loadu_ps(src.offset(i as isize * sr) as *const f32));
-    let mut u = [_mm512_setzero_ps(); 16];
-    for g in 0..4 {
-        let (a, b, c, d) = (r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]);
-        let (t0, t1) = (_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
-        let (t2, t3) = (_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
-        u[4 * g] = _mm512_shuffle_ps(t0, t2, 0x44);
-        u[4 * g + 1] = _mm512_shuffle_ps(t0, t2, 0xee);
-        u[4 * g + 2] = _mm512_shuffle_ps(t1, t3, 0x44);
-        u[4 * g + 3] = _mm512_shuffle_ps(t1, t3, 0xee);
-    }
+    let u = columns_in_lanes!(
+        src,
+        sr,
+        16,
+        _mm512_loadu_ps,
+        _mm512_setzero_ps,
+        _mm512_unpacklo_ps,
+        _mm512_unpackhi_ps,
+        _mm512_shuffle_ps
+    );
     // u[4g + j], lane k: column 4k + j of rows 4g..4g+4.
     let mut v = [_mm512_setzero_ps(); 16];
     for j in 0..4 {
@@ -760,14 +703,7 @@ unsafe fn transpose_16x16_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize
             (4 + j, _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0x88)),
             (12 + j, _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0xdd)),
         ];
-        for (c, x) in cols {
-            let p = dst.offset(c as isize * dr) as *mut f32;
-            if stream {
-                _mm512_stream_ps(p, x);
-            } else {
-                _mm512_storeu_ps(p, x);
-            }
-        }
+        put_rows!(cols, dst, dr, stream, _mm512_stream_ps, _mm512_storeu_ps);
     }
 }
 
@@ -785,14 +721,14 @@ unsafe fn transpose_4x4_f32(src: *const u8, dst: *mut u8, sr: isize, dr: isize, 
         _mm_movelh_ps(t2, t3),
         _mm_movehl_ps(t3, t2),
     ];
-    for (i, c) in cols.into_iter().enumerate() {
-        let p = dst.offset(i as isize * dr) as *mut f32;
-        if stream {
-            _mm_stream_ps(p, c);
-        } else {
-            _mm_storeu_ps(p, c);
-        }
-    }
+    put_rows!(
+        cols.into_iter().enumerate(),
+        dst,
+        dr,
+        stream,
+        _mm_stream_ps,
+        _mm_storeu_ps
+    );
 }
 
 /// Packs bytes into bits: `len` groups of `k/8` bytes, where bit t of byte m of group c is the low bit

@@ -910,87 +910,80 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             };
             // Packing: the destination puts k consecutive indices of `a` side by side (bf16's (2,1), s8's
             // (4,1)); unpacking: the source does so along `b`. Each is a k-way (de)interleave of runs.
-            // Groups of k rows are walked a few at a time (8 rows: a tile's worth), each run for all of
-            // them in turn, so that a tile is read or written in one go.
-            if let Block::Interleave { k } = *kernel {
-                let groups = na.div_ceil(k);
+            // Packing: the destination puts k consecutive indices of `a` side by side (bf16's (2,1), s8's
+            // (4,1)); unpacking: the source does so along `b`. Either way, the packed dimension is walked
+            // in groups of k (a few groups at a time: 8 rows, a tile's worth) and the other in runs where
+            // the packed side advances by k and the other by one; each (run, group) is one kernel call.
+            if let Block::Interleave { k } | Block::Deinterleave { k } = *kernel {
+                let packing = matches!(kernel, Block::Interleave { .. });
+                // (source, destination) tables of the packed dimension and of the run dimension.
+                let ((sg, dg), (sr, dr), n) = if packing {
+                    ((sa, da), (sbt, dbt), na)
+                } else {
+                    ((sbt, dbt), (sa, da), nb)
+                };
+                let groups = n.div_ceil(k);
                 let steps: Vec<Option<i64>> = (0..groups)
-                    .map(|g| group_step(g, k, na, da, sa, d.replicas.len()))
+                    .map(|g| {
+                        let (unit, strided) = if packing { (dg, sg) } else { (sg, dg) };
+                        group_step(g, k, n, unit, strided, d.replicas.len())
+                    })
                     .collect();
+                let runs = if packing {
+                    runs_where(dr, sr, k as i64, 1)
+                } else {
+                    runs_where(sr, dr, k as i64, 1)
+                };
                 let per = (8 / k).clamp(1, groups);
                 let blocks = groups.div_ceil(per);
-                let runs = runs_where(dbt, sbt, k as i64, 1);
                 (0..outer_count * blocks)
                     .into_par_iter()
                     .with_min_len(4)
                     .for_each(|item| {
                         let (o, gb) = (item / blocks, item % blocks);
                         for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                            let gs = gb * per..((gb + 1) * per).min(groups);
-                            for &(y0, len) in &runs {
-                                for g in gs.clone() {
-                                    let x0 = g * k;
-                                    let Some(row) = steps[g] else {
-                                        each(sbase, dbase, y0..y0 + len, x0..(x0 + k).min(na));
+                            for &(r0, len) in &runs {
+                                let first = gb * per;
+                                let block = &steps[first..((gb + 1) * per).min(groups)];
+                                for (g, &step) in (first..).zip(block) {
+                                    let g0 = g * k;
+                                    let Some(row) = step else {
+                                        let (gs, rs) = (g0..(g0 + k).min(n), r0..r0 + len);
+                                        if packing {
+                                            each(sbase, dbase, rs, gs);
+                                        } else {
+                                            each(sbase, dbase, gs, rs);
+                                        }
                                         continue;
                                     };
-                                    let sy = sbase + sbt[y0] + s0 + sa[x0];
+                                    let so = (sbase + s0 + sg[g0] + sr[r0]) as usize * w;
                                     let doff =
-                                        (dbase + dbt[y0] + da[x0] + d.replicas[0]) as usize * w;
-                                    // SAFETY: as above; the k rows and the packed run lie inside the buffers.
+                                        (dbase + dg[g0] + dr[r0] + d.replicas[0]) as usize * w;
+                                    let (from, to) =
+                                        ((sp + so) as *const u8, dp.ptr().wrapping_add(doff));
+                                    let row = row as usize * w;
+                                    // SAFETY: as above; the k rows and the packed run lie inside the
+                                    // buffers (the group is whole and evenly spaced, see `group_step`).
                                     unsafe {
-                                        kernels::interleave(
-                                            isa,
-                                            stream,
-                                            (sp + sy as usize * w) as *const u8,
-                                            row as usize * w,
-                                            dp.ptr().add(doff),
-                                            (k, len, w),
-                                        )
-                                    };
-                                }
-                            }
-                        });
-                        kernels::fence(isa, stream);
-                    });
-                return;
-            }
-            if let Block::Deinterleave { k } = *kernel {
-                // Unpacking: b is packed k-wide in the source; a is contiguous in the destination.
-                let groups = nb.div_ceil(k);
-                let steps: Vec<Option<i64>> = (0..groups)
-                    .map(|g| group_step(g, k, nb, sbt, dbt, d.replicas.len()))
-                    .collect();
-                let per = (8 / k).clamp(1, groups);
-                let blocks = groups.div_ceil(per);
-                let runs = runs_where(sa, da, k as i64, 1);
-                (0..outer_count * blocks)
-                    .into_par_iter()
-                    .with_min_len(4)
-                    .for_each(|item| {
-                        let (o, gb) = (item / blocks, item % blocks);
-                        for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                            let gs = gb * per..((gb + 1) * per).min(groups);
-                            for &(x0, len) in &runs {
-                                for g in gs.clone() {
-                                    let y0 = g * k;
-                                    let Some(row) = steps[g] else {
-                                        each(sbase, dbase, y0..(y0 + k).min(nb), x0..x0 + len);
-                                        continue;
-                                    };
-                                    let so = (sbase + sbt[y0] + s0 + sa[x0]) as usize * w;
-                                    let doff =
-                                        (dbase + dbt[y0] + da[x0] + d.replicas[0]) as usize * w;
-                                    // SAFETY: as above.
-                                    unsafe {
-                                        kernels::deinterleave(
-                                            isa,
-                                            stream,
-                                            (sp + so) as *const u8,
-                                            dp.ptr().add(doff),
-                                            row as usize * w,
-                                            (k, len, w),
-                                        )
+                                        if packing {
+                                            kernels::interleave(
+                                                isa,
+                                                stream,
+                                                from,
+                                                row,
+                                                to,
+                                                (k, len, w),
+                                            )
+                                        } else {
+                                            kernels::deinterleave(
+                                                isa,
+                                                stream,
+                                                from,
+                                                to,
+                                                row,
+                                                (k, len, w),
+                                            )
+                                        }
                                     };
                                 }
                             }

@@ -355,29 +355,16 @@ proptest! {
     }
 }
 
+/// The tensor layout of an XLA shape string.
+fn xla(shape: &str) -> TensorLayout {
+    TensorLayout::from_xla(axe_xla::parse_shape(shape).unwrap().as_array().unwrap()).unwrap()
+}
+
 #[test]
 fn refuses_mismatches_and_small_buffers() {
-    let a = TensorLayout::from_xla(
-        axe_xla::parse_shape("f32[4,4]")
-            .unwrap()
-            .as_array()
-            .unwrap(),
-    )
-    .unwrap();
-    let b = TensorLayout::from_xla(
-        axe_xla::parse_shape("f32[4,5]")
-            .unwrap()
-            .as_array()
-            .unwrap(),
-    )
-    .unwrap();
-    let c = TensorLayout::from_xla(
-        axe_xla::parse_shape("f32[4,4]{0,1:T(2,2)}")
-            .unwrap()
-            .as_array()
-            .unwrap(),
-    )
-    .unwrap();
+    let a = xla("f32[4,4]");
+    let b = xla("f32[4,5]");
+    let c = xla("f32[4,4]{0,1:T(2,2)}");
     let mut out = vec![0u8; 64];
     assert!(relayout(&[0u8; 64], &a, &mut out, &b, &Options::default()).is_err());
     assert!(relayout(&[0u8; 10], &a, &mut out, &c, &Options::default())
@@ -448,13 +435,7 @@ fn instruction_sets_by_name_and_refusal() {
     assert_eq!(available.first().copied(), Some(Isa::detect()));
     assert_eq!(available.last().copied(), Some(Isa::Portable));
     // A set the processor lacks is refused before anything runs.
-    let a = TensorLayout::from_xla(
-        axe_xla::parse_shape("f32[4,4]")
-            .unwrap()
-            .as_array()
-            .unwrap(),
-    )
-    .unwrap();
+    let a = xla("f32[4,4]");
     for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2] {
         let opts = Options {
             isa: Some(isa),
