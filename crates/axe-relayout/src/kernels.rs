@@ -780,15 +780,6 @@ unsafe fn pack_bits_sse2<const KB: usize>(
     stream: bool,
 ) -> usize {
     let one = _mm_set1_epi8(1);
-    // Eight low bits gathered into one byte per column (Horner: double and add).
-    let byte = |p: *const u8| {
-        let rows: [__m128i; 8] = std::array::from_fn(|t| _mm_and_si128(get(p.add(t * row)), one));
-        let mut acc = rows[7];
-        for t in (0..7).rev() {
-            acc = _mm_add_epi8(_mm_add_epi8(acc, acc), rows[t]);
-        }
-        acc
-    };
     let out = |at: usize, v: [__m128i; 4]| match KB {
         1 => put(dst.add(at), v[0], stream),
         2 => {
@@ -797,17 +788,22 @@ unsafe fn pack_bits_sse2<const KB: usize>(
         }
         _ => put4(dst.add(4 * at), v, stream),
     };
-    // Eight rows at a time along up to SPAN columns into a buffer, then the buffer interleaved into
-    // the destination: eight read streams at a time, each long and sequential, rather than 8·KB short
-    // ones (rows a power of two apart also share cache sets, and 32 of them evict each other).
-    const SPAN: usize = 4096;
+    // Row by row, each row's low bits added into the buffer as bit t of its group's byte: the rows are
+    // read one after another along up to SPAN columns, which for a tile's rows laid end to end is one
+    // sequential read. Then the buffer is interleaved into the destination.
+    const SPAN: usize = 8192;
     let mut buf = [[_mm_setzero_si128(); SPAN / 16]; 4];
     let mut c = 0;
     while c + 16 <= len {
         let n = SPAN.min((len - c) / 16 * 16);
         for (m, bm) in buf.iter_mut().enumerate().take(KB) {
-            for (q, bq) in bm.iter_mut().enumerate().take(n / 16) {
-                *bq = byte(src.add(8 * m * row + c + 16 * q));
+            for t in 0..8 {
+                let p = src.add((8 * m + t) * row + c);
+                let shift = _mm_cvtsi32_si128(t as i32);
+                for (q, bq) in bm.iter_mut().enumerate().take(n / 16) {
+                    let bit = _mm_sll_epi16(_mm_and_si128(get(p.add(16 * q)), one), shift);
+                    *bq = if t == 0 { bit } else { _mm_or_si128(*bq, bit) };
+                }
             }
         }
         #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
