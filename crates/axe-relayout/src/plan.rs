@@ -524,10 +524,12 @@ fn runs_mode(
     let key = |t: &[i64]| stride(t).min(i64::MAX - 1);
     outer.sort_by_key(|&i| std::cmp::Reverse(key(&d.tables[i])));
     let rows = outer.pop().map(|od| {
-        // A group: whole tile rows (the period of either side) up to 8 of them; with no tiles to
-        // follow, 4 rows (fewer read streams; measured on the bench's {3,2,1,0}->{3,1,2,0}).
-        let p = period(&d.tables[od]).min(period(&s.tables[od]));
-        let k = if p <= 8 { p } else { 4 };
+        // A group: where the source holds its rows together (a tile's rows, up to 8), all of them, so
+        // each tile is read whole; otherwise at most 4 rows, so there are few read streams, but whole
+        // tile rows of the destination where it has tiles (measured on the bench's T(8,128) cases and
+        // {3,2,1,0}->{3,1,2,0}).
+        let (ps, pd) = (period(&s.tables[od]), period(&d.tables[od]));
+        let k = if ps <= 8 { ps.min(pd) } else { pd.min(4) };
         (od, k)
     });
     let across = rows.and_then(|(od, _)| {
