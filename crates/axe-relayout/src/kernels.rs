@@ -814,3 +814,108 @@ unsafe fn pack_bits_sse2<const KB: usize>(
     }
     c
 }
+
+/// The inverse of [`pack_bits`]: `row_{8m+t}[c]` (a byte, 0 or 1) is bit t of byte m of group c, for
+/// `len` groups of `k/8` bytes and k destination rows `row` bytes apart (`E(1)` pred with a sub-tile
+/// such as `(32,1)` read back into bytes).
+///
+/// # Safety
+/// The `len·k/8` source bytes and the k destination rows of `len` bytes must lie inside their buffers.
+pub unsafe fn unpack_bits(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    (k, len): (usize, usize),
+) {
+    let kb = k / 8;
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if isa.simd() && matches!(kb, 1 | 2 | 4) {
+        let stream = stream && (dst as usize).is_multiple_of(16) && row.is_multiple_of(16);
+        done = match kb {
+            1 => unpack_bits_sse2::<1>(src, dst, row, len, stream),
+            2 => unpack_bits_sse2::<2>(src, dst, row, len, stream),
+            _ => unpack_bits_sse2::<4>(src, dst, row, len, stream),
+        };
+    }
+    let _ = (isa, stream);
+    for c in done..len {
+        for m in 0..kb {
+            let byte = *src.add(c * kb + m);
+            for t in 0..8 {
+                *dst.add((8 * m + t) * row + c) = (byte >> t) & 1;
+            }
+        }
+    }
+}
+
+/// [`unpack_bits`] for 8, 16 or 32 rows, along up to 8192 columns at a time: each column's k/8 bytes
+/// split into k/8 vectors (byte m of 16 columns), then the rows written one after another, row 8m + t
+/// being bit t of vector m.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn unpack_bits_sse2<const KB: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let one = _mm_set1_epi8(1);
+    let ff = _mm_set1_epi32(0xff);
+    // Byte j of each KB-byte group in 16 columns starting at column `at`.
+    let split = |at: usize| -> [__m128i; 4] {
+        let p = src.add(at * KB);
+        match KB {
+            1 => [get(p), one, one, one],
+            2 => {
+                let (x0, x1) = (get(p), get(p.add(16)));
+                let m = _mm_set1_epi16(0xff);
+                let lo = _mm_packus_epi16(_mm_and_si128(x0, m), _mm_and_si128(x1, m));
+                let hi = _mm_packus_epi16(_mm_srli_epi16(x0, 8), _mm_srli_epi16(x1, 8));
+                [lo, hi, one, one]
+            }
+            _ => {
+                let x = [get(p), get(p.add(16)), get(p.add(32)), get(p.add(48))];
+                let b = |v: __m128i, j: i32| {
+                    _mm_and_si128(_mm_srl_epi32(v, _mm_cvtsi32_si128(8 * j)), ff)
+                };
+                std::array::from_fn(|j| {
+                    let lo = _mm_packs_epi32(b(x[0], j as i32), b(x[1], j as i32));
+                    let hi = _mm_packs_epi32(b(x[2], j as i32), b(x[3], j as i32));
+                    _mm_packus_epi16(lo, hi)
+                })
+            }
+        }
+    };
+    const SPAN: usize = 8192;
+    let mut buf = [[_mm_setzero_si128(); SPAN / 16]; 4];
+    let mut c = 0;
+    while c + 16 <= len {
+        let n = SPAN.min((len - c) / 16 * 16);
+        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed write.
+        for q in 0..n / 16 {
+            let v = split(c + 16 * q);
+            for (bm, vm) in buf.iter_mut().zip(v).take(KB) {
+                bm[q] = vm;
+            }
+        }
+        for (m, bm) in buf.iter().enumerate().take(KB) {
+            for t in 0..8 {
+                let out = dst.add((8 * m + t) * row + c);
+                let shift = _mm_cvtsi32_si128(t as i32);
+                for (q, &v) in bm.iter().enumerate().take(n / 16) {
+                    put(
+                        out.add(16 * q),
+                        _mm_and_si128(_mm_srl_epi16(v, shift), one),
+                        stream,
+                    );
+                }
+            }
+        }
+        c += n;
+    }
+    c
+}

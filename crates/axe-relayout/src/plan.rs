@@ -129,6 +129,16 @@ pub enum Mode {
         /// Bits side by side (a multiple of 8).
         k: usize,
     },
+    /// Bits (`E(1)`) into bytes (pred), the reverse of [`Mode::PackBits`]: the source puts `k`
+    /// consecutive indices of `src_inner` side by side, the destination is contiguous along `dst_inner`.
+    UnpackBits {
+        /// The dimension the destination is contiguous along.
+        dst_inner: usize,
+        /// The dimension packed into bits in the source.
+        src_inner: usize,
+        /// Bits side by side (a multiple of 8).
+        k: usize,
+    },
     /// Nothing to move (no elements).
     Empty,
     /// One element (a scalar).
@@ -224,6 +234,10 @@ impl Plan {
             Mode::Bits => s.push_str("move each element bit by bit (sub-byte elements or a change of packing)"),
             Mode::PackBits { dst_inner, src_inner, k } => s.push_str(&format!(
                 "{}pack {k} bytes along dimension {dst_inner} into {k} bits, all along dimension {src_inner} (ragged edges bit by bit)",
+                every(None)
+            )),
+            Mode::UnpackBits { dst_inner, src_inner, k } => s.push_str(&format!(
+                "{}unpack {k} bits along dimension {src_inner} into {k} bytes, all along dimension {dst_inner} (ragged edges bit by bit)",
                 every(None)
             )),
             Mode::Empty => s.push_str("nothing to move"),
@@ -409,20 +423,36 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
                 .filter(|&i| src.dims[i] > 1)
                 .min_by_key(|&i| stride(&t[i]))
         };
-        if let (8, 1, Some(a), Some(b)) = (src.bits, dst.bits, by(&dst.tables), by(&src.tables)) {
-            if let Some(k) = pack_factor(&dst.tables[a], &dst.tables[b], &src.tables[b]) {
-                if a != b && k % 8 == 0 {
-                    let outer = (0..rank).filter(|&i| i != a && i != b).collect();
-                    return Ok(mk(
-                        Mode::PackBits {
-                            dst_inner: a,
-                            src_inner: b,
-                            k,
-                        },
-                        outer,
-                        0,
-                    ));
+        if let (Some(a), Some(b)) = (by(&dst.tables), by(&src.tables)) {
+            let outer = (0..rank).filter(|&i| i != a && i != b).collect();
+            let (st, dt) = (&src.tables, &dst.tables);
+            match (src.bits, dst.bits) {
+                (8, 1) => {
+                    if let Some(k) = pack_factor(&dt[a], &dt[b], &st[b]) {
+                        if a != b && k.is_multiple_of(8) {
+                            let mode = Mode::PackBits {
+                                dst_inner: a,
+                                src_inner: b,
+                                k,
+                            };
+                            return Ok(mk(mode, outer, 0));
+                        }
+                    }
                 }
+                // And back: bits (E(1)) into bytes.
+                (1, 8) => {
+                    if let Some(k) = pack_factor(&st[b], &st[a], &dt[a]) {
+                        if a != b && k.is_multiple_of(8) {
+                            let mode = Mode::UnpackBits {
+                                dst_inner: a,
+                                src_inner: b,
+                                k,
+                            };
+                            return Ok(mk(mode, outer, 0));
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         // Sub-byte elements, or packing changes (s4 in bytes to E(4), pred in bytes to E(1)).
@@ -751,42 +781,74 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             dst_inner,
             src_inner,
             k,
+        }
+        | Mode::UnpackBits {
+            dst_inner,
+            src_inner,
+            k,
         } => {
-            let (a, b, k) = (*dst_inner, *src_inner, *k);
-            let na = s.dims[a] as usize;
-            let (sa, da, sbt, dbt) = (&s.tables[a], &d.tables[a], &s.tables[b], &d.tables[b]);
-            let runs = runs_where(dbt, sbt, k as i64, 1);
-            let groups = na.div_ceil(k);
-            // A group of k rows goes through the kernel when it is whole, evenly spaced in the source,
-            // side by side in the destination, and starts on a byte: then it owns the bytes it writes.
-            let steps: Vec<Option<i64>> = (0..groups)
-                .map(|g| group_step(g, k, na, da, sa, d.replicas.len()))
-                .collect();
-            let whole = |g: usize| steps[g];
-            let (dbase_bit, aligned) = (d.replicas[0], |bit: i64| bit % 8 == 0);
+            let packing = matches!(plan.mode, Mode::PackBits { .. });
+            let k = *k;
+            // The dimension with k indices side by side in bits (g), the other one (r).
+            let (gd, rd) = if packing {
+                (*dst_inner, *src_inner)
+            } else {
+                (*src_inner, *dst_inner)
+            };
+            let n = s.dims[gd] as usize;
+            let (sg, dg, sr, dr) = (&s.tables[gd], &d.tables[gd], &s.tables[rd], &d.tables[rd]);
+            let groups = n.div_ceil(k);
+            // A group of k rows goes through the kernel when it is whole, evenly spaced on the byte side,
+            // side by side on the bit side, and starts on a byte: then it owns the bytes it touches.
+            let (steps, runs): (Vec<Option<i64>>, _) = if packing {
+                let steps = (0..groups).map(|g| group_step(g, k, n, dg, sg, d.replicas.len()));
+                (steps.collect(), runs_where(dr, sr, k as i64, 1))
+            } else {
+                let steps = (0..groups).map(|g| group_step(g, k, n, sg, dg, d.replicas.len()));
+                (steps.collect(), runs_where(sr, dr, k as i64, 1))
+            };
+            // (source slot, destination slot) of a group's first element in a run.
+            let at = |sbase: i64, dbase: i64, g: usize, r0: usize| {
+                (
+                    sbase + s0 + sg[g * k] + sr[r0],
+                    dbase + d.replicas[0] + dg[g * k] + dr[r0],
+                )
+            };
+            let bit_side = |(so, doff): (i64, i64)| if packing { doff } else { so };
             (0..outer_count * groups)
                 .into_par_iter()
                 .with_min_len(4)
                 .for_each(|item| {
                     let (o, g) = (item / groups, item % groups);
-                    let Some(row) = whole(g) else { return };
+                    let Some(row) = steps[g] else { return };
                     for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                        for &(y0, len) in &runs {
-                            let bit = dbase + dbt[y0] + da[g * k] + dbase_bit;
-                            if aligned(bit) {
-                                let so = (sbase + sbt[y0] + s0 + sa[g * k]) as usize;
-                                // SAFETY: as above; the group's bytes are its own (see `whole`).
-                                unsafe {
+                        for &(r0, len) in &runs {
+                            let (so, doff) = at(sbase, dbase, g, r0);
+                            if bit_side((so, doff)) % 8 != 0 {
+                                continue;
+                            }
+                            // SAFETY: as above; the group's bytes are its own (see `group_step`).
+                            unsafe {
+                                if packing {
                                     kernels::pack_bits(
                                         isa,
                                         stream,
-                                        (sp + so) as *const u8,
+                                        (sp + so as usize) as *const u8,
                                         row as usize,
-                                        dp.ptr().add(bit as usize / 8),
+                                        dp.ptr().add(doff as usize / 8),
                                         (k, len),
                                     )
-                                };
-                            }
+                                } else {
+                                    kernels::unpack_bits(
+                                        isa,
+                                        stream,
+                                        (sp + so as usize / 8) as *const u8,
+                                        dp.ptr().add(doff as usize),
+                                        row as usize,
+                                        (k, len),
+                                    )
+                                }
+                            };
                         }
                     });
                     kernels::fence(isa, stream);
@@ -794,23 +856,18 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             // Then, one at a time, the elements the kernel left: ragged groups and unaligned runs.
             for item in 0..outer_count * groups {
                 let (o, g) = (item / groups, item % groups);
-                let kernel = whole(g).is_some();
-                let xs = g * k..((g + 1) * k).min(na);
+                let xs = g * k..((g + 1) * k).min(n);
                 for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                    for &(y0, len) in &runs {
-                        if kernel && aligned(dbase + dbt[y0] + da[g * k] + dbase_bit) {
+                    for &(r0, len) in &runs {
+                        if steps[g].is_some() && bit_side(at(sbase, dbase, g, r0)) % 8 == 0 {
                             continue;
                         }
-                        for y in y0..y0 + len {
+                        for y in r0..r0 + len {
                             for x in xs.clone() {
-                                let so = sbase + sbt[y] + sa[x] + s0;
+                                let so = sbase + sr[y] + sg[x] + s0;
                                 for r in &d.replicas {
-                                    move_bits(
-                                        src,
-                                        dst,
-                                        (so, s.bits),
-                                        (dbase + dbt[y] + da[x] + r, d.bits),
-                                    );
+                                    let to = dbase + dr[y] + dg[x] + r;
+                                    move_bits(src, dst, (so, s.bits), (to, d.bits));
                                 }
                             }
                         }

@@ -307,13 +307,14 @@ fn kernel_case() -> impl Strategy<Value = (Side, Side)> {
                 (PrimitiveType::U8, 1) => vec![4, 1],
                 (PrimitiveType::U8, 2) => vec![2, 1],
                 (PrimitiveType::Pred, 1) => vec![32, 1],
+                (PrimitiveType::Pred, 2) => vec![16, 1],
                 _ => vec![],
             };
             let mut tiles = vec![vec![rows.max(sub.first().copied().unwrap_or(1)), cols]];
             if !sub.is_empty() {
                 tiles.push(sub);
             }
-            let e = if ty == PrimitiveType::Pred && kind == 1 {
+            let e = if ty == PrimitiveType::Pred && (kind == 1 || kind == 2) {
                 1
             } else {
                 0
@@ -389,6 +390,8 @@ fn kernels_on_tpu_layouts() {
     let cases = [
         ("pred[70,300]{1,0}", "{1,0:T(32,128)(32,1)E(1)}"),
         ("pred[64,256]{1,0}", "{1,0:T(32,128)(32,1)E(1)}"),
+        ("pred[40,300]{1,0}", "{1,0:T(16,128)(16,1)E(1)}"),
+        ("pred[24,200]{1,0}", "{1,0:T(8,128)(8,1)E(1)}"),
         ("bf16[24,300]{1,0}", "{1,0:T(8,128)(2,1)}"),
         ("s8[40,260]{1,0}", "{1,0:T(8,128)(4,1)}"),
         ("f32[70,300]{1,0}", "{1,0:T(8,128)}"),
