@@ -22,7 +22,8 @@ use crate::tensor::TensorLayout;
 pub struct Options {
     /// Fill the destination's padding slots with zeros (otherwise they are left as they were).
     pub zero_padding: bool,
-    /// Worker threads (0: all available).
+    /// Worker threads (0: all available, or one for relayouts under [`PARALLEL_MIN_BYTES`]). One
+    /// thread runs on the caller's.
     pub threads: usize,
     /// Write with non-temporal stores, which bypass the cache (`None`: when the destination is larger
     /// than [`STREAM_MIN_BYTES`]).
@@ -30,6 +31,10 @@ pub struct Options {
     /// The kernels' instruction set (`None`: the best this processor runs; others are for comparing).
     pub isa: Option<Isa>,
 }
+
+/// Below this many bytes (source and destination together) a relayout with the default thread count
+/// runs on the calling thread alone: handing work to other threads costs more than it saves.
+pub const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 
 /// The destination size from which writes bypass the cache by default: larger than the caches they
 /// would otherwise evict, so the result would not be read from there anyway.
@@ -377,10 +382,10 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
                 .into(),
         ));
     }
-    let threads = if opts.threads == 0 {
-        rayon::current_num_threads()
-    } else {
-        opts.threads
+    let threads = match opts.threads {
+        0 if src.bytes().saturating_add(dst.bytes()) < PARALLEL_MIN_BYTES => 1,
+        0 => rayon::current_num_threads(),
+        n => n,
     };
     let zero_fill = if !opts.zero_padding || dst.dense {
         ZeroFill::No
@@ -644,8 +649,8 @@ pub fn relayout(
             )));
         }
     }
-    let pool = pool(plan.threads)?;
-    pool.install(|| {
+    // One thread runs on the caller's; more on a kept pool.
+    let mut run = || {
         let (isa, stream) = (plan.isa, plan.streaming);
         match plan.zero_fill {
             ZeroFill::No => {}
@@ -653,7 +658,7 @@ pub fn relayout(
                 let w = (dst_layout.bits / 8) as usize;
                 let parts = plan.threads * 4;
                 let dp = Dst(dst.as_mut_ptr());
-                (0..parts).into_par_iter().for_each(|part| {
+                for_items(plan.threads, parts, 1, |part| {
                     dst_layout.padding_runs(part, parts, |at, len| {
                         // SAFETY: the padded tables were checked to stay inside the slots, and the runs
                         // of distinct parts are disjoint.
@@ -671,16 +676,34 @@ pub fn relayout(
             }
             ZeroFill::Whole => {
                 let n = dst_layout.bytes() as usize;
-                dst[..n].par_chunks_mut(1 << 20).for_each(|c| {
-                    // SAFETY: the chunk is `c.len()` bytes.
-                    unsafe { kernels::zero(isa, stream, c.as_mut_ptr(), c.len()) };
+                let dp = Dst(dst.as_mut_ptr());
+                let chunk = 1 << 20;
+                for_items(plan.threads, n.div_ceil(chunk), 1, |i| {
+                    let len = chunk.min(n - i * chunk);
+                    // SAFETY: the chunks are disjoint and inside the buffer's `n` bytes.
+                    unsafe { kernels::zero(isa, stream, dp.ptr().add(i * chunk), len) };
                     kernels::fence(isa, stream);
                 });
             }
         }
         execute(&plan, src, src_layout, dst, dst_layout);
-    });
+    };
+    if plan.threads <= 1 {
+        run();
+    } else {
+        pool(plan.threads)?.install(run);
+    }
     Ok(plan)
+}
+
+/// Calls `f` for every item in `0..n`: on the calling thread with one thread, else shared among the
+/// current pool's workers in chunks of at least `min_len`.
+fn for_items(threads: usize, n: usize, min_len: usize, f: impl Fn(usize) + Sync + Send) {
+    if threads <= 1 {
+        (0..n).for_each(f);
+    } else {
+        (0..n).into_par_iter().with_min_len(min_len).for_each(f);
+    }
 }
 
 /// A pool of `threads` workers, started once per size and kept: starting threads costs more than a
@@ -815,44 +838,41 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 )
             };
             let bit_side = |(so, doff): (i64, i64)| if packing { doff } else { so };
-            (0..outer_count * groups)
-                .into_par_iter()
-                .with_min_len(4)
-                .for_each(|item| {
-                    let (o, g) = (item / groups, item % groups);
-                    let Some(row) = steps[g] else { return };
-                    for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                        for &(r0, len) in &runs {
-                            let (so, doff) = at(sbase, dbase, g, r0);
-                            if bit_side((so, doff)) % 8 != 0 {
-                                continue;
-                            }
-                            // SAFETY: as above; the group's bytes are its own (see `group_step`).
-                            unsafe {
-                                if packing {
-                                    kernels::pack_bits(
-                                        isa,
-                                        stream,
-                                        (sp + so as usize) as *const u8,
-                                        row as usize,
-                                        dp.ptr().add(doff as usize / 8),
-                                        (k, len),
-                                    )
-                                } else {
-                                    kernels::unpack_bits(
-                                        isa,
-                                        stream,
-                                        (sp + so as usize / 8) as *const u8,
-                                        dp.ptr().add(doff as usize),
-                                        row as usize,
-                                        (k, len),
-                                    )
-                                }
-                            };
+            for_items(plan.threads, outer_count * groups, 4, |item| {
+                let (o, g) = (item / groups, item % groups);
+                let Some(row) = steps[g] else { return };
+                for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
+                    for &(r0, len) in &runs {
+                        let (so, doff) = at(sbase, dbase, g, r0);
+                        if bit_side((so, doff)) % 8 != 0 {
+                            continue;
                         }
-                    });
-                    kernels::fence(isa, stream);
+                        // SAFETY: as above; the group's bytes are its own (see `group_step`).
+                        unsafe {
+                            if packing {
+                                kernels::pack_bits(
+                                    isa,
+                                    stream,
+                                    (sp + so as usize) as *const u8,
+                                    row as usize,
+                                    dp.ptr().add(doff as usize / 8),
+                                    (k, len),
+                                )
+                            } else {
+                                kernels::unpack_bits(
+                                    isa,
+                                    stream,
+                                    (sp + so as usize / 8) as *const u8,
+                                    dp.ptr().add(doff as usize),
+                                    row as usize,
+                                    (k, len),
+                                )
+                            }
+                        };
+                    }
                 });
+                kernels::fence(isa, stream);
+            });
             // Then, one at a time, the elements the kernel left: ragged groups and unaligned runs.
             for item in 0..outer_count * groups {
                 let (o, g) = (item / groups, item % groups);
@@ -898,50 +918,47 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             let per_chunk = n_across.div_ceil(chunks);
             let work = items * chunks;
             let min_len = (work / (plan.threads * 16)).clamp(1, 64);
-            (0..work)
-                .into_par_iter()
-                .with_min_len(min_len)
-                .for_each(|item| {
-                    let (o, g, c) = (
-                        item / (groups * chunks),
-                        item / chunks % groups,
-                        item % chunks,
-                    );
-                    for_outer(&plan.outer, s, d, o, 1, |sb, db| {
-                        let ys = c * per_chunk..((c + 1) * per_chunk).min(n_across);
-                        for y in ys {
-                            let (sy, dy) = match across {
-                                Some(a) => (sb + s.tables[*a][y], db + d.tables[*a][y]),
-                                None => (sb, db),
-                            };
-                            for &(x, len) in runs {
-                                for row in g * k..((g + 1) * k).min(n_od) {
-                                    let (so_row, do_row) = match rows {
-                                        Some(_) => (s.tables[od][row], d.tables[od][row]),
-                                        None => (0, 0),
+            for_items(plan.threads, work, min_len, |item| {
+                let (o, g, c) = (
+                    item / (groups * chunks),
+                    item / chunks % groups,
+                    item % chunks,
+                );
+                for_outer(&plan.outer, s, d, o, 1, |sb, db| {
+                    let ys = c * per_chunk..((c + 1) * per_chunk).min(n_across);
+                    for y in ys {
+                        let (sy, dy) = match across {
+                            Some(a) => (sb + s.tables[*a][y], db + d.tables[*a][y]),
+                            None => (sb, db),
+                        };
+                        for &(x, len) in runs {
+                            for row in g * k..((g + 1) * k).min(n_od) {
+                                let (so_row, do_row) = match rows {
+                                    Some(_) => (s.tables[od][row], d.tables[od][row]),
+                                    None => (0, 0),
+                                };
+                                let so = (sy + so_row + st[x] + s0) as usize * w;
+                                for r in &d.replicas {
+                                    let doff = (dy + do_row + dt[x] + r) as usize * w;
+                                    // SAFETY: offsets were checked to lie inside both buffers; the
+                                    // destination slots of distinct (element, copy) pairs are distinct
+                                    // (see `Dst`).
+                                    unsafe {
+                                        kernels::copy(
+                                            isa,
+                                            stream,
+                                            (sp + so) as *const u8,
+                                            dp.ptr().add(doff),
+                                            len * w,
+                                        )
                                     };
-                                    let so = (sy + so_row + st[x] + s0) as usize * w;
-                                    for r in &d.replicas {
-                                        let doff = (dy + do_row + dt[x] + r) as usize * w;
-                                        // SAFETY: offsets were checked to lie inside both buffers; the
-                                        // destination slots of distinct (element, copy) pairs are distinct
-                                        // (see `Dst`).
-                                        unsafe {
-                                            kernels::copy(
-                                                isa,
-                                                stream,
-                                                (sp + so) as *const u8,
-                                                dp.ptr().add(doff),
-                                                len * w,
-                                            )
-                                        };
-                                    }
                                 }
                             }
                         }
-                    });
-                    kernels::fence(isa, stream);
+                    }
                 });
+                kernels::fence(isa, stream);
+            });
         }
         Mode::Blocked {
             dst_inner,
@@ -995,60 +1012,49 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 };
                 let per = (8 / k).clamp(1, groups);
                 let blocks = groups.div_ceil(per);
-                (0..outer_count * blocks)
-                    .into_par_iter()
-                    .with_min_len(4)
-                    .for_each(|item| {
-                        let (o, gb) = (item / blocks, item % blocks);
-                        for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                            for &(r0, len) in &runs {
-                                let first = gb * per;
-                                let block = &steps[first..((gb + 1) * per).min(groups)];
-                                for (g, &step) in (first..).zip(block) {
-                                    let g0 = g * k;
-                                    let Some(row) = step else {
-                                        let (gs, rs) = (g0..(g0 + k).min(n), r0..r0 + len);
-                                        if packing {
-                                            each(sbase, dbase, rs, gs);
-                                        } else {
-                                            each(sbase, dbase, gs, rs);
-                                        }
-                                        continue;
-                                    };
-                                    let so = (sbase + s0 + sg[g0] + sr[r0]) as usize * w;
-                                    let doff =
-                                        (dbase + dg[g0] + dr[r0] + d.replicas[0]) as usize * w;
-                                    let (from, to) =
-                                        ((sp + so) as *const u8, dp.ptr().wrapping_add(doff));
-                                    let row = row as usize * w;
-                                    // SAFETY: as above; the k rows and the packed run lie inside the
-                                    // buffers (the group is whole and evenly spaced, see `group_step`).
-                                    unsafe {
-                                        if packing {
-                                            kernels::interleave(
-                                                isa,
-                                                stream,
-                                                from,
-                                                row,
-                                                to,
-                                                (k, len, w),
-                                            )
-                                        } else {
-                                            kernels::deinterleave(
-                                                isa,
-                                                stream,
-                                                from,
-                                                to,
-                                                row,
-                                                (k, len, w),
-                                            )
-                                        }
-                                    };
-                                }
+                for_items(plan.threads, outer_count * blocks, 4, |item| {
+                    let (o, gb) = (item / blocks, item % blocks);
+                    for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
+                        for &(r0, len) in &runs {
+                            let first = gb * per;
+                            let block = &steps[first..((gb + 1) * per).min(groups)];
+                            for (g, &step) in (first..).zip(block) {
+                                let g0 = g * k;
+                                let Some(row) = step else {
+                                    let (gs, rs) = (g0..(g0 + k).min(n), r0..r0 + len);
+                                    if packing {
+                                        each(sbase, dbase, rs, gs);
+                                    } else {
+                                        each(sbase, dbase, gs, rs);
+                                    }
+                                    continue;
+                                };
+                                let so = (sbase + s0 + sg[g0] + sr[r0]) as usize * w;
+                                let doff = (dbase + dg[g0] + dr[r0] + d.replicas[0]) as usize * w;
+                                let (from, to) =
+                                    ((sp + so) as *const u8, dp.ptr().wrapping_add(doff));
+                                let row = row as usize * w;
+                                // SAFETY: as above; the k rows and the packed run lie inside the
+                                // buffers (the group is whole and evenly spaced, see `group_step`).
+                                unsafe {
+                                    if packing {
+                                        kernels::interleave(isa, stream, from, row, to, (k, len, w))
+                                    } else {
+                                        kernels::deinterleave(
+                                            isa,
+                                            stream,
+                                            from,
+                                            to,
+                                            row,
+                                            (k, len, w),
+                                        )
+                                    }
+                                };
                             }
-                        });
-                        kernels::fence(isa, stream);
+                        }
                     });
+                    kernels::fence(isa, stream);
+                });
                 return;
             }
             // A plain transpose: both dimensions affine on both sides. Copy tiles with strided
@@ -1063,7 +1069,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             {
                 let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
                 let work = outer_count * blocks_a * blocks_b;
-                (0..work).into_par_iter().with_min_len(16).for_each(|item| {
+                for_items(plan.threads, work, 16, |item| {
                     let (o, rest) = (item / (blocks_a * blocks_b), item % (blocks_a * blocks_b));
                     let (ba, bb) = (rest / blocks_b, rest % blocks_b);
                     for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
@@ -1096,7 +1102,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             };
             let blocks_b = nb.div_ceil(bs);
             let work = outer_count * blocks_b;
-            (0..work).into_par_iter().with_min_len(4).for_each(|item| {
+            for_items(plan.threads, work, 4, |item| {
                 let (o, bb) = (item / blocks_b, item % blocks_b);
                 for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
                     let b_range = bb * bs..((bb + 1) * bs).min(nb);

@@ -449,3 +449,18 @@ fn instruction_sets_by_name_and_refusal() {
         assert_eq!(r.is_ok(), isa.supported(), "{isa:?}: {r:?}");
     }
 }
+
+#[test]
+fn small_relayouts_stay_on_the_calling_thread() {
+    let (a, b) = (xla("f32[8,128]{1,0}"), xla("f32[8,128]{1,0:T(8,128)}"));
+    let src = vec![1u8; a.bytes() as usize];
+    let mut dst = vec![0u8; b.bytes() as usize];
+    let plan = relayout(&src, &a, &mut dst, &b, &Options::default()).unwrap();
+    assert_eq!(plan.threads, 1, "{plan}");
+    let asked = Options {
+        threads: 3,
+        ..Options::default()
+    };
+    assert_eq!(relayout(&src, &a, &mut dst, &b, &asked).unwrap().threads, 3);
+    assert!(dst.chunks(4).all(|e| e == [1, 1, 1, 1]));
+}
