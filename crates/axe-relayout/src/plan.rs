@@ -431,33 +431,28 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         if let (Some(a), Some(b)) = (by(&dst.tables), by(&src.tables)) {
             let outer = (0..rank).filter(|&i| i != a && i != b).collect();
             let (st, dt) = (&src.tables, &dst.tables);
-            match (src.bits, dst.bits) {
-                (8, 1) => {
-                    if let Some(k) = pack_factor(&dt[a], &dt[b], &st[b]) {
-                        if a != b && k.is_multiple_of(8) {
-                            let mode = Mode::PackBits {
-                                dst_inner: a,
-                                src_inner: b,
-                                k,
-                            };
-                            return Ok(mk(mode, outer, 0));
-                        }
+            // Bytes into bits, or (1, 8) back: the bit side puts k consecutive indices side by side.
+            let found = match (src.bits, dst.bits) {
+                (8, 1) => pack_factor(&dt[a], &dt[b], &st[b]).map(|k| (true, k)),
+                (1, 8) => pack_factor(&st[b], &st[a], &dt[a]).map(|k| (false, k)),
+                _ => None,
+            };
+            if let Some((packing, k)) = found.filter(|&(_, k)| a != b && k.is_multiple_of(8)) {
+                let (dst_inner, src_inner) = (a, b);
+                let mode = if packing {
+                    Mode::PackBits {
+                        dst_inner,
+                        src_inner,
+                        k,
                     }
-                }
-                // And back: bits (E(1)) into bytes.
-                (1, 8) => {
-                    if let Some(k) = pack_factor(&st[b], &st[a], &dt[a]) {
-                        if a != b && k.is_multiple_of(8) {
-                            let mode = Mode::UnpackBits {
-                                dst_inner: a,
-                                src_inner: b,
-                                k,
-                            };
-                            return Ok(mk(mode, outer, 0));
-                        }
+                } else {
+                    Mode::UnpackBits {
+                        dst_inner,
+                        src_inner,
+                        k,
                     }
-                }
-                _ => {}
+                };
+                return Ok(mk(mode, outer, 0));
             }
         }
         // Sub-byte elements, or packing changes (s4 in bytes to E(4), pred in bytes to E(1)).
