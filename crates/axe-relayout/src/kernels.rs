@@ -751,9 +751,9 @@ pub unsafe fn pack_bits(
     if isa.simd() && matches!(kb, 1 | 2 | 4) {
         let stream = stream && (dst as usize).is_multiple_of(16);
         done = match kb {
-            1 => pack_bits_sse2::<1>(src, row, dst, len, stream),
-            2 => pack_bits_sse2::<2>(src, row, dst, len, stream),
-            _ => pack_bits_sse2::<4>(src, row, dst, len, stream),
+            1 => pack_bits_sse2::<1>(src, row, dst, len, (stream, isa.avx2())),
+            2 => pack_bits_sse2::<2>(src, row, dst, len, (stream, isa.avx2())),
+            _ => pack_bits_sse2::<4>(src, row, dst, len, (stream, isa.avx2())),
         };
     }
     let _ = (isa, stream);
@@ -777,7 +777,7 @@ unsafe fn pack_bits_sse2<const KB: usize>(
     row: usize,
     dst: *mut u8,
     len: usize,
-    stream: bool,
+    (stream, wide): (bool, bool),
 ) -> usize {
     let one = _mm_set1_epi8(1);
     let out = |at: usize, v: [__m128i; 4]| match KB {
@@ -799,6 +799,10 @@ unsafe fn pack_bits_sse2<const KB: usize>(
         for (m, bm) in buf.iter_mut().enumerate().take(KB) {
             for t in 0..8 {
                 let p = src.add((8 * m + t) * row + c);
+                if wide {
+                    gather_row_avx2(p, bm.as_mut_ptr() as *mut u8, n, t);
+                    continue;
+                }
                 let shift = _mm_cvtsi32_si128(t as i32);
                 for (q, bq) in bm.iter_mut().enumerate().take(n / 16) {
                     let bit = _mm_sll_epi16(_mm_and_si128(get(p.add(16 * q)), one), shift);
@@ -813,6 +817,41 @@ unsafe fn pack_bits_sse2<const KB: usize>(
         c += n;
     }
     c
+}
+
+/// One row's low bits, shifted to bit `t`, into the `n` bytes at `buf` (or-ed in, or written for
+/// `t == 0`): [`pack_bits_sse2`]'s inner loop 32 bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn gather_row_avx2(p: *const u8, buf: *mut u8, n: usize, t: usize) {
+    let one = _mm256_set1_epi8(1);
+    let shift = _mm_cvtsi32_si128(t as i32);
+    let mut q = 0;
+    while q + 32 <= n {
+        let bit = _mm256_sll_epi16(
+            _mm256_and_si256(_mm256_loadu_si256(p.add(q) as *const __m256i), one),
+            shift,
+        );
+        let at = buf.add(q) as *mut __m256i;
+        let v = if t == 0 {
+            bit
+        } else {
+            _mm256_or_si256(_mm256_loadu_si256(at), bit)
+        };
+        _mm256_storeu_si256(at, v);
+        q += 32;
+    }
+    if q < n {
+        // The last 16 (n is a multiple of 16).
+        let bit = _mm_sll_epi16(_mm_and_si128(get(p.add(q)), _mm_set1_epi8(1)), shift);
+        let at = buf.add(q) as *mut __m128i;
+        let v = if t == 0 {
+            bit
+        } else {
+            _mm_or_si128(_mm_loadu_si128(at), bit)
+        };
+        _mm_storeu_si128(at, v);
+    }
 }
 
 /// The inverse of [`pack_bits`]: `row_{8m+t}[c]` (a byte, 0 or 1) is bit t of byte m of group c, for
