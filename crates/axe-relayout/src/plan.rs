@@ -2,10 +2,11 @@
 //!
 //! The plan picks the dimension whose destination offsets are most contiguous as the innermost loop. When
 //! the source is contiguous along the same dimension, each outer index copies maximal runs (where both
-//! sides advance by one element) as block copies. When the source is contiguous along another dimension
-//! (a transpose, or a sub-tile that interleaves rows such as bf16's `(2,1)`), the two dimensions are walked
-//! in cache-sized blocks so reads and writes both stay in cache. The outer loops run in parallel. Sub-byte
-//! elements are moved bit by bit.
+//! sides advance by one element) as block copies ([`Mode::Runs`]). When the source is contiguous along
+//! another dimension, the two dimensions are moved together by a kernel ([`Mode::Blocked`]): a k-way
+//! interleave for a sub-tile that puts rows side by side such as bf16's `(2,1)`, a tiled register
+//! transpose, or element by element. Pred bytes into `E(1)` bits and back have their own kernels; other
+//! sub-byte moves go bit by bit. The outer loops run in parallel; the kernels live in `kernels.rs`.
 
 #![allow(unsafe_code)]
 
