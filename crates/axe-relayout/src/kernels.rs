@@ -509,8 +509,8 @@ pub unsafe fn transpose(
     (na, nb, w): (usize, usize, usize),
 ) {
     #[cfg(target_arch = "x86_64")]
-    if w == 4 && s[1] == 1 && s[2] == 1 && isa.simd() {
-        transpose_blocks(isa, stream, src, dst, s, (na, nb));
+    if matches!(w, 1 | 2 | 4 | 8) && s[1] == 1 && s[2] == 1 && isa.simd() {
+        transpose_blocks(isa, stream, src, dst, s, (na, nb, w));
         return;
     }
     let _ = (isa, stream);
@@ -527,8 +527,8 @@ pub fn transpose_tile(pitch: usize) -> (usize, usize) {
     (rows, 8192 / rows)
 }
 
-/// [`transpose`] of 4-byte elements read contiguously along y and written contiguously along x, in
-/// register blocks, the edges element by element.
+/// [`transpose`] of 1-, 2-, 4- or 8-byte elements read contiguously along y and written contiguously
+/// along x, in register blocks (`b`×`b`, `b` elements a vector), the edges element by element.
 #[cfg(target_arch = "x86_64")]
 unsafe fn transpose_blocks(
     isa: Isa,
@@ -536,23 +536,28 @@ unsafe fn transpose_blocks(
     src: *const u8,
     dst: *mut u8,
     s: [i64; 4],
-    (na, nb): (usize, usize),
+    (na, nb, w): (usize, usize, usize),
 ) {
-    let (b, fast): (usize, Block) = match isa {
-        Isa::Avx512 => (16, transpose_16x16_f32),
-        Isa::Avx2 => (8, transpose_8x8_f32),
-        _ => (4, transpose_4x4_f32),
+    let (b, fast): (usize, Block) = match (w, isa) {
+        (4, Isa::Avx512) => (16, transpose_16x16_f32),
+        (4, Isa::Avx2) => (8, transpose_8x8_f32),
+        (4, _) => (4, transpose_4x4_f32),
+        (8, i) if i.avx2() => (4, transpose_4x4_f64),
+        (8, _) => (2, transpose_2x2_f64),
+        (2, _) => (8, transpose_8x8_u16),
+        _ => (16, transpose_16x16_u8),
     };
-    let aligned = (dst as usize).is_multiple_of(4 * b) && (s[3] * 4) % (4 * b as i64) == 0;
+    let wi = w as i64;
+    let aligned = (dst as usize).is_multiple_of(w * b) && (s[3] * wi) % (wi * b as i64) == 0;
     let stream = stream && aligned;
     let (fa, fb) = (na / b * b, nb / b * b);
     for y in (0..fb).step_by(b) {
         for x in (0..fa).step_by(b) {
             fast(
-                src.offset((x as i64 * s[0] + y as i64) as isize * 4),
-                dst.offset((x as i64 + y as i64 * s[3]) as isize * 4),
-                s[0] as isize * 4,
-                s[3] as isize * 4,
+                src.offset(((x as i64 * s[0] + y as i64) * wi) as isize),
+                dst.offset(((x as i64 + y as i64 * s[3]) * wi) as isize),
+                (s[0] * wi) as isize,
+                (s[3] * wi) as isize,
                 stream,
             );
         }
@@ -560,14 +565,137 @@ unsafe fn transpose_blocks(
     // The edges: x past the last whole block (every y), then y past it (x inside the blocks).
     let edge = |x0: usize, x1: usize, y0: usize, y1: usize| {
         transpose_portable(
-            src.offset((x0 as i64 * s[0] + y0 as i64) as isize * 4),
-            dst.offset((x0 as i64 + y0 as i64 * s[3]) as isize * 4),
+            src.offset(((x0 as i64 * s[0] + y0 as i64) * wi) as isize),
+            dst.offset(((x0 as i64 + y0 as i64 * s[3]) * wi) as isize),
             s,
-            (x1 - x0, y1 - y0, 4),
+            (x1 - x0, y1 - y0, w),
         )
     };
     edge(fa, na, 0, nb);
     edge(0, fa, fb, nb);
+}
+
+/// Stores 16-byte rows `(i, v)` at `dst + i·dr`, non-temporal when `stream`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn put_rows_128(
+    rows: impl IntoIterator<Item = (usize, __m128i)>,
+    dst: *mut u8,
+    dr: isize,
+    stream: bool,
+) {
+    for (i, v) in rows {
+        put(dst.offset(i as isize * dr), v, stream);
+    }
+}
+
+/// An 8×8 block of 2-byte elements (bf16): pairs of rows interleaved by 16 bits, then by 32, then by 64;
+/// vector j ends up holding column j.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn transpose_8x8_u16(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
+    let r: [__m128i; 8] = std::array::from_fn(|i| get(src.offset(i as isize * sr)));
+    let a: [__m128i; 8] = std::array::from_fn(|i| {
+        let (p, q) = (r[i / 2 * 2], r[i / 2 * 2 + 1]);
+        if i % 2 == 0 {
+            _mm_unpacklo_epi16(p, q)
+        } else {
+            _mm_unpackhi_epi16(p, q)
+        }
+    });
+    // a[2g + h]: columns 4h..4h+4 of rows 2g, 2g+1.
+    let b: [__m128i; 8] = std::array::from_fn(|i| {
+        let (g, h, lohi) = (i / 4, i / 2 % 2, i % 2);
+        let (p, q) = (a[4 * g + h], a[4 * g + 2 + h]);
+        if lohi == 0 {
+            _mm_unpacklo_epi32(p, q)
+        } else {
+            _mm_unpackhi_epi32(p, q)
+        }
+    });
+    // b[4g + 2h + l]: columns 4h + 2l, 4h + 2l + 1 of rows 4g..4g+4.
+    let cols = (0..4).flat_map(|i| {
+        [
+            (2 * i, _mm_unpacklo_epi64(b[i], b[4 + i])),
+            (2 * i + 1, _mm_unpackhi_epi64(b[i], b[4 + i])),
+        ]
+    });
+    put_rows_128(cols, dst, dr, stream);
+}
+
+/// A 16×16 block of bytes: rows interleaved by 8, 16, 32 and 64 bits in turn.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn transpose_16x16_u8(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
+    // Slot i holds row bit-reverse(i): each round below pairs vectors i/2 and i/2 + 8 (low halves
+    // interleaved into 2·(i/2), high halves into the next), and after four rounds of 8-, 16-, 32- and
+    // 64-bit interleaves that order of rows comes out as rows 0..16 in every column, vector j holding
+    // column j.
+    let rev = |i: usize| ((i & 1) << 3 | (i & 2) << 1 | (i & 4) >> 1 | (i & 8) >> 3) as isize;
+    let mut v: [__m128i; 16] = std::array::from_fn(|i| get(src.offset(rev(i) * sr)));
+    for round in 0..4 {
+        let next: [__m128i; 16] = std::array::from_fn(|i| {
+            let (p, q) = (v[i / 2], v[i / 2 + 8]);
+            match (round, i % 2) {
+                (0, 0) => _mm_unpacklo_epi8(p, q),
+                (0, _) => _mm_unpackhi_epi8(p, q),
+                (1, 0) => _mm_unpacklo_epi16(p, q),
+                (1, _) => _mm_unpackhi_epi16(p, q),
+                (2, 0) => _mm_unpacklo_epi32(p, q),
+                (2, _) => _mm_unpackhi_epi32(p, q),
+                (_, 0) => _mm_unpacklo_epi64(p, q),
+                _ => _mm_unpackhi_epi64(p, q),
+            }
+        });
+        v = next;
+    }
+    put_rows_128(v.into_iter().enumerate(), dst, dr, stream);
+}
+
+/// A 4×4 block of 8-byte elements with AVX: pairs of rows interleaved, then 128-bit halves joined.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn transpose_4x4_f64(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
+    let r: [__m256d; 4] =
+        std::array::from_fn(|i| _mm256_loadu_pd(src.offset(i as isize * sr) as *const f64));
+    let (t0, t1) = (
+        _mm256_unpacklo_pd(r[0], r[1]),
+        _mm256_unpackhi_pd(r[0], r[1]),
+    );
+    let (t2, t3) = (
+        _mm256_unpacklo_pd(r[2], r[3]),
+        _mm256_unpackhi_pd(r[2], r[3]),
+    );
+    let cols = [
+        _mm256_permute2f128_pd(t0, t2, 0x20),
+        _mm256_permute2f128_pd(t1, t3, 0x20),
+        _mm256_permute2f128_pd(t0, t2, 0x31),
+        _mm256_permute2f128_pd(t1, t3, 0x31),
+    ];
+    for (i, c) in cols.into_iter().enumerate() {
+        let p = dst.offset(i as isize * dr) as *mut f64;
+        if stream {
+            _mm256_stream_pd(p, c);
+        } else {
+            _mm256_storeu_pd(p, c);
+        }
+    }
+}
+
+/// A 2×2 block of 8-byte elements with SSE2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn transpose_2x2_f64(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
+    let (r0, r1) = (get(src), get(src.offset(sr)));
+    put_rows_128(
+        [
+            (0, _mm_unpacklo_epi64(r0, r1)),
+            (1, _mm_unpackhi_epi64(r0, r1)),
+        ],
+        dst,
+        dr,
+        stream,
+    );
 }
 
 /// A register transpose of a square block: source, destination, their row pitches in bytes, streaming.
