@@ -538,21 +538,23 @@ unsafe fn transpose_blocks(
     s: [i64; 4],
     (na, nb, w): (usize, usize, usize),
 ) {
-    let (b, fast): (usize, Block) = match (w, isa) {
-        (4, Isa::Avx512) => (16, transpose_16x16_f32),
-        (4, Isa::Avx2) => (8, transpose_8x8_f32),
-        (4, _) => (4, transpose_4x4_f32),
-        (8, i) if i.avx2() => (4, transpose_4x4_f64),
-        (8, _) => (2, transpose_2x2_f64),
-        (2, _) => (8, transpose_8x8_u16),
-        _ => (16, transpose_16x16_u8),
+    // Blocks of `ba` source rows by `bb` columns; `v` bytes per vector stored.
+    let (ba, bb, v, fast): (usize, usize, usize, Block) = match (w, isa) {
+        (4, Isa::Avx512) => (16, 16, 64, transpose_16x16_f32),
+        (4, Isa::Avx2) => (8, 8, 32, transpose_8x8_f32),
+        (4, _) => (4, 4, 16, transpose_4x4_f32),
+        (8, i) if i.avx2() => (4, 4, 32, transpose_4x4_f64),
+        (8, _) => (2, 2, 16, transpose_2x2_f64),
+        (2, i) if i.avx2() => (32, 16, 32, transpose_32x16_u16),
+        (2, _) => (8, 8, 16, transpose_8x8_u16),
+        _ => (16, 16, 16, transpose_16x16_u8),
     };
     let wi = w as i64;
-    let aligned = (dst as usize).is_multiple_of(w * b) && (s[3] * wi) % (wi * b as i64) == 0;
+    let aligned = (dst as usize).is_multiple_of(v) && (s[3] * wi) % v as i64 == 0;
     let stream = stream && aligned;
-    let (fa, fb) = (na / b * b, nb / b * b);
-    for y in (0..fb).step_by(b) {
-        for x in (0..fa).step_by(b) {
+    let (fa, fb) = (na / ba * ba, nb / bb * bb);
+    for y in (0..fb).step_by(bb) {
+        for x in (0..fa).step_by(ba) {
             fast(
                 src.offset(((x as i64 * s[0] + y as i64) * wi) as isize),
                 dst.offset(((x as i64 + y as i64 * s[3]) * wi) as isize),
@@ -589,38 +591,101 @@ unsafe fn put_rows_128(
     }
 }
 
-/// An 8×8 block of 2-byte elements (bf16): pairs of rows interleaved by 16 bits, then by 32, then by 64;
-/// vector j ends up holding column j.
+/// Eight rows of 2-byte elements interleaved in pairs by 16 bits, then by 32, then by 64: in the result,
+/// each 128-bit lane of vector j holds column j (of that lane's eight columns) of the eight rows.
+macro_rules! columns_u16 {
+    ($r:expr, $lo16:ident, $hi16:ident, $lo32:ident, $hi32:ident, $lo64:ident, $hi64:ident) => {{
+        let r = $r;
+        let a: [_; 8] = std::array::from_fn(|i| {
+            let (p, q) = (r[i / 2 * 2], r[i / 2 * 2 + 1]);
+            if i % 2 == 0 {
+                $lo16(p, q)
+            } else {
+                $hi16(p, q)
+            }
+        });
+        // a[2g + h]: columns 4h..4h+4 of rows 2g, 2g+1.
+        let b: [_; 8] = std::array::from_fn(|i| {
+            let (g, h, l) = (i / 4, i / 2 % 2, i % 2);
+            let (p, q) = (a[4 * g + h], a[4 * g + 2 + h]);
+            if l == 0 {
+                $lo32(p, q)
+            } else {
+                $hi32(p, q)
+            }
+        });
+        // b[4g + 2h + l]: columns 4h + 2l, 4h + 2l + 1 of rows 4g..4g+4.
+        let c: [_; 8] = std::array::from_fn(|j| {
+            if j % 2 == 0 {
+                $lo64(b[j / 2], b[4 + j / 2])
+            } else {
+                $hi64(b[j / 2], b[4 + j / 2])
+            }
+        });
+        c
+    }};
+}
+
+/// An 8×8 block of 2-byte elements (bf16) with SSE2 (`columns_u16!`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 unsafe fn transpose_8x8_u16(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
     let r: [__m128i; 8] = std::array::from_fn(|i| get(src.offset(i as isize * sr)));
-    let a: [__m128i; 8] = std::array::from_fn(|i| {
-        let (p, q) = (r[i / 2 * 2], r[i / 2 * 2 + 1]);
-        if i % 2 == 0 {
-            _mm_unpacklo_epi16(p, q)
+    let c = columns_u16!(
+        r,
+        _mm_unpacklo_epi16,
+        _mm_unpackhi_epi16,
+        _mm_unpacklo_epi32,
+        _mm_unpackhi_epi32,
+        _mm_unpacklo_epi64,
+        _mm_unpackhi_epi64
+    );
+    put_rows_128(c.into_iter().enumerate(), dst, dr, stream);
+}
+
+/// A block of 32 source rows by 16 columns of 2-byte elements (bf16) with AVX2: each 16×16 half as two
+/// sets of eight rows in lanes (`columns_u16!`) with the lanes joined (columns j and 8 + j); then each
+/// destination row's 64 bytes, a whole line, stored at once.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose_32x16_u16(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
+    let eight = |first: usize| -> [__m256i; 8] {
+        let rows: [__m256i; 8] = std::array::from_fn(|i| {
+            _mm256_loadu_si256(src.offset((first + i) as isize * sr) as *const __m256i)
+        });
+        columns_u16!(
+            rows,
+            _mm256_unpacklo_epi16,
+            _mm256_unpackhi_epi16,
+            _mm256_unpacklo_epi32,
+            _mm256_unpackhi_epi32,
+            _mm256_unpacklo_epi64,
+            _mm256_unpackhi_epi64
+        )
+    };
+    // Column c (0..16) of source rows 16h..16h+16.
+    let half = |h: usize| -> [__m256i; 16] {
+        let (a, b) = (eight(16 * h), eight(16 * h + 8));
+        std::array::from_fn(|c| {
+            let j = c % 8;
+            if c < 8 {
+                _mm256_permute2x128_si256(a[j], b[j], 0x20)
+            } else {
+                _mm256_permute2x128_si256(a[j], b[j], 0x31)
+            }
+        })
+    };
+    let (lo, hi) = (half(0), half(1));
+    for c in 0..16 {
+        let p = dst.offset(c as isize * dr) as *mut __m256i;
+        if stream {
+            _mm256_stream_si256(p, lo[c]);
+            _mm256_stream_si256(p.add(1), hi[c]);
         } else {
-            _mm_unpackhi_epi16(p, q)
+            _mm256_storeu_si256(p, lo[c]);
+            _mm256_storeu_si256(p.add(1), hi[c]);
         }
-    });
-    // a[2g + h]: columns 4h..4h+4 of rows 2g, 2g+1.
-    let b: [__m128i; 8] = std::array::from_fn(|i| {
-        let (g, h, lohi) = (i / 4, i / 2 % 2, i % 2);
-        let (p, q) = (a[4 * g + h], a[4 * g + 2 + h]);
-        if lohi == 0 {
-            _mm_unpacklo_epi32(p, q)
-        } else {
-            _mm_unpackhi_epi32(p, q)
-        }
-    });
-    // b[4g + 2h + l]: columns 4h + 2l, 4h + 2l + 1 of rows 4g..4g+4.
-    let cols = (0..4).flat_map(|i| {
-        [
-            (2 * i, _mm_unpacklo_epi64(b[i], b[4 + i])),
-            (2 * i + 1, _mm_unpackhi_epi64(b[i], b[4 + i])),
-        ]
-    });
-    put_rows_128(cols, dst, dr, stream);
+    }
 }
 
 /// A 16×16 block of bytes: rows interleaved by 8, 16, 32 and 64 bits in turn.

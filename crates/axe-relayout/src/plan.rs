@@ -515,13 +515,15 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     }
     let (sa, da) = (&src.tables[dst_inner], &dst.tables[dst_inner]);
     let (sb, db) = (&src.tables[src_inner], &dst.tables[src_inner]);
-    let kernel = if let Some(k) = pack_factor(da, db, sb) {
+    // A few rows side by side (a sub-tile such as (2,1)) interleave; many, on evenly spaced tables, are
+    // a plain transpose, which register blocks do better.
+    let transpose = (affine(sa), affine(da), affine(sb), affine(db));
+    let few = |k: &usize| *k <= 8 || !matches!(transpose, (Some(_), Some(_), Some(_), Some(_)));
+    let kernel = if let Some(k) = pack_factor(da, db, sb).filter(few) {
         Block::Interleave { k }
-    } else if let Some(k) = pack_factor(sb, sa, da) {
+    } else if let Some(k) = pack_factor(sb, sa, da).filter(few) {
         Block::Deinterleave { k }
-    } else if let (Some(step), Some(_), Some(_), Some(_)) =
-        (affine(sa), affine(da), affine(sb), affine(db))
-    {
+    } else if let (Some(step), Some(_), Some(_), Some(_)) = transpose {
         Block::Transpose {
             tile: kernels::transpose_tile(step.unsigned_abs() as usize * w),
         }

@@ -195,7 +195,9 @@ fn check(
         }
     };
     let mut state = seed | 1;
-    let mut src_alloc: Vec<u8> = (0..ta.bytes() as usize + shift.0)
+    // Buffers start `shift` bytes past a 64-byte boundary (0: aligned, as the widest stores want).
+    let at = |v: &Vec<u8>, shift: usize| v.as_ptr().align_offset(64) + shift;
+    let mut src_alloc: Vec<u8> = (0..ta.bytes() as usize + shift.0 + 64)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
@@ -203,9 +205,11 @@ fn check(
             state as u8
         })
         .collect();
-    let src = &mut src_alloc[shift.0..];
-    let mut dst_alloc = vec![0xa5u8; tb.bytes() as usize + shift.1];
-    let dst = &mut dst_alloc[shift.1..];
+    let from = at(&src_alloc, shift.0);
+    let src = &mut src_alloc[from..];
+    let mut dst_alloc = vec![0xa5u8; tb.bytes() as usize + shift.1 + 64];
+    let to = at(&dst_alloc, shift.1);
+    let dst = &mut dst_alloc[to..];
     let plan = relayout(src, &ta, dst, &tb, opts).unwrap();
     let dims = ta.dims.clone();
     let mut covered = vec![false; tb.slots as usize];
@@ -238,8 +242,9 @@ fn check(
         }
     }
     // And back: A -> B -> A gives the logical elements back.
-    let mut back_alloc = vec![0u8; ta.bytes() as usize + shift.0];
-    let back = &mut back_alloc[shift.0..];
+    let mut back_alloc = vec![0u8; ta.bytes() as usize + shift.0 + 64];
+    let back_at = at(&back_alloc, shift.0);
+    let back = &mut back_alloc[back_at..];
     relayout(dst, &tb, back, &ta, opts).unwrap();
     for e in all_indices(&dims) {
         let at = a.slots(&e)[0];
@@ -397,6 +402,7 @@ fn kernels_on_tpu_layouts() {
         ("f32[70,300]{1,0}", "{1,0:T(8,128)}"),
         ("f32[70,300]{1,0}", "{0,1}"),
         ("bf16[70,300]{1,0}", "{0,1}"),
+        ("bf16[64,300]{1,0}", "{0,1}"),
         ("u8[70,300]{1,0}", "{0,1}"),
         ("f64[40,130]{1,0}", "{0,1}"),
         ("f32[3,50,140]{2,1,0}", "{0,1,2}"),
