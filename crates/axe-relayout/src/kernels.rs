@@ -992,12 +992,13 @@ unsafe fn pack_bits_sse2<const KB: usize>(
         for (m, bm) in buf.iter_mut().enumerate().take(KB) {
             for t in 0..8 {
                 let p = src.add((8 * m + t) * row + c);
-                if wide {
-                    gather_row_avx2(p, bm.as_mut_ptr() as *mut u8, n, t);
-                    continue;
-                }
+                let done = if wide {
+                    gather_row_avx2(p, bm.as_mut_ptr() as *mut u8, n, t)
+                } else {
+                    0
+                };
                 let shift = _mm_cvtsi32_si128(t as i32);
-                for (q, bq) in bm.iter_mut().enumerate().take(n / 16) {
+                for (q, bq) in bm.iter_mut().enumerate().take(n / 16).skip(done / 16) {
                     let bit = _mm_sll_epi16(_mm_and_si128(get(p.add(16 * q)), one), shift);
                     *bq = if t == 0 { bit } else { _mm_or_si128(*bq, bit) };
                 }
@@ -1012,11 +1013,12 @@ unsafe fn pack_bits_sse2<const KB: usize>(
     c
 }
 
-/// One row's low bits, shifted to bit `t`, into the `n` bytes at `buf` (or-ed in, or written for
-/// `t == 0`): [`pack_bits_sse2`]'s inner loop 32 bytes at a time.
+/// One row's low bits, shifted to bit `t`, into the bytes at `buf` (or-ed in, or written for `t == 0`):
+/// [`pack_bits_sse2`]'s inner loop 32 bytes at a time, over the whole 32-byte chunks of `n`. Returns the
+/// bytes done.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn gather_row_avx2(p: *const u8, buf: *mut u8, n: usize, t: usize) {
+unsafe fn gather_row_avx2(p: *const u8, buf: *mut u8, n: usize, t: usize) -> usize {
     let one = _mm256_set1_epi8(1);
     let shift = _mm_cvtsi32_si128(t as i32);
     let mut q = 0;
@@ -1034,17 +1036,7 @@ unsafe fn gather_row_avx2(p: *const u8, buf: *mut u8, n: usize, t: usize) {
         _mm256_storeu_si256(at, v);
         q += 32;
     }
-    if q < n {
-        // The last 16 (n is a multiple of 16).
-        let bit = _mm_sll_epi16(_mm_and_si128(get(p.add(q)), _mm_set1_epi8(1)), shift);
-        let at = buf.add(q) as *mut __m128i;
-        let v = if t == 0 {
-            bit
-        } else {
-            _mm_or_si128(_mm_loadu_si128(at), bit)
-        };
-        _mm_storeu_si128(at, v);
-    }
+    q
 }
 
 /// The inverse of [`pack_bits`]: `row_{8m+t}[c]` (a byte, 0 or 1) is bit t of byte m of group c, for
