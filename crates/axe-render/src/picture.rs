@@ -82,6 +82,32 @@ pub struct Picture {
 }
 
 impl Picture {
+    /// A grid of `shown` (rows, columns) cells out of a view of `total`, with no strip and no legend.
+    fn grid(
+        kind: Kind,
+        title: String,
+        notes: Vec<String>,
+        (rows, cols): (usize, usize),
+        (total_rows, total_cols): (u64, u64),
+        cells: Vec<Cell>,
+    ) -> Picture {
+        Picture {
+            kind,
+            title,
+            notes,
+            rows,
+            cols,
+            more_rows: (rows as u64) < total_rows,
+            more_cols: (cols as u64) < total_cols,
+            total_rows,
+            total_cols,
+            cells,
+            strip: Vec::new(),
+            strip_total: 0,
+            legend: Vec::new(),
+        }
+    }
+
     /// The cell at row `r`, column `c`.
     pub fn cell(&self, r: usize, c: usize) -> &Cell {
         &self.cells[r * self.cols + c]
@@ -212,19 +238,16 @@ pub fn memory_picture(a: &ArrayShape) -> Result<Picture> {
         strip.push(Slot { element, group });
     }
     Ok(Picture {
-        kind: Kind::Memory,
-        title: a.to_string(),
-        notes,
-        rows: shown_r,
-        cols: shown_c,
-        more_rows: (shown_r as u64) < rows,
-        more_cols: (shown_c as u64) < cols,
-        total_rows: rows,
-        total_cols: cols,
-        cells,
         strip,
         strip_total: total,
-        legend: Vec::new(),
+        ..Picture::grid(
+            Kind::Memory,
+            a.to_string(),
+            notes,
+            (shown_r, shown_c),
+            (rows, cols),
+            cells,
+        )
     })
 }
 
@@ -416,20 +439,10 @@ pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
             shifts.join("; ")
         ));
     }
+    let title = format!("{layout} over {shape:?}");
     Ok(Picture {
-        kind,
-        title: format!("{layout} over {shape:?}"),
-        notes,
-        rows: shown_r,
-        cols: shown_c,
-        more_rows: (shown_r as u64) < rows,
-        more_cols: (shown_c as u64) < cols,
-        total_rows: rows,
-        total_cols: cols,
-        cells,
-        strip: Vec::new(),
-        strip_total: 0,
         legend,
+        ..Picture::grid(kind, title, notes, (shown_r, shown_c), (rows, cols), cells)
     })
 }
 
