@@ -125,6 +125,9 @@ pub unsafe fn copy(isa: Isa, stream: bool, src: *const u8, dst: *mut u8, len: us
         // Vectors that straddle the destination's alignment would mix cached and uncached writes to one
         // line, so 32-byte vectors only where the destination is 32-byte aligned.
         match isa {
+            Isa::Avx512 if (dst as usize).is_multiple_of(64) => {
+                return copy_stream_avx512(src, dst, len)
+            }
             i if i.avx2() && (dst as usize).is_multiple_of(32) => {
                 return copy_stream_avx(src, dst, len)
             }
@@ -156,6 +159,14 @@ macro_rules! copy_stream {
         }
     };
 }
+copy_stream!(
+    copy_stream_avx512,
+    "avx512f",
+    __m512i,
+    64,
+    _mm512_loadu_si512,
+    _mm512_stream_si512
+);
 copy_stream!(
     copy_stream_avx,
     "avx",
@@ -525,6 +536,118 @@ pub unsafe fn transpose(
 pub fn transpose_tile(pitch: usize) -> (usize, usize) {
     let rows = ((2 << 20) / pitch.max(1)).clamp(16, 64) / 16 * 16;
     (rows, 8192 / rows)
+}
+
+/// Source row pitches (bytes) from which a transpose goes through a buffer ([`transpose_staged`]).
+/// Below it, tiles of [`transpose_tile`] read their rows directly (measured: direct wins for rows
+/// 32 KiB apart, staging for rows 256 KiB apart).
+pub const STAGED_MIN_PITCH: usize = 128 << 10;
+
+/// The tile of [`transpose_staged`] for `w`-byte elements: rows (256 bytes of each destination row, so
+/// that writes come in whole pairs of cache lines) and columns (4 KiB of each source row, so that each
+/// row is read in long bursts).
+pub fn staged_tile(w: usize) -> (usize, usize) {
+    ((256 / w).max(16), 4096 / w)
+}
+
+/// Transposes `na` source rows (`sr` bytes apart, read contiguously) by the `nb` columns of each of
+/// `segments`, through a buffer: element (x, y) of segment `(so, do)` is read at `src + so + x·sr + y·w`
+/// and written at `dst + do + y·dc + x·w`.
+///
+/// The rows are read sixteen (or 32) at a time, each along every segment (long bursts from few streams), into
+/// the buffer; then each destination row gets its `na·w` bytes in one go (whole pairs of lines). Reading
+/// all `na` rows together instead would keep too many streams open; writing each block as it is read
+/// would leave lone cache lines, which memory writes at half speed.
+///
+/// # Safety
+/// Every addressed element must lie inside its buffer.
+pub unsafe fn transpose_staged(
+    isa: Isa,
+    stream: bool,
+    (src, sr): (*const u8, isize),
+    (dst, dc): (*mut u8, isize),
+    segments: &[(isize, isize)],
+    (na, nb, w): (usize, usize, usize),
+) {
+    let pitch = na * w;
+    with_stage(pitch * nb * segments.len(), |buf| {
+        let s = [sr as i64 / w as i64, 1, 1, na as i64];
+        // Groups of rows as tall as the register blocks (32 for 2-byte elements, else 16 or a divisor).
+        let group = if w == 2 { 32 } else { 16 };
+        for x0 in (0..na).step_by(group) {
+            let rows = (na - x0).min(group);
+            for (g, &(so, _)) in segments.iter().enumerate() {
+                let from = src.offset(so + x0 as isize * sr);
+                let to = buf.add(g * nb * pitch + x0 * w);
+                transpose(isa, false, from, to, s, (rows, nb, w));
+            }
+        }
+        for (g, &(_, doff)) in segments.iter().enumerate() {
+            let rows = buf.add(g * nb * pitch);
+            copy_rows(isa, stream, (rows, pitch), (dst.offset(doff), dc), nb);
+        }
+    });
+}
+
+/// Copies `n` rows of `len` bytes, `src.1` bytes apart in the source and `dst.1` in the destination.
+///
+/// # Safety
+/// Every row must lie inside its buffer; source and destination must not overlap.
+pub unsafe fn copy_rows(
+    isa: Isa,
+    stream: bool,
+    (src, sp): (*const u8, usize),
+    (dst, dp): (*mut u8, isize),
+    n: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if stream
+        && isa == Isa::Avx512
+        && sp.is_multiple_of(64)
+        && (dst as usize).is_multiple_of(64)
+        && dp % 64 == 0
+    {
+        // Whole lines, each in one store.
+        return copy_rows_avx512(src, sp, dst, dp, n);
+    }
+    for y in 0..n {
+        copy(
+            isa,
+            stream,
+            src.add(y * sp),
+            dst.offset(y as isize * dp),
+            sp,
+        );
+    }
+}
+
+/// [`copy_rows`] of whole cache lines with AVX-512 non-temporal stores.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn copy_rows_avx512(src: *const u8, sp: usize, dst: *mut u8, dp: isize, n: usize) {
+    for y in 0..n {
+        let (from, to) = (src.add(y * sp), dst.offset(y as isize * dp));
+        for i in (0..sp).step_by(64) {
+            let v = _mm512_loadu_si512(from.add(i) as *const __m512i);
+            _mm512_stream_si512(to.add(i) as *mut __m512i, v);
+        }
+    }
+}
+
+/// Runs `f` on this thread's staging buffer of at least `len` bytes, 64-byte aligned.
+fn with_stage(len: usize, f: impl FnOnce(*mut u8)) {
+    use std::cell::RefCell;
+    thread_local! {
+        static STAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    STAGE.with(|stage| {
+        let mut stage = stage.borrow_mut();
+        if stage.len() < len + 64 {
+            stage.resize(len + 64, 0);
+        }
+        let at = stage.as_ptr().align_offset(64);
+        f(stage[at..].as_mut_ptr())
+    })
 }
 
 /// [`transpose`] of 1-, 2-, 4- or 8-byte elements read contiguously along y and written contiguously

@@ -20,6 +20,6 @@ mod tensor;
 pub use error::{RelayoutError, Result};
 pub use kernels::Isa;
 pub use plan::{
-    relayout, Block, Mode, Options, Plan, ZeroFill, PARALLEL_MIN_BYTES, STREAM_MIN_BYTES,
+    plan, relayout, Block, Mode, Options, Plan, ZeroFill, PARALLEL_MIN_BYTES, STREAM_MIN_BYTES,
 };
 pub use tensor::TensorLayout;

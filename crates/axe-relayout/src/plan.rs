@@ -86,6 +86,9 @@ pub enum Block {
     Transpose {
         /// Tile edges (along `dst_inner`, along `src_inner`).
         tile: (usize, usize),
+        /// For source rows far apart: tiles go through a buffer, and each covers this many consecutive
+        /// indices of the outer dimensions (so each source row is read in one long burst).
+        staged: Option<usize>,
     },
     /// Anything else: square blocks of this edge, element by element.
     Elements {
@@ -229,8 +232,12 @@ impl Plan {
                     Block::Deinterleave { k } => format!(
                         "split rows that hold {k} consecutive indices of dimension {src_inner} side by side into {k} rows along dimension {dst_inner}"
                     ),
-                    Block::Transpose { tile: (ta, tb) } => format!(
+                    Block::Transpose { tile: (ta, tb), staged: None } => format!(
                         "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles of register blocks"
+                    ),
+                    Block::Transpose { tile: (ta, tb), staged: Some(span) } => format!(
+                        "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles{}, staged through a buffer: register blocks of 16 rows at a time in, whole {ta}-element rows out",
+                        if *span > 1 { format!(" across {span} consecutive outer indices") } else { String::new() }
                     ),
                     Block::Elements { edge } => format!(
                         "walk dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {edge}×{edge} blocks, element by element"
@@ -523,9 +530,23 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         Block::Interleave { k }
     } else if let Some(k) = pack_factor(sb, sa, da).filter(few) {
         Block::Deinterleave { k }
-    } else if let (Some(step), Some(_), Some(_), Some(_)) = transpose {
-        Block::Transpose {
-            tile: kernels::transpose_tile(step.unsigned_abs() as usize * w),
+    } else if let (Some(step), Some(dstep), Some(_), Some(_)) = transpose {
+        let pitch = step.unsigned_abs() as usize * w;
+        if pitch >= kernels::STAGED_MIN_PITCH && matches!(w, 1 | 2 | 4 | 8) && dstep == 1 {
+            // Tiles across consecutive outer indices where one index's columns are fewer than a tile's.
+            let (rows, cols) = kernels::staged_tile(w);
+            let nb = src.dims[src_inner] as usize;
+            let outer_count: usize = outer.iter().map(|&i| src.dims[i] as usize).product();
+            let span = (cols / nb).clamp(1, outer_count.max(1));
+            Block::Transpose {
+                tile: (rows, cols.min(nb)),
+                staged: Some(span),
+            }
+        } else {
+            Block::Transpose {
+                tile: kernels::transpose_tile(pitch),
+                staged: None,
+            }
         }
     } else {
         Block::Elements {
@@ -1058,7 +1079,64 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             // A plain transpose: both dimensions affine on both sides. Copy tiles with strided
             // pointers (no table lookups), reads and writes both staying in cache.
             if let (
-                Block::Transpose { tile: (ta, tb) },
+                Block::Transpose {
+                    tile: (ta, tb),
+                    staged: Some(span),
+                },
+                Some(ssa),
+                Some(1),
+                Some(1),
+                Some(sdb),
+            ) = (*kernel, affine(sa), affine(da), affine(sbt), affine(dbt))
+            {
+                // Items: row blocks outermost, so each worker reads its rows onward through the outer
+                // indices.
+                let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
+                let groups = outer_count.div_ceil(span);
+                let work = blocks_a * groups * blocks_b;
+                for_items(plan.threads, work, 1, |item| {
+                    let (ba, rest) = (item / (groups * blocks_b), item % (groups * blocks_b));
+                    let (g, bb) = (rest / blocks_b, rest % blocks_b);
+                    let (a0, b0) = (ba * ta, bb * tb);
+                    let (a1, b1) = ((a0 + ta).min(na), (b0 + tb).min(nb));
+                    let first = g * span;
+                    let mut bases = Vec::with_capacity(span);
+                    for_outer(
+                        &plan.outer,
+                        s,
+                        d,
+                        first,
+                        span.min(outer_count - first),
+                        |sb, db| bases.push((sb, db)),
+                    );
+                    for r in &d.replicas {
+                        let segments: Vec<(isize, isize)> = bases
+                            .iter()
+                            .map(|&(sb, db)| {
+                                let so = (sb + s0 + sa[a0] + sbt[b0]) as isize * w as isize;
+                                let doff = (db + da[a0] + dbt[b0] + r) as isize * w as isize;
+                                (so, doff)
+                            })
+                            .collect();
+                        // SAFETY: as above; every tile's corners lie inside both buffers and the tables
+                        // are affine, so every element in between does too.
+                        unsafe {
+                            kernels::transpose_staged(
+                                isa,
+                                stream,
+                                (sp as *const u8, ssa as isize * w as isize),
+                                (dp.ptr(), sdb as isize * w as isize),
+                                &segments,
+                                (a1 - a0, b1 - b0, w),
+                            )
+                        };
+                    }
+                    kernels::fence(isa, stream);
+                });
+                return;
+            }
+            if let (
+                Block::Transpose { tile: (ta, tb), .. },
                 Some(ssa),
                 Some(sda),
                 Some(ssb),

@@ -5,7 +5,7 @@
 //! identity on the logical elements.
 
 use axe_layout::Layout;
-use axe_relayout::{relayout, Isa, Options, TensorLayout};
+use axe_relayout::{plan, relayout, Isa, Options, TensorLayout};
 use axe_xla::{ArrayShape, Dim, Layout as XlaLayout, PrimitiveType, Tile, TileDim, Tiling};
 use proptest::prelude::*;
 
@@ -430,6 +430,88 @@ fn kernels_on_tpu_layouts() {
                     let (sa, sb) = (Side::Xla(a.clone()), Side::Xla(b.clone()));
                     check(&sa, &sb, 7, (0, 0), &opts).unwrap();
                     check(&sb, &sa, 11, (3, 5), &opts).unwrap();
+                }
+            }
+        }
+    }
+}
+
+/// Transposes whose source rows lie at least 128 KiB apart go through a staging buffer: ragged row and
+/// column edges, tiles across several outer indices (f32, bf16) and several column tiles per row (u8),
+/// whole-line rows out (f32[64,128,300]).
+/// These tensors are large, so the reference is plain stride arithmetic on the row-major permutations.
+#[test]
+fn staged_transposes() {
+    let cases = [
+        ("f32[70,110,300]{2,1,0}", "{0,1,2}"),
+        ("f32[64,128,300]{2,1,0}", "{0,1,2}"),
+        ("bf16[40,2,33000]{2,1,0}", "{0,1,2}"),
+        ("u8[20,3,50000]{2,1,0}", "{0,1,2}"),
+        ("f64[21,1,17000]{2,1,0}", "{0,2,1}"),
+    ];
+    for (shape, to) in cases {
+        let a = axe_xla::parse_shape(shape)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone();
+        let b = ArrayShape {
+            layout: axe_xla::parse_layout(to, a.rank()).unwrap(),
+            ..a.clone()
+        };
+        let (ta, tb) = (
+            TensorLayout::from_xla(&a).unwrap(),
+            TensorLayout::from_xla(&b).unwrap(),
+        );
+        let w = (ta.bits / 8) as usize;
+        // Element strides of a minor-to-major permutation without tiles.
+        let dims: Vec<usize> = ta.dims.iter().map(|&d| d as usize).collect();
+        let strides = |l: &ArrayShape| {
+            let mut st = vec![0usize; l.rank()];
+            let mut n = 1;
+            for &d in &l.layout.minor_to_major {
+                st[d as usize] = n;
+                n *= dims[d as usize];
+            }
+            st
+        };
+        let (ss, ds) = (strides(&a), strides(&b));
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let src: Vec<u8> = (0..ta.bytes())
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        for isa in Isa::available() {
+            for (streaming, threads) in [(false, 1), (true, 2)] {
+                let opts = Options {
+                    zero_padding: true,
+                    threads,
+                    isa: Some(isa),
+                    streaming: Some(streaming),
+                };
+                let explain = plan(&ta, &tb, &opts).unwrap().explain();
+                assert!(explain.contains("staged"), "{shape}: {explain}");
+                // Aligned, as whole-line stores want.
+                let mut dst_alloc = vec![0u8; tb.bytes() as usize + 64];
+                let at = dst_alloc.as_ptr().align_offset(64);
+                let dst = &mut dst_alloc[at..at + tb.bytes() as usize];
+                relayout(&src, &ta, dst, &tb, &opts).unwrap();
+                for i in 0..dims[0] {
+                    for j in 0..dims[1] {
+                        for k in 0..dims[2] {
+                            let so = (i * ss[0] + j * ss[1] + k * ss[2]) * w;
+                            let d = (i * ds[0] + j * ds[1] + k * ds[2]) * w;
+                            assert_eq!(
+                                src[so..so + w],
+                                dst[d..d + w],
+                                "{shape} -> {to}, {isa:?}, [{i},{j},{k}]"
+                            );
+                        }
+                    }
                 }
             }
         }
