@@ -677,7 +677,7 @@ pub fn relayout(
                 let w = (dst_layout.bits / 8) as usize;
                 let parts = plan.threads * 4;
                 let dp = Dst(dst.as_mut_ptr());
-                for_items(plan.threads, parts, 1, |part| {
+                for_items(&plan, parts, 1, |part| {
                     dst_layout.padding_runs(part, parts, |at, len| {
                         // SAFETY: the padded tables were checked to stay inside the slots, and the runs
                         // of distinct parts are disjoint.
@@ -690,18 +690,16 @@ pub fn relayout(
                             )
                         }
                     });
-                    kernels::fence(isa, stream);
                 });
             }
             ZeroFill::Whole => {
                 let n = dst_layout.bytes() as usize;
                 let dp = Dst(dst.as_mut_ptr());
                 let chunk = 1 << 20;
-                for_items(plan.threads, n.div_ceil(chunk), 1, |i| {
+                for_items(&plan, n.div_ceil(chunk), 1, |i| {
                     let len = chunk.min(n - i * chunk);
                     // SAFETY: the chunks are disjoint and inside the buffer's `n` bytes.
                     unsafe { kernels::zero(isa, stream, dp.ptr().add(i * chunk), len) };
-                    kernels::fence(isa, stream);
                 });
             }
         }
@@ -716,12 +714,25 @@ pub fn relayout(
 }
 
 /// Calls `f` for every item in `0..n`: on the calling thread with one thread, else shared among the
-/// current pool's workers in chunks of at least `min_len`.
-fn for_items(threads: usize, n: usize, min_len: usize, f: impl Fn(usize) + Sync + Send) {
-    if threads <= 1 {
+/// current pool's workers in chunks of at least `min_len`. Each share ends with a [`kernels::fence`]
+/// (one per share, not per item: a fence waits for every store in flight).
+fn for_items(plan: &Plan, n: usize, min_len: usize, f: impl Fn(usize) + Sync + Send) {
+    /// Fences the non-temporal stores of the share it belongs to when dropped, at the share's end.
+    struct Fence(Isa, bool);
+    impl Drop for Fence {
+        fn drop(&mut self) {
+            kernels::fence(self.0, self.1);
+        }
+    }
+    let fence = || Fence(plan.isa, plan.streaming);
+    if plan.threads <= 1 {
+        let _fence = fence();
         (0..n).for_each(f);
     } else {
-        (0..n).into_par_iter().with_min_len(min_len).for_each(f);
+        (0..n)
+            .into_par_iter()
+            .with_min_len(min_len)
+            .for_each_init(fence, |_, item| f(item));
     }
 }
 
@@ -857,7 +868,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 )
             };
             let bit_side = |(so, doff): (i64, i64)| if packing { doff } else { so };
-            for_items(plan.threads, outer_count * groups, 4, |item| {
+            for_items(plan, outer_count * groups, 4, |item| {
                 let (o, g) = (item / groups, item % groups);
                 let Some(row) = steps[g] else { return };
                 for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
@@ -890,7 +901,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                         };
                     }
                 });
-                kernels::fence(isa, stream);
             });
             // Then, one at a time, the elements the kernel left: ragged groups and unaligned runs.
             for item in 0..outer_count * groups {
@@ -937,7 +947,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             let per_chunk = n_across.div_ceil(chunks);
             let work = items * chunks;
             let min_len = (work / (plan.threads * 16)).clamp(1, 64);
-            for_items(plan.threads, work, min_len, |item| {
+            for_items(plan, work, min_len, |item| {
                 let (o, g, c) = (
                     item / (groups * chunks),
                     item / chunks % groups,
@@ -976,7 +986,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                         }
                     }
                 });
-                kernels::fence(isa, stream);
             });
         }
         Mode::Blocked {
@@ -1031,7 +1040,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 };
                 let per = (8 / k).clamp(1, groups);
                 let blocks = groups.div_ceil(per);
-                for_items(plan.threads, outer_count * blocks, 4, |item| {
+                for_items(plan, outer_count * blocks, 4, |item| {
                     let (o, gb) = (item / blocks, item % blocks);
                     for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
                         for &(r0, len) in &runs {
@@ -1072,7 +1081,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                             }
                         }
                     });
-                    kernels::fence(isa, stream);
                 });
                 return;
             }
@@ -1094,7 +1102,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
                 let groups = outer_count.div_ceil(span);
                 let work = blocks_a * groups * blocks_b;
-                for_items(plan.threads, work, 1, |item| {
+                for_items(plan, work, 1, |item| {
                     let (ba, rest) = (item / (groups * blocks_b), item % (groups * blocks_b));
                     let (g, bb) = (rest / blocks_b, rest % blocks_b);
                     let (a0, b0) = (ba * ta, bb * tb);
@@ -1131,7 +1139,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                             )
                         };
                     }
-                    kernels::fence(isa, stream);
                 });
                 return;
             }
@@ -1145,7 +1152,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             {
                 let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
                 let work = outer_count * blocks_a * blocks_b;
-                for_items(plan.threads, work, 16, |item| {
+                for_items(plan, work, 16, |item| {
                     let (o, rest) = (item / (blocks_a * blocks_b), item % (blocks_a * blocks_b));
                     let (ba, bb) = (rest / blocks_b, rest % blocks_b);
                     for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
@@ -1168,7 +1175,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                             };
                         }
                     });
-                    kernels::fence(isa, stream);
                 });
                 return;
             }
@@ -1178,7 +1184,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             };
             let blocks_b = nb.div_ceil(bs);
             let work = outer_count * blocks_b;
-            for_items(plan.threads, work, 4, |item| {
+            for_items(plan, work, 4, |item| {
                 let (o, bb) = (item / blocks_b, item % blocks_b);
                 for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
                     let b_range = bb * bs..((bb + 1) * bs).min(nb);
@@ -1199,7 +1205,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                         }
                     }
                 });
-                kernels::fence(isa, stream);
             });
         }
     }
