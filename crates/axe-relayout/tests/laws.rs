@@ -518,6 +518,43 @@ fn staged_transposes() {
     }
 }
 
+/// Run copies from a source that is row-major up to a permutation read it straight through; from a
+/// tiled source (or one with padding between rows) they keep to the destination's order.
+#[test]
+fn run_copies_read_plain_sources_straight_through() {
+    let cases = [
+        ("f32[64,40,8,128]{3,2,1,0}", "{3,1,2,0}", true),
+        ("f32[100,300]{1,0}", "{1,0:T(8,128)}", true),
+        ("f32[40,300]{0,1}", "{0,1:T(8,128)}", true),
+        ("f32[100,300]{1,0:T(8,128)}", "{1,0}", false),
+    ];
+    for (shape, to, straight) in cases {
+        let a = axe_xla::parse_shape(shape)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone();
+        let b = ArrayShape {
+            layout: axe_xla::parse_layout(to, a.rank()).unwrap(),
+            ..a.clone()
+        };
+        let (ta, tb) = (
+            TensorLayout::from_xla(&a).unwrap(),
+            TensorLayout::from_xla(&b).unwrap(),
+        );
+        let explain = plan(&ta, &tb, &Options::default()).unwrap().explain();
+        assert!(
+            explain.contains("block copies"),
+            "{shape} -> {to}: {explain}"
+        );
+        assert_eq!(
+            explain.contains("straight through"),
+            straight,
+            "{shape} -> {to}: {explain}"
+        );
+    }
+}
+
 #[test]
 fn instruction_sets_by_name_and_refusal() {
     for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Portable] {
