@@ -1065,8 +1065,17 @@ pub unsafe fn pack_bits(
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if isa.simd() && matches!(kb, 1 | 2 | 4) {
+        if isa == Isa::Avx512 && bit_matrices() {
+            let stream = stream && (dst as usize).is_multiple_of(64);
+            done = match kb {
+                1 => pack_bits_gfni::<1>(src, row, dst, len, stream),
+                2 => pack_bits_gfni::<2>(src, row, dst, len, stream),
+                _ => pack_bits_gfni::<4>(src, row, dst, len, stream),
+            };
+        }
+        let (src, dst, len) = (src.add(done), dst.add(done * kb), len - done);
         let stream = stream && (dst as usize).is_multiple_of(16);
-        done = match kb {
+        done += match kb {
             1 => pack_bits_sse2::<1>(src, row, dst, len, (stream, isa.avx2())),
             2 => pack_bits_sse2::<2>(src, row, dst, len, (stream, isa.avx2())),
             _ => pack_bits_sse2::<4>(src, row, dst, len, (stream, isa.avx2())),
@@ -1082,6 +1091,133 @@ pub unsafe fn pack_bits(
             *dst.add(c * kb + m) = byte;
         }
     }
+}
+
+/// Whether the processor has what [`pack_bits_gfni`] and [`unpack_bits_gfni`] use beyond AVX-512F:
+/// byte masks (AVX-512BW), byte permutes (AVX-512VBMI) and bit-matrix products (GFNI).
+#[cfg(target_arch = "x86_64")]
+fn bit_matrices() -> bool {
+    std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vbmi")
+        && std::is_x86_feature_detected!("gfni")
+}
+
+/// Columns that [`pack_bits_gfni`] and [`unpack_bits_gfni`] take at a time: their masks (one `u64` per
+/// row and 64 columns) fill 32 KiB for 32 rows. A tile's rows laid end to end (8192 one-byte columns
+/// each, as in the bench's pred) are then read in one sequential pass.
+#[cfg(target_arch = "x86_64")]
+const BIT_SPAN: usize = 8192;
+
+/// The bytes of the 8 `u64` lanes of a vector regrouped by position: byte `8b + s` of the result is
+/// byte `b` of lane `7 - s` (`reverse`) or of lane `s`. With rows' bit masks in the lanes, lane `b` of
+/// the result is the 8×8 bit matrix of their columns `8b..8b + 8`, which [`transpose_bits`] turns.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vbmi")]
+unsafe fn regroup_bytes(v: __m512i, reverse: bool) -> __m512i {
+    let idx: [u8; 64] = std::array::from_fn(|i| {
+        let (b, s) = (i / 8, i % 8);
+        (8 * if reverse { 7 - s } else { s } + b) as u8
+    });
+    _mm512_permutexvar_epi8(_mm512_loadu_si512(idx.as_ptr() as *const __m512i), v)
+}
+
+/// In every `u64` lane, as an 8×8 bit matrix with rows in bytes, bit i of result byte j is bit j of
+/// byte `7 - i` (a transpose up to the order of the rows), one GF(2) affine product per lane.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,gfni")]
+unsafe fn transpose_bits(v: __m512i) -> __m512i {
+    // Byte j of each lane is the unit vector 1 << j: the product picks column j of the lane's matrix.
+    let units = _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64);
+    _mm512_gf2p8affine_epi64_epi8(units, v, 0)
+}
+
+/// [`pack_bits`] for 8, 16 or 32 rows, 64 columns at a time, over the whole 64-column chunks of `len`
+/// (returns the columns done). Each row is read along up to [`BIT_SPAN`] columns into one `u64` mask per
+/// 64 columns; then for each chunk, every eight rows' masks are regrouped and their 8×8 bit blocks
+/// transposed (one GF(2) affine product), giving each column's byte; the `KB` bytes of a column are
+/// interleaved by byte permutes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
+unsafe fn pack_bits_gfni<const KB: usize>(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let one = _mm512_set1_epi8(1);
+    let store = |p: *mut u8, v: __m512i| {
+        if stream {
+            _mm512_stream_si512(p as *mut __m512i, v)
+        } else {
+            _mm512_storeu_si512(p as *mut __m512i, v)
+        }
+    };
+    let (pairs, words) = interleave_indices();
+    // masks[r][chunk]: bit i is row r's column 64·chunk + i.
+    let mut masks = [[0u64; BIT_SPAN / 64]; 32];
+    let mut c = 0;
+    while c + 64 <= len {
+        let n = BIT_SPAN.min((len - c) / 64 * 64);
+        for (r, m) in masks.iter_mut().enumerate().take(8 * KB) {
+            let p = src.add(r * row + c);
+            for (q, m) in m.iter_mut().enumerate().take(n / 64) {
+                let v = _mm512_loadu_si512(p.add(64 * q) as *const __m512i);
+                *m = _cvtmask64_u64(_mm512_test_epi8_mask(v, one));
+            }
+        }
+        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
+        for q in 0..n / 64 {
+            // z[g]: byte j is column 64·q + j's bits of rows 8g..8g + 8.
+            let z: [__m512i; 4] = std::array::from_fn(|g| {
+                if g < KB {
+                    let m = |t: usize| masks[8 * g + t][q] as i64;
+                    let x = _mm512_set_epi64(m(7), m(6), m(5), m(4), m(3), m(2), m(1), m(0));
+                    transpose_bits(regroup_bytes(x, true))
+                } else {
+                    _mm512_setzero_si512()
+                }
+            });
+            let out = dst.add((c + 64 * q) * KB);
+            match KB {
+                1 => store(out, z[0]),
+                2 => {
+                    store(out, _mm512_permutex2var_epi8(z[0], pairs[0], z[1]));
+                    store(out.add(64), _mm512_permutex2var_epi8(z[0], pairs[1], z[1]));
+                }
+                _ => {
+                    let p = [0, 1].map(|h| _mm512_permutex2var_epi8(z[0], pairs[h], z[1]));
+                    let r = [0, 1].map(|h| _mm512_permutex2var_epi8(z[2], pairs[h], z[3]));
+                    for o in 0..4 {
+                        let (a, b) = (p[o / 2], r[o / 2]);
+                        store(
+                            out.add(64 * o),
+                            _mm512_permutex2var_epi16(a, words[o % 2], b),
+                        );
+                    }
+                }
+            }
+        }
+        c += n;
+    }
+    c
+}
+
+/// Indices for two-vector permutes that interleave: `pairs[h]` takes bytes `32h..32h + 32` of two
+/// vectors alternately (byte j of the first, then of the second); `words[h]` does the same with 16-bit
+/// words `16h..16h + 16`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn interleave_indices() -> ([__m512i; 2], [__m512i; 2]) {
+    let pairs = [0, 1].map(|h| {
+        let idx: [u8; 64] = std::array::from_fn(|i| (32 * h + i / 2 + 64 * (i % 2)) as u8);
+        _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
+    });
+    let words = [0, 1].map(|h| {
+        let idx: [u16; 32] = std::array::from_fn(|i| (16 * h + i / 2 + 32 * (i % 2)) as u16);
+        _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
+    });
+    (pairs, words)
 }
 
 /// [`pack_bits`] for 8, 16 or 32 rows, 16 columns at a time: eight rows' low bits gathered into one
