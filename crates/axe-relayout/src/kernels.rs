@@ -1203,6 +1203,92 @@ unsafe fn pack_bits_gfni<const KB: usize>(
     c
 }
 
+/// [`unpack_bits`] for 8, 16 or 32 rows, 64 columns at a time, over the whole 64-column chunks of `len`
+/// (returns the columns done): [`pack_bits_gfni`] backwards. For each chunk, the `KB` bytes of each
+/// column are split apart by byte permutes, and each group's 8×8 bit blocks transposed back into the
+/// rows' masks; then each row is written along up to [`BIT_SPAN`] columns, a mask expanded to 64
+/// bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
+unsafe fn unpack_bits_gfni<const KB: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let one = _mm512_set1_epi8(1);
+    let even = |step: usize| -> [__m512i; 2] {
+        [0, 1].map(|odd| match step {
+            1 => {
+                let idx: [u8; 64] = std::array::from_fn(|i| (2 * i + odd) as u8);
+                _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
+            }
+            _ => {
+                let idx: [u16; 32] = std::array::from_fn(|i| (2 * i + odd) as u16);
+                _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
+            }
+        })
+    };
+    let (bytes, words) = (even(1), even(2));
+    // Each u64 lane's bytes in reverse order.
+    let rev: [u8; 64] = std::array::from_fn(|i| (i / 8 * 8 + 7 - i % 8) as u8);
+    let rev = _mm512_loadu_si512(rev.as_ptr() as *const __m512i);
+    // masks[chunk][r]: bit i is row r's column 64·chunk + i.
+    let mut masks = [[0u64; 32]; BIT_SPAN / 64];
+    let mut c = 0;
+    while c + 64 <= len {
+        let n = BIT_SPAN.min((len - c) / 64 * 64);
+        for (q, m) in masks.iter_mut().enumerate().take(n / 64) {
+            let p = src.add((c + 64 * q) * KB);
+            let v: [__m512i; 4] = std::array::from_fn(|i| {
+                if i < KB {
+                    _mm512_loadu_si512(p.add(64 * i) as *const __m512i)
+                } else {
+                    _mm512_setzero_si512()
+                }
+            });
+            // z[g]: byte j is column 64·q + j's bits of rows 8g..8g + 8.
+            let z: [__m512i; 4] = match KB {
+                1 => v,
+                2 => [
+                    _mm512_permutex2var_epi8(v[0], bytes[0], v[1]),
+                    _mm512_permutex2var_epi8(v[0], bytes[1], v[1]),
+                    v[2],
+                    v[3],
+                ],
+                _ => {
+                    let pairs = [0, 1].map(|h| {
+                        let (a, b) = (v[2 * h], v[2 * h + 1]);
+                        [0, 1].map(|o| _mm512_permutex2var_epi16(a, words[o], b))
+                    });
+                    std::array::from_fn(|g| {
+                        let (o, b) = (g / 2, g % 2);
+                        _mm512_permutex2var_epi8(pairs[0][o], bytes[b], pairs[1][o])
+                    })
+                }
+            };
+            for (g, &z) in z.iter().enumerate().take(KB) {
+                let rows = regroup_bytes(transpose_bits(_mm512_shuffle_epi8(z, rev)), false);
+                _mm512_storeu_si512(m.as_mut_ptr().add(8 * g) as *mut __m512i, rows);
+            }
+        }
+        for r in 0..8 * KB {
+            let p = dst.add(r * row + c);
+            for (q, m) in masks.iter().enumerate().take(n / 64) {
+                let v = _mm512_maskz_mov_epi8(_cvtu64_mask64(m[r]), one);
+                if stream {
+                    _mm512_stream_si512(p.add(64 * q) as *mut __m512i, v)
+                } else {
+                    _mm512_storeu_si512(p.add(64 * q) as *mut __m512i, v)
+                }
+            }
+        }
+        c += n;
+    }
+    c
+}
+
 /// Indices for two-vector permutes that interleave: `pairs[h]` takes bytes `32h..32h + 32` of two
 /// vectors alternately (byte j of the first, then of the second); `words[h]` does the same with 16-bit
 /// words `16h..16h + 16`.
@@ -1316,8 +1402,17 @@ pub unsafe fn unpack_bits(
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if isa.simd() && matches!(kb, 1 | 2 | 4) {
+        if isa == Isa::Avx512 && bit_matrices() {
+            let stream = stream && (dst as usize).is_multiple_of(64) && row.is_multiple_of(64);
+            done = match kb {
+                1 => unpack_bits_gfni::<1>(src, dst, row, len, stream),
+                2 => unpack_bits_gfni::<2>(src, dst, row, len, stream),
+                _ => unpack_bits_gfni::<4>(src, dst, row, len, stream),
+            };
+        }
+        let (src, dst, len) = (src.add(done * kb), dst.add(done), len - done);
         let stream = stream && (dst as usize).is_multiple_of(16) && row.is_multiple_of(16);
-        done = match kb {
+        done += match kb {
             1 => unpack_bits_sse2::<1>(src, dst, row, len, stream),
             2 => unpack_bits_sse2::<2>(src, dst, row, len, stream),
             _ => unpack_bits_sse2::<4>(src, dst, row, len, stream),
