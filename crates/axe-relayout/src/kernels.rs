@@ -149,13 +149,18 @@ macro_rules! copy_stream {
         #[target_feature(enable = $feature)]
         unsafe fn $name(src: *const u8, dst: *mut u8, len: usize) {
             let head = dst.align_offset($width).min(len);
-            std::ptr::copy_nonoverlapping(src, dst, head);
+            // (Guarded: a call to copy nothing costs as much as a vector moved.)
+            if head > 0 {
+                std::ptr::copy_nonoverlapping(src, dst, head);
+            }
             let mut i = head;
             while i + $width <= len {
                 $store(dst.add(i) as *mut $v, $load(src.add(i) as *const $v));
                 i += $width;
             }
-            std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+            if i < len {
+                std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+            }
         }
     };
 }

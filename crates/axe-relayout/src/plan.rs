@@ -835,6 +835,17 @@ fn for_outer(
     count: usize,
     mut f: impl FnMut(i64, i64),
 ) {
+    if count == 1 {
+        // One index (the common case, once per work item): no index vector to keep.
+        let (mut sb, mut db, mut rest) = (0, 0, start);
+        for &i in order.iter().rev() {
+            let n = s.dims[i] as usize;
+            sb += s.tables[i][rest % n];
+            db += d.tables[i][rest % n];
+            rest /= n;
+        }
+        return f(sb, db);
+    }
     let dims: Vec<usize> = order.iter().map(|&i| s.dims[i] as usize).collect();
     let mut idx = vec![0usize; order.len()];
     let mut rest = start;
