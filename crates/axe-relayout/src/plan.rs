@@ -540,7 +540,7 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         Block::Deinterleave { k }
     } else if let (Some(step), Some(dstep), Some(_), Some(_)) = transpose {
         let pitch = step.unsigned_abs() as usize * w;
-        if pitch >= kernels::STAGED_MIN_PITCH && matches!(w, 1 | 2 | 4 | 8) && dstep == 1 {
+        if kernels::staged(pitch, w, dst.bytes()) && matches!(w, 1 | 2 | 4 | 8) && dstep == 1 {
             // Tiles across consecutive outer indices where one index's columns are fewer than a tile's.
             let (rows, cols) = kernels::staged_tile(w);
             let nb = src.dims[src_inner] as usize;
