@@ -1,7 +1,8 @@
 //! The inner loops of a relayout: block copies, k-way (de)interleaves, small transposes and bit packing.
 //!
-//! Each kernel has a portable version and, on x86-64, SIMD versions (SSE2, which every x86-64 has, and
-//! AVX2 where the processor reports it), chosen once per relayout by [`Isa::detect`]. With `stream`
+//! Each kernel has a portable version and, on x86-64, SIMD versions (SSE2, which every x86-64 has, AVX2
+//! and AVX-512 where the processor reports them; bit packing also uses AVX-512's byte, VBMI and GFNI
+//! extensions where present), chosen once per relayout by [`Isa::detect`]. With `stream`
 //! set, whole aligned vectors are written with non-temporal stores, which skip reading the destination's
 //! cache lines before overwriting them (as a large `memcpy` does); a worker calls [`fence`] when its
 //! writes are done.

@@ -7,8 +7,8 @@
 //! Both layouts are reduced to one offset table per logical dimension (an XLA layout's Axe form groups by
 //! its padded shape, so every dimension's offsets are separable), and a [`Plan`] orders the loops for
 //! contiguous writes and picks a kernel: block copies of contiguous runs, k-way interleaves for minor
-//! sub-tiles such as bf16's `(2,1)`, register transposes in cache-sized tiles, bit packing for pred into
-//! `E(1)`. Kernels use the best SIMD instructions the processor reports ([`Isa`]), with a portable
+//! sub-tiles such as bf16's `(2,1)`, register transposes in cache-sized tiles (through a buffer where
+//! source rows lie far apart), bit packing for pred into `E(1)`. Kernels use the best SIMD instructions the processor reports ([`Isa`]), with a portable
 //! fallback; large destinations are written with non-temporal stores; only the padding is zero-filled;
 //! the outer loops run in parallel.
 
