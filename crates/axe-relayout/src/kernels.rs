@@ -1160,13 +1160,7 @@ unsafe fn pack_bits_gfni<const KB: usize>(
     stream: bool,
 ) -> usize {
     let one = _mm512_set1_epi8(1);
-    let store = |p: *mut u8, v: __m512i| {
-        if stream {
-            _mm512_stream_si512(p as *mut __m512i, v)
-        } else {
-            _mm512_storeu_si512(p as *mut __m512i, v)
-        }
-    };
+    let store = |p: *mut u8, v: __m512i| put512(p, v, stream);
     let (pairs, words) = interleave_indices();
     // masks[r][chunk]: bit i is row r's column 64·chunk + i.
     let mut masks = [[0u64; BIT_SPAN / 64]; 32];
@@ -1290,17 +1284,27 @@ unsafe fn unpack_bits_gfni<const KB: usize>(
         for r in 0..8 * KB {
             let p = dst.add(r * row + c);
             for (q, m) in masks.iter().enumerate().take(n / 64) {
-                let v = _mm512_maskz_mov_epi8(_cvtu64_mask64(m[r]), one);
-                if stream {
-                    _mm512_stream_si512(p.add(64 * q) as *mut __m512i, v)
-                } else {
-                    _mm512_storeu_si512(p.add(64 * q) as *mut __m512i, v)
-                }
+                put512(
+                    p.add(64 * q),
+                    _mm512_maskz_mov_epi8(_cvtu64_mask64(m[r]), one),
+                    stream,
+                );
             }
         }
         c += n;
     }
     c
+}
+
+/// Stores 64 bytes at `p`: non-temporal when `stream` (then `p` must be 64-byte aligned).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn put512(p: *mut u8, v: __m512i, stream: bool) {
+    if stream {
+        _mm512_stream_si512(p as *mut __m512i, v)
+    } else {
+        _mm512_storeu_si512(p as *mut __m512i, v)
+    }
 }
 
 /// Indices for two-vector permutes that interleave: `pairs[h]` takes bytes `32h..32h + 32` of two

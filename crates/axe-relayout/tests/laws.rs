@@ -361,6 +361,20 @@ proptest! {
     }
 }
 
+/// An XLA shape string, and the same shape with the layout `to`.
+fn xla_pair(shape: &str, to: &str) -> (ArrayShape, ArrayShape) {
+    let a = axe_xla::parse_shape(shape)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone();
+    let b = ArrayShape {
+        layout: axe_xla::parse_layout(to, a.rank()).unwrap(),
+        ..a.clone()
+    };
+    (a, b)
+}
+
 /// The tensor layout of an XLA shape string.
 fn xla(shape: &str) -> TensorLayout {
     TensorLayout::from_xla(axe_xla::parse_shape(shape).unwrap().as_array().unwrap()).unwrap()
@@ -409,15 +423,7 @@ fn kernels_on_tpu_layouts() {
         ("f32[4,40,3,130]{3,2,1,0}", "{3,1,2,0}"),
     ];
     for (shape, to) in cases {
-        let a = axe_xla::parse_shape(shape)
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .clone();
-        let b = ArrayShape {
-            layout: axe_xla::parse_layout(to, a.rank()).unwrap(),
-            ..a.clone()
-        };
+        let (a, b) = xla_pair(shape, to);
         for isa in Isa::available() {
             for streaming in [Some(false), Some(true)] {
                 for threads in [1, 2] {
@@ -450,15 +456,7 @@ fn staged_transposes() {
         ("f64[21,1,17000]{2,1,0}", "{0,2,1}"),
     ];
     for (shape, to) in cases {
-        let a = axe_xla::parse_shape(shape)
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .clone();
-        let b = ArrayShape {
-            layout: axe_xla::parse_layout(to, a.rank()).unwrap(),
-            ..a.clone()
-        };
+        let (a, b) = xla_pair(shape, to);
         let (ta, tb) = (
             TensorLayout::from_xla(&a).unwrap(),
             TensorLayout::from_xla(&b).unwrap(),
@@ -529,15 +527,7 @@ fn run_copies_read_plain_sources_straight_through() {
         ("f32[100,300]{1,0:T(8,128)}", "{1,0}", false),
     ];
     for (shape, to, straight) in cases {
-        let a = axe_xla::parse_shape(shape)
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .clone();
-        let b = ArrayShape {
-            layout: axe_xla::parse_layout(to, a.rank()).unwrap(),
-            ..a.clone()
-        };
+        let (a, b) = xla_pair(shape, to);
         let (ta, tb) = (
             TensorLayout::from_xla(&a).unwrap(),
             TensorLayout::from_xla(&b).unwrap(),
