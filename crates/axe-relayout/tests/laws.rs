@@ -516,6 +516,59 @@ fn staged_transposes() {
     }
 }
 
+/// A staged transpose between Axe layouts whose source rows run backwards (negative row stride) and
+/// whose destination columns do too, checked against the strides themselves.
+#[test]
+fn staged_transposes_with_negative_strides() {
+    let dims = [40u64, 2, 16500];
+    let (n0, n2) = (40i64, 16500i64);
+    // Source: row-major with dimension 0 reversed; destination: dimension 0 contiguous, dimension 2
+    // reversed.
+    let src_strides = [-2 * n2, n2, 1];
+    let src_base = (n0 - 1) * 2 * n2;
+    let dst_strides = [1, n0 * n2, -n0];
+    let dst_base = (n2 - 1) * n0;
+    let axe = |st: [i64; 3], base: i64| -> Layout {
+        format!("S[(40,2,16500):({},{},{})] + {base}", st[0], st[1], st[2])
+            .parse()
+            .unwrap()
+    };
+    let ta = TensorLayout::from_axe(&axe(src_strides, src_base), &dims, 32).unwrap();
+    let tb = TensorLayout::from_axe(&axe(dst_strides, dst_base), &dims, 32).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let src: Vec<u8> = (0..ta.bytes())
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect();
+    for isa in Isa::available() {
+        let opts = Options {
+            isa: Some(isa),
+            threads: 2,
+            ..Options::default()
+        };
+        let explain = plan(&ta, &tb, &opts).unwrap().explain();
+        assert!(explain.contains("staged"), "{explain}");
+        let mut dst = vec![0u8; tb.bytes() as usize];
+        relayout(&src, &ta, &mut dst, &tb, &opts).unwrap();
+        for i in 0..n0 {
+            for j in 0..2 {
+                for k in 0..n2 {
+                    let e = [i, j, k];
+                    let at = |st: [i64; 3], base: i64| {
+                        4 * (base + (0..3).map(|d| e[d] * st[d]).sum::<i64>()) as usize
+                    };
+                    let (so, d) = (at(src_strides, src_base), at(dst_strides, dst_base));
+                    assert_eq!(src[so..so + 4], dst[d..d + 4], "{isa:?} [{i},{j},{k}]");
+                }
+            }
+        }
+    }
+}
+
 /// Run copies from a source that is row-major up to a permutation read it straight through; from a
 /// tiled source (or one with padding between rows) they keep to the destination's order.
 #[test]
