@@ -55,6 +55,16 @@ pub fn tensor_buffer(n: usize) -> Result<memmap2::MmapMut, String> {
     Ok(map)
 }
 
+/// Has the kernel back every page of `buf` now (on Linux 5.14 and later; elsewhere a no-op), so that the
+/// first writes into it do not stop for page faults: the time of a relayout into it is then the time
+/// of the relayout.
+pub fn populate(buf: &memmap2::MmapMut) {
+    #[cfg(target_os = "linux")]
+    let _ = buf.advise(memmap2::Advice::PopulateWrite); // advice only, as above
+    #[cfg(not(target_os = "linux"))]
+    let _ = buf;
+}
+
 /// The share of a buffer the kernel backs with huge pages (Linux; `None` where it cannot tell).
 pub fn huge_page_share(buf: &[u8]) -> Option<f64> {
     let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;

@@ -105,7 +105,28 @@ fn destination(to: &str, src: &ArrayShape) -> Result<(TensorLayout, Option<Array
     ))
 }
 
-fn read_input(path: &str, src: &ArrayShape, need: u64) -> Result<Vec<u8>, String> {
+/// The first `need` bytes of `reader`, in a tensor buffer (huge pages, see [`crate::file::tensor_buffer`]),
+/// or an error naming `what` if it holds fewer.
+fn read_tensor(
+    mut reader: impl Read,
+    need: u64,
+    path: &str,
+    what: impl Fn(u64) -> String,
+) -> Result<memmap2::MmapMut, String> {
+    let mut data = crate::file::tensor_buffer(need as usize)?;
+    let mut got = 0;
+    while got < need as usize {
+        match reader.read(&mut data[got..need as usize]) {
+            Ok(0) => return Err(what(got as u64)),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("{path}: {e}")),
+        }
+    }
+    Ok(data)
+}
+
+fn read_input(path: &str, src: &ArrayShape, need: u64) -> Result<memmap2::MmapMut, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
     if path.ends_with(".npy") {
         let npy = npyz::NpyFile::new(std::io::BufReader::new(file))
@@ -136,26 +157,14 @@ fn read_input(path: &str, src: &ArrayShape, need: u64) -> Result<Vec<u8>, String
                 src.element_type.byte_width()
             ));
         }
-        let mut data = Vec::with_capacity(need as usize);
-        npy.into_inner()
-            .read_to_end(&mut data)
-            .map_err(|e| format!("{path}: {e}"))?;
-        if (data.len() as u64) < need {
-            return Err(format!(
-                "{path} holds {} bytes of data, the shape needs {need}",
-                data.len()
-            ));
-        }
-        return Ok(data);
+        return read_tensor(npy.into_inner(), need, path, |got| {
+            format!("{path} holds {got} bytes of data, the shape needs {need}")
+        });
     }
-    let data = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
-    if (data.len() as u64) < need {
-        return Err(format!(
-            "{path} has {} bytes, {src} needs {need}",
-            data.len()
-        ));
-    }
-    Ok(data)
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    read_tensor(reader, need, path, |got| {
+        format!("{path} has {got} bytes, {src} needs {need}")
+    })
 }
 
 fn write_output(path: &str, dst_shape: Option<&ArrayShape>, data: &[u8]) -> Result<(), String> {
@@ -207,6 +216,7 @@ pub fn run(args: RelayoutArgs) -> bool {
         let input = read_input(&args.input, &src, src_layout.bytes())?;
         say("relayout");
         let mut output = crate::file::tensor_buffer(dst_layout.bytes() as usize)?;
+        crate::file::populate(&output);
         let opts = Options {
             zero_padding: !args.keep_padding,
             threads: args.threads,
