@@ -18,8 +18,9 @@ use std::arch::x86_64::*;
 /// The instruction set the kernels use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isa {
-    /// AVX-512 (512-bit vectors: 16×16 transposes in registers), with AVX2 and SSE2 where a kernel has
-    /// no wider form.
+    /// AVX-512 (512-bit vectors: 16×16 transposes in registers; bit packing through bit-matrix
+    /// transposes where the processor also has AVX-512BW, VBMI and GFNI), with AVX2 and SSE2 where a
+    /// kernel has no wider form.
     Avx512,
     /// AVX2 (256-bit vectors), with SSE2 where a kernel has no wider form.
     Avx2,
