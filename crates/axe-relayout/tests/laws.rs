@@ -172,6 +172,19 @@ fn case() -> impl Strategy<Value = (Side, Side, u64)> {
         })
 }
 
+/// `n` pseudo-random bytes (xorshift64 from `seed`).
+fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed | 1;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect()
+}
+
 /// Relays `a` into `b` from random bytes (both buffers starting `shift` bytes into their allocation)
 /// and checks every element, every copy, the padding, and the way back.
 fn check(
@@ -194,17 +207,9 @@ fn check(
             v & ((1u128 << sbits.min(dbits)) - 1)
         }
     };
-    let mut state = seed | 1;
     // Buffers start `shift` bytes past a 64-byte boundary (0: aligned, as the widest stores want).
     let at = |v: &Vec<u8>, shift: usize| v.as_ptr().align_offset(64) + shift;
-    let mut src_alloc: Vec<u8> = (0..ta.bytes() as usize + shift.0 + 64)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect();
+    let mut src_alloc = random_bytes(ta.bytes() as usize + shift.0 + 64, seed);
     let from = at(&src_alloc, shift.0);
     let src = &mut src_alloc[from..];
     let mut dst_alloc = vec![0xa5u8; tb.bytes() as usize + shift.1 + 64];
@@ -474,15 +479,7 @@ fn staged_transposes() {
             st
         };
         let (ss, ds) = (strides(&a), strides(&b));
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let src: Vec<u8> = (0..ta.bytes())
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
-            .collect();
+        let src = random_bytes(ta.bytes() as usize, 0x9e37_79b9_7f4a_7c15);
         for isa in Isa::available() {
             for (streaming, threads) in [(false, 1), (true, 2)] {
                 let opts = Options {
@@ -535,15 +532,7 @@ fn staged_transposes_with_negative_strides() {
     };
     let ta = TensorLayout::from_axe(&axe(src_strides, src_base), &dims, 32).unwrap();
     let tb = TensorLayout::from_axe(&axe(dst_strides, dst_base), &dims, 32).unwrap();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let src: Vec<u8> = (0..ta.bytes())
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect();
+    let src = random_bytes(ta.bytes() as usize, 0x2545_f491_4f6c_dd1d);
     for isa in Isa::available() {
         let opts = Options {
             isa: Some(isa),
