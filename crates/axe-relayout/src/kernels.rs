@@ -557,6 +557,16 @@ pub fn staged_tile(w: usize) -> (usize, usize) {
     (if w == 1 { 64 } else { (256 / w).max(16) }, 4096 / w)
 }
 
+/// The source rows [`transpose_staged`] reads together for `w`-byte elements: as many as the tallest
+/// register block (32 for 2-byte elements, else 16, which the others divide).
+pub fn staged_group(w: usize) -> usize {
+    if w == 2 {
+        32
+    } else {
+        16
+    }
+}
+
 /// Whether a transpose of `w`-byte elements with source rows `pitch` bytes apart, into a destination of
 /// `bytes` bytes, goes through a buffer ([`transpose_staged`]): rows far apart, or bytes (whose register
 /// blocks store 16 bytes to a row) where the destination is too large for the caches (measured on
@@ -587,8 +597,7 @@ pub unsafe fn transpose_staged(
     let pitch = na * w;
     with_stage(pitch * nb * segments.len(), |buf| {
         let s = [sr as i64 / w as i64, 1, 1, na as i64];
-        // Groups of rows as tall as the register blocks (32 for 2-byte elements, else 16 or a divisor).
-        let group = if w == 2 { 32 } else { 16 };
+        let group = staged_group(w);
         for x0 in (0..na).step_by(group) {
             let rows = (na - x0).min(group);
             for (g, &(so, _)) in segments.iter().enumerate() {

@@ -244,8 +244,9 @@ impl Plan {
                         "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles of register blocks"
                     ),
                     Block::Transpose { tile: (ta, tb), staged: Some(span) } => format!(
-                        "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles{}, staged through a buffer: register blocks of 16 rows at a time in, whole {ta}-element rows out",
-                        if *span > 1 { format!(" across {span} consecutive outer indices") } else { String::new() }
+                        "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles{}, staged through a buffer: register blocks of {} rows at a time in, whole {ta}-element rows out",
+                        if *span > 1 { format!(" across {span} consecutive outer indices") } else { String::new() },
+                        kernels::staged_group(self.element_bytes)
                     ),
                     Block::Elements { edge } => format!(
                         "walk dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {edge}×{edge} blocks, element by element"
