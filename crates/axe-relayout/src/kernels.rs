@@ -570,7 +570,8 @@ pub fn staged_group(w: usize) -> usize {
 /// Whether a transpose of `w`-byte elements with source rows `pitch` bytes apart, into a destination of
 /// `bytes` bytes, goes through a buffer ([`transpose_staged`]): rows far apart, or bytes (whose register
 /// blocks store 16 bytes to a row) where the destination is too large for the caches (measured on
-/// u8[8192,8192]: 0.1× memcpy directly, 0.3–0.38× staged; within the caches, direct is a little faster).
+/// u8[8192,8192] with SSE2 blocks: 0.1× memcpy directly, 0.3–0.38× staged; within the caches, direct is
+/// a little faster).
 pub fn staged(pitch: usize, w: usize, bytes: u64) -> bool {
     pitch >= STAGED_MIN_PITCH || (w == 1 && bytes >= crate::STREAM_MIN_BYTES)
 }
@@ -694,6 +695,9 @@ unsafe fn transpose_blocks(
         (8, _) => (2, 2, 16, transpose_2x2_f64),
         (2, i) if i.avx2() => (32, 16, 32, transpose_32x16_u16),
         (2, _) => (8, 8, 16, transpose_8x8_u16),
+        (_, Isa::Avx512) if std::is_x86_feature_detected!("avx512bw") => {
+            (16, 64, 16, transpose_16x64_u8)
+        }
         _ => (16, 16, 16, transpose_16x16_u8),
     };
     let wi = w as i64;
@@ -862,6 +866,46 @@ unsafe fn transpose_16x16_u8(src: *const u8, dst: *mut u8, sr: isize, dr: isize,
         v = next;
     }
     put_rows_128(v.into_iter().enumerate(), dst, dr, stream);
+}
+
+/// A 16×64 block of bytes with AVX-512BW: [`transpose_16x16_u8`] in each 128-bit lane at once, lane `l`
+/// of result vector `j` holding column `16l + j`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn transpose_16x64_u8(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
+    let rev = |i: usize| ((i & 1) << 3 | (i & 2) << 1 | (i & 4) >> 1 | (i & 8) >> 3) as isize;
+    let mut v: [__m512i; 16] =
+        std::array::from_fn(|i| _mm512_loadu_si512(src.offset(rev(i) * sr) as *const __m512i));
+    for round in 0..4 {
+        let next: [__m512i; 16] = std::array::from_fn(|i| {
+            let (p, q) = (v[i / 2], v[i / 2 + 8]);
+            match (round, i % 2) {
+                (0, 0) => _mm512_unpacklo_epi8(p, q),
+                (0, _) => _mm512_unpackhi_epi8(p, q),
+                (1, 0) => _mm512_unpacklo_epi16(p, q),
+                (1, _) => _mm512_unpackhi_epi16(p, q),
+                (2, 0) => _mm512_unpacklo_epi32(p, q),
+                (2, _) => _mm512_unpackhi_epi32(p, q),
+                (_, 0) => _mm512_unpacklo_epi64(p, q),
+                _ => _mm512_unpackhi_epi64(p, q),
+            }
+        });
+        v = next;
+    }
+    for (j, &c) in v.iter().enumerate() {
+        let lanes = [
+            _mm512_castsi512_si128(c),
+            _mm512_extracti32x4_epi32::<1>(c),
+            _mm512_extracti32x4_epi32::<2>(c),
+            _mm512_extracti32x4_epi32::<3>(c),
+        ];
+        put_rows_128(
+            lanes.into_iter().enumerate().map(|(l, x)| (16 * l + j, x)),
+            dst,
+            dr,
+            stream,
+        );
+    }
 }
 
 /// A 4×4 block of 8-byte elements with AVX: pairs of rows interleaved, then 128-bit halves joined.
