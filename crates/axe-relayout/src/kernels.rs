@@ -512,9 +512,10 @@ unsafe fn deinterleave_4x8(
 }
 
 /// Copies an `na`×`nb` tile where element (x, y) is read at `x·s[0] + y·s[1]` and written at
-/// `x·s[2] + y·s[3]` (in elements of `w` bytes). With 4-byte elements read contiguously along y and
-/// written contiguously along x (a transpose), 8×8 (AVX) or 4×4 (SSE2) blocks are transposed in
-/// registers; everything else goes element by element, the inner loop along x.
+/// `x·s[2] + y·s[3]` (in elements of `w` bytes). With 1-, 2-, 4- or 8-byte elements read contiguously
+/// along y and written contiguously along x (a transpose), blocks are transposed in registers (the
+/// widest the instruction set has, see `transpose_blocks`); everything else goes element by element,
+/// the inner loop along x.
 ///
 /// # Safety
 /// Every addressed element must lie inside its buffer.
