@@ -571,7 +571,7 @@ pub fn staged_group(w: usize) -> usize {
 /// Whether a transpose of `w`-byte elements with source rows `pitch` bytes apart, into a destination of
 /// `bytes` bytes, goes through a buffer ([`transpose_staged`]): rows far apart, or bytes (whose register
 /// blocks store 16 bytes to a row) where the destination is too large for the caches (measured on
-/// u8[8192,8192] with SSE2 blocks: 0.1× memcpy directly, 0.3–0.38× staged; within the caches, direct is
+/// `u8[8192,8192]` with SSE2 blocks: 0.1× memcpy directly, 0.3–0.38× staged; within the caches, direct is
 /// a little faster).
 pub fn staged(pitch: usize, w: usize, bytes: u64) -> bool {
     pitch >= STAGED_MIN_PITCH || (w == 1 && bytes >= crate::STREAM_MIN_BYTES)
@@ -840,32 +840,58 @@ unsafe fn transpose_32x16_u16(src: *const u8, dst: *mut u8, sr: isize, dr: isize
     }
 }
 
-/// A 16×16 block of bytes: rows interleaved by 8, 16, 32 and 64 bits in turn.
+/// Sixteen rows of bytes, each a vector of `$load`-ed bytes from `$src + row·$sr`, transposed within each
+/// 128-bit lane by the unpack instructions of one width (`$v` the vector type): lane `l` of result `j`
+/// holds byte `j` of lane `l` of every row, rows 0..16 in order.
+///
+/// Slot i holds row bit-reverse(i): each round pairs vectors i/2 and i/2 + 8 (low halves interleaved into
+/// 2·(i/2), high halves into the next), and after four rounds of 8-, 16-, 32- and 64-bit interleaves that
+/// order of rows comes out as rows 0..16 in every column.
+macro_rules! byte_columns {
+    ($src:expr, $sr:expr, $v:ty, $load:expr, [$lo8:ident, $hi8:ident, $lo16:ident, $hi16:ident,
+     $lo32:ident, $hi32:ident, $lo64:ident, $hi64:ident]) => {{
+        let rev = |i: usize| ((i & 1) << 3 | (i & 2) << 1 | (i & 4) >> 1 | (i & 8) >> 3) as isize;
+        let mut v: [$v; 16] = std::array::from_fn(|i| $load($src.offset(rev(i) * $sr)));
+        for round in 0..4 {
+            let next: [$v; 16] = std::array::from_fn(|i| {
+                let (p, q) = (v[i / 2], v[i / 2 + 8]);
+                match (round, i % 2) {
+                    (0, 0) => $lo8(p, q),
+                    (0, _) => $hi8(p, q),
+                    (1, 0) => $lo16(p, q),
+                    (1, _) => $hi16(p, q),
+                    (2, 0) => $lo32(p, q),
+                    (2, _) => $hi32(p, q),
+                    (_, 0) => $lo64(p, q),
+                    _ => $hi64(p, q),
+                }
+            });
+            v = next;
+        }
+        v
+    }};
+}
+
+/// A 16×16 block of bytes: rows interleaved by 8, 16, 32 and 64 bits in turn ([`byte_columns!`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 unsafe fn transpose_16x16_u8(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
-    // Slot i holds row bit-reverse(i): each round below pairs vectors i/2 and i/2 + 8 (low halves
-    // interleaved into 2·(i/2), high halves into the next), and after four rounds of 8-, 16-, 32- and
-    // 64-bit interleaves that order of rows comes out as rows 0..16 in every column, vector j holding
-    // column j.
-    let rev = |i: usize| ((i & 1) << 3 | (i & 2) << 1 | (i & 4) >> 1 | (i & 8) >> 3) as isize;
-    let mut v: [__m128i; 16] = std::array::from_fn(|i| get(src.offset(rev(i) * sr)));
-    for round in 0..4 {
-        let next: [__m128i; 16] = std::array::from_fn(|i| {
-            let (p, q) = (v[i / 2], v[i / 2 + 8]);
-            match (round, i % 2) {
-                (0, 0) => _mm_unpacklo_epi8(p, q),
-                (0, _) => _mm_unpackhi_epi8(p, q),
-                (1, 0) => _mm_unpacklo_epi16(p, q),
-                (1, _) => _mm_unpackhi_epi16(p, q),
-                (2, 0) => _mm_unpacklo_epi32(p, q),
-                (2, _) => _mm_unpackhi_epi32(p, q),
-                (_, 0) => _mm_unpacklo_epi64(p, q),
-                _ => _mm_unpackhi_epi64(p, q),
-            }
-        });
-        v = next;
-    }
+    let v = byte_columns!(
+        src,
+        sr,
+        __m128i,
+        |p: *const u8| get(p),
+        [
+            _mm_unpacklo_epi8,
+            _mm_unpackhi_epi8,
+            _mm_unpacklo_epi16,
+            _mm_unpackhi_epi16,
+            _mm_unpacklo_epi32,
+            _mm_unpackhi_epi32,
+            _mm_unpacklo_epi64,
+            _mm_unpackhi_epi64
+        ]
+    );
     put_rows_128(v.into_iter().enumerate(), dst, dr, stream);
 }
 
@@ -874,25 +900,22 @@ unsafe fn transpose_16x16_u8(src: *const u8, dst: *mut u8, sr: isize, dr: isize,
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 unsafe fn transpose_16x64_u8(src: *const u8, dst: *mut u8, sr: isize, dr: isize, stream: bool) {
-    let rev = |i: usize| ((i & 1) << 3 | (i & 2) << 1 | (i & 4) >> 1 | (i & 8) >> 3) as isize;
-    let mut v: [__m512i; 16] =
-        std::array::from_fn(|i| _mm512_loadu_si512(src.offset(rev(i) * sr) as *const __m512i));
-    for round in 0..4 {
-        let next: [__m512i; 16] = std::array::from_fn(|i| {
-            let (p, q) = (v[i / 2], v[i / 2 + 8]);
-            match (round, i % 2) {
-                (0, 0) => _mm512_unpacklo_epi8(p, q),
-                (0, _) => _mm512_unpackhi_epi8(p, q),
-                (1, 0) => _mm512_unpacklo_epi16(p, q),
-                (1, _) => _mm512_unpackhi_epi16(p, q),
-                (2, 0) => _mm512_unpacklo_epi32(p, q),
-                (2, _) => _mm512_unpackhi_epi32(p, q),
-                (_, 0) => _mm512_unpacklo_epi64(p, q),
-                _ => _mm512_unpackhi_epi64(p, q),
-            }
-        });
-        v = next;
-    }
+    let v = byte_columns!(
+        src,
+        sr,
+        __m512i,
+        |p: *const u8| _mm512_loadu_si512(p as *const __m512i),
+        [
+            _mm512_unpacklo_epi8,
+            _mm512_unpackhi_epi8,
+            _mm512_unpacklo_epi16,
+            _mm512_unpackhi_epi16,
+            _mm512_unpacklo_epi32,
+            _mm512_unpackhi_epi32,
+            _mm512_unpacklo_epi64,
+            _mm512_unpackhi_epi64
+        ]
+    );
     for (j, &c) in v.iter().enumerate() {
         let lanes = [
             _mm512_castsi512_si128(c),
