@@ -1200,6 +1200,20 @@ fn bit_matrices() -> bool {
 #[cfg(target_arch = "x86_64")]
 const BIT_SPAN: usize = 8192;
 
+/// This thread's scratch for the masks of [`pack_bits_gfni`] and [`unpack_bits_gfni`]: 32 rows of
+/// [`BIT_SPAN`] bits (32 KiB), kept rather than zeroed on the stack at every call (32 KiB of stores
+/// for every 256 KiB read, a few per cent of the bench's pred packing). A kernel holds the only
+/// reference into it while it runs: the kernels do not nest, and each fills the masks it reads.
+#[cfg(target_arch = "x86_64")]
+fn bit_masks() -> *mut u64 {
+    use std::cell::UnsafeCell;
+    thread_local! {
+        static MASKS: UnsafeCell<Vec<u64>> = UnsafeCell::new(vec![0; BIT_SPAN / 2]);
+    }
+    // SAFETY: the vector is never resized; only its elements are written through the pointer.
+    MASKS.with(|m| unsafe { (*m.get()).as_mut_ptr() })
+}
+
 /// The bytes of the 8 `u64` lanes of a vector regrouped by position: byte `8b + s` of the result is
 /// byte `b` of lane `7 - s` (`reverse`) or of lane `s`. With rows' bit masks in the lanes, lane `b` of
 /// the result is the 8×8 bit matrix of their columns `8b..8b + 8`, which [`transpose_bits`] turns.
@@ -1241,7 +1255,7 @@ unsafe fn pack_bits_gfni<const KB: usize>(
     let store = |p: *mut u8, v: __m512i| put512(p, v, stream);
     let (pairs, words) = interleave_indices();
     // masks[r][chunk]: bit i is row r's column 64·chunk + i.
-    let mut masks = [[0u64; BIT_SPAN / 64]; 32];
+    let masks = &mut *bit_masks().cast::<[[u64; BIT_SPAN / 64]; 32]>();
     let mut c = 0;
     while c + 64 <= len {
         let n = BIT_SPAN.min((len - c) / 64 * 64);
@@ -1321,7 +1335,7 @@ unsafe fn unpack_bits_gfni<const KB: usize>(
     let rev: [u8; 64] = std::array::from_fn(|i| (i / 8 * 8 + 7 - i % 8) as u8);
     let rev = _mm512_loadu_si512(rev.as_ptr() as *const __m512i);
     // masks[chunk][r]: bit i is row r's column 64·chunk + i.
-    let mut masks = [[0u64; 32]; BIT_SPAN / 64];
+    let masks = &mut *bit_masks().cast::<[[u64; 32]; BIT_SPAN / 64]>();
     let mut c = 0;
     while c + 64 <= len {
         let n = BIT_SPAN.min((len - c) / 64 * 64);
