@@ -26,8 +26,8 @@ pub struct Options {
     /// Worker threads (0: all available, or one for relayouts under [`PARALLEL_MIN_BYTES`]). One
     /// thread runs on the caller's.
     pub threads: usize,
-    /// Write with non-temporal stores, which bypass the cache (`None`: when the destination is larger
-    /// than [`STREAM_MIN_BYTES`]).
+    /// Write with non-temporal stores, which bypass the cache (`None`: when the destination is at
+    /// least [`STREAM_MIN_BYTES`], or source and destination together twice that).
     pub streaming: Option<bool>,
     /// The kernels' instruction set (`None`: the best this processor runs; others are for comparing).
     pub isa: Option<Isa>,
@@ -38,7 +38,11 @@ pub struct Options {
 pub const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 
 /// The destination size from which writes bypass the cache by default: larger than the caches they
-/// would otherwise evict, so the result would not be read from there anyway.
+/// would otherwise evict, so the result would not be read from there anyway. A smaller destination is
+/// streamed too when the source is large enough that, read through the caches after it, it evicts the
+/// destination anyway (source and destination together at least twice this): then caching the writes
+/// only adds the reads of the destination's lines before they are overwritten (pred packed into `E(1)`
+/// bits, 64 MiB into 8 MiB: about 5% faster streamed).
 pub const STREAM_MIN_BYTES: u64 = 16 << 20;
 
 impl Default for Options {
@@ -423,7 +427,10 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
             )))
         }
     };
-    let streaming = opts.streaming.unwrap_or(dst.bytes() >= STREAM_MIN_BYTES);
+    let streaming = opts.streaming.unwrap_or(
+        dst.bytes() >= STREAM_MIN_BYTES
+            || src.bytes().saturating_add(dst.bytes()) >= 2 * STREAM_MIN_BYTES,
+    );
     let rank = src.dims.len();
     let mk = |mode, outer, element_bytes| Plan {
         element_bytes,
