@@ -588,6 +588,33 @@ fn run_copies_read_plain_sources_straight_through() {
 }
 
 #[test]
+fn writes_stream_past_the_caches_by_default() {
+    // (shape, to, streamed): by the destination's size, or by the pair's where a large source would
+    // evict a small destination anyway.
+    let cases = [
+        ("f32[64,64]{1,0}", "{0,1}", false),
+        ("f32[2048,1024]{1,0}", "{0,1}", false), // 8 MiB each, 16 MiB together
+        ("f32[2048,2048]{1,0}", "{0,1}", true),  // a 16 MiB destination
+        ("pred[8192,8192]{1,0}", "{1,0:T(32,128)(32,1)E(1)}", true), // 64 MiB into 8 MiB
+        ("pred[2048,2048]{1,0}", "{1,0:T(32,128)(32,1)E(1)}", false), // 4 MiB into 512 KiB
+    ];
+    for (shape, to, streamed) in cases {
+        let (a, b) = xla_pair(shape, to);
+        let (ta, tb) = (
+            TensorLayout::from_xla(&a).unwrap(),
+            TensorLayout::from_xla(&b).unwrap(),
+        );
+        let p = plan(&ta, &tb, &Options::default()).unwrap();
+        assert_eq!(p.streaming, streamed, "{shape} -> {to}");
+        let forced = Options {
+            streaming: Some(!streamed),
+            ..Options::default()
+        };
+        assert_eq!(plan(&ta, &tb, &forced).unwrap().streaming, !streamed);
+    }
+}
+
+#[test]
 fn instruction_sets_by_name_and_refusal() {
     for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Portable] {
         assert_eq!(Isa::from_name(isa.name()), Some(isa));
