@@ -321,6 +321,10 @@ pub struct RelayoutBench {
     /// Timed runs per case (the fastest is reported).
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// Measure every case this many times over, one round after another, and report each case's
+    /// median with the lowest and highest ratio (on a shared machine single rounds vary).
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
     /// The kernels' instruction set: avx512, avx2, sse2 or portable (default: the best this
     /// processor runs), to see what each adds.
     #[arg(long)]
@@ -330,13 +334,119 @@ pub struct RelayoutBench {
     cached: bool,
 }
 
+/// One round of one relayout case.
+struct CaseRun {
+    /// The relayout's GB/s (bytes read + written), fastest of the runs.
+    gbs: f64,
+    /// memcpy's GB/s in the same run.
+    memcpy: f64,
+    plan: String,
+    /// The share of the relayout's buffers on huge pages, where the system tells.
+    huge: Option<f64>,
+}
+
+impl CaseRun {
+    fn ratio(&self) -> f64 {
+        self.gbs / self.memcpy
+    }
+}
+
+/// Times the relayout of `shape` into `to` against memcpy of its larger buffer, in turn, `runs` times
+/// each (after one warm-up), and keeps the fastest of each.
+fn relayout_case(
+    (shape, to): (&str, &str),
+    opts: &axe_relayout::Options,
+    pool: &rayon::ThreadPool,
+    runs: usize,
+) -> Result<CaseRun, String> {
+    use axe_relayout::{relayout, TensorLayout};
+    let threads = pool.current_num_threads();
+    let src_shape = axe_xla::parse_shape(shape).map_err(|e| e.to_string())?;
+    let src = src_shape.as_array().ok_or("not an array")?;
+    let dst_layout = axe_xla::parse_layout(to, src.rank()).map_err(|e| e.to_string())?;
+    let dst = axe_xla::ArrayShape {
+        layout: dst_layout,
+        ..src.clone()
+    };
+    let (a, b) = (
+        TensorLayout::from_xla(src).map_err(|e| e.to_string())?,
+        TensorLayout::from_xla(&dst).map_err(|e| e.to_string())?,
+    );
+    // Every buffer, memcpy's too, comes from the same allocator (huge pages where the kernel gives
+    // them).
+    let mut input = crate::file::tensor_buffer(a.bytes() as usize)?;
+    for (i, x) in input.iter_mut().enumerate() {
+        *x = (i * 131 % 251) as u8;
+    }
+    let mut output = crate::file::tensor_buffer(b.bytes() as usize)?;
+    // memcpy of the larger buffer's bytes (the source's, unless the relayout unpacks), with as many
+    // threads, timed in turn with the relayout so that both see the same machine (the fastest of each
+    // is kept; the first of each warms up).
+    let reference = input.len().max(output.len());
+    let mut copy = crate::file::tensor_buffer(reference)?;
+    let (mut best, mut mc) = (f64::INFINITY, f64::INFINITY);
+    let mut plan = String::new();
+    for _ in 0..runs.max(1) + 1 {
+        let t = Instant::now();
+        let p = relayout(&input, &a, &mut output, &b, opts).map_err(|e| e.to_string())?;
+        best = best.min(t.elapsed().as_secs_f64());
+        plan = p.explain();
+        black_box(&output);
+        let from: &[u8] = if input.len() >= output.len() {
+            &input
+        } else {
+            &output
+        };
+        let t = Instant::now();
+        pool.install(|| {
+            use rayon::prelude::*;
+            let chunk = reference.div_ceil(threads).max(1);
+            copy[..reference]
+                .par_chunks_mut(chunk)
+                .zip(from[..reference].par_chunks(chunk))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+        });
+        mc = mc.min(t.elapsed().as_secs_f64());
+    }
+    black_box(&copy);
+    let moved = (a.bytes() + b.bytes()) as f64;
+    // How much of the relayout's buffers the kernel backed with huge pages (it matters to the
+    // transposes, which touch many pages).
+    let huge = match (
+        crate::file::huge_page_share(&input),
+        crate::file::huge_page_share(&output),
+    ) {
+        (Some(i), Some(o)) => Some((i * input.len() as f64 + o * output.len() as f64) / moved),
+        _ => None,
+    };
+    Ok(CaseRun {
+        gbs: moved / best / 1e9,
+        memcpy: 2.0 * reference as f64 / mc / 1e9,
+        plan,
+        huge,
+    })
+}
+
+/// The median of some numbers (the mean of the middle two for an even count).
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
 fn bench_relayout(b: RelayoutBench) -> bool {
-    use axe_relayout::{relayout, Options, TensorLayout};
     let RelayoutBench {
         json,
         threads,
         only,
         runs,
+        rounds,
         isa,
         cached,
     } = b;
@@ -348,7 +458,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
             return false;
         }
     };
-    let threads = threads.max(1);
+    let (threads, rounds) = (threads.max(1), rounds.max(1));
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(p) => p,
         Err(e) => {
@@ -356,112 +466,73 @@ fn bench_relayout(b: RelayoutBench) -> bool {
             return false;
         }
     };
+    let opts = axe_relayout::Options {
+        zero_padding: true,
+        threads,
+        isa,
+        streaming: cached.then_some(false),
+    };
+    let cases: Vec<_> = RELAYOUT_CASES
+        .iter()
+        .filter(|(name, ..)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
+        .collect();
     if !json {
-        println!("{threads} thread(s); GB/s counts bytes read + written; memcpy copies the larger buffer with as many threads; huge: the share of the buffers on huge pages");
+        let of = if rounds > 1 {
+            format!("; the median of {rounds} rounds, the lowest and highest ratio in brackets")
+        } else {
+            String::new()
+        };
+        println!("{threads} thread(s); GB/s counts bytes read + written; memcpy copies the larger buffer with as many threads; huge: the share of the buffers on huge pages{of}");
+        let range = if rounds > 1 { "range" } else { "" };
         println!(
-            "{:<42} {:>9} {:>9} {:>8} {:>6}  plan",
+            "{:<42} {:>9} {:>9} {:>8} {range:>13} {:>6}  plan",
             "case", "GB/s", "memcpy", "ratio", "huge"
         );
     }
-    for (name, shape, to) in RELAYOUT_CASES {
-        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
-            continue;
-        }
-        let result = (|| -> Result<(f64, f64, String, Option<f64>), String> {
-            let src_shape = axe_xla::parse_shape(shape).map_err(|e| e.to_string())?;
-            let src = src_shape.as_array().ok_or("not an array")?;
-            let dst_layout = axe_xla::parse_layout(to, src.rank()).map_err(|e| e.to_string())?;
-            let dst = axe_xla::ArrayShape {
-                layout: dst_layout,
-                ..src.clone()
-            };
-            let (a, b) = (
-                TensorLayout::from_xla(src).map_err(|e| e.to_string())?,
-                TensorLayout::from_xla(&dst).map_err(|e| e.to_string())?,
-            );
-            // Every buffer, memcpy's too, comes from the same allocator (huge pages where the kernel gives
-            // them).
-            let mut input = crate::file::tensor_buffer(a.bytes() as usize)?;
-            for (i, x) in input.iter_mut().enumerate() {
-                *x = (i * 131 % 251) as u8;
+    // results[case]: one run per round. Rounds go over every case in turn, so that a slow spell of
+    // the machine falls on different cases' rounds rather than on all of one case's.
+    let mut results: Vec<Vec<CaseRun>> = cases.iter().map(|_| Vec::new()).collect();
+    for round in 0..rounds {
+        for (c, (name, shape, to)) in cases.iter().enumerate() {
+            match relayout_case((shape, to), &opts, &pool, runs) {
+                Ok(r) => results[c].push(r),
+                Err(e) => {
+                    eprintln!("error: {name}: {e}");
+                    return false;
+                }
             }
-            let mut output = crate::file::tensor_buffer(b.bytes() as usize)?;
-            let opts = Options {
-                zero_padding: true,
-                threads,
-                isa,
-                streaming: cached.then_some(false),
-            };
-            // memcpy of the larger buffer's bytes (the source's, unless the relayout unpacks), with as
-            // many threads, timed in turn with the relayout so that both see the same machine (the
-            // fastest of each is kept; the first of each warms up).
-            let reference = input.len().max(output.len());
-            let mut copy = crate::file::tensor_buffer(reference)?;
-            let (mut best, mut mc) = (f64::INFINITY, f64::INFINITY);
-            let mut plan = String::new();
-            for _ in 0..runs.max(1) + 1 {
-                let t = Instant::now();
-                let p = relayout(&input, &a, &mut output, &b, &opts).map_err(|e| e.to_string())?;
-                best = best.min(t.elapsed().as_secs_f64());
-                plan = p.explain();
-                black_box(&output);
-                let from: &[u8] = if input.len() >= output.len() {
-                    &input
+            if round + 1 < rounds {
+                continue;
+            }
+            let rs = &results[c];
+            let gbs = median(rs.iter().map(|r| r.gbs).collect());
+            let memcpy = median(rs.iter().map(|r| r.memcpy).collect());
+            let ratios: Vec<f64> = rs.iter().map(CaseRun::ratio).collect();
+            let ratio = median(ratios.clone());
+            let (lo, hi) = ratios
+                .iter()
+                .fold((f64::INFINITY, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+            let last = &rs[rs.len() - 1];
+            if json {
+                println!(
+                    "{}",
+                    json!({"case": name, "source": shape, "to": to, "threads": threads, "rounds": rounds,
+                           "gb_per_second": gbs, "memcpy_gb_per_second": memcpy, "ratio": ratio,
+                           "ratios": ratios, "plan": last.plan, "huge_pages": last.huge})
+                );
+            } else {
+                let huge = last
+                    .huge
+                    .map_or("-".to_string(), |h| format!("{:.0}%", h * 100.0));
+                let range = if rounds > 1 {
+                    format!("({lo:.2}–{hi:.2})")
                 } else {
-                    &output
+                    String::new()
                 };
-                let t = Instant::now();
-                pool.install(|| {
-                    use rayon::prelude::*;
-                    let chunk = reference.div_ceil(threads).max(1);
-                    copy[..reference]
-                        .par_chunks_mut(chunk)
-                        .zip(from[..reference].par_chunks(chunk))
-                        .for_each(|(d, s)| d.copy_from_slice(s));
-                });
-                mc = mc.min(t.elapsed().as_secs_f64());
-            }
-            black_box(&copy);
-            let moved = (a.bytes() + b.bytes()) as f64;
-            // How much of the relayout's buffers the kernel backed with huge pages (it matters to the
-            // transposes, which touch many pages).
-            let huge = match (
-                crate::file::huge_page_share(&input),
-                crate::file::huge_page_share(&output),
-            ) {
-                (Some(i), Some(o)) => {
-                    Some((i * input.len() as f64 + o * output.len() as f64) / moved)
-                }
-                _ => None,
-            };
-            Ok((
-                moved / best / 1e9,
-                2.0 * reference as f64 / mc / 1e9,
-                plan,
-                huge,
-            ))
-        })();
-        match result {
-            Ok((gbs, memcpy, plan, huge)) => {
-                if json {
-                    println!(
-                        "{}",
-                        json!({"case": name, "source": shape, "to": to, "threads": threads, "gb_per_second": gbs,
-                                          "memcpy_gb_per_second": memcpy, "ratio": gbs / memcpy, "plan": plan,
-                                          "huge_pages": huge})
-                    );
-                } else {
-                    let huge = huge.map_or("-".to_string(), |h| format!("{:.0}%", h * 100.0));
-                    let short: String = plan.chars().take(60).collect();
-                    println!(
-                        "{name:<42} {gbs:>9.2} {memcpy:>9.2} {:>8.2} {huge:>6}  {short}",
-                        gbs / memcpy
-                    );
-                }
-            }
-            Err(e) => {
-                eprintln!("error: {name}: {e}");
-                return false;
+                let short: String = last.plan.chars().take(60).collect();
+                println!(
+                    "{name:<42} {gbs:>9.2} {memcpy:>9.2} {ratio:>8.2} {range:>13} {huge:>6}  {short}"
+                );
             }
         }
     }

@@ -83,7 +83,7 @@ fn npy_to_tiled_bin_and_back() {
 #[test]
 fn bench_relayout_runs_one_case() {
     let (code, out, err) = run(&[
-        "bench", "relayout", "--json", "--only", "256", "--runs", "1",
+        "bench", "relayout", "--json", "--only", "256", "--runs", "1", "--rounds", "3",
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
@@ -91,6 +91,16 @@ fn bench_relayout_runs_one_case() {
         v["gb_per_second"].as_f64().unwrap() > 0.0
             && v["memcpy_gb_per_second"].as_f64().unwrap() > 0.0
     );
+    // Three rounds, reported by their median ratio.
+    let mut ratios: Vec<f64> = v["ratios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_f64().unwrap())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    assert_eq!(ratios.len(), 3, "{v}");
+    assert_eq!(v["ratio"].as_f64().unwrap(), ratios[1], "{v}");
     assert!(v["plan"].as_str().unwrap().contains("kernels"), "{v}");
     let (code, _, err) = run(&["bench", "relayout", "--isa", "mmx", "--only", "256"]);
     assert_ne!(code, 0);
