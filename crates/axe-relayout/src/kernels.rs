@@ -339,9 +339,16 @@ pub unsafe fn deinterleave(
     #[cfg(target_arch = "x86_64")]
     if isa.simd() {
         let stream = stream && (dst as usize).is_multiple_of(16) && row.is_multiple_of(16);
-        let wide = (dst as usize).is_multiple_of(32) && row.is_multiple_of(32);
+        let wide = |v: usize| (dst as usize).is_multiple_of(v) && row.is_multiple_of(v);
         done = match (w, k) {
-            (2, 2) if isa.avx2() && (wide || !stream) => {
+            (2, 2)
+                if isa == Isa::Avx512
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && (wide(64) || !stream) =>
+            {
+                deinterleave_2x16_avx512(src, dst, row, len, stream)
+            }
+            (2, 2) if isa.avx2() && (wide(32) || !stream) => {
                 deinterleave_2x16_avx2(src, dst, row, len, stream)
             }
             (2, 2) => deinterleave_2x16(src, dst, row, len, stream),
@@ -475,6 +482,19 @@ deinterleave_pairs!(
     _mm256_srai_epi32,
     _mm256_packs_epi32,
     |v| _mm256_permute4x64_epi64(v, 0xd8)
+);
+deinterleave_pairs!(
+    deinterleave_2x16_avx512,
+    "avx512f,avx512bw",
+    __m512i,
+    32,
+    _mm512_loadu_si512,
+    _mm512_storeu_si512,
+    _mm512_stream_si512,
+    _mm512_slli_epi32,
+    _mm512_srai_epi32,
+    _mm512_packs_epi32,
+    |v| _mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), v)
 );
 
 /// Quads of bytes into four rows, 16 quads at a time: byte j of each 32-bit quad, masked, then packed
