@@ -250,6 +250,13 @@ pub unsafe fn interleave(
     if isa.simd() {
         let stream = stream && (dst as usize).is_multiple_of(16);
         done = match (w, k) {
+            (2, 2)
+                if isa == Isa::Avx512
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && ((dst as usize).is_multiple_of(64) || !stream) =>
+            {
+                interleave_2x16_avx512(src, row, dst, len, stream)
+            }
             (2, 2) => interleave_two::<2>(src, row, dst, len, stream),
             (1, 4) => interleave_4x8(src, row, dst, len, stream),
             (1, 2) => interleave_two::<1>(src, row, dst, len, stream),
@@ -289,6 +296,38 @@ unsafe fn interleave_two<const W: usize>(
         at += 16;
     }
     n / W
+}
+
+/// Two rows of 16-bit elements, 32 of each at a time (two-source word permutes), whole lines stored.
+/// Returns the elements done.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn interleave_2x16_avx512(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let (_, words) = interleave_indices();
+    let n = len / 32 * 32;
+    let mut c = 0;
+    while c < n {
+        let a = _mm512_loadu_si512(src.add(2 * c) as *const __m512i);
+        let b = _mm512_loadu_si512(src.add(row + 2 * c) as *const __m512i);
+        put512(
+            dst.add(4 * c),
+            _mm512_permutex2var_epi16(a, words[0], b),
+            stream,
+        );
+        put512(
+            dst.add(4 * c + 64),
+            _mm512_permutex2var_epi16(a, words[1], b),
+            stream,
+        );
+        c += 32;
+    }
+    n
 }
 
 /// Four rows of bytes, 16 at a time.
@@ -1425,15 +1464,35 @@ unsafe fn put512(p: *mut u8, v: __m512i, stream: bool) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn interleave_indices() -> ([__m512i; 2], [__m512i; 2]) {
-    let pairs = [0, 1].map(|h| {
-        let idx: [u8; 64] = std::array::from_fn(|i| (32 * h + i / 2 + 64 * (i % 2)) as u8);
-        _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
-    });
-    let words = [0, 1].map(|h| {
-        let idx: [u16; 32] = std::array::from_fn(|i| (16 * h + i / 2 + 32 * (i % 2)) as u16);
-        _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
-    });
-    (pairs, words)
+    // Tables built at compile time: the kernels that use them may be called for a few hundred bytes.
+    const PAIRS: [[u8; 64]; 2] = {
+        let mut t = [[0u8; 64]; 2];
+        let mut i = 0;
+        while i < 128 {
+            let (h, j) = (i / 64, i % 64);
+            t[h][j] = (32 * h + j / 2 + 64 * (j % 2)) as u8;
+            i += 1;
+        }
+        t
+    };
+    const WORDS: [[u16; 32]; 2] = {
+        let mut t = [[0u16; 32]; 2];
+        let mut i = 0;
+        while i < 64 {
+            let (h, j) = (i / 32, i % 32);
+            t[h][j] = (16 * h + j / 2 + 32 * (j % 2)) as u16;
+            i += 1;
+        }
+        t
+    };
+    let load = |p: *const u8| _mm512_loadu_si512(p as *const __m512i);
+    (
+        [load(PAIRS[0].as_ptr()), load(PAIRS[1].as_ptr())],
+        [
+            load(WORDS[0].as_ptr().cast()),
+            load(WORDS[1].as_ptr().cast()),
+        ],
+    )
 }
 
 /// [`pack_bits`] for 8, 16 or 32 rows, 16 columns at a time: eight rows' low bits gathered into one

@@ -1084,8 +1084,6 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 }
             };
             // Packing: the destination puts k consecutive indices of `a` side by side (bf16's (2,1), s8's
-            // (4,1)); unpacking: the source does so along `b`. Each is a k-way (de)interleave of runs.
-            // Packing: the destination puts k consecutive indices of `a` side by side (bf16's (2,1), s8's
             // (4,1)); unpacking: the source does so along `b`. Either way, the packed dimension is walked
             // in groups of k (a few groups at a time: 8 rows, a tile's worth) and the other in runs where
             // the packed side advances by k and the other by one; each (run, group) is one kernel call.
@@ -1111,10 +1109,22 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 };
                 let per = (8 / k).clamp(1, groups);
                 let blocks = groups.div_ceil(per);
+                // Each run's (source, destination) offset along the run dimension, in bytes, and each
+                // group's along the packed one (with the source's start and the first copy): the kernel
+                // calls, a few hundred bytes each, then cost only additions.
+                let (sw, dw) = (w as i64, w as i64);
+                let run_at: Vec<(i64, i64)> = runs
+                    .iter()
+                    .map(|&(r0, _)| (sr[r0] * sw, dr[r0] * dw))
+                    .collect();
+                let group_at: Vec<(i64, i64)> = (0..groups)
+                    .map(|g| ((s0 + sg[g * k]) * sw, (dg[g * k] + d.replicas[0]) * dw))
+                    .collect();
                 for_items(plan, outer_count * blocks, 4, |item| {
                     let (o, gb) = (item / blocks, item % blocks);
                     for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                        for &(r0, len) in &runs {
+                        let (sbase_b, dbase_b) = (sbase * sw, dbase * dw);
+                        for (&(r0, len), &(rs, rd)) in runs.iter().zip(&run_at) {
                             let first = gb * per;
                             let block = &steps[first..((gb + 1) * per).min(groups)];
                             for (g, &step) in (first..).zip(block) {
@@ -1128,8 +1138,9 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                     }
                                     continue;
                                 };
-                                let so = (sbase + s0 + sg[g0] + sr[r0]) as usize * w;
-                                let doff = (dbase + dg[g0] + dr[r0] + d.replicas[0]) as usize * w;
+                                let (gs, gd) = group_at[g];
+                                let so = (sbase_b + gs + rs) as usize;
+                                let doff = (dbase_b + gd + rd) as usize;
                                 let (from, to) =
                                     ((sp + so) as *const u8, dp.ptr().wrapping_add(doff));
                                 let row = row as usize * w;
