@@ -250,12 +250,15 @@ pub unsafe fn interleave(
     if isa.simd() {
         let stream = stream && (dst as usize).is_multiple_of(16);
         done = match (w, k) {
-            (2, 2)
+            (2, 2) | (1, 2)
                 if isa == Isa::Avx512
-                    && std::is_x86_feature_detected!("avx512bw")
+                    && std::is_x86_feature_detected!("avx512vbmi")
                     && ((dst as usize).is_multiple_of(64) || !stream) =>
             {
-                interleave_2x16_avx512(src, row, dst, len, stream)
+                match w {
+                    2 => interleave_two_avx512::<2>(src, row, dst, len, stream),
+                    _ => interleave_two_avx512::<1>(src, row, dst, len, stream),
+                }
             }
             (2, 2) => interleave_two::<2>(src, row, dst, len, stream),
             (1, 4) => interleave_4x8(src, row, dst, len, stream),
@@ -272,63 +275,69 @@ pub unsafe fn interleave(
     );
 }
 
-/// Two rows of `W`-byte elements (1 or 2), 16 bytes of each at a time. Returns the elements done.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-unsafe fn interleave_two<const W: usize>(
-    src: *const u8,
-    row: usize,
-    dst: *mut u8,
-    len: usize,
-    stream: bool,
-) -> usize {
-    let n = len * W / 16 * 16;
-    let mut at = 0;
-    while at < n {
-        let (a, b) = (get(src.add(at)), get(src.add(row + at)));
-        let (lo, hi) = if W == 2 {
+/// Two rows of `W`-byte elements (1 or 2) interleaved, a vector of each at a time: `$split` makes the
+/// two vectors stored from the rows' `$a` and `$b` (the first half of the pairs, then the second).
+/// Returns the elements done.
+macro_rules! interleave_pairs {
+    ($name:ident, $feature:literal, $v:ty, $load:ident, $put:ident, |$a:ident, $b:ident| $split:expr) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        unsafe fn $name<const W: usize>(
+            src: *const u8,
+            row: usize,
+            dst: *mut u8,
+            len: usize,
+            stream: bool,
+        ) -> usize {
+            const V: usize = std::mem::size_of::<$v>();
+            let n = len * W / V * V;
+            let mut at = 0;
+            while at < n {
+                let ($a, $b) = (
+                    $load(src.add(at) as *const _),
+                    $load(src.add(row + at) as *const _),
+                );
+                let (lo, hi) = $split;
+                $put(dst.add(2 * at), lo, stream);
+                $put(dst.add(2 * at + V), hi, stream);
+                at += V;
+            }
+            n / W
+        }
+    };
+}
+interleave_pairs!(
+    interleave_two,
+    "sse2",
+    __m128i,
+    _mm_loadu_si128,
+    put,
+    |a, b| {
+        if W == 2 {
             (_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b))
         } else {
             (_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b))
-        };
-        put(dst.add(2 * at), lo, stream);
-        put(dst.add(2 * at + 16), hi, stream);
-        at += 16;
+        }
     }
-    n / W
-}
-
-/// Two rows of 16-bit elements, 32 of each at a time (two-source word permutes), whole lines stored.
-/// Returns the elements done.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn interleave_2x16_avx512(
-    src: *const u8,
-    row: usize,
-    dst: *mut u8,
-    len: usize,
-    stream: bool,
-) -> usize {
-    let (_, words) = interleave_indices();
-    let n = len / 32 * 32;
-    let mut c = 0;
-    while c < n {
-        let a = _mm512_loadu_si512(src.add(2 * c) as *const __m512i);
-        let b = _mm512_loadu_si512(src.add(row + 2 * c) as *const __m512i);
-        put512(
-            dst.add(4 * c),
-            _mm512_permutex2var_epi16(a, words[0], b),
-            stream,
-        );
-        put512(
-            dst.add(4 * c + 64),
-            _mm512_permutex2var_epi16(a, words[1], b),
-            stream,
-        );
-        c += 32;
+);
+// Two-source permutes put the pairs in order across the whole vector (bytes need AVX-512VBMI).
+interleave_pairs!(
+    interleave_two_avx512,
+    "avx512f,avx512bw,avx512vbmi",
+    __m512i,
+    _mm512_loadu_si512,
+    put512,
+    |a, b| {
+        let (pairs, words) = interleave_indices();
+        if W == 2 {
+            let w = |h: usize| _mm512_permutex2var_epi16(a, words[h], b);
+            (w(0), w(1))
+        } else {
+            let p = |h: usize| _mm512_permutex2var_epi8(a, pairs[h], b);
+            (p(0), p(1))
+        }
     }
-    n
-}
+);
 
 /// Four rows of bytes, 16 at a time.
 #[cfg(target_arch = "x86_64")]
@@ -1465,22 +1474,24 @@ unsafe fn put512(p: *mut u8, v: __m512i, stream: bool) {
 #[target_feature(enable = "avx512f")]
 unsafe fn interleave_indices() -> ([__m512i; 2], [__m512i; 2]) {
     // Tables built at compile time: the kernels that use them may be called for a few hundred bytes.
-    const PAIRS: [[u8; 64]; 2] = {
-        let mut t = [[0u8; 64]; 2];
+    // Lane j of half h of an `N`-lane table: lane `N/2·h + j/2` of the first vector (j even) or of the
+    // second (j odd, lanes N.. of the pair).
+    const fn interleaving<const N: usize>() -> [[u16; N]; 2] {
+        let mut t = [[0u16; N]; 2];
         let mut i = 0;
-        while i < 128 {
-            let (h, j) = (i / 64, i % 64);
-            t[h][j] = (32 * h + j / 2 + 64 * (j % 2)) as u8;
+        while i < 2 * N {
+            let (h, j) = (i / N, i % N);
+            t[h][j] = (N / 2 * h + j / 2 + N * (j % 2)) as u16;
             i += 1;
         }
         t
-    };
-    const WORDS: [[u16; 32]; 2] = {
-        let mut t = [[0u16; 32]; 2];
+    }
+    const WORDS: [[u16; 32]; 2] = interleaving::<32>();
+    const PAIRS: [[u8; 64]; 2] = {
+        let (wide, mut t) = (interleaving::<64>(), [[0u8; 64]; 2]);
         let mut i = 0;
-        while i < 64 {
-            let (h, j) = (i / 32, i % 32);
-            t[h][j] = (16 * h + j / 2 + 32 * (j % 2)) as u16;
+        while i < 128 {
+            t[i / 64][i % 64] = wide[i / 64][i % 64] as u8;
             i += 1;
         }
         t
