@@ -1248,7 +1248,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                             unsafe {
                                 kernels::transpose(
                                     isa,
-                                    stream,
+                                    (stream, true),
                                     (sp + so as usize * w) as *const u8,
                                     dp.ptr().add(doff as usize * w),
                                     [ssa, ssb, sda, sdb],
