@@ -606,86 +606,71 @@ pub unsafe fn transpose(
 
 /// The tile a transpose is cut into, for source rows `pitch` bytes apart: indices along the
 /// destination's contiguous dimension (source rows read), and along the source's (destination rows
-/// written). A tile holds 8192 elements; its source rows span at most about 2 MiB (rows far apart
-/// compete for the same memory banks), and there are 16 to 64 of them. (Measured on the bench's
-/// transposes: 64×128 for rows 32 KiB apart, 16×512 for rows 256 KiB apart.)
+/// written). A tile holds 8192 elements in 32 or 64 rows: 64 while they span at most 2 MiB, else 32.
+/// (Measured on the bench's transposes, with [`FETCH_AHEAD`]: 64×128 for rows 32 KiB apart; for rows
+/// 256 KiB apart, 32 rows beat 16 and 64, whose destination rows get a lone line per tile or whose
+/// reads spread too far.)
 pub fn transpose_tile(pitch: usize) -> (usize, usize) {
-    let rows = ((2 << 20) / pitch.max(1)).clamp(16, 64) / 16 * 16;
+    let rows = ((2 << 20) / pitch.max(1)).clamp(32, 64) / 16 * 16;
     (rows, 8192 / rows)
 }
 
 /// How far ahead along each source row (bytes) a direct transpose asks for the line it will read next
-/// into L2 (`prefetcht1`). A tile reads its 64 rows a line at a time, more streams than the hardware
-/// prefetcher follows, so without it most reads wait for memory (f32[8192,8192]: reads alone ran at
-/// 15.5 GB/s on one thread, 21 with the hint; into L1, `prefetcht0`, was slower than none). The staged
-/// path reads its rows in long bursts, which the hardware follows, and does without.
+/// into L2 (`prefetcht1`). A tile reads its 32 or 64 rows a line at a time, more streams than the
+/// hardware prefetcher follows, so without it most reads wait for memory (f32[8192,8192]: reads alone
+/// ran at 15.5 GB/s on one thread, 21 with the hint; into L1, `prefetcht0`, was slower than none).
+/// With it, direct tiles also beat staging for rows far apart (f32[256]³ reversed on two threads:
+/// 1.14× memcpy against 0.99×; f64: 0.96× against 0.74×). The staged path reads its rows in long
+/// bursts, which the hardware follows, and does without.
 pub const FETCH_AHEAD: usize = 256;
 
-/// Source row pitches (bytes) from which a transpose goes through a buffer ([`transpose_staged`]).
-/// Below it, tiles of [`transpose_tile`] read their rows directly (measured: direct wins for rows
-/// 32 KiB apart, staging for rows 256 KiB apart).
-pub const STAGED_MIN_PITCH: usize = 128 << 10;
+/// The tile of [`transpose_staged`]: 64 source rows (64 bytes of each destination row, keeping the
+/// buffer to 256 KiB) by 4 KiB of each source row, so that each row is read in long bursts.
+pub const STAGED_TILE: (usize, usize) = (64, 4096);
 
-/// The tile of [`transpose_staged`] for `w`-byte elements: rows (256 bytes of each destination row, so
-/// that writes come in whole pairs of cache lines; 64 for bytes, keeping the buffer to 256 KiB) and
-/// columns (4 KiB of each source row, so that each row is read in long bursts).
-pub fn staged_tile(w: usize) -> (usize, usize) {
-    (if w == 1 { 64 } else { (256 / w).max(16) }, 4096 / w)
+/// The source rows [`transpose_staged`] reads together: as many as a register block has.
+pub const STAGED_GROUP: usize = 16;
+
+/// Whether a transpose of `w`-byte elements into a destination of `bytes` bytes goes through a buffer
+/// ([`transpose_staged`]): bytes, whose register blocks store 16 bytes to a row, where the destination
+/// is too large for the caches (measured on `u8[8192,8192]` with SSE2 blocks: 0.1× memcpy directly,
+/// 0.3–0.38× staged; within the caches, direct is a little faster).
+pub fn staged(w: usize, bytes: u64) -> bool {
+    w == 1 && bytes >= crate::STREAM_MIN_BYTES
 }
 
-/// The source rows [`transpose_staged`] reads together for `w`-byte elements: as many as the tallest
-/// register block (32 for 2-byte elements, else 16, which the others divide).
-pub fn staged_group(w: usize) -> usize {
-    if w == 2 {
-        32
-    } else {
-        16
-    }
-}
-
-/// Whether a transpose of `w`-byte elements with source rows `pitch` bytes apart, into a destination of
-/// `bytes` bytes, goes through a buffer ([`transpose_staged`]): rows far apart, or bytes (whose register
-/// blocks store 16 bytes to a row) where the destination is too large for the caches (measured on
-/// `u8[8192,8192]` with SSE2 blocks: 0.1× memcpy directly, 0.3–0.38× staged; within the caches, direct is
-/// a little faster).
-pub fn staged(pitch: usize, w: usize, bytes: u64) -> bool {
-    pitch >= STAGED_MIN_PITCH || (w == 1 && bytes >= crate::STREAM_MIN_BYTES)
-}
-
-/// Transposes `na` source rows (`sr` bytes apart, read contiguously) by the `nb` columns of each of
-/// `segments`, through a buffer: element (x, y) of segment `(so, do)` is read at `src + so + x·sr + y·w`
-/// and written at `dst + do + y·dc + x·w`.
+/// Transposes `na` source rows of bytes (`sr` bytes apart, read contiguously) by the `nb` columns of
+/// each of `segments`, through a buffer: byte (x, y) of segment `(so, do)` is read at
+/// `src + so + x·sr + y` and written at `dst + do + y·dc + x`.
 ///
-/// The rows are read sixteen (or 32) at a time, each along every segment (long bursts from few streams), into
-/// the buffer; then each destination row gets its `na·w` bytes in one go (whole pairs of lines). Reading
-/// all `na` rows together instead would keep too many streams open; writing each block as it is read
-/// would leave lone cache lines, which memory writes at half speed.
+/// The rows are read [`STAGED_GROUP`] at a time, each along every segment (long bursts from few
+/// streams), into the buffer; then each destination row gets its `na` bytes in one go. Reading all
+/// `na` rows together instead would keep too many streams open; writing each block as it is read would
+/// leave 16 bytes at a time in a destination row, which memory writes slowly.
 ///
 /// # Safety
-/// Every addressed element must lie inside its buffer.
+/// Every addressed byte must lie inside its buffer.
 pub unsafe fn transpose_staged(
     isa: Isa,
     stream: bool,
     (src, sr): (*const u8, isize),
     (dst, dc): (*mut u8, isize),
     segments: &[(isize, isize)],
-    (na, nb, w): (usize, usize, usize),
+    (na, nb): (usize, usize),
 ) {
-    let pitch = na * w;
-    with_stage(pitch * nb * segments.len(), |buf| {
-        let s = [sr as i64 / w as i64, 1, 1, na as i64];
-        let group = staged_group(w);
-        for x0 in (0..na).step_by(group) {
-            let rows = (na - x0).min(group);
+    with_stage(na * nb * segments.len(), |buf| {
+        let s = [sr as i64, 1, 1, na as i64];
+        for x0 in (0..na).step_by(STAGED_GROUP) {
+            let rows = (na - x0).min(STAGED_GROUP);
             for (g, &(so, _)) in segments.iter().enumerate() {
                 let from = src.offset(so + x0 as isize * sr);
-                let to = buf.add(g * nb * pitch + x0 * w);
-                transpose(isa, (false, false), from, to, s, (rows, nb, w));
+                let to = buf.add(g * nb * na + x0);
+                transpose(isa, (false, false), from, to, s, (rows, nb, 1));
             }
         }
         for (g, &(_, doff)) in segments.iter().enumerate() {
-            let rows = buf.add(g * nb * pitch);
-            copy_rows(isa, stream, (rows, pitch), (dst.offset(doff), dc), nb);
+            let rows = buf.add(g * nb * na);
+            copy_rows(isa, stream, (rows, na), (dst.offset(doff), dc), nb);
         }
     });
 }

@@ -250,7 +250,7 @@ impl Plan {
                     Block::Transpose { tile: (ta, tb), staged: Some(span) } => format!(
                         "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles{}, staged through a buffer: register blocks of {} rows at a time in, whole {ta}-element rows out",
                         if *span > 1 { format!(" across {span} consecutive outer indices") } else { String::new() },
-                        kernels::staged_group(self.element_bytes)
+                        kernels::STAGED_GROUP
                     ),
                     Block::Elements { edge } => format!(
                         "walk dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {edge}×{edge} blocks, element by element"
@@ -548,9 +548,9 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         Block::Deinterleave { k }
     } else if let (Some(step), Some(dstep), Some(_), Some(_)) = transpose {
         let pitch = step.unsigned_abs() as usize * w;
-        if kernels::staged(pitch, w, dst.bytes()) && matches!(w, 1 | 2 | 4 | 8) && dstep == 1 {
+        if kernels::staged(w, dst.bytes()) && dstep == 1 {
             // Tiles across consecutive outer indices where one index's columns are fewer than a tile's.
-            let (rows, cols) = kernels::staged_tile(w);
+            let (rows, cols) = kernels::STAGED_TILE;
             let nb = src.dims[src_inner] as usize;
             let outer_count: usize = outer.iter().map(|&i| src.dims[i] as usize).product();
             let span = (cols / nb).clamp(1, outer_count.max(1));
@@ -1166,8 +1166,8 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 });
                 return;
             }
-            // A plain transpose: both dimensions affine on both sides. Copy tiles with strided
-            // pointers (no table lookups), reads and writes both staying in cache.
+            // A staged transpose (bytes only, see `kernels::staged`): both dimensions affine on both
+            // sides, tiles through a buffer.
             if let (
                 Block::Transpose {
                     tile: (ta, tb),
@@ -1217,13 +1217,15 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                 (sp as *const u8, ssa as isize * w as isize),
                                 (dp.ptr(), sdb as isize * w as isize),
                                 &segments,
-                                (a1 - a0, b1 - b0, w),
+                                (a1 - a0, b1 - b0),
                             )
                         };
                     }
                 });
                 return;
             }
+            // A plain transpose: both dimensions affine on both sides. Tiles of register blocks with
+            // strided pointers (no table lookups), each source row's next line asked for ahead.
             if let (
                 Block::Transpose { tile: (ta, tb), .. },
                 Some(ssa),

@@ -447,20 +447,24 @@ fn kernels_on_tpu_layouts() {
     }
 }
 
-/// Transposes whose source rows lie at least 128 KiB apart go through a staging buffer: ragged row and
-/// column edges, tiles across several outer indices (f32, bf16) and several column tiles per row (u8),
-/// whole-line rows out (f32[64,128,300]).
+/// Transposes whose source rows lie far apart (128 KiB and more), with ragged row and column edges:
+/// direct tiles of register blocks asking for lines ahead (f32, bf16, f64), and bytes into a destination
+/// past the caches through the staging buffer (tiles across several outer indices, several column tiles
+/// per row).
 /// These tensors are large, so the reference is plain stride arithmetic on the row-major permutations.
 #[test]
-fn staged_transposes() {
+fn far_apart_and_staged_transposes() {
+    // (shape, to, staged)
     let cases = [
-        ("f32[70,110,300]{2,1,0}", "{0,1,2}"),
-        ("f32[64,128,300]{2,1,0}", "{0,1,2}"),
-        ("bf16[40,2,33000]{2,1,0}", "{0,1,2}"),
-        ("u8[70,3,50000]{2,1,0}", "{0,1,2}"),
-        ("f64[21,1,17000]{2,1,0}", "{0,2,1}"),
+        ("f32[70,110,300]{2,1,0}", "{0,1,2}", false),
+        ("f32[64,128,300]{2,1,0}", "{0,1,2}", false),
+        ("bf16[40,2,33000]{2,1,0}", "{0,1,2}", false),
+        ("f64[21,1,17000]{2,1,0}", "{0,2,1}", false),
+        ("u8[70,3,50000]{2,1,0}", "{0,1,2}", false),
+        ("u8[70,3,80000]{2,1,0}", "{0,1,2}", true),
+        ("u8[300,70,800]{2,1,0}", "{0,1,2}", true),
     ];
-    for (shape, to) in cases {
+    for (shape, to, staged) in cases {
         let (a, b) = xla_pair(shape, to);
         let (ta, tb) = (
             TensorLayout::from_xla(&a).unwrap(),
@@ -489,7 +493,8 @@ fn staged_transposes() {
                     streaming: Some(streaming),
                 };
                 let explain = plan(&ta, &tb, &opts).unwrap().explain();
-                assert!(explain.contains("staged"), "{shape}: {explain}");
+                assert!(explain.contains("transpose"), "{shape}: {explain}");
+                assert_eq!(explain.contains("staged"), staged, "{shape}: {explain}");
                 // Aligned, as whole-line stores want.
                 let mut dst_alloc = vec![0u8; tb.bytes() as usize + 64];
                 let at = dst_alloc.as_ptr().align_offset(64);
@@ -513,53 +518,59 @@ fn staged_transposes() {
     }
 }
 
-/// A staged transpose between Axe layouts whose source rows run backwards (negative row stride) and
-/// whose destination columns do too, checked against the strides themselves.
+/// Transposes between Axe layouts whose source rows run backwards (negative row stride) and whose
+/// destination columns do too, checked against the strides themselves: f32 in direct tiles (whose
+/// lines asked for ahead then lie before the rows) and bytes staged.
 #[test]
-fn staged_transposes_with_negative_strides() {
-    let dims = [40u64, 2, 16500];
-    let (n0, n2) = (40i64, 16500i64);
-    // Source: row-major with dimension 0 reversed; destination: dimension 0 contiguous, dimension 2
-    // reversed.
-    let src_strides = [-2 * n2, n2, 1];
-    let src_base = (n0 - 1) * 2 * n2;
-    let dst_strides = [1, n0 * n2, -n0];
-    let dst_base = (n2 - 1) * n0;
-    let axe = |st: [i64; 3], base: i64| -> Layout {
-        format!("S[(40,2,16500):({},{},{})] + {base}", st[0], st[1], st[2])
-            .parse()
-            .unwrap()
-    };
-    let ta = TensorLayout::from_axe(&axe(src_strides, src_base), &dims, 32).unwrap();
-    let tb = TensorLayout::from_axe(&axe(dst_strides, dst_base), &dims, 32).unwrap();
-    let src = random_bytes(ta.bytes() as usize, 0x2545_f491_4f6c_dd1d);
-    for isa in Isa::available() {
-        let opts = Options {
-            isa: Some(isa),
-            threads: 2,
-            ..Options::default()
+fn transposes_with_negative_strides() {
+    for (bits, n2, staged) in [(32u32, 16500i64, false), (8, 210_000, true)] {
+        let (n0, w) = (40i64, bits as usize / 8);
+        let dims = [n0 as u64, 2, n2 as u64];
+        // Source: row-major with dimension 0 reversed; destination: dimension 0 contiguous, dimension 2
+        // reversed.
+        let src_strides = [-2 * n2, n2, 1];
+        let src_base = (n0 - 1) * 2 * n2;
+        let dst_strides = [1, n0 * n2, -n0];
+        let dst_base = (n2 - 1) * n0;
+        let axe = |st: [i64; 3], base: i64| -> Layout {
+            format!("S[({n0},2,{n2}):({},{},{})] + {base}", st[0], st[1], st[2])
+                .parse()
+                .unwrap()
         };
-        let explain = plan(&ta, &tb, &opts).unwrap().explain();
-        assert!(explain.contains("staged"), "{explain}");
-        let mut dst = vec![0u8; tb.bytes() as usize];
-        relayout(&src, &ta, &mut dst, &tb, &opts).unwrap();
-        for i in 0..n0 {
-            for j in 0..2 {
-                for k in 0..n2 {
-                    let e = [i, j, k];
-                    let at = |st: [i64; 3], base: i64| {
-                        4 * (base + (0..3).map(|d| e[d] * st[d]).sum::<i64>()) as usize
-                    };
-                    let (so, d) = (at(src_strides, src_base), at(dst_strides, dst_base));
-                    assert_eq!(src[so..so + 4], dst[d..d + 4], "{isa:?} [{i},{j},{k}]");
+        let ta = TensorLayout::from_axe(&axe(src_strides, src_base), &dims, bits).unwrap();
+        let tb = TensorLayout::from_axe(&axe(dst_strides, dst_base), &dims, bits).unwrap();
+        let src = random_bytes(ta.bytes() as usize, 0x2545_f491_4f6c_dd1d);
+        for isa in Isa::available() {
+            let opts = Options {
+                isa: Some(isa),
+                threads: 2,
+                ..Options::default()
+            };
+            let explain = plan(&ta, &tb, &opts).unwrap().explain();
+            assert!(explain.contains("transpose"), "{explain}");
+            assert_eq!(explain.contains("staged"), staged, "{explain}");
+            let mut dst = vec![0u8; tb.bytes() as usize];
+            relayout(&src, &ta, &mut dst, &tb, &opts).unwrap();
+            for i in 0..n0 {
+                for j in 0..2 {
+                    for k in 0..n2 {
+                        let e = [i, j, k];
+                        let at = |st: [i64; 3], base: i64| {
+                            w * (base + (0..3).map(|d| e[d] * st[d]).sum::<i64>()) as usize
+                        };
+                        let (so, d) = (at(src_strides, src_base), at(dst_strides, dst_base));
+                        assert_eq!(
+                            src[so..so + w],
+                            dst[d..d + w],
+                            "{bits}-bit {isa:?} [{i},{j},{k}]"
+                        );
+                    }
                 }
             }
         }
     }
 }
 
-/// Run copies from a source that is row-major up to a permutation read it straight through; from a
-/// tiled source (or one with padding between rows) they keep to the destination's order.
 #[test]
 fn run_copies_read_plain_sources_straight_through() {
     let cases = [
