@@ -1234,11 +1234,16 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 Some(sdb),
             ) = (*kernel, affine(sa), affine(da), affine(sbt), affine(dbt))
             {
+                // Items: row blocks outermost, so that each source row's stream goes on through the
+                // outer indices (f32[256]³ reversed: 7–12% faster than outer indices outermost).
                 let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
                 let work = outer_count * blocks_a * blocks_b;
                 for_items(plan, work, 16, |item| {
-                    let (o, rest) = (item / (blocks_a * blocks_b), item % (blocks_a * blocks_b));
-                    let (ba, bb) = (rest / blocks_b, rest % blocks_b);
+                    let (ba, rest) = (
+                        item / (outer_count * blocks_b),
+                        item % (outer_count * blocks_b),
+                    );
+                    let (o, bb) = (rest / blocks_b, rest % blocks_b);
                     for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
                         let (a0, b0) = (ba * ta, bb * tb);
                         let (a1, b1) = ((a0 + ta).min(na), (b0 + tb).min(nb));
