@@ -1270,9 +1270,9 @@ fn bit_matrices() -> bool {
 const BIT_SPAN: usize = 8192;
 
 /// How far ahead (bytes) [`pack_bits_gfni`] asks for the source's lines into L2 (`prefetcht1`) as it
-/// reads its rows. Its reads stop while it turns a span's masks into bits, and the hardware prefetcher
-/// stops with them; asking ahead gets the next lines moving sooner (pred into `E(1)`: 0.88–0.93× →
-/// 1.01–1.08× memcpy on one thread; 512 bytes and 8 KiB were no better than none).
+/// reads its rows, on top of what the hardware prefetcher fetches (pred into `E(1)`: 0.88–0.93× →
+/// 1.01–1.08× memcpy on one thread, about 3% more on two; 512 bytes and 8 KiB were no better than
+/// none).
 #[cfg(target_arch = "x86_64")]
 const BIT_FETCH_AHEAD: usize = 2048;
 
