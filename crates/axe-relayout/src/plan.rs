@@ -1112,18 +1112,18 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 // Each run's (source, destination) offset along the run dimension, in bytes, and each
                 // group's along the packed one (with the source's start and the first copy): the kernel
                 // calls, a few hundred bytes each, then cost only additions.
-                let (sw, dw) = (w as i64, w as i64);
+                let wb = w as i64;
                 let run_at: Vec<(i64, i64)> = runs
                     .iter()
-                    .map(|&(r0, _)| (sr[r0] * sw, dr[r0] * dw))
+                    .map(|&(r0, _)| (sr[r0] * wb, dr[r0] * wb))
                     .collect();
                 let group_at: Vec<(i64, i64)> = (0..groups)
-                    .map(|g| ((s0 + sg[g * k]) * sw, (dg[g * k] + d.replicas[0]) * dw))
+                    .map(|g| ((s0 + sg[g * k]) * wb, (dg[g * k] + d.replicas[0]) * wb))
                     .collect();
                 for_items(plan, outer_count * blocks, 4, |item| {
                     let (o, gb) = (item / blocks, item % blocks);
                     for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                        let (sbase_b, dbase_b) = (sbase * sw, dbase * dw);
+                        let (sbase_b, dbase_b) = (sbase * wb, dbase * wb);
                         for (&(r0, len), &(rs, rd)) in runs.iter().zip(&run_at) {
                             let first = gb * per;
                             let block = &steps[first..((gb + 1) * per).min(groups)];
