@@ -617,9 +617,9 @@ pub fn transpose_tile(pitch: usize) -> (usize, usize) {
 
 /// How far ahead along each source row (bytes) a direct transpose asks for the line it will read next
 /// into L2 (`prefetcht1`). A tile reads its 32 or 64 rows a line at a time, more streams than the
-/// hardware prefetcher follows, so without it most reads wait for memory (f32[8192,8192]: reads alone
+/// hardware prefetcher follows, so without it most reads wait for memory (`f32[8192,8192]`: reads alone
 /// ran at 15.5 GB/s on one thread, 21 with the hint; into L1, `prefetcht0`, was slower than none).
-/// With it, direct tiles also beat staging for rows far apart (f32[256]³ reversed on two threads:
+/// With it, direct tiles also beat staging for rows far apart (`f32[256]³` reversed on two threads:
 /// 1.14× memcpy against 0.99×; f64: 0.96× against 0.74×). The staged path reads its rows in long
 /// bursts, which the hardware follows, and does without.
 pub const FETCH_AHEAD: usize = 256;
