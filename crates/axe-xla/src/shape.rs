@@ -1,6 +1,6 @@
 //! XLA shapes and layouts as data, field for field as HLO text writes them.
 //!
-//! These types hold whatever the text says, valid or not; [`crate::validate`] checks them with XLA's rules
+//! These types hold whatever the text says, valid or not; [`crate::validate()`] checks them with XLA's rules
 //! (`ValidateLayoutForShape`) as a separate step, the way XLA does.
 
 use crate::primitive::PrimitiveType;

@@ -63,7 +63,7 @@ pub fn static_dims(a: &ArrayShape) -> Result<Vec<i64>> {
 }
 
 impl Tiling {
-    /// Expands the layout of `a` (which should have passed [`crate::validate`]).
+    /// Expands the layout of `a` (which should have passed [`crate::validate()`]).
     pub fn new(a: &ArrayShape) -> Result<Tiling> {
         crate::validate::validate_array(a)?;
         let logical = static_dims(a)?;

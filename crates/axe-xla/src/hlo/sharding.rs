@@ -146,7 +146,7 @@ fn product(v: &[i64]) -> Result<i64> {
 
 impl Sharding {
     /// Per device, the region of an array with dimensions `dims` it holds. Dimension `i` is cut into
-    /// `T_i` tiles of `⌈D_i / T_i⌉` elements, the last short or empty (f32[5] over 4 devices: 2, 2, 1, 0).
+    /// `T_i` tiles of `⌈D_i / T_i⌉` elements, the last short or empty (`f32[5]` over 4 devices: 2, 2, 1, 0).
     ///
     /// ```
     /// use axe_xla::hlo::sharding::parse_sharding;
