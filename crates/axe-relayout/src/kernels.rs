@@ -245,6 +245,7 @@ pub unsafe fn interleave(
     dst: *mut u8,
     (k, len, w): (usize, usize, usize),
 ) {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if isa.simd() {
@@ -383,6 +384,7 @@ pub unsafe fn deinterleave(
     row: usize,
     (k, len, w): (usize, usize, usize),
 ) {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if isa.simd() {
@@ -622,6 +624,7 @@ pub fn transpose_tile(pitch: usize) -> (usize, usize) {
 /// With it, direct tiles also beat staging for rows far apart (`f32[256]³` reversed on two threads:
 /// 1.14× memcpy against 0.99×; f64: 0.96× against 0.74×). The staged path reads its rows in long
 /// bursts, which the hardware follows, and does without.
+#[cfg(target_arch = "x86_64")]
 pub const FETCH_AHEAD: usize = 256;
 
 /// The tile of [`transpose_staged`]: 64 source rows (64 bytes of each destination row, keeping the
@@ -814,6 +817,7 @@ unsafe fn put_rows_128(
 
 /// Eight rows of 2-byte elements interleaved in pairs by 16 bits, then by 32, then by 64: in the result,
 /// each 128-bit lane of vector j holds column j (of that lane's eight columns) of the eight rows.
+#[cfg(target_arch = "x86_64")]
 macro_rules! columns_u16 {
     ($r:expr, $lo16:ident, $hi16:ident, $lo32:ident, $hi32:ident, $lo64:ident, $hi64:ident) => {{
         let r = $r;
@@ -916,6 +920,7 @@ unsafe fn transpose_32x16_u16(src: *const u8, dst: *mut u8, sr: isize, dr: isize
 /// Slot i holds row bit-reverse(i): each round pairs vectors i/2 and i/2 + 8 (low halves interleaved into
 /// 2·(i/2), high halves into the next), and after four rounds of 8-, 16-, 32- and 64-bit interleaves that
 /// order of rows comes out as rows 0..16 in every column.
+#[cfg(target_arch = "x86_64")]
 macro_rules! byte_columns {
     ($src:expr, $sr:expr, $v:ty, $load:expr, [$lo8:ident, $hi8:ident, $lo16:ident, $hi16:ident,
      $lo32:ident, $hi32:ident, $lo64:ident, $hi64:ident]) => {{
@@ -1090,6 +1095,7 @@ unsafe fn transpose_portable(
 
 /// Stores `(row, vector)` pairs at `$dst + row·$pitch` bytes: non-temporal (`$nt`) when `$stream`, else
 /// ordinary (`$st`).
+#[cfg(target_arch = "x86_64")]
 macro_rules! put_rows {
     ($rows:expr, $dst:expr, $pitch:expr, $stream:expr, $nt:ident, $st:ident) => {
         for (i, c) in $rows {
@@ -1106,6 +1112,7 @@ macro_rules! put_rows {
 /// Loads `$n` rows (`$sr` bytes apart) and, for each group of four, interleaves them in pairs and then
 /// in pairs of pairs: in the result, 128-bit lane k of vector 4g + j holds column 4k + j of rows
 /// 4g..4g+4.
+#[cfg(target_arch = "x86_64")]
 macro_rules! columns_in_lanes {
     ($src:expr, $sr:expr, $n:literal, $load:ident, $zero:ident, $lo:ident, $hi:ident, $shuffle:ident) => {{
         let r: [_; $n] =
@@ -1223,6 +1230,7 @@ pub unsafe fn pack_bits(
     (k, len): (usize, usize),
 ) {
     let kb = k / 8;
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if isa.simd() && matches!(kb, 1 | 2 | 4) {
@@ -1608,6 +1616,7 @@ pub unsafe fn unpack_bits(
     (k, len): (usize, usize),
 ) {
     let kb = k / 8;
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     if isa.simd() && matches!(kb, 1 | 2 | 4) {
