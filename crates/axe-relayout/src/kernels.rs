@@ -1311,6 +1311,45 @@ unsafe fn regroup_bytes(v: __m512i, reverse: bool) -> __m512i {
     _mm512_permutexvar_epi8(_mm512_loadu_si512(idx.as_ptr() as *const __m512i), v)
 }
 
+/// [`regroup_bytes`] (reversed) of eight chunks at once: `rows[t]` holds row t's masks of eight chunks
+/// (lane q: chunk q); result q is `regroup_bytes(x_q, true)` for `x_q` the vector of the rows' masks of
+/// chunk q. A transpose of the 8×8 `u64` lanes (unpacks, then two-source lane permutes) whose last
+/// step is folded into the byte regroup, a two-source byte permute.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vbmi")]
+unsafe fn regroup_chunks(rows: [__m512i; 8]) -> [__m512i; 8] {
+    // t[p][e], lane 2k + j: row 2p + j's chunk 2k + e.
+    let t: [[__m512i; 2]; 4] = std::array::from_fn(|p| {
+        let (a, b) = (rows[2 * p], rows[2 * p + 1]);
+        [_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b)]
+    });
+    // u[h][e][s], lane 4H + j: row 4h + j's chunk e + 2s + 4H.
+    let pick = [
+        _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13),
+        _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15),
+    ];
+    let u: [[[__m512i; 2]; 2]; 2] = std::array::from_fn(|h| {
+        std::array::from_fn(|e| {
+            std::array::from_fn(|s| {
+                _mm512_permutex2var_epi64(t[2 * h][e], pick[s], t[2 * h + 1][e])
+            })
+        })
+    });
+    // Byte 8b + l of chunk q's result: byte b of row 7 - l's mask, from the half H = q / 4 of u[0]
+    // (rows 0..4) or u[1] (rows 4..8).
+    let regroup: [__m512i; 2] = std::array::from_fn(|half| {
+        let idx: [u8; 64] = std::array::from_fn(|i| {
+            let (b, row) = (i / 8, 7 - i % 8);
+            (64 * (row / 4) + 32 * half + 8 * (row % 4) + b) as u8
+        });
+        _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
+    });
+    std::array::from_fn(|q| {
+        let (e, s, half) = (q % 2, q / 2 % 2, q / 4);
+        _mm512_permutex2var_epi8(u[0][e][s], regroup[half], u[1][e][s])
+    })
+}
+
 /// In every `u64` lane, as an 8×8 bit matrix with rows in bytes, bit i of result byte j is bit j of
 /// byte `7 - i` (a transpose up to the order of the rows), one GF(2) affine product per lane.
 #[cfg(target_arch = "x86_64")]
@@ -1351,18 +1390,9 @@ unsafe fn pack_bits_gfni<const KB: usize>(
                 *m = _cvtmask64_u64(_mm512_test_epi8_mask(v, one));
             }
         }
-        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
-        for q in 0..n / 64 {
-            // z[g]: byte j is column 64·q + j's bits of rows 8g..8g + 8.
-            let z: [__m512i; 4] = std::array::from_fn(|g| {
-                if g < KB {
-                    let m = |t: usize| masks[8 * g + t][q] as i64;
-                    let x = _mm512_set_epi64(m(7), m(6), m(5), m(4), m(3), m(2), m(1), m(0));
-                    transpose_bits(regroup_bytes(x, true))
-                } else {
-                    _mm512_setzero_si512()
-                }
-            });
+        // A column chunk's bytes from its groups' transposed blocks z[g] (byte j: column 64·q + j's
+        // bits of rows 8g..8g + 8), the KB bytes of a column interleaved.
+        let emit = |q: usize, z: &[__m512i; 4]| {
             let out = dst.add((c + 64 * q) * KB);
             match KB {
                 1 => store(out, z[0]),
@@ -1382,6 +1412,34 @@ unsafe fn pack_bits_gfni<const KB: usize>(
                     }
                 }
             }
+        };
+        let chunks = n / 64;
+        for q0 in (0..chunks / 8).map(|b| 8 * b) {
+            let mut z = [[_mm512_setzero_si512(); 4]; 8];
+            for g in 0..KB {
+                let rows: [__m512i; 8] = std::array::from_fn(|t| {
+                    _mm512_loadu_si512(masks[8 * g + t].as_ptr().add(q0) as *const __m512i)
+                });
+                for (z, x) in z.iter_mut().zip(regroup_chunks(rows)) {
+                    z[g] = transpose_bits(x);
+                }
+            }
+            for (i, z) in z.iter().enumerate() {
+                emit(q0 + i, z);
+            }
+        }
+        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
+        for q in chunks / 8 * 8..chunks {
+            let z: [__m512i; 4] = std::array::from_fn(|g| {
+                if g < KB {
+                    let m = |t: usize| masks[8 * g + t][q] as i64;
+                    let x = _mm512_set_epi64(m(7), m(6), m(5), m(4), m(3), m(2), m(1), m(0));
+                    transpose_bits(regroup_bytes(x, true))
+                } else {
+                    _mm512_setzero_si512()
+                }
+            });
+            emit(q, &z);
         }
         c += n;
     }
