@@ -452,11 +452,52 @@ fn kernels_on_tpu_layouts() {
     }
 }
 
+/// A side of a strided 3-D tensor: element `e` lies at `base + Σ e_d·strides_d` (in elements).
+type Strided = ([i64; 3], i64);
+
+/// Relayouts `src` from `ta` into `tb` with `opts`, into a destination starting `skew` bytes past a
+/// 64-byte boundary; checks that the plan is a transpose (staged or not, as `staged` says) and that
+/// every element of the `dims` box moved from its strided place in the source to its strided place in
+/// the destination. These tensors are large, so the reference is the stride arithmetic itself.
+fn check_strided_transpose(
+    name: &str,
+    (ta, tb): (&TensorLayout, &TensorLayout),
+    src: &[u8],
+    (opts, staged, skew): (&Options, bool, usize),
+    dims: [i64; 3],
+    (from, to): (Strided, Strided),
+) {
+    let explain = plan(ta, tb, opts).unwrap().explain();
+    assert!(explain.contains("transpose"), "{name}: {explain}");
+    assert_eq!(explain.contains("staged"), staged, "{name}: {explain}");
+    let mut dst_alloc = vec![0u8; tb.bytes() as usize + 128];
+    let at = dst_alloc.as_ptr().align_offset(64) + skew;
+    let dst = &mut dst_alloc[at..at + tb.bytes() as usize];
+    relayout(src, ta, dst, tb, opts).unwrap();
+    let w = (ta.bits / 8) as usize;
+    for i in 0..dims[0] {
+        for j in 0..dims[1] {
+            for k in 0..dims[2] {
+                let e = [i, j, k];
+                let at = |(st, base): Strided| {
+                    w * (base + (0..3).map(|d| e[d] * st[d]).sum::<i64>()) as usize
+                };
+                let (so, d) = (at(from), at(to));
+                assert_eq!(
+                    src[so..so + w],
+                    dst[d..d + w],
+                    "{name}, {:?}, [{i},{j},{k}]",
+                    opts.isa
+                );
+            }
+        }
+    }
+}
+
 /// Transposes whose source rows lie far apart (128 KiB and more), with ragged row and column edges:
 /// direct tiles of register blocks asking for lines ahead (f32, bf16, f64), and bytes into a destination
 /// past the caches through the staging buffer (tiles across several outer indices, several column tiles
 /// per row).
-/// These tensors are large, so the reference is plain stride arithmetic on the row-major permutations.
 #[test]
 fn far_apart_and_staged_transposes() {
     // (shape, to, staged)
@@ -475,19 +516,17 @@ fn far_apart_and_staged_transposes() {
             TensorLayout::from_xla(&a).unwrap(),
             TensorLayout::from_xla(&b).unwrap(),
         );
-        let w = (ta.bits / 8) as usize;
+        let dims: [i64; 3] = std::array::from_fn(|d| ta.dims[d] as i64);
         // Element strides of a minor-to-major permutation without tiles.
-        let dims: Vec<usize> = ta.dims.iter().map(|&d| d as usize).collect();
-        let strides = |l: &ArrayShape| {
-            let mut st = vec![0usize; l.rank()];
+        let strides = |l: &ArrayShape| -> Strided {
+            let mut st = [0i64; 3];
             let mut n = 1;
             for &d in &l.layout.minor_to_major {
                 st[d as usize] = n;
                 n *= dims[d as usize];
             }
-            st
+            (st, 0)
         };
-        let (ss, ds) = (strides(&a), strides(&b));
         let src = random_bytes(ta.bytes() as usize, 0x9e37_79b9_7f4a_7c15);
         for isa in Isa::available() {
             for (streaming, threads) in [(false, 1), (true, 2)] {
@@ -497,27 +536,14 @@ fn far_apart_and_staged_transposes() {
                     isa: Some(isa),
                     streaming: Some(streaming),
                 };
-                let explain = plan(&ta, &tb, &opts).unwrap().explain();
-                assert!(explain.contains("transpose"), "{shape}: {explain}");
-                assert_eq!(explain.contains("staged"), staged, "{shape}: {explain}");
-                // Aligned, as whole-line stores want.
-                let mut dst_alloc = vec![0u8; tb.bytes() as usize + 64];
-                let at = dst_alloc.as_ptr().align_offset(64);
-                let dst = &mut dst_alloc[at..at + tb.bytes() as usize];
-                relayout(&src, &ta, dst, &tb, &opts).unwrap();
-                for i in 0..dims[0] {
-                    for j in 0..dims[1] {
-                        for k in 0..dims[2] {
-                            let so = (i * ss[0] + j * ss[1] + k * ss[2]) * w;
-                            let d = (i * ds[0] + j * ds[1] + k * ds[2]) * w;
-                            assert_eq!(
-                                src[so..so + w],
-                                dst[d..d + w],
-                                "{shape} -> {to}, {isa:?}, [{i},{j},{k}]"
-                            );
-                        }
-                    }
-                }
+                check_strided_transpose(
+                    &format!("{shape} -> {to}"),
+                    (&ta, &tb),
+                    &src,
+                    (&opts, staged, 0),
+                    dims,
+                    (strides(&a), strides(&b)),
+                );
             }
         }
     }
@@ -525,25 +551,24 @@ fn far_apart_and_staged_transposes() {
 
 /// Transposes between Axe layouts whose source rows run backwards (negative row stride) and whose
 /// destination columns do too, checked against the strides themselves: f32 in direct tiles (whose
-/// lines asked for ahead then lie before the rows) and bytes staged.
+/// lines asked for ahead then lie before the rows) and bytes staged, into a destination that does not
+/// start on a cache line.
 #[test]
 fn transposes_with_negative_strides() {
     for (bits, n2, staged) in [(32u32, 16500i64, false), (8, 210_000, true)] {
-        let (n0, w) = (40i64, bits as usize / 8);
-        let dims = [n0 as u64, 2, n2 as u64];
+        let n0 = 40i64;
         // Source: row-major with dimension 0 reversed; destination: dimension 0 contiguous, dimension 2
         // reversed.
-        let src_strides = [-2 * n2, n2, 1];
-        let src_base = (n0 - 1) * 2 * n2;
-        let dst_strides = [1, n0 * n2, -n0];
-        let dst_base = (n2 - 1) * n0;
-        let axe = |st: [i64; 3], base: i64| -> Layout {
+        let from: Strided = ([-2 * n2, n2, 1], (n0 - 1) * 2 * n2);
+        let to: Strided = ([1, n0 * n2, -n0], (n2 - 1) * n0);
+        let axe = |(st, base): Strided| -> Layout {
             format!("S[({n0},2,{n2}):({},{},{})] + {base}", st[0], st[1], st[2])
                 .parse()
                 .unwrap()
         };
-        let ta = TensorLayout::from_axe(&axe(src_strides, src_base), &dims, bits).unwrap();
-        let tb = TensorLayout::from_axe(&axe(dst_strides, dst_base), &dims, bits).unwrap();
+        let dims = [n0 as u64, 2, n2 as u64];
+        let ta = TensorLayout::from_axe(&axe(from), &dims, bits).unwrap();
+        let tb = TensorLayout::from_axe(&axe(to), &dims, bits).unwrap();
         let src = random_bytes(ta.bytes() as usize, 0x2545_f491_4f6c_dd1d);
         for isa in Isa::available() {
             let opts = Options {
@@ -551,27 +576,14 @@ fn transposes_with_negative_strides() {
                 threads: 2,
                 ..Options::default()
             };
-            let explain = plan(&ta, &tb, &opts).unwrap().explain();
-            assert!(explain.contains("transpose"), "{explain}");
-            assert_eq!(explain.contains("staged"), staged, "{explain}");
-            let mut dst = vec![0u8; tb.bytes() as usize];
-            relayout(&src, &ta, &mut dst, &tb, &opts).unwrap();
-            for i in 0..n0 {
-                for j in 0..2 {
-                    for k in 0..n2 {
-                        let e = [i, j, k];
-                        let at = |st: [i64; 3], base: i64| {
-                            w * (base + (0..3).map(|d| e[d] * st[d]).sum::<i64>()) as usize
-                        };
-                        let (so, d) = (at(src_strides, src_base), at(dst_strides, dst_base));
-                        assert_eq!(
-                            src[so..so + w],
-                            dst[d..d + w],
-                            "{bits}-bit {isa:?} [{i},{j},{k}]"
-                        );
-                    }
-                }
-            }
+            check_strided_transpose(
+                &format!("{bits}-bit"),
+                (&ta, &tb),
+                &src,
+                (&opts, staged, 16),
+                [n0, 2, n2],
+                (from, to),
+            );
         }
     }
 }
