@@ -25,11 +25,24 @@ pub struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, o: &Totals) {
-        self.arrays += o.arrays;
-        self.logical_bytes += o.logical_bytes;
-        self.xla_bytes += o.xla_bytes;
-        self.physical_bytes += o.physical_bytes;
+    /// Adds `o` into `self`; a sum past `i64::MAX` bytes is an error, never a wrap.
+    fn add(&mut self, o: &Totals) -> Result<()> {
+        let overflow =
+            || XlaError::Invalid("the module's byte totals exceed 2^63 bytes".to_string());
+        self.arrays = self.arrays.checked_add(o.arrays).ok_or_else(overflow)?;
+        self.logical_bytes = self
+            .logical_bytes
+            .checked_add(o.logical_bytes)
+            .ok_or_else(overflow)?;
+        self.xla_bytes = self
+            .xla_bytes
+            .checked_add(o.xla_bytes)
+            .ok_or_else(overflow)?;
+        self.physical_bytes = self
+            .physical_bytes
+            .checked_add(o.physical_bytes)
+            .ok_or_else(overflow)?;
+        Ok(())
     }
 
     /// Physical minus logical bytes.
@@ -157,8 +170,8 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
             by_name.insert(inst.bare_name(), info.clone());
             if !ALIASING.contains(&inst.opcode) {
                 for (shape, space, t) in &info.leaves {
-                    r.spaces.entry(*space).or_default().add(t);
-                    ctotal.add(t);
+                    r.spaces.entry(*space).or_default().add(t)?;
+                    ctotal.add(t)?;
                     if t.padding_bytes() > 0 {
                         waste.push(Waste {
                             computation: comp.name.to_string(),
@@ -211,7 +224,7 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                 }
             }
         }
-        r.total.add(&ctotal);
+        r.total.add(&ctotal)?;
         r.computations.push((comp.name.to_string(), ctotal));
     }
     waste.sort_by_key(|w| std::cmp::Reverse(w.totals.padding_bytes()));
