@@ -19,8 +19,8 @@ fn totals_add_up() {
     let text = module("f32[1024,1024]{1,0}", 3);
     let r = report(&parse_module(&text).unwrap(), 5).unwrap();
     assert_eq!(r.total.arrays, 3);
-    assert_eq!(r.total.logical_bytes, 3 * 4 << 20);
-    assert_eq!(r.total.physical_bytes, 3 * 4 << 20);
+    assert_eq!(r.total.logical_bytes, 3 * (4 << 20));
+    assert_eq!(r.total.physical_bytes, 3 * (4 << 20));
 }
 
 #[test]
