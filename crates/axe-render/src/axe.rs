@@ -272,6 +272,7 @@ pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
         )
     };
     p.marks = match kind {
+        _ if !p.draws_border(0) => Vec::new(),
         Kind::Devices => vec![(
             Mark::Border(0),
             "a boundary between cells held by different devices".to_string(),
@@ -285,7 +286,7 @@ pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
     if replicas.several() && kind == Kind::Devices {
         p.marks.push((
             Mark::Replicated,
-            "replicated: every element is held more than once (here: by the devices named)"
+            "replicated (every element is held more than once, here by the devices named)"
                 .to_string(),
         ));
     }

@@ -103,7 +103,7 @@ pub fn memory_picture(a: &ArrayShape) -> Result<Picture> {
         )
     };
     p.marks = (0..levels)
-        .filter(|&l| border_drawn(&p, l))
+        .filter(|&l| p.draws_border(l))
         .map(|l| (Mark::Border(l), LEVELS[l].to_string()))
         .collect();
     p.add_common_marks();
@@ -113,19 +113,4 @@ pub fn memory_picture(a: &ArrayShape) -> Result<Picture> {
 /// Row-major flattening, `None` when out of range.
 fn flat(index: &[u64], shape: &[u64]) -> Option<u64> {
     axe_layout::flatten(index, shape).ok()
-}
-
-/// Whether some pair of neighbouring cells shows a border of `level`.
-fn border_drawn(p: &Picture, level: usize) -> bool {
-    (0..p.rows).any(|r| {
-        (0..p.cols).any(|c| {
-            let right = c + 1 < p.cols
-                && !p.col_folded_before(c + 1)
-                && p.boundary(p.cell(r, c), p.cell(r, c + 1)) == Some(level);
-            let below = r + 1 < p.rows
-                && !p.row_folded_before(r + 1)
-                && p.boundary(p.cell(r, c), p.cell(r + 1, c)) == Some(level);
-            right || below
-        })
-    })
 }

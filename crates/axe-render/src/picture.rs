@@ -152,6 +152,21 @@ impl Picture {
         a.tiles.iter().zip(&b.tiles).position(|(x, y)| x != y)
     }
 
+    /// Whether some pair of neighbouring cells (not across a fold) is separated by a border of `level`.
+    pub fn draws_border(&self, level: usize) -> bool {
+        (0..self.rows).any(|r| {
+            (0..self.cols).any(|c| {
+                let right = c + 1 < self.cols
+                    && !self.col_folded_before(c + 1)
+                    && self.boundary(self.cell(r, c), self.cell(r, c + 1)) == Some(level);
+                let below = r + 1 < self.rows
+                    && !self.row_folded_before(r + 1)
+                    && self.boundary(self.cell(r, c), self.cell(r + 1, c)) == Some(level);
+                right || below
+            })
+        })
+    }
+
     /// Whether rows are left out between visible row `r` and the one before it.
     pub fn row_folded_before(&self, r: usize) -> bool {
         folded_before(&self.row_index, r)
@@ -173,13 +188,13 @@ impl Picture {
         if self.cells.iter().any(|c| c.padding) {
             self.marks.push((
                 Mark::Padding,
-                "padding: memory the layout reserves that holds no element".into(),
+                "padding (memory the layout reserves that holds no element)".into(),
             ));
         }
         if self.is_folded() {
             self.marks.push((
                 Mark::Fold,
-                "folded: the rows or columns between the two shown beside it are left out".into(),
+                "rows or columns left out between the two shown beside them".into(),
             ));
         }
     }
@@ -292,6 +307,8 @@ pub(crate) fn corner_notes(
         let part = |index: &[u64], total: u64, what: &str| {
             if folded_before_any(index) {
                 format!("{what} {} of {total} {what}", runs(index))
+            } else if index.len() as u64 == total {
+                format!("all {total} {what}")
             } else {
                 format!("the first {} of {total} {what}", index.len())
             }

@@ -314,7 +314,7 @@ fn a_2d_mesh_gives_each_device_its_colour_and_explains_its_marks() {
 
     // Replicated cells: dashed, marked R, and the key says so.
     let svg = axe_svg("S[(2,4,16):(2@gpuid,16,1)] + R[2:1@gpuid]", &[8, 16]);
-    assert!(svg.contains("dashed outline, R: replicated"), "{svg}");
+    assert!(svg.contains("dashed outline, R: replicated ("), "{svg}");
 }
 
 #[test]
