@@ -307,6 +307,8 @@ pub(crate) fn corner_notes(
         let part = |index: &[u64], total: u64, what: &str| {
             if folded_before_any(index) {
                 format!("{what} {} of {total} {what}", runs(index))
+            } else if total == 1 {
+                format!("the one {}", what.trim_end_matches('s'))
             } else if index.len() as u64 == total {
                 format!("all {total} {what}")
             } else {

@@ -57,6 +57,20 @@ fn a_million_replicas_cost_what_a_thousand_do() {
 }
 
 #[test]
+fn the_legend_lists_at_most_sixteen_colours_and_says_so() {
+    let layout: Layout = "S[(16,16):(1@gpuid,16@gpuid)]".parse().unwrap();
+    let p = axe_picture(&layout, &[16, 16]).unwrap();
+    assert_eq!(p.legend.len(), axe_render::MAX_LEGEND);
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("the legend lists 16 of the 256 colours")),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
 fn huge_logical_shapes_draw_a_bounded_picture() {
     for shape in [
         "f32[100000,100000]{1,0:T(8,128)}",
