@@ -9,6 +9,21 @@ pub enum RenderError {
     /// The Axe layout or shape is unusable.
     #[error("{0}")]
     Layout(String),
+    /// A PNG would have more pixels than the budget allows.
+    #[error(
+        "a {width}×{height} PNG exceeds the limit of {max_pixels} pixels: use a smaller scale, or SVG"
+    )]
+    PngTooLarge {
+        /// Width in pixels.
+        width: u64,
+        /// Height in pixels.
+        height: u64,
+        /// The budget ([`crate::MAX_PNG_PIXELS`]).
+        max_pixels: u64,
+    },
+    /// The PNG scale is not a positive finite number.
+    #[error("the scale must be a positive number, not {0}")]
+    Scale(String),
     /// Rasterising failed.
     #[error("rasterising: {0}")]
     Raster(String),

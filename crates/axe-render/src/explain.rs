@@ -6,8 +6,11 @@ use std::fmt::Write;
 use axe_layout::{AxisKind, Layout};
 use axe_xla::{numpy_program, sizes, to_axe, ArrayShape, Sizes, TileDim, Tiling};
 
+use crate::axe::axe_picture;
 use crate::error::Result;
-use crate::picture::{axe_picture, memory_picture, Picture};
+use crate::memory::memory_picture;
+use crate::picture::Picture;
+use crate::replicas::Replicas;
 use crate::text::to_text;
 
 /// Everything `axe explain` says about an input.
@@ -319,7 +322,7 @@ pub fn explain_axe(l: &Layout, shape: &[u64]) -> Result<Explanation> {
     if !l.replica().is_empty() {
         f.push((
             "replica R".into(),
-            format!("{} copies of every element", l.replica_points()?.len()),
+            format!("every element is held {}", Replicas::of(l)?.times()),
         ));
     }
     if !l.offset().is_zero() {

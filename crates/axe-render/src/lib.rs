@@ -4,17 +4,23 @@
 //! repeated tiles outlined, padding hatched, the memory order), thread/value maps and device maps of Axe
 //! layouts — as SVG, PNG and terminal text, and `explain`: a layout's facts in plain words.
 
+mod axe;
 mod error;
 pub mod explain;
+mod memory;
 mod picture;
 mod png;
+mod replicas;
 mod svg;
 mod text;
 
+pub use axe::axe_picture;
 pub use error::{RenderError, Result};
+pub use memory::memory_picture;
 pub use picture::{
-    axe_picture, memory_picture, Cell, Kind, Picture, Slot, MAX_COLS, MAX_ROWS, MAX_STRIP,
+    Cell, Kind, Mark, Picture, Slot, MAX_COLS, MAX_LABEL, MAX_LEGEND, MAX_ROWS, MAX_STRIP,
 };
-pub use png::to_png;
+pub use png::{to_png, to_png_with, Fonts, FONT_FAMILY, MAX_PNG_PIXELS};
+pub use replicas::MAX_REPLICAS;
 pub use svg::{fill, to_svg, BORDERS, PALETTE};
 pub use text::to_text;

@@ -1,17 +1,26 @@
-//! The picture model: a grid of labelled, coloured cells with tile borders and a memory-order strip,
-//! built from an XLA array shape or an Axe layout. The SVG, PNG and text renderers draw this model.
+//! The picture model: a grid of labelled, coloured cells with tile borders, a memory-order strip, a colour
+//! legend and a key to the marks, built from an XLA array shape ([`crate::memory_picture`]) or an Axe
+//! layout ([`crate::axe_picture`]). The SVG, PNG and text renderers draw this model.
+//!
+//! Every picture is bounded: at most [`MAX_ROWS`]×[`MAX_COLS`] cells, [`MAX_STRIP`] memory slots,
+//! [`MAX_LEGEND`] legend entries and labels of at most [`MAX_LABEL`] characters, whatever the shape, the
+//! extents or the replica count. A dimension larger than the grid shows its first indices and, when a tile
+//! boundary lies beyond them, a window around that boundary (folded in between).
 
-use axe_layout::{Axis, AxisKind, Coord, Layout};
-use axe_xla::{to_axe, ArrayShape, Tiling};
+use std::collections::HashMap;
 
 use crate::error::{RenderError, Result};
 
-/// The most rows and columns a picture shows; larger layouts show a labelled corner with an ellipsis.
+/// The most rows a picture shows; larger views show a corner, folded around a tile boundary.
 pub const MAX_ROWS: usize = 16;
-/// See [`MAX_ROWS`].
+/// The most columns a picture shows (see [`MAX_ROWS`]).
 pub const MAX_COLS: usize = 24;
 /// The most memory slots the memory-order strip shows.
 pub const MAX_STRIP: usize = 48;
+/// The most colour-legend entries a picture lists.
+pub const MAX_LEGEND: usize = 16;
+/// The most characters of a cell label (longer ones end in `…`).
+pub const MAX_LABEL: usize = 32;
 
 /// What a picture shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +59,19 @@ pub struct Slot {
     pub group: Option<usize>,
 }
 
+/// A mark drawn in the picture, explained in its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// A border between tiles (or colour groups) at a level, outermost 0.
+    Border(usize),
+    /// A padding cell (hatched, `·` in text).
+    Padding,
+    /// A cell held several times (dashed outline, `R` in its label).
+    Replicated,
+    /// Rows or columns left out between two shown ones.
+    Fold,
+}
+
 /// A picture of a layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Picture {
@@ -63,9 +85,13 @@ pub struct Picture {
     pub rows: usize,
     /// Visible columns.
     pub cols: usize,
-    /// Rows exist below the visible ones.
+    /// The row of the view each visible row shows, increasing (a jump is a fold).
+    pub row_index: Vec<u64>,
+    /// The column of the view each visible column shows, increasing (a jump is a fold).
+    pub col_index: Vec<u64>,
+    /// Rows exist below the last visible one.
     pub more_rows: bool,
-    /// Columns exist right of the visible ones.
+    /// Columns exist right of the last visible one.
     pub more_cols: bool,
     /// Rows of the whole view (the picture may show fewer).
     pub total_rows: u64,
@@ -77,34 +103,41 @@ pub struct Picture {
     pub strip: Vec<Slot>,
     /// Total memory slots (the strip may show fewer).
     pub strip_total: i64,
-    /// Colour legend: (group, text).
+    /// Colour legend: (group, text), at most [`MAX_LEGEND`] entries.
     pub legend: Vec<(usize, String)>,
+    /// The key: what each mark drawn in this picture means.
+    pub marks: Vec<(Mark, String)>,
 }
 
 impl Picture {
-    /// A grid of `shown` (rows, columns) cells out of a view of `total`, with no strip and no legend.
-    fn grid(
+    /// A grid of cells at the visible `row_index` × `col_index` of a view of `total`, with no strip,
+    /// legend or marks.
+    pub(crate) fn grid(
         kind: Kind,
         title: String,
         notes: Vec<String>,
-        (rows, cols): (usize, usize),
+        (row_index, col_index): (Vec<u64>, Vec<u64>),
         (total_rows, total_cols): (u64, u64),
         cells: Vec<Cell>,
     ) -> Picture {
+        let after = |idx: &[u64], total: u64| idx.last().map_or(total > 0, |&l| l + 1 < total);
         Picture {
             kind,
             title,
             notes,
-            rows,
-            cols,
-            more_rows: (rows as u64) < total_rows,
-            more_cols: (cols as u64) < total_cols,
+            rows: row_index.len(),
+            cols: col_index.len(),
+            more_rows: after(&row_index, total_rows),
+            more_cols: after(&col_index, total_cols),
+            row_index,
+            col_index,
             total_rows,
             total_cols,
             cells,
             strip: Vec::new(),
             strip_total: 0,
             legend: Vec::new(),
+            marks: Vec::new(),
         }
     }
 
@@ -118,10 +151,61 @@ impl Picture {
     pub fn boundary(&self, a: &Cell, b: &Cell) -> Option<usize> {
         a.tiles.iter().zip(&b.tiles).position(|(x, y)| x != y)
     }
+
+    /// Whether some pair of neighbouring cells (not across a fold) is separated by a border of `level`.
+    pub fn draws_border(&self, level: usize) -> bool {
+        (0..self.rows).any(|r| {
+            (0..self.cols).any(|c| {
+                let right = c + 1 < self.cols
+                    && !self.col_folded_before(c + 1)
+                    && self.boundary(self.cell(r, c), self.cell(r, c + 1)) == Some(level);
+                let below = r + 1 < self.rows
+                    && !self.row_folded_before(r + 1)
+                    && self.boundary(self.cell(r, c), self.cell(r + 1, c)) == Some(level);
+                right || below
+            })
+        })
+    }
+
+    /// Whether rows are left out between visible row `r` and the one before it.
+    pub fn row_folded_before(&self, r: usize) -> bool {
+        folded_before(&self.row_index, r)
+    }
+
+    /// Whether columns are left out between visible column `c` and the one before it.
+    pub fn col_folded_before(&self, c: usize) -> bool {
+        folded_before(&self.col_index, c)
+    }
+
+    /// Whether the picture folds any rows or columns.
+    pub fn is_folded(&self) -> bool {
+        (1..self.rows).any(|r| self.row_folded_before(r))
+            || (1..self.cols).any(|c| self.col_folded_before(c))
+    }
+
+    /// Adds the key entries that every picture's grid may need: folds and padding.
+    pub(crate) fn add_common_marks(&mut self) {
+        if self.cells.iter().any(|c| c.padding) {
+            self.marks.push((
+                Mark::Padding,
+                "padding (memory the layout reserves that holds no element)".into(),
+            ));
+        }
+        if self.is_folded() {
+            self.marks.push((
+                Mark::Fold,
+                "rows or columns left out between the two shown beside them".into(),
+            ));
+        }
+    }
+}
+
+fn folded_before(index: &[u64], i: usize) -> bool {
+    i > 0 && i < index.len() && index[i] > index[i - 1].saturating_add(1)
 }
 
 /// Rows and columns of a 2-D view of `dims`: the last two dimensions (leading ones fixed at 0).
-fn view(dims: &[u64]) -> (u64, u64) {
+pub(crate) fn view(dims: &[u64]) -> (u64, u64) {
     match dims {
         [] => (1, 1),
         [n] => (1, *n),
@@ -130,7 +214,7 @@ fn view(dims: &[u64]) -> (u64, u64) {
 }
 
 /// The full index of view cell (r, c) in an array of rank `rank`.
-fn index_of(rank: usize, r: u64, c: u64) -> Vec<u64> {
+pub(crate) fn index_of(rank: usize, r: u64, c: u64) -> Vec<u64> {
     let mut idx = vec![0u64; rank];
     match rank {
         0 => {}
@@ -143,323 +227,192 @@ fn index_of(rank: usize, r: u64, c: u64) -> Vec<u64> {
     idx
 }
 
-fn corner_notes(
+/// The visible indices of a view dimension of `n`, at most `budget` of them: all when they fit; else the
+/// first `budget`, unless the first tile boundary `b` lies beyond those: then `0..budget-2w` and a window
+/// `b-w..b+w` around the boundary (`w = budget/4`), so the picture shows a tile edge.
+pub(crate) fn visible(n: u64, budget: usize, boundary: Option<u64>) -> Vec<u64> {
+    let budget = budget.max(4) as u64;
+    if n <= budget {
+        return (0..n).collect();
+    }
+    match boundary {
+        Some(b) if b >= budget && b < n => {
+            let w = budget / 4;
+            let head = 0..budget - 2 * w;
+            let window = b - w..b.saturating_add(w).min(n);
+            head.chain(window).collect()
+        }
+        _ => (0..budget).collect(),
+    }
+}
+
+/// The first index in `1..n` where `differs` (whether index `i` lies in another tile than index 0)
+/// turns true, found by bisection (tiles along one dimension are runs of indices) and checked at the
+/// boundary; `None` when there is none. At most about 2·log2(n) calls.
+pub(crate) fn first_boundary(
+    n: u64,
+    mut differs: impl FnMut(u64) -> Result<bool>,
+) -> Result<Option<u64>> {
+    if n < 2 || !differs(n - 1)? {
+        return Ok(None);
+    }
+    let (mut lo, mut hi) = (1u64, n - 1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if differs(mid)? {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let b = lo;
+    // When tiles do not form runs, bisection may stop anywhere: keep `b` only at a real boundary.
+    let real = differs(b)? && (b == 1 || !differs(b - 1)?);
+    Ok(real.then_some(b))
+}
+
+/// `a–b, c–d`: the runs of an increasing index list.
+pub(crate) fn runs(index: &[u64]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < index.len() {
+        let start = index[i];
+        let mut j = i;
+        while j + 1 < index.len() && index[j + 1] == index[j].saturating_add(1) {
+            j += 1;
+        }
+        out.push(if j == i {
+            start.to_string()
+        } else {
+            format!("{start}–{}", index[j])
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// Notes on what part of the view is shown: "the first 16 of 1280 rows", "columns 0–11, 122–133 of
+/// 16384 columns".
+pub(crate) fn corner_notes(
     notes: &mut Vec<String>,
-    dims: &[u64],
-    rows: u64,
-    cols: u64,
-    shown_r: usize,
-    shown_c: usize,
+    rank: usize,
+    (rows, cols): (u64, u64),
+    (row_index, col_index): (&[u64], &[u64]),
 ) {
-    if dims.len() > 2 {
-        let lead = vec!["0"; dims.len() - 2].join(", ");
+    if rank > 2 {
+        let lead = vec!["0"; rank - 2].join(", ");
         notes.push(format!("the last two dimensions at [{lead}, :, :]"));
     }
-    if (shown_r as u64) < rows || (shown_c as u64) < cols {
+    if (row_index.len() as u64) < rows || (col_index.len() as u64) < cols {
+        let part = |index: &[u64], total: u64, what: &str| {
+            if folded_before_any(index) {
+                format!("{what} {} of {total} {what}", runs(index))
+            } else if total == 1 {
+                format!("the one {}", what.trim_end_matches('s'))
+            } else if index.len() as u64 == total {
+                format!("all {total} {what}")
+            } else {
+                format!("the first {} of {total} {what}", index.len())
+            }
+        };
+        let folded = folded_before_any(row_index) || folded_before_any(col_index);
         notes.push(format!(
-            "showing the first {shown_r} of {rows} rows and {shown_c} of {cols} columns"
+            "showing {} and {}{}",
+            part(row_index, rows, "rows"),
+            part(col_index, cols, "columns"),
+            if folded {
+                "; folded (dots) to show a tile boundary"
+            } else {
+                ""
+            }
         ));
     }
 }
 
-/// Colour groups: distinct keys in order of first appearance.
-struct Groups(Vec<Vec<i64>>);
+fn folded_before_any(index: &[u64]) -> bool {
+    (1..index.len()).any(|i| folded_before(index, i))
+}
+
+/// `label` cut to [`MAX_LABEL`] characters (the last one `…` when cut).
+pub(crate) fn clip(label: String) -> String {
+    if label.chars().count() <= MAX_LABEL {
+        return label;
+    }
+    let mut s: String = label.chars().take(MAX_LABEL - 1).collect();
+    s.push('…');
+    s
+}
+
+/// Colour groups: distinct keys numbered in order of first appearance.
+#[derive(Default)]
+pub(crate) struct Groups(HashMap<Vec<i64>, usize>);
 
 impl Groups {
-    fn of(&mut self, key: &[i64]) -> usize {
-        match self.0.iter().position(|k| k == key) {
-            Some(i) => i,
+    /// The group of `key`, and whether it is new.
+    pub(crate) fn of(&mut self, key: &[i64]) -> (usize, bool) {
+        let n = self.0.len();
+        match self.0.get(key) {
+            Some(&g) => (g, false),
             None => {
-                self.0.push(key.to_vec());
-                self.0.len() - 1
+                self.0.insert(key.to_vec(), n);
+                (n, true)
             }
         }
     }
-}
 
-/// The memory picture of an XLA array: each cell's memory offset (all tiles applied), coloured by the
-/// first tile, tile borders per level, padding cells from the tiles' rounding, and the memory order.
-pub fn memory_picture(a: &ArrayShape) -> Result<Picture> {
-    let tiling = Tiling::new(a)?;
-    let logical: Vec<u64> = tiling.logical.iter().map(|&d| d as u64).collect();
-    // Padding cells come from the Axe form's padded shape (when the layout has one).
-    let padded: Vec<u64> = match to_axe(a) {
-        Ok(f) => f.padded_shape,
-        Err(_) => logical.clone(),
-    };
-    let form = to_axe(a).ok();
-    let (rows, cols) = view(&padded);
-    let (shown_r, shown_c) = (
-        rows.min(MAX_ROWS as u64) as usize,
-        cols.min(MAX_COLS as u64) as usize,
-    );
-    let mut notes = vec![
-        "each cell: its offset in memory, in elements; colour: its tile; hatched or ·: padding"
-            .to_string(),
-    ];
-    corner_notes(&mut notes, &logical, rows, cols, shown_r, shown_c);
-    let mut groups = Groups(Vec::new());
-    let mut cells = Vec::with_capacity(shown_r * shown_c);
-    for r in 0..shown_r as u64 {
-        for c in 0..shown_c as u64 {
-            let idx = index_of(logical.len(), r, c);
-            let inside = idx.iter().zip(&logical).all(|(i, d)| i < d);
-            let signed: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
-            let tiles = tiling.tile_path(&signed);
-            let offset = if inside {
-                Some(tiling.linear_index(&signed)?)
-            } else {
-                form.as_ref()
-                    .and_then(|f| f.layout.apply_multi(&idx, &f.padded_shape).ok())
-                    .map(|cs| cs[0].get(&Axis::memory()))
-            };
-            let group = if inside {
-                Some(groups.of(tiles.first().map_or(&[][..], |t| t)))
-            } else {
-                None
-            };
-            cells.push(Cell {
-                label: offset.map_or("·".to_string(), |o| o.to_string()),
-                sublabel: None,
-                group,
-                padding: !inside,
-                replicated: false,
-                tiles,
-            });
-        }
+    /// How many groups there are.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
     }
-    let total = tiling.expanded_elements()?;
-    let mut strip = Vec::new();
-    for x in 0..total.min(MAX_STRIP as i64) {
-        let element = tiling.element_at(x)?;
-        let group = element
-            .as_ref()
-            .map(|e| groups.of(tiling.tile_path(e).first().map_or(&[][..], |t| t)));
-        strip.push(Slot { element, group });
-    }
-    Ok(Picture {
-        strip,
-        strip_total: total,
-        ..Picture::grid(
-            Kind::Memory,
-            a.to_string(),
-            notes,
-            (shown_r, shown_c),
-            (rows, cols),
-            cells,
-        )
-    })
-}
-
-/// A short name for labels: `W` for warps, `L` for lanes, `r` for registers, ...
-fn short(axis: &Axis) -> String {
-    let n = axis.name();
-    let base = n.strip_suffix("id").filter(|b| !b.is_empty()).unwrap_or(n);
-    match base.to_ascii_lowercase().as_str() {
-        "lane" => "L".into(),
-        "warp" => "W".into(),
-        "thread" | "tid" => "T".into(),
-        "cta" | "block" => "B".into(),
-        "wg" | "warpgroup" => "WG".into(),
-        "reg" => "r".into(),
-        _ if base.len() <= 3 => base.to_string(),
-        _ => base[..3].to_string(),
-    }
-}
-
-/// How coarse a thread axis is (smaller = coarser): blocks, warp groups, warps, then lanes and threads.
-fn coarseness(axis: &Axis) -> usize {
-    let n = axis.name().to_ascii_lowercase();
-    let n = n.trim_end_matches("id");
-    match n {
-        "cluster" | "cta" | "block" | "blockidx" | "ctaid" | "sm" => 0,
-        "wg" | "warpgroup" => 1,
-        "warp" | "wid_in_wg" => 2,
-        _ => 3,
-    }
-}
-
-/// The picture of an Axe layout over `shape`: threads (when it maps to thread axes), devices (device
-/// axes), or memory offsets on `m`.
-pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
-    layout.check_admits(shape)?;
-    let axes = layout.axes();
-    let devices: Vec<Axis> = axes
-        .iter()
-        .filter(|a| a.kind() == AxisKind::Device)
-        .copied()
-        .collect();
-    let mut threads: Vec<Axis> = axes
-        .iter()
-        .filter(|a| a.kind() == AxisKind::Thread)
-        .copied()
-        .collect();
-    threads.sort_by_key(coarseness);
-    let kind = if !devices.is_empty() {
-        Kind::Devices
-    } else if !threads.is_empty() {
-        Kind::Threads
-    } else {
-        Kind::Memory
-    };
-    let (rows, cols) = view(shape);
-    let (shown_r, shown_c) = (
-        rows.min(MAX_ROWS as u64) as usize,
-        cols.min(MAX_COLS as u64) as usize,
-    );
-    let mut notes = vec![match kind {
-        Kind::Devices => format!(
-            "each cell: the {} holding it (R: replicated on several)",
-            names(&devices)
-        ),
-        Kind::Threads => format!(
-            "each cell: the {} holding it ({}), coloured by {}",
-            names(&threads),
-            threads
-                .iter()
-                .map(|a| format!("{} = {}", short(a), a.name()))
-                .collect::<Vec<_>>()
-                .join(", "),
-            threads[0].name()
-        ),
-        Kind::Memory => "each cell: its coordinates".to_string(),
-    }];
-    corner_notes(&mut notes, shape, rows, cols, shown_r, shown_c);
-    let key_axes: &[Axis] = match kind {
-        Kind::Devices => &devices,
-        Kind::Threads => &threads[..1],
-        Kind::Memory => &[],
-    };
-    let labelled: &[Axis] = match kind {
-        Kind::Devices => &devices,
-        Kind::Threads => &threads,
-        Kind::Memory => &axes,
-    };
-    let others: Vec<Axis> = axes
-        .iter()
-        .filter(|a| !labelled.contains(a))
-        .copied()
-        .collect();
-    let mut groups = Groups(Vec::new());
-    let mut legend = Vec::new();
-    let mut cells = Vec::with_capacity(shown_r * shown_c);
-    for r in 0..shown_r as u64 {
-        for c in 0..shown_c as u64 {
-            let idx = index_of(shape.len(), r, c);
-            let coords = layout.apply_multi(&idx, shape)?;
-            let first = &coords[0];
-            let key: Vec<i64> = if kind == Kind::Devices {
-                // The set of devices holding the cell (all replicas).
-                let mut k: Vec<i64> = coords
-                    .iter()
-                    .flat_map(|c| key_axes.iter().map(|a| c.get(a)))
-                    .collect();
-                k.sort_unstable();
-                k.dedup();
-                k
-            } else {
-                key_axes.iter().map(|a| first.get(a)).collect()
-            };
-            let group = groups.of(&key);
-            if legend.len() < groups.0.len() {
-                let text = if kind == Kind::Devices {
-                    let ids: Vec<String> = key.iter().map(|v| v.to_string()).collect();
-                    let which = if ids.len() > 1 { " (replicated)" } else { "" };
-                    format!("{} {}{which}", names(key_axes), ids.join(", "))
-                } else {
-                    key_axes
-                        .iter()
-                        .zip(&key)
-                        .map(|(a, v)| format!("{} {v}", a.name()))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                legend.push((group, text));
-            }
-            let replicated = coords.len() > 1;
-            let label = match kind {
-                Kind::Memory => compact(first, &axes),
-                Kind::Threads => compact(first, &threads),
-                Kind::Devices => {
-                    let mut ids: Vec<String> = coords
-                        .iter()
-                        .map(|c| {
-                            devices
-                                .iter()
-                                .map(|a| c.get(a).to_string())
-                                .collect::<Vec<_>>()
-                                .join("/")
-                        })
-                        .collect();
-                    ids.dedup();
-                    if replicated {
-                        format!("R {}", ids.join(","))
-                    } else {
-                        ids.join(",")
-                    }
-                }
-            };
-            let sub = compact(first, &others);
-            cells.push(Cell {
-                label,
-                sublabel: (!sub.is_empty() && kind != Kind::Memory).then_some(sub),
-                group: Some(group),
-                padding: false,
-                replicated,
-                tiles: vec![key.clone()],
-            });
-        }
-    }
-    if kind != Kind::Memory && !others.is_empty() {
-        notes.push(format!(
-            "also shown: the coordinate on {}",
-            others
-                .iter()
-                .map(|a| a.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let replicas: usize = cells.iter().filter(|c| c.replicated).count();
-    if replicas > 0 && kind == Kind::Threads {
-        let r = layout.replica_points()?;
-        let shifts: Vec<String> = r
-            .iter()
-            .filter(|p| !p.is_zero())
-            .map(|p| {
-                p.components()
-                    .map(|(a, v)| format!("{a} {v:+}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect();
-        notes.push(format!(
-            "every element is held {} times: as shown, and again at {}",
-            r.len(),
-            shifts.join("; ")
-        ));
-    }
-    let title = format!("{layout} over {shape:?}");
-    Ok(Picture {
-        legend,
-        ..Picture::grid(kind, title, notes, (shown_r, shown_c), (rows, cols), cells)
-    })
-}
-
-fn names(axes: &[Axis]) -> String {
-    axes.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
-}
-
-/// `w5 l5`-style compact coordinates over some axes (zero components included).
-fn compact(c: &Coord, axes: &[Axis]) -> String {
-    axes.iter()
-        .map(|a| format!("{}{}", short(a), c.get(a)))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 impl From<axe_layout::LayoutError> for RenderError {
     fn from(e: axe_layout::LayoutError) -> Self {
         RenderError::Layout(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn small_dimensions_show_whole() {
+        assert_eq!(visible(5, 24, Some(2)), (0..5).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_boundary_beyond_the_corner_gets_a_window() {
+        let v = visible(512, 24, Some(128));
+        assert_eq!(v.len(), 24);
+        assert_eq!(&v[..12], &(0..12).collect::<Vec<_>>()[..]);
+        assert_eq!(&v[12..], &(122..134).collect::<Vec<_>>()[..]);
+        assert_eq!(runs(&v), "0–11, 122–133");
+        // A boundary inside the corner needs no fold.
+        assert_eq!(visible(512, 16, Some(8)), (0..16).collect::<Vec<_>>());
+        // A boundary near the end is clamped.
+        assert_eq!(visible(130, 24, Some(128)).last(), Some(&129));
+    }
+
+    #[test]
+    fn bisection_finds_the_first_boundary_of_runs() {
+        for n in [2u64, 3, 100, 1 << 40] {
+            for t in [1u64, 2, 7, 128] {
+                let b = first_boundary(n, |i| Ok(i / t != 0)).unwrap();
+                assert_eq!(b, (t < n).then_some(t), "n {n} t {t}");
+            }
+        }
+        // Not runs: no false boundary.
+        let b = first_boundary(100, |i| Ok(i % 2 == 1 && i > 90)).unwrap();
+        assert!(b.is_none_or(|b| b % 2 == 1 && b > 90));
+    }
+
+    #[test]
+    fn labels_are_clipped() {
+        assert_eq!(clip("abc".into()), "abc");
+        let long = clip("x".repeat(1000));
+        assert_eq!(long.chars().count(), MAX_LABEL);
+        assert!(long.ends_with('…'));
     }
 }

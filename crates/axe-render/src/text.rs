@@ -1,56 +1,80 @@
-//! Pictures as text: the grid of labels, padding as `·`, optionally coloured with ANSI escapes.
+//! Pictures as text: the grid of labels, padding as `·`, folds as `…` and `⋮`, optionally coloured with
+//! ANSI escapes.
 
 use std::fmt::Write;
 
-use crate::picture::Picture;
+use crate::picture::{Cell, Mark, Picture};
 
 /// 256-colour background codes matching the SVG palette's order.
 const ANSI: [u8; 12] = [153, 223, 151, 217, 183, 181, 218, 187, 159, 223, 250, 193];
 
-/// The grid as text, with colours when `colour` is set.
-pub fn to_text(p: &Picture, colour: bool) -> String {
-    let shown = |c: &crate::picture::Cell| match &c.sublabel {
+/// `s` right-aligned in `w` characters (never truncated).
+fn right(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    let mut out = " ".repeat(w.saturating_sub(n));
+    out.push_str(s);
+    out
+}
+
+fn shown(c: &Cell) -> String {
+    match &c.sublabel {
         Some(sub) => format!("{} {sub}", c.label),
         None => c.label.clone(),
-    };
+    }
+}
+
+/// The grid as text, with colours when `colour` is set.
+pub fn to_text(p: &Picture, colour: bool) -> String {
+    let spaced = p
+        .cells
+        .iter()
+        .any(|c| c.sublabel.is_some() || c.label.contains(' '));
     let w = p
         .cells
         .iter()
         .map(|c| shown(c).chars().count())
+        .chain(p.col_index.iter().map(|c| c.to_string().len()))
         .max()
         .unwrap_or(1)
-        .max(p.cols.saturating_sub(1).to_string().len())
-        + if p
-            .cells
-            .iter()
-            .any(|c| c.sublabel.is_some() || c.label.contains(' '))
-        {
-            2
-        } else {
-            1
-        };
-    let rw = p.rows.saturating_sub(1).to_string().len().max(1);
+        + if spaced { 2 } else { 1 };
+    let rw = p
+        .row_index
+        .iter()
+        .map(|r| r.to_string().len())
+        .max()
+        .unwrap_or(1);
+    let fold_col = " …";
     let mut s = String::new();
     let _ = writeln!(s, "{}", p.title);
     for n in &p.notes {
         let _ = writeln!(s, "  {n}");
     }
-    let _ = write!(s, "{:>rw$}  ", "");
-    for c in 0..p.cols {
-        let _ = write!(s, "{c:>w$}");
+    s.push_str(&right("", rw + 2));
+    for (c, index) in p.col_index.iter().enumerate() {
+        if p.col_folded_before(c) {
+            s.push_str(fold_col);
+        }
+        s.push_str(&right(&index.to_string(), w));
     }
     if p.more_cols {
         s.push_str(" …");
     }
     s.push('\n');
-    for r in 0..p.rows {
-        let _ = write!(s, "{r:>rw$}  ");
+    for (r, index) in p.row_index.iter().enumerate() {
+        if p.row_folded_before(r) {
+            let _ = writeln!(s, "{}", right("⋮", rw));
+        }
+        s.push_str(&right(&index.to_string(), rw));
+        s.push_str("  ");
         for c in 0..p.cols {
+            if p.col_folded_before(c) {
+                s.push_str(fold_col);
+            }
             let cell = p.cell(r, c);
             let text = if cell.padding && !colour {
-                format!("{:>w$}", "·")
+                right("·", w)
             } else {
-                format!("{:>w$}", shown(cell))
+                right(&shown(cell), w)
             };
             match (colour, cell.group, cell.padding) {
                 (true, Some(g), false) => {
@@ -72,7 +96,7 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
         s.push('\n');
     }
     if p.more_rows {
-        let _ = writeln!(s, "{:>rw$}  {:>w$}", "⋮", "");
+        let _ = writeln!(s, "{}", right("⋮", rw));
     }
     if !p.strip.is_empty() {
         let slots: Vec<String> = p
@@ -91,7 +115,7 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
                 None => format!("{i}:pad"),
             })
             .collect();
-        let more = if (p.strip.len() as i64) < p.strip_total {
+        let more = if (slots.len() as i64) < p.strip_total {
             format!(" … ({} slots)", p.strip_total)
         } else {
             String::new()
@@ -104,6 +128,16 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
         } else {
             let _ = writeln!(s, "[{g}] {text}");
         }
+    }
+    for (mark, text) in &p.marks {
+        let sign = match mark {
+            // Borders are drawn in SVG and PNG only.
+            Mark::Border(_) => continue,
+            Mark::Padding => "·",
+            Mark::Replicated => "R",
+            Mark::Fold => "…",
+        };
+        let _ = writeln!(s, "{sign} {text}");
     }
     s
 }

@@ -204,3 +204,192 @@ fn large_layouts_show_a_labelled_corner() {
     );
     assert!(svg.len() < 200_000, "a corner, not 167 million cells");
 }
+
+/// Cells (r, c) whose view column is `col` (for folded pictures).
+fn visible_col(p: &axe_render::Picture, col: u64) -> usize {
+    p.col_index
+        .iter()
+        .position(|&c| c == col)
+        .unwrap_or_else(|| panic!("column {col} not shown: {:?}", p.col_index))
+}
+
+#[test]
+fn a_tpu_layout_shows_its_128_wide_tile_boundary() {
+    let s = axe_xla::parse_shape("f32[256,512]{1,0:T(8,128)}").unwrap();
+    let p = memory_picture(s.as_array().unwrap()).unwrap();
+    assert!(p.cols <= axe_render::MAX_COLS && p.rows <= axe_render::MAX_ROWS);
+    let (before, after) = (visible_col(&p, 127), visible_col(&p, 128));
+    assert_eq!(after, before + 1);
+    assert!(p.row_index.contains(&7) && p.row_index.contains(&8));
+    assert!(p.is_folded());
+    assert!(
+        p.notes.iter().any(|n| n.contains("folded")),
+        "the picture says it is folded: {:?}",
+        p.notes
+    );
+    let svg = to_svg(&p);
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    // Offsets: (0,127) is the last of the first tile row, (0,128) starts the next tile (8×128 later).
+    assert_eq!(label(&doc, 0, before), "127");
+    assert_eq!(label(&doc, 0, after), "1024");
+    // The header names the view's columns, and dots fill the fold.
+    let headers: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("col-index"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(headers.contains(&"128"), "{headers:?}");
+    assert!(doc
+        .descendants()
+        .any(|n| n.attribute("class") == Some("fold")));
+    // The tile boundary is drawn between columns 127 and 128, in the outer-tile colour.
+    let img = raster(&svg);
+    let (x, y, w, h) = cell_rect(&doc, 0, before);
+    assert_eq!(pixel(&img, x + w, y + h / 2.0), hex(BORDERS[0].0));
+    let (a, b) = (inside(&doc, 0, before), inside(&doc, 0, after));
+    assert_ne!(
+        pixel(&img, a.0, a.1),
+        pixel(&img, b.0, b.1),
+        "two tiles, two colours"
+    );
+}
+
+#[test]
+fn a_2d_mesh_gives_each_device_its_colour_and_explains_its_marks() {
+    let layout = "S[(2,4,2,8):(1@dev0,8,1@dev1,1)]";
+    let p = axe_picture(&layout.parse().unwrap(), &[8, 16]).unwrap();
+    let corners = [(0, 0), (0, 8), (4, 0), (4, 8)];
+    let groups: Vec<Option<usize>> = corners.iter().map(|&(r, c)| p.cell(r, c).group).collect();
+    let mut distinct = groups.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 4, "four devices, four colours: {groups:?}");
+    let legend: Vec<&str> = p.legend.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(
+        legend,
+        [
+            "dev0/dev1 0/0",
+            "dev0/dev1 0/1",
+            "dev0/dev1 1/0",
+            "dev0/dev1 1/1"
+        ]
+    );
+    let svg = to_svg(&p);
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let img = raster(&svg);
+    let fills: Vec<(u8, u8, u8)> = corners
+        .iter()
+        .map(|&(r, c)| {
+            let (x, y) = inside(&doc, r, c);
+            pixel(&img, x, y)
+        })
+        .collect();
+    for i in 0..4 {
+        for j in 0..i {
+            assert_ne!(fills[i], fills[j], "devices {i} and {j} share a colour");
+        }
+    }
+    // Every swatch has its label, and the key explains the borders and the small text.
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.attribute("class") == Some("swatch"))
+            .count(),
+        doc.descendants()
+            .filter(|n| n.attribute("class") == Some("legend"))
+            .count()
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("black line") && t.contains("different devices")),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t.contains("m5 = offset 5 in memory")));
+
+    // Replicated cells: dashed, marked R, and the key says so.
+    let svg = axe_svg("S[(2,4,16):(2@gpuid,16,1)] + R[2:1@gpuid]", &[8, 16]);
+    assert!(svg.contains("dashed outline, R: replicated ("), "{svg}");
+}
+
+#[test]
+fn memory_pictures_explain_their_borders_and_padding() {
+    let svg = xla_svg("f32[3,5]{1,0:T(2,2)(2,1)}");
+    for key in [
+        "black line: a boundary between tiles",
+        "red line: a boundary between second-level tiles",
+        "hatched: padding",
+    ] {
+        assert!(svg.contains(key), "{key}: {svg}");
+    }
+}
+
+#[test]
+fn pngs_over_the_pixel_budget_are_refused() {
+    let svg = xla_svg("bf16[16,256]{1,0:T(8,128)(2,1)}");
+    match to_png(&svg, 50.0) {
+        Err(axe_render::RenderError::PngTooLarge {
+            width,
+            height,
+            max_pixels,
+        }) => {
+            assert!(width * height > max_pixels);
+            assert_eq!(max_pixels, axe_render::MAX_PNG_PIXELS);
+        }
+        other => panic!("expected PngTooLarge, got {:?}", other.map(|v| v.len())),
+    }
+    let e = to_png(&svg, 50.0).unwrap_err().to_string();
+    assert!(e.contains("exceeds the limit"), "{e}");
+    assert!(to_png(&svg, 2.0).is_ok());
+}
+
+/// Dark pixels (text, borders) in a box of the picture.
+fn dark(img: &Pixmap, (x0, y0, x1, y1): (u32, u32, u32, u32)) -> usize {
+    (y0..y1)
+        .flat_map(|y| (x0..x1).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let c = img.pixel(x, y).unwrap();
+            u32::from(c.red()) + u32::from(c.green()) + u32::from(c.blue()) < 3 * 100
+        })
+        .count()
+}
+
+#[test]
+fn labels_are_drawn_with_the_embedded_font_alone() {
+    use axe_render::{to_png_with, Fonts};
+    let svg = xla_svg("f32[3,5]{1,0:T(2,2)}");
+    assert!(svg.contains(r#"font-family="DejaVu Sans Mono,"#));
+    // Without any system font, as in a slim container.
+    let img = Pixmap::decode_png(&to_png_with(&svg, 1.0, Fonts::EmbeddedOnly).unwrap()).unwrap();
+    let mut bare = svg.clone();
+    while let Some(start) = bare.find("<text") {
+        let end = start + bare[start..].find("</text>").unwrap() + "</text>".len();
+        bare.replace_range(start..end, "");
+    }
+    let no_text =
+        Pixmap::decode_png(&to_png_with(&bare, 1.0, Fonts::EmbeddedOnly).unwrap()).unwrap();
+    // The title's box: dark glyphs with the font, nothing without text.
+    let title = (20, 20, 200, 40);
+    assert_eq!(dark(&no_text, title), 0);
+    assert!(
+        dark(&img, title) > 100,
+        "title drawn: {}",
+        dark(&img, title)
+    );
+    // A cell's label: the "17" of element (2,3) is drawn in its cell.
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let (x, y, w, h) = cell_rect(&doc, 2, 3);
+    let cell = (
+        x as u32 + 4,
+        y as u32 + 4,
+        (x + w) as u32 - 4,
+        (y + h) as u32 - 4,
+    );
+    assert_eq!(dark(&no_text, cell), 0);
+    assert!(dark(&img, cell) > 10, "label drawn: {}", dark(&img, cell));
+}
