@@ -9,8 +9,8 @@
 //! | `s8`…`s64`, `u8`…`u64` | `i1`…`i8`, `u1`…`u8` | little-endian |
 //! | `f16`, `f32`, `f64` | `f2`, `f4`, `f8` | little-endian |
 //! | `c64`, `c128` | `c8`, `c16` | little-endian |
-//! | `bf16` (numpy has none) | uint16 `u2`, void `\|V2`/`<V2` (as `ml_dtypes.bfloat16` saves) | `<u2` |
-//! | other 8-bit types (`f8e4m3fn`, …) | `\|u1`, `\|V1` | `\|u1` |
+//! | `bf16` (numpy has none) | uint16 `u2`, void `V2` (`ml_dtypes.bfloat16` saves `<V2`) | `<u2` |
+//! | other 8-bit types (`f8e4m3fn`, …) | uint8 `u1`, void `V1` (`ml_dtypes` saves `<V1`) | `\|u1` |
 //!
 //! A `pred` array is read only from a bool array, whose bytes numpy keeps at 0 or 1; an integer array
 //! would bring other byte values into a `pred` tensor. Sub-byte types (`s4`, `u4`, …) have no numpy
@@ -95,7 +95,9 @@ fn accepted(t: PrimitiveType) -> String {
             .into(),
         _ if descr(t).is_none() => "no numpy dtype; give raw bytes (.bin)".into(),
         _ if t.bits() == 8 && descr(t) == Some("|u1") && t != U8 => {
-            "its raw bytes as a uint8 array ('|u1') or a 1-byte void array ('|V1')".into()
+            "its raw bytes as a uint8 array ('|u1') or a 1-byte void array ('|V1'), \
+             as ml_dtypes saves it"
+                .into()
         }
         _ => {
             let d = descr(t).unwrap_or("");
@@ -158,6 +160,44 @@ mod tests {
             assert!(e.contains(t.to_string().as_str()), "{d} {t}: {e}");
         }
         assert!(unit("<f2", Bf16).unwrap_err().contains("uint16"));
+        assert_eq!(unit("<V1", F8E4m3fn), Ok(0));
+        assert_eq!(unit("|u1", F8E4m3fn), Ok(0));
+        assert!(unit("<f2", F8E4m3fn).unwrap_err().contains("ml_dtypes"));
+        assert!(unit("|u1", S4).unwrap_err().contains(".bin"));
+    }
+
+    #[test]
+    fn every_type_takes_only_dtypes_of_its_width_and_kind() {
+        // Every element type against every dtype numpy can name in a header (of these sizes).
+        for &t in PrimitiveType::ALL {
+            for order in ["<", ">", "|"] {
+                for kind in ["b", "i", "u", "f", "c", "V", "S", "U", "m8[s]", "M8[s]"] {
+                    for size in ["1", "2", "4", "8", "16"] {
+                        let d = match kind.split_once('8') {
+                            Some((k, units)) if size == "8" => format!("{order}{k}8{units}"),
+                            Some(_) => continue,
+                            None => format!("{order}{kind}{size}"),
+                        };
+                        let Ok(ts) = d.parse::<npyz::TypeStr>() else {
+                            continue; // not a valid dtype (e.g. '|f4')
+                        };
+                        let Ok(swap) = byte_swap_unit(&DType::Plain(ts.clone()), t) else {
+                            continue;
+                        };
+                        assert_eq!(ts.num_bytes(), Some(t.byte_width() as usize), "{t} {d}");
+                        let own = descr(t).unwrap_or_else(|| panic!("{t} took {d}"));
+                        let stand_in = matches!(ts.type_char(), TypeChar::RawData)
+                            || (ts.type_char() == TypeChar::Uint && own.ends_with("u2"));
+                        assert!(
+                            own[1..2] == d[1..2] || stand_in || (t.bits() == 8 && t.is_float()),
+                            "{t} took {d}"
+                        );
+                        let big = ts.endianness() == Endianness::Big && t.byte_width() > 1;
+                        assert_eq!(swap != 0, big, "{t} {d}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! - nothing, or a regular file: the data goes into a new temporary file in the same folder, created
 //!   with an unpredictable name and `O_EXCL` (so a file or link planted under a guessable name is never
 //!   written through), and is renamed over the path only once every byte is written and synced. A reader
-//!   sees the old file or the new one, never half of one. An existing file's permission bits carry over.
+//!   sees the old file or the new one, never half of one. An existing file's permission bits carry over;
+//!   being a new file, the output has the writer as owner, and hard links to the old file keep the old
+//!   contents.
 //! - a symbolic link: the rename replaces the link itself with a regular file; nothing is written
 //!   through the link to its target (which may be a file elsewhere, or a device).
 //! - a character device (`/dev/null`, a terminal) or a FIFO: the data is streamed into it, opened for

@@ -117,6 +117,10 @@ fn bf16_and_pred_come_from_their_numpy_stand_ins() {
     let (code, err, out) = relayout_npy(&d, "bf16[3]", ">u2", "(3,)", &bits);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.unwrap(), [0x3f, 0x80, 0xc0, 0x00, 0x40, 0x40]);
+    // ml_dtypes saves its 8-bit floats as 1-byte voids.
+    let (code, err, out) = relayout_npy(&d, "f8e4m3fn[3]", "<V1", "(3,)", &[0x38, 0xc0, 0x44]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.unwrap(), [0x38, 0xc0, 0x44]);
     let (code, err, out) = relayout_npy(&d, "pred[3]", "|b1", "(3,)", &[1, 0, 1]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.unwrap(), [1, 0, 1]);
