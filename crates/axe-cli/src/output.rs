@@ -81,7 +81,7 @@ impl Output {
     /// Opens the output `path` as the [module documentation](self) describes.
     pub fn create(path: &str) -> Result<Output, String> {
         let p = Path::new(path);
-        let mut mode = 0o666; // less the umask, as for any newly created file
+        let mut kept_mode = None;
         match std::fs::symlink_metadata(p) {
             Ok(meta) => {
                 let t = meta.file_type();
@@ -92,7 +92,7 @@ impl Output {
                     return Err(format!("{path} is a folder; give a file name"));
                 }
                 if t.is_file() {
-                    mode = meta.permissions().mode() & 0o777;
+                    kept_mode = Some(meta.permissions().mode() & 0o777);
                 } else if !t.is_symlink() {
                     return Err(format!(
                         "{path} is neither a regular file, a character device nor a FIFO; \
@@ -120,7 +120,8 @@ impl Output {
         let tmp = tempfile::Builder::new()
             .prefix(&prefix)
             .suffix(".tmp")
-            .permissions(std::fs::Permissions::from_mode(0o600))
+            // Less the umask, as for any newly created file.
+            .permissions(std::fs::Permissions::from_mode(kept_mode.unwrap_or(0o666)))
             .tempfile_in(dir)
             .map_err(|e| {
                 format!(
@@ -134,7 +135,7 @@ impl Output {
             path: path.to_string(),
             target: Target::Temp(Some(tmp)),
         };
-        if let Target::Temp(Some(t)) = &out.target {
+        if let (Some(mode), Target::Temp(Some(t))) = (kept_mode, &out.target) {
             t.as_file()
                 .set_permissions(std::fs::Permissions::from_mode(mode))
                 .map_err(|e| format!("{path}: {e}"))?;
@@ -268,6 +269,16 @@ mod tests {
         assert_eq!(names(&d), ["out.bin"]);
         assert_eq!(std::fs::read(&p).unwrap(), b"old");
         assert!(!live().iter().any(|f| f.starts_with(&d)));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_new_file_gets_the_permissions_any_new_file_gets() {
+        let d = dir("new-mode");
+        std::fs::write(d.join("plain"), b"x").unwrap();
+        write_atomically(d.join("out.bin").to_str().unwrap(), b"x").unwrap();
+        let mode = |n: &str| d.join(n).metadata().unwrap().permissions().mode();
+        assert_eq!(mode("out.bin"), mode("plain"));
         let _ = std::fs::remove_dir_all(&d);
     }
 
