@@ -8,10 +8,13 @@
 //!   sees the old file or the new one, never half of one. An existing file's permission bits carry over;
 //!   being a new file, the output has the writer as owner, and hard links to the old file keep the old
 //!   contents.
-//! - a symbolic link: the rename replaces the link itself with a regular file; nothing is written
-//!   through the link to its target (which may be a file elsewhere, or a device).
 //! - a character device (`/dev/null`, a terminal) or a FIFO: the data is streamed into it, opened for
 //!   writing without following links; it is never replaced or renamed over.
+//! - a symbolic link that leads to a character device or a FIFO (`/dev/stdout` to a terminal or a
+//!   pipe), or into `/proc` (`/dev/stdout` → `/proc/self/fd/1` when the shell redirected it to a file):
+//!   written through, in place, as the device, FIFO or open file it leads to (appending to a file, as
+//!   the shell's `>` and `>>` left it). Any other link (to a regular file, or dangling) is replaced by the
+//!   rename: nothing is written through it to its target.
 //! - a directory, a socket, a block device: an error.
 //!
 //! A temporary file is removed on every path out of the process that can be handled: an error
@@ -86,7 +89,10 @@ impl Output {
             Ok(meta) => {
                 let t = meta.file_type();
                 if t.is_char_device() || t.is_fifo() {
-                    return Self::stream(path);
+                    return Self::stream(path, false);
+                }
+                if t.is_symlink() && Self::leads_to_a_stream(p) {
+                    return Self::stream(path, true);
                 }
                 if t.is_dir() {
                     return Err(format!("{path} is a folder; give a file name"));
@@ -143,18 +149,34 @@ impl Output {
         Ok(out)
     }
 
-    fn stream(path: &str) -> Result<Output, String> {
-        let f = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)
-            .map_err(|e| format!("{path}: {e}"))?;
+    /// Whether the link `p` leads to a character device or FIFO, or into `/proc` (a process's open
+    /// files).
+    fn leads_to_a_stream(p: &Path) -> bool {
+        let into_proc = std::fs::read_link(p).is_ok_and(|t| t.starts_with("/proc/"));
+        std::fs::metadata(p).is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_char_device() || t.is_fifo() || (into_proc && t.is_file())
+        })
+    }
+
+    /// Opens a character device or FIFO (through a link when `through_link`) for writing in place.
+    fn stream(path: &str, through_link: bool) -> Result<Output, String> {
+        let mut options = OpenOptions::new();
+        options.write(true);
+        if through_link {
+            // A regular file reached through /proc is appended to, as the shell opened it.
+            options.append(std::fs::metadata(path).is_ok_and(|m| m.is_file()));
+        } else {
+            options.custom_flags(libc::O_NOFOLLOW);
+        }
+        let f = options.open(path).map_err(|e| format!("{path}: {e}"))?;
         // What was opened is what was checked (the path may have changed in between).
         let t = f
             .metadata()
             .map_err(|e| format!("{path}: {e}"))?
             .file_type();
-        if !(t.is_char_device() || t.is_fifo()) {
+        let regular_ok = through_link && Self::leads_to_a_stream(Path::new(path));
+        if !(t.is_char_device() || t.is_fifo() || (regular_ok && t.is_file())) {
             return Err(format!("{path} changed while it was being opened"));
         }
         Ok(Output {

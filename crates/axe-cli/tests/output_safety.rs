@@ -187,8 +187,13 @@ fn an_output_that_is_a_link_is_replaced_not_written_through() {
         .file_type()
         .is_file());
     assert_eq!(names(&d), ["out.hlo", "target"]);
-    // A link to a device: the link is replaced, the device untouched.
-    std::fs::remove_file(d.join("out.hlo")).unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_link_to_a_device_or_an_open_file_is_written_through() {
+    let d = folder("through");
+    // To a device (as /dev/stdout leads to a terminal): the device is written, the link stays.
     let null = device(&d, "null");
     std::os::unix::fs::symlink(&null, d.join("out.hlo")).unwrap();
     let (code, _, err) = run(&[
@@ -204,7 +209,38 @@ fn an_output_that_is_a_link_is_replaced_not_written_through() {
     assert!(std::fs::symlink_metadata(d.join("out.hlo"))
         .unwrap()
         .file_type()
-        .is_file());
+        .is_symlink());
+    // Into /proc, as /dev/stdout is: whatever stdout is (a pipe, a file the shell opened with `>` or
+    // `>>`) gets the output, and the link stays.
+    let stdout = d.join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &stdout).unwrap();
+    let synth = ["hlo", "synth", "--instructions", "5", "-o", &s(&stdout)];
+    let piped = Command::new(axe()).args(synth).output().unwrap();
+    assert!(piped.status.success());
+    assert!(String::from_utf8_lossy(&piped.stdout).starts_with("HloModule"));
+    let file = d.join("file.txt");
+    std::fs::write(&file, "kept\n").unwrap();
+    let append = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    let status = Command::new(axe())
+        .args(synth)
+        .stdout(append)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("kept\nHloModule"), "{text}");
+    assert!(std::fs::symlink_metadata(&stdout)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(
+        names(&d).iter().all(|n| !n.starts_with('.')),
+        "{:?}",
+        names(&d)
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 
