@@ -159,7 +159,7 @@ fn bench_hlo(json: bool, instructions: usize, file: Option<String>, runs: usize)
             let p = std::env::temp_dir().join(format!("axe-bench-{}.hlo", std::process::id()));
             let p = p.to_string_lossy().to_string();
             let text = axe_xla::hlo::synth::synth_module(instructions, 1);
-            if let Err(e) = crate::hlo_cmd::write_atomically(&p, text.as_bytes()) {
+            if let Err(e) = crate::output::write_atomically(&p, text.as_bytes()) {
                 eprintln!("error: {e}");
                 return false;
             }

@@ -181,7 +181,7 @@ pub fn render(args: RenderArgs) -> bool {
             Format::Png => to_png(&to_svg(&p), args.scale).map_err(|e| e.to_string()),
         });
     let written = result.and_then(|bytes| match &args.output {
-        Some(path) => crate::hlo_cmd::write_atomically(path, &bytes),
+        Some(path) => crate::output::write_atomically(path, &bytes),
         None if format == Format::Png => {
             Err("PNG needs an output file (-o picture.png)".to_string())
         }

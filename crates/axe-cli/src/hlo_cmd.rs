@@ -167,16 +167,6 @@ fn stats(file: &str, top: usize) -> Result<Report, String> {
     Ok(Report { json, text: t })
 }
 
-/// Writes `data` to `path` atomically (a temporary file beside it, then a rename).
-pub fn write_atomically(path: &str, data: &[u8]) -> Result<(), String> {
-    let tmp = format!("{path}.tmp-{}", std::process::id());
-    std::fs::write(&tmp, data).map_err(|e| format!("{tmp}: {e}"))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{path}: {e}")
-    })
-}
-
 pub fn run(verb: Verb) -> bool {
     match verb {
         Verb::Stats { file, top, json } => emit([stats(&file, top)], json),
@@ -205,7 +195,7 @@ pub fn run(verb: Verb) -> bool {
         } => {
             let text = synth_module(instructions, seed);
             match output {
-                Some(path) => match write_atomically(&path, text.as_bytes()) {
+                Some(path) => match crate::output::write_atomically(&path, text.as_bytes()) {
                     Ok(()) => true,
                     Err(e) => {
                         eprintln!("error: {e}");

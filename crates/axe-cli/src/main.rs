@@ -8,6 +8,8 @@ mod file;
 mod hlo_cmd;
 mod input;
 mod layout_cmd;
+mod npy;
+mod output;
 mod relayout_cmd;
 mod report;
 mod xla_cmd;

@@ -1,12 +1,15 @@
 //! `axe relayout`: rewrite a tensor file from one layout into another.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Seek};
 
 use axe_relayout::{relayout, Options, TensorLayout};
-use axe_xla::{parse_layout, parse_shape, ArrayShape, PrimitiveType, Shape};
+use axe_xla::{parse_layout, parse_shape, ArrayShape, Shape};
 use clap::Args;
 
-use crate::hlo_cmd::write_atomically;
+use crate::output::Output;
+
+/// The most worker threads `--threads` takes.
+const MAX_THREADS: i64 = 1024;
 
 #[derive(Args)]
 pub struct RelayoutArgs {
@@ -20,9 +23,9 @@ pub struct RelayoutArgs {
     input: String,
     /// Output file: raw bytes (.bin) in --to's layout, or .npy when --to is row-major. Written atomically.
     output: String,
-    /// Worker threads (0: all cores).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
+    /// Worker threads (0: all cores; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=MAX_THREADS))]
+    threads: u16,
     /// Leave the output's padding bytes as zero-initialised memory left them instead of writing zeros
     /// explicitly (faster when padding dominates).
     #[arg(long)]
@@ -37,30 +40,6 @@ fn array(text: &str) -> Result<ArrayShape, String> {
         Shape::Array(a) => Ok(a),
         other => Err(format!("{other} is not an array shape")),
     }
-}
-
-/// The numpy dtype of an element type (bf16 has none: its raw 16 bits are written as '<u2').
-fn npy_descr(t: PrimitiveType) -> Option<&'static str> {
-    use PrimitiveType::*;
-    Some(match t {
-        Pred => "|b1",
-        S8 => "|i1",
-        S16 => "<i2",
-        S32 => "<i4",
-        S64 => "<i8",
-        U8 => "|u1",
-        U16 => "<u2",
-        U32 => "<u4",
-        U64 => "<u8",
-        F16 => "<f2",
-        Bf16 => "<u2",
-        F32 => "<f4",
-        F64 => "<f8",
-        C64 => "<c8",
-        C128 => "<c16",
-        _ if t.bits() == 8 => "|u1",
-        _ => return None,
-    })
 }
 
 fn is_row_major_dense(a: &ArrayShape) -> bool {
@@ -105,100 +84,146 @@ fn destination(to: &str, src: &ArrayShape) -> Result<(TensorLayout, Option<Array
     ))
 }
 
-/// The first `need` bytes of `reader`, in a tensor buffer (huge pages, see [`crate::file::tensor_buffer`]),
-/// or an error naming `what` if it holds fewer.
-fn read_tensor(
-    mut reader: impl Read,
-    need: u64,
-    path: &str,
-    what: impl Fn(u64) -> String,
-) -> Result<memmap2::MmapMut, String> {
-    let mut data = crate::file::tensor_buffer(need as usize)?;
+/// An input file, opened and checked against the shape: its data starts at the reader's position.
+struct Input {
+    reader: Box<dyn Read>,
+    /// Reverse each run of this many bytes after reading (big-endian `.npy` data); 0: none.
+    swap: usize,
+}
+
+/// Opens the input and checks its header and size against `src` (`need` bytes of data) before
+/// anything of the tensor's size is allocated. A regular file's size is known now; a pipe's is checked
+/// as it is read ([`read_tensor`]).
+fn open_input(path: &str, src: &ArrayShape, need: u64) -> Result<Input, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
+    if meta.is_dir() {
+        return Err(format!("{path} is a folder, not a tensor file"));
+    }
+    let size = meta.is_file().then_some(meta.len());
+    if !path.ends_with(".npy") {
+        if let Some(size) = size.filter(|&s| s != need) {
+            return Err(format!("{path} has {size} bytes, {src} needs {need}"));
+        }
+        return Ok(Input {
+            reader: Box::new(std::io::BufReader::with_capacity(1 << 20, file)),
+            swap: 0,
+        });
+    }
+    let npy =
+        npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| format!("{path}: {e}"))?;
+    if !is_row_major_dense(src) {
+        return Err(format!("{path} holds a row-major array, but --shape says {src}; give raw bytes (.bin) for other layouts"));
+    }
+    let dims: Vec<u64> = axe_xla::static_dims(src)
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|&d| d as u64)
+        .collect();
+    if npy.shape() != dims.as_slice() {
+        return Err(format!(
+            "{path} has shape {:?}, --shape says {dims:?}",
+            npy.shape()
+        ));
+    }
+    if npy.order() != npyz::Order::C {
+        return Err(format!("{path} is in Fortran order; save it in C order"));
+    }
+    let swap = crate::npy::byte_swap_unit(&npy.header().dtype(), src.element_type)
+        .map_err(|e| format!("{path} {e}"))?;
+    let mut reader = npy.into_inner();
+    if let Some(size) = size {
+        let start = reader
+            .stream_position()
+            .map_err(|e| format!("{path}: {e}"))?;
+        let data = size.saturating_sub(start);
+        if data != need {
+            return Err(format!(
+                "{path} holds {data} bytes of data after its header, {src} needs {need}"
+            ));
+        }
+    }
+    Ok(Input {
+        reader: Box::new(reader),
+        swap,
+    })
+}
+
+/// Reads the input's `need` bytes of data into a tensor buffer (huge pages, see
+/// [`crate::file::tensor_buffer`]), refusing an input with fewer bytes or more.
+fn read_tensor(input: Input, need: u64, path: &str) -> Result<memmap2::MmapMut, String> {
+    let Input { mut reader, swap } = input;
+    let n = usize::try_from(need).map_err(|_| format!("{need} bytes do not fit in memory"))?;
+    let mut data = crate::file::tensor_buffer(n)?;
     let mut got = 0;
-    while got < need as usize {
-        match reader.read(&mut data[got..need as usize]) {
-            Ok(0) => return Err(what(got as u64)),
-            Ok(n) => got += n,
+    while got < n {
+        match reader.read(&mut data[got..n]) {
+            Ok(0) => {
+                return Err(format!(
+                    "{path} holds {got} bytes of data, the shape needs {need}"
+                ))
+            }
+            Ok(k) => got += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(format!("{path}: {e}")),
         }
     }
+    let mut more = [0u8; 1];
+    loop {
+        match reader.read(&mut more) {
+            Ok(0) => break,
+            Ok(_) => {
+                return Err(format!(
+                    "{path} holds more than the {need} bytes of data the shape needs"
+                ))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("{path}: {e}")),
+        }
+    }
+    crate::npy::swap_bytes(&mut data[..n], swap);
     Ok(data)
 }
 
-fn read_input(path: &str, src: &ArrayShape, need: u64) -> Result<memmap2::MmapMut, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
-    if path.ends_with(".npy") {
-        let npy = npyz::NpyFile::new(std::io::BufReader::new(file))
-            .map_err(|e| format!("{path}: {e}"))?;
-        if !is_row_major_dense(src) {
-            return Err(format!("{path} holds a row-major array, but --shape says {src}; give raw bytes (.bin) for other layouts"));
-        }
-        let dims: Vec<u64> = axe_xla::static_dims(src)
-            .map_err(|e| e.to_string())?
-            .iter()
-            .map(|&d| d as u64)
-            .collect();
-        if npy.shape() != dims.as_slice() {
-            return Err(format!(
-                "{path} has shape {:?}, --shape says {dims:?}",
-                npy.shape()
-            ));
-        }
-        if npy.order() != npyz::Order::C {
-            return Err(format!("{path} is in Fortran order; save it in C order"));
-        }
-        let width = npy.header().dtype().num_bytes();
-        if width != Some(src.element_type.byte_width() as usize) {
-            return Err(format!(
-                "{path} has {:?}-byte elements, {} takes {}",
-                width,
-                src.element_type,
-                src.element_type.byte_width()
-            ));
-        }
-        return read_tensor(npy.into_inner(), need, path, |got| {
-            format!("{path} holds {got} bytes of data, the shape needs {need}")
-        });
+/// The header of a `.npy` output (`None` for raw bytes), or an error if its layout or element type
+/// has no `.npy` form: checked before any work is done.
+fn npy_header(path: &str, dst_shape: Option<&ArrayShape>) -> Result<Option<Vec<u8>>, String> {
+    if !path.ends_with(".npy") {
+        return Ok(None);
     }
-    let reader = std::io::BufReader::with_capacity(1 << 20, file);
-    read_tensor(reader, need, path, |got| {
-        format!("{path} has {got} bytes, {src} needs {need}")
-    })
-}
-
-fn write_output(path: &str, dst_shape: Option<&ArrayShape>, data: &[u8]) -> Result<(), String> {
-    if path.ends_with(".npy") {
-        let a = dst_shape.filter(|a| is_row_major_dense(a)).ok_or_else(|| {
-            format!("{path}: a .npy file holds a row-major array; write other layouts as raw bytes (.bin)")
-        })?;
-        let descr = npy_descr(a.element_type)
-            .ok_or_else(|| format!("{path}: {} has no numpy dtype; use .bin", a.element_type))?;
-        let dims: Vec<u64> = a
-            .dims
-            .iter()
-            .map(|d| d.bound().unwrap_or(0) as u64)
-            .collect();
-        let mut out = Vec::with_capacity(data.len() + 128);
-        {
-            use npyz::WriterBuilder;
-            let dtype = npyz::DType::Plain(descr.parse().map_err(|e| format!("{descr}: {e}"))?);
-            let w = npyz::WriteOptions::new_header_only()
-                .dtype(dtype)
-                .shape(&dims)
-                .writer(&mut out)
-                .write_header_only()
-                .map_err(|e| e.to_string())?;
-            w.write_all(data).map_err(|e| e.to_string())?;
-        }
-        return write_atomically(path, &out);
-    }
-    write_atomically(path, data)
+    let a = dst_shape.filter(|a| is_row_major_dense(a)).ok_or_else(|| {
+        format!(
+            "{path}: a .npy file holds a row-major array; write other layouts as raw bytes (.bin)"
+        )
+    })?;
+    let descr = crate::npy::descr(a.element_type)
+        .ok_or_else(|| format!("{path}: {} has no numpy dtype; use .bin", a.element_type))?;
+    let dims: Vec<u64> = a
+        .dims
+        .iter()
+        .map(|d| d.bound().unwrap_or(0) as u64)
+        .collect();
+    let mut header = Vec::new();
+    use npyz::WriterBuilder;
+    let dtype = npyz::DType::Plain(descr.parse().map_err(|e| format!("{descr}: {e}"))?);
+    npyz::WriteOptions::new_header_only()
+        .dtype(dtype)
+        .shape(&dims)
+        .writer(&mut header)
+        .write_header_only()
+        .map_err(|e| e.to_string())?;
+    Ok(Some(header))
 }
 
 pub fn run(args: RelayoutArgs) -> bool {
     let result = (|| -> Result<String, String> {
         let src = array(&args.shape)?;
+        // The input is checked against the shape's size before any table or buffer is built for it.
+        let size = axe_xla::sizes(&src)
+            .map_err(|e| e.to_string())?
+            .physical_bytes;
+        let need = u64::try_from(size).map_err(|_| format!("{src} has a negative size"))?;
+        let input = open_input(&args.input, &src, need)?;
         let src_layout = TensorLayout::from_xla(&src).map_err(|e| e.to_string())?;
         let (dst_layout, dst_shape) = destination(&args.to, &src)?;
         let progress =
@@ -212,14 +237,17 @@ pub fn run(args: RelayoutArgs) -> bool {
                 p.set_message(m.to_string());
             }
         };
+        let header = npy_header(&args.output, dst_shape.as_ref())?;
+        // Opened before the long work, so that a path that cannot be written fails at once.
+        let mut out = Output::create(&args.output)?;
         say(&format!("reading {}", args.input));
-        let input = read_input(&args.input, &src, src_layout.bytes())?;
+        let input = read_tensor(input, need, &args.input)?;
         say("relayout");
         let mut output = crate::file::tensor_buffer(dst_layout.bytes() as usize)?;
         crate::file::populate(&output);
         let opts = Options {
             zero_padding: !args.keep_padding,
-            threads: args.threads,
+            threads: usize::from(args.threads),
             ..Options::default()
         };
         let start = std::time::Instant::now();
@@ -227,7 +255,11 @@ pub fn run(args: RelayoutArgs) -> bool {
             .map_err(|e| e.to_string())?;
         let secs = start.elapsed().as_secs_f64();
         say(&format!("writing {}", args.output));
-        write_output(&args.output, dst_shape.as_ref(), &output)?;
+        if let Some(h) = header {
+            out.put(&h)?;
+        }
+        out.put(&output)?;
+        out.commit()?;
         if let Some(p) = progress {
             p.finish_and_clear();
         }

@@ -106,3 +106,34 @@ fn bench_relayout_runs_one_case() {
     assert_ne!(code, 0);
     assert!(err.contains("unknown instruction set"), "{err}");
 }
+
+#[test]
+fn threads_are_capped_with_a_clear_error() {
+    for n in ["100000", "1025", "lots"] {
+        let (code, _, err) = run(&[
+            "relayout",
+            "--shape",
+            "u8[4]",
+            "--to",
+            "{0}",
+            "--threads",
+            n,
+            "in.bin",
+            "out.bin",
+        ]);
+        assert_eq!(code, 2, "{n}: {err}");
+        assert!(err.contains("--threads"), "{n}: {err}");
+    }
+    let (_, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "u8[4]",
+        "--to",
+        "{0}",
+        "--threads",
+        "100000",
+        "a",
+        "b",
+    ]);
+    assert!(err.contains("1024"), "{err}");
+}
