@@ -32,3 +32,22 @@ fn totals_past_i64_are_an_error() {
     let err = report(&parse_module(&module(big, 9)).unwrap(), 5).unwrap_err();
     assert!(err.to_string().contains("exceed 2^63"), "{err}");
 }
+
+#[test]
+fn materialized_leaves_out_fusion_bodies_and_callee_parameters() {
+    let text = "HloModule m\n\n\
+        %fused (p: f32[1024]) -> f32[1024] {\n  %p = f32[1024]{0} parameter(0)\n  %a = f32[1024]{0} negate(%p)\n  %b = f32[1024]{0} exponential(%a)\n  ROOT %c = f32[1024]{0} add(%a, %b)\n}\n\n\
+        %body (t: f32[1024]) -> f32[1024] {\n  %t = f32[1024]{0} parameter(0)\n  ROOT %f = f32[1024]{0} fusion(%t), kind=kLoop, calls=%fused\n}\n\n\
+        %cond (t: f32[1024]) -> pred[] {\n  %t = f32[1024]{0} parameter(0)\n  ROOT %k = pred[] constant(false)\n}\n\n\
+        ENTRY %e (x: f32[1024]) -> f32[1024] {\n  %x = f32[1024]{0} parameter(0)\n  %g = f32[1024]{0} fusion(%x), kind=kLoop, calls=%fused\n  ROOT %w = f32[1024]{0} while(%g), condition=%cond, body=%body\n}\n";
+    let r = report(&parse_module(text).unwrap(), 5).unwrap();
+    // Every instruction: 4 in %fused, 2 in %body, 2 in %cond (one a pred[]), 3 in the entry.
+    assert_eq!(r.total.arrays, 11);
+    // Held in memory: the entry's x, g, w; the while body's fusion result; the condition's constant.
+    assert_eq!(r.materialized.arrays, 5);
+    assert_eq!(r.materialized.logical_bytes, 4 * 4096 + 1);
+    assert_eq!(r.entry.arrays, 3);
+    assert_eq!(r.entry.logical_bytes, 3 * 4096);
+    assert_eq!(r.materialized_computations, [false, true, true, true]);
+    assert_eq!(r.spaces[&0], r.materialized);
+}

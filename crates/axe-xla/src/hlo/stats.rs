@@ -1,5 +1,10 @@
 //! What a module's layouts cost: bytes per memory space, padding, the worst tensors, and every place
 //! data moves between layouts.
+//!
+//! Two kinds of total: what the module *materializes* (the values of the entry and of the computations it
+//! runs as programs, each counted once; see [`super::calls`]) — the memory footprint people act on — and
+//! the sum over *every* instruction of every computation, fusion bodies and their parameters included,
+//! which only bounds what the text describes.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -101,16 +106,27 @@ pub struct Relayout {
 pub struct Report {
     /// Instructions read.
     pub instructions: usize,
-    /// Totals per memory space `S(n)`.
+    /// Materialized totals per memory space `S(n)`.
     pub spaces: BTreeMap<i64, Totals>,
-    /// Totals over everything.
+    /// What the module keeps in memory: the values of the entry and of the computations it runs as programs
+    /// (while bodies and conditions, conditional branches, calls, async computations), without values that
+    /// only alias others (tuple, get-tuple-element, bitcast) and without the parameters of called
+    /// computations (they are their caller's operands). Fusion bodies and per-element functions (reducers,
+    /// comparators) are left out: their values never live in buffers.
+    pub materialized: Totals,
+    /// The part of [`Report::materialized`] in the entry computation (its parameters included).
+    pub entry: Totals,
+    /// Every instruction of every computation, fusion bodies and their parameters included (aliasing ops
+    /// aside): not a memory footprint, since a fusion's values are counted as well as its result.
     pub total: Totals,
-    /// The tensors with the most padding, worst first.
+    /// The materialized tensors with the most padding, worst first.
     pub top_waste: Vec<Waste>,
     /// Every relayout, in module order.
     pub relayouts: Vec<Relayout>,
-    /// Totals per computation, in module order.
+    /// Totals per computation, in module order (every instruction but aliasing ones).
     pub computations: Vec<(String, Totals)>,
+    /// Per computation, in module order: whether its values are materialized.
+    pub materialized_computations: Vec<bool>,
 }
 
 struct Info {
@@ -149,7 +165,10 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
         ..Report::default()
     };
     let mut waste: Vec<Waste> = Vec::new();
-    for comp in &module.computations {
+    let flags = super::calls::materialized(module);
+    let entry = super::calls::entry_index(module);
+    for (ci, comp) in module.computations.iter().enumerate() {
+        let is_entry = entry == Some(ci);
         let mut ctotal = Totals::default();
         let mut by_name: HashMap<&str, std::rc::Rc<Info>> =
             HashMap::with_capacity(comp.instructions.len());
@@ -169,9 +188,17 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
             };
             by_name.insert(inst.bare_name(), info.clone());
             if !ALIASING.contains(&inst.opcode) {
+                let held = flags[ci] && (is_entry || inst.opcode != "parameter");
                 for (shape, space, t) in &info.leaves {
-                    r.spaces.entry(*space).or_default().add(t)?;
                     ctotal.add(t)?;
+                    if !held {
+                        continue;
+                    }
+                    r.spaces.entry(*space).or_default().add(t)?;
+                    r.materialized.add(t)?;
+                    if is_entry {
+                        r.entry.add(t)?;
+                    }
                     if t.padding_bytes() > 0 {
                         waste.push(Waste {
                             computation: comp.name.to_string(),
@@ -227,6 +254,7 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
         r.total.add(&ctotal)?;
         r.computations.push((comp.name.to_string(), ctotal));
     }
+    r.materialized_computations = flags;
     waste.sort_by_key(|w| std::cmp::Reverse(w.totals.padding_bytes()));
     waste.truncate(top);
     r.top_waste = waste;
