@@ -17,14 +17,14 @@ pub enum What {
         /// One JSON object.
         #[arg(long)]
         json: bool,
-        /// Instructions in the synthetic module.
-        #[arg(long, default_value_t = 100_000)]
+        /// Instructions in the synthetic module (at most 5,000,000).
+        #[arg(long, default_value_t = 100_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=5_000_000))]
         instructions: usize,
         /// Read this file instead of a synthetic module.
         #[arg(long)]
         file: Option<String>,
-        /// Timed runs (the fastest is reported).
-        #[arg(long, default_value_t = 5)]
+        /// Timed runs (the fastest is reported; 1 to 1000).
+        #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
         runs: usize,
     },
     /// XLA shape strings parsed and printed per second (and MB/s), against memcpy of the same bytes in
@@ -33,8 +33,8 @@ pub enum What {
         /// One JSON object per measurement.
         #[arg(long)]
         json: bool,
-        /// How many shape strings to generate.
-        #[arg(long, default_value_t = 20000)]
+        /// How many shape strings to generate (at most 10,000,000).
+        #[arg(long, default_value_t = 20000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
         shapes: usize,
     },
     /// ns per call of each layout operator on layouts of 4–8 iters (target: under 1 µs), against the cost
@@ -43,8 +43,8 @@ pub enum What {
         /// One JSON object per operator.
         #[arg(long)]
         json: bool,
-        /// Measuring time per operator, in milliseconds.
-        #[arg(long, default_value_t = 300)]
+        /// Measuring time per operator, in milliseconds (at most 60,000).
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=60_000))]
         millis: u64,
     },
 }
@@ -122,23 +122,26 @@ fn bench_xla(json: bool, n: usize) -> bool {
         ("memcpy (reference)", memcpy_ns),
     ];
     if !json {
-        println!("{} shapes, {} bytes ({})", n, bytes, shapes[2]);
-        println!(
+        crate::outln!("{} shapes, {} bytes ({})", n, bytes, shapes[2]);
+        crate::outln!(
             "{:<20} {:>14} {:>10} {:>12}",
-            "operation", "shapes/s", "MB/s", "x memcpy"
+            "operation",
+            "shapes/s",
+            "MB/s",
+            "x memcpy"
         );
     }
     for (name, ns) in rows {
         let per_sec = n as f64 / ns * 1e9;
         let ratio = memcpy_ns / ns;
         if json {
-            println!(
+            crate::outln!(
                 "{}",
                 json!({"operation": name, "shapes_per_second": per_sec, "mb_per_second": mb(ns),
                                   "ratio_to_memcpy": ratio, "shapes": n, "bytes": bytes})
             );
         } else {
-            println!("{name:<20} {per_sec:>14.0} {:>10.1} {ratio:>12.4}", mb(ns));
+            crate::outln!("{name:<20} {per_sec:>14.0} {:>10.1} {ratio:>12.4}", mb(ns));
         }
     }
     true
@@ -210,7 +213,7 @@ fn bench_hlo(json: bool, instructions: usize, file: Option<String>, runs: usize)
         let memcpy_mbps = size as f64 / memcpy / 1e6;
         let peak_total = extra.map(|e| e + size as u64);
         if json {
-            println!(
+            crate::outln!(
                 "{}",
                 json!({"file": path, "bytes": size, "instructions": count, "seconds": best, "mb_per_second": mbps,
                        "memcpy_mb_per_second": memcpy_mbps, "ratio_to_memcpy": mbps / memcpy_mbps,
@@ -219,26 +222,26 @@ fn bench_hlo(json: bool, instructions: usize, file: Option<String>, runs: usize)
                        "stats_seconds": stats_s})
             );
         } else {
-            println!("{path}: {:.1} MB, {count} instructions", size as f64 / 1e6);
-            println!(
+            crate::outln!("{path}: {:.1} MB, {count} instructions", size as f64 / 1e6);
+            crate::outln!(
                 "parse     {:>9.1} MB/s  ({:.1} ms, best of {runs})",
                 mbps,
                 best * 1e3
             );
-            println!(
+            crate::outln!(
                 "memcpy    {:>9.1} MB/s  (reference, same bytes)   ratio {:.4}",
                 memcpy_mbps,
                 mbps / memcpy_mbps
             );
-            println!("stats     {:>9.1} ms   (the cost report on the read module: every distinct shape parsed)", stats_s * 1e3);
+            crate::outln!("stats     {:>9.1} ms   (the cost report on the read module: every distinct shape parsed)", stats_s * 1e3);
             match (extra, peak_total) {
-                (Some(e), Some(p)) => println!(
+                (Some(e), Some(p)) => crate::outln!(
                     "peak memory: {:.1} MB for the parsed module, {:.1} MB with the mapped file = {:.2}x the file",
                     e as f64 / 1e6,
                     p as f64 / 1e6,
                     p as f64 / size as f64
                 ),
-                _ => println!("peak memory: not available on this system"),
+                _ => crate::outln!("peak memory: not available on this system"),
             }
         }
         Ok(())
@@ -312,18 +315,18 @@ pub struct RelayoutBench {
     /// One JSON object per case.
     #[arg(long)]
     json: bool,
-    /// Worker threads (memcpy uses as many).
-    #[arg(long, default_value_t = 1)]
+    /// Worker threads, 1 to 1024 (memcpy uses as many).
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     threads: usize,
     /// Only the cases whose name contains this.
     #[arg(long)]
     only: Option<String>,
-    /// Timed runs per case (the fastest is reported).
-    #[arg(long, default_value_t = 5)]
+    /// Timed runs per case, 1 to 1000 (the fastest is reported).
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     runs: usize,
     /// Measure every case this many times over, one round after another, and report each case's
-    /// median with the lowest and highest ratio (on a shared machine single rounds vary).
-    #[arg(long, default_value_t = 1)]
+    /// median with the lowest and highest ratio (on a shared machine single rounds vary); 1 to 1000.
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     rounds: usize,
     /// The kernels' instruction set: avx512, avx2, sse2 or portable (default: the best this
     /// processor runs), to see what each adds.
@@ -482,11 +485,15 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         } else {
             String::new()
         };
-        println!("{threads} thread(s); GB/s counts bytes read + written; memcpy copies the larger buffer with as many threads; huge: the share of the buffers on huge pages{of}");
+        crate::outln!("{threads} thread(s); GB/s counts bytes read + written; memcpy copies the larger buffer with as many threads; huge: the share of the buffers on huge pages{of}");
         let range = if rounds > 1 { "range" } else { "" };
-        println!(
+        crate::outln!(
             "{:<42} {:>9} {:>9} {:>8} {range:>13} {:>6}  plan",
-            "case", "GB/s", "memcpy", "ratio", "huge"
+            "case",
+            "GB/s",
+            "memcpy",
+            "ratio",
+            "huge"
         );
     }
     // results[case]: one run per round. Rounds go over every case in turn, so that a slow spell of
@@ -514,7 +521,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
                 .fold((f64::INFINITY, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
             let last = &rs[rs.len() - 1];
             if json {
-                println!(
+                crate::outln!(
                     "{}",
                     json!({"case": name, "source": shape, "to": to, "threads": threads, "rounds": rounds,
                            "gb_per_second": gbs, "memcpy_gb_per_second": memcpy, "ratio": ratio,
@@ -530,7 +537,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
                     String::new()
                 };
                 let short: String = last.plan.chars().take(60).collect();
-                println!(
+                crate::outln!(
                     "{name:<42} {gbs:>9.2} {memcpy:>9.2} {ratio:>8.2} {range:>13} {huge:>6}  {short}"
                 );
             }
@@ -572,21 +579,24 @@ pub fn run(what: What) -> bool {
                 .find(|(c, _)| c.name.starts_with("clone"))
                 .map_or(1.0, |(_, t)| *t);
             if !json {
-                println!(
+                crate::outln!(
                     "{:<20} {:>10} {:>10} {:>8}  input",
-                    "operator", "ns/op", "x clone", "< 1 µs"
+                    "operator",
+                    "ns/op",
+                    "x clone",
+                    "< 1 µs"
                 );
             }
             for (case, ns) in &timed {
                 let ratio = ns / reference;
                 if json {
-                    println!(
+                    crate::outln!(
                         "{}",
                         json!({ "operator": case.name, "ns_per_op": ns, "reference": "clone", "reference_ns": reference,
                                 "ratio": ratio, "under_1us": *ns < 1000.0, "input": case.input })
                     );
                 } else {
-                    println!(
+                    crate::outln!(
                         "{:<20} {:>10.1} {:>10.2} {:>8}  {}",
                         case.name,
                         ns,

@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::input::Shape as ShapeArg;
+use crate::report::{emit, Answer, Report};
 
 /// The seed's example, explained when no input is given.
 pub const DEFAULT_INPUT: &str = "f32[3,5]{1,0:T(2,2)}";
@@ -25,12 +26,13 @@ pub enum Colour {
 #[derive(Args)]
 pub struct ExplainArgs {
     /// An XLA shape with layout ('bf16[8,128]{1,0:T(8,128)(2,1)}') or an Axe layout (with --shape).
-    /// Default: f32[3,5]{1,0:T(2,2)}, the XLA tiling doc's Figure 1.
-    input: Option<String>,
+    /// Default: f32[3,5]{1,0:T(2,2)}, the XLA tiling doc's Figure 1. Several may be given, and `-` reads
+    /// one per line from stdin.
+    inputs: Vec<String>,
     /// The logical shape an Axe layout is viewed over (default: one dimension of its size).
     #[arg(long)]
     shape: Option<ShapeArg>,
-    /// The same facts as one JSON object.
+    /// The same facts as one JSON object per input (errors as {"error": ...}).
     #[arg(long)]
     json: bool,
     /// Colour the output.
@@ -61,9 +63,17 @@ pub struct RenderArgs {
     /// Picture format (default: from the output's extension, else svg).
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// PNG scale (pixels per SVG unit).
-    #[arg(long, default_value_t = 2.0)]
+    /// PNG scale (pixels per SVG unit), above 0 and at most 16.
+    #[arg(long, default_value_t = 2.0, value_parser = scale)]
     scale: f32,
+}
+
+/// `--scale`: a finite number in (0, 16].
+fn scale(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(x) if x > 0.0 && x <= 16.0 => Ok(x),
+        _ => Err(format!("{s} is not a scale above 0 and at most 16")),
+    }
 }
 
 enum Input {
@@ -110,69 +120,95 @@ fn picture(input: &Input) -> Result<Picture, String> {
     .map_err(|e| e.to_string())
 }
 
+fn explain_one(text: &str, args: &ExplainArgs, colour: bool) -> Result<Report, String> {
+    let e = read_input(text, &args.shape).and_then(|i| explanation(&i))?;
+    let fields: serde_json::Map<String, serde_json::Value> = e
+        .fields
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    let grid: Vec<Vec<serde_json::Value>> = (0..e.picture.rows)
+        .map(|r| {
+            (0..e.picture.cols)
+                .map(|c| {
+                    let cell = e.picture.cell(r, c);
+                    json!({"label": cell.label, "sublabel": cell.sublabel, "padding": cell.padding, "group": cell.group})
+                })
+                .collect()
+        })
+        .collect();
+    let json = json!({
+        "input": e.title,
+        "fields": fields,
+        "sizes": e.sizes.map(|z| json!({"logical_bytes": z.logical_bytes, "xla_array_size_bytes": z.xla_array_size_bytes,
+            "physical_bytes": z.physical_bytes, "padding_bytes": z.padding_bytes()})),
+        "axe": e.axe.as_ref().map(|(l, p)| json!({"layout": l, "padded_shape": p})),
+        "numpy": e.numpy,
+        "grid": grid,
+        "grid_notes": e.picture.notes,
+    });
+    Ok(Report {
+        json,
+        text: to_text_report(&e, colour),
+    })
+}
+
 pub fn explain(args: ExplainArgs) -> bool {
-    let text = args.input.as_deref().unwrap_or(DEFAULT_INPUT);
-    let result = read_input(text, &args.shape).and_then(|i| explanation(&i));
-    match result {
-        Ok(e) if args.json => {
-            let fields: serde_json::Map<String, serde_json::Value> = e
-                .fields
-                .iter()
-                .map(|(k, v)| (k.clone(), json!(v)))
-                .collect();
-            let grid: Vec<Vec<serde_json::Value>> = (0..e.picture.rows)
-                .map(|r| {
-                    (0..e.picture.cols)
-                        .map(|c| {
-                            let cell = e.picture.cell(r, c);
-                            json!({"label": cell.label, "sublabel": cell.sublabel, "padding": cell.padding, "group": cell.group})
-                        })
-                        .collect()
-                })
-                .collect();
-            println!(
-                "{}",
-                json!({
-                    "input": e.title,
-                    "fields": fields,
-                    "sizes": e.sizes.map(|z| json!({"logical_bytes": z.logical_bytes, "xla_array_size_bytes": z.xla_array_size_bytes,
-                        "physical_bytes": z.physical_bytes, "padding_bytes": z.padding_bytes()})),
-                    "axe": e.axe.as_ref().map(|(l, p)| json!({"layout": l, "padded_shape": p})),
-                    "numpy": e.numpy,
-                    "grid": grid,
-                    "grid_notes": e.picture.notes,
-                })
-            );
-            true
-        }
-        Ok(e) => {
-            let colour = match args.color {
-                Colour::Always => true,
-                Colour::Never => false,
-                Colour::Auto => {
-                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-                }
-            };
-            print!("{}", to_text_report(&e, colour));
-            true
-        }
-        Err(e) => {
-            if args.json {
-                println!("{}", json!({"error": e}));
-            } else {
-                eprintln!("error: {e}");
+    let colour = match args.color {
+        Colour::Always => true,
+        Colour::Never => false,
+        Colour::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let inputs = if args.inputs.is_empty() {
+        vec![DEFAULT_INPUT.to_string()]
+    } else {
+        args.inputs.clone()
+    };
+    let label = crate::input::several(&inputs);
+    let answers = crate::input::expand(&inputs).map(|s| -> Answer {
+        match s {
+            Ok(s) => {
+                let r = explain_one(&s, &args, colour);
+                (label.then_some(s), r).into()
             }
-            false
+            Err(e) => Err(e).into(),
         }
+    });
+    emit(answers, args.json)
+}
+
+/// The picture format: `--format`, else the output's extension (any case: `.svg`, `.png`, `.txt`), else
+/// SVG (no output file, or one without an extension such as `/dev/stdout`). Another extension is an error
+/// rather than a picture in a format its name does not say.
+fn render_format(args: &RenderArgs) -> Result<Format, String> {
+    if let Some(f) = args.format {
+        return Ok(f);
+    }
+    let Some(path) = args.output.as_deref() else {
+        return Ok(Format::Svg);
+    };
+    let ext = std::path::Path::new(path)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("svg") => Ok(Format::Svg),
+        Some("png") => Ok(Format::Png),
+        Some("txt") => Ok(Format::Txt),
+        Some(other) => Err(format!(
+            "{path}: axe draws svg, png and txt pictures, not .{other}; name the file accordingly or give --format"
+        )),
+        None => Ok(Format::Svg),
     }
 }
 
 pub fn render(args: RenderArgs) -> bool {
-    let format = args.format.unwrap_or_else(|| match args.output.as_deref() {
-        Some(p) if p.ends_with(".png") => Format::Png,
-        Some(p) if p.ends_with(".txt") => Format::Txt,
-        _ => Format::Svg,
-    });
+    let format = match render_format(&args) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
     let result = read_input(&args.input, &args.shape)
         .and_then(|i| picture(&i))
         .and_then(|p| match format {
@@ -186,7 +222,7 @@ pub fn render(args: RenderArgs) -> bool {
             Err("PNG needs an output file (-o picture.png)".to_string())
         }
         None => {
-            print!("{}", String::from_utf8_lossy(&bytes));
+            crate::out!("{}", String::from_utf8_lossy(&bytes));
             Ok(())
         }
     });

@@ -29,8 +29,8 @@ pub enum Verb {
     },
     /// Write a realistic synthetic module (tiled shapes, memory spaces, tuples, metadata, shardings).
     Synth {
-        /// About how many instructions.
-        #[arg(long, default_value_t = 1000)]
+        /// About how many instructions (at most 5,000,000: about 900 MB of text).
+        #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=5_000_000))]
         instructions: usize,
         /// Random seed.
         #[arg(long, default_value_t = 1)]
@@ -85,20 +85,30 @@ fn stats(file: &str, top: usize) -> Result<Report, String> {
     let json = json!({
         "module": module.name,
         "instructions": r.instructions,
+        "materialized": totals_json(&r.materialized),
+        "entry": totals_json(&r.entry),
         "total": totals_json(&r.total),
+        "meaning": {
+            "materialized": "values held in memory: the entry and the computations it runs as programs (while, conditional, call, async), each value once; fusion bodies, reducers and the parameters of called computations left out",
+            "entry": "the part of materialized in the entry computation, its parameters included",
+            "total": "every instruction of every computation, fusion bodies included: a bound on what the text describes, not a footprint",
+            "memory_spaces": "materialized bytes per memory space S(n)"
+        },
         "memory_spaces": spaces,
         "top_padding": r.top_waste.iter().map(|w| json!({"computation": w.computation, "instruction": w.instruction,
             "shape": w.shape, "logical_bytes": w.totals.logical_bytes, "physical_bytes": w.totals.physical_bytes,
             "padding_bytes": w.totals.padding_bytes()})).collect::<Vec<_>>(),
         "relayouts": r.relayouts.iter().map(|x| json!({"computation": x.computation, "instruction": x.instruction,
             "opcode": x.opcode, "operand": x.operand, "from": x.from, "to": x.to, "bytes": x.bytes, "kind": x.kind})).collect::<Vec<_>>(),
-        "computations": r.computations.iter().map(|(n, t)| { let mut v = totals_json(t); v["name"] = json!(n); v }).collect::<Vec<_>>(),
+        "computations": r.computations.iter().zip(&r.materialized_computations).map(|((n, t), m)| { let mut v = totals_json(t); v["name"] = json!(n); v["materialized"] = json!(m); v }).collect::<Vec<_>>(),
     });
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut t = format!(
-        "module {} ({} instructions, {} computations)\n\n",
+        "module {} ({}, {})\n\n",
         module.name,
-        r.instructions,
-        r.computations.len()
+        plural(r.instructions, "instruction", "instructions"),
+        plural(r.computations.len(), "computation", "computations")
     );
     t.push_str(&format!(
         "{:<8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>8}\n",
@@ -119,11 +129,19 @@ fn stats(file: &str, top: usize) -> Result<Report, String> {
     for (s, x) in &r.spaces {
         t.push_str(&row(format!("S({s})"), x));
     }
-    t.push_str(&row("total".into(), &r.total));
+    t.push_str(&row("memory".into(), &r.materialized));
+    t.push_str(&row("entry".into(), &r.entry));
+    t.push_str(&row("all".into(), &r.total));
+    t.push_str(
+        "  S(n), memory: values held in memory (the entry and what it runs as programs: while, conditional,\n  \
+         call, async), each once; fusion bodies, reducers and callee parameters left out\n  \
+         entry: the entry computation's share, its parameters included\n  \
+         all: every instruction of every computation, fusion bodies included (not a footprint)\n",
+    );
     if !r.top_waste.is_empty() {
         t.push_str(&format!(
-            "\ntop {} tensors by padding:\n",
-            r.top_waste.len()
+            "\ntop {} by padding (values held in memory):\n",
+            plural(r.top_waste.len(), "tensor", "tensors")
         ));
         for w in &r.top_waste {
             t.push_str(&format!(
@@ -136,8 +154,8 @@ fn stats(file: &str, top: usize) -> Result<Report, String> {
         }
     }
     t.push_str(&format!(
-        "\n{} relayouts (result layout differs from an operand's):\n",
-        r.relayouts.len()
+        "\n{} (result layout differs from an operand's):\n",
+        plural(r.relayouts.len(), "relayout", "relayouts")
     ));
     for x in r.relayouts.iter().take(50) {
         t.push_str(&format!(
@@ -156,12 +174,13 @@ fn stats(file: &str, top: usize) -> Result<Report, String> {
             r.relayouts.len() - 50
         ));
     }
-    t.push_str("\nper computation:\n");
-    for (n, x) in &r.computations {
+    t.push_str("\nper computation (every instruction; * = its values are held in memory):\n");
+    for ((n, x), m) in r.computations.iter().zip(&r.materialized_computations) {
         t.push_str(&format!(
-            "  {:>12} physical, {:>12} padding  {n}\n",
+            "  {:>12} physical, {:>12} padding {} {n}\n",
             human(x.physical_bytes),
-            human(x.padding_bytes())
+            human(x.padding_bytes()),
+            if *m { '*' } else { ' ' }
         ));
     }
     Ok(Report { json, text: t })
@@ -179,7 +198,7 @@ pub fn run(verb: Verb) -> bool {
             });
             match result {
                 Ok(s) => {
-                    print!("{s}");
+                    crate::out!("{s}");
                     true
                 }
                 Err(e) => {
@@ -203,7 +222,7 @@ pub fn run(verb: Verb) -> bool {
                     }
                 },
                 None => {
-                    print!("{text}");
+                    crate::out!("{text}");
                     true
                 }
             }

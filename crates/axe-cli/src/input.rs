@@ -56,58 +56,107 @@ pub fn region(s: &str) -> Result<Vec<Range<u64>>, String> {
                 Some((a, b)) => Ok(num(a)?..num(b)?),
                 None => {
                     let a = num(p)?;
-                    Ok(a..a + 1)
+                    let end = a
+                        .checked_add(1)
+                        .ok_or_else(|| format!("{a} in region {s:?} is too large"))?;
+                    Ok(a..end)
                 }
             }
         })
         .collect()
 }
 
-/// The inputs: each argument, with `-` replaced by the non-empty lines of stdin.
-pub fn expand(args: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    for a in args {
+/// One input: its text, or why it could not be read (a stdin line that is not UTF-8, a failed read).
+pub type Item = Result<String, String>;
+
+/// The inputs, streamed: each argument in turn, with `-` replaced by the lines of stdin as they arrive
+/// (blank lines and `#` comments skipped). Nothing is held back: a batch of millions of lines is answered
+/// line by line in bounded memory.
+pub fn expand(args: &[String]) -> impl Iterator<Item = Item> + '_ {
+    args.iter().flat_map(|a| -> Box<dyn Iterator<Item = Item>> {
         if a == "-" {
-            out.extend(stdin_lines());
+            Box::new(StdinLines::new())
         } else {
-            out.push(a.clone());
+            Box::new(std::iter::once(Ok(a.clone())))
+        }
+    })
+}
+
+/// Whether answers should name their input: several arguments, or a batch from stdin.
+pub fn several(args: &[String]) -> bool {
+    args.len() > 1 || args.iter().any(|a| a == "-")
+}
+
+/// The non-empty, non-comment lines of stdin, read one at a time. A line that is not UTF-8 is an error
+/// naming its line number (the lines after it are still read); a failed read (stdin is a directory, say)
+/// is an error and ends the stream.
+pub struct StdinLines {
+    stdin: std::io::StdinLock<'static>,
+    line: u64,
+    done: bool,
+    buf: Vec<u8>,
+}
+
+impl StdinLines {
+    /// Starts reading stdin.
+    pub fn new() -> StdinLines {
+        StdinLines {
+            stdin: std::io::stdin().lock(),
+            line: 0,
+            done: false,
+            buf: Vec::new(),
         }
     }
-    out
 }
 
-fn stdin_lines() -> Vec<String> {
-    std::io::stdin()
-        .lock()
-        .lines()
-        .map_while(Result::ok)
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect()
+impl Iterator for StdinLines {
+    type Item = Item;
+
+    fn next(&mut self) -> Option<Item> {
+        while !self.done {
+            self.buf.clear();
+            match self.stdin.read_until(b'\n', &mut self.buf) {
+                Ok(0) => self.done = true,
+                Ok(_) => {
+                    self.line += 1;
+                    let Ok(text) = std::str::from_utf8(&self.buf) else {
+                        return Some(Err(format!("stdin line {} is not UTF-8 text", self.line)));
+                    };
+                    let t = text.trim();
+                    if !t.is_empty() && !t.starts_with('#') {
+                        return Some(Ok(t.to_string()));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(format!("reading stdin: {e}")));
+                }
+            }
+        }
+        None
+    }
 }
 
-/// Pairs for two-input verbs: `A B` as given; `-` in one place takes each stdin line there; `- -` takes
-/// `A ; B` per stdin line.
-pub fn pairs(a: &str, b: &str) -> Vec<Result<(String, String), String>> {
+/// Pairs for two-input verbs, streamed: `A B` as given; `-` in one place takes each stdin line there;
+/// `- -` takes `A ; B` per stdin line.
+pub fn pairs<'a>(
+    a: &'a str,
+    b: &'a str,
+) -> Box<dyn Iterator<Item = Result<(String, String), String>> + 'a> {
     match (a == "-", b == "-") {
-        (false, false) => vec![Ok((a.to_string(), b.to_string()))],
-        (true, false) => stdin_lines()
-            .into_iter()
-            .map(|l| Ok((l, b.to_string())))
-            .collect(),
-        (false, true) => stdin_lines()
-            .into_iter()
-            .map(|l| Ok((a.to_string(), l)))
-            .collect(),
-        (true, true) => stdin_lines()
-            .into_iter()
-            .map(|l| match l.split_once(';') {
+        (false, false) => Box::new(std::iter::once(Ok((a.to_string(), b.to_string())))),
+        (true, false) => Box::new(StdinLines::new().map(move |l| Ok((l?, b.to_string())))),
+        (false, true) => Box::new(StdinLines::new().map(move |l| Ok((a.to_string(), l?)))),
+        (true, true) => Box::new(StdinLines::new().map(|l| {
+            let l = l?;
+            match l.split_once(';') {
                 Some((x, y)) => Ok((x.trim().to_string(), y.trim().to_string())),
                 None => Err(format!(
                     "expected two layouts separated by ';' on the line {l:?}"
                 )),
-            })
-            .collect(),
+            }
+        })),
     }
 }
 
@@ -124,5 +173,6 @@ mod tests {
         assert_eq!(region("2:6,0:8").unwrap(), vec![2..6, 0..8]);
         assert_eq!(region("3").unwrap(), vec![3..4]);
         assert!(region("a:b").is_err());
+        assert!(region("18446744073709551615").is_err());
     }
 }

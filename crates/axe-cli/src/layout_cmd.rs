@@ -5,7 +5,7 @@ use clap::Subcommand;
 use serde_json::{json, Map, Value};
 
 use crate::input::{self, Region, Shape};
-use crate::report::{emit, Common, Report};
+use crate::report::{emit, Answer, Common, Report};
 
 /// The built-in example: the Axe paper's tensor-core tile (8×16 over 2 warps × 32 lanes × 2 registers,
 /// replicated to warps +4, offset to warp 5).
@@ -118,25 +118,33 @@ fn parse(s: &str) -> Result<Layout, String> {
     s.parse::<Layout>().map_err(|e| e.to_string())
 }
 
-fn each(
-    layouts: &[String],
-    f: impl Fn(&Layout) -> Result<Report, String>,
-) -> Vec<Result<Report, String>> {
-    input::expand(layouts)
-        .iter()
-        .map(|s| parse(s).and_then(|l| f(&l)))
-        .collect()
+fn each<'a>(
+    layouts: &'a [String],
+    f: impl Fn(&Layout) -> Result<Report, String> + 'a,
+) -> impl Iterator<Item = Answer> + 'a {
+    let label = input::several(layouts);
+    input::expand(layouts).map(move |s| match s {
+        Ok(s) => {
+            let r = parse(&s).and_then(|l| f(&l));
+            (label.then_some(s), r).into()
+        }
+        Err(e) => Err(e).into(),
+    })
 }
 
-fn each_pair(
-    a: &str,
-    b: &str,
-    f: impl Fn(&Layout, &Layout) -> Result<Report, String>,
-) -> Vec<Result<Report, String>> {
-    input::pairs(a, b)
-        .into_iter()
-        .map(|p| p.and_then(|(a, b)| f(&parse(&a)?, &parse(&b)?)))
-        .collect()
+fn each_pair<'a>(
+    a: &'a str,
+    b: &'a str,
+    f: impl Fn(&Layout, &Layout) -> Result<Report, String> + 'a,
+) -> impl Iterator<Item = Answer> + 'a {
+    let label = a == "-" || b == "-";
+    input::pairs(a, b).map(move |p| match p {
+        Ok((a, b)) => {
+            let r = (|| f(&parse(&a)?, &parse(&b)?))();
+            (label.then(|| format!("{a} ; {b}")), r).into()
+        }
+        Err(e) => Err(e).into(),
+    })
 }
 
 fn err(e: axe_layout::LayoutError) -> String {

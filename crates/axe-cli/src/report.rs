@@ -1,4 +1,11 @@
-//! One result per input: JSON objects (one per line) with `--json`, readable text otherwise.
+//! One result per input: JSON objects (one per line) with `--json`, readable text otherwise; and the one
+//! path every answer takes to stdout.
+//!
+//! Answers are written as they are made and flushed, so a batch read from stdin is answered line by line.
+//! A closed pipe (`axe ... | head -1`) ends the process quietly, as Unix tools do; any other failure to
+//! write stdout (a full disk, `> /dev/full`) is an error on stderr and exit status 1.
+
+use std::io::Write;
 
 use clap::Args;
 use serde_json::{json, Value};
@@ -19,18 +26,91 @@ pub struct Report {
     pub text: String,
 }
 
-/// Prints each result; errors go to stdout as `{"error": ...}` in JSON mode, to stderr otherwise.
+/// One answer: the result, and the input it answers when answers are labelled (several inputs).
+pub struct Answer {
+    /// The input, when the answer names it.
+    pub input: Option<String>,
+    /// The report, or the error.
+    pub result: Result<Report, String>,
+}
+
+impl From<Result<Report, String>> for Answer {
+    fn from(result: Result<Report, String>) -> Answer {
+        Answer {
+            input: None,
+            result,
+        }
+    }
+}
+
+impl From<(Option<String>, Result<Report, String>)> for Answer {
+    fn from((input, result): (Option<String>, Result<Report, String>)) -> Answer {
+        Answer { input, result }
+    }
+}
+
+/// Writes `text` to stdout and flushes it. A closed pipe exits quietly (status 141, as a process killed by
+/// SIGPIPE reports); another failure prints an error and exits with status 1.
+pub fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// `print!` through [`write_stdout`].
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::report::write_stdout(&format!($($arg)*)) };
+}
+
+/// `println!` through [`write_stdout`].
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::report::write_stdout("\n") };
+    ($($arg:tt)*) => { $crate::report::write_stdout(&format!("{}\n", format!($($arg)*))) };
+}
+
+/// Prints each result as it comes; errors go to stdout as `{"error": ...}` in JSON mode, to stderr
+/// otherwise. A labelled answer names its input (`"input"` in JSON; in text a `==> input <==` line unless
+/// the answer opens with the input, and `error: input: ...`).
 /// Returns whether every input succeeded.
-pub fn emit(results: impl IntoIterator<Item = Result<Report, String>>, json_mode: bool) -> bool {
+pub fn emit<A: Into<Answer>>(results: impl IntoIterator<Item = A>, json_mode: bool) -> bool {
     let mut ok = true;
-    for r in results {
-        match r {
-            Ok(rep) if json_mode => println!("{}", rep.json),
-            Ok(rep) => println!("{}", rep.text.trim_end()),
+    for (i, a) in results.into_iter().enumerate() {
+        let Answer { input, result } = a.into();
+        if let (false, Some(input), Ok(rep)) = (json_mode, &input, &result) {
+            // An answer that opens with its input names it already (`axe xla tpu-layout A B`).
+            if !rep.text.starts_with(input.as_str()) {
+                write_stdout(&format!(
+                    "{}==> {input} <==\n",
+                    if i > 0 { "\n" } else { "" }
+                ));
+            }
+        }
+        match result {
+            Ok(rep) if json_mode => {
+                let mut v = rep.json;
+                if let (Some(input), Value::Object(m)) = (input, &mut v) {
+                    m.entry("input").or_insert_with(|| json!(input));
+                }
+                write_stdout(&format!("{v}\n"));
+            }
+            Ok(rep) => write_stdout(&format!("{}\n", rep.text.trim_end())),
             Err(e) => {
                 ok = false;
                 if json_mode {
-                    println!("{}", json!({ "error": e }));
+                    let mut v = json!({ "error": e });
+                    if let (Some(input), Value::Object(m)) = (input, &mut v) {
+                        m.insert("input".to_string(), json!(input));
+                    }
+                    write_stdout(&format!("{v}\n"));
+                } else if let Some(input) = input {
+                    eprintln!("error: {input}: {e}");
                 } else {
                     eprintln!("error: {e}");
                 }

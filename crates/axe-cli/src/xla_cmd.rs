@@ -8,7 +8,7 @@ use clap::Subcommand;
 use serde_json::{json, Map, Value};
 
 use crate::input::{self, Shape as ShapeArg};
-use crate::report::{emit, Common, Report};
+use crate::report::{emit, Answer, Common, Report};
 
 /// The most memory slots `axe xla index --all` lists.
 const TABLE_LIMIT: i64 = 1 << 16;
@@ -91,11 +91,18 @@ fn array(text: &str) -> Result<ArrayShape, String> {
     }
 }
 
-fn each(
-    shapes: &[String],
-    f: impl Fn(&str) -> Result<Report, String>,
-) -> Vec<Result<Report, String>> {
-    input::expand(shapes).iter().map(|s| f(s)).collect()
+fn each<'a>(
+    shapes: &'a [String],
+    f: impl Fn(&str) -> Result<Report, String> + 'a,
+) -> impl Iterator<Item = Answer> + 'a {
+    let label = input::several(shapes);
+    input::expand(shapes).map(move |s| match s {
+        Ok(s) => {
+            let r = f(&s);
+            (label.then_some(s), r).into()
+        }
+        Err(e) => Err(e).into(),
+    })
 }
 
 fn dim_json(d: &Dim) -> Value {
@@ -151,6 +158,31 @@ fn fields(s: &Shape) -> Value {
     }
 }
 
+/// Every field of `v` as an aligned `name  value` line, nested objects flattened with dotted names
+/// (`layout.minor_to_major`), tuple elements numbered (`elements.0.dims`), lists written compactly.
+fn field_lines(v: &Value, prefix: &str, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                field_lines(x, &name, out);
+            }
+        }
+        Value::Array(xs) if xs.iter().any(Value::is_object) => {
+            for (i, x) in xs.iter().enumerate() {
+                field_lines(x, &format!("{prefix}.{i}"), out);
+            }
+        }
+        Value::Null => out.push_str(&format!("{prefix:<44} none\n")),
+        Value::String(s) => out.push_str(&format!("{prefix:<44} {s}\n")),
+        other => out.push_str(&format!("{prefix:<44} {other}\n")),
+    }
+}
+
 fn parse_verb(text: &str) -> Result<Report, String> {
     let shape = parse_shape(text).map_err(err)?;
     let printed = shape.to_string();
@@ -162,11 +194,13 @@ fn parse_verb(text: &str) -> Result<Report, String> {
     if let Err(e) = &validation {
         obj.insert("validation_error".into(), json!(e.to_string()));
     }
-    obj.insert("fields".into(), fields(&shape));
-    let text = match &validation {
-        Ok(()) => format!("{printed}\nvalid"),
-        Err(e) => format!("{printed}\n{e}"),
+    let f = fields(&shape);
+    let mut text = match &validation {
+        Ok(()) => format!("{printed}\nvalid\n"),
+        Err(e) => format!("{printed}\n{e}\n"),
     };
+    field_lines(&f, "", &mut text);
+    obj.insert("fields".into(), f);
     Ok(Report {
         json: Value::Object(obj),
         text,

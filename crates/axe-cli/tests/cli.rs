@@ -199,7 +199,11 @@ fn stdin_inputs_and_errors() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text, "{\"equivalent\":true}\n{\"equivalent\":false}\n");
+    assert_eq!(
+        text,
+        "{\"equivalent\":true,\"input\":\"S[16:1] ; S[(4,4):(4,1)]\"}\n\
+         {\"equivalent\":false,\"input\":\"S[4:1] ; S[4:2]\"}\n"
+    );
 }
 
 #[test]

@@ -12,6 +12,9 @@ pub enum XlaError {
     /// The layout breaks one of XLA's rules for the shape (`ValidateLayoutForShape`).
     #[error("invalid layout: {0}")]
     Invalid(String),
+    /// A sharding breaks one of XLA's rules (tile assignment, devices, replication).
+    #[error("invalid sharding: {0}")]
+    InvalidSharding(String),
     /// The tiling asks for something XLA gives no meaning to (e.g. `*` outside the first tile).
     #[error("undefined: {0}")]
     Undefined(String),

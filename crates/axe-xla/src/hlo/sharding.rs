@@ -50,7 +50,7 @@ impl TileAssignment {
             } => {
                 let n = product(reshape)?;
                 if n != product(dims)? {
-                    return Err(XlaError::Invalid(format!(
+                    return Err(XlaError::InvalidSharding(format!(
                         "iota reshape {reshape:?} does not match tiles {dims:?}"
                     )));
                 }
@@ -61,7 +61,7 @@ impl TileAssignment {
                 let mut sorted = perm.clone();
                 sorted.sort_unstable();
                 if sorted != (0..reshape.len()).collect::<Vec<_>>() {
-                    return Err(XlaError::Invalid(format!(
+                    return Err(XlaError::InvalidSharding(format!(
                         "T{transpose:?} is not a permutation of the iota dims"
                     )));
                 }
@@ -178,19 +178,19 @@ impl Sharding {
                 let grid = tile_assignment.dims();
                 let extra = usize::from(*last_tile_dim_replicate) + last_tile_dims.len();
                 if grid.len() != dims.len() + extra {
-                    return Err(XlaError::Invalid(format!(
+                    return Err(XlaError::InvalidSharding(format!(
                         "tile grid {grid:?} does not fit a rank-{} array (+{extra} trailing grid dims)",
                         dims.len()
                     )));
                 }
                 if grid.iter().any(|&t| t <= 0) {
-                    return Err(XlaError::Invalid(format!(
+                    return Err(XlaError::InvalidSharding(format!(
                         "tile grid {grid:?} has a non-positive dimension"
                     )));
                 }
                 let devices = tile_assignment.devices()?;
                 if devices.len() as i64 != product(grid)? {
-                    return Err(XlaError::Invalid(format!(
+                    return Err(XlaError::InvalidSharding(format!(
                         "{} devices for a tile grid {grid:?}",
                         devices.len()
                     )));

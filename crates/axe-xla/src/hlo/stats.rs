@@ -33,7 +33,7 @@ impl Totals {
     /// Adds `o` into `self`; a sum past `i64::MAX` bytes is an error, never a wrap.
     fn add(&mut self, o: &Totals) -> Result<()> {
         let overflow =
-            || XlaError::Invalid("the module's byte totals exceed 2^63 bytes".to_string());
+            || XlaError::Overflow("adding up the module's bytes (they exceed 2^63)".to_string());
         self.arrays = self.arrays.checked_add(o.arrays).ok_or_else(overflow)?;
         self.logical_bytes = self
             .logical_bytes
