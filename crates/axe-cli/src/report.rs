@@ -75,6 +75,17 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::report::write_stdout(&format!("{}\n", format!($($arg)*))) };
 }
 
+/// The most characters of an input an answer repeats as its label.
+const LABEL_CHARS: usize = 120;
+
+/// `s`, or its first [`LABEL_CHARS`] characters and `…` (a label never repeats a huge input).
+fn shorten(s: &str) -> String {
+    match s.char_indices().nth(LABEL_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
 /// Prints each result as it comes; errors go to stdout as `{"error": ...}` in JSON mode, to stderr
 /// otherwise. A labelled answer names its input (`"input"` in JSON; in text a `==> input <==` line unless
 /// the answer opens with the input, and `error: input: ...`).
@@ -83,6 +94,7 @@ pub fn emit<A: Into<Answer>>(results: impl IntoIterator<Item = A>, json_mode: bo
     let mut ok = true;
     for (i, a) in results.into_iter().enumerate() {
         let Answer { input, result } = a.into();
+        let input = input.map(|s| shorten(&s));
         if let (false, Some(input), Ok(rep)) = (json_mode, &input, &result) {
             // An answer that opens with its input names it already (`axe xla tpu-layout A B`).
             if !rep.text.starts_with(input.as_str()) {

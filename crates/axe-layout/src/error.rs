@@ -14,22 +14,50 @@ pub struct ParseError {
     pub message: String,
 }
 
+/// Characters of context shown before and after the offending offset.
+const BEFORE: usize = 60;
+const AFTER: usize = 20;
+
+/// The largest char boundary of `s` at or below `i`.
+fn floor_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The part of `line` to show around byte offset `at` (floored to a character boundary): at most 60
+/// characters before it and 20 from it on, `…` marking what is cut. Returns the text and the caret's
+/// column in it, in characters, so an error in a huge one-line input stays short and the caret lines up
+/// for non-ASCII input too.
+pub fn caret_window(line: &str, at: usize) -> (String, usize) {
+    let at = floor_boundary(line, at);
+    let (start, cut_before) = match line[..at].char_indices().rev().nth(BEFORE) {
+        Some((i, c)) => (i + c.len_utf8(), true),
+        None => (0, false),
+    };
+    let (end, cut_after) = match line[at..].char_indices().nth(AFTER) {
+        Some((i, _)) => (at + i, true),
+        None => (line.len(), false),
+    };
+    let lead = if cut_before { "…" } else { "" };
+    let tail = if cut_after { "…" } else { "" };
+    let col = line[start..at].chars().count() + usize::from(cut_before);
+    (format!("{lead}{}{tail}", &line[start..end]), col)
+}
+
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} at offset {}", self.message, self.offset)?;
-        // Show the line holding the offset with a caret under it. Column counted in characters so the
-        // caret lines up for non-ASCII input too.
-        let line_start = self.input[..self.offset.min(self.input.len())]
-            .rfind('\n')
-            .map_or(0, |p| p + 1);
-        let line_end = self.input[line_start..]
+        // The line holding the offset, windowed, with a caret under the offset.
+        let at = floor_boundary(&self.input, self.offset);
+        let line_start = self.input[..at].rfind('\n').map_or(0, |p| p + 1);
+        let line_end = self.input[at..]
             .find('\n')
-            .map_or(self.input.len(), |p| line_start + p);
-        let line = &self.input[line_start..line_end];
-        let col = self.input[line_start..self.offset.min(self.input.len())]
-            .chars()
-            .count();
-        write!(f, "\n  {}\n  {}^", line, " ".repeat(col))
+            .map_or(self.input.len(), |p| at + p);
+        let (shown, col) = caret_window(&self.input[line_start..line_end], at - line_start);
+        write!(f, "\n  {shown}\n  {}^", " ".repeat(col))
     }
 }
 
@@ -112,4 +140,38 @@ pub type Result<T> = std::result::Result<T, LayoutError>;
 
 pub(crate) fn overflow(what: &str) -> LayoutError {
     LayoutError::Overflow(what.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(input: &str, offset: usize) -> String {
+        ParseError {
+            input: input.to_string(),
+            offset,
+            message: "bad".to_string(),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn the_caret_sits_under_the_offset_in_a_window() {
+        assert_eq!(shown("S[4:x]", 4), "bad at offset 4\n  S[4:x]\n      ^");
+        let long = format!("{}x{}", "a".repeat(1000), "b".repeat(1000));
+        let e = shown(&long, 1000);
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(
+            lines[1],
+            format!("  …{}x{}…", "a".repeat(BEFORE), "b".repeat(AFTER - 1))
+        );
+        assert_eq!(
+            lines[2].find('^'),
+            lines[1].find('x').map(|i| i - "…".len() + 1)
+        );
+        // Offsets inside a character, past the end, and on other lines never panic.
+        let _ = shown("é€x\nyz", 1);
+        let _ = shown("é€x\nyz", 99);
+        assert_eq!(shown("ab\ncd", 4), "bad at offset 4\n  cd\n   ^");
+    }
 }

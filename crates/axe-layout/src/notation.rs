@@ -45,7 +45,11 @@ impl FromStr for Layout {
 /// # Ok::<(), axe_layout::LayoutError>(())
 /// ```
 pub fn parse(s: &str) -> Result<Layout> {
-    let mut p = Parser { s, pos: 0 };
+    let mut p = Parser {
+        s,
+        pos: 0,
+        depth: 0,
+    };
     let layout = p.layout()?;
     Ok(layout)
 }
@@ -53,7 +57,13 @@ pub fn parse(s: &str) -> Result<Layout> {
 struct Parser<'a> {
     s: &'a str,
     pos: usize,
+    /// Parenthesised offsets open around the current position.
+    depth: usize,
 }
+
+/// How deeply parenthesised offsets `((5@w + 1) + 2)` may nest: far beyond any real layout, and it keeps
+/// the recursion shallow whatever the input.
+const MAX_NESTING: usize = 64;
 
 impl<'a> Parser<'a> {
     fn err<T>(&self, at: usize, message: impl Into<String>) -> Result<T> {
@@ -240,11 +250,19 @@ impl<'a> Parser<'a> {
     fn offset(&mut self) -> Result<Coord> {
         self.ws();
         if self.eat("(") {
+            if self.depth == MAX_NESTING {
+                return self.err(
+                    self.pos - 1,
+                    format!("offsets nest at most {MAX_NESTING} parentheses deep"),
+                );
+            }
+            self.depth += 1;
             let mut c = self.offset()?;
             while self.eat("+") {
                 c = c.checked_add(&self.offset()?)?;
             }
             self.expect(")", "')' or '+' in the offset")?;
+            self.depth -= 1;
             return Ok(c);
         }
         match self.peek() {

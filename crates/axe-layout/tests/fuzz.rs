@@ -115,3 +115,36 @@ fn overflow_is_an_error() {
         .to_string()
         .contains("overflow"));
 }
+
+#[test]
+fn deep_nesting_and_huge_lines_are_short_errors() {
+    for text in [
+        format!("S[{}4{}:1]", "(".repeat(1_000_000), ")".repeat(1_000_000)),
+        format!("S[4:1] + R[{}2:1@w]", "(".repeat(1_000_000)),
+        format!("S[4:1] {}", "x".repeat(10_000_000)),
+        format!("{}S[4:1]", "é".repeat(1_000_000)),
+    ] {
+        let err = text.parse::<Layout>().unwrap_err().to_string();
+        assert!(err.contains("at offset"), "{}", &err[..200.min(err.len())]);
+        assert!(err.len() < 400, "a window, not the input: {}", err.len());
+    }
+}
+
+#[test]
+fn parenthesised_offsets_nest_to_a_limit() {
+    let ok: Layout = format!("S[4:1] + {}5@w{}", "(".repeat(64), ")".repeat(64))
+        .parse()
+        .unwrap();
+    assert_eq!(ok.to_string(), "S[4:1] + 5@w");
+    for depth in [65, 1_000_000] {
+        let err = format!("S[4:1] + {}5@w{}", "(".repeat(depth), ")".repeat(depth))
+            .parse::<Layout>()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("at most 64") && err.contains("offset 73"),
+            "{}",
+            &err[..200.min(err.len())]
+        );
+    }
+}

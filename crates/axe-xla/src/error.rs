@@ -33,7 +33,7 @@ pub enum XlaError {
     #[error("{0}")]
     Unsupported(String),
     /// An HLO module could not be read: where, what, and the line with a caret.
-    #[error("{line}:{column}: {message}\n  {source_line}\n  {caret}^", caret = " ".repeat(column.saturating_sub(1)))]
+    #[error("{line}:{column}: {message}\n  {source_line}\n  {caret}^", caret = " ".repeat(*caret_column))]
     Module {
         /// 1-based line.
         line: usize,
@@ -41,8 +41,10 @@ pub enum XlaError {
         column: usize,
         /// What was wrong.
         message: String,
-        /// The offending line.
+        /// The offending line around the column: a window of it when it is long (`…` marks the cuts).
         source_line: String,
+        /// The caret's column in `source_line`, in characters from 0.
+        caret_column: usize,
     },
     /// An error from the Axe layout algebra.
     #[error(transparent)]

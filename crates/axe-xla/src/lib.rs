@@ -25,7 +25,7 @@ pub use numpy::numpy_program;
 pub use primitive::PrimitiveType;
 pub use shape::{ArrayShape, Dim, Layout, Shape, SplitConfig, Tile, TileDim};
 pub use size::{element_bits, element_offset, sizes, ElementOffset, Sizes};
-pub use text::{parse_layout, parse_shape};
+pub use text::{parse_layout, parse_shape, MAX_NESTING};
 pub use tiling::{index_of_linear, linear_index, static_dims, Tiling};
 pub use tpu::tpu_default_layout;
 pub use validate::{validate, validate_array};

@@ -33,7 +33,7 @@ use crate::shape::{ArrayShape, Dim, Layout, Shape, SplitConfig, Tile, TileDim};
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
 pub fn parse_shape(text: &str) -> Result<Shape> {
-    let mut p = Parser { s: text, pos: 0 };
+    let mut p = Parser::new(text);
     let shape = p.shape()?;
     p.skip()?;
     if p.pos < text.len() {
@@ -44,7 +44,7 @@ pub fn parse_shape(text: &str) -> Result<Shape> {
 
 /// Parses a layout on its own (`{1,0:T(8,128)}`), for a shape of the given rank.
 pub fn parse_layout(text: &str, rank: usize) -> Result<Layout> {
-    let mut p = Parser { s: text, pos: 0 };
+    let mut p = Parser::new(text);
     p.skip()?;
     let layout = p.layout(rank)?;
     p.skip()?;
@@ -64,11 +64,37 @@ impl FromStr for Shape {
 pub(crate) struct Parser<'a> {
     pub(crate) s: &'a str,
     pub(crate) pos: usize,
+    /// Tuples and buffers open around the current position.
+    depth: usize,
 }
+
+/// How deeply tuples and buffers may nest in one shape. XLA's own shapes nest a few levels; the limit
+/// keeps the work of parsing, printing and dropping a shape linear in its text and its recursion shallow.
+pub const MAX_NESTING: usize = 128;
 
 const ATTRS: [&str; 10] = ["D", "T", "L", "#", "*", "E", "S", "SC", "P", "M"];
 
 impl<'a> Parser<'a> {
+    pub(crate) fn new(s: &'a str) -> Parser<'a> {
+        Parser {
+            s,
+            pos: 0,
+            depth: 0,
+        }
+    }
+
+    /// Enters a tuple or buffer opened at `at`: an error past [`MAX_NESTING`] levels.
+    fn nest(&mut self, at: usize) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return self.err(
+                at,
+                format!("shapes nest at most {MAX_NESTING} tuples or buffers deep"),
+            );
+        }
+        Ok(())
+    }
+
     pub(crate) fn err<T>(&self, at: usize, message: impl Into<String>) -> Result<T> {
         Err(ParseError {
             input: self.s.to_string(),
@@ -188,8 +214,10 @@ impl<'a> Parser<'a> {
         self.skip()?;
         let at = self.pos;
         if self.eat("(")? {
+            self.nest(at)?;
             let mut elems = Vec::new();
             if self.eat(")")? {
+                self.depth -= 1;
                 return Ok(Shape::Tuple(elems));
             }
             loop {
@@ -198,11 +226,13 @@ impl<'a> Parser<'a> {
                     continue;
                 }
                 self.expect(")", "',' or ')' in the tuple")?;
+                self.depth -= 1;
                 return Ok(Shape::Tuple(elems));
             }
         }
         let word = self.word();
         if word == "b" && self.peek() == Some(b'(') {
+            self.nest(self.pos)?;
             self.pos += 1;
             self.skip()?;
             let inner_at = self.pos;
@@ -214,6 +244,7 @@ impl<'a> Parser<'a> {
                 );
             }
             self.expect(")", "')' closing b(")?;
+            self.depth -= 1;
             return Ok(Shape::Buffer(Box::new(inner)));
         }
         let Some(ty) = PrimitiveType::from_name(word) else {
@@ -291,10 +322,8 @@ impl<'a> Parser<'a> {
         if self.peek() != Some(b'{') {
             return false;
         }
-        let mut probe = Parser {
-            s: self.s,
-            pos: self.pos + 1,
-        };
+        let mut probe = Parser::new(self.s);
+        probe.pos = self.pos + 1;
         if probe.skip().is_err() {
             return false;
         }

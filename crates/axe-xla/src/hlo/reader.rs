@@ -40,11 +40,14 @@ impl<'a> Reader<'a> {
         let line_end = self.s[at..].find('\n').map_or(self.s.len(), |p| at + p);
         let line_no = self.b[..line_start].iter().filter(|&&c| c == b'\n').count() + 1;
         let col = self.s[line_start..at].chars().count() + 1;
+        let (source_line, caret_column) =
+            axe_layout::caret_window(&self.s[line_start..line_end], at - line_start);
         Err(XlaError::Module {
             line: line_no,
             column: col,
             message: message.into(),
-            source_line: self.s[line_start..line_end].to_string(),
+            source_line,
+            caret_column,
         })
     }
 

@@ -10,6 +10,9 @@ use std::ops::Range;
 
 use crate::error::{Result, XlaError};
 
+/// The most devices an iota tile assignment may name (an explicit list is bounded by its text).
+pub const MAX_DEVICES: i64 = 1 << 20;
+
 /// How devices are arranged over the tile grid.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TileAssignment {
@@ -39,8 +42,26 @@ impl TileAssignment {
         }
     }
 
-    /// Device ids in row-major order over the grid.
+    /// Device ids in row-major order over the grid: distinct and non-negative, at most [`MAX_DEVICES`].
     pub fn devices(&self) -> Result<Vec<i64>> {
+        let devices = self.device_list()?;
+        let mut sorted = devices.clone();
+        sorted.sort_unstable();
+        if let Some(&d) = sorted.first().filter(|&&d| d < 0) {
+            return Err(XlaError::InvalidSharding(format!(
+                "device id {d} is negative"
+            )));
+        }
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(XlaError::InvalidSharding(format!(
+                "device {} appears more than once in the tile assignment",
+                w[0]
+            )));
+        }
+        Ok(devices)
+    }
+
+    fn device_list(&self) -> Result<Vec<i64>> {
         match self {
             TileAssignment::Explicit { devices, .. } => Ok(devices.clone()),
             TileAssignment::Iota {
@@ -48,7 +69,17 @@ impl TileAssignment {
                 reshape,
                 transpose,
             } => {
+                if let Some(r) = reshape.iter().find(|&&r| r < 1) {
+                    return Err(XlaError::InvalidSharding(format!(
+                        "iota reshape {reshape:?} has a dimension {r} below 1"
+                    )));
+                }
                 let n = product(reshape)?;
+                if n > MAX_DEVICES {
+                    return Err(XlaError::InvalidSharding(format!(
+                        "an iota tile assignment of {n} devices; at most {MAX_DEVICES} are supported"
+                    )));
+                }
                 if n != product(dims)? {
                     return Err(XlaError::InvalidSharding(format!(
                         "iota reshape {reshape:?} does not match tiles {dims:?}"
@@ -204,8 +235,8 @@ impl Sharding {
                         .zip(&pos)
                         .map(|((&d, &t), &p)| {
                             let size = d / t + i64::from(d % t != 0);
-                            let start = (p * size).min(d);
-                            start..(start + size).min(d)
+                            let start = p.saturating_mul(size).min(d);
+                            start..start.saturating_add(size).min(d)
                         })
                         .collect();
                     out.push(DeviceShard {
@@ -309,10 +340,7 @@ pub fn parse_sharding(text: &str) -> Result<Sharding> {
     let s = p.sharding()?;
     p.ws();
     if p.pos != text.len() {
-        return p.err(format!(
-            "unexpected text after the sharding: {:?}",
-            &text[p.pos..]
-        ));
+        return p.err("unexpected text after the sharding".to_string());
     }
     Ok(s)
 }
@@ -417,17 +445,37 @@ impl P<'_> {
         self.err("unterminated metadata".to_string())
     }
 
+    /// A sharding: a tuple of leaf shardings, or one leaf. Tuples do not nest (as in XLA, whose tuple
+    /// shardings list one sharding per leaf of the flattened tuple shape).
     fn sharding(&mut self) -> Result<Sharding> {
         self.expect("{")?;
         self.ws();
         if self.s[self.pos..].starts_with('{') {
-            let mut elems = vec![self.sharding()?];
+            let mut elems = vec![self.leaf()?];
             while self.eat(",") {
-                elems.push(self.sharding()?);
+                elems.push(self.leaf()?);
             }
             self.expect("}")?;
             return Ok(Sharding::Tuple(elems));
         }
+        self.leaf_body()
+    }
+
+    /// `{...}` holding one leaf sharding.
+    fn leaf(&mut self) -> Result<Sharding> {
+        self.expect("{")?;
+        self.ws();
+        if self.s[self.pos..].starts_with('{') {
+            return self.err(
+                "a tuple sharding lists one sharding per leaf; tuple shardings do not nest"
+                    .to_string(),
+            );
+        }
+        self.leaf_body()
+    }
+
+    /// A leaf sharding after its opening brace, through its closing brace.
+    fn leaf_body(&mut self) -> Result<Sharding> {
         let s = if self.eat("replicated") {
             Sharding::Replicated {
                 metadata: self.metadata()?,

@@ -1,0 +1,136 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! Hostile text into the shape, sharding and module readers: deep nesting, huge numbers, huge lines and
+//! bogus device lists give positioned errors, never a stack overflow, a panic or unbounded work.
+
+use axe_xla::hlo::sharding::{parse_sharding, MAX_DEVICES};
+use axe_xla::hlo::{parse_module, stats::report};
+use axe_xla::{parse_shape, MAX_NESTING};
+use proptest::prelude::*;
+
+fn nested(depth: usize, leaf: &str) -> String {
+    format!("{}{leaf}{}", "(".repeat(depth), ")".repeat(depth))
+}
+
+#[test]
+fn shapes_nest_to_a_limit_with_a_positioned_error() {
+    let ok = parse_shape(&nested(MAX_NESTING, "f32[2]")).unwrap();
+    assert_eq!(ok.to_string(), nested(MAX_NESTING, "f32[2]{0}"));
+    for depth in [MAX_NESTING + 1, 10_000, 1_000_000] {
+        let err = parse_shape(&nested(depth, "f32[2]"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("at most {MAX_NESTING}"))
+                && err.contains(&format!("offset {MAX_NESTING}")),
+            "{}",
+            &err[..200.min(err.len())]
+        );
+        assert!(err.len() < 400, "the error shows a window, not the input");
+    }
+    // Buffers count as nesting too.
+    let err = parse_shape(&format!(
+        "{}f32[2]{}",
+        "b(".repeat(100_000),
+        ")".repeat(100_000)
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("at offset"), "{}", &err[..200.min(err.len())]);
+}
+
+#[test]
+fn modules_with_deep_nesting_are_read_or_refused() {
+    let deep = 100_000;
+    let shape = format!(
+        "HloModule m\n\nENTRY %e {{\n  ROOT %p = {} parameter(0)\n}}\n",
+        nested(deep, "f32[2]")
+    );
+    let m = parse_module(&shape).unwrap();
+    let err = report(&m, 5).unwrap_err().to_string();
+    assert!(err.contains("at most"), "{}", &err[..200.min(err.len())]);
+    let braces = format!(
+        "HloModule m\n\nENTRY %e {{\n  ROOT %p = f32[2]{{0}} parameter(0), metadata={}{}\n}}\n",
+        "{".repeat(deep),
+        "}".repeat(deep)
+    );
+    let m = parse_module(&braces).unwrap();
+    assert!(m.to_string().contains(&"{".repeat(deep)));
+    let unclosed = format!(
+        "HloModule m\n\nENTRY %e {{\n  ROOT %p = f32[2]{{0}} parameter(0), foo={}\n}}\n",
+        "(".repeat(deep)
+    );
+    let err = parse_module(&unclosed).unwrap_err().to_string();
+    assert!(err.len() < 400, "{}", &err[..400.min(err.len())]);
+}
+
+#[test]
+fn errors_in_huge_lines_show_a_window() {
+    let line = format!("f32[2]{{0}} {}", "x".repeat(10_000_000));
+    let err = parse_shape(&line).unwrap_err().to_string();
+    assert!(err.len() < 400, "{}", &err[..400]);
+    let module = format!(
+        "HloModule m\n\nENTRY %e {{\n  ROOT %p = f32[2]{{0}} parameter(0), metadata={{op_name=\"{}\"}}, x=(\n}}\n",
+        "y".repeat(10_000_000)
+    );
+    let err = parse_module(&module).unwrap_err().to_string();
+    assert!(err.len() < 400, "{}", &err[..400]);
+    let sharding = format!("{{replicated}} {}", "z".repeat(1_000_000));
+    let err = parse_sharding(&sharding).unwrap_err().to_string();
+    assert!(err.len() < 400, "{}", &err[..400]);
+}
+
+#[test]
+fn tile_assignments_name_distinct_devices_within_a_bound() {
+    let dup = parse_sharding("{devices=[4]0,0,0,0}").unwrap();
+    let err = dup.shards(&[8]).unwrap_err().to_string();
+    assert!(err.contains("device 0 appears more than once"), "{err}");
+    let neg = parse_sharding("{devices=[2]0,-1}").unwrap();
+    assert!(neg.shards(&[8]).is_err());
+    let huge = parse_sharding("{devices=[1000000000]<=[1000000000]}").unwrap();
+    let err = huge.shards(&[8]).unwrap_err().to_string();
+    assert!(err.contains(&MAX_DEVICES.to_string()), "{err}");
+    let bad = parse_sharding("{devices=[4]<=[-2,-2]}").unwrap();
+    assert!(bad.shards(&[8]).is_err());
+    // Sizes near i64::MAX cut without overflow.
+    let two = parse_sharding("{devices=[2,1]0,1}").unwrap();
+    let s = two.shards(&[i64::MAX, 3]).unwrap();
+    assert_eq!(s[1].region[0].end, i64::MAX);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Any nesting of tuples and buffers, balanced or not, at any depth: a shape or an error.
+    #[test]
+    fn nesting_never_crashes(open in prop::collection::vec(prop::sample::select(vec!["(", "b(", "(f32[2], "]), 0..400),
+                             close in 0usize..500, leaf in prop::sample::select(vec!["f32[2]", "", "s8[3]{0}", ")"])) {
+        let text = format!("{}{leaf}{}", open.concat(), ")".repeat(close));
+        if let Ok(s) = parse_shape(&text) {
+            prop_assert_eq!(parse_shape(&s.to_string()).unwrap(), s);
+        }
+    }
+
+    /// Huge and negative numbers anywhere a number goes: an error or a value, never a wrap or a panic.
+    #[test]
+    fn huge_numbers(n in prop::sample::select(vec!["0", "-1", "9223372036854775807", "9223372036854775808",
+                                                 "18446744073709551616", "99999999999999999999999"]),
+                    k in 0usize..6) {
+        let text = match k {
+            0 => format!("f32[{n},2]"),
+            1 => format!("f32[2,2]{{1,0:T({n},2)}}"),
+            2 => format!("f32[<={n}]"),
+            3 => format!("f32[4]{{0:E({n})}}"),
+            4 => format!("f32[4]{{0:S({n})}}"),
+            _ => format!("f32[4]{{0:T(2)(2,{n})}}"),
+        };
+        if let Ok(s) = parse_shape(&text) {
+            let _ = axe_xla::validate(&s);
+            for (_, a) in s.arrays() {
+                let _ = axe_xla::sizes(a);
+            }
+        }
+        if let Ok(sh) = parse_sharding(&format!("{{devices=[2,{n}]<=[{n}]}}")) {
+            let _ = sh.shards(&[8, 8]);
+        }
+    }
+}
