@@ -374,12 +374,19 @@ fn period(t: &[i64]) -> usize {
         .min(1 << 12)
 }
 
-fn max_offset(l: &TensorLayout) -> i64 {
-    l.tables
-        .iter()
-        .map(|t| t.iter().copied().max().unwrap_or(0))
-        .sum::<i64>()
-        + l.replicas.iter().copied().max().unwrap_or(0)
+/// The lowest and highest slot any element's copy lands in, as checked sums (`None` past 64 bits).
+fn offset_range(l: &TensorLayout) -> Option<(i64, i64)> {
+    let sum = |pick: fn(&[i64]) -> i64| {
+        l.tables
+            .iter()
+            .map(|t| pick(t))
+            .chain([pick(&l.replicas)])
+            .try_fold(0i64, |acc, v| acc.checked_add(v))
+    };
+    Some((
+        sum(|t| t.iter().copied().min().unwrap_or(0))?,
+        sum(|t| t.iter().copied().max().unwrap_or(0))?,
+    ))
 }
 
 /// Plans the copy of `src` into `dst` (checks that they describe the same tensor).
@@ -704,7 +711,7 @@ pub fn relayout(
     dst_layout: &TensorLayout,
     opts: &Options,
 ) -> Result<Plan> {
-    let plan = plan(src_layout, dst_layout, opts)?;
+    // Sizes and bounds first: nothing is planned or allocated for buffers that cannot hold their layouts.
     if (src.len() as u64) < src_layout.bytes() {
         return Err(RelayoutError::Buffer(format!(
             "the source has {} bytes, its layout needs {}",
@@ -720,13 +727,17 @@ pub fn relayout(
         )));
     }
     for (l, name) in [(src_layout, "source"), (dst_layout, "destination")] {
-        if max_offset(l) >= l.slots as i64 {
-            return Err(RelayoutError::Layout(format!(
-                "the {name} layout addresses past its {} slots",
-                l.slots
-            )));
+        match offset_range(l) {
+            Some((lo, hi)) if lo >= 0 && (hi as u64) < l.slots => {}
+            _ => {
+                return Err(RelayoutError::Layout(format!(
+                    "the {name} layout addresses outside its {} slots",
+                    l.slots
+                )))
+            }
         }
     }
+    let plan = plan(src_layout, dst_layout, opts)?;
     // One thread runs on the caller's; more on a kept pool.
     let mut run = || {
         let (isa, stream) = (plan.isa, plan.streaming);

@@ -76,11 +76,12 @@ impl TensorLayout {
                 "{l} uses axis {a}: only the memory axis m has bytes to move"
             )));
         }
+        let overflow = || RelayoutError::Layout(format!("{l}: offsets overflow 64 bits"));
         let mut tables = tables_of(l, dims, dims)?;
         let base = l.offset().get(&Axis::memory());
         if let Some(t) = tables.first_mut() {
             for v in t.iter_mut() {
-                *v += base;
+                *v = v.checked_add(base).ok_or_else(overflow)?;
             }
         }
         let replicas: Vec<i64> = l
@@ -88,25 +89,27 @@ impl TensorLayout {
             .iter()
             .map(|c| c.get(&Axis::memory()))
             .collect();
-        let min: i64 = tables
-            .iter()
-            .map(|t| t.iter().copied().min().unwrap_or(0))
-            .sum::<i64>()
-            + replicas.iter().copied().min().unwrap_or(0)
-            + if tables.is_empty() { base } else { 0 };
+        // The lowest and highest offsets, as checked sums of each table's extreme.
+        let extreme = |pick: fn(&[i64]) -> i64| -> Result<i64> {
+            tables
+                .iter()
+                .map(|t| pick(t))
+                .chain([pick(&replicas), if tables.is_empty() { base } else { 0 }])
+                .try_fold(0i64, |acc, v| acc.checked_add(v))
+                .ok_or_else(overflow)
+        };
+        let min = extreme(|t| t.iter().copied().min().unwrap_or(0))?;
         if min < 0 {
             return Err(RelayoutError::Layout(format!(
                 "{l} reaches the negative offset {min}: add an offset to place it in the buffer"
             )));
         }
-        let max: i64 = tables
+        let max = extreme(|t| t.iter().copied().max().unwrap_or(0))?;
+        let slots = max.checked_add(1).ok_or_else(overflow)? as u64;
+        let count = dims
             .iter()
-            .map(|t| t.iter().copied().max().unwrap_or(0))
-            .sum::<i64>()
-            + replicas.iter().copied().max().unwrap_or(0)
-            + if tables.is_empty() { base } else { 0 };
-        let slots = (max + 1) as u64;
-        let count: u64 = dims.iter().product::<u64>() * replicas.len() as u64;
+            .try_fold(replicas.len() as u64, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(overflow)?;
         let injective = check_injective(&tables, &replicas, slots);
         Ok(TensorLayout {
             dims: dims.to_vec(),
@@ -121,9 +124,10 @@ impl TensorLayout {
         })
     }
 
-    /// Bytes the buffer needs.
+    /// Bytes the buffer needs (saturating at `u64::MAX`).
     pub fn bytes(&self) -> u64 {
-        (self.slots * u64::from(self.bits)).div_ceil(8)
+        let bits = u128::from(self.slots) * u128::from(self.bits);
+        u64::try_from(bits.div_ceil(8)).unwrap_or(u64::MAX) // past u64: no buffer is that large
     }
 
     /// Logical elements.
@@ -233,7 +237,13 @@ fn tables_of(l: &Layout, shape: &[u64], dims: &[u64]) -> Result<Vec<Vec<i64>>> {
             let mut rest = x;
             let mut off = 0i64;
             for it in block.iter().rev() {
-                off += (rest % it.extent()) as i64 * it.stride();
+                off = i64::try_from(rest % it.extent())
+                    .ok()
+                    .and_then(|digit| digit.checked_mul(it.stride()))
+                    .and_then(|step| off.checked_add(step))
+                    .ok_or_else(|| {
+                        RelayoutError::Layout(format!("{l}: offsets overflow 64 bits"))
+                    })?;
                 rest /= it.extent();
             }
             t.push(off);
