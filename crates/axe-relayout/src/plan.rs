@@ -6,7 +6,7 @@
 //! another dimension, the two dimensions are moved together by a kernel ([`Mode::Blocked`]): a k-way
 //! interleave for a sub-tile that puts rows side by side such as bf16's `(2,1)`, a tiled register
 //! transpose, or element by element. Pred bytes into `E(1)` bits and back have their own kernels; other
-//! sub-byte moves go bit by bit. The outer loops run in parallel; the kernels live in `kernels.rs`.
+//! sub-byte moves go bit by bit. The outer loops run in parallel; the kernels live in `kernels/`, a file per family.
 
 #![allow(unsafe_code)]
 

@@ -1,0 +1,517 @@
+//! Bit packing: `pred` bytes to `E(1)` bit rows and back (SSE2/AVX2, and AVX-512 with VBMI and GFNI).
+
+#![allow(unsafe_code)]
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::*;
+
+/// Packs bytes into bits: `len` groups of `k/8` bytes, where bit t of byte m of group c is the low bit
+/// of `row_{8m+t}[c]`, for k byte rows `row` bytes apart. This is pred stored in bytes written as
+/// `E(1)` into a sub-tile such as `(32,1)`, which puts 32 rows' bits side by side.
+///
+/// # Safety
+/// The k source rows of `len` bytes and the `len·k/8` destination bytes must lie inside their buffers.
+pub unsafe fn pack_bits(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    (k, len): (usize, usize),
+) {
+    let kb = k / 8;
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if isa.simd() && matches!(kb, 1 | 2 | 4) {
+        if isa == Isa::Avx512 && bit_matrices() {
+            let stream = stream && (dst as usize).is_multiple_of(64);
+            done = match kb {
+                1 => pack_bits_gfni::<1>(src, row, dst, len, stream),
+                2 => pack_bits_gfni::<2>(src, row, dst, len, stream),
+                _ => pack_bits_gfni::<4>(src, row, dst, len, stream),
+            };
+        }
+        let (src, dst, len) = (src.add(done), dst.add(done * kb), len - done);
+        let stream = stream && (dst as usize).is_multiple_of(16);
+        done += match kb {
+            1 => pack_bits_sse2::<1>(src, row, dst, len, (stream, isa.avx2())),
+            2 => pack_bits_sse2::<2>(src, row, dst, len, (stream, isa.avx2())),
+            _ => pack_bits_sse2::<4>(src, row, dst, len, (stream, isa.avx2())),
+        };
+    }
+    let _ = (isa, stream);
+    for c in done..len {
+        for m in 0..kb {
+            let mut byte = 0u8;
+            for t in 0..8 {
+                byte |= (*src.add((8 * m + t) * row + c) & 1) << t;
+            }
+            *dst.add(c * kb + m) = byte;
+        }
+    }
+}
+
+/// Whether the processor has what [`pack_bits_gfni`] and [`unpack_bits_gfni`] use beyond AVX-512F:
+/// byte masks (AVX-512BW), byte permutes (AVX-512VBMI) and bit-matrix products (GFNI).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn bit_matrices() -> bool {
+    std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vbmi")
+        && std::is_x86_feature_detected!("gfni")
+}
+
+/// Columns that [`pack_bits_gfni`] and [`unpack_bits_gfni`] take at a time: their masks (one `u64` per
+/// row and 64 columns) fill 32 KiB for 32 rows. A tile's rows laid end to end (8192 one-byte columns
+/// each, as in the bench's pred) are then read in one sequential pass.
+#[cfg(target_arch = "x86_64")]
+pub(super) const BIT_SPAN: usize = 8192;
+
+/// How far ahead (bytes) [`pack_bits_gfni`] asks for the source's lines into L2 (`prefetcht1`) as it
+/// reads its rows, on top of what the hardware prefetcher fetches (pred into `E(1)`: 0.88–0.93× →
+/// 1.01–1.08× memcpy on one thread, about 3% more on two; 512 bytes and 8 KiB were no better than
+/// none).
+#[cfg(target_arch = "x86_64")]
+pub(super) const BIT_FETCH_AHEAD: usize = 2048;
+
+/// This thread's scratch for the masks of [`pack_bits_gfni`] and [`unpack_bits_gfni`]: 32 rows of
+/// [`BIT_SPAN`] bits (32 KiB), kept rather than zeroed on the stack at every call (32 KiB of stores
+/// for every 256 KiB read, a few per cent of the bench's pred packing). A kernel holds the only
+/// reference into it while it runs: the kernels do not nest, and each fills the masks it reads.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn bit_masks() -> *mut u64 {
+    use std::cell::UnsafeCell;
+    thread_local! {
+        static MASKS: UnsafeCell<Vec<u64>> = UnsafeCell::new(vec![0; BIT_SPAN / 2]);
+    }
+    // SAFETY: the vector is never resized; only its elements are written through the pointer.
+    MASKS.with(|m| unsafe { (*m.get()).as_mut_ptr() })
+}
+
+/// The bytes of the 8 `u64` lanes of a vector regrouped by position: byte `8b + s` of the result is
+/// byte `b` of lane `7 - s` (`reverse`) or of lane `s`. With rows' bit masks in the lanes, lane `b` of
+/// the result is the 8×8 bit matrix of their columns `8b..8b + 8`, which [`transpose_bits`] turns.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vbmi")]
+pub(super) unsafe fn regroup_bytes(v: __m512i, reverse: bool) -> __m512i {
+    let idx: [u8; 64] = std::array::from_fn(|i| {
+        let (b, s) = (i / 8, i % 8);
+        (8 * if reverse { 7 - s } else { s } + b) as u8
+    });
+    _mm512_permutexvar_epi8(_mm512_loadu_si512(idx.as_ptr() as *const __m512i), v)
+}
+
+/// [`regroup_bytes`] (reversed) of eight chunks at once: `rows[t]` holds row t's masks of eight chunks
+/// (lane q: chunk q); result q is `regroup_bytes(x_q, true)` for `x_q` the vector of the rows' masks of
+/// chunk q. A transpose of the 8×8 `u64` lanes (unpacks, then two-source lane permutes) whose last
+/// step is folded into the byte regroup, a two-source byte permute.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vbmi")]
+pub(super) unsafe fn regroup_chunks(rows: [__m512i; 8]) -> [__m512i; 8] {
+    // t[p][e], lane 2k + j: row 2p + j's chunk 2k + e.
+    let t: [[__m512i; 2]; 4] = std::array::from_fn(|p| {
+        let (a, b) = (rows[2 * p], rows[2 * p + 1]);
+        [_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b)]
+    });
+    // u[h][e][s], lane 4H + j: row 4h + j's chunk e + 2s + 4H.
+    let pick = [
+        _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13),
+        _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15),
+    ];
+    let u: [[[__m512i; 2]; 2]; 2] = std::array::from_fn(|h| {
+        std::array::from_fn(|e| {
+            std::array::from_fn(|s| {
+                _mm512_permutex2var_epi64(t[2 * h][e], pick[s], t[2 * h + 1][e])
+            })
+        })
+    });
+    // Byte 8b + l of chunk q's result: byte b of row 7 - l's mask, from the half H = q / 4 of u[0]
+    // (rows 0..4) or u[1] (rows 4..8).
+    let regroup: [__m512i; 2] = std::array::from_fn(|half| {
+        let idx: [u8; 64] = std::array::from_fn(|i| {
+            let (b, row) = (i / 8, 7 - i % 8);
+            (64 * (row / 4) + 32 * half + 8 * (row % 4) + b) as u8
+        });
+        _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
+    });
+    std::array::from_fn(|q| {
+        let (e, s, half) = (q % 2, q / 2 % 2, q / 4);
+        _mm512_permutex2var_epi8(u[0][e][s], regroup[half], u[1][e][s])
+    })
+}
+
+/// In every `u64` lane, as an 8×8 bit matrix with rows in bytes, bit i of result byte j is bit j of
+/// byte `7 - i` (a transpose up to the order of the rows), one GF(2) affine product per lane.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,gfni")]
+pub(super) unsafe fn transpose_bits(v: __m512i) -> __m512i {
+    // Byte j of each lane is the unit vector 1 << j: the product picks column j of the lane's matrix.
+    let units = _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64);
+    _mm512_gf2p8affine_epi64_epi8(units, v, 0)
+}
+
+/// [`pack_bits`] for 8, 16 or 32 rows, 64 columns at a time, over the whole 64-column chunks of `len`
+/// (returns the columns done). Each row is read along up to [`BIT_SPAN`] columns into one `u64` mask per
+/// 64 columns; then for each chunk, every eight rows' masks are regrouped and their 8×8 bit blocks
+/// transposed (one GF(2) affine product), giving each column's byte; the `KB` bytes of a column are
+/// interleaved by byte permutes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
+pub(super) unsafe fn pack_bits_gfni<const KB: usize>(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let one = _mm512_set1_epi8(1);
+    let store = |p: *mut u8, v: __m512i| put512(p, v, stream);
+    let (pairs, words) = interleave_indices();
+    // masks[r][chunk]: bit i is row r's column 64·chunk + i.
+    let masks = &mut *bit_masks().cast::<[[u64; BIT_SPAN / 64]; 32]>();
+    let mut c = 0;
+    while c + 64 <= len {
+        let n = BIT_SPAN.min((len - c) / 64 * 64);
+        for (r, m) in masks.iter_mut().enumerate().take(8 * KB) {
+            let p = src.add(r * row + c);
+            for (q, m) in m.iter_mut().enumerate().take(n / 64) {
+                _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(64 * q + BIT_FETCH_AHEAD) as *const i8);
+                let v = _mm512_loadu_si512(p.add(64 * q) as *const __m512i);
+                *m = _cvtmask64_u64(_mm512_test_epi8_mask(v, one));
+            }
+        }
+        // A column chunk's bytes from its groups' transposed blocks z[g] (byte j: column 64·q + j's
+        // bits of rows 8g..8g + 8), the KB bytes of a column interleaved.
+        let emit = |q: usize, z: &[__m512i; 4]| {
+            let out = dst.add((c + 64 * q) * KB);
+            match KB {
+                1 => store(out, z[0]),
+                2 => {
+                    store(out, _mm512_permutex2var_epi8(z[0], pairs[0], z[1]));
+                    store(out.add(64), _mm512_permutex2var_epi8(z[0], pairs[1], z[1]));
+                }
+                _ => {
+                    let p = [0, 1].map(|h| _mm512_permutex2var_epi8(z[0], pairs[h], z[1]));
+                    let r = [0, 1].map(|h| _mm512_permutex2var_epi8(z[2], pairs[h], z[3]));
+                    for o in 0..4 {
+                        let (a, b) = (p[o / 2], r[o / 2]);
+                        store(
+                            out.add(64 * o),
+                            _mm512_permutex2var_epi16(a, words[o % 2], b),
+                        );
+                    }
+                }
+            }
+        };
+        let chunks = n / 64;
+        for q0 in (0..chunks / 8).map(|b| 8 * b) {
+            let mut z = [[_mm512_setzero_si512(); 4]; 8];
+            for g in 0..KB {
+                let rows: [__m512i; 8] = std::array::from_fn(|t| {
+                    _mm512_loadu_si512(masks[8 * g + t].as_ptr().add(q0) as *const __m512i)
+                });
+                for (z, x) in z.iter_mut().zip(regroup_chunks(rows)) {
+                    z[g] = transpose_bits(x);
+                }
+            }
+            for (i, z) in z.iter().enumerate() {
+                emit(q0 + i, z);
+            }
+        }
+        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
+        for q in chunks / 8 * 8..chunks {
+            let z: [__m512i; 4] = std::array::from_fn(|g| {
+                if g < KB {
+                    let m = |t: usize| masks[8 * g + t][q] as i64;
+                    let x = _mm512_set_epi64(m(7), m(6), m(5), m(4), m(3), m(2), m(1), m(0));
+                    transpose_bits(regroup_bytes(x, true))
+                } else {
+                    _mm512_setzero_si512()
+                }
+            });
+            emit(q, &z);
+        }
+        c += n;
+    }
+    c
+}
+
+/// [`unpack_bits`] for 8, 16 or 32 rows, 64 columns at a time, over the whole 64-column chunks of `len`
+/// (returns the columns done): [`pack_bits_gfni`] backwards. For each chunk, the `KB` bytes of each
+/// column are split apart by byte permutes, and each group's 8×8 bit blocks transposed back into the
+/// rows' masks; then each row is written along up to [`BIT_SPAN`] columns, a mask expanded to 64
+/// bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
+pub(super) unsafe fn unpack_bits_gfni<const KB: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let one = _mm512_set1_epi8(1);
+    let even = |step: usize| -> [__m512i; 2] {
+        [0, 1].map(|odd| match step {
+            1 => {
+                let idx: [u8; 64] = std::array::from_fn(|i| (2 * i + odd) as u8);
+                _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
+            }
+            _ => {
+                let idx: [u16; 32] = std::array::from_fn(|i| (2 * i + odd) as u16);
+                _mm512_loadu_si512(idx.as_ptr() as *const __m512i)
+            }
+        })
+    };
+    let (bytes, words) = (even(1), even(2));
+    // Each u64 lane's bytes in reverse order.
+    let rev: [u8; 64] = std::array::from_fn(|i| (i / 8 * 8 + 7 - i % 8) as u8);
+    let rev = _mm512_loadu_si512(rev.as_ptr() as *const __m512i);
+    // masks[chunk][r]: bit i is row r's column 64·chunk + i.
+    let masks = &mut *bit_masks().cast::<[[u64; 32]; BIT_SPAN / 64]>();
+    let mut c = 0;
+    while c + 64 <= len {
+        let n = BIT_SPAN.min((len - c) / 64 * 64);
+        for (q, m) in masks.iter_mut().enumerate().take(n / 64) {
+            let p = src.add((c + 64 * q) * KB);
+            let v: [__m512i; 4] = std::array::from_fn(|i| {
+                if i < KB {
+                    _mm512_loadu_si512(p.add(64 * i) as *const __m512i)
+                } else {
+                    _mm512_setzero_si512()
+                }
+            });
+            // z[g]: byte j is column 64·q + j's bits of rows 8g..8g + 8.
+            let z: [__m512i; 4] = match KB {
+                1 => v,
+                2 => [
+                    _mm512_permutex2var_epi8(v[0], bytes[0], v[1]),
+                    _mm512_permutex2var_epi8(v[0], bytes[1], v[1]),
+                    v[2],
+                    v[3],
+                ],
+                _ => {
+                    let pairs = [0, 1].map(|h| {
+                        let (a, b) = (v[2 * h], v[2 * h + 1]);
+                        [0, 1].map(|o| _mm512_permutex2var_epi16(a, words[o], b))
+                    });
+                    std::array::from_fn(|g| {
+                        let (o, b) = (g / 2, g % 2);
+                        _mm512_permutex2var_epi8(pairs[0][o], bytes[b], pairs[1][o])
+                    })
+                }
+            };
+            for (g, &z) in z.iter().enumerate().take(KB) {
+                let rows = regroup_bytes(transpose_bits(_mm512_shuffle_epi8(z, rev)), false);
+                _mm512_storeu_si512(m.as_mut_ptr().add(8 * g) as *mut __m512i, rows);
+            }
+        }
+        for r in 0..8 * KB {
+            let p = dst.add(r * row + c);
+            for (q, m) in masks.iter().enumerate().take(n / 64) {
+                put512(
+                    p.add(64 * q),
+                    _mm512_maskz_mov_epi8(_cvtu64_mask64(m[r]), one),
+                    stream,
+                );
+            }
+        }
+        c += n;
+    }
+    c
+}
+
+/// [`pack_bits`] for 8, 16 or 32 rows, 16 columns at a time: eight rows' low bits gathered into one
+/// byte per column (Horner: double and add), then the k/8 bytes of a column interleaved.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn pack_bits_sse2<const KB: usize>(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    (stream, wide): (bool, bool),
+) -> usize {
+    let one = _mm_set1_epi8(1);
+    let out = |at: usize, v: [__m128i; 4]| match KB {
+        1 => put(dst.add(at), v[0], stream),
+        2 => {
+            put(dst.add(2 * at), _mm_unpacklo_epi8(v[0], v[1]), stream);
+            put(dst.add(2 * at + 16), _mm_unpackhi_epi8(v[0], v[1]), stream);
+        }
+        _ => put4(dst.add(4 * at), v, stream),
+    };
+    // Row by row, each row's low bits added into the buffer as bit t of its group's byte: the rows are
+    // read one after another along up to SPAN columns, which for a tile's rows laid end to end is one
+    // sequential read. Then the buffer is interleaved into the destination.
+    const SPAN: usize = 8192;
+    let mut buf = [[_mm_setzero_si128(); SPAN / 16]; 4];
+    let mut c = 0;
+    while c + 16 <= len {
+        let n = SPAN.min((len - c) / 16 * 16);
+        for (m, bm) in buf.iter_mut().enumerate().take(KB) {
+            for t in 0..8 {
+                let p = src.add((8 * m + t) * row + c);
+                let done = if wide {
+                    gather_row_avx2(p, bm.as_mut_ptr() as *mut u8, n, t)
+                } else {
+                    0
+                };
+                let shift = _mm_cvtsi32_si128(t as i32);
+                for (q, bq) in bm.iter_mut().enumerate().take(n / 16).skip(done / 16) {
+                    let bit = _mm_sll_epi16(_mm_and_si128(get(p.add(16 * q)), one), shift);
+                    *bq = if t == 0 { bit } else { _mm_or_si128(*bq, bit) };
+                }
+            }
+        }
+        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
+        for q in 0..n / 16 {
+            out(c + 16 * q, [buf[0][q], buf[1][q], buf[2][q], buf[3][q]]);
+        }
+        c += n;
+    }
+    c
+}
+
+/// One row's low bits, shifted to bit `t`, into the bytes at `buf` (or-ed in, or written for `t == 0`):
+/// [`pack_bits_sse2`]'s inner loop 32 bytes at a time, over the whole 32-byte chunks of `n`. Returns the
+/// bytes done.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn gather_row_avx2(p: *const u8, buf: *mut u8, n: usize, t: usize) -> usize {
+    let one = _mm256_set1_epi8(1);
+    let shift = _mm_cvtsi32_si128(t as i32);
+    let mut q = 0;
+    while q + 32 <= n {
+        let bit = _mm256_sll_epi16(
+            _mm256_and_si256(_mm256_loadu_si256(p.add(q) as *const __m256i), one),
+            shift,
+        );
+        let at = buf.add(q) as *mut __m256i;
+        let v = if t == 0 {
+            bit
+        } else {
+            _mm256_or_si256(_mm256_loadu_si256(at), bit)
+        };
+        _mm256_storeu_si256(at, v);
+        q += 32;
+    }
+    q
+}
+
+/// The inverse of [`pack_bits`]: `row_{8m+t}[c]` (a byte, 0 or 1) is bit t of byte m of group c, for
+/// `len` groups of `k/8` bytes and k destination rows `row` bytes apart (`E(1)` pred with a sub-tile
+/// such as `(32,1)` read back into bytes).
+///
+/// # Safety
+/// The `len·k/8` source bytes and the k destination rows of `len` bytes must lie inside their buffers.
+pub unsafe fn unpack_bits(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    (k, len): (usize, usize),
+) {
+    let kb = k / 8;
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if isa.simd() && matches!(kb, 1 | 2 | 4) {
+        if isa == Isa::Avx512 && bit_matrices() {
+            let stream = stream && (dst as usize).is_multiple_of(64) && row.is_multiple_of(64);
+            done = match kb {
+                1 => unpack_bits_gfni::<1>(src, dst, row, len, stream),
+                2 => unpack_bits_gfni::<2>(src, dst, row, len, stream),
+                _ => unpack_bits_gfni::<4>(src, dst, row, len, stream),
+            };
+        }
+        let (src, dst, len) = (src.add(done * kb), dst.add(done), len - done);
+        let stream = stream && (dst as usize).is_multiple_of(16) && row.is_multiple_of(16);
+        done += match kb {
+            1 => unpack_bits_sse2::<1>(src, dst, row, len, stream),
+            2 => unpack_bits_sse2::<2>(src, dst, row, len, stream),
+            _ => unpack_bits_sse2::<4>(src, dst, row, len, stream),
+        };
+    }
+    let _ = (isa, stream);
+    for c in done..len {
+        for m in 0..kb {
+            let byte = *src.add(c * kb + m);
+            for t in 0..8 {
+                *dst.add((8 * m + t) * row + c) = (byte >> t) & 1;
+            }
+        }
+    }
+}
+
+/// [`unpack_bits`] for 8, 16 or 32 rows, along up to 8192 columns at a time: each column's k/8 bytes
+/// split into k/8 vectors (byte m of 16 columns), then the rows written one after another, row 8m + t
+/// being bit t of vector m.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn unpack_bits_sse2<const KB: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let one = _mm_set1_epi8(1);
+    let ff = _mm_set1_epi32(0xff);
+    // Byte j of each KB-byte group in 16 columns starting at column `at`.
+    let split = |at: usize| -> [__m128i; 4] {
+        let p = src.add(at * KB);
+        match KB {
+            1 => [get(p), one, one, one],
+            2 => {
+                let (x0, x1) = (get(p), get(p.add(16)));
+                let m = _mm_set1_epi16(0xff);
+                let lo = _mm_packus_epi16(_mm_and_si128(x0, m), _mm_and_si128(x1, m));
+                let hi = _mm_packus_epi16(_mm_srli_epi16(x0, 8), _mm_srli_epi16(x1, 8));
+                [lo, hi, one, one]
+            }
+            _ => {
+                let x = [get(p), get(p.add(16)), get(p.add(32)), get(p.add(48))];
+                let b = |v: __m128i, j: i32| {
+                    _mm_and_si128(_mm_srl_epi32(v, _mm_cvtsi32_si128(8 * j)), ff)
+                };
+                std::array::from_fn(|j| {
+                    let lo = _mm_packs_epi32(b(x[0], j as i32), b(x[1], j as i32));
+                    let hi = _mm_packs_epi32(b(x[2], j as i32), b(x[3], j as i32));
+                    _mm_packus_epi16(lo, hi)
+                })
+            }
+        }
+    };
+    const SPAN: usize = 8192;
+    let mut buf = [[_mm_setzero_si128(); SPAN / 16]; 4];
+    let mut c = 0;
+    while c + 16 <= len {
+        let n = SPAN.min((len - c) / 16 * 16);
+        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed write.
+        for q in 0..n / 16 {
+            let v = split(c + 16 * q);
+            for (bm, vm) in buf.iter_mut().zip(v).take(KB) {
+                bm[q] = vm;
+            }
+        }
+        for (m, bm) in buf.iter().enumerate().take(KB) {
+            for t in 0..8 {
+                let out = dst.add((8 * m + t) * row + c);
+                let shift = _mm_cvtsi32_si128(t as i32);
+                for (q, &v) in bm.iter().enumerate().take(n / 16) {
+                    put(
+                        out.add(16 * q),
+                        _mm_and_si128(_mm_srl_epi16(v, shift), one),
+                        stream,
+                    );
+                }
+            }
+        }
+        c += n;
+    }
+    c
+}

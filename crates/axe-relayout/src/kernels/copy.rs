@@ -1,0 +1,105 @@
+//! Block copies and zero fills: `memcpy`-like runs, with non-temporal stores when streaming.
+
+#![allow(unsafe_code)]
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::*;
+
+/// Copies `len` bytes: `dst[i] = src[i]`.
+///
+/// # Safety
+/// `src` and `dst` valid for `len` bytes, not overlapping.
+#[inline]
+pub unsafe fn copy(isa: Isa, stream: bool, src: *const u8, dst: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if stream && len >= 64 {
+        // Vectors that straddle the destination's alignment would mix cached and uncached writes to one
+        // line, so 32-byte vectors only where the destination is 32-byte aligned.
+        match isa {
+            Isa::Avx512 if (dst as usize).is_multiple_of(64) => {
+                return copy_stream_avx512(src, dst, len)
+            }
+            i if i.avx2() && (dst as usize).is_multiple_of(32) => {
+                return copy_stream_avx(src, dst, len)
+            }
+            i if i.simd() && (dst as usize).is_multiple_of(16) => {
+                return copy_stream_sse2(src, dst, len)
+            }
+            _ => {}
+        }
+    }
+    let _ = (isa, stream);
+    std::ptr::copy_nonoverlapping(src, dst, len);
+}
+
+/// A non-temporal copy with vectors of `$width` bytes: the head up to the destination's alignment and the
+/// tail with ordinary stores, whole vectors in between.
+macro_rules! copy_stream {
+    ($name:ident, $feature:literal, $v:ty, $width:literal, $load:ident, $store:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        unsafe fn $name(src: *const u8, dst: *mut u8, len: usize) {
+            let head = dst.align_offset($width).min(len);
+            // (Guarded: a call to copy nothing costs as much as a vector moved.)
+            if head > 0 {
+                std::ptr::copy_nonoverlapping(src, dst, head);
+            }
+            let mut i = head;
+            while i + $width <= len {
+                $store(dst.add(i) as *mut $v, $load(src.add(i) as *const $v));
+                i += $width;
+            }
+            if i < len {
+                std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+            }
+        }
+    };
+}
+copy_stream!(
+    copy_stream_avx512,
+    "avx512f",
+    __m512i,
+    64,
+    _mm512_loadu_si512,
+    _mm512_stream_si512
+);
+copy_stream!(
+    copy_stream_avx,
+    "avx",
+    __m256i,
+    32,
+    _mm256_loadu_si256,
+    _mm256_stream_si256
+);
+copy_stream!(
+    copy_stream_sse2,
+    "sse2",
+    __m128i,
+    16,
+    _mm_loadu_si128,
+    _mm_stream_si128
+);
+
+/// Fills `len` bytes with zeros.
+///
+/// # Safety
+/// `dst` valid for `len` bytes.
+pub unsafe fn zero(isa: Isa, stream: bool, dst: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if stream && isa.simd() && len >= 64 {
+        let head = dst.align_offset(16).min(len);
+        std::ptr::write_bytes(dst, 0, head);
+        let mut i = head;
+        let z = _mm_setzero_si128();
+        while i + 16 <= len {
+            _mm_stream_si128(dst.add(i) as *mut __m128i, z);
+            i += 16;
+        }
+        std::ptr::write_bytes(dst.add(i), 0, len - i);
+        return;
+    }
+    let _ = (isa, stream);
+    std::ptr::write_bytes(dst, 0, len);
+}

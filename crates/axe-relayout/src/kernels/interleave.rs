@@ -1,0 +1,348 @@
+//! k-way interleaves and deinterleaves: gathering `k` rows of elements into one row of `k`-element groups
+//! (XLA's sub-tiles such as bf16 `(2,1)` and s8 `(4,1)`) and splitting them back.
+
+#![allow(unsafe_code)]
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::*;
+
+/// Writes `len` groups of `k` elements of `w` bytes: group c holds element c of each of the k source rows
+/// (`row` bytes apart, each contiguous), i.e. `dst[c·k + j] = row_j[c]`. This is how a minor sub-tile
+/// such as bf16's `(2,1)` or s8's `(4,1)` stores k rows side by side.
+///
+/// # Safety
+/// The k source rows of `len` elements and the `len·k` destination elements must lie inside their
+/// buffers, not overlapping.
+pub unsafe fn interleave(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    (k, len, w): (usize, usize, usize),
+) {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if isa.simd() {
+        let stream = stream && (dst as usize).is_multiple_of(16);
+        done = match (w, k) {
+            (2, 2) | (1, 2)
+                if isa == Isa::Avx512
+                    && std::is_x86_feature_detected!("avx512vbmi")
+                    && ((dst as usize).is_multiple_of(64) || !stream) =>
+            {
+                match w {
+                    2 => interleave_two_avx512::<2>(src, row, dst, len, stream),
+                    _ => interleave_two_avx512::<1>(src, row, dst, len, stream),
+                }
+            }
+            (2, 2) => interleave_two::<2>(src, row, dst, len, stream),
+            (1, 4) => interleave_4x8(src, row, dst, len, stream),
+            (1, 2) => interleave_two::<1>(src, row, dst, len, stream),
+            _ => 0,
+        };
+    }
+    let _ = (isa, stream);
+    rows_portable::<true>(
+        src.add(done * w),
+        dst.add(done * k * w),
+        row,
+        (k, len - done, w),
+    );
+}
+
+/// Two rows of `W`-byte elements (1 or 2) interleaved, a vector of each at a time: `$split` makes the
+/// two vectors stored from the rows' `$a` and `$b` (the first half of the pairs, then the second).
+/// Returns the elements done.
+macro_rules! interleave_pairs {
+    ($name:ident, $feature:literal, $v:ty, $load:ident, $put:ident, |$a:ident, $b:ident| $split:expr) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        unsafe fn $name<const W: usize>(
+            src: *const u8,
+            row: usize,
+            dst: *mut u8,
+            len: usize,
+            stream: bool,
+        ) -> usize {
+            const V: usize = std::mem::size_of::<$v>();
+            let n = len * W / V * V;
+            let mut at = 0;
+            while at < n {
+                let ($a, $b) = (
+                    $load(src.add(at) as *const _),
+                    $load(src.add(row + at) as *const _),
+                );
+                let (lo, hi) = $split;
+                $put(dst.add(2 * at), lo, stream);
+                $put(dst.add(2 * at + V), hi, stream);
+                at += V;
+            }
+            n / W
+        }
+    };
+}
+interleave_pairs!(
+    interleave_two,
+    "sse2",
+    __m128i,
+    _mm_loadu_si128,
+    put,
+    |a, b| {
+        if W == 2 {
+            (_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b))
+        } else {
+            (_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b))
+        }
+    }
+);
+// Two-source permutes put the pairs in order across the whole vector (bytes need AVX-512VBMI).
+interleave_pairs!(
+    interleave_two_avx512,
+    "avx512f,avx512bw,avx512vbmi",
+    __m512i,
+    _mm512_loadu_si512,
+    put512,
+    |a, b| {
+        let (pairs, words) = interleave_indices();
+        if W == 2 {
+            let w = |h: usize| _mm512_permutex2var_epi16(a, words[h], b);
+            (w(0), w(1))
+        } else {
+            let p = |h: usize| _mm512_permutex2var_epi8(a, pairs[h], b);
+            (p(0), p(1))
+        }
+    }
+);
+
+/// Four rows of bytes, 16 at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn interleave_4x8(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let mut c = 0;
+    while c + 16 <= len {
+        let (r0, r1) = (get(src.add(c)), get(src.add(row + c)));
+        let (r2, r3) = (get(src.add(2 * row + c)), get(src.add(3 * row + c)));
+        put4(dst.add(4 * c), [r0, r1, r2, r3], stream);
+        c += 16;
+    }
+    c
+}
+
+/// The inverse of [`interleave`]: `row_j[c] = src[c·k + j]` for k destination rows `row` bytes apart.
+///
+/// # Safety
+/// As for [`interleave`].
+pub unsafe fn deinterleave(
+    isa: Isa,
+    stream: bool,
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    (k, len, w): (usize, usize, usize),
+) {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if isa.simd() {
+        let stream = stream && (dst as usize).is_multiple_of(16) && row.is_multiple_of(16);
+        let wide = |v: usize| (dst as usize).is_multiple_of(v) && row.is_multiple_of(v);
+        done = match (w, k) {
+            (2, 2)
+                if isa == Isa::Avx512
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && (wide(64) || !stream) =>
+            {
+                deinterleave_2x16_avx512(src, dst, row, len, stream)
+            }
+            (2, 2) if isa.avx2() && (wide(32) || !stream) => {
+                deinterleave_2x16_avx2(src, dst, row, len, stream)
+            }
+            (2, 2) => deinterleave_2x16(src, dst, row, len, stream),
+            (1, 4) => deinterleave_4x8(src, dst, row, len, stream),
+            _ => 0,
+        };
+    }
+    let _ = (isa, stream);
+    rows_portable::<false>(
+        src.add(done * k * w),
+        dst.add(done * w),
+        row,
+        (k, len - done, w),
+    );
+}
+
+/// The portable [`interleave`] (`PACK`: `dst[c·k + j] = row_j[c]`) and [`deinterleave`] (the
+/// reverse), specialised for the common widths and factors.
+pub(super) unsafe fn rows_portable<const PACK: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    (k, len, w): (usize, usize, usize),
+) {
+    // (packed index, row index) of element c of row j, in elements.
+    let at = |c: usize, j: usize, k: usize, row: usize| (c * k + j, j * row + c);
+    macro_rules! go {
+        ($t:ty, $k:literal) => {{
+            let (s, d) = (src as *const $t, dst as *mut $t);
+            let row = row / std::mem::size_of::<$t>();
+            for c in 0..len {
+                for j in 0..$k {
+                    let (packed, unpacked) = at(c, j, $k, row);
+                    let (from, to) = if PACK {
+                        (unpacked, packed)
+                    } else {
+                        (packed, unpacked)
+                    };
+                    d.add(to).write_unaligned(s.add(from).read_unaligned());
+                }
+            }
+        }};
+    }
+    match (w, k) {
+        (1, 2) => go!(u8, 2),
+        (1, 4) => go!(u8, 4),
+        (1, 8) => go!(u8, 8),
+        (2, 2) => go!(u16, 2),
+        (2, 4) => go!(u16, 4),
+        (4, 2) => go!(u32, 2),
+        _ => {
+            for c in 0..len {
+                for j in 0..k {
+                    let (packed, unpacked) = at(c, j, k, row / w.max(1));
+                    let (from, to) = if PACK {
+                        (unpacked, packed)
+                    } else {
+                        (packed, unpacked)
+                    };
+                    copy_element(src.add(from * w), dst.add(to * w), w);
+                }
+            }
+        }
+    }
+}
+
+/// Pairs of 16-bit elements into two rows, one row at a time (so each row's stores fill whole lines in
+/// order), a vector of pairs at a time: the low halves of the 32-bit pairs sign-extended so that
+/// signed saturation packs them back unchanged, then the high halves. `$order` puts the pack's quarters
+/// back in order where it works within 128-bit lanes. Returns the pairs done.
+macro_rules! deinterleave_pairs {
+    ($name:ident, $feature:literal, $v:ty, $pairs:literal, $load:ident, $store:ident, $stream:ident,
+     $slli:ident, $srai:ident, $packs:ident, $order:expr) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        unsafe fn $name(
+            src: *const u8,
+            dst: *mut u8,
+            row: usize,
+            len: usize,
+            stream: bool,
+        ) -> usize {
+            let n = len / $pairs * $pairs;
+            for half in 0..2 {
+                let out = dst.add(half * row);
+                let mut c = 0;
+                while c < n {
+                    let x0 = $load(src.add(4 * c) as *const $v);
+                    let x1 = $load(src.add(4 * c + 4 * $pairs / 2) as *const $v);
+                    let (y0, y1) = if half == 0 {
+                        ($srai($slli(x0, 16), 16), $srai($slli(x1, 16), 16))
+                    } else {
+                        ($srai(x0, 16), $srai(x1, 16))
+                    };
+                    let v = $order($packs(y0, y1));
+                    let p = out.add(2 * c) as *mut $v;
+                    if stream {
+                        $stream(p, v);
+                    } else {
+                        $store(p, v);
+                    }
+                    c += $pairs;
+                }
+            }
+            n
+        }
+    };
+}
+deinterleave_pairs!(
+    deinterleave_2x16,
+    "sse2",
+    __m128i,
+    8,
+    _mm_loadu_si128,
+    _mm_storeu_si128,
+    _mm_stream_si128,
+    _mm_slli_epi32,
+    _mm_srai_epi32,
+    _mm_packs_epi32,
+    |v| v
+);
+deinterleave_pairs!(
+    deinterleave_2x16_avx2,
+    "avx2",
+    __m256i,
+    16,
+    _mm256_loadu_si256,
+    _mm256_storeu_si256,
+    _mm256_stream_si256,
+    _mm256_slli_epi32,
+    _mm256_srai_epi32,
+    _mm256_packs_epi32,
+    |v| _mm256_permute4x64_epi64(v, 0xd8)
+);
+deinterleave_pairs!(
+    deinterleave_2x16_avx512,
+    "avx512f,avx512bw",
+    __m512i,
+    32,
+    _mm512_loadu_si512,
+    _mm512_storeu_si512,
+    _mm512_stream_si512,
+    _mm512_slli_epi32,
+    _mm512_srai_epi32,
+    _mm512_packs_epi32,
+    |v| _mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), v)
+);
+
+/// Quads of bytes into four rows, 16 quads at a time: byte j of each 32-bit quad, masked, then packed
+/// down to 16 and 8 bits (the values fit, so saturation never changes them).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn deinterleave_4x8(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let n = len / 16 * 16;
+    let m = _mm_set1_epi32(0xff);
+    macro_rules! lane {
+        ($j:literal) => {{
+            // One row at a time, so that each row's stores fill whole lines in order.
+            let mut c = 0;
+            while c < n {
+                let b =
+                    |at: usize| _mm_and_si128(_mm_srli_epi32(get(src.add(4 * c + at)), 8 * $j), m);
+                let lo = _mm_packs_epi32(b(0), b(16));
+                let hi = _mm_packs_epi32(b(32), b(48));
+                put(dst.add($j * row + c), _mm_packus_epi16(lo, hi), stream);
+                c += 16;
+            }
+        }};
+    }
+    lane!(0);
+    lane!(1);
+    lane!(2);
+    lane!(3);
+    n
+}

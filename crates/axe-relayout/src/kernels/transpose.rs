@@ -1,0 +1,272 @@
+//! Transposes: choosing between register blocks and staged tiles, row blocks outermost, lines asked for
+//! ahead of use, and the portable fallback.
+
+#![allow(unsafe_code)]
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::*;
+
+/// Copies an `na`×`nb` tile where element (x, y) is read at `x·s[0] + y·s[1]` and written at
+/// `x·s[2] + y·s[3]` (in elements of `w` bytes). With 1-, 2-, 4- or 8-byte elements read contiguously
+/// along y and written contiguously along x (a transpose), blocks are transposed in registers (the
+/// widest the instruction set has, see `transpose_blocks`); everything else goes element by element,
+/// the inner loop along x.
+///
+/// # Safety
+/// Every addressed element must lie inside its buffer.
+pub unsafe fn transpose(
+    isa: Isa,
+    (stream, fetch): (bool, bool),
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb, w): (usize, usize, usize),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if matches!(w, 1 | 2 | 4 | 8) && s[1] == 1 && s[2] == 1 && isa.simd() {
+        transpose_blocks(isa, (stream, fetch), src, dst, s, (na, nb, w));
+        return;
+    }
+    let _ = (isa, stream, fetch);
+    transpose_portable(src, dst, s, (na, nb, w));
+}
+
+/// The tile a transpose is cut into, for source rows `pitch` bytes apart: indices along the
+/// destination's contiguous dimension (source rows read), and along the source's (destination rows
+/// written). A tile holds 8192 elements in 32 or 64 rows: 64 while they span at most 2 MiB, else 32.
+/// (Measured on the bench's transposes, with [`FETCH_AHEAD`]: 64×128 for rows 32 KiB apart; for rows
+/// 256 KiB apart, 32 rows beat 16 and 64, whose destination rows get a lone line per tile or whose
+/// reads spread too far.)
+pub fn transpose_tile(pitch: usize) -> (usize, usize) {
+    let rows = ((2 << 20) / pitch.max(1)).clamp(32, 64) / 16 * 16;
+    (rows, 8192 / rows)
+}
+
+/// How far ahead along each source row (bytes) a direct transpose asks for the line it will read next
+/// into L2 (`prefetcht1`). A tile reads its 32 or 64 rows a line at a time, more streams than the
+/// hardware prefetcher follows, so without it most reads wait for memory (`f32[8192,8192]`: reads alone
+/// ran at 15.5 GB/s on one thread, 21 with the hint; into L1, `prefetcht0`, was slower than none).
+/// With it, direct tiles also beat staging for rows far apart (`f32[256]³` reversed on two threads:
+/// 1.14× memcpy against 0.99×; f64: 0.96× against 0.74×). The staged path reads its rows in long
+/// bursts, which the hardware follows, and does without.
+#[cfg(target_arch = "x86_64")]
+pub const FETCH_AHEAD: usize = 256;
+
+/// The tile of [`transpose_staged`]: 64 source rows (64 bytes of each destination row, keeping the
+/// buffer to 256 KiB) by 4 KiB of each source row, so that each row is read in long bursts.
+pub const STAGED_TILE: (usize, usize) = (64, 4096);
+
+/// The source rows [`transpose_staged`] reads together: as many as a register block has.
+pub const STAGED_GROUP: usize = 16;
+
+/// Whether a transpose of `w`-byte elements into a destination of `bytes` bytes goes through a buffer
+/// ([`transpose_staged`]): bytes, whose register blocks store 16 bytes to a row, where the destination
+/// is too large for the caches (measured on `u8[8192,8192]` with SSE2 blocks: 0.1× memcpy directly,
+/// 0.3–0.38× staged; within the caches, direct is a little faster).
+pub fn staged(w: usize, bytes: u64) -> bool {
+    w == 1 && bytes >= crate::STREAM_MIN_BYTES
+}
+
+/// Transposes `na` source rows of bytes (`sr` bytes apart, read contiguously) by the `nb` columns of
+/// each of `segments`, through a buffer: byte (x, y) of segment `(so, do)` is read at
+/// `src + so + x·sr + y` and written at `dst + do + y·dc + x`.
+///
+/// The rows are read [`STAGED_GROUP`] at a time, each along every segment (long bursts from few
+/// streams), into the buffer; then each destination row gets its `na` bytes in one go. Reading all
+/// `na` rows together instead would keep too many streams open; writing each block as it is read would
+/// leave 16 bytes at a time in a destination row, which memory writes slowly.
+///
+/// # Safety
+/// Every addressed byte must lie inside its buffer.
+pub unsafe fn transpose_staged(
+    isa: Isa,
+    stream: bool,
+    (src, sr): (*const u8, isize),
+    (dst, dc): (*mut u8, isize),
+    segments: &[(isize, isize)],
+    (na, nb): (usize, usize),
+) {
+    with_stage(na * nb * segments.len(), |buf| {
+        let s = [sr as i64, 1, 1, na as i64];
+        for x0 in (0..na).step_by(STAGED_GROUP) {
+            let rows = (na - x0).min(STAGED_GROUP);
+            for (g, &(so, _)) in segments.iter().enumerate() {
+                let from = src.offset(so + x0 as isize * sr);
+                let to = buf.add(g * nb * na + x0);
+                transpose(isa, (false, false), from, to, s, (rows, nb, 1));
+            }
+        }
+        for (g, &(_, doff)) in segments.iter().enumerate() {
+            let rows = buf.add(g * nb * na);
+            copy_rows(isa, stream, (rows, na), (dst.offset(doff), dc), nb);
+        }
+    });
+}
+
+/// Copies `n` rows of `len` bytes, `src.1` bytes apart in the source and `dst.1` in the destination.
+///
+/// # Safety
+/// Every row must lie inside its buffer; source and destination must not overlap.
+pub unsafe fn copy_rows(
+    isa: Isa,
+    stream: bool,
+    (src, sp): (*const u8, usize),
+    (dst, dp): (*mut u8, isize),
+    n: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if stream
+        && isa == Isa::Avx512
+        && sp.is_multiple_of(64)
+        && (dst as usize).is_multiple_of(64)
+        && dp % 64 == 0
+    {
+        // Whole lines, each in one store.
+        return copy_rows_avx512(src, sp, dst, dp, n);
+    }
+    for y in 0..n {
+        copy(
+            isa,
+            stream,
+            src.add(y * sp),
+            dst.offset(y as isize * dp),
+            sp,
+        );
+    }
+}
+
+/// [`copy_rows`] of whole cache lines with AVX-512 non-temporal stores.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn copy_rows_avx512(
+    src: *const u8,
+    sp: usize,
+    dst: *mut u8,
+    dp: isize,
+    n: usize,
+) {
+    for y in 0..n {
+        let (from, to) = (src.add(y * sp), dst.offset(y as isize * dp));
+        for i in (0..sp).step_by(64) {
+            let v = _mm512_loadu_si512(from.add(i) as *const __m512i);
+            _mm512_stream_si512(to.add(i) as *mut __m512i, v);
+        }
+    }
+}
+
+/// Runs `f` on this thread's staging buffer of at least `len` bytes, 64-byte aligned.
+pub(super) fn with_stage(len: usize, f: impl FnOnce(*mut u8)) {
+    use std::cell::RefCell;
+    thread_local! {
+        static STAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    STAGE.with(|stage| {
+        let mut stage = stage.borrow_mut();
+        if stage.len() < len + 64 {
+            stage.resize(len + 64, 0);
+        }
+        let at = stage.as_ptr().align_offset(64);
+        f(stage[at..].as_mut_ptr())
+    })
+}
+
+/// [`transpose`] of 1-, 2-, 4- or 8-byte elements read contiguously along y and written contiguously
+/// along x, in register blocks (`b`×`b`, `b` elements a vector), the edges element by element.
+#[cfg(target_arch = "x86_64")]
+pub(super) unsafe fn transpose_blocks(
+    isa: Isa,
+    (stream, fetch): (bool, bool),
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb, w): (usize, usize, usize),
+) {
+    // Blocks of `ba` source rows by `bb` columns; `v` bytes per vector stored.
+    let (ba, bb, v, fast): (usize, usize, usize, Block) = match (w, isa) {
+        (4, Isa::Avx512) => (16, 16, 64, transpose_16x16_f32),
+        (4, Isa::Avx2) => (8, 8, 32, transpose_8x8_f32),
+        (4, _) => (4, 4, 16, transpose_4x4_f32),
+        (8, i) if i.avx2() => (4, 4, 32, transpose_4x4_f64),
+        (8, _) => (2, 2, 16, transpose_2x2_f64),
+        (2, i) if i.avx2() => (32, 16, 32, transpose_32x16_u16),
+        (2, _) => (8, 8, 16, transpose_8x8_u16),
+        (_, Isa::Avx512) if std::is_x86_feature_detected!("avx512bw") => {
+            (16, 64, 16, transpose_16x64_u8)
+        }
+        _ => (16, 16, 16, transpose_16x16_u8),
+    };
+    let wi = w as i64;
+    let aligned = (dst as usize).is_multiple_of(v) && (s[3] * wi) % v as i64 == 0;
+    let stream = stream && aligned;
+    let (fa, fb) = (na / ba * ba, nb / bb * bb);
+    for y in (0..fb).step_by(bb) {
+        // Once per cache line of each row: the line FETCH_AHEAD bytes on, into L2.
+        let fetch = fetch && (y * w).is_multiple_of(64);
+        for x in (0..fa).step_by(ba) {
+            let from = src.offset(((x as i64 * s[0] + y as i64) * wi) as isize);
+            if fetch {
+                for i in 0..ba {
+                    let at = from.wrapping_offset(i as isize * s[0] as isize * wi as isize);
+                    _mm_prefetch::<_MM_HINT_T1>(at.wrapping_add(FETCH_AHEAD) as *const i8);
+                }
+            }
+            fast(
+                from,
+                dst.offset(((x as i64 + y as i64 * s[3]) * wi) as isize),
+                (s[0] * wi) as isize,
+                (s[3] * wi) as isize,
+                stream,
+            );
+        }
+    }
+    // The edges: x past the last whole block (every y), then y past it (x inside the blocks).
+    let edge = |x0: usize, x1: usize, y0: usize, y1: usize| {
+        transpose_portable(
+            src.offset(((x0 as i64 * s[0] + y0 as i64) * wi) as isize),
+            dst.offset(((x0 as i64 + y0 as i64 * s[3]) * wi) as isize),
+            s,
+            (x1 - x0, y1 - y0, w),
+        )
+    };
+    edge(fa, na, 0, nb);
+    edge(0, fa, fb, nb);
+}
+
+/// The portable [`transpose`].
+pub(super) unsafe fn transpose_portable(
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb, w): (usize, usize, usize),
+) {
+    macro_rules! go {
+        ($t:ty) => {{
+            let (src, dst) = (src as *const $t, dst as *mut $t);
+            for y in 0..nb as isize {
+                let (sr, dr) = (src.offset(y * s[1] as isize), dst.offset(y * s[3] as isize));
+                for x in 0..na as isize {
+                    dr.offset(x * s[2] as isize)
+                        .write_unaligned(sr.offset(x * s[0] as isize).read_unaligned());
+                }
+            }
+        }};
+    }
+    match w {
+        1 => go!(u8),
+        2 => go!(u16),
+        4 => go!(u32),
+        8 => go!(u64),
+        16 => go!(u128),
+        _ => {
+            for y in 0..nb as i64 {
+                for x in 0..na as i64 {
+                    let so = ((x * s[0] + y * s[1]) * w as i64) as isize;
+                    let doff = ((x * s[2] + y * s[3]) * w as i64) as isize;
+                    copy_element(src.offset(so), dst.offset(doff), w);
+                }
+            }
+        }
+    }
+}

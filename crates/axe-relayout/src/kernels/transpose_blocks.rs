@@ -1,0 +1,440 @@
+//! Register-block transposes, one per element width and instruction set (8×8 and 32×16 u16, 16×16 and
+//! 16×64 u8, 4×4 and 2×2 f64, 4×4, 8×8 and 16×16 f32).
+
+#![allow(unsafe_code)]
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::*;
+
+/// Stores 16-byte rows `(i, v)` at `dst + i·dr`, non-temporal when `stream`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn put_rows_128(
+    rows: impl IntoIterator<Item = (usize, __m128i)>,
+    dst: *mut u8,
+    dr: isize,
+    stream: bool,
+) {
+    for (i, v) in rows {
+        put(dst.offset(i as isize * dr), v, stream);
+    }
+}
+
+/// Eight rows of 2-byte elements interleaved in pairs by 16 bits, then by 32, then by 64: in the result,
+/// each 128-bit lane of vector j holds column j (of that lane's eight columns) of the eight rows.
+#[cfg(target_arch = "x86_64")]
+macro_rules! columns_u16 {
+    ($r:expr, $lo16:ident, $hi16:ident, $lo32:ident, $hi32:ident, $lo64:ident, $hi64:ident) => {{
+        let r = $r;
+        let a: [_; 8] = std::array::from_fn(|i| {
+            let (p, q) = (r[i / 2 * 2], r[i / 2 * 2 + 1]);
+            if i % 2 == 0 {
+                $lo16(p, q)
+            } else {
+                $hi16(p, q)
+            }
+        });
+        // a[2g + h]: columns 4h..4h+4 of rows 2g, 2g+1.
+        let b: [_; 8] = std::array::from_fn(|i| {
+            let (g, h, l) = (i / 4, i / 2 % 2, i % 2);
+            let (p, q) = (a[4 * g + h], a[4 * g + 2 + h]);
+            if l == 0 {
+                $lo32(p, q)
+            } else {
+                $hi32(p, q)
+            }
+        });
+        // b[4g + 2h + l]: columns 4h + 2l, 4h + 2l + 1 of rows 4g..4g+4.
+        let c: [_; 8] = std::array::from_fn(|j| {
+            if j % 2 == 0 {
+                $lo64(b[j / 2], b[4 + j / 2])
+            } else {
+                $hi64(b[j / 2], b[4 + j / 2])
+            }
+        });
+        c
+    }};
+}
+
+/// An 8×8 block of 2-byte elements (bf16) with SSE2 (`columns_u16!`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn transpose_8x8_u16(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    let r: [__m128i; 8] = std::array::from_fn(|i| get(src.offset(i as isize * sr)));
+    let c = columns_u16!(
+        r,
+        _mm_unpacklo_epi16,
+        _mm_unpackhi_epi16,
+        _mm_unpacklo_epi32,
+        _mm_unpackhi_epi32,
+        _mm_unpacklo_epi64,
+        _mm_unpackhi_epi64
+    );
+    put_rows_128(c.into_iter().enumerate(), dst, dr, stream);
+}
+
+/// A block of 32 source rows by 16 columns of 2-byte elements (bf16) with AVX2: each 16×16 half as two
+/// sets of eight rows in lanes (`columns_u16!`) with the lanes joined (columns j and 8 + j); then each
+/// destination row's 64 bytes, a whole line, stored at once.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn transpose_32x16_u16(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    let eight = |first: usize| -> [__m256i; 8] {
+        let rows: [__m256i; 8] = std::array::from_fn(|i| {
+            _mm256_loadu_si256(src.offset((first + i) as isize * sr) as *const __m256i)
+        });
+        columns_u16!(
+            rows,
+            _mm256_unpacklo_epi16,
+            _mm256_unpackhi_epi16,
+            _mm256_unpacklo_epi32,
+            _mm256_unpackhi_epi32,
+            _mm256_unpacklo_epi64,
+            _mm256_unpackhi_epi64
+        )
+    };
+    // Column c (0..16) of source rows 16h..16h+16.
+    let half = |h: usize| -> [__m256i; 16] {
+        let (a, b) = (eight(16 * h), eight(16 * h + 8));
+        std::array::from_fn(|c| {
+            let j = c % 8;
+            if c < 8 {
+                _mm256_permute2x128_si256(a[j], b[j], 0x20)
+            } else {
+                _mm256_permute2x128_si256(a[j], b[j], 0x31)
+            }
+        })
+    };
+    let (lo, hi) = (half(0), half(1));
+    for c in 0..16 {
+        let p = dst.offset(c as isize * dr) as *mut __m256i;
+        if stream {
+            _mm256_stream_si256(p, lo[c]);
+            _mm256_stream_si256(p.add(1), hi[c]);
+        } else {
+            _mm256_storeu_si256(p, lo[c]);
+            _mm256_storeu_si256(p.add(1), hi[c]);
+        }
+    }
+}
+
+/// Sixteen rows of bytes, each a vector of `$load`-ed bytes from `$src + row·$sr`, transposed within each
+/// 128-bit lane by the unpack instructions of one width (`$v` the vector type): lane `l` of result `j`
+/// holds byte `j` of lane `l` of every row, rows 0..16 in order.
+///
+/// Slot i holds row bit-reverse(i): each round pairs vectors i/2 and i/2 + 8 (low halves interleaved into
+/// 2·(i/2), high halves into the next), and after four rounds of 8-, 16-, 32- and 64-bit interleaves that
+/// order of rows comes out as rows 0..16 in every column.
+#[cfg(target_arch = "x86_64")]
+macro_rules! byte_columns {
+    ($src:expr, $sr:expr, $v:ty, $load:expr, [$lo8:ident, $hi8:ident, $lo16:ident, $hi16:ident,
+     $lo32:ident, $hi32:ident, $lo64:ident, $hi64:ident]) => {{
+        let rev = |i: usize| ((i & 1) << 3 | (i & 2) << 1 | (i & 4) >> 1 | (i & 8) >> 3) as isize;
+        let mut v: [$v; 16] = std::array::from_fn(|i| $load($src.offset(rev(i) * $sr)));
+        for round in 0..4 {
+            let next: [$v; 16] = std::array::from_fn(|i| {
+                let (p, q) = (v[i / 2], v[i / 2 + 8]);
+                match (round, i % 2) {
+                    (0, 0) => $lo8(p, q),
+                    (0, _) => $hi8(p, q),
+                    (1, 0) => $lo16(p, q),
+                    (1, _) => $hi16(p, q),
+                    (2, 0) => $lo32(p, q),
+                    (2, _) => $hi32(p, q),
+                    (_, 0) => $lo64(p, q),
+                    _ => $hi64(p, q),
+                }
+            });
+            v = next;
+        }
+        v
+    }};
+}
+
+/// A 16×16 block of bytes: rows interleaved by 8, 16, 32 and 64 bits in turn ([`byte_columns!`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn transpose_16x16_u8(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    let v = byte_columns!(
+        src,
+        sr,
+        __m128i,
+        |p: *const u8| get(p),
+        [
+            _mm_unpacklo_epi8,
+            _mm_unpackhi_epi8,
+            _mm_unpacklo_epi16,
+            _mm_unpackhi_epi16,
+            _mm_unpacklo_epi32,
+            _mm_unpackhi_epi32,
+            _mm_unpacklo_epi64,
+            _mm_unpackhi_epi64
+        ]
+    );
+    put_rows_128(v.into_iter().enumerate(), dst, dr, stream);
+}
+
+/// A 16×64 block of bytes with AVX-512BW: [`transpose_16x16_u8`] in each 128-bit lane at once, lane `l`
+/// of result vector `j` holding column `16l + j`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(super) unsafe fn transpose_16x64_u8(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    let v = byte_columns!(
+        src,
+        sr,
+        __m512i,
+        |p: *const u8| _mm512_loadu_si512(p as *const __m512i),
+        [
+            _mm512_unpacklo_epi8,
+            _mm512_unpackhi_epi8,
+            _mm512_unpacklo_epi16,
+            _mm512_unpackhi_epi16,
+            _mm512_unpacklo_epi32,
+            _mm512_unpackhi_epi32,
+            _mm512_unpacklo_epi64,
+            _mm512_unpackhi_epi64
+        ]
+    );
+    for (j, &c) in v.iter().enumerate() {
+        let lanes = [
+            _mm512_castsi512_si128(c),
+            _mm512_extracti32x4_epi32::<1>(c),
+            _mm512_extracti32x4_epi32::<2>(c),
+            _mm512_extracti32x4_epi32::<3>(c),
+        ];
+        put_rows_128(
+            lanes.into_iter().enumerate().map(|(l, x)| (16 * l + j, x)),
+            dst,
+            dr,
+            stream,
+        );
+    }
+}
+
+/// A 4×4 block of 8-byte elements with AVX: pairs of rows interleaved, then 128-bit halves joined.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+pub(super) unsafe fn transpose_4x4_f64(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    let r: [__m256d; 4] =
+        std::array::from_fn(|i| _mm256_loadu_pd(src.offset(i as isize * sr) as *const f64));
+    let (t0, t1) = (
+        _mm256_unpacklo_pd(r[0], r[1]),
+        _mm256_unpackhi_pd(r[0], r[1]),
+    );
+    let (t2, t3) = (
+        _mm256_unpacklo_pd(r[2], r[3]),
+        _mm256_unpackhi_pd(r[2], r[3]),
+    );
+    let cols = [
+        _mm256_permute2f128_pd(t0, t2, 0x20),
+        _mm256_permute2f128_pd(t1, t3, 0x20),
+        _mm256_permute2f128_pd(t0, t2, 0x31),
+        _mm256_permute2f128_pd(t1, t3, 0x31),
+    ];
+    for (i, c) in cols.into_iter().enumerate() {
+        let p = dst.offset(i as isize * dr) as *mut f64;
+        if stream {
+            _mm256_stream_pd(p, c);
+        } else {
+            _mm256_storeu_pd(p, c);
+        }
+    }
+}
+
+/// A 2×2 block of 8-byte elements with SSE2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn transpose_2x2_f64(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    let (r0, r1) = (get(src), get(src.offset(sr)));
+    put_rows_128(
+        [
+            (0, _mm_unpacklo_epi64(r0, r1)),
+            (1, _mm_unpackhi_epi64(r0, r1)),
+        ],
+        dst,
+        dr,
+        stream,
+    );
+}
+
+/// A register transpose of a square block: source, destination, their row pitches in bytes, streaming.
+#[cfg(target_arch = "x86_64")]
+pub(super) type Block = unsafe fn(*const u8, *mut u8, isize, isize, bool);
+
+/// Stores `(row, vector)` pairs at `$dst + row·$pitch` bytes: non-temporal (`$nt`) when `$stream`, else
+/// ordinary (`$st`).
+#[cfg(target_arch = "x86_64")]
+macro_rules! put_rows {
+    ($rows:expr, $dst:expr, $pitch:expr, $stream:expr, $nt:ident, $st:ident) => {
+        for (i, c) in $rows {
+            let p = $dst.offset(i as isize * $pitch) as *mut f32;
+            if $stream {
+                $nt(p, c);
+            } else {
+                $st(p, c);
+            }
+        }
+    };
+}
+
+/// Loads `$n` rows (`$sr` bytes apart) and, for each group of four, interleaves them in pairs and then
+/// in pairs of pairs: in the result, 128-bit lane k of vector 4g + j holds column 4k + j of rows
+/// 4g..4g+4.
+#[cfg(target_arch = "x86_64")]
+macro_rules! columns_in_lanes {
+    ($src:expr, $sr:expr, $n:literal, $load:ident, $zero:ident, $lo:ident, $hi:ident, $shuffle:ident) => {{
+        let r: [_; $n] =
+            std::array::from_fn(|i| $load($src.offset(i as isize * $sr) as *const f32));
+        let mut u = [$zero(); $n];
+        for g in 0..$n / 4 {
+            let (a, b, c, d) = (r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]);
+            let (t0, t1) = ($lo(a, b), $hi(a, b));
+            let (t2, t3) = ($lo(c, d), $hi(c, d));
+            u[4 * g] = $shuffle(t0, t2, 0x44);
+            u[4 * g + 1] = $shuffle(t0, t2, 0xee);
+            u[4 * g + 2] = $shuffle(t1, t3, 0x44);
+            u[4 * g + 3] = $shuffle(t1, t3, 0xee);
+        }
+        u
+    }};
+}
+
+/// An 8×8 block of 4-byte elements: source rows `sr` bytes apart, destination rows `dr` bytes apart.
+/// Each four-row group's columns sit in 128-bit lanes (`columns_in_lanes!`); the two groups' lanes joined.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+pub(super) unsafe fn transpose_8x8_f32(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    let u = columns_in_lanes!(
+        src,
+        sr,
+        8,
+        _mm256_loadu_ps,
+        _mm256_setzero_ps,
+        _mm256_unpacklo_ps,
+        _mm256_unpackhi_ps,
+        _mm256_shuffle_ps
+    );
+    let cols = (0..4).flat_map(|j| {
+        [
+            (j, _mm256_permute2f128_ps(u[j], u[4 + j], 0x20)),
+            (4 + j, _mm256_permute2f128_ps(u[j], u[4 + j], 0x31)),
+        ]
+    });
+    put_rows!(cols, dst, dr, stream, _mm256_stream_ps, _mm256_storeu_ps);
+}
+
+/// A 16×16 block of 4-byte elements, as [`transpose_8x8_f32`]: whole cache lines in, whole lines out.
+/// Pairs of rows interleaved, then pairs of pairs (each 128-bit lane now holds one column of four
+/// rows), then lanes gathered across four-row groups in two steps.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn transpose_16x16_f32(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    let u = columns_in_lanes!(
+        src,
+        sr,
+        16,
+        _mm512_loadu_ps,
+        _mm512_setzero_ps,
+        _mm512_unpacklo_ps,
+        _mm512_unpackhi_ps,
+        _mm512_shuffle_ps
+    );
+    // u[4g + j], lane k: column 4k + j of rows 4g..4g+4.
+    let mut v = [_mm512_setzero_ps(); 16];
+    for j in 0..4 {
+        for h in 0..2 {
+            let (a, b) = (u[8 * h + j], u[8 * h + 4 + j]);
+            v[8 * h + j] = _mm512_shuffle_f32x4(a, b, 0x88);
+            v[8 * h + 4 + j] = _mm512_shuffle_f32x4(a, b, 0xdd);
+        }
+    }
+    for j in 0..4 {
+        let cols = [
+            (j, _mm512_shuffle_f32x4(v[j], v[8 + j], 0x88)),
+            (8 + j, _mm512_shuffle_f32x4(v[j], v[8 + j], 0xdd)),
+            (4 + j, _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0x88)),
+            (12 + j, _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0xdd)),
+        ];
+        put_rows!(cols, dst, dr, stream, _mm512_stream_ps, _mm512_storeu_ps);
+    }
+}
+
+/// A 4×4 block of 4-byte elements, as [`transpose_8x8_f32`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn transpose_4x4_f32(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    let r = |i: isize| _mm_loadu_ps(src.offset(i * sr) as *const f32);
+    let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
+    let (t0, t1) = (_mm_unpacklo_ps(r0, r1), _mm_unpacklo_ps(r2, r3));
+    let (t2, t3) = (_mm_unpackhi_ps(r0, r1), _mm_unpackhi_ps(r2, r3));
+    let cols = [
+        _mm_movelh_ps(t0, t1),
+        _mm_movehl_ps(t1, t0),
+        _mm_movelh_ps(t2, t3),
+        _mm_movehl_ps(t3, t2),
+    ];
+    put_rows!(
+        cols.into_iter().enumerate(),
+        dst,
+        dr,
+        stream,
+        _mm_stream_ps,
+        _mm_storeu_ps
+    );
+}
