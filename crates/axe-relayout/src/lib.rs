@@ -13,13 +13,13 @@
 //! the outer loops run in parallel.
 
 mod error;
+mod execute;
 mod kernels;
 mod plan;
 mod tensor;
 
 pub use error::{RelayoutError, Result};
+pub use execute::relayout;
 pub use kernels::Isa;
-pub use plan::{
-    plan, relayout, Block, Mode, Options, Plan, ZeroFill, PARALLEL_MIN_BYTES, STREAM_MIN_BYTES,
-};
+pub use plan::{plan, Block, Mode, Options, Plan, ZeroFill, PARALLEL_MIN_BYTES, STREAM_MIN_BYTES};
 pub use tensor::TensorLayout;
