@@ -25,6 +25,7 @@ pub enum Verb {
     },
     /// The coordinates of every element (or of one with --index), replicas expanded.
     Map {
+        /// Layouts in the Axe notation (or TVM's form); `-` reads one per line from stdin.
         #[arg(required = true)]
         layouts: Vec<String>,
         /// Logical shape to evaluate multi-indices over (its product must be the layout size).
@@ -38,6 +39,7 @@ pub enum Verb {
     },
     /// The canonical form and whether it satisfies the gap condition.
     Canon {
+        /// Layouts in the Axe notation (or TVM's form); `-` reads one per line from stdin.
         #[arg(required = true)]
         layouts: Vec<String>,
         #[command(flatten)]
@@ -45,15 +47,19 @@ pub enum Verb {
     },
     /// Whether two layouts induce the same map (exact).
     Equiv {
+        /// The first layout (`-`: one per stdin line; `- -`: `A ; B` per line).
         a: String,
+        /// The second layout (`-`: one per stdin line).
         b: String,
         #[command(flatten)]
         common: Common,
     },
     /// Split the shard iters into one block per dimension of a shape.
     Group {
+        /// Layouts in the Axe notation (or TVM's form); `-` reads one per line from stdin.
         #[arg(required = true)]
         layouts: Vec<String>,
+        /// The shape whose dimensions the blocks follow (its product must be the layout size), e.g. `5,21`.
         #[arg(long)]
         shape: Shape,
         #[command(flatten)]
@@ -61,10 +67,14 @@ pub enum Verb {
     },
     /// Kronecker product: INNER tiled over OUTER.
     Tile {
+        /// The inner layout A (the tile); `-`: one per stdin line.
         inner: String,
+        /// The outer layout B (the grid of tiles); `-`: one per stdin line.
         outer: String,
+        /// Logical shape of the inner layout, e.g. `2,2`.
         #[arg(long)]
         inner_shape: Shape,
+        /// Logical shape of the outer layout, e.g. `2,3`.
         #[arg(long)]
         outer_shape: Shape,
         #[command(flatten)]
@@ -72,9 +82,11 @@ pub enum Verb {
     },
     /// Recover the outer layout B with tile(INNER, B) = TILED (with --outer: the inner A from an outer).
     TileOf {
+        /// The tiled layout T; `-`: one per stdin line.
         tiled: String,
         /// The inner layout (the outer one with --outer).
         part: String,
+        /// Logical shape of the tiled layout.
         #[arg(long)]
         tiled_shape: Shape,
         /// Shape of the inner layout.
@@ -91,8 +103,10 @@ pub enum Verb {
     },
     /// The layout of a rectangular region.
     Slice {
+        /// Layouts in the Axe notation (or TVM's form); `-` reads one per line from stdin.
         #[arg(required = true)]
         layouts: Vec<String>,
+        /// Logical shape the region is taken in, e.g. `8,8`.
         #[arg(long)]
         shape: Shape,
         /// Per dimension `begin:end` (end exclusive), e.g. `2:6,0:8`.
@@ -103,10 +117,14 @@ pub enum Verb {
     },
     /// Direct sum A ⊕ B (tiling without span scaling; A outer).
     Sum {
+        /// The outer summand A; `-`: one per stdin line.
         a: String,
+        /// The inner summand B; `-`: one per stdin line.
         b: String,
+        /// Logical shape of A.
         #[arg(long)]
         a_shape: Shape,
+        /// Logical shape of B.
         #[arg(long)]
         b_shape: Shape,
         #[command(flatten)]

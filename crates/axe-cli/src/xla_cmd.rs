@@ -26,6 +26,7 @@ pub enum Verb {
     /// Where an element lives: logical and tiled linear index, byte and bit offset (or, with --all, the
     /// whole memory order).
     Index {
+        /// XLA shapes with layouts, e.g. 'f32[3,5]{1,0:T(2,2)}'; `-` reads one per line from stdin.
         #[arg(required = true)]
         shapes: Vec<String>,
         /// The element, e.g. `2,3`.
@@ -39,6 +40,7 @@ pub enum Verb {
     },
     /// Logical bytes, XLA's padded ArraySize, the exact physical size, and the padding.
     Size {
+        /// XLA shapes with layouts, e.g. 'f32[3,5]{1,0:T(2,2)}'; `-` reads one per line from stdin.
         #[arg(required = true)]
         shapes: Vec<String>,
         #[command(flatten)]
@@ -46,6 +48,7 @@ pub enum Verb {
     },
     /// The layout as an Axe layout on axis m, over the padded shape.
     ToAxe {
+        /// XLA shapes with layouts, e.g. 'f32[3,5]{1,0:T(2,2)}'; `-` reads one per line from stdin.
         #[arg(required = true)]
         shapes: Vec<String>,
         #[command(flatten)]
@@ -53,6 +56,7 @@ pub enum Verb {
     },
     /// The XLA layout (order plus up to two tiles) equal to an Axe memory layout over a shape, if any.
     FromAxe {
+        /// Axe layouts on the memory axis; `-` reads one per line from stdin.
         #[arg(required = true)]
         layouts: Vec<String>,
         /// The logical shape the Axe layout admits, e.g. `4,6`.
@@ -66,6 +70,7 @@ pub enum Verb {
     },
     /// The TPU's default tiled layout for a shape.
     TpuLayout {
+        /// XLA shapes with layouts, e.g. 'f32[3,5]{1,0:T(2,2)}'; `-` reads one per line from stdin.
         #[arg(required = true)]
         shapes: Vec<String>,
         #[command(flatten)]
@@ -73,6 +78,7 @@ pub enum Verb {
     },
     /// The tiling as a numpy pad / reshape / transpose program.
     Numpy {
+        /// XLA shapes with layouts, e.g. 'f32[3,5]{1,0:T(2,2)}'; `-` reads one per line from stdin.
         #[arg(required = true)]
         shapes: Vec<String>,
         #[command(flatten)]
