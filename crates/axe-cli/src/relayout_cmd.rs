@@ -2,7 +2,8 @@
 
 use std::io::{IsTerminal, Read, Seek};
 
-use axe_relayout::{relayout, Options, TensorLayout};
+use axe_relayout::split::{self, Side};
+use axe_relayout::{relayout, Options};
 use axe_xla::{parse_layout, parse_shape, ArrayShape, Shape};
 use clap::Args;
 
@@ -46,28 +47,47 @@ fn is_row_major_dense(a: &ArrayShape) -> bool {
     a.layout == axe_xla::Layout::default_for_rank(a.rank())
 }
 
-fn destination(to: &str, src: &ArrayShape) -> Result<(TensorLayout, Option<ArrayShape>), String> {
+/// The output layout `--to` names: an XLA array, or an Axe layout over the source's dimensions.
+enum Destination {
+    Xla(ArrayShape),
+    Axe(axe_layout::Layout, Vec<u64>, u32),
+}
+
+impl Destination {
+    fn side(&self) -> Side<'_> {
+        match self {
+            Destination::Xla(a) => Side::Xla(a),
+            Destination::Axe(layout, dims, bits) => Side::Axe {
+                layout,
+                dims,
+                bits: *bits,
+            },
+        }
+    }
+
+    fn shape(&self) -> Option<&ArrayShape> {
+        match self {
+            Destination::Xla(a) => Some(a),
+            Destination::Axe(..) => None,
+        }
+    }
+}
+
+fn destination(to: &str, src: &ArrayShape) -> Result<Destination, String> {
     let t = to.trim();
     if t.starts_with('{') {
         let layout = parse_layout(t, src.rank()).map_err(|e| e.to_string())?;
-        let a = ArrayShape {
+        return Ok(Destination::Xla(ArrayShape {
             layout,
             ..src.clone()
-        };
-        return Ok((
-            TensorLayout::from_xla(&a).map_err(|e| e.to_string())?,
-            Some(a),
-        ));
+        }));
     }
     if t.starts_with(|c: char| c.is_ascii_lowercase()) {
         let a = array(t)?;
         if a.dims != src.dims || a.element_type != src.element_type {
             return Err(format!("--to {a} is not the same tensor as --shape {src}"));
         }
-        return Ok((
-            TensorLayout::from_xla(&a).map_err(|e| e.to_string())?,
-            Some(a),
-        ));
+        return Ok(Destination::Xla(a));
     }
     let l: axe_layout::Layout = t
         .parse()
@@ -78,10 +98,7 @@ fn destination(to: &str, src: &ArrayShape) -> Result<(TensorLayout, Option<Array
         .map(|&d| d as u64)
         .collect();
     let bits = axe_xla::element_bits(src) as u32;
-    Ok((
-        TensorLayout::from_axe(&l, &dims, bits).map_err(|e| e.to_string())?,
-        None,
-    ))
+    Ok(Destination::Axe(l, dims, bits))
 }
 
 /// An input file, opened and checked against the shape: its data starts at the reader's position.
@@ -224,8 +241,12 @@ pub fn run(args: RelayoutArgs) -> bool {
             .physical_bytes;
         let need = u64::try_from(size).map_err(|_| format!("{src} has a negative size"))?;
         let input = open_input(&args.input, &src, need)?;
-        let src_layout = TensorLayout::from_xla(&src).map_err(|e| e.to_string())?;
-        let (dst_layout, dst_shape) = destination(&args.to, &src)?;
+        let dst = destination(&args.to, &src)?;
+        // Both layouts at once: large dimensions they cut alike are split, so the offset tables stay
+        // proportional to the sum of the factors.
+        let (src_layout, dst_layout) =
+            split::pair(Side::Xla(&src), dst.side()).map_err(|e| e.to_string())?;
+        let dst_shape = dst.shape().cloned();
         let progress =
             (std::io::stderr().is_terminal() && src_layout.bytes() > 64 << 20).then(|| {
                 let p = indicatif::ProgressBar::new_spinner();

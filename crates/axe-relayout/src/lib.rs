@@ -5,7 +5,8 @@
 //! the same logical tensor in another layout.
 //!
 //! Both layouts are reduced to one offset table per logical dimension (an XLA layout's Axe form groups by
-//! its padded shape, so every dimension's offsets are separable), and a [`Plan`] orders the loops for
+//! its padded shape, so every dimension's offsets are separable); [`split::pair`] first cuts long
+//! dimensions into the factors both layouts follow, so the tables cost the sum of the factors. Then a [`Plan`] orders the loops for
 //! contiguous writes and picks a kernel: block copies of contiguous runs, k-way interleaves for minor
 //! sub-tiles such as bf16's `(2,1)`, register transposes in cache-sized tiles (through a buffer where
 //! source rows lie far apart), bit packing for pred into `E(1)`. Kernels use the best SIMD instructions the processor reports ([`Isa`]), with a portable
@@ -16,6 +17,7 @@ mod error;
 mod execute;
 mod kernels;
 mod plan;
+pub mod split;
 mod tensor;
 
 pub use error::{RelayoutError, Result};

@@ -34,6 +34,16 @@ pub struct TensorLayout {
 impl TensorLayout {
     /// The layout of an XLA array (every tile, `L` and `E` honoured).
     pub fn from_xla(a: &ArrayShape) -> Result<TensorLayout> {
+        TensorLayout::from_xla_split(a, None)
+    }
+
+    /// [`TensorLayout::from_xla`] with each logical dimension `i` split row-major into the factors
+    /// `split[i]` (one factor, the dimension itself, where it has padding): the same elements at the same
+    /// offsets, indexed by a finer multi-index (see [`crate::split`]).
+    pub(crate) fn from_xla_split(
+        a: &ArrayShape,
+        split: Option<&[Vec<u64>]>,
+    ) -> Result<TensorLayout> {
         let tiling = Tiling::new(a)?;
         let dims: Vec<u64> = tiling.logical.iter().map(|&d| d as u64).collect();
         let bits = element_bits(a) as u32;
@@ -46,13 +56,30 @@ impl TensorLayout {
                 "{a}: a later tile interleaves elements and padding, which has no per-dimension offsets"
             )));
         };
-        let tables = tables_of(&form.layout, &form.padded_shape, &dims)?;
-        let padded = tables_of(&form.layout, &form.padded_shape, &form.padded_shape)?;
+        let (dims, padded_shape) = match split {
+            None => (dims, form.padded_shape.clone()),
+            Some(split) => {
+                let mut d = Vec::new();
+                let mut p = Vec::new();
+                for (i, f) in split.iter().enumerate() {
+                    if f.len() > 1 {
+                        d.extend_from_slice(f);
+                        p.extend_from_slice(f);
+                    } else {
+                        d.push(dims[i]);
+                        p.push(form.padded_shape[i]);
+                    }
+                }
+                (d, p)
+            }
+        };
+        let tables = tables_of(&form.layout, &padded_shape, &dims)?;
+        let padded = tables_of(&form.layout, &padded_shape, &padded_shape)?;
         let reach: i64 = padded
             .iter()
             .map(|t| t.iter().copied().max().unwrap_or(0))
             .sum();
-        let covered: u64 = form.padded_shape.iter().product();
+        let covered: u64 = padded_shape.iter().product();
         // The padded tables tile [0, expanded) exactly when they reach no further and count as many.
         let exact = covered == expanded as u64 && reach + 1 == covered as i64;
         Ok(TensorLayout {

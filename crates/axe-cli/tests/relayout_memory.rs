@@ -1,0 +1,53 @@
+#![allow(clippy::unwrap_used, missing_docs)]
+//! A relayout's memory is its input and output tensors: a long dimension (a 1-D tensor of 32 M bytes)
+//! costs offset tables proportional to the factors both layouts cut it into, not 8 bytes per element.
+//! (One test alone in this file, so that the children whose peak memory it reads are its own.)
+
+/// The largest peak resident set of this process's waited-for children, in bytes.
+#[allow(unsafe_code)]
+fn children_peak_bytes() -> u64 {
+    // SAFETY: getrusage writes one `rusage` into the zeroed value it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0);
+    usage.ru_maxrss as u64 * 1024 // kilobytes on Linux
+}
+
+#[test]
+fn a_one_dimensional_relayout_costs_its_buffers() {
+    let d = std::env::temp_dir().join(format!("axe-relayout-memory-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let size: u64 = 32 << 20;
+    let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+    std::fs::write(d.join("a.bin"), &data).unwrap();
+    for (shape, to, input, output) in [
+        (format!("u8[{size}]{{0}}"), "{0:T(1024)}", "a.bin", "b.bin"),
+        (format!("u8[{size}]{{0:T(1024)}}"), "{0}", "b.bin", "c.bin"),
+    ] {
+        let out = assert_cmd::Command::cargo_bin("axe")
+            .unwrap()
+            .current_dir(&d)
+            .args(["relayout", "--shape", &shape, "--to", to, input, output])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        std::fs::read(d.join("c.bin")).unwrap() == data,
+        "round trip"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+    // Input and output make 2 × size; whole-dimension tables would add 32 bytes per element.
+    let peak = children_peak_bytes();
+    assert!(
+        peak < size * 5 / 2,
+        "peak {} MiB for {} MiB in and out",
+        peak >> 20,
+        size >> 20
+    );
+}

@@ -1,0 +1,107 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! Large dimensions split into shared factors: the relayout is byte for byte the one over the whole
+//! dimensions, and the offset tables cost the sum of the factors, not the dimensions.
+
+use axe_layout::Layout;
+use axe_relayout::split::{pair, Side, FACTOR_MAX};
+use axe_relayout::{relayout, Options, TensorLayout};
+use axe_xla::{parse_shape, ArrayShape};
+use proptest::prelude::*;
+
+fn array(text: &str) -> ArrayShape {
+    parse_shape(text).unwrap().as_array().unwrap().clone()
+}
+
+fn table_entries(t: &TensorLayout) -> usize {
+    t.tables.iter().map(Vec::len).sum::<usize>()
+        + t.padded
+            .as_ref()
+            .map_or(0, |p| p.iter().map(Vec::len).sum())
+}
+
+/// `src → dst` through `pair` and through whole tables: the same bytes.
+fn same_bytes(
+    src: Side<'_>,
+    dst: Side<'_>,
+    whole: (TensorLayout, TensorLayout),
+) -> (TensorLayout, TensorLayout) {
+    let (s, d) = pair(src, dst).unwrap();
+    assert_eq!(s.bytes(), whole.0.bytes());
+    assert_eq!(d.bytes(), whole.1.bytes());
+    let input: Vec<u8> = (0..s.bytes()).map(|i| (i * 131 + 7) as u8).collect();
+    let mut a = vec![0xaa; d.bytes() as usize];
+    let mut b = vec![0x55; d.bytes() as usize];
+    relayout(&input, &s, &mut a, &d, &Options::default()).unwrap();
+    relayout(&input, &whole.0, &mut b, &whole.1, &Options::default()).unwrap();
+    assert!(a == b, "split and whole relayouts differ");
+    (s, d)
+}
+
+fn xla_pair(src: &str, dst: &str) -> (TensorLayout, TensorLayout) {
+    let (a, b) = (array(src), array(dst));
+    let whole = (
+        TensorLayout::from_xla(&a).unwrap(),
+        TensorLayout::from_xla(&b).unwrap(),
+    );
+    same_bytes(Side::Xla(&a), Side::Xla(&b), whole)
+}
+
+#[test]
+fn a_long_dimension_costs_the_sum_of_its_factors() {
+    let n = 1 << 22;
+    let (s, d) = xla_pair(&format!("u8[{n}]{{0}}"), &format!("u8[{n}]{{0:T(1024)}}"));
+    assert!(s.dims.len() > 1, "{:?}", s.dims);
+    assert!(table_entries(&s) + table_entries(&d) < 4 * FACTOR_MAX as usize);
+    // Tiles that cut the dimension differently (128 and 1024 divide one another).
+    let (s, _) = xla_pair(
+        &format!("f32[{n}]{{0:T(128)}}"),
+        &format!("f32[{n}]{{0:T(1024)}}"),
+    );
+    assert!(s.dims.len() > 1);
+    // Padding on one side: left whole, still right.
+    let (s, _) = xla_pair("f32[100003]{0}", "f32[100003]{0:T(1024)}");
+    assert_eq!(s.dims, [100003]);
+}
+
+#[test]
+fn axe_destinations_split_too() {
+    let n = 1u64 << 20;
+    let a = array(&format!("u8[{n}]{{0}}"));
+    let l: Layout = "S[(1024,1024):(1,1024)]".parse().unwrap();
+    let whole = (
+        TensorLayout::from_xla(&a).unwrap(),
+        TensorLayout::from_axe(&l, &[n], 8).unwrap(),
+    );
+    let (s, _) = same_bytes(
+        Side::Xla(&a),
+        Side::Axe {
+            layout: &l,
+            dims: &[n],
+            bits: 8,
+        },
+        whole,
+    );
+    assert_eq!(s.dims, [1024, 1024]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Random long 1-D and 2-D tensors, tiled by random powers of two (and other sizes): split or not,
+    /// the bytes are those of the relayout over whole dimensions.
+    #[test]
+    fn split_relayouts_match_whole_ones(
+        rows in prop::sample::select(vec![1u64, 3, 8]),
+        cols in prop::sample::select(vec![4096u64, 6144, 8192, 12000, 16384]),
+        t1 in prop::sample::select(vec![1u64, 2, 8, 128, 1000, 1024]),
+        t2 in prop::sample::select(vec![1u64, 4, 128, 256, 2048]),
+        ty in prop::sample::select(vec!["u8", "bf16", "f32"]),
+    ) {
+        let src = format!("{ty}[{rows},{cols}]{{1,0:T(1,{t1})}}");
+        let dst = format!("{ty}[{rows},{cols}]{{1,0:T(1,{t2})}}");
+        xla_pair(&src, &dst);
+        let flat_src = format!("{ty}[{}]{{0:T({t1})}}", rows * cols);
+        let flat_dst = format!("{ty}[{}]{{0:T({t2})}}", rows * cols);
+        xla_pair(&flat_src, &flat_dst);
+    }
+}
