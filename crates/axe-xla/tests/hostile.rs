@@ -38,6 +38,35 @@ fn shapes_nest_to_a_limit_with_a_positioned_error() {
     assert!(err.contains("at offset"), "{}", &err[..200.min(err.len())]);
 }
 
+fn physical(depth: usize) -> String {
+    format!(
+        "{}f32[1]{}",
+        "f32[1]{0:P(".repeat(depth),
+        ")}".repeat(depth)
+    )
+}
+
+#[test]
+fn physical_shapes_count_as_nesting() {
+    let ok = parse_shape(&physical(MAX_NESTING)).unwrap();
+    assert_eq!(parse_shape(&ok.to_string()).unwrap(), ok);
+    for depth in [MAX_NESTING + 1, 100_000] {
+        let err = parse_shape(&physical(depth)).unwrap_err().to_string();
+        // The error points at the P of the first level past the limit.
+        let at = MAX_NESTING * "f32[1]{0:P(".len() + "f32[1]{0:".len();
+        assert!(
+            err.contains(&format!("at most {MAX_NESTING}"))
+                && err.contains(&format!("offset {at}")),
+            "{}",
+            &err[..200.min(err.len())]
+        );
+        assert!(err.len() < 400, "the error shows a window, not the input");
+    }
+    // Mixed with tuples and buffers, the limit holds for the sum.
+    let mixed = format!("{}{}", "(b(".repeat(50), physical(100));
+    assert!(parse_shape(&mixed).is_err());
+}
+
 #[test]
 fn modules_with_deep_nesting_are_read_or_refused() {
     let deep = 100_000;
