@@ -120,6 +120,14 @@ fn tile_assignments_name_distinct_devices_within_a_bound() {
     assert!(err.contains(&MAX_DEVICES.to_string()), "{err}");
     let bad = parse_sharding("{devices=[4]<=[-2,-2]}").unwrap();
     assert!(bad.shards(&[8]).is_err());
+    // Numbers past i64 are named, at their offset.
+    let err = parse_sharding("{devices=[2]0,99999999999999999999}")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("integer 99999999999999999999 does not fit in 64 bits at offset 14"),
+        "{err}"
+    );
     // Sizes near i64::MAX cut without overflow.
     let two = parse_sharding("{devices=[2,1]0,1}").unwrap();
     let s = two.shards(&[i64::MAX, 3]).unwrap();
