@@ -61,6 +61,7 @@ fn deep(open: &str, leaf: &str, close: &str, n: usize) -> String {
 fn hostile_lines_on_every_stdin_verb() {
     let lines: Vec<Vec<u8>> = vec![
         deep("(", "f32[2]", ")", 200_000).into_bytes(),
+        deep("f32[1]{0:P(", "f32[1]", ")}", 200_000).into_bytes(),
         format!("S[{}]", deep("(", "4", ")", 200_000)).into_bytes(),
         format!("f32[{}]", "9".repeat(10_000)).into_bytes(),
         "f32[9223372036854775807,9223372036854775807]{1,0:T(8,128)}".into(),

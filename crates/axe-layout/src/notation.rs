@@ -143,7 +143,9 @@ impl<'a> Parser<'a> {
                 *slot = Some(iters);
             } else {
                 let c = self.offset()?;
-                offset = offset.checked_add(&c)?;
+                offset = offset
+                    .checked_add(&c)
+                    .or_else(|e| self.err(start, e.to_string()))?;
             }
             if !self.eat("+") {
                 break;
@@ -259,7 +261,11 @@ impl<'a> Parser<'a> {
             self.depth += 1;
             let mut c = self.offset()?;
             while self.eat("+") {
-                c = c.checked_add(&self.offset()?)?;
+                self.ws();
+                let at = self.pos;
+                c = c
+                    .checked_add(&self.offset()?)
+                    .or_else(|e| self.err(at, e.to_string()))?;
             }
             self.expect(")", "')' or '+' in the offset")?;
             self.depth -= 1;

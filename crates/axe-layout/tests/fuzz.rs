@@ -148,3 +148,71 @@ fn parenthesised_offsets_nest_to_a_limit() {
         );
     }
 }
+
+/// Numbers at and past the edges of the 64-bit types, anywhere a number goes.
+fn edge_number() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "0",
+        "1",
+        "-1",
+        "4294967296",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999",
+        "340282366920938463463374607431768211456",
+    ])
+    .prop_map(str::to_string)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Edge numbers as extents, strides and offsets, inside parentheses nested at any depth: a layout or
+    /// an error naming an offset, never a wrap or a panic.
+    #[test]
+    fn edge_numbers_and_nesting(e in edge_number(), s in edge_number(), o in edge_number(),
+                                open in 0usize..80, unbalanced in 0usize..3, k in 0usize..4) {
+        let close = (open + unbalanced).saturating_sub(1);
+        let offset = format!("{}{o}@w{}", "(".repeat(open), ")".repeat(close));
+        let text = match k {
+            0 => format!("S[{e}:{s}] + {offset}"),
+            1 => format!("S[({e},2):({s},1@w)] + R[{e}:{s}@r]"),
+            2 => format!("S[({e},{e})] + {offset} + {o}@w"),
+            _ => format!("T.TileLayout(T.S[({e}, 2):({s} @ Axis.laneid, 1)] + {offset})"),
+        };
+        match text.parse::<Layout>() {
+            Ok(l) => {
+                let printed = l.to_string();
+                prop_assert_eq!(printed.parse::<Layout>().ok(), Some(l));
+            }
+            Err(err) => {
+                let err = err.to_string();
+                prop_assert!(err.contains(" at offset "), "{}", err);
+            }
+        }
+    }
+}
+
+#[test]
+fn offsets_that_overflow_name_where() {
+    let err = "S[4:1] + 9223372036854775807@w + 1@w"
+        .parse::<Layout>()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("overflow") && err.contains("at offset 33"),
+        "{err}"
+    );
+    let err = "S[4:1] + (9223372036854775807@w + 1@w)"
+        .parse::<Layout>()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("overflow") && err.contains("at offset 34"),
+        "{err}"
+    );
+}

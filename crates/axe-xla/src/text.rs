@@ -64,11 +64,11 @@ impl FromStr for Shape {
 pub(crate) struct Parser<'a> {
     pub(crate) s: &'a str,
     pub(crate) pos: usize,
-    /// Tuples and buffers open around the current position.
+    /// Tuples, buffers and physical shapes `P(...)` open around the current position.
     depth: usize,
 }
 
-/// How deeply tuples and buffers may nest in one shape. XLA's own shapes nest a few levels; the limit
+/// How deeply tuples, buffers and physical shapes (`{...:P(shape)}`) may nest in one shape. XLA's own shapes nest a few levels; the limit
 /// keeps the work of parsing, printing and dropping a shape linear in its text and its recursion shallow.
 pub const MAX_NESTING: usize = 128;
 
@@ -83,13 +83,15 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Enters a tuple or buffer opened at `at`: an error past [`MAX_NESTING`] levels.
+    /// Enters a tuple, buffer or physical shape opened at `at`: an error past [`MAX_NESTING`] levels.
     fn nest(&mut self, at: usize) -> Result<()> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
             return self.err(
                 at,
-                format!("shapes nest at most {MAX_NESTING} tuples or buffers deep"),
+                format!(
+                    "shapes nest at most {MAX_NESTING} tuples, buffers or physical shapes deep"
+                ),
             );
         }
         Ok(())
@@ -474,9 +476,11 @@ impl<'a> Parser<'a> {
                     layout.split_configs = configs;
                 }
                 "P" => {
+                    self.nest(at)?;
                     self.expect("(", "'(' after P")?;
                     layout.physical_shape = Some(Box::new(self.shape()?));
                     self.expect(")", "')' closing P(")?;
+                    self.depth -= 1;
                 }
                 _ => return self.err(at, "unknown layout attribute"),
             }

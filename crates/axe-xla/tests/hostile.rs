@@ -38,6 +38,35 @@ fn shapes_nest_to_a_limit_with_a_positioned_error() {
     assert!(err.contains("at offset"), "{}", &err[..200.min(err.len())]);
 }
 
+fn physical(depth: usize) -> String {
+    format!(
+        "{}f32[1]{}",
+        "f32[1]{0:P(".repeat(depth),
+        ")}".repeat(depth)
+    )
+}
+
+#[test]
+fn physical_shapes_count_as_nesting() {
+    let ok = parse_shape(&physical(MAX_NESTING)).unwrap();
+    assert_eq!(parse_shape(&ok.to_string()).unwrap(), ok);
+    for depth in [MAX_NESTING + 1, 100_000] {
+        let err = parse_shape(&physical(depth)).unwrap_err().to_string();
+        // The error points at the P of the first level past the limit.
+        let at = MAX_NESTING * "f32[1]{0:P(".len() + "f32[1]{0:".len();
+        assert!(
+            err.contains(&format!("at most {MAX_NESTING}"))
+                && err.contains(&format!("offset {at}")),
+            "{}",
+            &err[..200.min(err.len())]
+        );
+        assert!(err.len() < 400, "the error shows a window, not the input");
+    }
+    // Mixed with tuples and buffers, the limit holds for the sum.
+    let mixed = format!("{}{}", "(b(".repeat(50), physical(100));
+    assert!(parse_shape(&mixed).is_err());
+}
+
 #[test]
 fn modules_with_deep_nesting_are_read_or_refused() {
     let deep = 100_000;
@@ -91,6 +120,14 @@ fn tile_assignments_name_distinct_devices_within_a_bound() {
     assert!(err.contains(&MAX_DEVICES.to_string()), "{err}");
     let bad = parse_sharding("{devices=[4]<=[-2,-2]}").unwrap();
     assert!(bad.shards(&[8]).is_err());
+    // Numbers past i64 are named, at their offset.
+    let err = parse_sharding("{devices=[2]0,99999999999999999999}")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("integer 99999999999999999999 does not fit in 64 bits at offset 14"),
+        "{err}"
+    );
     // Sizes near i64::MAX cut without overflow.
     let two = parse_sharding("{devices=[2,1]0,1}").unwrap();
     let s = two.shards(&[i64::MAX, 3]).unwrap();

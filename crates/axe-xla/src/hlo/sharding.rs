@@ -394,9 +394,14 @@ impl P<'_> {
         while self.pos < b.len() && b[self.pos].is_ascii_digit() {
             self.pos += 1;
         }
-        self.s[start..self.pos].parse().or_else(|_| {
+        let text = &self.s[start..self.pos];
+        text.parse().or_else(|_| {
             self.pos = start;
-            self.err("expected an integer".to_string())
+            if text.bytes().any(|c| c.is_ascii_digit()) {
+                self.err(format!("integer {text} does not fit in 64 bits"))
+            } else {
+                self.err("expected an integer".to_string())
+            }
         })
     }
 
