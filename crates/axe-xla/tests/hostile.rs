@@ -171,3 +171,32 @@ proptest! {
         }
     }
 }
+
+/// Large flat inputs parse: the readers' work is linear in the text (a quadratic reader would take hours
+/// here, not a fraction of a second).
+#[test]
+fn large_flat_inputs_parse() {
+    let n = 100_000;
+    let tuple = format!("({})", vec!["f32[2]{0}"; n].join(", "));
+    let s = parse_shape(&tuple).unwrap();
+    assert_eq!(parse_shape(&s.to_string()).unwrap(), s);
+    let dims = format!("f32[{}]", vec!["1"; n].join(","));
+    let wide = parse_shape(&dims).unwrap();
+    assert_eq!(parse_shape(&wide.to_string()).unwrap(), wide);
+    let mut module = String::from("HloModule m\n\nENTRY %e {\n  %p0 = f32[2]{0} parameter(0)\n");
+    for i in 1..n {
+        module.push_str(&format!(
+            "  %p{i} = f32[2]{{0}} add(f32[2]{{0}} %p{}, %p0), metadata={{op_name=\"a\"}}\n",
+            i - 1
+        ));
+    }
+    module.push_str("  ROOT %r = f32[2]{0} copy(%p0)\n}\n");
+    let m = parse_module(&module).unwrap();
+    assert_eq!(m.instruction_count(), n + 1);
+    let printed = m.to_string();
+    assert_eq!(parse_module(&printed).unwrap().to_string(), printed);
+    let devices: Vec<String> = (0..n).map(|d| d.to_string()).collect();
+    let sharding = format!("{{devices=[{n}]{}}}", devices.join(","));
+    let sh = parse_sharding(&sharding).unwrap();
+    assert_eq!(sh.shards(&[n as i64]).unwrap().len(), n);
+}
