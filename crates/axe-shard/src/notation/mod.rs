@@ -1,0 +1,4 @@
+//! The sharding notations, each read into and written from the one model.
+
+pub mod hlo;
+pub mod jax;

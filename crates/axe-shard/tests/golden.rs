@@ -1,0 +1,105 @@
+//! Golden examples and bad input.
+
+use axe_shard::notation::hlo::to_hlo;
+use axe_shard::notation::jax::{parse_jax, to_jax};
+use axe_shard::{Mesh, ShardError, Sharding, Uneven};
+
+#[test]
+fn jax_p_y_x_lowers_like_jax() {
+    let mesh = Mesh::new(&[("x", 2), ("y", 4)]).unwrap();
+    let s = parse_jax("P('y', 'x')", &mesh, &[8, 8]).unwrap();
+    assert_eq!(to_hlo(&mesh, &s).unwrap(), "{devices=[4,2]<=[2,4]T(1,0)}");
+    let s = parse_jax("P('x', 'y')", &mesh, &[8, 8]).unwrap();
+    assert_eq!(to_hlo(&mesh, &s).unwrap(), "{devices=[2,4]<=[8]}");
+    let s = parse_jax("P('y')", &mesh, &[8, 8]).unwrap();
+    assert_eq!(
+        to_hlo(&mesh, &s).unwrap(),
+        "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}"
+    );
+    let s = parse_jax("P()", &mesh, &[8, 8]).unwrap();
+    assert_eq!(to_hlo(&mesh, &s).unwrap(), "{replicated}");
+    assert_eq!(to_jax(&mesh, &s).unwrap(), "P()");
+    let s = parse_jax("P(None, ('x', 'y'))", &mesh, &[8, 8]).unwrap();
+    assert_eq!(to_jax(&mesh, &s).unwrap(), "P(None, ('x', 'y'))");
+    assert_eq!(to_hlo(&mesh, &s).unwrap(), "{devices=[1,8]<=[8]}");
+}
+
+#[test]
+fn five_over_four_is_2_2_1_0_and_six_is_2_2_2_0() {
+    let mesh = Mesh::new(&[("x", 4)]).unwrap();
+    for (d, want) in [(5u64, [2u64, 2, 1, 0]), (6, [2, 2, 2, 0])] {
+        let s = parse_jax("P('x')", &mesh, &[d]).unwrap();
+        let got: Vec<u64> = s
+            .regions(&mesh)
+            .unwrap()
+            .iter()
+            .map(|r| r.local_shape[0])
+            .collect();
+        assert_eq!(got, want);
+        assert!(s
+            .regions(&mesh)
+            .unwrap()
+            .iter()
+            .all(|r| r.padded_shape == vec![2]));
+    }
+}
+
+#[test]
+fn torch_chunk_nests_per_axis() {
+    let mesh = Mesh::new(&[("a", 2), ("b", 2)]).unwrap();
+    let s = Sharding::new(&mesh, vec![5], vec![vec![0, 1]], &[]).unwrap();
+    let xla: Vec<u64> = s
+        .regions(&mesh)
+        .unwrap()
+        .iter()
+        .map(|r| r.local_shape[0])
+        .collect();
+    assert_eq!(xla, [2, 2, 1, 0]);
+    let t = s.with_uneven(Uneven::TorchChunk);
+    let torch: Vec<u64> = t
+        .regions(&mesh)
+        .unwrap()
+        .iter()
+        .map(|r| r.local_shape[0])
+        .collect();
+    assert_eq!(torch, [2, 1, 1, 1]);
+}
+
+#[test]
+fn paper_2x2_fully_sharded_and_shard_replicate() {
+    let mesh = Mesh::new(&[("x", 2), ("y", 2)]).unwrap();
+    let s = parse_jax("P('x', 'y')", &mesh, &[64, 128]).unwrap();
+    let r = s.regions(&mesh).unwrap();
+    assert_eq!(r[3].region, vec![32..64, 64..128]);
+    assert_eq!(r[3].replica_group, vec![3]);
+    let s = parse_jax("P('x')", &mesh, &[64, 128]).unwrap();
+    let r = s.regions(&mesh).unwrap();
+    assert_eq!(r[1].region, vec![0..32, 0..128]);
+    assert_eq!(r[1].replica_group, vec![0, 1]);
+    assert_eq!(
+        to_hlo(&mesh, &s).unwrap(),
+        "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"
+    );
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let mesh = Mesh::new(&[("x", 2), ("y", 4)]).unwrap();
+    let e = parse_jax("P('z')", &mesh, &[8]).unwrap_err();
+    assert!(matches!(e, ShardError::Parse { offset: 3, .. }), "{e}");
+    let e = parse_jax("P('x', 'x')", &mesh, &[8, 8]).unwrap_err();
+    assert!(e.to_string().contains("shards dims 0 and 1"), "{e}");
+    assert!(parse_jax("P('x', 'y', None)", &mesh, &[8, 8]).is_err());
+    assert!(parse_jax("P('x'", &mesh, &[8]).is_err());
+    assert!(Mesh::with_devices(&[("x", 2)], vec![0, 1, 2]).is_err());
+    assert!(Mesh::with_devices(&[("x", 2)], vec![1, 1]).is_err());
+    assert!(Mesh::new(&[("x", u64::MAX), ("y", 2)]).is_err());
+    assert!(Mesh::new(&[("x", 0)]).is_err());
+}
+
+#[test]
+fn non_default_device_order_prints_explicit_devices() {
+    let mesh = Mesh::with_devices(&[("x", 2), ("y", 2)], vec![3, 1, 0, 2]).unwrap();
+    let s = parse_jax("P('y', 'x')", &mesh, &[4, 4]).unwrap();
+    assert_eq!(to_hlo(&mesh, &s).unwrap(), "{devices=[2,2]3,0,1,2}");
+}
