@@ -103,3 +103,28 @@ fn non_default_device_order_prints_explicit_devices() {
     let s = parse_jax("P('y', 'x')", &mesh, &[4, 4]).unwrap();
     assert_eq!(to_hlo(&mesh, &s).unwrap(), "{devices=[2,2]3,0,1,2}");
 }
+
+#[test]
+fn alpa_s0s1_on_2x3() {
+    use axe_shard::notation::alpa::{parse_alpa, to_alpa};
+    let mesh = Mesh::new(&[("a", 2), ("b", 3)]).unwrap();
+    let s = parse_alpa("S0S1", &mesh, &[4, 6]).unwrap();
+    assert_eq!(to_hlo(&mesh, &s).unwrap(), "{devices=[2,3]<=[6]}");
+    let r = s.regions(&mesh).unwrap();
+    assert_eq!(r[5].region, vec![2..4, 4..6]);
+    assert_eq!(to_alpa(&mesh, &s).unwrap(), "S0S1");
+    let s = parse_alpa("S01R", &mesh, &[12, 6]).unwrap();
+    assert_eq!(to_jax(&mesh, &s).unwrap(), "P(('a', 'b'))");
+    let s = parse_alpa("RS0", &mesh, &[4, 6]).unwrap();
+    assert_eq!(
+        to_hlo(&mesh, &s).unwrap(),
+        "{devices=[1,2,3]<=[6] last_tile_dim_replicate}"
+    );
+    assert_eq!(
+        to_alpa(&mesh, &parse_alpa("RR", &mesh, &[4, 6]).unwrap()).unwrap(),
+        "RR"
+    );
+    assert!(parse_alpa("S2R", &mesh, &[4, 6]).is_err());
+    assert!(parse_alpa("S0S0", &mesh, &[4, 6]).is_err());
+    assert!(parse_alpa("SR", &mesh, &[4, 6]).is_err());
+}

@@ -1,4 +1,5 @@
 //! The sharding notations, each read into and written from the one model.
 
+pub mod alpa;
 pub mod hlo;
 pub mod jax;
