@@ -128,3 +128,35 @@ fn alpa_s0s1_on_2x3() {
     assert!(parse_alpa("S0S0", &mesh, &[4, 6]).is_err());
     assert!(parse_alpa("SR", &mesh, &[4, 6]).is_err());
 }
+
+#[test]
+fn dtensor_shard0_shard0_nests_left_to_right() {
+    use axe_shard::notation::dtensor::{parse_dtensor, to_dtensor};
+    use axe_shard::{AxisUse, ReduceOp};
+    let mesh = Mesh::new(&[("a", 2), ("b", 2)]).unwrap();
+    let s = parse_dtensor("[Shard(0), Shard(0)]", &mesh, &[5, 3]).unwrap();
+    assert_eq!(s.dim_axes()[0], vec![0, 1]);
+    let r: Vec<_> = s
+        .regions(&mesh)
+        .unwrap()
+        .iter()
+        .map(|r| r.region[0].clone())
+        .collect();
+    assert_eq!(r, vec![0..2, 2..3, 3..4, 4..5]);
+    assert_eq!(to_dtensor(&mesh, &s).unwrap(), "[Shard(0), Shard(0)]");
+    let s = parse_dtensor("[Shard(1), Replicate()]", &mesh, &[4, 4]).unwrap();
+    assert_eq!(to_jax(&mesh, &s).unwrap(), "P(None, 'a')");
+    let s = parse_dtensor("[Partial(), Shard(0)]", &mesh, &[4]).unwrap();
+    assert_eq!(s.axis_use()[0], AxisUse::Partial(ReduceOp::Sum));
+    assert!(to_hlo(&mesh, &s).is_err());
+    assert_eq!(to_dtensor(&mesh, &s).unwrap(), "[Partial(), Shard(0)]");
+    let s = parse_dtensor("[Partial(max), Replicate()]", &mesh, &[4]).unwrap();
+    assert_eq!(
+        to_dtensor(&mesh, &s).unwrap(),
+        "[Partial(max), Replicate()]"
+    );
+    assert!(parse_dtensor("[Shard(0)]", &mesh, &[4]).is_err());
+    assert!(parse_dtensor("[Shard(2), Replicate()]", &mesh, &[4]).is_err());
+    assert!(parse_dtensor("[Partial(xor), Replicate()]", &mesh, &[4]).is_err());
+    assert!(parse_dtensor("[Foo(), Replicate()]", &mesh, &[4]).is_err());
+}

@@ -37,6 +37,17 @@ proptest! {
     }
 
     #[test]
+    fn dtensor_and_alpa_round_trip((mesh, dims, assign) in case()) {
+        use axe_shard::notation::alpa::{parse_alpa, to_alpa};
+        use axe_shard::notation::dtensor::{parse_dtensor, to_dtensor};
+        let (m, s) = build(&mesh, &dims, &assign);
+        let text = to_alpa(&m, &s).unwrap();
+        prop_assert_eq!(parse_alpa(&text, &m, &dims).unwrap(), s.clone());
+        let text = to_dtensor(&m, &s).unwrap();
+        prop_assert_eq!(parse_dtensor(&text, &m, &dims).unwrap(), s.with_uneven(Uneven::TorchChunk));
+    }
+
+    #[test]
     fn every_element_is_held_by_exactly_its_replicas((mesh, dims, assign) in case(), torch in any::<bool>()) {
         let (m, s) = build(&mesh, &dims, &assign);
         let s = if torch { s.with_uneven(Uneven::TorchChunk) } else { s };
