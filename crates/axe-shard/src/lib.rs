@@ -3,7 +3,7 @@
 //! A [`Mesh`] names its axes, their sizes and the device id at each mesh position. A [`Sharding`] of an
 //! array on a mesh says, per tensor dim, which mesh axes it is split over (major to minor), and what the
 //! other mesh axes do (replicate, manual, or a pending reduction). The notations are read into and written
-//! from this one model: XLA `HloSharding` text (written, [`notation::hlo`]), JAX `PartitionSpec` ([`notation::jax`]), DTensor placements ([`notation::dtensor`]) and
+//! from this one model: XLA `HloSharding` text ([`notation::hlo`]), JAX `PartitionSpec` ([`notation::jax`]), DTensor placements ([`notation::dtensor`]) and
 //! Alpa's `S0R` strings ([`notation::alpa`]).
 //! [`Sharding::regions`] says who holds what.
 

@@ -160,3 +160,39 @@ fn dtensor_shard0_shard0_nests_left_to_right() {
     assert!(parse_dtensor("[Partial(xor), Replicate()]", &mesh, &[4]).is_err());
     assert!(parse_dtensor("[Foo(), Replicate()]", &mesh, &[4]).is_err());
 }
+
+#[test]
+fn hlo_text_reads_to_the_same_regions() {
+    use axe_shard::notation::hlo::parse_hlo;
+    let mesh = Mesh::new(&[("x", 2), ("y", 4)]).unwrap();
+    let s = parse_jax("P('y')", &mesh, &[7, 3]).unwrap();
+    let text = to_hlo(&mesh, &s).unwrap();
+    let (m2, s2) = parse_hlo(&text, &[7, 3], None).unwrap();
+    let key = |r: &axe_shard::DeviceRegion| {
+        let reg: Vec<(u64, u64)> = r.region.iter().map(|x| (x.start, x.end)).collect();
+        (r.device, reg, r.replica_group.clone())
+    };
+    let mut a: Vec<_> = s.regions(&mesh).unwrap().iter().map(key).collect();
+    let mut b: Vec<_> = s2.regions(&m2).unwrap().iter().map(key).collect();
+    a.sort();
+    b.sort();
+    for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+        x.2.sort();
+        y.2.sort();
+    }
+    assert_eq!(a, b);
+    let (m, s) = parse_hlo("{replicated}", &[4], Some(4)).unwrap();
+    assert_eq!(s.regions(&m).unwrap().len(), 4);
+    let (m, s) = parse_hlo("{maximal device=2}", &[4], None).unwrap();
+    assert_eq!(s.regions(&m).unwrap()[2].region, vec![0..4]);
+    assert_eq!(to_hlo(&m, &s).unwrap(), "{maximal device=2}");
+    assert!(parse_hlo("{devices=[2,2]0,1,2,3}", &[4], None).is_err());
+    assert!(parse_hlo("{devices=[2]0,1}", &[4], Some(4)).is_err());
+    assert!(parse_hlo("{devices=[2]0,0}", &[4], None).is_err());
+    assert!(parse_hlo(
+        "{devices=[1048576,1048576]<=[1099511627776]}",
+        &[4, 4],
+        None
+    )
+    .is_err());
+}

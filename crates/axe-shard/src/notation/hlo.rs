@@ -141,3 +141,109 @@ fn join(v: &[u64]) -> String {
         .collect::<Vec<_>>()
         .join(",")
 }
+
+/// Reads HloSharding text for an array of `dims` onto a mesh of its own: one axis per tile-grid dim
+/// (`t0`, `t1`, ...) holding the listed devices. `devices` is the device count where the text does not fix
+/// it (`{replicated}`, `{manual}`, `{maximal device=N}`; default 1, or N+1 for maximal) and is checked
+/// against it otherwise.
+pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh, Sharding)> {
+    use axe_xla::hlo::sharding::Sharding as Hlo;
+    let bad = |msg: String| ShardError::Sharding(format!("{msg} in {text:?}"));
+    let parsed = axe_xla::hlo::sharding::parse_sharding(text).map_err(|e| ShardError::Parse {
+        msg: e.to_string(),
+        text: text.to_string(),
+        offset: 0,
+    })?;
+    let flat = |n: u64, name: &str| Mesh::new(&[(name, n)]);
+    match parsed {
+        Hlo::Replicated { .. } => {
+            let mesh = flat(devices.unwrap_or(1), "r")?;
+            let s = Sharding::replicated(&mesh, dims.to_vec());
+            Ok((mesh, s))
+        }
+        Hlo::Manual { .. } => {
+            let mesh = flat(devices.unwrap_or(1), "m")?;
+            let s = Sharding::new(
+                &mesh,
+                dims.to_vec(),
+                vec![Vec::new(); dims.len()],
+                &[(0, AxisUse::Manual)],
+            )?;
+            Ok((mesh, s))
+        }
+        Hlo::Maximal { device, .. } => {
+            let device =
+                u64::try_from(device).map_err(|_| bad(format!("negative device {device}")))?;
+            let n = devices.unwrap_or(device.saturating_add(1));
+            let mesh = flat(n, "r")?;
+            let s = Sharding::maximal(&mesh, dims.to_vec(), device)?;
+            Ok((mesh, s))
+        }
+        Hlo::Tuple(_) => Err(bad(
+            "a tuple sharding has one sharding per element; read each".into(),
+        )),
+        Hlo::Tiled {
+            tile_assignment,
+            last_tile_dim_replicate,
+            last_tile_dims,
+            ..
+        } => {
+            let grid: Vec<u64> = tile_assignment
+                .dims()
+                .iter()
+                .map(|&g| u64::try_from(g).ok().filter(|&g| g >= 1))
+                .collect::<Option<_>>()
+                .ok_or_else(|| bad("a tile-grid dim below 1".into()))?;
+            crate::mesh::count(grid.iter().copied())?;
+            let kinds: Vec<&str> = if last_tile_dim_replicate {
+                vec!["replicated"]
+            } else {
+                last_tile_dims.iter().map(String::as_str).collect()
+            };
+            if grid.len() != dims.len() + kinds.len() {
+                return Err(bad(format!(
+                    "a tile grid of {} dims for an array of {} dims{}",
+                    grid.len(),
+                    dims.len(),
+                    if kinds.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" and {} subgroup dims", kinds.len())
+                    }
+                )));
+            }
+            let ids: Vec<u64> = tile_assignment
+                .devices()
+                .map_err(|e| bad(e.to_string()))?
+                .into_iter()
+                .map(|d| u64::try_from(d).map_err(|_| bad(format!("negative device {d}"))))
+                .collect::<Result<_>>()?;
+            if let Some(n) = devices.filter(|&n| n != ids.len() as u64) {
+                return Err(bad(format!("{} devices for a mesh of {n}", ids.len())));
+            }
+            let names: Vec<String> = (0..grid.len()).map(|i| format!("t{i}")).collect();
+            let axes: Vec<(&str, u64)> = names
+                .iter()
+                .map(String::as_str)
+                .zip(grid.iter().copied())
+                .collect();
+            let mesh = Mesh::with_devices(&axes, ids)?;
+            let mut others = Vec::new();
+            for (k, kind) in kinds.iter().enumerate() {
+                let u = match *kind {
+                    "replicated" => AxisUse::Replicated,
+                    "manual" => AxisUse::Manual,
+                    other => return Err(bad(format!("subgroup kind {other:?} is not supported"))),
+                };
+                others.push((dims.len() + k, u));
+            }
+            let s = Sharding::new(
+                &mesh,
+                dims.to_vec(),
+                (0..dims.len()).map(|d| vec![d]).collect(),
+                &others,
+            )?;
+            Ok((mesh, s))
+        }
+    }
+}
