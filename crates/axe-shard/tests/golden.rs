@@ -196,3 +196,15 @@ fn hlo_text_reads_to_the_same_regions() {
     )
     .is_err());
 }
+
+#[test]
+fn iota_transpose_lists_the_source_of_each_grid_dim() {
+    let mesh = Mesh::new(&[("a", 2), ("b", 3), ("c", 4), ("d", 5)]).unwrap();
+    let s = parse_jax("P('b', 'd', 'a', 'c')", &mesh, &[6, 10, 2, 4]).unwrap();
+    assert_eq!(
+        to_hlo(&mesh, &s).unwrap(),
+        "{devices=[3,5,2,4]<=[2,3,4,5]T(1,3,0,2)}"
+    );
+    let s = parse_jax("P(('c', 'd'), ('a', 'b'))", &mesh, &[20, 6]).unwrap();
+    assert_eq!(to_hlo(&mesh, &s).unwrap(), "{devices=[20,6]<=[6,20]T(1,0)}");
+}
