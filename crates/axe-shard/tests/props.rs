@@ -67,3 +67,17 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #[test]
+    fn any_text_is_read_or_refused_without_panicking(text in "\\PC{0,24}", pre in prop::sample::select(vec!["P(", "[", "S", "{devices=["])) {
+        use axe_shard::notation::{alpa::parse_alpa, dtensor::parse_dtensor, hlo::parse_hlo};
+        let m = Mesh::new(&[("x", 2), ("y", 2)]).expect("mesh");
+        let t = format!("{pre}{text}");
+        let _ = parse_jax(&t, &m, &[4, 4]);
+        let _ = parse_jax(&format!("P({text})"), &m, &[4, 4]);
+        let _ = parse_dtensor(&t, &m, &[4, 4]);
+        let _ = parse_alpa(&t, &m, &[4, 4]);
+        let _ = parse_hlo(&t, &[4, 4], None);
+    }
+}

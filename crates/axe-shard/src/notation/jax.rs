@@ -32,7 +32,7 @@ pub fn parse_jax(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
     let mut i = 0;
     let b = body.as_bytes();
     let skip = |i: &mut usize| {
-        while *i < b.len() && (b[*i] as char).is_whitespace() {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
             *i += 1;
         }
     };
