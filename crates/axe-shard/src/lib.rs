@@ -1,0 +1,19 @@
+//! Device meshes and shardings of arrays over them.
+//!
+//! A [`Mesh`] names its axes, their sizes and the device id at each mesh position. A [`Sharding`] of an
+//! array on a mesh says, per tensor dim, which mesh axes it is split over (major to minor), and what the
+//! other mesh axes do (replicate, manual, or a pending reduction). The notations are read into and written
+//! from this one model: XLA `HloSharding` text ([`notation::hlo`]), JAX `PartitionSpec` ([`notation::jax`]), DTensor placements ([`notation::dtensor`]) and
+//! Alpa's `S0R` strings ([`notation::alpa`]).
+//! [`Sharding::regions`] says who holds what.
+
+mod error;
+mod mesh;
+mod model;
+pub mod notation;
+mod regions;
+
+pub use error::{Result, ShardError};
+pub use mesh::{Mesh, MAX_DEVICES};
+pub use model::{AxisUse, ReduceOp, Sharding, Uneven};
+pub use regions::{split_range, DeviceRegion};

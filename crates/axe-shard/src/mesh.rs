@@ -1,0 +1,139 @@
+//! A device mesh: named axes, their sizes, and the device id at each mesh position.
+
+use crate::error::{Result, ShardError};
+
+/// The most devices a mesh may hold (bounds every per-device computation).
+pub const MAX_DEVICES: u64 = 1 << 20;
+
+/// A device mesh: axes with names and sizes, and device ids in row-major order over the mesh positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mesh {
+    names: Vec<String>,
+    sizes: Vec<u64>,
+    devices: Vec<u64>,
+}
+
+impl Mesh {
+    /// A mesh with the default device order `0..N-1`, row-major over the positions.
+    pub fn new(axes: &[(&str, u64)]) -> Result<Mesh> {
+        let n = count(axes.iter().map(|a| a.1))?;
+        Mesh::with_devices(axes, (0..n).collect())
+    }
+
+    /// A mesh with unnamed axes (named `d0`, `d1`, ...) and the default device order.
+    pub fn from_sizes(sizes: &[u64]) -> Result<Mesh> {
+        let names: Vec<String> = (0..sizes.len()).map(|i| format!("d{i}")).collect();
+        let axes: Vec<(&str, u64)> = names
+            .iter()
+            .map(String::as_str)
+            .zip(sizes.iter().copied())
+            .collect();
+        Mesh::new(&axes)
+    }
+
+    /// A mesh whose device at each position (row-major) is given: ids must be distinct.
+    pub fn with_devices(axes: &[(&str, u64)], devices: Vec<u64>) -> Result<Mesh> {
+        let n = count(axes.iter().map(|a| a.1))?;
+        for (i, (name, size)) in axes.iter().enumerate() {
+            if *size == 0 {
+                return Err(ShardError::Mesh(format!(
+                    "axis {name:?} has size 0 (sizes must be at least 1)"
+                )));
+            }
+            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                return Err(ShardError::Mesh(format!(
+                    "axis name {name:?} must be letters, digits or '_'"
+                )));
+            }
+            if axes[..i].iter().any(|(m, _)| m == name) {
+                return Err(ShardError::Mesh(format!("axis {name:?} is named twice")));
+            }
+        }
+        if devices.len() as u64 != n {
+            return Err(ShardError::Mesh(format!(
+                "{} device ids given for a mesh of {n} positions",
+                devices.len()
+            )));
+        }
+        let mut sorted = devices.clone();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(ShardError::Mesh(format!(
+                "device id {} appears twice",
+                w[0]
+            )));
+        }
+        Ok(Mesh {
+            names: axes.iter().map(|a| a.0.to_string()).collect(),
+            sizes: axes.iter().map(|a| a.1).collect(),
+            devices,
+        })
+    }
+
+    /// The axis names.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The axis sizes.
+    pub fn sizes(&self) -> &[u64] {
+        &self.sizes
+    }
+
+    /// The device ids, row-major over the mesh positions.
+    pub fn devices(&self) -> &[u64] {
+        &self.devices
+    }
+
+    /// The number of devices.
+    pub fn len(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Never true: a mesh has at least one device.
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+    }
+
+    /// The number of axes.
+    pub fn rank(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// The index of the axis named `name`.
+    pub fn axis(&self, name: &str) -> Result<usize> {
+        self.names.iter().position(|n| n == name).ok_or_else(|| {
+            ShardError::Sharding(format!(
+                "unknown mesh axis {name:?} (the mesh has {:?})",
+                self.names
+            ))
+        })
+    }
+
+    /// Whether the device ids are the default `0..N-1`.
+    pub fn is_default_order(&self) -> bool {
+        self.devices.iter().enumerate().all(|(i, &d)| d == i as u64)
+    }
+
+    /// The mesh coordinates of position `pos` (row-major).
+    pub fn coords(&self, mut pos: usize) -> Vec<u64> {
+        let mut c = vec![0; self.sizes.len()];
+        for i in (0..self.sizes.len()).rev() {
+            c[i] = pos as u64 % self.sizes[i];
+            pos /= self.sizes[i] as usize;
+        }
+        c
+    }
+}
+
+/// The product of sizes, checked, at most [`MAX_DEVICES`].
+pub(crate) fn count(sizes: impl IntoIterator<Item = u64>) -> Result<u64> {
+    let mut n: u64 = 1;
+    for s in sizes {
+        n = n
+            .checked_mul(s)
+            .filter(|&n| n <= MAX_DEVICES)
+            .ok_or_else(|| ShardError::Mesh(format!("more than {MAX_DEVICES} devices")))?;
+    }
+    Ok(n)
+}

@@ -1,0 +1,207 @@
+//! The one sharding model every notation converts to and from.
+
+use crate::error::{Result, ShardError};
+use crate::mesh::Mesh;
+
+/// The reduction a `Partial` mesh axis has pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// Sum (DTensor's default).
+    Sum,
+    /// Average.
+    Avg,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+    /// Product.
+    Product,
+}
+
+impl ReduceOp {
+    /// The name DTensor uses (`sum`, `avg`, `max`, `min`, `product`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Avg => "avg",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Product => "product",
+        }
+    }
+
+    /// The op named `name`.
+    pub fn from_name(name: &str) -> Option<ReduceOp> {
+        [
+            ReduceOp::Sum,
+            ReduceOp::Avg,
+            ReduceOp::Max,
+            ReduceOp::Min,
+            ReduceOp::Product,
+        ]
+        .into_iter()
+        .find(|op| op.name() == name)
+    }
+}
+
+/// What one mesh axis does to the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AxisUse {
+    /// The axis splits this tensor dim.
+    Split(usize),
+    /// Devices along the axis hold the same data.
+    Replicated,
+    /// Devices along the axis are partitioned by hand (XLA's `manual`).
+    Manual,
+    /// Devices along the axis hold partial values still to be reduced.
+    Partial(ReduceOp),
+}
+
+/// How a dim of `D` elements is cut into `n` shards when `n` does not divide `D`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Uneven {
+    /// XLA's rule: one flat split over the product of the dim's mesh axes, `ceil(D/n)` per shard, the
+    /// trailing shards short or empty (6 over 4 is 2,2,2,0; 5 over 4 is 2,2,1,0).
+    Xla,
+    /// DTensor's rule: `torch.chunk` along each mesh axis in turn, the major axis first, each cutting the
+    /// previous axis's local piece (5 over 2×2 is 3 → 2,1 and 2 → 1,1: 2,1,1,1). With one axis per dim it
+    /// equals [`Uneven::Xla`].
+    TorchChunk,
+}
+
+/// A sharding of an array of `dims` on a mesh, or everything on one device (maximal).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sharding {
+    dims: Vec<u64>,
+    dim_axes: Vec<Vec<usize>>,
+    axis_use: Vec<AxisUse>,
+    maximal: Option<u64>,
+    uneven: Uneven,
+}
+
+impl Sharding {
+    /// A sharding on `mesh`: `dim_axes[d]` lists the mesh axes splitting tensor dim `d`, major to minor;
+    /// `others` gives the use of mesh axes that split no dim (default: replicated).
+    pub fn new(
+        mesh: &Mesh,
+        dims: Vec<u64>,
+        dim_axes: Vec<Vec<usize>>,
+        others: &[(usize, AxisUse)],
+    ) -> Result<Sharding> {
+        if dim_axes.len() != dims.len() {
+            return Err(ShardError::Sharding(format!(
+                "{} dims sharded but the array has {} dims",
+                dim_axes.len(),
+                dims.len()
+            )));
+        }
+        let mut axis_use = vec![AxisUse::Replicated; mesh.rank()];
+        let mut seen = vec![false; mesh.rank()];
+        for (d, axes) in dim_axes.iter().enumerate() {
+            for &a in axes {
+                let name = mesh.names().get(a).ok_or_else(|| {
+                    ShardError::Sharding(format!(
+                        "mesh axis {a} out of range (the mesh has {})",
+                        mesh.rank()
+                    ))
+                })?;
+                if seen[a] {
+                    return Err(ShardError::Sharding(format!(
+                        "mesh axis {name:?} is used twice"
+                    )));
+                }
+                seen[a] = true;
+                axis_use[a] = AxisUse::Split(d);
+            }
+        }
+        for &(a, u) in others {
+            if a >= mesh.rank() {
+                return Err(ShardError::Sharding(format!("mesh axis {a} out of range")));
+            }
+            if seen[a] || matches!(u, AxisUse::Split(_)) {
+                return Err(ShardError::Sharding(format!(
+                    "mesh axis {:?} is used twice",
+                    mesh.names()[a]
+                )));
+            }
+            axis_use[a] = u;
+        }
+        Ok(Sharding {
+            dims,
+            dim_axes,
+            axis_use,
+            maximal: None,
+            uneven: Uneven::Xla,
+        })
+    }
+
+    /// Every device of the mesh holds the whole array.
+    pub fn replicated(mesh: &Mesh, dims: Vec<u64>) -> Sharding {
+        let n = dims.len();
+        Sharding {
+            dims,
+            dim_axes: vec![Vec::new(); n],
+            axis_use: vec![AxisUse::Replicated; mesh.rank()],
+            maximal: None,
+            uneven: Uneven::Xla,
+        }
+    }
+
+    /// Device `device` (an id of the mesh) holds the whole array; the others hold nothing.
+    pub fn maximal(mesh: &Mesh, dims: Vec<u64>, device: u64) -> Result<Sharding> {
+        if !mesh.devices().contains(&device) {
+            return Err(ShardError::Sharding(format!(
+                "device {device} is not in the mesh"
+            )));
+        }
+        let mut s = Sharding::replicated(mesh, dims);
+        s.maximal = Some(device);
+        Ok(s)
+    }
+
+    /// The same sharding under another uneven-shard rule.
+    pub fn with_uneven(mut self, uneven: Uneven) -> Sharding {
+        self.uneven = uneven;
+        self
+    }
+
+    /// The array's dims.
+    pub fn dims(&self) -> &[u64] {
+        &self.dims
+    }
+
+    /// Per tensor dim, the mesh axes splitting it, major to minor.
+    pub fn dim_axes(&self) -> &[Vec<usize>] {
+        &self.dim_axes
+    }
+
+    /// Per mesh axis, what it does.
+    pub fn axis_use(&self) -> &[AxisUse] {
+        &self.axis_use
+    }
+
+    /// The device holding everything, for a maximal sharding.
+    pub fn maximal_device(&self) -> Option<u64> {
+        self.maximal
+    }
+
+    /// The uneven-shard rule.
+    pub fn uneven(&self) -> Uneven {
+        self.uneven
+    }
+
+    /// The number of shards of tensor dim `d` (the product of its mesh axes' sizes).
+    pub fn shards_of(&self, mesh: &Mesh, d: usize) -> u64 {
+        self.dim_axes[d].iter().map(|&a| mesh.sizes()[a]).product()
+    }
+
+    /// The mesh axes not splitting any dim, in mesh order, with their use.
+    pub fn unsplit_axes(&self) -> Vec<(usize, AxisUse)> {
+        self.axis_use
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| !matches!(u, AxisUse::Split(_)))
+            .map(|(a, &u)| (a, u))
+            .collect()
+    }
+}

@@ -1,0 +1,120 @@
+//! PyTorch DTensor placements, one per mesh dim: `[Shard(0), Replicate()]`, `Partial()`, `Partial(sum)`.
+//!
+//! Several `Shard(d)` on one tensor dim shard it left to right over the mesh dims (the leftmost mesh dim is
+//! the major one), each cutting the previous local piece with `torch.chunk`: read shardings use
+//! [`Uneven::TorchChunk`].
+
+use crate::error::{Result, ShardError};
+use crate::mesh::Mesh;
+use crate::model::{AxisUse, ReduceOp, Sharding, Uneven};
+
+/// Reads placements for an array of `dims` on `mesh`.
+pub fn parse_dtensor(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
+    let err = |msg: String, offset: usize| ShardError::Parse {
+        msg,
+        text: text.to_string(),
+        offset,
+    };
+    let t = text.trim_end();
+    let lead = t.len() - t.trim_start().len();
+    let inner = t
+        .trim_start()
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .ok_or_else(|| err("expected [placement, ...]".into(), lead))?;
+    let mut dim_axes = vec![Vec::new(); dims.len()];
+    let mut others = Vec::new();
+    let mut offset = lead + 1;
+    let items: Vec<&str> = if inner.trim().is_empty() {
+        Vec::new()
+    } else {
+        inner.split(',').collect()
+    };
+    if items.len() != mesh.rank() {
+        return Err(err(
+            format!(
+                "{} placements for a mesh of {} dims",
+                items.len(),
+                mesh.rank()
+            ),
+            lead,
+        ));
+    }
+    for (a, item) in items.iter().enumerate() {
+        let at = offset + (item.len() - item.trim_start().len());
+        let p = item.trim();
+        let arg = |name: &str| -> Option<String> {
+            p.strip_prefix(name)
+                .and_then(|r| r.trim_start().strip_prefix('('))
+                .and_then(|r| r.strip_suffix(')'))
+                .map(|r| {
+                    r.trim()
+                        .trim_start_matches("reduce_op=")
+                        .trim_matches(['\'', '"'])
+                        .to_string()
+                })
+        };
+        if let Some(d) = arg("Shard") {
+            let d: usize = d
+                .strip_prefix("dim=")
+                .unwrap_or(&d)
+                .parse()
+                .map_err(|_| err(format!("bad tensor dim {d:?}"), at))?;
+            if d >= dims.len() {
+                return Err(err(
+                    format!("Shard({d}) on an array of {} dims", dims.len()),
+                    at,
+                ));
+            }
+            dim_axes[d].push(a);
+        } else if arg("Replicate").is_some_and(|x| x.is_empty()) {
+            others.push((a, AxisUse::Replicated));
+        } else if let Some(op) = arg("Partial") {
+            let op = if op.is_empty() {
+                Some(ReduceOp::Sum)
+            } else {
+                ReduceOp::from_name(&op)
+            };
+            let op = op
+                .ok_or_else(|| err("unknown reduce op (sum, avg, max, min, product)".into(), at))?;
+            others.push((a, AxisUse::Partial(op)));
+        } else {
+            return Err(err(
+                "expected Shard(d), Replicate() or Partial(op)".into(),
+                at,
+            ));
+        }
+        offset += item.len() + 1;
+    }
+    Ok(Sharding::new(mesh, dims.to_vec(), dim_axes, &others)?.with_uneven(Uneven::TorchChunk))
+}
+
+/// The placements of `s` on `mesh`: a dim's mesh axes must run left to right (major first).
+pub fn to_dtensor(_mesh: &Mesh, s: &Sharding) -> Result<String> {
+    let bad = |why: String| ShardError::Inexpressible {
+        notation: "dtensor",
+        why,
+    };
+    if s.maximal_device().is_some() {
+        return Err(bad("one device holds everything (maximal)".into()));
+    }
+    for (d, axes) in s.dim_axes().iter().enumerate() {
+        if axes.windows(2).any(|w| w[0] > w[1]) {
+            return Err(bad(format!(
+                "dim {d} is split over mesh dims right to left"
+            )));
+        }
+    }
+    let parts: Result<Vec<String>> = s
+        .axis_use()
+        .iter()
+        .map(|u| match u {
+            AxisUse::Split(d) => Ok(format!("Shard({d})")),
+            AxisUse::Replicated => Ok("Replicate()".to_string()),
+            AxisUse::Partial(ReduceOp::Sum) => Ok("Partial()".to_string()),
+            AxisUse::Partial(op) => Ok(format!("Partial({})", op.name())),
+            AxisUse::Manual => Err(bad("a mesh axis is manual".into())),
+        })
+        .collect();
+    Ok(format!("[{}]", parts?.join(", ")))
+}

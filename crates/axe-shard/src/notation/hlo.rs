@@ -1,0 +1,249 @@
+//! XLA `HloSharding` text, printed as XLA prints it.
+//!
+//! Tile grid: one dim per tensor dim (the product of its mesh axes), then a `manual` subgroup dim and a
+//! `replicated` subgroup dim where those axes exist. The devices are the mesh's devices transposed to
+//! (each dim's axes in order, then the manual axes, then the replicated axes). With the default device
+//! order that is an iota, printed canonically: size-1 dims dropped, runs of consecutive axes merged, and
+//! `<=[N]` when no transpose remains (so `P('y','x')` on `x=2,y=4` is `{devices=[4,2]<=[2,4]T(1,0)}`).
+//! All-ones grids print `{replicated}` (or `{manual}`).
+
+use crate::error::{Result, ShardError};
+use crate::mesh::Mesh;
+use crate::model::{AxisUse, Sharding};
+
+/// The XLA `HloSharding` text of `s` on `mesh`. `Partial` axes have no HloSharding form.
+pub fn to_hlo(mesh: &Mesh, s: &Sharding) -> Result<String> {
+    if let Some(d) = s.maximal_device() {
+        return Ok(format!("{{maximal device={d}}}"));
+    }
+    let mut perm: Vec<usize> = Vec::new();
+    let mut tiles: Vec<u64> = Vec::new();
+    for (d, axes) in s.dim_axes().iter().enumerate() {
+        perm.extend(axes);
+        tiles.push(s.shards_of(mesh, d));
+    }
+    let mut manual = Vec::new();
+    let mut replicated = Vec::new();
+    for (a, u) in s.unsplit_axes() {
+        match u {
+            AxisUse::Manual => manual.push(a),
+            AxisUse::Replicated => replicated.push(a),
+            AxisUse::Partial(op) => {
+                return Err(ShardError::Inexpressible {
+                    notation: "hlo",
+                    why: format!(
+                        "mesh axis {:?} holds partial values (pending {})",
+                        mesh.names()[a],
+                        op.name()
+                    ),
+                })
+            }
+            AxisUse::Split(_) => {}
+        }
+    }
+    let size = |axes: &[usize]| -> u64 { axes.iter().map(|&a| mesh.sizes()[a]).product() };
+    let (m, r) = (size(&manual), size(&replicated));
+    if tiles.iter().all(|&t| t == 1) {
+        if m > 1 && r == 1 {
+            return Ok("{manual}".to_string());
+        }
+        if m == 1 {
+            return Ok("{replicated}".to_string());
+        }
+    }
+    perm.extend(&manual);
+    perm.extend(&replicated);
+    let mut kinds = Vec::new();
+    if m > 1 {
+        tiles.push(m);
+        kinds.push("manual");
+    }
+    if r > 1 {
+        tiles.push(r);
+        kinds.push("replicated");
+    }
+    let suffix = match kinds.as_slice() {
+        [] => String::new(),
+        ["replicated"] => " last_tile_dim_replicate".to_string(),
+        k => format!(" last_tile_dims={{{}}}", k.join(", ")),
+    };
+    let grid = join(&tiles);
+    let devices = if mesh.is_default_order() {
+        iota(mesh.sizes(), &perm)
+    } else {
+        join(&transposed(mesh, &perm))
+    };
+    Ok(format!("{{devices=[{grid}]{devices}{suffix}}}"))
+}
+
+/// The canonical iota text `<=[dims]T(perm)` of the mesh transposed by `perm` (axes absent from `perm`
+/// have size 1 here).
+fn iota(sizes: &[u64], perm: &[usize]) -> String {
+    // Drop size-1 axes, then merge runs of consecutive axes.
+    let kept: Vec<usize> = perm.iter().copied().filter(|&a| sizes[a] > 1).collect();
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for a in kept {
+        match runs.last_mut() {
+            Some(run) if run.last().is_some_and(|&l| l + 1 == a) => run.push(a),
+            _ => runs.push(vec![a]),
+        }
+    }
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&i| runs[i][0]);
+    // order[k]: which run comes k-th in mesh order; the transpose lists, per output position, its source.
+    let reshape: Vec<u64> = order
+        .iter()
+        .map(|&i| runs[i].iter().map(|&a| sizes[a]).product())
+        .collect();
+    let mut t = vec![0usize; runs.len()];
+    for (k, &i) in order.iter().enumerate() {
+        t[i] = k;
+    }
+    let n: u64 = reshape.iter().product();
+    if t.iter().enumerate().all(|(i, &x)| i == x) {
+        format!("<=[{n}]")
+    } else {
+        let tt: Vec<String> = t.iter().map(|x| x.to_string()).collect();
+        format!("<=[{}]T({})", join(&reshape), tt.join(","))
+    }
+}
+
+/// The mesh's device ids read with the axes in `perm` order (row-major).
+fn transposed(mesh: &Mesh, perm: &[usize]) -> Vec<u64> {
+    let sizes = mesh.sizes();
+    let mut stride = vec![1usize; sizes.len()];
+    for i in (0..sizes.len().saturating_sub(1)).rev() {
+        stride[i] = stride[i + 1] * sizes[i + 1] as usize;
+    }
+    let mut out = Vec::with_capacity(mesh.len());
+    let mut idx = vec![0u64; perm.len()];
+    for _ in 0..mesh.len() {
+        let pos: usize = perm
+            .iter()
+            .zip(&idx)
+            .map(|(&a, &i)| i as usize * stride[a])
+            .sum();
+        out.push(mesh.devices()[pos]);
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < sizes[perm[k]] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    out
+}
+
+fn join(v: &[u64]) -> String {
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Reads HloSharding text for an array of `dims` onto a mesh of its own: one axis per tile-grid dim
+/// (`t0`, `t1`, ...) holding the listed devices. `devices` is the device count where the text does not fix
+/// it (`{replicated}`, `{manual}`, `{maximal device=N}`; default 1, or N+1 for maximal) and is checked
+/// against it otherwise.
+pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh, Sharding)> {
+    use axe_xla::hlo::sharding::Sharding as Hlo;
+    let bad = |msg: String| ShardError::Sharding(format!("{msg} in {text:?}"));
+    let parsed = axe_xla::hlo::sharding::parse_sharding(text).map_err(|e| ShardError::Parse {
+        msg: e.to_string(),
+        text: text.to_string(),
+        offset: 0,
+    })?;
+    let flat = |n: u64, name: &str| Mesh::new(&[(name, n)]);
+    match parsed {
+        Hlo::Replicated { .. } => {
+            let mesh = flat(devices.unwrap_or(1), "r")?;
+            let s = Sharding::replicated(&mesh, dims.to_vec());
+            Ok((mesh, s))
+        }
+        Hlo::Manual { .. } => {
+            let mesh = flat(devices.unwrap_or(1), "m")?;
+            let s = Sharding::new(
+                &mesh,
+                dims.to_vec(),
+                vec![Vec::new(); dims.len()],
+                &[(0, AxisUse::Manual)],
+            )?;
+            Ok((mesh, s))
+        }
+        Hlo::Maximal { device, .. } => {
+            let device =
+                u64::try_from(device).map_err(|_| bad(format!("negative device {device}")))?;
+            let n = devices.unwrap_or(device.saturating_add(1));
+            let mesh = flat(n, "r")?;
+            let s = Sharding::maximal(&mesh, dims.to_vec(), device)?;
+            Ok((mesh, s))
+        }
+        Hlo::Tuple(_) => Err(bad(
+            "a tuple sharding has one sharding per element; read each".into(),
+        )),
+        Hlo::Tiled {
+            tile_assignment,
+            last_tile_dim_replicate,
+            last_tile_dims,
+            ..
+        } => {
+            let grid: Vec<u64> = tile_assignment
+                .dims()
+                .iter()
+                .map(|&g| u64::try_from(g).ok().filter(|&g| g >= 1))
+                .collect::<Option<_>>()
+                .ok_or_else(|| bad("a tile-grid dim below 1".into()))?;
+            crate::mesh::count(grid.iter().copied())?;
+            let kinds: Vec<&str> = if last_tile_dim_replicate {
+                vec!["replicated"]
+            } else {
+                last_tile_dims.iter().map(String::as_str).collect()
+            };
+            if grid.len() != dims.len() + kinds.len() {
+                return Err(bad(format!(
+                    "a tile grid of {} dims for an array of {} dims{}",
+                    grid.len(),
+                    dims.len(),
+                    if kinds.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" and {} subgroup dims", kinds.len())
+                    }
+                )));
+            }
+            let ids: Vec<u64> = tile_assignment
+                .devices()
+                .map_err(|e| bad(e.to_string()))?
+                .into_iter()
+                .map(|d| u64::try_from(d).map_err(|_| bad(format!("negative device {d}"))))
+                .collect::<Result<_>>()?;
+            if let Some(n) = devices.filter(|&n| n != ids.len() as u64) {
+                return Err(bad(format!("{} devices for a mesh of {n}", ids.len())));
+            }
+            let names: Vec<String> = (0..grid.len()).map(|i| format!("t{i}")).collect();
+            let axes: Vec<(&str, u64)> = names
+                .iter()
+                .map(String::as_str)
+                .zip(grid.iter().copied())
+                .collect();
+            let mesh = Mesh::with_devices(&axes, ids)?;
+            let mut others = Vec::new();
+            for (k, kind) in kinds.iter().enumerate() {
+                let u = match *kind {
+                    "replicated" => AxisUse::Replicated,
+                    "manual" => AxisUse::Manual,
+                    other => return Err(bad(format!("subgroup kind {other:?} is not supported"))),
+                };
+                others.push((dims.len() + k, u));
+            }
+            let s = Sharding::new(
+                &mesh,
+                dims.to_vec(),
+                (0..dims.len()).map(|d| vec![d]).collect(),
+                &others,
+            )?;
+            Ok((mesh, s))
+        }
+    }
+}

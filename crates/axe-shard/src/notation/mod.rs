@@ -1,0 +1,6 @@
+//! The sharding notations, each read into and written from the one model.
+
+pub mod alpa;
+pub mod dtensor;
+pub mod hlo;
+pub mod jax;

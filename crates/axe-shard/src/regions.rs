@@ -1,0 +1,122 @@
+//! Who holds what: per device, its region of the global array, its replica group and its local shape.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::error::{Result, ShardError};
+use crate::mesh::Mesh;
+use crate::model::{AxisUse, Sharding, Uneven};
+
+/// One device's part of the array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceRegion {
+    /// The device id.
+    pub device: u64,
+    /// Its mesh position (row-major index).
+    pub position: usize,
+    /// The index range held along each tensor dim (empty ranges: the device holds nothing).
+    pub region: Vec<Range<u64>>,
+    /// The devices holding the same data (this one included), ascending by mesh position.
+    pub replica_group: Vec<u64>,
+    /// The extents of `region`.
+    pub local_shape: Vec<u64>,
+    /// The shape the device allocates: under [`Uneven::Xla`] every shard is `ceil(D/n)` long, the
+    /// difference from `local_shape` being padding; under [`Uneven::TorchChunk`] equal to `local_shape`.
+    pub padded_shape: Vec<u64>,
+}
+
+/// Shard `i` of `n` of `0..len` under XLA's rule: `ceil(len/n)` each, trailing shards short or empty.
+pub fn split_range(len: u64, n: u64, i: u64) -> Range<u64> {
+    let chunk = len.div_ceil(n.max(1));
+    let start = i.saturating_mul(chunk).min(len);
+    let end = i.saturating_add(1).saturating_mul(chunk).min(len);
+    start..end
+}
+
+impl Sharding {
+    /// Per device of `mesh` (in mesh-position order), what it holds.
+    pub fn regions(&self, mesh: &Mesh) -> Result<Vec<DeviceRegion>> {
+        if self.axis_use().len() != mesh.rank() {
+            return Err(ShardError::Sharding(format!(
+                "the sharding is for a mesh of {} axes, not {}",
+                self.axis_use().len(),
+                mesh.rank()
+            )));
+        }
+        let full: Vec<Range<u64>> = self.dims().iter().map(|&d| 0..d).collect();
+        if let Some(dev) = self.maximal_device() {
+            return Ok((0..mesh.len())
+                .map(|p| {
+                    let device = mesh.devices()[p];
+                    let region = if device == dev {
+                        full.clone()
+                    } else {
+                        self.dims().iter().map(|_| 0..0).collect()
+                    };
+                    let local_shape: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
+                    DeviceRegion {
+                        device,
+                        position: p,
+                        region,
+                        replica_group: vec![device],
+                        padded_shape: local_shape.clone(),
+                        local_shape,
+                    }
+                })
+                .collect());
+        }
+        // Replica groups: devices that differ only along replicated axes.
+        let mut groups: HashMap<Vec<u64>, Vec<u64>> = HashMap::new();
+        let keys: Vec<Vec<u64>> = (0..mesh.len())
+            .map(|p| {
+                let c = mesh.coords(p);
+                c.iter()
+                    .zip(self.axis_use())
+                    .map(|(&x, u)| if *u == AxisUse::Replicated { 0 } else { x })
+                    .collect()
+            })
+            .collect();
+        for (p, k) in keys.iter().enumerate() {
+            groups.entry(k.clone()).or_default().push(mesh.devices()[p]);
+        }
+        Ok((0..mesh.len())
+            .map(|p| {
+                let c = mesh.coords(p);
+                let mut region = Vec::with_capacity(self.dims().len());
+                let mut padded = Vec::with_capacity(self.dims().len());
+                for (d, &len) in self.dims().iter().enumerate() {
+                    let axes = &self.dim_axes()[d];
+                    match self.uneven() {
+                        Uneven::Xla => {
+                            let mut i = 0u64;
+                            let mut n = 1u64;
+                            for &a in axes {
+                                i = i * mesh.sizes()[a] + c[a];
+                                n *= mesh.sizes()[a];
+                            }
+                            region.push(split_range(len, n, i));
+                            padded.push(len.div_ceil(n));
+                        }
+                        Uneven::TorchChunk => {
+                            let mut r = 0..len;
+                            for &a in axes {
+                                let sub = split_range(r.end - r.start, mesh.sizes()[a], c[a]);
+                                r = r.start + sub.start..r.start + sub.end;
+                            }
+                            padded.push(r.end - r.start);
+                            region.push(r);
+                        }
+                    }
+                }
+                DeviceRegion {
+                    device: mesh.devices()[p],
+                    position: p,
+                    local_shape: region.iter().map(|r| r.end - r.start).collect(),
+                    region,
+                    replica_group: groups.get(&keys[p]).cloned().unwrap_or_default(),
+                    padded_shape: padded,
+                }
+            })
+            .collect())
+    }
+}
