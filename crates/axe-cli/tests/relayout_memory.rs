@@ -3,15 +3,9 @@
 //! costs offset tables proportional to the factors both layouts cut it into, not 8 bytes per element.
 //! (One test alone in this file, so that the children whose peak memory it reads are its own.)
 
-/// The largest peak resident set of this process's waited-for children, in bytes.
-#[allow(unsafe_code)]
-fn children_peak_bytes() -> u64 {
-    // SAFETY: getrusage writes one `rusage` into the zeroed value it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    assert_eq!(rc, 0);
-    usage.ru_maxrss as u64 * 1024 // kilobytes on Linux
-}
+mod common;
+
+use common::children_peak_bytes;
 
 #[test]
 fn a_one_dimensional_relayout_costs_its_buffers() {

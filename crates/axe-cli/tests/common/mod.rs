@@ -27,3 +27,14 @@ pub fn json_lines(args: &[&str]) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// The largest peak resident set of this process's waited-for children, in bytes (a test that reads it
+/// sits alone in its file, so that the children are its own).
+#[allow(unsafe_code)]
+pub fn children_peak_bytes() -> u64 {
+    // SAFETY: getrusage writes one `rusage` into the zeroed value it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0);
+    usage.ru_maxrss as u64 * 1024 // kilobytes on Linux
+}
