@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Read, Seek};
 
 use axe_relayout::split::{self, Side};
-use axe_relayout::{relayout, Options};
+use axe_relayout::Options;
 use axe_xla::{parse_layout, parse_shape, ArrayShape, Shape};
 use clap::Args;
 
@@ -242,10 +242,13 @@ pub fn run(args: RelayoutArgs) -> bool {
         let need = u64::try_from(size).map_err(|_| format!("{src} has a negative size"))?;
         let input = open_input(&args.input, &src, need)?;
         let dst = destination(&args.to, &src)?;
-        // Both layouts at once: large dimensions they cut alike are split, so the offset tables stay
-        // proportional to the sum of the factors.
-        let (src_layout, dst_layout) =
-            split::pair(Side::Xla(&src), dst.side()).map_err(|e| e.to_string())?;
+        // Both layouts at once: large dimensions they cut alike are split (a padded one into a body and a
+        // tail first), so the offset tables stay proportional to the sum of the factors.
+        let pieces = split::pieces(Side::Xla(&src), dst.side()).map_err(|e| e.to_string())?;
+        let (src_layout, dst_layout) = pieces
+            .first()
+            .cloned()
+            .ok_or("the relayout has no elements to move")?;
         let dst_shape = dst.shape().cloned();
         let progress =
             (std::io::stderr().is_terminal() && src_layout.bytes() > 64 << 20).then(|| {
@@ -272,8 +275,9 @@ pub fn run(args: RelayoutArgs) -> bool {
             ..Options::default()
         };
         let start = std::time::Instant::now();
-        let plan = relayout(&input, &src_layout, &mut output, &dst_layout, &opts)
-            .map_err(|e| e.to_string())?;
+        let plan = split::relayout_pieces(&input, &mut output, &pieces, &opts)
+            .map_err(|e| e.to_string())?
+            .ok_or("the relayout has no elements to move")?;
         let secs = start.elapsed().as_secs_f64();
         say(&format!("writing {}", args.output));
         if let Some(h) = header {
@@ -295,6 +299,12 @@ pub fn run(args: RelayoutArgs) -> bool {
         );
         if args.explain {
             msg.push_str(&format!("\nplan: {}", plan.explain()));
+            if pieces.len() > 1 {
+                msg.push_str(&format!(
+                    " (the first of {} pieces: a long padded dimension is moved as a body and a tail)",
+                    pieces.len()
+                ));
+            }
         }
         Ok(msg)
     })();

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 //! A relayout's memory is its input and output tensors: a long dimension (a 1-D tensor of 32 M bytes)
-//! costs offset tables proportional to the factors both layouts cut it into, not 8 bytes per element.
+//! costs offset tables proportional to the factors both layouts cut it into, not 8 bytes per element,
+//! with or without padding.
 //! (One test alone in this file, so that the children whose peak memory it reads are its own.)
 
 mod common;
@@ -15,9 +16,18 @@ fn a_one_dimensional_relayout_costs_its_buffers() {
     let size: u64 = 32 << 20;
     let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
     std::fs::write(d.join("a.bin"), &data).unwrap();
+    let odd = size - 5; // a length no tile divides: the tiled side has padding
+    std::fs::write(d.join("odd.bin"), &data[..odd as usize]).unwrap();
     for (shape, to, input, output) in [
         (format!("u8[{size}]{{0}}"), "{0:T(1024)}", "a.bin", "b.bin"),
         (format!("u8[{size}]{{0:T(1024)}}"), "{0}", "b.bin", "c.bin"),
+        (format!("u8[{odd}]{{0}}"), "{0:T(1024)}", "odd.bin", "odd.t"),
+        (
+            format!("u8[{odd}]{{0:T(1024)}}"),
+            "{0}",
+            "odd.t",
+            "odd.back",
+        ),
     ] {
         let out = assert_cmd::Command::cargo_bin("axe")
             .unwrap()
@@ -34,6 +44,14 @@ fn a_one_dimensional_relayout_costs_its_buffers() {
     assert!(
         std::fs::read(d.join("c.bin")).unwrap() == data,
         "round trip"
+    );
+    let back = std::fs::read(d.join("odd.back")).unwrap();
+    assert!(back == data[..odd as usize], "padded round trip");
+    let tiled = std::fs::read(d.join("odd.t")).unwrap();
+    assert!(tiled[..odd as usize] == data[..odd as usize]);
+    assert!(
+        tiled[odd as usize..].iter().all(|&b| b == 0),
+        "padding zeroed"
     );
     let _ = std::fs::remove_dir_all(&d);
     // Input and output make 2 × size; whole-dimension tables would add 32 bytes per element.
