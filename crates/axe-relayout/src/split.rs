@@ -216,11 +216,7 @@ pub fn pair(src: Side<'_>, dst: Side<'_>) -> Result<(TensorLayout, TensorLayout)
 /// layout's highest memory offset.
 fn slots(side: Side<'_>) -> Option<u64> {
     match side {
-        Side::Xla(a) => {
-            let expanded = Tiling::new(a).ok()?.expanded_elements().ok()?;
-            let l = a.layout.tail_padding_alignment_in_elements.max(1);
-            u64::try_from(expanded.checked_add((l - expanded % l) % l)?).ok()
-        }
+        Side::Xla(a) => crate::tensor::xla_slots(a, &Tiling::new(a).ok()?).ok(),
         Side::Axe { layout, .. } => {
             let m = Axis::memory();
             let mut max = layout.offset().get(&m);
@@ -252,15 +248,14 @@ fn bits(side: Side<'_>) -> u32 {
 /// then a part of one). Without such a dimension this is the one piece of [`pair`].
 pub fn pieces(src: Side<'_>, dst: Side<'_>) -> Result<Vec<(TensorLayout, TensorLayout)>> {
     match body_and_tail(src, dst) {
-        Some(Ok(p)) => Ok(p),
-        _ => Ok(vec![pair(src, dst)?]),
+        Some(p) => Ok(p),
+        None => Ok(vec![pair(src, dst)?]),
     }
 }
 
-fn body_and_tail(
-    src: Side<'_>,
-    dst: Side<'_>,
-) -> Option<Result<Vec<(TensorLayout, TensorLayout)>>> {
+/// The pieces of [`pieces`], or `None` where the tensor has no such dimension or a piece cannot be built
+/// (then the whole-dimension [`pair`] serves).
+fn body_and_tail(src: Side<'_>, dst: Side<'_>) -> Option<Vec<(TensorLayout, TensorLayout)>> {
     let (a, b) = (form(src)?, form(dst)?);
     if a.dims != b.dims {
         return None;
@@ -304,7 +299,7 @@ fn body_and_tail(
         let shape: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
         let la = a.layout.slice(&a.padded, &region).ok()?;
         let lb = b.layout.slice(&b.padded, &region).ok()?;
-        let built = pair(
+        let (mut ta, mut tb) = pair(
             Side::Axe {
                 layout: &la,
                 dims: &shape,
@@ -315,23 +310,19 @@ fn body_and_tail(
                 dims: &shape,
                 bits: bits_b,
             },
-        );
-        match built {
-            Ok((mut ta, mut tb)) => {
-                // Each piece addresses the whole buffers: their sizes, and the destination zeroed whole.
-                if ta.slots > slots_a || tb.slots > slots_b {
-                    return None;
-                }
-                ta.slots = slots_a;
-                tb.slots = slots_b;
-                ta.dense = false;
-                tb.dense = false;
-                out.push((ta, tb));
-            }
-            Err(e) => return Some(Err(e)),
+        )
+        .ok()?;
+        // Each piece addresses the whole buffers: their sizes, and the destination zeroed whole.
+        if ta.slots > slots_a || tb.slots > slots_b {
+            return None;
         }
+        ta.slots = slots_a;
+        tb.slots = slots_b;
+        ta.dense = false;
+        tb.dense = false;
+        out.push((ta, tb));
     }
-    Some(Ok(out))
+    Some(out)
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {

@@ -48,8 +48,7 @@ impl TensorLayout {
         let dims: Vec<u64> = tiling.logical.iter().map(|&d| d as u64).collect();
         let bits = element_bits(a) as u32;
         let expanded = tiling.expanded_elements()?;
-        let l = a.layout.tail_padding_alignment_in_elements.max(1);
-        let slots = (expanded + (l - expanded % l) % l) as u64;
+        let slots = xla_slots(a, &tiling)?;
         let count: u64 = dims.iter().product();
         let Ok(form) = to_axe(a) else {
             return Err(RelayoutError::Layout(format!(
@@ -251,6 +250,17 @@ impl TensorLayout {
             .sum::<i64>()
             + self.replicas[0]
     }
+}
+
+/// The slots of an XLA array's buffer: every tile expanded, then rounded up to the tail padding's
+/// alignment (`L`).
+pub(crate) fn xla_slots(a: &ArrayShape, tiling: &Tiling) -> Result<u64> {
+    let expanded = tiling.expanded_elements()?;
+    let l = a.layout.tail_padding_alignment_in_elements.max(1);
+    expanded
+        .checked_add((l - expanded % l) % l)
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| RelayoutError::Layout(format!("{a}: its size overflows 64 bits")))
 }
 
 /// Per dimension, the offsets of indices `[0, dims_i)` of `l` grouped by `shape` (which may be padded).
