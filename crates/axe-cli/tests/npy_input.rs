@@ -4,21 +4,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::run;
-
-/// A fresh, empty folder for one test.
-fn folder(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("axe-npy-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
-}
+use common::{arg, folder, run};
 
 /// A version 1.0 `.npy` file written by hand: magic, header padded to 64 bytes, then `data`.
 fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
@@ -53,15 +41,15 @@ fn relayout_npy(
         shape,
         "--to",
         "{0}",
-        &s(&input),
-        &s(&out),
+        &arg(&input),
+        &arg(&out),
     ]);
     (code, err, std::fs::read(&out).ok())
 }
 
 #[test]
 fn big_endian_data_is_converted() {
-    let d = folder("be");
+    let d = folder("npy-be");
     let values = [1.5f32, -2.0, 3.25];
     let be: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
     let le: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -82,7 +70,7 @@ fn big_endian_data_is_converted() {
 
 #[test]
 fn a_dtype_of_another_kind_is_refused() {
-    let d = folder("kind");
+    let d = folder("npy-kind");
     for (shape, descr, width) in [
         ("f32[3]", "<i4", 4),
         ("f32[3]", "<u4", 4),
@@ -107,7 +95,7 @@ fn a_dtype_of_another_kind_is_refused() {
 
 #[test]
 fn bf16_and_pred_come_from_their_numpy_stand_ins() {
-    let d = folder("stand-ins");
+    let d = folder("npy-stand-ins");
     let bits = [0x80u8, 0x3f, 0x00, 0xc0, 0x40, 0x40];
     for descr in ["<u2", "|V2", "<V2"] {
         let (code, err, out) = relayout_npy(&d, "bf16[3]", descr, "(3,)", &bits);
@@ -129,7 +117,7 @@ fn bf16_and_pred_come_from_their_numpy_stand_ins() {
 
 #[test]
 fn an_input_longer_than_its_shape_is_refused() {
-    let d = folder("long");
+    let d = folder("npy-long");
     let out = d.join("out.bin");
     // A .bin of 100 bytes for f32[3,5] (60 bytes).
     std::fs::write(d.join("a.bin"), [0u8; 100]).unwrap();
@@ -139,8 +127,8 @@ fn an_input_longer_than_its_shape_is_refused() {
         "f32[3,5]",
         "--to",
         "{0,1}",
-        &s(&d.join("a.bin")),
-        &s(&out),
+        &arg(&d.join("a.bin")),
+        &arg(&out),
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("100 bytes") && err.contains("60"), "{err}");
@@ -179,7 +167,7 @@ fn an_input_longer_than_its_shape_is_refused() {
 fn a_tiny_input_with_a_huge_shape_is_refused_before_allocating() {
     // Under a 2 GiB address-space limit, so that allocating for the shape fails instead of
     // succeeding slowly.
-    let d = folder("huge");
+    let d = folder("npy-huge");
     std::fs::write(d.join("a.bin"), [0u8; 60]).unwrap();
     std::fs::write(d.join("a.npy"), npy("<f4", "(300000000000,)", &[0; 60])).unwrap();
     for (input, shape) in [

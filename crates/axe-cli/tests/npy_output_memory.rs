@@ -9,9 +9,7 @@ use common::children_peak_bytes;
 
 #[test]
 fn a_npy_output_takes_no_extra_copy_of_the_tensor() {
-    let d = std::env::temp_dir().join(format!("axe-npy-memory-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+    let d = common::folder("npy-memory");
     let size: u64 = 128 << 20;
     std::fs::write(d.join("a.bin"), vec![3u8; size as usize]).unwrap();
     let out = assert_cmd::Command::cargo_bin("axe")

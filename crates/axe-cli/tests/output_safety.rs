@@ -8,32 +8,10 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::run;
+use common::{arg, folder, names, run};
 
 fn axe() -> PathBuf {
     assert_cmd::cargo::cargo_bin("axe")
-}
-
-/// A fresh, empty folder for one test.
-fn folder(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("axe-output-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// The names in a folder, sorted.
-fn names(d: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-fn s(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
 }
 
 fn mkfifo(p: &Path) {
@@ -56,7 +34,7 @@ fn device(d: &Path, name: &str) -> String {
         .is_ok_and(|s| s.success());
     // A folder on a `nodev` mount holds device nodes that cannot be opened.
     if made && std::fs::OpenOptions::new().write(true).open(&p).is_ok() {
-        s(&p)
+        arg(&p)
     } else {
         format!("/dev/{name}")
     }
@@ -70,9 +48,9 @@ fn is_char_device(p: &str) -> bool {
 
 #[test]
 fn a_character_device_is_written_to_never_replaced() {
-    let d = folder("dev");
+    let d = folder("output-dev");
     std::fs::write(d.join("a.bin"), [7u8; 60]).unwrap();
-    let a = s(&d.join("a.bin"));
+    let a = arg(&d.join("a.bin"));
     let null = device(&d, "null");
     let runs: [&[&str]; 3] = [
         &["hlo", "synth", "--instructions", "20", "-o", &null],
@@ -100,7 +78,7 @@ fn a_character_device_is_written_to_never_replaced() {
 
 #[test]
 fn a_fifo_is_streamed_into() {
-    let d = folder("fifo");
+    let d = folder("output-fifo");
     let data: Vec<u8> = (0..60u8).collect();
     std::fs::write(d.join("a.bin"), &data).unwrap();
     let fifo = d.join("out.bin");
@@ -115,8 +93,8 @@ fn a_fifo_is_streamed_into() {
         "u8[60]",
         "--to",
         "{0}",
-        &s(&d.join("a.bin")),
-        &s(&fifo),
+        &arg(&d.join("a.bin")),
+        &arg(&fifo),
     ]);
     assert_eq!(code, 0, "{err}");
     // Checked before joining: a reader whose FIFO was replaced would wait for ever.
@@ -131,13 +109,13 @@ fn a_fifo_is_streamed_into() {
 
 #[test]
 fn folders_and_sockets_are_refused() {
-    let d = folder("odd");
-    let (code, _, err) = run(&["hlo", "synth", "--instructions", "5", "-o", &s(&d)]);
+    let d = folder("output-odd");
+    let (code, _, err) = run(&["hlo", "synth", "--instructions", "5", "-o", &arg(&d)]);
     assert_eq!(code, 1);
     assert!(err.contains("folder"), "{err}");
     let sock = d.join("s.sock");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let (code, _, err) = run(&["hlo", "synth", "--instructions", "5", "-o", &s(&sock)]);
+    let (code, _, err) = run(&["hlo", "synth", "--instructions", "5", "-o", &arg(&sock)]);
     assert_eq!(code, 1);
     assert!(err.contains("refusing"), "{err}");
     assert_eq!(names(&d), ["s.sock"]);
@@ -148,7 +126,7 @@ fn folders_and_sockets_are_refused() {
 fn a_link_planted_at_the_old_temporary_name_is_not_followed() {
     // The shell plants a link where a temporary file named after the process id would go, then
     // becomes axe (exec keeps the id).
-    let d = folder("plant");
+    let d = folder("output-plant");
     std::fs::write(d.join("victim"), b"precious").unwrap();
     let status = Command::new("sh")
         .current_dir(&d)
@@ -169,7 +147,7 @@ fn a_link_planted_at_the_old_temporary_name_is_not_followed() {
 
 #[test]
 fn an_output_that_is_a_link_is_replaced_not_written_through() {
-    let d = folder("link");
+    let d = folder("output-link");
     std::fs::write(d.join("target"), b"kept").unwrap();
     std::os::unix::fs::symlink("target", d.join("out.hlo")).unwrap();
     let (code, _, err) = run(&[
@@ -178,7 +156,7 @@ fn an_output_that_is_a_link_is_replaced_not_written_through() {
         "--instructions",
         "5",
         "-o",
-        &s(&d.join("out.hlo")),
+        &arg(&d.join("out.hlo")),
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(d.join("target")).unwrap(), b"kept");
@@ -192,7 +170,7 @@ fn an_output_that_is_a_link_is_replaced_not_written_through() {
 
 #[test]
 fn a_link_to_a_device_or_an_open_file_is_written_through() {
-    let d = folder("through");
+    let d = folder("output-through");
     // To a device (as /dev/stdout leads to a terminal): the device is written, the link stays.
     let null = device(&d, "null");
     std::os::unix::fs::symlink(&null, d.join("out.hlo")).unwrap();
@@ -202,7 +180,7 @@ fn a_link_to_a_device_or_an_open_file_is_written_through() {
         "--instructions",
         "5",
         "-o",
-        &s(&d.join("out.hlo")),
+        &arg(&d.join("out.hlo")),
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(is_char_device(&null));
@@ -214,7 +192,7 @@ fn a_link_to_a_device_or_an_open_file_is_written_through() {
     // `>>`) gets the output, and the link stays.
     let stdout = d.join("stdout");
     std::os::unix::fs::symlink("/proc/self/fd/1", &stdout).unwrap();
-    let synth = ["hlo", "synth", "--instructions", "5", "-o", &s(&stdout)];
+    let synth = ["hlo", "synth", "--instructions", "5", "-o", &arg(&stdout)];
     let piped = Command::new(axe()).args(synth).output().unwrap();
     assert!(piped.status.success());
     assert!(String::from_utf8_lossy(&piped.stdout).starts_with("HloModule"));
@@ -247,7 +225,7 @@ fn a_link_to_a_device_or_an_open_file_is_written_through() {
 #[test]
 fn a_failed_write_leaves_no_temporary_file_and_the_old_output_intact() {
     // A file-size limit makes the write fail part-way (EFBIG), as a full disk does (ENOSPC).
-    let d = folder("limit");
+    let d = folder("output-limit");
     std::fs::write(d.join("a.bin"), vec![1u8; 1 << 20]).unwrap();
     std::fs::write(d.join("out.bin"), b"old").unwrap();
     let out = Command::new("sh")

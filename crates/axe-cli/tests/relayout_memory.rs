@@ -10,9 +10,7 @@ use common::children_peak_bytes;
 
 #[test]
 fn a_one_dimensional_relayout_costs_its_buffers() {
-    let d = std::env::temp_dir().join(format!("axe-relayout-memory-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+    let d = common::folder("relayout-memory");
     let size: u64 = 32 << 20;
     let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
     std::fs::write(d.join("a.bin"), &data).unwrap();

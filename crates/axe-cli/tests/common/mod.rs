@@ -38,3 +38,26 @@ pub fn children_peak_bytes() -> u64 {
     assert_eq!(rc, 0);
     usage.ru_maxrss as u64 * 1024 // kilobytes on Linux
 }
+
+/// A fresh, empty folder for one test: `axe-NAME-PID` in the system's temporary folder.
+pub fn folder(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("axe-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The names in a folder, sorted.
+pub fn names(d: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A path as a command-line argument.
+pub fn arg(p: &std::path::Path) -> String {
+    p.to_string_lossy().into_owned()
+}
