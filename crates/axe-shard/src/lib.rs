@@ -11,9 +11,11 @@ mod error;
 mod mesh;
 mod model;
 pub mod notation;
+mod plan;
 mod regions;
 
 pub use error::{Result, ShardError};
 pub use mesh::{Mesh, MAX_DEVICES};
 pub use model::{AxisUse, ReduceOp, Sharding, Uneven};
+pub use plan::{plan, Collective, CostModel, Local, Plan, Transfer};
 pub use regions::{split_range, DeviceRegion};
