@@ -316,7 +316,7 @@ pub fn from_axe(l: &AxeLayout, shape: &[u64]) -> Result<Option<Layout>> {
                         continue;
                     }
                     let mut layout = Layout::with_minor_to_major(m2m.clone());
-                    layout.tiles = vec![Tile(first.iter().map(|&t| TileDim::Size(t)).collect())];
+                    layout.tiles = [Tile(first.iter().map(|&t| TileDim::Size(t)).collect())].into();
                     if tiles == 1 {
                         if matches(&layout) {
                             return Ok(Some(layout));

@@ -9,6 +9,7 @@ mod axe;
 #[doc(hidden)]
 pub mod bench_cases;
 mod error;
+mod inline;
 pub mod hlo;
 mod numpy;
 mod primitive;
@@ -21,9 +22,13 @@ mod validate;
 
 pub use axe::{from_axe, to_axe, AxeForm};
 pub use error::{ParseError, Result, XlaError};
+pub use inline::InlineVec;
 pub use numpy::numpy_program;
 pub use primitive::PrimitiveType;
-pub use shape::{ArrayShape, Dim, Layout, Shape, SplitConfig, Tile, TileDim};
+pub use shape::{
+    ArrayShape, Dim, DimLevel, DimLevelType, Dims, Layout, MinorToMajor, Shape, SplitConfig, Tile,
+    TileDim, TileDims, Tiles,
+};
 pub use size::{element_bits, element_offset, sizes, ElementOffset, Sizes};
 pub use text::{parse_layout, parse_shape, MAX_NESTING};
 pub use tiling::{index_of_linear, linear_index, static_dims, Tiling};

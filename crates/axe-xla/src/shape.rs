@@ -3,7 +3,17 @@
 //! These types hold whatever the text says, valid or not; [`crate::validate()`] checks them with XLA's rules
 //! (`ValidateLayoutForShape`) as a separate step, the way XLA does.
 
+use crate::inline::InlineVec;
 use crate::primitive::PrimitiveType;
+
+/// The dimensions of an array shape (inline up to rank 6).
+pub type Dims = InlineVec<Dim, 6>;
+/// A layout's `minor_to_major` (inline up to rank 6).
+pub type MinorToMajor = InlineVec<i64, 6>;
+/// The dimensions of one tile (inline up to 4).
+pub type TileDims = InlineVec<TileDim, 4>;
+/// The tiles of a layout (inline up to 2).
+pub type Tiles = InlineVec<Tile, 2>;
 
 /// One dimension of an array shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -14,6 +24,13 @@ pub enum Dim {
     Bounded(i64),
     /// An unbounded dynamic size `?`.
     Unbounded,
+}
+
+impl Default for Dim {
+    /// `Static(0)`.
+    fn default() -> Dim {
+        Dim::Static(0)
+    }
 }
 
 impl Dim {
@@ -36,9 +53,16 @@ pub enum TileDim {
     Combined,
 }
 
+impl Default for TileDim {
+    /// `Size(0)`.
+    fn default() -> TileDim {
+        TileDim::Size(0)
+    }
+}
+
 /// A tile `(t_1, ..., t_k)`, applied to the last `k` dimensions of the shape it tiles.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct Tile(pub Vec<TileDim>);
+pub struct Tile(pub TileDims);
 
 /// A split config `(dimension: indices)`: where a physical dimension (0 = most major) is split.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -49,13 +73,66 @@ pub struct SplitConfig {
     pub split_indices: Vec<i64>,
 }
 
+/// The storage format of one dimension in the legacy `D(...)` layout field (sparse formats).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DimLevelType {
+    /// `D`: dense.
+    Dense,
+    /// `C`: compressed.
+    Compressed,
+    /// `S`: singleton.
+    Singleton,
+    /// `H`: loose compressed.
+    LooseCompressed,
+}
+
+impl DimLevelType {
+    /// The letter HLO text writes (`D`, `C`, `S`, `H`).
+    pub fn letter(self) -> char {
+        match self {
+            DimLevelType::Dense => 'D',
+            DimLevelType::Compressed => 'C',
+            DimLevelType::Singleton => 'S',
+            DimLevelType::LooseCompressed => 'H',
+        }
+    }
+}
+
+/// One entry of `D(...)`: a level type, then `+` (not unique) and `~` (not ordered), in that order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DimLevel {
+    /// The level type letter.
+    pub level_type: DimLevelType,
+    /// `false` when the entry carries `+`.
+    pub unique: bool,
+    /// `false` when the entry carries `~`.
+    pub ordered: bool,
+}
+
+impl std::fmt::Display for DimLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.level_type.letter())?;
+        if !self.unique {
+            f.write_str("+")?;
+        }
+        if !self.ordered {
+            f.write_str("~")?;
+        }
+        Ok(())
+    }
+}
+
 /// An XLA layout: every field HLO text can print, with XLA's defaults.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     /// Logical dimensions from the fastest-varying (most minor) to the slowest.
-    pub minor_to_major: Vec<i64>,
+    pub minor_to_major: MinorToMajor,
+    /// `D(...)`: legacy dimension level types, as the text gave them. XLA's parser checks them (only `D`,
+    /// `C`, `S`, `H`, each with an optional `+` then `~`) and then drops them: they take no part in
+    /// validation, sizes or indexing, and XLA (and so this crate) never prints them.
+    pub dim_level_types: Vec<DimLevel>,
     /// Tiles applied in turn (`T(8,128)(2,1)`).
-    pub tiles: Vec<Tile>,
+    pub tiles: Tiles,
     /// `L(n)`: the tiled element count is rounded up to a multiple of `n` (default 1).
     pub tail_padding_alignment_in_elements: i64,
     /// `#(type)`: index type of a sparse array (rejected by validation for dense arrays).
@@ -78,14 +155,16 @@ pub struct Layout {
 impl Layout {
     /// The default layout of a rank-`rank` array: `{rank-1, ..., 1, 0}` (row-major), nothing else.
     pub fn default_for_rank(rank: usize) -> Layout {
-        Layout::with_minor_to_major((0..rank as i64).rev().collect())
+        Layout::with_minor_to_major((0..rank as i64).rev().collect::<MinorToMajor>())
     }
 
-    /// A layout with the given order and every attribute at its default.
-    pub fn with_minor_to_major(minor_to_major: Vec<i64>) -> Layout {
+    /// A layout with the given order (a `Vec<i64>`, a slice or a [`MinorToMajor`]) and every attribute
+    /// at its default.
+    pub fn with_minor_to_major(minor_to_major: impl Into<MinorToMajor>) -> Layout {
         Layout {
-            minor_to_major,
-            tiles: Vec::new(),
+            minor_to_major: minor_to_major.into(),
+            dim_level_types: Vec::new(),
+            tiles: Tiles::new(),
             tail_padding_alignment_in_elements: 1,
             index_primitive_type: None,
             pointer_primitive_type: None,
@@ -97,7 +176,8 @@ impl Layout {
         }
     }
 
-    /// Whether any attribute after the `:` would print (everything but `minor_to_major` at its default).
+    /// Whether any attribute after the `:` would print (everything but `minor_to_major` at its default;
+    /// `D(...)` never prints).
     pub fn has_attributes(&self) -> bool {
         !self.tiles.is_empty()
             || self.tail_padding_alignment_in_elements != 1
@@ -117,7 +197,7 @@ pub struct ArrayShape {
     /// The element type.
     pub element_type: PrimitiveType,
     /// The dimensions, logical order.
-    pub dims: Vec<Dim>,
+    pub dims: Dims,
     /// The layout.
     pub layout: Layout,
 }

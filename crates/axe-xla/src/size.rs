@@ -1,7 +1,7 @@
 //! Sizes in bytes: logical, XLA's padded `ArraySize`, and the exact physical size.
 
 use crate::error::{overflow, Result, XlaError};
-use crate::shape::ArrayShape;
+use crate::shape::{ArrayShape, Dim};
 use crate::tiling::{static_dims, Tiling};
 
 /// The three sizes of an array, in bytes.
@@ -9,8 +9,10 @@ use crate::tiling::{static_dims, Tiling};
 pub struct Sizes {
     /// XLA's `ByteSizeOf`: the elements alone, ignoring tiles and `L` (`ceil(n·E/8)` when `E` is set).
     pub logical_bytes: i64,
-    /// XLA's `ArraySize`: padded with the **first tile only** (missing dimensions count as 1), rounded up to
-    /// a multiple of `L` elements, then `E` applied. It can under-count nested tiles.
+    /// XLA's `ArraySize`. Without tiles it is [`Sizes::logical_bytes`]: `L` is not applied. With tiles,
+    /// each dimension is padded with the **first tile only** (dimensions the tile lacks count as 1),
+    /// the element count is rounded up to a multiple of `L`, then `E` applied. A dimension with a split
+    /// config counts as its largest split (the size is that of one split). It can under-count nested tiles.
     pub xla_array_size_bytes: i64,
     /// Every tile expanded, then `L`, then `E`: the bytes the layout really occupies.
     pub physical_bytes: i64,
@@ -51,11 +53,21 @@ fn round_up(n: i64, multiple: i64) -> Result<i64> {
 
 /// The logical, XLA-padded and exact physical sizes of an array.
 ///
+/// Laws: `logical_bytes = ceil(n·bits/8)` for the `n` elements; `physical_bytes = ceil(round_up(slots, L)·bits/8)`
+/// for the slots of every tile expanded; `xla_array_size_bytes` follows XLA's `ShapeUtil::ArraySize`:
+/// `logical_bytes` for an untiled layout (even with `L`), and for a tiled one
+/// `ceil(round_up(Π round_up(d_j, t_j) · Π d_rest, L)·bits/8)` over the first tile, each `d` the largest
+/// split of its dimension when a split config names it. Without split configs,
+/// `logical_bytes ≤ xla_array_size_bytes ≤ physical_bytes`.
+///
 /// ```
 /// use axe_xla::{parse_shape, sizes};
 /// let s = parse_shape("f32[3,5]{1,0:T(8,128)(3,1)}")?;
 /// let z = sizes(s.as_array().unwrap())?;
 /// assert_eq!((z.logical_bytes, z.xla_array_size_bytes, z.physical_bytes), (60, 4096, 4608));
+/// let s = parse_shape("f32[3,5]{1,0:L(7)}")?;
+/// let z = sizes(s.as_array().unwrap())?;
+/// assert_eq!((z.logical_bytes, z.xla_array_size_bytes, z.physical_bytes), (60, 60, 84));
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
 pub fn sizes(a: &ArrayShape) -> Result<Sizes> {
@@ -72,15 +84,57 @@ pub fn sizes(a: &ArrayShape) -> Result<Sizes> {
         .ok_or_else(|| overflow("counting elements"))?;
     let logical_bytes = bytes_of(n, bits)?;
     let l = a.layout.tail_padding_alignment_in_elements.max(1);
-    let mut first = a.clone();
-    first.layout.tiles.truncate(1);
-    let xla_elements = round_up(Tiling::new(&first)?.expanded_elements()?, l)?;
     let physical_elements = round_up(Tiling::new(a)?.expanded_elements()?, l)?;
+    let xla_array_size_bytes = if a.layout.tiles.is_empty() {
+        logical_bytes
+    } else {
+        let mut first = a.clone();
+        first.layout.tiles.truncate(1);
+        first.layout.split_configs.clear();
+        let rank = a.rank();
+        let configs = &a.layout.split_configs;
+        for (k, c) in configs.iter().enumerate() {
+            if configs[..k].iter().any(|seen| seen.dimension == c.dimension) {
+                continue; // XLA uses the first config naming a dimension
+            }
+            // A split config names a physical dimension, counted from the most major.
+            let logical = usize::try_from(c.dimension)
+                .ok()
+                .and_then(|p| rank.checked_sub(p.checked_add(1)?))
+                .and_then(|i| a.layout.minor_to_major.get(i))
+                .and_then(|&d| usize::try_from(d).ok());
+            if let Some(size) = logical.and_then(|d| first.dims.get_mut(d)) {
+                let extent = size.bound().unwrap_or(0);
+                *size = Dim::Static(max_split_size(extent, &c.split_indices)?);
+            }
+        }
+        let xla_elements = round_up(Tiling::new(&first)?.expanded_elements()?, l)?;
+        bytes_of(xla_elements, bits)?
+    };
     Ok(Sizes {
         logical_bytes,
-        xla_array_size_bytes: bytes_of(xla_elements, bits)?,
+        xla_array_size_bytes,
         physical_bytes: bytes_of(physical_elements, bits)?,
     })
+}
+
+/// The largest piece a split config cuts a dimension of `extent` into (XLA's `MaxSplitSize`): the
+/// differences of consecutive split points from 0, and `extent` minus the last one, at least 0.
+fn max_split_size(extent: i64, split_indices: &[i64]) -> Result<i64> {
+    let mut largest = 0i64;
+    let mut last = 0i64;
+    for &i in split_indices {
+        largest = largest.max(
+            i.checked_sub(last)
+                .ok_or_else(|| overflow("measuring a split"))?,
+        );
+        last = i;
+    }
+    Ok(largest.max(
+        extent
+            .checked_sub(last)
+            .ok_or_else(|| overflow("measuring a split"))?,
+    ))
 }
 
 /// Where an element lives: its linear index (in elements), and its bit and byte offsets with packing.

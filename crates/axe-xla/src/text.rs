@@ -20,7 +20,10 @@ use std::str::FromStr;
 
 use crate::error::{ParseError, Result, XlaError};
 use crate::primitive::PrimitiveType;
-use crate::shape::{ArrayShape, Dim, Layout, Shape, SplitConfig, Tile, TileDim};
+use crate::shape::{
+    ArrayShape, Dim, DimLevel, DimLevelType, Dims, Layout, MinorToMajor, Shape, SplitConfig, Tile,
+    TileDim, TileDims, Tiles,
+};
 
 /// Parses one shape; the whole input must be consumed (trailing whitespace and comments allowed).
 ///
@@ -73,6 +76,16 @@ pub(crate) struct Parser<'a> {
 pub const MAX_NESTING: usize = 128;
 
 const ATTRS: [&str; 10] = ["D", "T", "L", "#", "*", "E", "S", "SC", "P", "M"];
+const D: usize = 0;
+const T: usize = 1;
+const L: usize = 2;
+const INDEX: usize = 3;
+const POINTER: usize = 4;
+const E: usize = 5;
+const S: usize = 6;
+const SC: usize = 7;
+const P: usize = 8;
+const M: usize = 9;
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(s: &'a str) -> Parser<'a> {
@@ -97,6 +110,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    #[cold]
     pub(crate) fn err<T>(&self, at: usize, message: impl Into<String>) -> Result<T> {
         Err(ParseError {
             input: self.s.to_string(),
@@ -106,14 +120,22 @@ impl<'a> Parser<'a> {
         .into())
     }
 
+    /// `expected {what}, found ...` at the current position.
+    #[cold]
+    fn expected<T>(&self, what: &str) -> Result<T> {
+        self.err(self.pos, format!("expected {what}{}", self.found()))
+    }
+
     fn bytes(&self) -> &'a [u8] {
         &self.s.as_bytes()[self.pos..]
     }
 
+    #[inline]
     fn peek(&self) -> Option<u8> {
-        self.bytes().first().copied()
+        self.s.as_bytes().get(self.pos).copied()
     }
 
+    #[cold]
     pub(crate) fn found(&self) -> String {
         match self.s[self.pos..].chars().next() {
             Some(c) => format!(", found {c:?}"),
@@ -122,42 +144,54 @@ impl<'a> Parser<'a> {
     }
 
     /// Skips whitespace and comments.
+    #[inline]
     pub(crate) fn skip(&mut self) -> Result<()> {
+        match self.peek() {
+            Some(b) if b.is_ascii_whitespace() || b == b'/' => self.skip_slow(),
+            _ => Ok(()),
+        }
+    }
+
+    fn skip_slow(&mut self) -> Result<()> {
+        let b = self.s.as_bytes();
         loop {
-            while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+            while b.get(self.pos).is_some_and(|c| c.is_ascii_whitespace()) {
                 self.pos += 1;
             }
-            if self.bytes().starts_with(b"/*") {
-                match self.s[self.pos + 2..].find("*/") {
+            match (b.get(self.pos), b.get(self.pos + 1)) {
+                (Some(b'/'), Some(b'*')) => match self.s[self.pos + 2..].find("*/") {
                     Some(end) => self.pos += 2 + end + 2,
                     None => return self.err(self.pos, "unterminated /* comment"),
+                },
+                (Some(b'/'), Some(b'/')) => {
+                    self.pos = self.s[self.pos..]
+                        .find('\n')
+                        .map_or(self.s.len(), |e| self.pos + e + 1);
                 }
-            } else if self.bytes().starts_with(b"//") {
-                self.pos = self.s[self.pos..]
-                    .find('\n')
-                    .map_or(self.s.len(), |e| self.pos + e + 1);
-            } else {
-                return Ok(());
+                _ => return Ok(()),
             }
         }
     }
 
-    /// Skips, then consumes `tok` if it is next.
-    pub(crate) fn eat(&mut self, tok: &str) -> Result<bool> {
+    /// Skips, then consumes the byte `c` if it is next.
+    #[inline]
+    fn eat_byte(&mut self, c: u8) -> Result<bool> {
         self.skip()?;
-        if self.bytes().starts_with(tok.as_bytes()) {
-            self.pos += tok.len();
+        if self.peek() == Some(c) {
+            self.pos += 1;
             Ok(true)
         } else {
             Ok(false)
         }
     }
 
-    pub(crate) fn expect(&mut self, tok: &str, what: &str) -> Result<()> {
-        if self.eat(tok)? {
+    /// Skips, then consumes the byte `c` or fails with `expected {what}`.
+    #[inline]
+    fn expect_byte(&mut self, c: u8, what: &str) -> Result<()> {
+        if self.eat_byte(c)? {
             Ok(())
         } else {
-            self.err(self.pos, format!("expected {what}{}", self.found()))
+            self.expected(what)
         }
     }
 
@@ -179,27 +213,43 @@ impl<'a> Parser<'a> {
     /// A decimal integer with an optional `-`, within `i64`.
     pub(crate) fn int(&mut self) -> Result<i64> {
         self.skip()?;
+        let b = self.s.as_bytes();
         let at = self.pos;
-        let neg = self.peek() == Some(b'-');
-        if neg {
-            self.pos += 1;
+        let neg = b.get(at) == Some(&b'-');
+        let start = at + usize::from(neg);
+        let mut end = start;
+        let mut magnitude: Option<u64> = Some(0);
+        while let Some(&c) = b.get(end) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            magnitude = magnitude
+                .and_then(|m| m.checked_mul(10))
+                .and_then(|m| m.checked_add(u64::from(c - b'0')));
+            end += 1;
         }
-        let digits = self
-            .bytes()
-            .iter()
-            .take_while(|c| c.is_ascii_digit())
-            .count();
-        if digits == 0 {
-            return self.err(self.pos, format!("expected an integer{}", self.found()));
+        if end == start {
+            self.pos = start;
+            return self.expected("an integer");
         }
-        let text = &self.s[at..self.pos + digits];
-        self.pos += digits;
-        text.parse::<i64>().or_else(|_| {
-            self.err(
+        self.pos = end;
+        let value = magnitude.and_then(|m| {
+            if neg {
+                0i64.checked_sub_unsigned(m)
+            } else {
+                i64::try_from(m).ok()
+            }
+        });
+        match value {
+            Some(v) => Ok(v),
+            None => self.err(
                 at,
-                format!("integer {text} does not fit in 64 bits (XLA would silently wrap it)"),
-            )
-        })
+                format!(
+                    "integer {} does not fit in 64 bits (XLA would silently wrap it)",
+                    &self.s[at..end]
+                ),
+            ),
+        }
     }
 
     fn non_negative(&mut self, what: &str) -> Result<i64> {
@@ -215,19 +265,20 @@ impl<'a> Parser<'a> {
     pub(crate) fn shape(&mut self) -> Result<Shape> {
         self.skip()?;
         let at = self.pos;
-        if self.eat("(")? {
+        if self.peek() == Some(b'(') {
+            self.pos += 1;
             self.nest(at)?;
             let mut elems = Vec::new();
-            if self.eat(")")? {
+            if self.eat_byte(b')')? {
                 self.depth -= 1;
                 return Ok(Shape::Tuple(elems));
             }
             loop {
                 elems.push(self.shape()?);
-                if self.eat(",")? {
+                if self.eat_byte(b',')? {
                     continue;
                 }
-                self.expect(")", "',' or ')' in the tuple")?;
+                self.expect_byte(b')', "',' or ')' in the tuple")?;
                 self.depth -= 1;
                 return Ok(Shape::Tuple(elems));
             }
@@ -245,37 +296,23 @@ impl<'a> Parser<'a> {
                     "a buffer b(...) holds an array, not a tuple, token or opaque",
                 );
             }
-            self.expect(")", "')' closing b(")?;
+            self.expect_byte(b')', "')' closing b(")?;
             self.depth -= 1;
             return Ok(Shape::Buffer(Box::new(inner)));
         }
         let Some(ty) = PrimitiveType::from_name(word) else {
-            let shown = &self.s[at..];
-            let word_end = shown
-                .find(|c: char| !c.is_ascii_alphanumeric())
-                .unwrap_or(shown.len());
-            let w = &shown[..word_end];
-            let hint = if PrimitiveType::from_name(&w.to_ascii_lowercase()).is_some() {
-                " (element types are lowercase)"
-            } else {
-                ""
-            };
-            return if w.is_empty() {
-                self.err(at, format!("expected a shape{}", self.found()))
-            } else {
-                self.err(at, format!("unknown element type {w:?}{hint}"))
-            };
+            return self.unknown_type(at);
         };
-        self.expect("[", "'[' after the element type")?;
+        self.expect_byte(b'[', "'[' after the element type")?;
         let dims_at = self.pos;
-        let mut dims = Vec::new();
-        if !self.eat("]")? {
+        let mut dims = Dims::new();
+        if !self.eat_byte(b']')? {
             loop {
                 dims.push(self.dim()?);
-                if self.eat(",")? {
+                if self.eat_byte(b',')? {
                     continue;
                 }
-                self.expect("]", "',' or ']' in the dimensions")?;
+                self.expect_byte(b']', "',' or ']' in the dimensions")?;
                 break;
             }
         }
@@ -309,14 +346,43 @@ impl<'a> Parser<'a> {
         }))
     }
 
+    /// The error for a word at `at` that is not an element type.
+    #[cold]
+    fn unknown_type<T>(&self, at: usize) -> Result<T> {
+        let shown = &self.s[at..];
+        let word_end = shown
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(shown.len());
+        let w = &shown[..word_end];
+        let hint = if PrimitiveType::from_name(&w.to_ascii_lowercase()).is_some() {
+            " (element types are lowercase)"
+        } else {
+            ""
+        };
+        if w.is_empty() {
+            self.err(at, format!("expected a shape{}", self.found()))
+        } else {
+            self.err(at, format!("unknown element type {w:?}{hint}"))
+        }
+    }
+
     fn dim(&mut self) -> Result<Dim> {
-        if self.eat("<=")? {
-            return Ok(Dim::Bounded(self.non_negative("a dimension bound")?));
+        self.skip()?;
+        match self.peek() {
+            Some(b'0'..=b'9') => {
+                // The common case: a plain size.
+                Ok(Dim::Static(self.non_negative("a dimension size")?))
+            }
+            Some(b'?') => {
+                self.pos += 1;
+                Ok(Dim::Unbounded)
+            }
+            _ if self.bytes().starts_with(b"<=") => {
+                self.pos += 2;
+                Ok(Dim::Bounded(self.non_negative("a dimension bound")?))
+            }
+            _ => Ok(Dim::Static(self.non_negative("a dimension size")?)),
         }
-        if self.eat("?")? {
-            return Ok(Dim::Unbounded);
-        }
-        Ok(Dim::Static(self.non_negative("a dimension size")?))
     }
 
     /// `{` starts a layout only when followed by an integer or `:` (as in XLA).
@@ -335,13 +401,13 @@ impl<'a> Parser<'a> {
     pub(crate) fn layout(&mut self, rank: usize) -> Result<Layout> {
         self.skip()?;
         let open = self.pos;
-        self.expect("{", "'{' opening the layout")?;
-        let mut m2m = Vec::new();
+        self.expect_byte(b'{', "'{' opening the layout")?;
+        let mut m2m = MinorToMajor::new();
         self.skip()?;
         if self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'-') {
             loop {
                 m2m.push(self.non_negative("a minor_to_major entry")?);
-                if !self.eat(",")? {
+                if !self.eat_byte(b',')? {
                     break;
                 }
             }
@@ -356,21 +422,27 @@ impl<'a> Parser<'a> {
             );
         }
         let mut layout = Layout::with_minor_to_major(m2m);
-        if self.eat(":")? {
+        if self.eat_byte(b':')? {
             self.attributes(&mut layout)?;
         }
-        self.expect("}", "'}' or an attribute in the order T L # * E S SC P M")?;
+        self.expect_byte(b'}', "'}' or an attribute in the order T L # * E S SC P M")?;
         Ok(layout)
     }
 
     fn attribute_key(&self) -> Option<usize> {
-        let b = self.bytes();
-        if b.starts_with(b"SC") {
-            return Some(7);
+        match self.bytes() {
+            [b'S', b'C', ..] => Some(SC),
+            [b'D', ..] => Some(D),
+            [b'T', ..] => Some(T),
+            [b'L', ..] => Some(L),
+            [b'#', ..] => Some(INDEX),
+            [b'*', ..] => Some(POINTER),
+            [b'E', ..] => Some(E),
+            [b'S', ..] => Some(S),
+            [b'P', ..] => Some(P),
+            [b'M', ..] => Some(M),
+            _ => None,
         }
-        ATTRS
-            .iter()
-            .position(|k| k.len() == 1 && b.first() == Some(&k.as_bytes()[0]))
     }
 
     fn attributes(&mut self, layout: &mut Layout) -> Result<()> {
@@ -397,11 +469,11 @@ impl<'a> Parser<'a> {
             }
             last = Some(key);
             self.pos += ATTRS[key].len();
-            match ATTRS[key] {
-                "D" => self.dim_level_types()?,
-                "T" => layout.tiles = self.tiles()?,
-                "L" => {
-                    self.expect("(", "'(' after L")?;
+            match key {
+                D => layout.dim_level_types = self.dim_level_types()?,
+                T => layout.tiles = self.tiles()?,
+                L => {
+                    self.expect_byte(b'(', "'(' after L")?;
                     self.skip()?;
                     let v_at = self.pos;
                     let v = self.int()?;
@@ -412,17 +484,21 @@ impl<'a> Parser<'a> {
                         );
                     }
                     layout.tail_padding_alignment_in_elements = v;
-                    self.expect(")", "')' closing L(")?;
+                    self.expect_byte(b')', "')' closing L(")?;
                 }
-                "#" | "*" => {
-                    let name = ATTRS[key];
-                    self.expect("(", &format!("'(' after {name}"))?;
+                INDEX | POINTER => {
+                    let (open, close) = if key == INDEX {
+                        ("'(' after #", "')' closing #(")
+                    } else {
+                        ("'(' after *", "')' closing *(")
+                    };
+                    self.expect_byte(b'(', open)?;
                     self.skip()?;
                     let t_at = self.pos;
                     let word = self.word();
                     match PrimitiveType::from_name(word) {
                         Some(t) if t.is_integer() => {
-                            if name == "#" {
+                            if key == INDEX {
                                 layout.index_primitive_type = Some(t);
                             } else {
                                 layout.pointer_primitive_type = Some(t);
@@ -431,70 +507,73 @@ impl<'a> Parser<'a> {
                         _ => {
                             return self.err(
                                 t_at,
-                                format!("{name}(...) takes an integer type such as u32"),
+                                format!("{}(...) takes an integer type such as u32", ATTRS[key]),
                             )
                         }
                     }
-                    self.expect(")", &format!("')' closing {name}("))?;
+                    self.expect_byte(b')', close)?;
                 }
-                "E" | "S" | "M" => {
-                    let name = ATTRS[key];
-                    self.expect("(", &format!("'(' after {name}"))?;
+                E | S | M => {
+                    let (open, close) = match key {
+                        E => ("'(' after E", "')' closing E("),
+                        S => ("'(' after S", "')' closing S("),
+                        _ => ("'(' after M", "')' closing M("),
+                    };
+                    self.expect_byte(b'(', open)?;
                     let v = self.int()?;
-                    match name {
-                        "E" => layout.element_size_in_bits = v,
-                        "S" => layout.memory_space = v,
+                    match key {
+                        E => layout.element_size_in_bits = v,
+                        S => layout.memory_space = v,
                         _ => layout.dynamic_shape_metadata_prefix_bytes = v,
                     }
-                    self.expect(")", &format!("')' closing {name}("))?;
+                    self.expect_byte(b')', close)?;
                 }
-                "SC" => {
+                SC => {
                     let mut configs = Vec::new();
-                    while self.eat("(")? {
+                    while self.eat_byte(b'(')? {
                         let dimension = self.non_negative("a split config dimension")?;
-                        self.expect(":", "':' after the split config dimension")?;
+                        self.expect_byte(b':', "':' after the split config dimension")?;
                         let mut split_indices = Vec::new();
                         self.skip()?;
                         if self.peek() != Some(b')') {
                             loop {
                                 split_indices.push(self.int()?);
-                                if !self.eat(",")? {
+                                if !self.eat_byte(b',')? {
                                     break;
                                 }
                             }
                         }
-                        self.expect(")", "',' or ')' in the split config")?;
+                        self.expect_byte(b')', "',' or ')' in the split config")?;
                         configs.push(SplitConfig {
                             dimension,
                             split_indices,
                         });
                     }
                     if configs.is_empty() {
-                        return self
-                            .err(self.pos, format!("expected '(' after SC{}", self.found()));
+                        return self.expected("'(' after SC");
                     }
                     layout.split_configs = configs;
                 }
-                "P" => {
+                _ => {
                     self.nest(at)?;
-                    self.expect("(", "'(' after P")?;
+                    self.expect_byte(b'(', "'(' after P")?;
                     layout.physical_shape = Some(Box::new(self.shape()?));
-                    self.expect(")", "')' closing P(")?;
+                    self.expect_byte(b')', "')' closing P(")?;
                     self.depth -= 1;
                 }
-                _ => return self.err(at, "unknown layout attribute"),
             }
         }
     }
 
-    fn tiles(&mut self) -> Result<Vec<Tile>> {
-        let mut tiles = Vec::new();
-        while self.eat("(")? {
-            let mut dims = Vec::new();
-            if !self.eat(")")? {
+    fn tiles(&mut self) -> Result<Tiles> {
+        let mut tiles = Tiles::new();
+        while self.eat_byte(b'(')? {
+            let mut dims = TileDims::new();
+            if !self.eat_byte(b')')? {
                 loop {
                     self.skip()?;
-                    if self.eat("*")? {
+                    if self.peek() == Some(b'*') {
+                        self.pos += 1;
                         dims.push(TileDim::Combined);
                     } else {
                         let at = self.pos;
@@ -509,41 +588,68 @@ impl<'a> Parser<'a> {
                         }
                         dims.push(TileDim::Size(v));
                     }
-                    if self.eat(",")? {
+                    if self.eat_byte(b',')? {
                         continue;
                     }
-                    self.expect(")", "',' or ')' in the tile")?;
+                    self.expect_byte(b')', "',' or ')' in the tile")?;
                     break;
                 }
             }
             tiles.push(Tile(dims));
         }
         if tiles.is_empty() {
-            return self.err(self.pos, format!("expected '(' after T{}", self.found()));
+            return self.expected("'(' after T");
         }
         Ok(tiles)
     }
 
-    /// `D(...)`: legacy dimension-level types (`D`, `C`, `S`, `U` with `+`/`~` suffixes); parsed and dropped.
-    fn dim_level_types(&mut self) -> Result<()> {
-        self.expect("(", "'(' after D")?;
+    /// `D(...)`: legacy dimension level types, checked as XLA's parser checks them: a possibly empty,
+    /// comma-separated list of `D`, `C`, `S` or `H` (each a whole name: `CD`, `C1` or `c` are not), each
+    /// followed by an optional `+` and then an optional `~`.
+    fn dim_level_types(&mut self) -> Result<Vec<DimLevel>> {
+        self.expect_byte(b'(', "'(' after D")?;
+        let mut levels = Vec::new();
+        if self.eat_byte(b')')? {
+            return Ok(levels);
+        }
         loop {
             self.skip()?;
-            match self.peek() {
-                Some(b')') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                Some(c) if c.is_ascii_alphabetic() || c == b'+' || c == b'~' || c == b',' => {
-                    self.pos += 1
-                }
-                _ => {
+            let at = self.pos;
+            // XLA's lexer reads a name as letters, digits, `_`, `.` and `-`: `C_` is one (unknown) name.
+            let name_len = self
+                .bytes()
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+                .count();
+            let level_type = match &self.bytes()[..name_len] {
+                b"D" => DimLevelType::Dense,
+                b"C" => DimLevelType::Compressed,
+                b"S" => DimLevelType::Singleton,
+                b"H" => DimLevelType::LooseCompressed,
+                [] => return self.expected("a dimension level type (D, C, S or H) in D(...)"),
+                name => {
                     return self.err(
-                        self.pos,
-                        format!("expected a dimension level type or ')'{}", self.found()),
+                        at,
+                        format!(
+                            "unknown dimension level type {:?} in D(...) (XLA knows D, C, S and H)",
+                            String::from_utf8_lossy(name)
+                        ),
                     )
                 }
+            };
+            self.pos += name_len;
+            let unique = !self.eat_byte(b'+')?;
+            let ordered = !self.eat_byte(b'~')?;
+            levels.push(DimLevel {
+                level_type,
+                unique,
+                ordered,
+            });
+            if self.eat_byte(b',')? {
+                continue;
             }
+            self.expect_byte(b')', "',' or ')' in D(...)")?;
+            return Ok(levels);
         }
     }
 }

@@ -58,7 +58,7 @@ pub fn tpu_default_layout(a: &ArrayShape) -> Result<Layout> {
     let second_minor = dims[layout.minor_to_major[1] as usize];
     if bits == 1 {
         // "TPU 1 bit tile format ... a tiling by (32,128)(32,1) and use only 1 bit per element" (notes §9.6).
-        layout.tiles = vec![tile(&[32, 128]), tile(&[32, 1])];
+        layout.tiles = [tile(&[32, 128]), tile(&[32, 1])].into();
         layout.element_size_in_bits = 1;
         return Ok(layout);
     }

@@ -29,6 +29,32 @@ pub fn validate(shape: &Shape) -> Result<()> {
     }
 }
 
+/// Whether `m2m` holds each of `0..m2m.len()` once (a bit set up to rank 128, a table past that).
+fn is_permutation(m2m: &[i64]) -> bool {
+    let rank = m2m.len();
+    let index = |d: i64| usize::try_from(d).ok().filter(|&d| d < rank);
+    if rank <= 128 {
+        let mut seen: u128 = 0;
+        for &d in m2m {
+            match index(d) {
+                Some(d) if seen & (1 << d) == 0 => seen |= 1 << d,
+                _ => return false,
+            }
+        }
+        true
+    } else {
+        let mut seen = vec![false; rank];
+        for &d in m2m {
+            match index(d) {
+                Some(d) if !seen[d] => seen[d] = true,
+                _ => return false,
+            }
+        }
+        true
+    }
+}
+
+#[cold]
 fn invalid<T>(msg: String) -> Result<T> {
     Err(XlaError::Invalid(msg))
 }
@@ -43,17 +69,11 @@ pub fn validate_array(a: &ArrayShape) -> Result<()> {
             l.minor_to_major.len()
         ));
     }
-    let mut seen = vec![false; rank];
-    for &d in &l.minor_to_major {
-        match usize::try_from(d).ok().filter(|&d| d < rank) {
-            Some(d) if !seen[d] => seen[d] = true,
-            _ => {
-                return invalid(format!(
-                    "minor_to_major {:?} is not a permutation of 0..{rank}",
-                    l.minor_to_major
-                ))
-            }
-        }
+    if !is_permutation(&l.minor_to_major) {
+        return invalid(format!(
+            "minor_to_major {:?} is not a permutation of 0..{rank}",
+            l.minor_to_major
+        ));
     }
     for (n, tile) in l.tiles.iter().enumerate() {
         if tile.0.is_empty() {
