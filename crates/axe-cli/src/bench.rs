@@ -27,8 +27,8 @@ pub enum What {
         #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
         runs: usize,
     },
-    /// XLA shape strings parsed and printed per second (and MB/s), against memcpy of the same bytes in
-    /// the same run.
+    /// XLA shape strings parsed, parsed and validated, and printed per second (and MB/s), against memcpy
+    /// of the same bytes in the same run.
     Xla {
         /// One JSON object per measurement.
         #[arg(long)]
@@ -97,6 +97,19 @@ fn bench_xla(json: bool, n: usize) -> bool {
         },
         budget,
     );
+    let validate_ns = time_ns(
+        &|| {
+            shapes
+                .iter()
+                .map(|s| {
+                    axe_xla::parse_shape(s)
+                        .and_then(|shape| axe_xla::validate(&shape))
+                        .map_or(0, |()| 1)
+                })
+                .sum::<u64>()
+        },
+        budget,
+    );
     let print_ns = time_ns(
         &|| {
             parsed
@@ -118,6 +131,7 @@ fn bench_xla(json: bool, n: usize) -> bool {
     let mb = |ns: f64| bytes as f64 / ns * 1e3; // bytes per ns → MB/s
     let rows = [
         ("parse", parse_ns),
+        ("parse + validate", validate_ns),
         ("print", print_ns),
         ("memcpy (reference)", memcpy_ns),
     ];

@@ -133,7 +133,8 @@ fn layout_json(l: &Layout) -> Value {
         })
         .collect();
     json!({
-        "minor_to_major": l.minor_to_major,
+        "minor_to_major": l.minor_to_major.to_vec(),
+        "dim_level_types": l.dim_level_types.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
         "tiles": tiles,
         "tail_padding_alignment_in_elements": l.tail_padding_alignment_in_elements,
         "index_primitive_type": l.index_primitive_type.map(|t| t.name()),

@@ -52,7 +52,7 @@ fn array_strategy(max_tiles: usize) -> impl Strategy<Value = ArrayShape> {
                     let pos = (bits as usize / 3) % (t.len() - 1);
                     t[pos] = TileDim::Combined;
                 }
-                layout.tiles.push(Tile(t));
+                layout.tiles.push(Tile(t.into()));
             }
             layout.element_size_in_bits = e;
             ArrayShape {
@@ -276,7 +276,7 @@ proptest! {
         let found = axe_xla::from_axe(&form.layout, &form.padded_shape).unwrap();
         let found = found.unwrap_or_else(|| panic!("no XLA layout found for {} ({})", form.layout, a));
         let padded: Vec<Dim> = form.padded_shape.iter().map(|&p| Dim::Static(p as i64)).collect();
-        let b = ArrayShape { layout: found, dims: padded, ..a.clone() };
+        let b = ArrayShape { layout: found, dims: padded.into(), ..a.clone() };
         let back = to_axe(&b).unwrap();
         prop_assert!(back.layout.equivalent(&form.layout).unwrap(), "{} vs {}", a, b);
     }
