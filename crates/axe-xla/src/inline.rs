@@ -33,12 +33,21 @@ impl<T: Default, const N: usize> InlineVec<T, N> {
     }
 
     /// Appends an element, moving to the heap when the inline room is full.
+    #[inline]
     pub fn push(&mut self, value: T) {
-        match &mut self.repr {
-            Repr::Inline { len, buf } if *len < N => {
-                buf[*len] = value;
+        if let Repr::Inline { len, buf } = &mut self.repr {
+            if let Some(slot) = buf.get_mut(*len) {
+                *slot = value;
                 *len += 1;
+                return;
             }
+        }
+        self.push_spilling(value);
+    }
+
+    #[cold]
+    fn push_spilling(&mut self, value: T) {
+        match &mut self.repr {
             Repr::Inline { len, buf } => {
                 let mut v = Vec::with_capacity(2 * N + 1);
                 v.extend(buf.iter_mut().take(*len).map(std::mem::take));

@@ -22,7 +22,7 @@ use crate::error::{ParseError, Result, XlaError};
 use crate::primitive::PrimitiveType;
 use crate::shape::{
     ArrayShape, Dim, DimLevel, DimLevelType, Dims, Layout, MinorToMajor, Shape, SplitConfig, Tile,
-    TileDim, TileDims, Tiles,
+    TileDim, Tiles,
 };
 
 /// Parses one shape; the whole input must be consumed (trailing whitespace and comments allowed).
@@ -37,7 +37,8 @@ use crate::shape::{
 /// ```
 pub fn parse_shape(text: &str) -> Result<Shape> {
     let mut p = Parser::new(text);
-    let shape = p.shape()?;
+    let mut shape = Shape::Token;
+    p.shape_into(&mut shape)?;
     p.skip()?;
     if p.pos < text.len() {
         return p.err(p.pos, format!("expected end of shape{}", p.found()));
@@ -49,7 +50,8 @@ pub fn parse_shape(text: &str) -> Result<Shape> {
 pub fn parse_layout(text: &str, rank: usize) -> Result<Layout> {
     let mut p = Parser::new(text);
     p.skip()?;
-    let layout = p.layout(rank)?;
+    let mut layout = Layout::with_minor_to_major(MinorToMajor::new());
+    p.layout_into(rank, &mut layout)?;
     p.skip()?;
     if p.pos < text.len() {
         return p.err(p.pos, format!("expected end of layout{}", p.found()));
@@ -211,6 +213,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A decimal integer with an optional `-`, within `i64`.
+    #[inline]
     pub(crate) fn int(&mut self) -> Result<i64> {
         self.skip()?;
         let b = self.s.as_bytes();
@@ -218,14 +221,13 @@ impl<'a> Parser<'a> {
         let neg = b.get(at) == Some(&b'-');
         let start = at + usize::from(neg);
         let mut end = start;
-        let mut magnitude: Option<u64> = Some(0);
+        let mut magnitude: u64 = 0;
         while let Some(&c) = b.get(end) {
-            if !c.is_ascii_digit() {
+            let digit = c.wrapping_sub(b'0');
+            if digit > 9 {
                 break;
             }
-            magnitude = magnitude
-                .and_then(|m| m.checked_mul(10))
-                .and_then(|m| m.checked_add(u64::from(c - b'0')));
+            magnitude = magnitude.wrapping_mul(10).wrapping_add(u64::from(digit));
             end += 1;
         }
         if end == start {
@@ -233,6 +235,14 @@ impl<'a> Parser<'a> {
             return self.expected("an integer");
         }
         self.pos = end;
+        // Up to 18 digits cannot overflow; longer literals are re-read with checks.
+        let magnitude = if end - start <= 18 {
+            Some(magnitude)
+        } else {
+            b[start..end].iter().try_fold(0u64, |m, &c| {
+                m.checked_mul(10)?.checked_add(u64::from(c - b'0'))
+            })
+        };
         let value = magnitude.and_then(|m| {
             if neg {
                 0i64.checked_sub_unsigned(m)
@@ -262,26 +272,30 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
-    pub(crate) fn shape(&mut self) -> Result<Shape> {
+    /// Parses one shape into `out` (built in place: a shape is large, and moving it costs).
+    pub(crate) fn shape_into(&mut self, out: &mut Shape) -> Result<()> {
         self.skip()?;
         let at = self.pos;
         if self.peek() == Some(b'(') {
             self.pos += 1;
             self.nest(at)?;
-            let mut elems = Vec::new();
-            if self.eat_byte(b')')? {
-                self.depth -= 1;
-                return Ok(Shape::Tuple(elems));
-            }
-            loop {
-                elems.push(self.shape()?);
-                if self.eat_byte(b',')? {
-                    continue;
+            let mut elems: Vec<Shape> = Vec::new();
+            if !self.eat_byte(b')')? {
+                loop {
+                    elems.push(Shape::Token);
+                    if let Some(last) = elems.last_mut() {
+                        self.shape_into(last)?;
+                    }
+                    if self.eat_byte(b',')? {
+                        continue;
+                    }
+                    self.expect_byte(b')', "',' or ')' in the tuple")?;
+                    break;
                 }
-                self.expect_byte(b')', "',' or ')' in the tuple")?;
-                self.depth -= 1;
-                return Ok(Shape::Tuple(elems));
             }
+            self.depth -= 1;
+            *out = Shape::Tuple(elems);
+            return Ok(());
         }
         let word = self.word();
         if word == "b" && self.peek() == Some(b'(') {
@@ -289,8 +303,9 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip()?;
             let inner_at = self.pos;
-            let inner = self.shape()?;
-            if !matches!(inner, Shape::Array(_)) {
+            let mut inner = Box::new(Shape::Token);
+            self.shape_into(&mut inner)?;
+            if !matches!(*inner, Shape::Array(_)) {
                 return self.err(
                     inner_at,
                     "a buffer b(...) holds an array, not a tuple, token or opaque",
@@ -298,26 +313,19 @@ impl<'a> Parser<'a> {
             }
             self.expect_byte(b')', "')' closing b(")?;
             self.depth -= 1;
-            return Ok(Shape::Buffer(Box::new(inner)));
+            *out = Shape::Buffer(inner);
+            return Ok(());
         }
         let Some(ty) = PrimitiveType::from_name(word) else {
             return self.unknown_type(at);
         };
         self.expect_byte(b'[', "'[' after the element type")?;
         let dims_at = self.pos;
-        let mut dims = Dims::new();
-        if !self.eat_byte(b']')? {
-            loop {
-                dims.push(self.dim()?);
-                if self.eat_byte(b',')? {
-                    continue;
-                }
-                self.expect_byte(b']', "',' or ']' in the dimensions")?;
-                break;
-            }
-        }
         if !ty.is_array_type() {
-            if !dims.is_empty() {
+            if !self.eat_byte(b']')? {
+                // Read the dimensions for their errors first, as for an array.
+                let mut dims = Dims::new();
+                self.dims_into(&mut dims)?;
                 return self.err(dims_at, format!("{ty}[] has no dimensions"));
             }
             self.skip()?;
@@ -327,23 +335,43 @@ impl<'a> Parser<'a> {
                     format!("{ty}[] cannot have a layout (XLA aborts on one)"),
                 );
             }
-            return Ok(if ty == PrimitiveType::Token {
+            *out = if ty == PrimitiveType::Token {
                 Shape::Token
             } else {
                 Shape::Opaque
-            });
+            };
+            return Ok(());
+        }
+        *out = Shape::Array(ArrayShape {
+            element_type: ty,
+            dims: Dims::new(),
+            layout: Layout::with_minor_to_major(MinorToMajor::new()),
+        });
+        let Shape::Array(a) = out else {
+            return Ok(());
+        };
+        if !self.eat_byte(b']')? {
+            self.dims_into(&mut a.dims)?;
         }
         self.skip()?;
-        let layout = if self.layout_follows() {
-            self.layout(dims.len())?
+        let rank = a.dims.len();
+        if self.layout_follows() {
+            self.layout_into(rank, &mut a.layout)?;
         } else {
-            Layout::default_for_rank(dims.len())
-        };
-        Ok(Shape::Array(ArrayShape {
-            element_type: ty,
-            dims,
-            layout,
-        }))
+            a.layout.minor_to_major.extend((0..rank as i64).rev());
+        }
+        Ok(())
+    }
+
+    /// `dim (',' dim)* ']'` after a `[` that is not followed by `]`.
+    fn dims_into(&mut self, dims: &mut Dims) -> Result<()> {
+        loop {
+            dims.push(self.dim()?);
+            if self.eat_byte(b',')? {
+                continue;
+            }
+            return self.expect_byte(b']', "',' or ']' in the dimensions");
+        }
     }
 
     /// The error for a word at `at` that is not an element type.
@@ -398,35 +426,35 @@ impl<'a> Parser<'a> {
         matches!(probe.peek(), Some(b'0'..=b'9' | b':' | b'-'))
     }
 
-    pub(crate) fn layout(&mut self, rank: usize) -> Result<Layout> {
+    /// Parses a layout of a rank-`rank` shape into `layout` (which holds an empty `minor_to_major` and
+    /// every attribute at its default).
+    pub(crate) fn layout_into(&mut self, rank: usize, layout: &mut Layout) -> Result<()> {
         self.skip()?;
         let open = self.pos;
         self.expect_byte(b'{', "'{' opening the layout")?;
-        let mut m2m = MinorToMajor::new();
         self.skip()?;
         if self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'-') {
             loop {
-                m2m.push(self.non_negative("a minor_to_major entry")?);
+                let d = self.non_negative("a minor_to_major entry")?;
+                layout.minor_to_major.push(d);
                 if !self.eat_byte(b',')? {
                     break;
                 }
             }
         }
-        if m2m.len() != rank {
+        if layout.minor_to_major.len() != rank {
             return self.err(
                 open,
                 format!(
                     "the layout lists {} dimensions but the shape has rank {rank}",
-                    m2m.len()
+                    layout.minor_to_major.len()
                 ),
             );
         }
-        let mut layout = Layout::with_minor_to_major(m2m);
         if self.eat_byte(b':')? {
-            self.attributes(&mut layout)?;
+            self.attributes(layout)?;
         }
-        self.expect_byte(b'}', "'}' or an attribute in the order T L # * E S SC P M")?;
-        Ok(layout)
+        self.expect_byte(b'}', "'}' or an attribute in the order T L # * E S SC P M")
     }
 
     fn attribute_key(&self) -> Option<usize> {
@@ -471,7 +499,7 @@ impl<'a> Parser<'a> {
             self.pos += ATTRS[key].len();
             match key {
                 D => layout.dim_level_types = self.dim_level_types()?,
-                T => layout.tiles = self.tiles()?,
+                T => self.tiles_into(&mut layout.tiles)?,
                 L => {
                     self.expect_byte(b'(', "'(' after L")?;
                     self.skip()?;
@@ -557,7 +585,9 @@ impl<'a> Parser<'a> {
                 _ => {
                     self.nest(at)?;
                     self.expect_byte(b'(', "'(' after P")?;
-                    layout.physical_shape = Some(Box::new(self.shape()?));
+                    let mut physical = Box::new(Shape::Token);
+                    self.shape_into(&mut physical)?;
+                    layout.physical_shape = Some(physical);
                     self.expect_byte(b')', "')' closing P(")?;
                     self.depth -= 1;
                 }
@@ -565,10 +595,13 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn tiles(&mut self) -> Result<Tiles> {
-        let mut tiles = Tiles::new();
+    /// `('(' tile_dims? ')')+` after `T`, appended to `tiles` (empty).
+    fn tiles_into(&mut self, tiles: &mut Tiles) -> Result<()> {
         while self.eat_byte(b'(')? {
-            let mut dims = TileDims::new();
+            tiles.push(Tile::default());
+            let Some(Tile(dims)) = tiles.last_mut() else {
+                break;
+            };
             if !self.eat_byte(b')')? {
                 loop {
                     self.skip()?;
@@ -595,12 +628,11 @@ impl<'a> Parser<'a> {
                     break;
                 }
             }
-            tiles.push(Tile(dims));
         }
         if tiles.is_empty() {
             return self.expected("'(' after T");
         }
-        Ok(tiles)
+        Ok(())
     }
 
     /// `D(...)`: legacy dimension level types, checked as XLA's parser checks them: a possibly empty,
