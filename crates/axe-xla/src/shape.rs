@@ -10,8 +10,8 @@ use crate::primitive::PrimitiveType;
 pub type Dims = InlineVec<Dim, 6>;
 /// A layout's `minor_to_major` (inline up to rank 6).
 pub type MinorToMajor = InlineVec<i64, 6>;
-/// The dimensions of one tile (inline up to 4).
-pub type TileDims = InlineVec<TileDim, 4>;
+/// The dimensions of one tile (inline up to 2, as XLA keeps them).
+pub type TileDims = InlineVec<TileDim, 2>;
 /// The tiles of a layout (inline up to 2).
 pub type Tiles = InlineVec<Tile, 2>;
 

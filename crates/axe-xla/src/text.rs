@@ -38,10 +38,13 @@ use crate::shape::{
 pub fn parse_shape(text: &str) -> Result<Shape> {
     let mut p = Parser::new(text);
     let mut shape = Shape::Token;
-    p.shape_into(&mut shape)?;
-    p.skip()?;
+    p.shape_into(&mut shape).map_err(XlaError::Parse)?;
+    p.skip().map_err(XlaError::Parse)?;
     if p.pos < text.len() {
-        return p.err(p.pos, format!("expected end of shape{}", p.found()));
+        return Err(XlaError::Parse(p.error_at(
+            p.pos,
+            format!("expected end of shape{}", p.found()),
+        )));
     }
     Ok(shape)
 }
@@ -49,15 +52,23 @@ pub fn parse_shape(text: &str) -> Result<Shape> {
 /// Parses a layout on its own (`{1,0:T(8,128)}`), for a shape of the given rank.
 pub fn parse_layout(text: &str, rank: usize) -> Result<Layout> {
     let mut p = Parser::new(text);
-    p.skip()?;
     let mut layout = Layout::with_minor_to_major(MinorToMajor::new());
-    p.layout_into(rank, &mut layout)?;
-    p.skip()?;
+    p.skip()
+        .and_then(|()| p.layout_into(rank, &mut layout))
+        .and_then(|()| p.skip())
+        .map_err(XlaError::Parse)?;
     if p.pos < text.len() {
-        return p.err(p.pos, format!("expected end of layout{}", p.found()));
+        return Err(XlaError::Parse(p.error_at(
+            p.pos,
+            format!("expected end of layout{}", p.found()),
+        )));
     }
     Ok(layout)
 }
+
+/// The parser's own result: a boxed error keeps `Result<i64>` and `Result<()>` in registers on the hot
+/// path; [`parse_shape`] and [`parse_layout`] turn it into an [`XlaError`].
+type PResult<T> = std::result::Result<T, Box<ParseError>>;
 
 impl FromStr for Shape {
     type Err = XlaError;
@@ -99,7 +110,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Enters a tuple, buffer or physical shape opened at `at`: an error past [`MAX_NESTING`] levels.
-    fn nest(&mut self, at: usize) -> Result<()> {
+    fn nest(&mut self, at: usize) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
             return self.err(
@@ -112,19 +123,24 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// The error at offset `at`.
     #[cold]
-    pub(crate) fn err<T>(&self, at: usize, message: impl Into<String>) -> Result<T> {
-        Err(ParseError {
+    fn error_at(&self, at: usize, message: impl Into<String>) -> Box<ParseError> {
+        Box::new(ParseError {
             input: self.s.to_string(),
             offset: at,
             message: message.into(),
-        }
-        .into())
+        })
+    }
+
+    #[cold]
+    pub(crate) fn err<T>(&self, at: usize, message: impl Into<String>) -> PResult<T> {
+        Err(self.error_at(at, message))
     }
 
     /// `expected {what}, found ...` at the current position.
     #[cold]
-    fn expected<T>(&self, what: &str) -> Result<T> {
+    fn expected<T>(&self, what: &str) -> PResult<T> {
         self.err(self.pos, format!("expected {what}{}", self.found()))
     }
 
@@ -147,14 +163,15 @@ impl<'a> Parser<'a> {
 
     /// Skips whitespace and comments.
     #[inline]
-    pub(crate) fn skip(&mut self) -> Result<()> {
+    pub(crate) fn skip(&mut self) -> PResult<()> {
+        // One comparison for the common case: every whitespace byte is at most b' '.
         match self.peek() {
-            Some(b) if b.is_ascii_whitespace() || b == b'/' => self.skip_slow(),
+            Some(b) if b <= b' ' || b == b'/' => self.skip_slow(),
             _ => Ok(()),
         }
     }
 
-    fn skip_slow(&mut self) -> Result<()> {
+    fn skip_slow(&mut self) -> PResult<()> {
         let b = self.s.as_bytes();
         loop {
             while b.get(self.pos).is_some_and(|c| c.is_ascii_whitespace()) {
@@ -177,7 +194,11 @@ impl<'a> Parser<'a> {
 
     /// Skips, then consumes the byte `c` if it is next.
     #[inline]
-    fn eat_byte(&mut self, c: u8) -> Result<bool> {
+    fn eat_byte(&mut self, c: u8) -> PResult<bool> {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            return Ok(true);
+        }
         self.skip()?;
         if self.peek() == Some(c) {
             self.pos += 1;
@@ -189,7 +210,7 @@ impl<'a> Parser<'a> {
 
     /// Skips, then consumes the byte `c` or fails with `expected {what}`.
     #[inline]
-    fn expect_byte(&mut self, c: u8, what: &str) -> Result<()> {
+    fn expect_byte(&mut self, c: u8, what: &str) -> PResult<()> {
         if self.eat_byte(c)? {
             Ok(())
         } else {
@@ -214,7 +235,7 @@ impl<'a> Parser<'a> {
 
     /// A decimal integer with an optional `-`, within `i64`.
     #[inline]
-    pub(crate) fn int(&mut self) -> Result<i64> {
+    pub(crate) fn int(&mut self) -> PResult<i64> {
         self.skip()?;
         let b = self.s.as_bytes();
         let at = self.pos;
@@ -262,8 +283,38 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn non_negative(&mut self, what: &str) -> Result<i64> {
+    /// A run of 1 to 18 digits at the current position, consumed; `None` (nothing consumed) when there
+    /// is no digit or more than 18 (then [`Parser::int`] reads it with overflow checks).
+    #[inline]
+    fn small_uint(&mut self) -> Option<i64> {
+        let b = self.bytes();
+        let mut v: i64 = 0;
+        let mut n = 0;
+        while let Some(&c) = b.get(n) {
+            let digit = c.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            if n == 18 {
+                return None;
+            }
+            // At most 18 digits: below 10^18, far from overflow.
+            v = v * 10 + i64::from(digit);
+            n += 1;
+        }
+        if n == 0 {
+            return None;
+        }
+        self.pos += n;
+        Some(v)
+    }
+
+    #[inline]
+    fn non_negative(&mut self, what: &str) -> PResult<i64> {
         self.skip()?;
+        if let Some(v) = self.small_uint() {
+            return Ok(v);
+        }
         let at = self.pos;
         let v = self.int()?;
         if v < 0 {
@@ -273,7 +324,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses one shape into `out` (built in place: a shape is large, and moving it costs).
-    pub(crate) fn shape_into(&mut self, out: &mut Shape) -> Result<()> {
+    pub(crate) fn shape_into(&mut self, out: &mut Shape) -> PResult<()> {
         self.skip()?;
         let at = self.pos;
         if self.peek() == Some(b'(') {
@@ -364,19 +415,48 @@ impl<'a> Parser<'a> {
     }
 
     /// `dim (',' dim)* ']'` after a `[` that is not followed by `]`.
-    fn dims_into(&mut self, dims: &mut Dims) -> Result<()> {
+    fn dims_into(&mut self, dims: &mut Dims) -> PResult<()> {
         loop {
-            dims.push(self.dim()?);
-            if self.eat_byte(b',')? {
-                continue;
+            // Printed text has no space inside `[...]`: a plain size read directly is the common case.
+            let d = match self.small_uint() {
+                Some(v) => Dim::Static(v),
+                None => self.dim()?,
+            };
+            dims.push(d);
+            if self.eat_separator(b']')? {
+                return Ok(());
             }
-            return self.expect_byte(b']', "',' or ']' in the dimensions");
+        }
+    }
+
+    /// After a list item: `,` (false: another item follows) or `close` (true: the list ends).
+    #[inline]
+    fn eat_separator(&mut self, close: u8) -> PResult<bool> {
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(c) if c == close => {
+                self.pos += 1;
+                Ok(true)
+            }
+            _ => {
+                if self.eat_byte(b',')? {
+                    return Ok(false);
+                }
+                let what = match close {
+                    b']' => "',' or ']' in the dimensions",
+                    _ => "',' or ')' in the tile",
+                };
+                self.expect_byte(close, what).map(|()| true)
+            }
         }
     }
 
     /// The error for a word at `at` that is not an element type.
     #[cold]
-    fn unknown_type<T>(&self, at: usize) -> Result<T> {
+    fn unknown_type<T>(&self, at: usize) -> PResult<T> {
         let shown = &self.s[at..];
         let word_end = shown
             .find(|c: char| !c.is_ascii_alphanumeric())
@@ -394,7 +474,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn dim(&mut self) -> Result<Dim> {
+    fn dim(&mut self) -> PResult<Dim> {
         self.skip()?;
         match self.peek() {
             Some(b'0'..=b'9') => {
@@ -428,16 +508,21 @@ impl<'a> Parser<'a> {
 
     /// Parses a layout of a rank-`rank` shape into `layout` (which holds an empty `minor_to_major` and
     /// every attribute at its default).
-    pub(crate) fn layout_into(&mut self, rank: usize, layout: &mut Layout) -> Result<()> {
+    pub(crate) fn layout_into(&mut self, rank: usize, layout: &mut Layout) -> PResult<()> {
         self.skip()?;
         let open = self.pos;
         self.expect_byte(b'{', "'{' opening the layout")?;
         self.skip()?;
         if self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'-') {
             loop {
-                let d = self.non_negative("a minor_to_major entry")?;
+                let d = match self.small_uint() {
+                    Some(v) => v,
+                    None => self.non_negative("a minor_to_major entry")?,
+                };
                 layout.minor_to_major.push(d);
-                if !self.eat_byte(b',')? {
+                if self.peek() == Some(b',') {
+                    self.pos += 1;
+                } else if !self.eat_byte(b',')? {
                     break;
                 }
             }
@@ -473,7 +558,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn attributes(&mut self, layout: &mut Layout) -> Result<()> {
+    fn attributes(&mut self, layout: &mut Layout) -> PResult<()> {
         let mut last: Option<usize> = None;
         loop {
             self.skip()?;
@@ -596,7 +681,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `('(' tile_dims? ')')+` after `T`, appended to `tiles` (empty).
-    fn tiles_into(&mut self, tiles: &mut Tiles) -> Result<()> {
+    fn tiles_into(&mut self, tiles: &mut Tiles) -> PResult<()> {
         while self.eat_byte(b'(')? {
             tiles.push(Tile::default());
             let Some(Tile(dims)) = tiles.last_mut() else {
@@ -604,6 +689,13 @@ impl<'a> Parser<'a> {
             };
             if !self.eat_byte(b')')? {
                 loop {
+                    if let Some(v) = self.small_uint() {
+                        dims.push(TileDim::Size(v));
+                        if self.eat_separator(b')')? {
+                            break;
+                        }
+                        continue;
+                    }
                     self.skip()?;
                     if self.peek() == Some(b'*') {
                         self.pos += 1;
@@ -638,7 +730,7 @@ impl<'a> Parser<'a> {
     /// `D(...)`: legacy dimension level types, checked as XLA's parser checks them: a possibly empty,
     /// comma-separated list of `D`, `C`, `S` or `H` (each a whole name: `CD`, `C1` or `c` are not), each
     /// followed by an optional `+` and then an optional `~`.
-    fn dim_level_types(&mut self) -> Result<Vec<DimLevel>> {
+    fn dim_level_types(&mut self) -> PResult<Vec<DimLevel>> {
         self.expect_byte(b'(', "'(' after D")?;
         let mut levels = Vec::new();
         if self.eat_byte(b')')? {
