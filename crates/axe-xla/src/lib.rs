@@ -9,6 +9,7 @@ mod axe;
 #[doc(hidden)]
 pub mod bench_cases;
 mod error;
+mod fast;
 mod inline;
 pub mod hlo;
 mod numpy;
@@ -30,7 +31,7 @@ pub use shape::{
     TileDim, TileDims, Tiles,
 };
 pub use size::{element_bits, element_offset, sizes, ElementOffset, Sizes};
-pub use text::{parse_layout, parse_shape, MAX_NESTING};
+pub use text::{parse_layout, parse_shape, parse_shape_general, MAX_NESTING};
 pub use tiling::{index_of_linear, linear_index, static_dims, Tiling};
 pub use tpu::tpu_default_layout;
 pub use validate::{validate, validate_array};

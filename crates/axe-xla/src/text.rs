@@ -36,16 +36,24 @@ use crate::shape::{
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
 pub fn parse_shape(text: &str) -> Result<Shape> {
-    let mut p = Parser::new(text);
-    let mut shape = Shape::Token;
-    p.shape_into(&mut shape).map_err(XlaError::Parse)?;
-    p.skip().map_err(XlaError::Parse)?;
-    if p.pos < text.len() {
-        return Err(XlaError::Parse(p.error_at(
-            p.pos,
-            format!("expected end of shape{}", p.found()),
-        )));
+    // Parsed straight into the returned value: a shape is a few hundred bytes, not worth moving.
+    let mut out: Result<Shape> = Ok(Shape::Token);
+    if let Ok(shape) = &mut out {
+        if let Err(e) = Parser::new(text).whole_shape_into(shape) {
+            out = Err(XlaError::Parse(e));
+        }
     }
+    out
+}
+
+/// [`parse_shape`] without its fast path for arrays in printed form: the reference the fast path is
+/// tested against.
+#[doc(hidden)]
+pub fn parse_shape_general(text: &str) -> Result<Shape> {
+    let mut p = Parser::new(text);
+    p.fast = false;
+    let mut shape = Shape::Token;
+    p.whole_shape_into(&mut shape).map_err(XlaError::Parse)?;
     Ok(shape)
 }
 
@@ -66,6 +74,35 @@ pub fn parse_layout(text: &str, rank: usize) -> Result<Layout> {
     Ok(layout)
 }
 
+/// The value and length of the run of 1 to 7 decimal digits that starts `word` (8 bytes of text, the
+/// first in the lowest byte), without a branch per digit; `None` when it starts with no digit or with 8
+/// (the caller then reads digit by digit).
+#[inline]
+fn swar_digits(word: u64) -> Option<(i64, usize)> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let low7 = word & !HIGH;
+    // Per byte, with no carry between bytes (each sum stays below 0x100): the high bit says
+    // `b >= '0'`, then `b <= '9'`, then that the byte is ASCII.
+    let at_least_0 = low7.wrapping_add(0x5050_5050_5050_5050) & HIGH;
+    let at_most_9 = !low7.wrapping_add(0x4646_4646_4646_4646) & HIGH;
+    let ascii = !word & HIGH;
+    let digits = at_least_0 & at_most_9 & ascii;
+    let n = ((!digits & HIGH).trailing_zeros() / 8) as usize;
+    if n == 0 || n == 8 {
+        return None;
+    }
+    // Keep the n digit values, moved to the top bytes: the low bytes become leading zeros.
+    let mut v = (word & 0x0F0F_0F0F_0F0F_0F0F) << (8 * (8 - n));
+    // Pairs, then quads, then all eight (the first digit is the most significant).
+    v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    let pairs = 0x0000_00FF_0000_00FF;
+    v = ((v & pairs).wrapping_mul(0x000F_4240_0000_0064)
+        .wrapping_add(((v >> 16) & pairs).wrapping_mul(0x0000_2710_0000_0001)))
+        >> 32;
+    // At most 7 digits: below 10^7.
+    Some((v as i64, n))
+}
+
 /// The parser's own result: a boxed error keeps `Result<i64>` and `Result<()>` in registers on the hot
 /// path; [`parse_shape`] and [`parse_layout`] turn it into an [`XlaError`].
 type PResult<T> = std::result::Result<T, Box<ParseError>>;
@@ -82,6 +119,8 @@ pub(crate) struct Parser<'a> {
     pub(crate) pos: usize,
     /// Tuples, buffers and physical shapes `P(...)` open around the current position.
     depth: usize,
+    /// Whether arrays in printed form take the fast path (`crate::fast`); off only to test it.
+    fast: bool,
 }
 
 /// How deeply tuples, buffers and physical shapes (`{...:P(shape)}`) may nest in one shape. XLA's own shapes nest a few levels; the limit
@@ -106,6 +145,7 @@ impl<'a> Parser<'a> {
             s,
             pos: 0,
             depth: 0,
+            fast: true,
         }
     }
 
@@ -286,8 +326,16 @@ impl<'a> Parser<'a> {
     /// A run of 1 to 18 digits at the current position, consumed; `None` (nothing consumed) when there
     /// is no digit or more than 18 (then [`Parser::int`] reads it with overflow checks).
     #[inline]
-    fn small_uint(&mut self) -> Option<i64> {
+    pub(crate) fn small_uint(&mut self) -> Option<i64> {
         let b = self.bytes();
+        if let Some(chunk) = b.get(..8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            if let Some((v, n)) = swar_digits(u64::from_le_bytes(word)) {
+                self.pos += n;
+                return Some(v);
+            }
+        }
         let mut v: i64 = 0;
         let mut n = 0;
         while let Some(&c) = b.get(n) {
@@ -323,9 +371,22 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
+    /// Parses the whole text as one shape into `out` (trailing whitespace and comments allowed).
+    fn whole_shape_into(&mut self, out: &mut Shape) -> PResult<()> {
+        self.shape_into(out)?;
+        self.skip()?;
+        if self.pos < self.s.len() {
+            return self.err(self.pos, format!("expected end of shape{}", self.found()));
+        }
+        Ok(())
+    }
+
     /// Parses one shape into `out` (built in place: a shape is large, and moving it costs).
     pub(crate) fn shape_into(&mut self, out: &mut Shape) -> PResult<()> {
         self.skip()?;
+        if self.fast && self.array_fast(out) {
+            return Ok(());
+        }
         let at = self.pos;
         if self.peek() == Some(b'(') {
             self.pos += 1;

@@ -15,6 +15,7 @@ use crate::shape::{ArrayShape, Shape, TileDim};
 /// assert!(e.to_string().contains("permutation"), "{e}");
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
+#[inline]
 pub fn validate(shape: &Shape) -> Result<()> {
     match shape {
         Shape::Array(a) => validate_array(a),
@@ -60,7 +61,61 @@ fn invalid<T>(msg: String) -> Result<T> {
 }
 
 /// The rules for one array (see [`validate`]).
+#[inline]
 pub fn validate_array(a: &ArrayShape) -> Result<()> {
+    if follows_rules(a) {
+        Ok(())
+    } else {
+        first_broken_rule(a)
+    }
+}
+
+/// Whether `a` breaks none of the rules: every check of [`first_broken_rule`] in a few branches (the
+/// common case; the error, when there is one, comes from [`first_broken_rule`]).
+#[inline]
+fn follows_rules(a: &ArrayShape) -> bool {
+    let l = &a.layout;
+    let rank = a.dims.len();
+    let m2m: &[i64] = &l.minor_to_major;
+    if m2m.len() != rank || rank > 64 {
+        return false;
+    }
+    let mut seen = 0u64;
+    for &d in m2m {
+        // A negative entry becomes a huge u64 and fails the bound.
+        let d = d as u64;
+        if d >= rank as u64 {
+            return false;
+        }
+        seen |= 1 << d;
+    }
+    if seen.count_ones() as usize != rank {
+        return false;
+    }
+    for tile in l.tiles.iter() {
+        let dims: &[TileDim] = &tile.0;
+        if dims.is_empty()
+            || dims
+                .iter()
+                .any(|d| matches!(d, TileDim::Size(s) if *s <= 0))
+        {
+            return false;
+        }
+    }
+    l.tail_padding_alignment_in_elements > 0
+        && l.element_size_in_bits >= 0
+        && l.index_primitive_type.is_none()
+        && l.pointer_primitive_type.is_none()
+        && l.physical_shape.is_none()
+        && l
+            .split_configs
+            .iter()
+            .all(|c| c.dimension >= 0 && (c.dimension as u64) < rank.max(1) as u64)
+}
+
+/// The first rule `a` breaks, in the order [`validate`] lists them, as an error.
+#[cold]
+fn first_broken_rule(a: &ArrayShape) -> Result<()> {
     let l = &a.layout;
     let rank = a.rank();
     if l.minor_to_major.len() != rank {
