@@ -3,7 +3,10 @@
 //! panics; overflow is an error.
 
 use axe_testkit::mutate;
-use axe_xla::{numpy_program, parse_shape, sizes, to_axe, tpu_default_layout, validate, Tiling};
+use axe_xla::{
+    numpy_program, parse_shape, parse_shape_general, sizes, to_axe, tpu_default_layout, validate,
+    Tiling,
+};
 use proptest::prelude::*;
 
 fn corpus_inputs() -> Vec<String> {
@@ -18,7 +21,16 @@ fn corpus_inputs() -> Vec<String> {
         .collect()
 }
 
+/// The fast path for printed arrays gives exactly the general parser's answer: the same shape, or the
+/// same error (message, offset and caret).
+fn same_as_general(input: &str) {
+    let fast = parse_shape(input).map_err(|e| e.to_string());
+    let general = parse_shape_general(input).map_err(|e| e.to_string());
+    assert_eq!(fast, general, "{input:?}");
+}
+
 fn exercise(input: &str) {
+    same_as_general(input);
     let Ok(shape) = parse_shape(input) else {
         return;
     };
@@ -60,6 +72,46 @@ proptest! {
     fn mutated_corpus(k in any::<prop::sample::Index>(), ops in proptest::collection::vec((any::<u8>(), any::<usize>(), prop::sample::select(vec!['(', ')', '[', ']', '{', '}', ':', ',', '*', '-', '0', '9', ' ', 'T', 'S', 'L', 'E', '<', '=', '?', '/', 'é'])), 1..6)) {
         let inputs = corpus_inputs();
         exercise(&mutate(&inputs[k.index(inputs.len())], &ops));
+    }
+
+    /// Printed-form pieces, with the near misses the fast path must hand over: spaces, comments,
+    /// signs, long numbers, dynamic sizes, attributes out of order, repeated or unknown to it.
+    #[test]
+    fn printed_pieces(pieces in proptest::collection::vec(prop::sample::select(vec![
+        "f32", "bf16", "s4", "pred", "token", "b(", "(", ")", "[", "]", "{", "}", ":", ",", "0", "1", "2", "7",
+        "128", "4096", "0000001", "12345678", "9223372036854775807", "9223372036854775808", "-1", "<=", "?",
+        "T(", "T(8,128)", "(2,1)", "(*,2)", "L(", "L(7)", "L(0)", "E(", "E(4)", "S(", "S(1)", "SC(0:1)",
+        "M(8)", "D(C)", "#(u32)", "P(f32[2])", " ", "/*c*/", "*", "é",
+    ]), 1..14)) {
+        exercise(&pieces.concat());
+    }
+
+    /// Well-formed printed arrays (the fast path's own ground), alone and in tuples.
+    #[test]
+    fn printed_arrays(
+        ty in prop::sample::select(vec!["f32", "bf16", "s4", "u8", "pred", "c64", "f8e4m3fn"]),
+        dims in proptest::collection::vec(0i64..5000, 0..5),
+        rotate in 0usize..5,
+        attrs in proptest::collection::vec(prop::sample::select(vec![
+            "T(8,128)", "T(8,128)(2,1)", "T(2)", "T(*,2)", "T()", "L(2)", "L(1)", "E(4)", "E(0)", "S(1)",
+            "S(0)", "M(4)", "SC(0:1)", "D(C)", "#(u8)",
+        ]), 0..4),
+        tuple in any::<bool>(),
+    ) {
+        let mut m2m: Vec<usize> = (0..dims.len()).rev().collect();
+        if !m2m.is_empty() {
+            let r = rotate % m2m.len();
+            m2m.rotate_left(r);
+        }
+        let dims: Vec<String> = dims.iter().map(i64::to_string).collect();
+        let m2m: Vec<String> = m2m.iter().map(usize::to_string).collect();
+        let attrs = attrs.concat();
+        let layout = if attrs.is_empty() { format!("{{{}}}", m2m.join(",")) } else { format!("{{{}:{attrs}}}", m2m.join(",")) };
+        let array = format!("{ty}[{}]{layout}", dims.join(","));
+        exercise(&array);
+        if tuple {
+            exercise(&format!("({array}, s32[]{{:T(128)}}, {array})"));
+        }
     }
 
     #[test]

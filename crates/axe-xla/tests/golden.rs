@@ -200,3 +200,90 @@ fn printing_is_xlas() {
         assert_eq!(parse_shape(input).unwrap().to_string(), printed, "{input}");
     }
 }
+
+#[test]
+fn dim_level_types_are_checked_kept_and_not_printed() {
+    use axe_xla::{DimLevel, DimLevelType};
+    let a = array("f32[3,5]{1,0:D(C+,D~, S+~ ,H)T(2,2)}");
+    let level = |level_type, unique, ordered| DimLevel {
+        level_type,
+        unique,
+        ordered,
+    };
+    assert_eq!(
+        a.layout.dim_level_types,
+        vec![
+            level(DimLevelType::Compressed, false, true),
+            level(DimLevelType::Dense, true, false),
+            level(DimLevelType::Singleton, false, false),
+            level(DimLevelType::LooseCompressed, true, true),
+        ]
+    );
+    let shown: Vec<String> = a.layout.dim_level_types.iter().map(|d| d.to_string()).collect();
+    assert_eq!(shown, ["C+", "D~", "S+~", "H"]);
+    // XLA's printer drops them, and so does ours; they take no part in sizes either.
+    assert_eq!(a.to_string(), "f32[3,5]{1,0:T(2,2)}");
+    assert_eq!(array("f32[3,5]{1,0:D()}").to_string(), "f32[3,5]{1,0}");
+    assert_eq!(array("f32[]{:D(C)}").to_string(), "f32[]");
+    assert_eq!(
+        sizes(&a).unwrap(),
+        sizes(&array("f32[3,5]{1,0:T(2,2)}")).unwrap()
+    );
+    // What XLA rejects, with where.
+    for (text, offset, message) in [
+        ("f32[3,5]{1,0:D(U)}", 15, "unknown dimension level type \"U\""),
+        ("f32[3,5]{1,0:D(c)}", 15, "unknown dimension level type \"c\""),
+        ("f32[3,5]{1,0:D(CD)}", 15, "unknown dimension level type \"CD\""),
+        ("f32[3,5]{1,0:D(C_)}", 15, "unknown dimension level type \"C_\""),
+        ("f32[3,5]{1,0:D(C~+)}", 17, "expected ',' or ')' in D(...), found '+'"),
+        ("f32[3,5]{1,0:D(C D)}", 17, "expected ',' or ')' in D(...), found 'D'"),
+        ("f32[3,5]{1,0:D(C,)}", 17, "expected a dimension level type (D, C, S or H)"),
+        ("f32[3,5]{1,0:D(+)}", 15, "expected a dimension level type (D, C, S or H)"),
+        ("f32[3,5]{1,0:D}", 14, "expected '(' after D"),
+        ("f32[3,5]{1,0:T(2,2)D(C)}", 19, "attribute D must come before T"),
+    ] {
+        let e = parse_shape(text).unwrap_err().to_string();
+        assert!(e.contains(message), "{text}: {e}");
+        assert!(e.contains(&format!("offset {offset}")), "{text}: {e}");
+    }
+}
+
+#[test]
+fn xla_array_size_of_untiled_layouts_leaves_out_l() {
+    // ShapeUtil::ArraySize: no tiles, so ByteSizeOfElements; L only counts with tiles.
+    let z = sizes(&array("f32[3,5]{1,0:L(7)}")).unwrap();
+    assert_eq!(
+        (z.logical_bytes, z.xla_array_size_bytes, z.physical_bytes),
+        (60, 60, 84)
+    );
+    let z = sizes(&array("s4[3]{0:L(8)E(4)}")).unwrap();
+    assert_eq!(
+        (z.logical_bytes, z.xla_array_size_bytes, z.physical_bytes),
+        (2, 2, 4)
+    );
+    let z = sizes(&array("f32[]{:L(4)}")).unwrap();
+    assert_eq!((z.xla_array_size_bytes, z.physical_bytes), (4, 16));
+    // With a tile, L applies after the first tile's padding.
+    let z = sizes(&array("f32[3,5]{1,0:T(2,2)L(7)}")).unwrap();
+    assert_eq!((z.xla_array_size_bytes, z.physical_bytes), (112, 112));
+}
+
+#[test]
+fn xla_array_size_counts_a_split_dimension_by_its_largest_split() {
+    // SC(0:5): physical dimension 0 (the most major, logical 0 here) split at 5: pieces of 5 and 5.
+    let z = sizes(&array("f32[10,128]{1,0:T(8,128)SC(0:5)}")).unwrap();
+    assert_eq!(z.xla_array_size_bytes, 8 * 128 * 4);
+    assert_eq!(z.physical_bytes, 16 * 128 * 4);
+    // Pieces 3, 4, 3: the largest is 4.
+    let z = sizes(&array("f32[10,128]{1,0:T(8,128)SC(0:3,7)}")).unwrap();
+    assert_eq!(z.xla_array_size_bytes, 8 * 128 * 4);
+    // A permuted order: physical dimension 0 is logical dimension 1 (size 40), pieces 30 and 10.
+    let z = sizes(&array("f32[8,40]{0,1:T(8,8)SC(0:30)}")).unwrap();
+    assert_eq!(z.xla_array_size_bytes, 32 * 8 * 4);
+    // Only the first config naming a dimension counts.
+    let z = sizes(&array("f32[10,128]{1,0:T(8,128)SC(0:5)(0:1)}")).unwrap();
+    assert_eq!(z.xla_array_size_bytes, 8 * 128 * 4);
+    // Without tiles the split is ignored, as L is.
+    let z = sizes(&array("f32[10,128]{1,0:SC(0:5)}")).unwrap();
+    assert_eq!(z.xla_array_size_bytes, z.logical_bytes);
+}

@@ -190,6 +190,37 @@ proptest! {
         prop_assert_eq!(z.physical_bytes, (n * bits + 7) / 8);
     }
 
+    /// XLA's `ShapeUtil::ArraySize`, written out: untiled, the element bytes (no `L`); tiled, each
+    /// physical dimension rounded up to the first tile's size for it (1 for dimensions the tile lacks),
+    /// times the dimensions it does not cover, rounded up to `L`, then `E`.
+    #[test]
+    fn xla_array_size_is_xlas_formula(a in array_strategy(3), l in 1i64..9) {
+        let mut a = a;
+        a.layout.tail_padding_alignment_in_elements = l;
+        let first = a.layout.tiles.first().cloned();
+        prop_assume!(first.as_ref().is_none_or(|t| t.0.iter().all(|d| matches!(d, TileDim::Size(_)))));
+        let z = sizes(&a).unwrap();
+        let bits = if a.layout.element_size_in_bits > 0 { a.layout.element_size_in_bits } else { i64::from(a.element_type.byte_width()) * 8 };
+        let bytes = |n: i64| (n * bits + 7) / 8;
+        let dims: Vec<i64> = a.dims.iter().map(|d| d.bound().unwrap()).collect();
+        let expected = match first {
+            None => bytes(dims.iter().product()),
+            Some(tile) => {
+                let t: Vec<i64> = tile.0.iter().map(|d| match d { TileDim::Size(s) => *s, TileDim::Combined => unreachable!() }).collect();
+                let rank = dims.len();
+                let mut n = 1i64;
+                for j in 0..t.len().max(rank) {
+                    // j counts from the most minor dimension.
+                    let d = if j < rank { dims[a.layout.minor_to_major[j] as usize] } else { 1 };
+                    n *= if j < t.len() { let s = t[t.len() - 1 - j]; (d + s - 1) / s * s } else { d };
+                }
+                bytes((n + l - 1) / l * l)
+            }
+        };
+        prop_assert_eq!(z.xla_array_size_bytes, expected, "{}", a);
+        prop_assert!(z.xla_array_size_bytes <= z.physical_bytes);
+    }
+
     #[test]
     fn printing_round_trips(a in array_strategy(3), space in 0i64..3, l in 1i64..4) {
         let mut a = a;
