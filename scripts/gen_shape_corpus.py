@@ -4,7 +4,10 @@ answer (from ../shared/tools/xla-print, i.e. jaxlib 0.10.2) and ours.
     python3 scripts/gen_shape_corpus.py > crates/axe-xla/tests/corpus/shapes.jsonl
 
 Each line: {"input", "xla": "ok"|"error"|"crash", "xla_printed"?, and our expectation: "printed" (we
-accept and print this) or "error" (a substring of our error message)}. Where XLA accepts something this
+accept and print this) or "error" (a substring of our error message)}. Where XLA accepts a single array,
+"xla_array_size_bytes" is XLA's `ShapeUtil::ArraySize` of what XLA parsed: jaxlib exposes no binding for
+it, so `xla_array_size` below applies the rule of xla/shape_util.cc (`ArraySize`, `ByteSizeOfElements`)
+and xla/layout_util.cc (`MaxSplitSize`) to XLA's printed shape. Where XLA accepts something this
 project rejects on purpose (lenient attribute bodies, wrapped literals) or prints lossy output (memory
 spaces past 8 bits), the line says so in "note". The Rust test crates/axe-xla/tests/corpus.rs checks
 every line against our parser and printer.
@@ -56,6 +59,21 @@ def valid_inputs(rng):
         for a, b in itertools.combinations(["T(8,128)", "L(2)", "#(u8)", "*(u16)", "E(8)", "S(1)", "SC(1:2)",
                                             "M(4)"], 2):
             out.append(f"{s}:{a}{b}}}")
+    # the legacy dim level types D(...): what XLA's parser accepts (and drops)
+    out += ["f32[3,5]{1,0:D()}", "f32[3,5]{1,0:D(D)}", "f32[3,5]{1,0:D(S)}", "f32[3,5]{1,0:D(H)}",
+            "f32[3,5]{1,0:D(C+)}", "f32[3,5]{1,0:D(C~)}", "f32[3,5]{1,0:D(C+~)}", "f32[3,5]{1,0:D(C,D,S)}",
+            "f32[3,5]{1,0:D(C,D,S,H,D)}", "f32[3,5]{1,0:D( C , D )}", "f32[3,5]{1,0:D(D+~,C~,S+)}",
+            "f32[3,5]{1,0:D(C)L(2)}", "f32[3,5]{1,0:D(C)S(1)}", "f32[]{:D(C)}", "f32[3,5]{1,0:D(C)#(u32)}",
+            "f32[3,5]{1,0:D(C)E(4)}", "f32[3,5]{1,0:D(C)M(2)}", "f32[3,5]{1,0:D(C)SC(0:1)}",
+            "f32[3,5]{1,0:D(C/*x*/)}", "f32[3,5]{1,0:D(C+ ~)}", "f32[3,5]{1,0:D (C)}",
+            "f32[3,5]{1,0:D(C)T(2,2)L(3)}"]
+    # tail padding and split configs, with and without tiles (XLA's ArraySize differs between them)
+    out += ["f32[3,5]{1,0:L(7)}", "f32[3,5]{0,1:L(7)}", "s4[3]{0:L(8)E(4)}", "u8[5]{0:L(3)}", "f32[]{:L(4)}",
+            "pred[10]{0:L(16)E(1)}", "bf16[7,3]{1,0:L(64)S(1)}", "f32[3,5]{1,0:T(2,2)L(7)}",
+            "f32[3,5]{1,0:T(8,128)L(1000)}", "s4[9,7]{1,0:T(8,8)L(3)E(4)}", "f32[<=9,5]{1,0:L(4)}",
+            "f32[10,128]{1,0:SC(0:5)}", "f32[10,128]{1,0:T(8,128)SC(0:5)}", "f32[10,128]{1,0:T(8,128)SC(0:3,7)}",
+            "f32[8,40]{0,1:T(8,8)SC(0:30)}", "f32[10,128]{1,0:T(8,128)SC(0:5)(0:1)}",
+            "f32[10,300]{1,0:T(8,128)SC(1:100)}", "f32[10,128]{1,0:T(8,128)L(5)SC(0:5)}"]
     out += [
         "f32[4]{0:T(2)L(2)#(u16)*(u32)E(8)S(1)SC(0:1)M(4)}", "f32[]{:T(128)}", "u32[]{:S(2)}", "s32[]{:T(*)}",
         "f32[3]{0:T(4)L(8)E(16)S(3)}", "u4[5]{0:T(8)E(4)}", "pred[4]{0:T(32)E(1)}", "f4e2m1fn[4]{0:E(4)}",
@@ -98,7 +116,109 @@ INVALID = [
     "f32[2]{0:X(1)}", "f32[2]{0:SC}", "f32[2]{0:T}", "f32[2]{0:L()}", "f32[2]{0:P(f32[2]}", "f32[2]/* open",
     "f32[2,3]{1,0,2}", "f32[2]{0:D(C)D(C)}", "f32[2]{0:M(1)T(2)}", "f32[1,2]{0:T(2)}", "b(token[])",
     "f32[2]{0:E(99999999999999999999)}", "f32[2]{0:#()}", "f32[2]{0:SC(:1)}", "pred[2]{0:T(*,)}",
+    # D(...) letters and forms XLA rejects (and two it accepts leniently: D alone, an unclosed list)
+    "f32[3,5]{1,0:D(U)}", "f32[3,5]{1,0:D(X)}", "f32[3,5]{1,0:D(c)}", "f32[3,5]{1,0:D(C~+)}",
+    "f32[3,5]{1,0:D(C++)}", "f32[3,5]{1,0:D(CD)}", "f32[3,5]{1,0:D(C D)}", "f32[3,5]{1,0:D(C,)}",
+    "f32[3,5]{1,0:D(,C)}", "f32[3,5]{1,0:D(,)}", "f32[3,5]{1,0:D(1)}", "f32[3,5]{1,0:T(2,2)D(C)}",
+    "f32[3,5]{1,0:D(C_)}", "f32[3,5]{1,0:D(C.)}", "f32[3,5]{1,0:D(C-)}", "f32[3,5]{1,0:D(+)}",
+    "f32[3,5]{1,0:D(~)}", "f32[3,5]{1,0:D(U+)}", "f32[3,5]{1,0:D(DENSE)}", "f32[3,5]{1,0:D}",
+    "f32[3,5]{1,0:D(C}",
 ]
+
+BYTE_WIDTH = {"pred": 1, "s1": 1, "s2": 1, "s4": 1, "s8": 1, "s16": 2, "s32": 4, "s64": 8, "u1": 1, "u2": 1,
+              "u4": 1, "u8": 1, "u16": 2, "u32": 4, "u64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8,
+              "c64": 8, "c128": 16}
+
+
+def byte_width(t):
+    return BYTE_WIDTH.get(t, 1)  # every f8, f6 and f4 type is one byte wide
+
+
+def round_up(n, m):
+    return -(-n // m) * m
+
+
+def xla_array_size(printed):
+    """XLA's ShapeUtil::ArraySize of a printed single array, or None (tuples, '?', combined tiles)."""
+    import re
+    m = re.fullmatch(r"([a-z0-9]+)\[([^\]]*)\](?:\{([^:}]*)(?::(.*))?\})?", printed)
+    if not m or m.group(1) in ("token", "opaque"):
+        return None
+    ty, dims_s, m2m_s, attrs = m.group(1), m.group(2), m.group(3), m.group(4) or ""
+    dims = []
+    for d in filter(None, dims_s.split(",")):
+        if d == "?":
+            return None
+        dims.append(int(d[2:]) if d.startswith("<=") else int(d))
+    rank = len(dims)
+    m2m = [int(x) for x in m2m_s.split(",")] if m2m_s else list(range(rank - 1, -1, -1))
+    tiles, tail, bits, splits, sparse = [], 1, 0, [], False
+    pos = 0
+    while pos < len(attrs):
+        key = "SC" if attrs.startswith("SC", pos) else attrs[pos]
+        pos += len(key)
+        groups = []
+        while pos < len(attrs) and attrs[pos] == "(":
+            depth, end = 0, pos
+            while True:
+                depth += {"(": 1, ")": -1}.get(attrs[end], 0)
+                if depth == 0:
+                    break
+                end += 1
+            groups.append(attrs[pos + 1:end])
+            pos = end + 1
+            if key not in ("T", "SC"):
+                break
+        if key == "T":
+            tiles = [[x for x in g.split(",") if x] for g in groups]
+        elif key == "L":
+            tail = int(groups[0])
+        elif key == "E":
+            bits = int(groups[0])
+        elif key in ("#", "*", "P"):
+            sparse = True
+        elif key == "SC":
+            for g in groups:
+                dim, idx = g.split(":")
+                splits.append((int(dim), [int(x) for x in idx.split(",") if x]))
+
+    if (sorted(m2m) != list(range(rank)) or bits < 0 or tail < 1 or sparse
+            or any(not t or any(x != "*" and int(x) <= 0 for x in t) for t in tiles)
+            or any(not 0 <= d < max(rank, 1) for d, _ in splits)):
+        return None  # a layout XLA's validation rejects: ArraySize has no meaning for it
+
+    def size_of(n):
+        size = -(-n * bits // 8) if bits else n * byte_width(ty)
+        return size if size < 2 ** 63 else None  # past int64, XLA's arithmetic wraps
+
+    if not tiles:  # ByteSizeOfElements: no L
+        n = 1
+        for d in dims:
+            n *= d
+        return size_of(n)
+    tile = tiles[0]
+    if "*" in tile:
+        return None
+    tile = [int(x) for x in tile]
+
+    def max_split_size(dim):  # LayoutUtil::MaxSplitSize; a config names a physical dimension
+        for physical, indices in splits:
+            if m2m[rank - 1 - physical] == dim:
+                largest, last = 0, 0
+                for i in indices:
+                    largest, last = max(largest, i - last), i
+                return max(largest, dims[dim] - last)
+        return dims[dim]
+
+    n, j = 1, 0
+    for j in range(len(tile)):
+        d = max_split_size(m2m[j]) if j < rank else 1
+        n *= round_up(d, tile[len(tile) - j - 1])
+    for j in range(len(tile), rank):
+        n *= max_split_size(m2m[j])
+    if tail != 1:
+        n = round_up(n, tail)
+    return size_of(n)
 
 
 def xla(inputs):
@@ -129,6 +249,9 @@ def main():
         rec = {"input": s, "xla": xs["status"]}
         if xs["status"] == "ok":
             rec["xla_printed"] = xs["printed"]
+            size = xla_array_size(xs["printed"])
+            if size is not None:
+                rec["xla_array_size_bytes"] = size
         mine = o[s]
         if "printed" in mine:
             rec["printed"] = mine["printed"]

@@ -35,6 +35,12 @@ pub fn element_bits(a: &ArrayShape) -> i64 {
 }
 
 fn bytes_of(elements: i64, bits: i64) -> Result<i64> {
+    if bits % 8 == 0 {
+        // Whole bytes per element, as XLA counts them: no overflow from counting bits first.
+        return elements
+            .checked_mul(bits / 8)
+            .ok_or_else(|| overflow("computing a byte size"));
+    }
     let total = elements
         .checked_mul(bits)
         .ok_or_else(|| overflow("computing a byte size"))?;

@@ -2,19 +2,25 @@
 //! The conformance corpus (tests/corpus/shapes.jsonl, written by scripts/gen_shape_corpus.py): shape
 //! strings from the grammar with XLA's own answer (jaxlib 0.10.2) beside ours. Where XLA accepts a shape
 //! we print exactly what XLA prints, except the deliberate differences the corpus notes; where XLA
-//! rejects or aborts, we return an error.
+//! rejects or aborts, we return an error. Where XLA accepts a single array, our "XLA ArraySize" is XLA's
+//! (`xla_array_size_bytes`: XLA's `ShapeUtil::ArraySize` rule applied to XLA's parse).
 
-use axe_xla::parse_shape;
+use axe_xla::{parse_shape, parse_shape_general, sizes};
 use serde_json::Value;
 
 #[test]
 fn corpus() {
     let text = include_str!("corpus/shapes.jsonl");
-    let (mut same_as_xla, mut rejected) = (0, 0);
+    let (mut same_as_xla, mut rejected, mut sized) = (0, 0, 0);
     for line in text.lines() {
         let row: Value = serde_json::from_str(line).unwrap();
         let input = row["input"].as_str().unwrap();
         let xla = row["xla"].as_str().unwrap();
+        assert_eq!(
+            parse_shape(input).map_err(|e| e.to_string()),
+            parse_shape_general(input).map_err(|e| e.to_string()),
+            "the fast path differs on {input:?}"
+        );
         match (row.get("printed"), row.get("error")) {
             (Some(printed), None) => {
                 let printed = printed.as_str().unwrap();
@@ -25,6 +31,16 @@ fn corpus() {
                     printed,
                     "fixpoint for {input:?}"
                 );
+                if let Some(bytes) = row.get("xla_array_size_bytes") {
+                    let array = shape.as_array().unwrap();
+                    let ours = sizes(array).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+                    assert_eq!(
+                        ours.xla_array_size_bytes,
+                        bytes.as_i64().unwrap(),
+                        "XLA's ArraySize of {input:?}"
+                    );
+                    sized += 1;
+                }
                 if xla == "ok" && row.get("note").is_none() {
                     assert_eq!(
                         row["xla_printed"].as_str().unwrap(),
@@ -54,4 +70,5 @@ fn corpus() {
         "only {same_as_xla} lines print as XLA does"
     );
     assert!(rejected >= 50, "only {rejected} rejections");
+    assert!(sized >= 400, "only {sized} sizes checked against XLA's");
 }
