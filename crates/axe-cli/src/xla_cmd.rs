@@ -292,10 +292,25 @@ fn size_verb(text: &str) -> Result<Report, String> {
         total[0], total[1], total[2], padding
     ));
     if total[1] != total[2] {
-        text.push_str(&format!(
-            "\nnote: XLA's ArraySize pads with the first tile only; expanding every tile needs {} more bytes",
-            total[2] - total[1]
-        ));
+        // Why XLA's ArraySize (ShapeUtil::ArraySize) differs from the bytes the layout occupies.
+        let layouts = || arrays.iter().map(|(_, a)| &a.layout);
+        let mut reasons = Vec::new();
+        if layouts().any(|l| l.tiles.len() > 1) {
+            reasons.push("pads with the first tile only");
+        }
+        if layouts().any(|l| l.tiles.is_empty() && l.tail_padding_alignment_in_elements > 1) {
+            reasons.push("leaves out L when the layout has no tiles");
+        }
+        if layouts().any(|l| !l.tiles.is_empty() && !l.split_configs.is_empty()) {
+            reasons.push("counts a split dimension by its largest split");
+        }
+        let gap = total[2] - total[1];
+        let (what, more) = (reasons.join(", "), if gap > 0 { "more" } else { "fewer" });
+        text.push_str(&if reasons == ["pads with the first tile only"] {
+            format!("\nnote: XLA's ArraySize {what}; expanding every tile needs {gap} more bytes")
+        } else {
+            format!("\nnote: XLA's ArraySize {what}; the layout occupies {} {more} bytes", gap.abs())
+        });
     }
     Ok(Report {
         json: json!({"shape": shape.to_string(), "logical_bytes": total[0], "xla_array_size_bytes": total[1],
