@@ -101,10 +101,9 @@ fn bench_xla(json: bool, n: usize) -> bool {
         &|| {
             shapes
                 .iter()
-                .map(|s| {
-                    axe_xla::parse_shape(s)
-                        .and_then(|shape| axe_xla::validate(&shape))
-                        .map_or(0, |()| 1)
+                .map(|s| match &axe_xla::parse_shape(s) {
+                    Ok(shape) => u64::from(axe_xla::validate(shape).is_ok()),
+                    Err(_) => 0,
                 })
                 .sum::<u64>()
         },

@@ -3,8 +3,8 @@
 //!
 //! It either produces exactly the shape the general parser would, or gives up having consumed nothing,
 //! and the general parser reads the text instead: every error, and everything rarer (spaces, comments,
-//! dynamic dimensions, negative numbers, other attributes, out-of-order or repeated ones, long numbers),
-//! goes that way, so messages and offsets are the general parser's.
+//! dynamic dimensions, negative numbers, other attributes, out-of-order or repeated ones, numbers of
+//! more than 18 digits), goes that way, so messages and offsets are the general parser's.
 
 use crate::primitive::PrimitiveType;
 use crate::shape::{ArrayShape, Dim, Layout, MinorToMajor, Shape, Tile, TileDim, Tiles};
@@ -14,60 +14,96 @@ impl Parser<'_> {
     /// Reads an array in printed form into `out`; `false` (position unchanged, `out` untouched or a
     /// partly filled array the caller overwrites) to let the general parser read it.
     pub(crate) fn array_fast(&mut self, out: &mut Shape) -> bool {
-        let start = self.pos;
-        if self.array_fast_inner(out).is_none() {
-            self.pos = start;
-            return false;
+        let mut c = Cursor {
+            s: self.s,
+            b: self.s.as_bytes(),
+            p: self.pos,
+        };
+        if c.array(out).is_some() {
+            self.pos = c.p;
+            return true;
         }
-        true
+        false
+    }
+}
+
+/// The text and a position in it, kept in registers while the fast path runs.
+struct Cursor<'a> {
+    s: &'a str,
+    b: &'a [u8],
+    p: usize,
+}
+
+impl Cursor<'_> {
+    #[inline(always)]
+    fn byte(&self) -> Option<u8> {
+        self.b.get(self.p).copied()
     }
 
-    /// A non-negative integer of at most 18 digits; one digit (most of them in printed shapes:
-    /// orders, small tiles, memory spaces) without a call.
     #[inline(always)]
-    fn uint_fast(&mut self) -> Option<i64> {
-        let b = self.s.as_bytes();
-        let d0 = b.get(self.pos)?.wrapping_sub(b'0');
-        if d0 > 9 {
-            return None;
-        }
-        match b.get(self.pos + 1) {
-            Some(c) if c.is_ascii_digit() => self.small_uint(),
-            _ => {
-                self.pos += 1;
-                Some(i64::from(d0))
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn next_is(&mut self, c: u8) -> Option<()> {
-        if self.s.as_bytes().get(self.pos) == Some(&c) {
-            self.pos += 1;
+    fn eat(&mut self, c: u8) -> Option<()> {
+        if self.byte() == Some(c) {
+            self.p += 1;
             Some(())
         } else {
             None
         }
     }
 
+    /// A non-negative integer of at most 18 digits (`None` for more, or none: the general parser
+    /// reads it); one digit (most of them in printed shapes: orders, small tiles, memory spaces) at once.
     #[inline(always)]
-    fn byte(&self) -> Option<u8> {
-        self.s.as_bytes().get(self.pos).copied()
+    fn uint(&mut self) -> Option<i64> {
+        let d0 = self.byte()?.wrapping_sub(b'0');
+        if d0 > 9 {
+            return None;
+        }
+        self.p += 1;
+        let mut v = i64::from(d0);
+        let mut n = 1;
+        while let Some(d) = self.byte().map(|c| c.wrapping_sub(b'0')) {
+            if d > 9 {
+                break;
+            }
+            if n == 18 {
+                return None;
+            }
+            // At most 18 digits: below 10^18, no overflow.
+            v = v * 10 + i64::from(d);
+            n += 1;
+            self.p += 1;
+        }
+        Some(v)
     }
 
-    fn array_fast_inner(&mut self, out: &mut Shape) -> Option<()> {
-        let b = self.s.as_bytes();
-        let word_len = b
-            .get(self.pos..)?
-            .iter()
-            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-            .count();
-        let ty = PrimitiveType::from_name(self.s.get(self.pos..self.pos + word_len)?)?;
+    /// After a list item: `,` (false: more follow) or `close` (true: the list ends); `None` otherwise.
+    #[inline(always)]
+    fn separator(&mut self, close: u8) -> Option<bool> {
+        let c = self.byte()?;
+        self.p += 1;
+        if c == b',' {
+            Some(false)
+        } else if c == close {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn array(&mut self, out: &mut Shape) -> Option<()> {
+        let start = self.p;
+        while self
+            .byte()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        {
+            self.p += 1;
+        }
+        let ty = PrimitiveType::from_name(self.s.get(start..self.p)?)?;
         if !ty.is_array_type() {
             return None;
         }
-        self.pos += word_len;
-        self.next_is(b'[')?;
+        self.eat(b'[')?;
         *out = Shape::Array(ArrayShape {
             element_type: ty,
             dims: Default::default(),
@@ -76,16 +112,11 @@ impl Parser<'_> {
         let Shape::Array(a) = out else {
             return None;
         };
-        if self.next_is(b']').is_none() {
+        if self.eat(b']').is_none() {
             loop {
-                a.dims.push(Dim::Static(self.uint_fast()?));
-                match self.byte()? {
-                    b',' => self.pos += 1,
-                    b']' => {
-                        self.pos += 1;
-                        break;
-                    }
-                    _ => return None,
+                a.dims.push(Dim::Static(self.uint()?));
+                if self.separator(b']')? {
+                    break;
                 }
             }
         }
@@ -99,81 +130,81 @@ impl Parser<'_> {
                 return Some(());
             }
         }
-        self.pos += 1;
+        self.p += 1;
         let layout = &mut a.layout;
         // A layout only when `{` is followed by an integer or `:`, as in the general parser.
         let first = self.byte()?;
-        if first != b':' && !first.is_ascii_digit() {
-            return None;
-        }
         if first.is_ascii_digit() {
             loop {
-                layout.minor_to_major.push(self.uint_fast()?);
-                if self.next_is(b',').is_none() {
+                layout.minor_to_major.push(self.uint()?);
+                if self.eat(b',').is_none() {
                     break;
                 }
             }
+        } else if first != b':' {
+            return None;
         }
         if layout.minor_to_major.len() != rank {
             return None;
         }
-        if self.next_is(b':').is_some() {
+        if self.eat(b':').is_some() {
             // Attributes in XLA's order, each at most once: T, L, E, S (0..4).
             let mut next_allowed = 0;
             loop {
-                let (key, c) = match self.byte()? {
-                    b'T' => (0, b'T'),
-                    b'L' => (1, b'L'),
-                    b'E' => (2, b'E'),
-                    b'S' if self.s.as_bytes().get(self.pos + 1) != Some(&b'C') => (3, b'S'),
-                    _ => break,
+                // Compared in turn, most frequent first (a jump table here mispredicts).
+                let c = self.byte()?;
+                let key = if c == b'T' {
+                    0
+                } else if c == b'S' && self.b.get(self.p + 1) != Some(&b'C') {
+                    3
+                } else if c == b'L' {
+                    1
+                } else if c == b'E' {
+                    2
+                } else {
+                    break;
                 };
                 if key < next_allowed {
                     return None;
                 }
                 next_allowed = key + 1;
-                self.next_is(c)?;
-                if c == b'T' {
-                    self.tiles_fast(&mut layout.tiles)?;
+                self.p += 1;
+                if key == 0 {
+                    self.tiles(&mut layout.tiles)?;
                     continue;
                 }
-                self.next_is(b'(')?;
-                let v = self.uint_fast()?;
-                self.next_is(b')')?;
-                match c {
-                    b'L' if v > 0 => layout.tail_padding_alignment_in_elements = v,
-                    b'E' => layout.element_size_in_bits = v,
-                    b'S' => layout.memory_space = v,
+                self.eat(b'(')?;
+                let v = self.uint()?;
+                self.eat(b')')?;
+                match key {
+                    1 if v > 0 => layout.tail_padding_alignment_in_elements = v,
+                    2 => layout.element_size_in_bits = v,
+                    3 => layout.memory_space = v,
                     _ => return None,
                 }
             }
         }
-        self.next_is(b'}')
+        self.eat(b'}')
     }
 
-    fn tiles_fast(&mut self, tiles: &mut Tiles) -> Option<()> {
-        self.next_is(b'(')?;
+    fn tiles(&mut self, tiles: &mut Tiles) -> Option<()> {
+        self.eat(b'(')?;
         loop {
             tiles.push(Tile::default());
             let Tile(dims) = tiles.last_mut()?;
-            if self.next_is(b')').is_none() {
+            if self.eat(b')').is_none() {
                 loop {
-                    if self.next_is(b'*').is_some() {
+                    if self.eat(b'*').is_some() {
                         dims.push(TileDim::Combined);
                     } else {
-                        dims.push(TileDim::Size(self.uint_fast()?));
+                        dims.push(TileDim::Size(self.uint()?));
                     }
-                    match self.byte()? {
-                        b',' => self.pos += 1,
-                        b')' => {
-                            self.pos += 1;
-                            break;
-                        }
-                        _ => return None,
+                    if self.separator(b')')? {
+                        break;
                     }
                 }
             }
-            if self.next_is(b'(').is_none() {
+            if self.eat(b'(').is_none() {
                 return Some(());
             }
         }

@@ -35,6 +35,7 @@ use crate::shape::{
 /// assert!(e.contains("offset 11"), "{e}");
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
+#[inline]
 pub fn parse_shape(text: &str) -> Result<Shape> {
     // Parsed straight into the returned value: a shape is a few hundred bytes, not worth moving.
     let mut out: Result<Shape> = Ok(Shape::Token);
@@ -391,7 +392,7 @@ impl<'a> Parser<'a> {
         if self.peek() == Some(b'(') {
             self.pos += 1;
             self.nest(at)?;
-            let mut elems: Vec<Shape> = Vec::new();
+            let mut elems: Vec<Shape> = Vec::with_capacity(4);
             if !self.eat_byte(b')')? {
                 loop {
                     elems.push(Shape::Token);

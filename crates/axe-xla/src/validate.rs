@@ -19,6 +19,16 @@ use crate::shape::{ArrayShape, Shape, TileDim};
 pub fn validate(shape: &Shape) -> Result<()> {
     match shape {
         Shape::Array(a) => validate_array(a),
+        other => validate_composite(other),
+    }
+}
+
+/// [`validate`] for tuples, buffers, tokens and opaques (kept apart so that an array's check stays
+/// small enough to inline).
+#[inline(never)]
+fn validate_composite(shape: &Shape) -> Result<()> {
+    match shape {
+        Shape::Array(a) => validate_array(a),
         Shape::Tuple(elems) => elems.iter().enumerate().try_for_each(|(i, e)| {
             validate(e).map_err(|err| match err {
                 XlaError::Invalid(m) => XlaError::Invalid(format!("tuple element {i}: {m}")),
