@@ -76,6 +76,7 @@ fn scale(s: &str) -> Result<f32, String> {
     }
 }
 
+#[allow(clippy::large_enum_variant, reason = "one value per command")]
 enum Input {
     Xla(axe_xla::ArrayShape),
     Axe(axe_layout::Layout, Vec<u64>),

@@ -48,6 +48,7 @@ fn is_row_major_dense(a: &ArrayShape) -> bool {
 }
 
 /// The output layout `--to` names: an XLA array, or an Axe layout over the source's dimensions.
+#[allow(clippy::large_enum_variant, reason = "one value per command")]
 enum Destination {
     Xla(ArrayShape),
     Axe(axe_layout::Layout, Vec<u64>, u32),

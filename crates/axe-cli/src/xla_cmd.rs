@@ -309,7 +309,10 @@ fn size_verb(text: &str) -> Result<Report, String> {
         text.push_str(&if reasons == ["pads with the first tile only"] {
             format!("\nnote: XLA's ArraySize {what}; expanding every tile needs {gap} more bytes")
         } else {
-            format!("\nnote: XLA's ArraySize {what}; the layout occupies {} {more} bytes", gap.abs())
+            format!(
+                "\nnote: XLA's ArraySize {what}; the layout occupies {} {more} bytes",
+                gap.abs()
+            )
         });
     }
     Ok(Report {

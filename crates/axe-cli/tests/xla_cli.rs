@@ -95,7 +95,10 @@ fn xla_array_size_leaves_out_l_without_tiles() {
     assert_eq!(v["xla_array_size_bytes"], 60);
     assert_eq!(v["physical_bytes"], 84);
     let (_, out, _) = run(&["xla", "size", "f32[3,5]{1,0:L(7)}"]);
-    assert!(out.contains("leaves out L when the layout has no tiles"), "{out}");
+    assert!(
+        out.contains("leaves out L when the layout has no tiles"),
+        "{out}"
+    );
     assert!(out.contains("occupies 24 more bytes"), "{out}");
 }
 

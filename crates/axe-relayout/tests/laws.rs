@@ -11,6 +11,7 @@ use proptest::prelude::*;
 
 /// A side of the copy: its TensorLayout plus an independent way to find each element's slots.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant, reason = "a few values per test case")]
 enum Side {
     Xla(ArrayShape),
     Axe(Layout, Vec<u64>, u32),

@@ -220,6 +220,10 @@ impl ArrayShape {
 
 /// An XLA shape.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "an array kept inline is what makes parsing allocation-free; boxing it would add one per shape"
+)]
 pub enum Shape {
     /// `f32[3,5]{1,0:T(2,2)}`
     Array(ArrayShape),

@@ -100,7 +100,10 @@ pub fn sizes(a: &ArrayShape) -> Result<Sizes> {
         let rank = a.rank();
         let configs = &a.layout.split_configs;
         for (k, c) in configs.iter().enumerate() {
-            if configs[..k].iter().any(|seen| seen.dimension == c.dimension) {
+            if configs[..k]
+                .iter()
+                .any(|seen| seen.dimension == c.dimension)
+            {
                 continue; // XLA uses the first config naming a dimension
             }
             // A split config names a physical dimension, counted from the most major.

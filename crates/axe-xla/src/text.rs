@@ -67,10 +67,9 @@ pub fn parse_layout(text: &str, rank: usize) -> Result<Layout> {
         .and_then(|()| p.skip())
         .map_err(XlaError::Parse)?;
     if p.pos < text.len() {
-        return Err(XlaError::Parse(p.error_at(
-            p.pos,
-            format!("expected end of layout{}", p.found()),
-        )));
+        return Err(XlaError::Parse(
+            p.error_at(p.pos, format!("expected end of layout{}", p.found())),
+        ));
     }
     Ok(layout)
 }
@@ -97,7 +96,8 @@ fn swar_digits(word: u64) -> Option<(i64, usize)> {
     // Pairs, then quads, then all eight (the first digit is the most significant).
     v = v.wrapping_mul(10).wrapping_add(v >> 8);
     let pairs = 0x0000_00FF_0000_00FF;
-    v = ((v & pairs).wrapping_mul(0x000F_4240_0000_0064)
+    v = ((v & pairs)
+        .wrapping_mul(0x000F_4240_0000_0064)
         .wrapping_add(((v >> 16) & pairs).wrapping_mul(0x0000_2710_0000_0001)))
         >> 32;
     // At most 7 digits: below 10^7.

@@ -117,8 +117,7 @@ fn follows_rules(a: &ArrayShape) -> bool {
         && l.index_primitive_type.is_none()
         && l.pointer_primitive_type.is_none()
         && l.physical_shape.is_none()
-        && l
-            .split_configs
+        && l.split_configs
             .iter()
             .all(|c| c.dimension >= 0 && (c.dimension as u64) < rank.max(1) as u64)
 }

@@ -219,7 +219,12 @@ fn dim_level_types_are_checked_kept_and_not_printed() {
             level(DimLevelType::LooseCompressed, true, true),
         ]
     );
-    let shown: Vec<String> = a.layout.dim_level_types.iter().map(|d| d.to_string()).collect();
+    let shown: Vec<String> = a
+        .layout
+        .dim_level_types
+        .iter()
+        .map(|d| d.to_string())
+        .collect();
     assert_eq!(shown, ["C+", "D~", "S+~", "H"]);
     // XLA's printer drops them, and so does ours; they take no part in sizes either.
     assert_eq!(a.to_string(), "f32[3,5]{1,0:T(2,2)}");
@@ -231,16 +236,52 @@ fn dim_level_types_are_checked_kept_and_not_printed() {
     );
     // What XLA rejects, with where.
     for (text, offset, message) in [
-        ("f32[3,5]{1,0:D(U)}", 15, "unknown dimension level type \"U\""),
-        ("f32[3,5]{1,0:D(c)}", 15, "unknown dimension level type \"c\""),
-        ("f32[3,5]{1,0:D(CD)}", 15, "unknown dimension level type \"CD\""),
-        ("f32[3,5]{1,0:D(C_)}", 15, "unknown dimension level type \"C_\""),
-        ("f32[3,5]{1,0:D(C~+)}", 17, "expected ',' or ')' in D(...), found '+'"),
-        ("f32[3,5]{1,0:D(C D)}", 17, "expected ',' or ')' in D(...), found 'D'"),
-        ("f32[3,5]{1,0:D(C,)}", 17, "expected a dimension level type (D, C, S or H)"),
-        ("f32[3,5]{1,0:D(+)}", 15, "expected a dimension level type (D, C, S or H)"),
+        (
+            "f32[3,5]{1,0:D(U)}",
+            15,
+            "unknown dimension level type \"U\"",
+        ),
+        (
+            "f32[3,5]{1,0:D(c)}",
+            15,
+            "unknown dimension level type \"c\"",
+        ),
+        (
+            "f32[3,5]{1,0:D(CD)}",
+            15,
+            "unknown dimension level type \"CD\"",
+        ),
+        (
+            "f32[3,5]{1,0:D(C_)}",
+            15,
+            "unknown dimension level type \"C_\"",
+        ),
+        (
+            "f32[3,5]{1,0:D(C~+)}",
+            17,
+            "expected ',' or ')' in D(...), found '+'",
+        ),
+        (
+            "f32[3,5]{1,0:D(C D)}",
+            17,
+            "expected ',' or ')' in D(...), found 'D'",
+        ),
+        (
+            "f32[3,5]{1,0:D(C,)}",
+            17,
+            "expected a dimension level type (D, C, S or H)",
+        ),
+        (
+            "f32[3,5]{1,0:D(+)}",
+            15,
+            "expected a dimension level type (D, C, S or H)",
+        ),
         ("f32[3,5]{1,0:D}", 14, "expected '(' after D"),
-        ("f32[3,5]{1,0:T(2,2)D(C)}", 19, "attribute D must come before T"),
+        (
+            "f32[3,5]{1,0:T(2,2)D(C)}",
+            19,
+            "attribute D must come before T",
+        ),
     ] {
         let e = parse_shape(text).unwrap_err().to_string();
         assert!(e.contains(message), "{text}: {e}");
