@@ -32,7 +32,21 @@ macro_rules! primitive_types {
             }
 
             /// The type named `name` (lowercase, as HLO text writes it).
+            #[inline]
             pub fn from_name(name: &str) -> Option<PrimitiveType> {
+                // The types dumps are full of, compared byte by byte; the rest by name.
+                match name.as_bytes() {
+                    [b'f', b'3', b'2'] => Some(PrimitiveType::F32),
+                    [b'b', b'f', b'1', b'6'] => Some(PrimitiveType::Bf16),
+                    [b's', b'3', b'2'] => Some(PrimitiveType::S32),
+                    [b'p', b'r', b'e', b'd'] => Some(PrimitiveType::Pred),
+                    [b's', b'8'] => Some(PrimitiveType::S8),
+                    [b'u', b'8'] => Some(PrimitiveType::U8),
+                    _ => Self::from_other_name(name),
+                }
+            }
+
+            fn from_other_name(name: &str) -> Option<PrimitiveType> {
                 match name { $($name => Some(PrimitiveType::$variant),)* _ => None }
             }
         }
