@@ -33,14 +33,11 @@ use crate::shape::{ArrayShape, Dim, Dims, Layout, MinorToMajor, Shape};
 /// ```
 #[inline]
 pub fn parse_shape(text: &str) -> Result<Shape> {
-    // Parsed straight into the returned value: a shape is a few hundred bytes, not worth moving.
-    let mut out: Result<Shape> = Ok(Shape::Token);
-    if let Ok(shape) = &mut out {
-        if let Err(e) = Parser::new(text).whole_shape_into(shape) {
-            out = Err(XlaError::Parse(e));
-        }
+    let mut shape = Shape::Token;
+    match Parser::new(text).whole_shape_into(&mut shape) {
+        Ok(()) => Ok(shape),
+        Err(e) => Err(XlaError::Parse(e)),
     }
-    out
 }
 
 /// [`parse_shape`] without its fast path for arrays in printed form: the reference the fast path is
