@@ -129,7 +129,8 @@ pub struct Layout {
     pub minor_to_major: MinorToMajor,
     /// `D(...)`: legacy dimension level types, as the text gave them. XLA's parser checks them (only `D`,
     /// `C`, `S`, `H`, each with an optional `+` then `~`) and then drops them: they take no part in
-    /// validation, sizes or indexing, and XLA (and so this crate) never prints them.
+    /// validation, sizes or indexing, and XLA (and so this crate) never prints them. Being kept, they
+    /// make two layouts that differ only here unequal although both print alike.
     pub dim_level_types: Vec<DimLevel>,
     /// Tiles applied in turn (`T(8,128)(2,1)`).
     pub tiles: Tiles,
