@@ -12,10 +12,12 @@ mod mesh;
 mod model;
 pub mod notation;
 mod plan;
+mod plan_name;
+mod planner;
 mod regions;
 
 pub use error::{Result, ShardError};
 pub use mesh::{Mesh, MAX_DEVICES};
 pub use model::{AxisUse, ReduceOp, Sharding, Uneven};
-pub use plan::{plan, Collective, CostModel, Local, Plan, Transfer};
+pub use plan::{identity_fills, plan, Collective, CostModel, Fill, Local, Plan, Transfer};
 pub use regions::{split_range, DeviceRegion};
