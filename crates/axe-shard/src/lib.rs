@@ -7,6 +7,7 @@
 //! Alpa's `S0R` strings ([`notation::alpa`]).
 //! [`Sharding::regions`] says who holds what.
 
+mod bench;
 mod error;
 mod mesh;
 mod model;
@@ -16,6 +17,7 @@ mod plan_name;
 mod planner;
 mod regions;
 
+pub use bench::{bench_plans, BenchPlan};
 pub use error::{Result, ShardError};
 pub use mesh::{Mesh, MAX_DEVICES};
 pub use model::{AxisUse, ReduceOp, Sharding, Uneven};
