@@ -53,7 +53,7 @@ pub(crate) fn dim_intervals(len: u64, sizes: &[u64], rule: Uneven) -> Vec<Range<
             (0..n).map(|i| split_range(len, n, i)).collect()
         }
         Uneven::TorchChunk => {
-            let mut cur = vec![0..len];
+            let mut cur: Vec<Range<u64>> = std::iter::once(0..len).collect();
             for &s in sizes {
                 cur = cur
                     .iter()
@@ -77,7 +77,7 @@ fn intervals(mesh: &Mesh, s: &Sharding) -> Vec<Vec<Range<u64>>> {
         .enumerate()
         .map(|(d, &len)| {
             if s.maximal_device().is_some() {
-                return vec![0..len];
+                return std::iter::once(0..len).collect();
             }
             let sizes: Vec<u64> = s.dim_axes()[d].iter().map(|&a| mesh.sizes()[a]).collect();
             dim_intervals(len, &sizes, s.uneven())
