@@ -1,4 +1,5 @@
 //! Golden reshard plans: each collective by name, exact transfer lists, bad input.
+#![allow(clippy::single_range_in_vec_init)]
 
 use axe_shard::notation::dtensor::parse_dtensor;
 use axe_shard::notation::jax::parse_jax;
