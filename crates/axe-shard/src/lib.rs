@@ -7,6 +7,7 @@
 //! Alpa's `S0R` strings ([`notation::alpa`]).
 //! [`Sharding::regions`] says who holds what.
 
+pub mod axe;
 mod bench;
 mod error;
 mod mesh;
