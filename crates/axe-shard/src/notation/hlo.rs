@@ -327,9 +327,9 @@ pub fn parse_hlo_on(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
     // Per grid dim, its axes by weight, major first; the weights must be mixed radix.
     let grid = h.sizes();
     let mut axes_of: Vec<Vec<usize>> = vec![Vec::new(); grid.len()];
-    for a in 0..mesh.rank() {
-        if let Some((i, _)) = of_axis[a] {
-            axes_of[i].push(a);
+    for (a, o) in of_axis.iter().enumerate() {
+        if let Some((i, _)) = o {
+            axes_of[*i].push(a);
         }
     }
     for (i, axes) in axes_of.iter_mut().enumerate() {
