@@ -84,7 +84,12 @@ fn every_notation_prints_or_says_why_not() {
         (Notation::Axe, "S[(2,2,3,2):(1@gpu_x,2,1@gpu_y,1)]"),
     ];
     for (n, text) in want {
-        assert_eq!(print(n, &mesh, &s).expect("printable"), text, "{}", n.name());
+        assert_eq!(
+            print(n, &mesh, &s).expect("printable"),
+            text,
+            "{}",
+            n.name()
+        );
         let (m, back) = parse_any(text, None, Some(&mesh), &[4, 6]).expect(text);
         assert_eq!(
             back.regions(&m).expect("regions"),
