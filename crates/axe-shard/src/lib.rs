@@ -5,7 +5,10 @@
 //! other mesh axes do (replicate, manual, or a pending reduction). The notations are read into and written
 //! from this one model: XLA `HloSharding` text ([`notation::hlo`]), JAX `PartitionSpec` ([`notation::jax`]), DTensor placements ([`notation::dtensor`]) and
 //! Alpa's `S0R` strings ([`notation::alpa`]).
-//! [`Sharding::regions`] says who holds what.
+//! [`Sharding::regions`] says who holds what. [`axe`] writes a sharding as an Axe layout over device
+//! axes and memory and reads such layouts back; [`parse_any`] and [`print`] are one entry point for every
+//! notation. [`plan()`] lists the transfers that reshard an array from one sharding to another, with the
+//! minimum bytes moved, the collective it amounts to and an alpha-beta estimate.
 
 pub mod axe;
 mod bench;

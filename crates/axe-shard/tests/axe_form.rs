@@ -177,3 +177,64 @@ proptest! {
         prop_assert_eq!(to_axe(&m, &t, None).expect("torch"), to_axe(&m, &s, None).expect("xla"));
     }
 }
+
+fn random_layout() -> impl Strategy<Value = (String, Vec<u64>)> {
+    let axis = prop::sample::select(vec!["", "@gpu_x", "@gpu_y", "@gpuid"]);
+    let iter = (
+        1u64..4,
+        prop::sample::select(vec![0i64, 1, 2, 3, 4, 6, 8, -1]),
+        axis.clone(),
+    );
+    (
+        prop::collection::vec(iter, 1..6),
+        prop::collection::vec(
+            (2u64..4, prop::sample::select(vec![1i64, 2, 4]), axis),
+            0..3,
+        ),
+        any::<bool>(),
+    )
+        .prop_map(|(shard, replica, split)| {
+            let ext: Vec<String> = shard.iter().map(|i| i.0.to_string()).collect();
+            let st: Vec<String> = shard.iter().map(|i| format!("{}{}", i.1, i.2)).collect();
+            let mut text = format!("S[({}):({})]", ext.join(","), st.join(","));
+            if !replica.is_empty() {
+                let ext: Vec<String> = replica.iter().map(|i| i.0.to_string()).collect();
+                let st: Vec<String> = replica.iter().map(|i| format!("{}{}", i.1, i.2)).collect();
+                text += &format!(" + R[({}):({})]", ext.join(","), st.join(","));
+            }
+            let size: u64 = shard.iter().map(|i| i.0).product();
+            // One dim, or the first iter's extent and the rest.
+            let dims = if split && shard.len() > 1 {
+                vec![shard[0].0, size / shard[0].0]
+            } else {
+                vec![size]
+            };
+            (text, dims)
+        })
+}
+
+proptest! {
+    #[test]
+    fn any_layout_is_read_as_the_sharding_it_is_or_refused((text, dims) in random_layout()) {
+        let l = layout(&text);
+        let Ok(a) = from_axe(&l, &dims, None) else { return Ok(()); };
+        // Accepted: the devices of L(e) are exactly the devices whose region holds e.
+        let mut dev: Vec<axe_layout::Axis> = l.axes().into_iter().filter(axe_shard::axe::is_device_axis).collect();
+        dev.sort();
+        dev.dedup();
+        let regions = a.sharding.regions(&a.mesh).expect("regions");
+        let total: u64 = dims.iter().product();
+        for e in 0..total {
+            let idx = axe_layout::unflatten(e, &dims).expect("index");
+            let holders: BTreeSet<usize> = l.apply(e).expect("apply").iter().map(|c| {
+                dev.iter().fold(0usize, |p, ax| {
+                    p * l.span(ax).expect("span") as usize + c.get(ax) as usize
+                })
+            }).collect();
+            let want: BTreeSet<usize> = regions.iter()
+                .filter(|r| r.region.iter().zip(&idx).all(|(rg, i)| rg.contains(i)))
+                .map(|r| r.position).collect();
+            prop_assert_eq!(holders, want, "{} read as {:?}", text, a.sharding);
+        }
+    }
+}
