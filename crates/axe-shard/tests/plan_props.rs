@@ -127,9 +127,17 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
     #[test]
     fn plans_cover_exactly_once_with_the_fewest_bytes(
-        (mesh, dims, s, d, manual, opc, eb) in case()
+        (mesh, dims, s, d, manual, opc, eb) in case(), reorder in any::<bool>()
     ) {
         let m = Mesh::from_sizes(&mesh).expect("mesh");
+        // Device ids need not be positions: reversed and offset by 10.
+        let m = if reorder {
+            let names: Vec<String> = m.names().to_vec();
+            let axes: Vec<(&str, u64)> = names.iter().map(String::as_str).zip(mesh.iter().copied()).collect();
+            Mesh::with_devices(&axes, (0..m.len() as u64).rev().map(|d| d + 10).collect()).expect("mesh")
+        } else {
+            m
+        };
         let op = op_of(opc);
         let src = build(&m, &dims, &s, &manual, op);
         let dst = build(&m, &dims, &d, &manual, op);
