@@ -214,7 +214,7 @@ pub(crate) fn fills_identity(op: ReduceOp) -> bool {
 
 /// Plans the reshard; see [`crate::plan::plan`] for the law.
 pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64) -> Result<Built> {
-    let (role, reduce_op, into_op) = roles(mesh, src, dst)?;
+    let (role, reduce, into_op) = roles(mesh, src, dst)?;
     let overflow = || ShardError::Sharding("the array's size in bytes overflows 64 bits".into());
     src.dims()
         .iter()
@@ -239,13 +239,12 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
     let into_axes: Vec<usize> = (0..mesh.rank())
         .filter(|&a| op_of(dst.axis_use()[a]).is_some() && op_of(src.axis_use()[a]).is_none())
         .collect();
-    // The split axes of the source per dim, with their strides, to place a shard index on the mesh.
-    let split_of: Vec<Vec<usize>> = (0..rank).map(|d| src.dim_axes()[d].clone()).collect();
+    // The source's split axes per dim, to place a shard index on the mesh.
+    let split_of = src.dim_axes();
     let k_count: usize = reduce_axes
         .iter()
         .map(|&a| mesh.sizes()[a] as usize)
         .product();
-    let reduce = reduce_op;
     // The senders of each group (keyed by the base position, free coordinates zero): (bytes sent, order,
     // position), least loaded first.
     let mut groups: HashMap<usize, BTreeSet<(u64, usize, usize)>> = HashMap::new();
