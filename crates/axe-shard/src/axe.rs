@@ -69,6 +69,17 @@ pub fn is_device_axis(axis: &Axis) -> bool {
 ///
 /// Inexpressible: `Partial` or `Manual` mesh axes, dims that do not divide evenly into their shards (the
 /// Axe form has no padding), zero-size dims.
+///
+/// ```
+/// use axe_shard::{axe::to_axe, notation::jax::parse_jax, Mesh};
+/// let mesh = Mesh::new(&[("x", 2), ("y", 2)])?;
+/// let s = parse_jax("P('x')", &mesh, &[64, 128])?;
+/// assert_eq!(
+///     to_axe(&mesh, &s, None)?.to_string(),
+///     "S[(2,32,128):(1@gpu_x,128,1)] + R[2:1@gpu_y]"
+/// );
+/// # Ok::<(), axe_shard::ShardError>(())
+/// ```
 pub fn to_axe(mesh: &Mesh, s: &Sharding, local: Option<&Layout>) -> Result<Layout> {
     let mut local_shape = Vec::with_capacity(s.dims().len());
     for (d, &len) in s.dims().iter().enumerate() {

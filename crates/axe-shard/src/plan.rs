@@ -156,6 +156,18 @@ pub struct Fill {
 ///
 /// Errors: shardings for another mesh or another array, manual axes that differ, a partial axis whose op
 /// changes, reduced (or new) partial axes with different ops, sizes overflowing 64 bits.
+///
+/// ```
+/// use axe_shard::{notation::jax::parse_jax, plan, Collective, CostModel, Mesh};
+/// let mesh = Mesh::new(&[("x", 4)])?;
+/// let src = parse_jax("P('x')", &mesh, &[8, 8])?;
+/// let dst = parse_jax("P(None, 'x')", &mesh, &[8, 8])?;
+/// let p = plan(&mesh, &src, &dst, 4, &CostModel::default())?;
+/// assert_eq!(p.collective, Collective::AllToAll);
+/// // Each device keeps its 2×2 diagonal block and receives three 2×2 blocks of f32.
+/// assert_eq!((p.locals.len(), p.transfers.len(), p.bytes), (4, 12, 12 * 16));
+/// # Ok::<(), axe_shard::ShardError>(())
+/// ```
 pub fn plan(
     mesh: &Mesh,
     src: &Sharding,
