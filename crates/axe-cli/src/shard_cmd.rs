@@ -1,15 +1,15 @@
 //! `axe shard <verb>`: device meshes, shardings in every notation, who holds what, reshard plans and runs.
 
-use axe_shard::{DeviceRegion, Mesh, Sharding};
+use axe_shard::{parse_any, plan, print, CostModel, DeviceRegion, Mesh, Notation, Sharding};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
 
 use crate::input::{expand, several};
 use crate::report::{emit, Report};
 
-/// A sharding notation.
+/// A sharding notation, as the command line names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Notation {
+pub enum NotationArg {
     /// XLA HloSharding: `{devices=[2,2]<=[4]}`.
     Hlo,
     /// JAX PartitionSpec over the mesh: `P('x', None)`.
@@ -18,22 +18,18 @@ pub enum Notation {
     Dtensor,
     /// Alpa: `S0R`, `S01`, `RR`.
     Alpa,
+    /// An Axe layout over device axes `gpu_<mesh axis>` and memory: `S[(2,32,128):(1@gpu_x,128,1)] + R[2:1@gpu_y]`.
+    Axe,
 }
 
-impl Notation {
-    const ALL: [Notation; 4] = [
-        Notation::Hlo,
-        Notation::Jax,
-        Notation::Dtensor,
-        Notation::Alpa,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Notation::Hlo => "hlo",
-            Notation::Jax => "jax",
-            Notation::Dtensor => "dtensor",
-            Notation::Alpa => "alpa",
+impl From<NotationArg> for Notation {
+    fn from(n: NotationArg) -> Notation {
+        match n {
+            NotationArg::Hlo => Notation::Hlo,
+            NotationArg::Jax => Notation::Jax,
+            NotationArg::Dtensor => Notation::Dtensor,
+            NotationArg::Alpa => Notation::Alpa,
+            NotationArg::Axe => Notation::Axe,
         }
     }
 }
@@ -52,7 +48,7 @@ pub struct Target {
     devices: Option<String>,
     /// Read every sharding in this notation instead of recognising it from its syntax.
     #[arg(long, value_enum)]
-    from: Option<Notation>,
+    from: Option<NotationArg>,
 }
 
 #[derive(Subcommand)]
@@ -75,13 +71,59 @@ pub enum Verb {
         shardings: Vec<String>,
         /// The notation to write.
         #[arg(long, value_enum)]
-        to: Notation,
+        to: NotationArg,
         #[command(flatten)]
         target: Target,
         /// One JSON object per input.
         #[arg(long)]
         json: bool,
     },
+    /// Reshard plan: the transfers (from, to, region, bytes), the collective, and an alpha-beta estimate.
+    Plan {
+        /// The source sharding, in any notation ('-': one 'SRC ; DST' pair per stdin line with DST '-').
+        src: String,
+        /// The destination sharding, in any notation.
+        dst: String,
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        cost: Cost,
+        /// The most transfers listed in text (all are in --json).
+        #[arg(long, default_value_t = 40)]
+        list: usize,
+        /// One JSON object per pair.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The alpha-beta network model of estimates.
+#[derive(Args, Clone, Copy)]
+pub struct Cost {
+    /// Latency per message, in microseconds.
+    #[arg(long, default_value_t = 5.0)]
+    alpha_us: f64,
+    /// Bandwidth per link, in GB/s.
+    #[arg(long, default_value_t = 25.0)]
+    gbps: f64,
+}
+
+impl Cost {
+    fn model(self) -> Result<CostModel, String> {
+        if !(self.alpha_us.is_finite() && self.alpha_us >= 0.0) {
+            return Err(format!(
+                "--alpha-us {} must be a finite number >= 0",
+                self.alpha_us
+            ));
+        }
+        if !(self.gbps.is_finite() && self.gbps > 0.0) {
+            return Err(format!("--gbps {} must be a finite number > 0", self.gbps));
+        }
+        Ok(CostModel {
+            alpha_us: self.alpha_us,
+            bytes_per_us: self.gbps * 1e3,
+        })
+    }
 }
 
 /// `x=2,y=4`, `2,4` or `8`, with optional device ids.
@@ -130,65 +172,14 @@ fn shape_arg(shape: &str) -> Result<(Vec<u64>, axe_xla::PrimitiveType), String> 
     Ok((dims, a.element_type))
 }
 
-/// Which notation `text` is written in.
-fn recognise(text: &str) -> Notation {
-    let t = text.trim_start();
-    if t.starts_with('{') {
-        Notation::Hlo
-    } else if t.starts_with('[') {
-        Notation::Dtensor
-    } else if t.contains('(') {
-        Notation::Jax
-    } else {
-        Notation::Alpa
-    }
-}
-
 /// Reads a sharding in `from` (or the notation its syntax shows) for an array of `dims`.
 fn read(
     text: &str,
-    from: Option<Notation>,
+    from: Option<NotationArg>,
     mesh: Option<&Mesh>,
     dims: &[u64],
 ) -> Result<(Mesh, Sharding), String> {
-    use axe_shard::notation::{alpa, dtensor, hlo, jax};
-    let notation = from.unwrap_or_else(|| recognise(text));
-    let need = || {
-        mesh.cloned().ok_or_else(|| {
-            format!(
-                "a {} sharding needs --mesh (e.g. --mesh x=2,y=4)",
-                notation.name()
-            )
-        })
-    };
-    let r = match notation {
-        Notation::Hlo => hlo::parse_hlo(text, dims, mesh.map(|m| m.len() as u64)),
-        Notation::Jax => {
-            let m = need()?;
-            jax::parse_jax(text, &m, dims).map(|s| (m, s))
-        }
-        Notation::Dtensor => {
-            let m = need()?;
-            dtensor::parse_dtensor(text, &m, dims).map(|s| (m, s))
-        }
-        Notation::Alpa => {
-            let m = need()?;
-            alpa::parse_alpa(text, &m, dims).map(|s| (m, s))
-        }
-    };
-    r.map_err(|e| e.to_string())
-}
-
-/// `s` written in `notation`.
-fn write(notation: Notation, mesh: &Mesh, s: &Sharding) -> Result<String, String> {
-    use axe_shard::notation::{alpa, dtensor, hlo, jax};
-    let r = match notation {
-        Notation::Hlo => hlo::to_hlo(mesh, s),
-        Notation::Jax => jax::to_jax(mesh, s),
-        Notation::Dtensor => dtensor::to_dtensor(mesh, s),
-        Notation::Alpa => alpa::to_alpa(mesh, s),
-    };
-    r.map_err(|e| e.to_string())
+    parse_any(text, from.map(Notation::from), mesh, dims).map_err(|e| e.to_string())
 }
 
 fn ranges(r: &[std::ops::Range<u64>]) -> Vec<[u64; 2]> {
@@ -226,7 +217,14 @@ fn array(target: &Target, text: &str, mesh: Option<&Mesh>) -> Result<Array, Stri
         });
     }
     // Without a shape: the rank the text shows, each dim as long as its shard count.
-    let rank = apparent_rank(text, target.from.unwrap_or_else(|| recognise(text)));
+    let notation = match target.from {
+        Some(n) => n.into(),
+        None => Notation::detect(text).map_err(|e| e.to_string())?,
+    };
+    if notation == Notation::Axe {
+        return Err("an Axe layout needs --shape (its dims are not in its text)".into());
+    }
+    let rank = apparent_rank(text, notation);
     let (m, s) = read(text, target.from, mesh, &vec![1u64 << 20; rank])?;
     Ok(Array {
         dims: (0..rank).map(|d| s.shards_of(&m, d)).collect(),
@@ -283,6 +281,7 @@ fn apparent_rank(text: &str, notation: Notation) -> usize {
             .max()
             .map_or(0, |d| d.saturating_add(1).min(64)),
         Notation::Alpa => text.chars().filter(|c| matches!(c, 'R' | 'S')).count(),
+        Notation::Axe => 0,
     }
 }
 
@@ -294,7 +293,7 @@ fn show(text: &str, target: &Target, mesh: Option<&Mesh>) -> Result<Report, Stri
     let mut obj = Map::new();
     let mut t = String::new();
     for n in Notation::ALL {
-        match write(n, &mesh, &s) {
+        match print(n, &mesh, &s).map_err(|e| e.to_string()) {
             Ok(w) => {
                 t.push_str(&format!("{:<8} {w}\n", n.name()));
                 obj.insert(n.name().into(), json!(w));
@@ -386,11 +385,115 @@ fn convert(
 ) -> Result<Report, String> {
     let arr = array(target, text, mesh)?;
     let (mesh, s) = read(text, target.from, mesh, &arr.dims)?;
-    let w = write(to, &mesh, &s)?;
+    let w = print(to, &mesh, &s).map_err(|e| e.to_string())?;
     Ok(Report {
         json: json!({"result": w}),
         text: w,
     })
+}
+
+/// Reads a source and a destination sharding onto one mesh: `--mesh`, or the one the source brings.
+fn pair(
+    src: &str,
+    dst: &str,
+    target: &Target,
+    mesh: Option<&Mesh>,
+) -> Result<(Mesh, Sharding, Sharding, u64), String> {
+    let shape = target
+        .shape
+        .as_deref()
+        .ok_or("a plan needs the array: --shape 'f32[64,128]'")?;
+    let (dims, ty) = shape_arg(shape)?;
+    let (mesh, a) = read(src, target.from, mesh, &dims).map_err(|e| format!("source: {e}"))?;
+    let (_, b) =
+        read(dst, target.from, Some(&mesh), &dims).map_err(|e| format!("destination: {e}"))?;
+    Ok((mesh, a, b, u64::from(ty.byte_width())))
+}
+
+fn plan_report(
+    src: &str,
+    dst: &str,
+    target: &Target,
+    mesh: Option<&Mesh>,
+    cost: Cost,
+    list: usize,
+) -> Result<Report, String> {
+    let model = cost.model()?;
+    let (mesh, a, b, width) = pair(src, dst, target, mesh)?;
+    let p = plan(&mesh, &a, &b, width, &model).map_err(|e| e.to_string())?;
+    let transfers: Vec<Value> = p
+        .transfers
+        .iter()
+        .map(|t| {
+            let mut v =
+                json!({"from": t.from, "to": t.to, "region": ranges(&t.region), "bytes": t.bytes});
+            if let Some(op) = t.reduce {
+                v["reduce"] = json!(op.name());
+            }
+            v
+        })
+        .collect();
+    let locals: Vec<Value> = p
+        .locals
+        .iter()
+        .map(|l| json!({"device": l.device, "region": ranges(&l.region)}))
+        .collect();
+    let json = json!({
+        "collective": p.collective.name(),
+        "bytes": p.bytes,
+        "transfers": transfers,
+        "locals": locals,
+        "estimate_us": p.estimate_us,
+    });
+    let mut t = format!(
+        "{}: {} in {} transfers ({} local copies), about {:.1} us\n",
+        p.collective.name(),
+        human(p.bytes),
+        p.transfers.len(),
+        p.locals.len(),
+        p.estimate_us
+    );
+    for x in p.transfers.iter().take(list) {
+        let reg: Vec<String> = x
+            .region
+            .iter()
+            .map(|r| format!("{}:{}", r.start, r.end))
+            .collect();
+        t.push_str(&format!(
+            "  {:>6} -> {:<6} [{}] {}{}\n",
+            x.from,
+            x.to,
+            reg.join(", "),
+            human(x.bytes),
+            x.reduce.map_or(String::new(), |op| format!(
+                " ({} into the receiver)",
+                op.name()
+            ))
+        ));
+    }
+    if p.transfers.len() > list {
+        t.push_str(&format!(
+            "  ... and {} more (see --json)\n",
+            p.transfers.len() - list
+        ));
+    }
+    Ok(Report { json, text: t })
+}
+
+/// `b` bytes in B, KiB, MiB, GiB.
+fn human(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
 }
 
 fn mesh_of(target: &Target) -> Result<Option<Mesh>, String> {
@@ -435,7 +538,29 @@ pub fn run(verb: Verb) -> bool {
                     let input = item.as_ref().ok().cloned();
                     let r = item.and_then(|t| {
                         let m = mesh.clone()?;
-                        convert(&t, to, &target, m.as_ref())
+                        convert(&t, to.into(), &target, m.as_ref())
+                    });
+                    (input.filter(|_| label), r)
+                }),
+                json,
+            )
+        }
+        Verb::Plan {
+            src,
+            dst,
+            target,
+            cost,
+            list,
+            json,
+        } => {
+            let mesh = mesh_of(&target);
+            let label = src == "-" || dst == "-";
+            emit(
+                crate::input::pairs(&src, &dst).map(|item| {
+                    let input = item.as_ref().ok().map(|(a, b)| format!("{a} ; {b}"));
+                    let r = item.and_then(|(a, b)| {
+                        let m = mesh.clone()?;
+                        plan_report(&a, &b, &target, m.as_ref(), cost, list)
                     });
                     (input.filter(|_| label), r)
                 }),

@@ -140,7 +140,7 @@ fn bad_input_is_a_clear_error() {
         ),
         (
             &["shard", "show", "P('x')", "--shape", "f32[4]"],
-            "needs --mesh",
+            "give the mesh",
         ),
         (
             &[
@@ -173,4 +173,59 @@ fn bad_input_is_a_clear_error() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn plans_name_their_collective_and_count_bytes() {
+    let v = json_lines(&[
+        "shard",
+        "plan",
+        "P('x',None)",
+        "P(None,'x')",
+        "--mesh",
+        "x=4",
+        "--shape",
+        "f32[64,128]",
+        "--json",
+    ]);
+    assert_eq!(v[0]["collective"], "all-to-all");
+    // Each device keeps a quarter of its shard and sends the other three quarters: 3/16 of the array each.
+    assert_eq!(v[0]["bytes"], 64 * 128 * 4 * 3 / 4);
+    assert_eq!(v[0]["transfers"].as_array().unwrap().len(), 12);
+    let t = &v[0]["transfers"][0];
+    assert_eq!(t["bytes"], 16 * 32 * 4);
+    let v = json_lines(&[
+        "shard",
+        "plan",
+        "[Partial(), Replicate()]",
+        "[Shard(0), Replicate()]",
+        "--mesh",
+        "x=2,y=2",
+        "--shape",
+        "bf16[64,128]",
+        "--json",
+    ]);
+    assert_eq!(v[0]["collective"], "reduce-scatter");
+    assert_eq!(v[0]["transfers"][0]["reduce"], "sum");
+    assert_eq!(v[0]["bytes"], 4 * 32 * 128 * 2);
+}
+
+#[test]
+fn plan_errors_name_the_side() {
+    let (code, _, err) = run(&[
+        "shard", "plan", "P('x')", "P('z')", "--mesh", "x=2", "--shape", "f32[4]",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("destination: ") && err.contains("unknown mesh axis"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["shard", "plan", "P('x')", "P()", "--mesh", "x=2"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--shape"), "{err}");
+    let (code, _, err) = run(&[
+        "shard", "plan", "P('x')", "P()", "--mesh", "x=2", "--shape", "f32[4]", "--gbps", "0",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--gbps"), "{err}");
 }
