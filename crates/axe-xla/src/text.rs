@@ -376,7 +376,7 @@ impl<'a> Parser<'a> {
         if self.peek() == Some(b'(') {
             self.pos += 1;
             self.nest(at)?;
-            let mut elems: Vec<Shape> = Vec::with_capacity(4);
+            let mut elems: Vec<Shape> = Vec::new();
             if !self.eat_byte(b')')? {
                 loop {
                     elems.push(Shape::Token);

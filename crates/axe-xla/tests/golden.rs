@@ -328,3 +328,17 @@ fn xla_array_size_counts_a_split_dimension_by_its_largest_split() {
     let z = sizes(&array("f32[10,128]{1,0:SC(0:5)}")).unwrap();
     assert_eq!(z.xla_array_size_bytes, z.logical_bytes);
 }
+
+#[test]
+fn printing_extreme_integers() {
+    for text in [
+        "f32[2]{0:S(-9223372036854775808)}",
+        "f32[2]{0:S(9223372036854775807)}",
+        "f32[9223372036854775807]{0}",
+        "f32[<=0,1]{1,0:T(1,10)E(-1)}",
+        "f32[2]{0:SC(0:-5,0,9223372036854775807)M(1)}",
+        "(f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[], f32[], f32[], f32[], f32[], /*index=10*/f32[])",
+    ] {
+        assert_eq!(parse_shape(text).unwrap().to_string(), text);
+    }
+}
