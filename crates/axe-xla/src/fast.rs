@@ -6,6 +6,7 @@
 //! dynamic dimensions, negative numbers, other attributes, out-of-order or repeated ones, numbers of
 //! more than 18 digits), goes that way, so messages and offsets are the general parser's.
 
+use crate::inline::InlineVec;
 use crate::primitive::PrimitiveType;
 use crate::shape::{ArrayShape, Dim, Layout, MinorToMajor, Shape, Tile, TileDim, Tiles};
 use crate::text::Parser;
@@ -188,25 +189,83 @@ impl Cursor<'_> {
     }
 
     fn tiles(&mut self, tiles: &mut Tiles) -> Option<()> {
-        self.eat(b'(')?;
         loop {
-            tiles.push(Tile::default());
-            let Tile(dims) = tiles.last_mut()?;
-            if self.eat(b')').is_none() {
-                loop {
-                    if self.eat(b'*').is_some() {
-                        dims.push(TileDim::Combined);
-                    } else {
-                        dims.push(TileDim::Size(self.uint()?));
-                    }
-                    if self.separator(b')')? {
-                        break;
+            if let Some(tile) = self.common_tile() {
+                tiles.push(tile);
+            } else {
+                self.eat(b'(')?;
+                // At most 2 sizes (XLA's inline room; more go to the general parser), in one piece.
+                let mut dims = [TileDim::Size(0); 2];
+                let mut len = 0;
+                if self.eat(b')').is_none() {
+                    loop {
+                        *dims.get_mut(len)? = if self.eat(b'*').is_some() {
+                            TileDim::Combined
+                        } else {
+                            TileDim::Size(self.uint()?)
+                        };
+                        len += 1;
+                        if self.separator(b')')? {
+                            break;
+                        }
                     }
                 }
+                tiles.push(Tile(InlineVec::from_prefix(dims, len)));
             }
-            if self.eat(b'(').is_none() {
+            if self.byte() != Some(b'(') {
                 return Some(());
             }
         }
     }
+
+    /// One of the tiles TPU layouts use most, `(8,128)` or `(2,1)` say, compared as a whole word
+    /// (when 8 bytes of text are left); `None` to read the tile number by number.
+    #[inline(always)]
+    fn common_tile(&mut self) -> Option<Tile> {
+        let chunk = self.b.get(self.p..self.p + 8)?;
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        COMMON_TILES.iter().find_map(|&(pattern, mask, len, dims)| {
+            (word & mask == pattern).then(|| {
+                self.p += len;
+                let sizes = [TileDim::Size(dims[0]), TileDim::Size(dims[1])];
+                Tile(InlineVec::from_prefix(
+                    sizes,
+                    if dims[1] == 0 { 1 } else { 2 },
+                ))
+            })
+        })
+    }
 }
+
+/// The text of a common tile as a little-endian word, the mask of its bytes, its length and its sizes
+/// (a second size of 0: a one-dimensional tile).
+type CommonTile = (u64, u64, usize, [i64; 2]);
+
+const fn common_tile(text: &[u8], dims: [i64; 2]) -> CommonTile {
+    let mut word = 0u64;
+    let mut i = 0;
+    while i < text.len() {
+        word |= (text[i] as u64) << (8 * i);
+        i += 1;
+    }
+    let mask = if text.len() >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * text.len())) - 1
+    };
+    (word, mask, text.len(), dims)
+}
+
+/// Tiles XLA's TPU layouts are made of, most frequent first.
+const COMMON_TILES: [CommonTile; 8] = [
+    common_tile(b"(8,128)", [8, 128]),
+    common_tile(b"(2,1)", [2, 1]),
+    common_tile(b"(4,1)", [4, 1]),
+    common_tile(b"(8,1)", [8, 1]),
+    common_tile(b"(128)", [128, 0]),
+    common_tile(b"(1024)", [1024, 0]),
+    common_tile(b"(16,128)", [16, 128]),
+    common_tile(b"(32,128)", [32, 128]),
+];

@@ -32,6 +32,17 @@ impl<T: Default, const N: usize> InlineVec<T, N> {
         }
     }
 
+    /// The first `len` elements of `buf` (all `N` when `len > N`); the rest of `buf` stays as filler.
+    #[inline]
+    pub(crate) fn from_prefix(buf: [T; N], len: usize) -> Self {
+        InlineVec {
+            repr: Repr::Inline {
+                len: len.min(N),
+                buf,
+            },
+        }
+    }
+
     /// Appends an element, moving to the heap when the inline room is full.
     #[inline]
     pub fn push(&mut self, value: T) {
