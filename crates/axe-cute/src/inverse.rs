@@ -1,0 +1,117 @@
+//! `right_inverse` and `left_inverse`.
+
+use crate::coalesce::coalesce_modes;
+use crate::complement::complement;
+use crate::error::{mul, no_layout, CuteError, Result};
+use crate::fit::MAX_CHECK;
+use crate::layout::Layout;
+
+/// `right_inverse(L)`.
+///
+/// **Law**: `L(R(i)) = i` for every `i ∈ [0, size(R))`. `R` is built as CuTe does: the leaves of `L`
+/// taken in stride order while each stride equals the product `s·d` reached so far (starting at 1,
+/// skipping stride-0 and extent-1 leaves), each mapped to its colexicographic position in `L`. So
+/// `size(R)` is the largest `n` for which `[0, n)` is covered by such a chain of leaves (1 when `L` has
+/// no stride-1 leaf). When `L` is a bijection onto `[0, size)`, `R` is its inverse.
+///
+/// ```
+/// let l: axe_cute::Layout = "(4,(2,3)):(2,(1,8))".parse()?;
+/// assert_eq!(l.right_inverse()?.to_string(), "(2,4,3):(4,1,8)");
+/// # Ok::<(), axe_cute::CuteError>(())
+/// ```
+pub fn right_inverse(l: &Layout) -> Result<Layout> {
+    let flat = l.modes_flat();
+    let mut with_pos = Vec::with_capacity(flat.len());
+    let mut pos = 1i64;
+    for &(s, d) in &flat {
+        with_pos.push((d, s, pos));
+        pos = mul(pos, s)?;
+    }
+    with_pos.sort();
+    let mut out = Vec::new();
+    let mut current = 1i64;
+    loop {
+        let next = with_pos
+            .iter()
+            .find(|&&(d, s, _)| s > 1 && d == current)
+            .copied();
+        match next {
+            Some((d, s, p)) => {
+                out.push((s, p));
+                current = mul(s, d)?;
+            }
+            None => break,
+        }
+    }
+    Layout::from_modes(&coalesce_modes(&out))
+}
+
+/// `left_inverse(L)`.
+///
+/// **Law**: `R(L(i)) = i` for every `i ∈ [0, size(L))`, and `size(R) ≥ cosize(L)` (every value of `L`
+/// is in `R`'s domain). It is `right_inverse((L, complement(L, cosize(L))))`, exact because
+/// `(L, complement)` is a bijection onto an interval.
+///
+/// Errors: `L` not injective (no left inverse exists; the error names two indices with one value);
+/// `L` injective without a complement (an answer may exist, e.g. `(3,3):(1,2)` for `(2,3):(1,3)`, but
+/// is not searched for: [`CuteError::Unsupported`]).
+///
+/// ```
+/// let l: axe_cute::Layout = "(4,(2,3)):(2,(1,8))".parse()?;
+/// assert_eq!(l.left_inverse()?.to_string(), "(2,4,3):(4,1,8)");
+/// assert!("(2,2):(0,1)".parse::<axe_cute::Layout>()?.left_inverse().is_err());
+/// # Ok::<(), axe_cute::CuteError>(())
+/// ```
+pub fn left_inverse(l: &Layout) -> Result<Layout> {
+    const OP: &str = "left_inverse";
+    if let Some(&(s, _)) = l.modes_flat().iter().find(|&&(s, d)| s > 1 && d == 0) {
+        return Err(no_layout(
+            OP,
+            format!("{l} is not injective: a leaf of extent {s} has stride 0"),
+        ));
+    }
+    let c = match complement(l, l.cosize()?) {
+        Ok(c) => c,
+        Err(CuteError::NoLayout { .. }) => {
+            return Err(match collision(l)? {
+                Some((i, j, v)) => no_layout(
+                    OP,
+                    format!("{l} is not injective: L({i}) = L({j}) = {v}"),
+                ),
+                None => CuteError::Unsupported {
+                    op: OP,
+                    reason: format!(
+                        "{l} is injective but has no complement; a left inverse is not searched for"
+                    ),
+                },
+            })
+        }
+        Err(e) => return Err(e),
+    };
+    right_inverse(&Layout::concat(&[l.clone(), c])?)
+}
+
+/// Two indices with the same value, by enumeration (`None` when `L` is injective).
+fn collision(l: &Layout) -> Result<Option<(i64, i64, i64)>> {
+    let vals = l.values(MAX_CHECK)?;
+    let mut seen = std::collections::HashMap::with_capacity(vals.len());
+    for (i, v) in vals.into_iter().enumerate() {
+        let i = i64::try_from(i).map_err(|_| CuteError::TooLarge("index".into()))?;
+        if let Some(j) = seen.insert(v, i) {
+            return Ok(Some((j, i, v)));
+        }
+    }
+    Ok(None)
+}
+
+impl Layout {
+    /// `right_inverse(self)`; see [`right_inverse`].
+    pub fn right_inverse(&self) -> Result<Layout> {
+        right_inverse(self)
+    }
+
+    /// `left_inverse(self)`; see [`left_inverse`].
+    pub fn left_inverse(&self) -> Result<Layout> {
+        left_inverse(self)
+    }
+}
