@@ -195,8 +195,8 @@ fn replace_leaves(
 
 /// `composition(A, B)` (`A ∘ B`).
 ///
-/// **Law**: `R(c) = A(B(c))` for every index `c ∈ [0, size(B))`, `rank(R) = rank(B)` and
-/// `size(R_i) = size(B_i)` for every top-level mode, where `A` is evaluated past its size by letting the
+/// **Law**: `R(c) = A(B(c))` for every index `c ∈ [0, size(B))`, `size(R) = size(B)`, and when `B`'s
+/// shape is a tuple `rank(R) = rank(B)` and `size(R_i) = size(B_i)` for every top-level mode, where `A` is evaluated past its size by letting the
 /// last mode of `coalesce(A)` run on (as CuTe does). `B` must not take negative values.
 ///
 /// The result follows CuTe's closed form leaf by leaf when its divisibility conditions hold and `B`'s
