@@ -120,7 +120,9 @@ fn regroup(modes: &[(i64, i64)], shape: &IntTuple) -> Result<Layout> {
         let mut part = Vec::new();
         while need > 1 {
             let Some((e, d)) = queue.pop_front() else {
-                return Err(conv(format!("shape {shape} needs more than the layout has")));
+                return Err(conv(format!(
+                    "shape {shape} needs more than the layout has"
+                )));
             };
             if need % e == 0 {
                 part.push((e, d));
@@ -263,7 +265,9 @@ pub fn tv_to_axe(tv: &Layout) -> Result<AxeLayout> {
 /// so threads and values are numbered `0..T` and `0..V` with nothing missing or doubled.
 pub fn tv_from_axe(l: &AxeLayout) -> Result<Layout> {
     if !l.offset().is_zero() {
-        return Err(conv(format!("{l} has an offset; TV layouts start at thread 0, value 0")));
+        return Err(conv(format!(
+            "{l} has an offset; TV layouts start at thread 0, value 0"
+        )));
     }
     let (tid, val) = (Axis::new(TID)?, Axis::new(VAL)?);
     let shard = l.shard();

@@ -101,7 +101,10 @@ pub fn bench_cases() -> Result<Vec<BenchCase>> {
             name: "logical_product",
             input: "(2,5):(5,1) x (3,4):(1,3)",
             run: Box::new(move || {
-                Ok(len(&crate::logical_product(&blk2, &Tiler::Layout(grid2.clone()))?))
+                Ok(len(&crate::logical_product(
+                    &blk2,
+                    &Tiler::Layout(grid2.clone()),
+                )?))
             }),
         },
         BenchCase {

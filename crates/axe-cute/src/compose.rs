@@ -36,11 +36,13 @@ impl Tiler {
 
 pub(crate) fn parse_tiler(p: &mut Parser<'_>) -> Result<Tiler> {
     if p.eat('<') {
+        p.enter()?;
         let mut v = vec![parse_tiler(p)?];
         while p.eat(',') {
             v.push(parse_tiler(p)?);
         }
         p.expect('>')?;
+        p.leave();
         Ok(Tiler::Modes(v))
     } else {
         Ok(Tiler::Layout(parse_layout(p)?))

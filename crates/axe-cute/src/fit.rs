@@ -34,7 +34,7 @@ fn fit_rec(values: &[i64], budget: &mut u64) -> Result<Option<Vec<(i64, i64)>>> 
         run += 1;
     }
     for n1 in (2..=run).rev() {
-        if n % n1 != 0 {
+        if !n.is_multiple_of(n1) {
             continue;
         }
         let steps = u64::try_from(n).unwrap_or(u64::MAX);

@@ -26,11 +26,17 @@ impl IntTuple {
     }
 
     /// Nesting depth: 0 for an integer, `1 + max depth of the elements` for a tuple (1 for `()`).
+    /// Computed without recursion, so any tree can be measured before it is walked.
     pub fn depth(&self) -> usize {
-        match self {
-            IntTuple::Int(_) => 0,
-            IntTuple::Tuple(v) => 1 + v.iter().map(IntTuple::depth).max().unwrap_or(0),
+        let mut deepest = 0;
+        let mut stack = vec![(self, 0usize)];
+        while let Some((t, d)) = stack.pop() {
+            if let IntTuple::Tuple(v) = t {
+                deepest = deepest.max(d + 1);
+                stack.extend(v.iter().map(|c| (c, d + 1)));
+            }
         }
+        deepest
     }
 
     /// The leaves, left to right.
@@ -77,7 +83,9 @@ impl IntTuple {
     pub(crate) fn with_leaves(&self, leaves: &mut impl Iterator<Item = i64>) -> IntTuple {
         match self {
             IntTuple::Int(_) => IntTuple::Int(leaves.next().unwrap_or(0)),
-            IntTuple::Tuple(v) => IntTuple::Tuple(v.iter().map(|t| t.with_leaves(leaves)).collect()),
+            IntTuple::Tuple(v) => {
+                IntTuple::Tuple(v.iter().map(|t| t.with_leaves(leaves)).collect())
+            }
         }
     }
 

@@ -74,10 +74,9 @@ pub fn left_inverse(l: &Layout) -> Result<Layout> {
         Ok(c) => c,
         Err(CuteError::NoLayout { .. }) => {
             return Err(match collision(l)? {
-                Some((i, j, v)) => no_layout(
-                    OP,
-                    format!("{l} is not injective: L({i}) = L({j}) = {v}"),
-                ),
+                Some((i, j, v)) => {
+                    no_layout(OP, format!("{l} is not injective: L({i}) = L({j}) = {v}"))
+                }
                 None => CuteError::Unsupported {
                     op: OP,
                     reason: format!(

@@ -32,14 +32,14 @@ impl Layout {
     /// A layout from a shape and a congruent stride. Every extent is at least 1, the size fits in `i64`,
     /// nesting is at most [`MAX_DEPTH`], and a tuple shape has at least one mode.
     pub fn new(shape: IntTuple, stride: IntTuple) -> Result<Layout> {
+        if shape.depth() > MAX_DEPTH || stride.depth() > MAX_DEPTH {
+            return Err(CuteError::BadLayout(format!(
+                "nesting deeper than {MAX_DEPTH}"
+            )));
+        }
         if !shape.congruent(&stride) {
             return Err(CuteError::BadLayout(format!(
                 "shape {shape} and stride {stride} are not congruent"
-            )));
-        }
-        if shape.depth() > MAX_DEPTH {
-            return Err(CuteError::BadLayout(format!(
-                "nesting deeper than {MAX_DEPTH}"
             )));
         }
         if has_empty_tuple(&shape) {
@@ -79,7 +79,9 @@ impl Layout {
         let mut strides = Vec::new();
         for e in shape.leaves() {
             strides.push(acc);
-            acc = acc.checked_mul(e).ok_or_else(|| overflow("computing strides"))?;
+            acc = acc
+                .checked_mul(e)
+                .ok_or_else(|| overflow("computing strides"))?;
         }
         Layout::new(shape.clone(), shape.with_leaves(&mut strides.into_iter()))
     }
@@ -165,7 +167,11 @@ impl Layout {
 
     /// The leaves as `(extent, stride)` pairs, leftmost (fastest) first.
     pub fn modes_flat(&self) -> Vec<(i64, i64)> {
-        self.shape.leaves().into_iter().zip(self.stride.leaves()).collect()
+        self.shape
+            .leaves()
+            .into_iter()
+            .zip(self.stride.leaves())
+            .collect()
     }
 
     /// The layout with its leaves as top-level modes (CuTe's `flatten`).

@@ -16,7 +16,11 @@ pub(crate) struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(s: &'a str) -> Self {
-        Parser { s, pos: 0, depth: 0 }
+        Parser {
+            s,
+            pos: 0,
+            depth: 0,
+        }
     }
 
     pub(crate) fn err(&self, at: usize, message: impl Into<String>) -> CuteError {
@@ -120,13 +124,17 @@ impl<'a> Parser<'a> {
         i64::try_from(v).map_err(|_| self.err(start, "integer does not fit in 64 bits"))
     }
 
-    fn enter(&mut self) -> Result<()> {
+    pub(crate) fn enter(&mut self) -> Result<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             let at = self.pos;
             return Err(self.err(at, format!("nesting deeper than {MAX_DEPTH}")));
         }
         Ok(())
+    }
+
+    pub(crate) fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
     }
 
     pub(crate) fn int_tuple(&mut self) -> Result<IntTuple> {

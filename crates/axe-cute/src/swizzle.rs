@@ -115,7 +115,8 @@ impl Swizzle {
             .map(|(i, c)| (i, c ^ (1u64 << i)))
             .filter(|&(_, n)| n != 0)
             .collect();
-        let fail = |why: String| CuteError::Swizzle(format!("{self} ∘ {other} is no swizzle: {why}"));
+        let fail =
+            |why: String| CuteError::Swizzle(format!("{self} ∘ {other} is no swizzle: {why}"));
         let Some(&(lo, first)) = moved.first() else {
             return Ok(Swizzle::identity());
         };

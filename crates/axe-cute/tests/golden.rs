@@ -17,9 +17,15 @@ fn t(s: &str) -> Tiler {
 
 #[test]
 fn coalesce_examples() {
-    assert_eq!(l("(2,(1,6)):(1,(6,2))").coalesce().expect("ok").to_string(), "12:1");
+    assert_eq!(
+        l("(2,(1,6)):(1,(6,2))").coalesce().expect("ok").to_string(),
+        "12:1"
+    );
     assert_eq!(l("(2,4):(1,2)").coalesce().expect("ok").to_string(), "8:1");
-    assert_eq!(l("(2,4):(4,1)").coalesce().expect("ok").to_string(), "(2,4):(4,1)");
+    assert_eq!(
+        l("(2,4):(4,1)").coalesce().expect("ok").to_string(),
+        "(2,4):(4,1)"
+    );
     assert_eq!(l("(1,1):(3,5)").coalesce().expect("ok").to_string(), "1:0");
     let by = l("(2,(1,6)):(1,(6,2))")
         .coalesce_by(&axe_cute::parse_int_tuple("(1,1)").expect("p"))
@@ -38,7 +44,10 @@ fn composition_examples() {
         let r = l(a).compose(&l(b)).expect("composition");
         assert_eq!(r.to_string(), want, "{a} o {b}");
         for i in 0..r.size() {
-            assert_eq!(r.eval(i).expect("r"), l(a).eval(l(b).eval(i).expect("b")).expect("a"));
+            assert_eq!(
+                r.eval(i).expect("r"),
+                l(a).eval(l(b).eval(i).expect("b")).expect("a")
+            );
         }
     }
     let r = composition_tiler(&l("(12,(4,8)):(59,(13,1))"), &t("<3:4,8:2>")).expect("by-mode");
@@ -54,7 +63,9 @@ fn composition_where_the_peers_fail() {
     let e = l("(4,3):(1,10)").compose(&l("6:1")).expect_err("no layout");
     assert!(matches!(e, CuteError::NoLayout { .. }), "{e}");
     // Mode-wise composition is wrong here (CuTe distributes over B's modes): A(B(c)) is not a sum.
-    let e = l("(2,2):(1,10)").compose(&l("(2,2):(1,1)")).expect_err("not separable");
+    let e = l("(2,2):(1,10)")
+        .compose(&l("(2,2):(1,1)"))
+        .expect_err("not separable");
     assert!(e.to_string().contains("not a sum"), "{e}");
 }
 
@@ -69,7 +80,11 @@ fn complement_examples() {
         ("(2,2):(1,6)", 24, "(3,2):(2,12)"),
     ];
     for (a, m, want) in cases {
-        assert_eq!(complement(&l(a), m).expect("complement").to_string(), want, "{a}");
+        assert_eq!(
+            complement(&l(a), m).expect("complement").to_string(),
+            want,
+            "{a}"
+        );
     }
     // CuTe C++ divides by zero on this one; it is not injective, so nothing complements it.
     assert!(matches!(
@@ -140,8 +155,14 @@ fn inverse_examples() {
         assert_eq!(a.eval(r.eval(i).expect("r")).expect("a"), i);
     }
     // pycute stops at the stride-0 mode; CuTe C++ and this crate skip it.
-    assert_eq!(l("(2,4):(0,1)").right_inverse().expect("ok").to_string(), "4:2");
-    assert_eq!(l("(3,2):(2,1)").left_inverse().expect("ok").to_string(), "(2,3):(3,1)");
+    assert_eq!(
+        l("(2,4):(0,1)").right_inverse().expect("ok").to_string(),
+        "4:2"
+    );
+    assert_eq!(
+        l("(3,2):(2,1)").left_inverse().expect("ok").to_string(),
+        "(2,3):(3,1)"
+    );
     assert!(matches!(
         l("(2,3):(1,3)").left_inverse(),
         Err(CuteError::Unsupported { .. })
@@ -163,7 +184,12 @@ fn swizzle_examples() {
     assert_eq!(a.to_string(), "Sw<2,0,-2> o 4 o 8:1");
     assert_eq!(a.eval(1).expect("eval"), 5 ^ 4);
     assert_eq!(
-        "Sw<3,4,3>".parse::<Swizzle>().expect("sw").compose(&"Sw<3,4,3>".parse().expect("sw")).expect("id").to_string(),
+        "Sw<3,4,3>"
+            .parse::<Swizzle>()
+            .expect("sw")
+            .compose(&"Sw<3,4,3>".parse().expect("sw"))
+            .expect("id")
+            .to_string(),
         "Sw<0,0,0>"
     );
     assert!("Sw<3,3,2>".parse::<Swizzle>().is_err());
@@ -177,10 +203,7 @@ fn axe_examples() {
     assert_eq!(back, a);
     let tv = l("((4,8),(2,2)):((16,1),(8,64))");
     let axe = tv_to_axe(&tv).expect("tv");
-    assert_eq!(
-        axe.to_string(),
-        "S[(2,4,2,8):(2@val,1@tid,1@val,4@tid)]"
-    );
+    assert_eq!(axe.to_string(), "S[(2,4,2,8):(2@val,1@tid,1@val,4@tid)]");
     assert_eq!(tv_from_axe(&axe).expect("back"), tv);
     let e = tv_to_axe(&l("(4,2):(1,2)")).expect_err("overlap");
     assert!(e.to_string().contains("overlaps"), "{e}");

@@ -84,7 +84,7 @@ pub fn some_layout_fits(values: &[i64]) -> bool {
             return;
         }
         for f in 2..=n {
-            if n % f == 0 {
+            if n.is_multiple_of(f) {
                 cur.push(f);
                 factorizations(n / f, out, cur);
                 cur.pop();
