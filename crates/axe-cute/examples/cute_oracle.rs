@@ -4,7 +4,8 @@
 //! OPs: `coalesce`, `composition`, `complement` (B = bound), `right_inverse`, `left_inverse`,
 //! `logical_divide`, `zipped_divide`, `tiled_divide`, `flat_divide`, `logical_product`,
 //! `zipped_product`, `tiled_product`, `flat_product`, `blocked_product`, `raked_product`,
-//! `swizzle_compose`, `eval` (A, then every value).
+//! `swizzle_compose`, `to_axe`, `tv_to_axe`, `from_axe` (B = shape, optional), `tv_from_axe`,
+//! `eval` (every value of A, which may be swizzled).
 
 use std::io::{BufRead, Write};
 
@@ -36,6 +37,18 @@ fn run(op: &str, a: &str, b: &str) -> Result<String, CuteError> {
         "flat_product" => axe_cute::flat_product(&la()?, &tb()?)?.to_string(),
         "blocked_product" => axe_cute::blocked_product(&la()?, &lb()?)?.to_string(),
         "raked_product" => axe_cute::raked_product(&la()?, &lb()?)?.to_string(),
+        "to_axe" => la()?.to_axe()?.to_string(),
+        "tv_to_axe" => axe_cute::tv_to_axe(&la()?)?.to_string(),
+        "from_axe" => {
+            let axe: axe_layout::Layout = a.parse()?;
+            let shape = if b.is_empty() {
+                None
+            } else {
+                Some(axe_cute::parse_int_tuple(b)?)
+            };
+            Layout::from_axe(&axe, shape.as_ref())?.to_string()
+        }
+        "tv_from_axe" => axe_cute::tv_from_axe(&a.parse()?)?.to_string(),
         "swizzle_compose" => a.parse::<Swizzle>()?.compose(&b.parse()?)?.to_string(),
         "eval" => {
             let l: AnyLayout = a.parse()?;

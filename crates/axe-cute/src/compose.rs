@@ -221,7 +221,11 @@ fn replace_leaves(
 /// ```
 pub fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
     const OP: &str = "composition";
-    let lo = b.min_value()?;
+    let leaves = b.modes_flat();
+    let lo = leaves
+        .iter()
+        .filter(|m| m.1 < 0)
+        .try_fold(0i64, |acc, &(s, d)| crate::error::add(acc, mul(s - 1, d)?))?;
     if lo < 0 {
         return Err(no_layout(
             OP,
@@ -229,7 +233,6 @@ pub fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
         ));
     }
     let am = extended_modes(a);
-    let leaves = b.modes_flat();
     let mut closed = Vec::with_capacity(leaves.len());
     for &(s, d) in &leaves {
         closed.push(compose_leaf(&am, s, d)?);

@@ -52,14 +52,20 @@ pub fn right_inverse(l: &Layout) -> Result<Layout> {
 /// is in `R`'s domain). It is `right_inverse((L, complement(L, cosize(L))))`, exact because
 /// `(L, complement)` is a bijection onto an interval.
 ///
+/// When `L` has no complement but is injective and its strides, sorted, each divide the next with room
+/// for the leaf (`d_{k+1}/d_k ≥ s_k`), `R` reads the leaves' digits directly: `(2,3):(1,3)` (which
+/// pycute answers wrongly) has `(3,3):(1,2)`.
+///
 /// Errors: `L` not injective (no left inverse exists; the error names two indices with one value);
-/// `L` injective without a complement (an answer may exist, e.g. `(3,3):(1,2)` for `(2,3):(1,3)`, but
-/// is not searched for: [`CuteError::Unsupported`]).
+/// `L` injective outside both constructions (an answer may exist but is not searched for:
+/// [`CuteError::Unsupported`]).
 ///
 /// ```
 /// let l: axe_cute::Layout = "(4,(2,3)):(2,(1,8))".parse()?;
 /// assert_eq!(l.left_inverse()?.to_string(), "(2,4,3):(4,1,8)");
 /// assert!("(2,2):(0,1)".parse::<axe_cute::Layout>()?.left_inverse().is_err());
+/// let l: axe_cute::Layout = "(2,3):(1,3)".parse()?;
+/// assert_eq!(l.left_inverse()?.to_string(), "(3,3):(1,2)");
 /// # Ok::<(), axe_cute::CuteError>(())
 /// ```
 pub fn left_inverse(l: &Layout) -> Result<Layout> {
@@ -77,17 +83,54 @@ pub fn left_inverse(l: &Layout) -> Result<Layout> {
                 Some((i, j, v)) => {
                     no_layout(OP, format!("{l} is not injective: L({i}) = L({j}) = {v}"))
                 }
-                None => CuteError::Unsupported {
-                    op: OP,
-                    reason: format!(
-                        "{l} is injective but has no complement; a left inverse is not searched for"
-                    ),
+                None => match stride_chain_inverse(l)? {
+                    Some(r) => return Ok(r),
+                    None => CuteError::Unsupported {
+                        op: OP,
+                        reason: format!(
+                            "{l} is injective, has no complement and its strides do not divide one another; a left inverse is not searched for"
+                        ),
+                    },
                 },
             })
         }
         Err(e) => return Err(e),
     };
     right_inverse(&Layout::concat(&[l.clone(), c])?)
+}
+
+/// The left inverse of an injective `L` whose leaves, sorted by stride, have each stride a multiple of
+/// the previous one with `d_{k+1}/d_k ≥ s_k`: `R = (d_1, d_2/d_1, …, d_m/d_{m−1}, s_m):(0, w_1, …, w_m)`
+/// with `w_k` the colexicographic weight of leaf `k` in `L`. Then `L(c) = Σ c_k·d_k` has the digits
+/// `(0, c_1, …, c_m)` in `R`'s radix (`c_k < s_k ≤ d_{k+1}/d_k`), so `R(L(c)) = Σ c_k·w_k`, the flat
+/// index of `c`; and `size(R) = d_m·s_m ≥ cosize(L)`. `None` when the strides are not such a chain.
+fn stride_chain_inverse(l: &Layout) -> Result<Option<Layout>> {
+    let mut leaves = Vec::new();
+    let mut w = 1i64;
+    for (s, d) in l.modes_flat() {
+        if s > 1 {
+            if d <= 0 {
+                return Ok(None);
+            }
+            leaves.push((d, s, w));
+        }
+        w = mul(w, s)?;
+    }
+    leaves.sort();
+    let Some(&(d1, _, _)) = leaves.first() else {
+        return Ok(None);
+    };
+    let mut modes = vec![(d1, 0i64)];
+    for k in 0..leaves.len() {
+        let (d, s, w) = leaves[k];
+        let radix = match leaves.get(k + 1) {
+            Some(&(next, _, _)) if next % d == 0 && next / d >= s => next / d,
+            Some(_) => return Ok(None),
+            None => s,
+        };
+        modes.push((radix, w));
+    }
+    Ok(Some(Layout::from_modes(&coalesce_modes(&modes))?))
 }
 
 /// Two indices with the same value, by enumeration (`None` when `L` is injective).

@@ -32,29 +32,17 @@ impl Layout {
     /// A layout from a shape and a congruent stride. Every extent is at least 1, the size fits in `i64`,
     /// nesting is at most [`MAX_DEPTH`], and a tuple shape has at least one mode.
     pub fn new(shape: IntTuple, stride: IntTuple) -> Result<Layout> {
-        if shape.depth() > MAX_DEPTH || stride.depth() > MAX_DEPTH {
-            return Err(CuteError::BadLayout(format!(
-                "nesting deeper than {MAX_DEPTH}"
-            )));
-        }
-        if !shape.congruent(&stride) {
-            return Err(CuteError::BadLayout(format!(
+        let size = check(&shape, &stride, 0).map_err(|e| match e {
+            Check::Deep => CuteError::BadLayout(format!("nesting deeper than {MAX_DEPTH}")),
+            Check::Incongruent => CuteError::BadLayout(format!(
                 "shape {shape} and stride {stride} are not congruent"
-            )));
-        }
-        if has_empty_tuple(&shape) {
-            return Err(CuteError::BadLayout(format!(
-                "shape {shape} has an empty tuple"
-            )));
-        }
-        if let Some(e) = shape.leaves().into_iter().find(|&e| e < 1) {
-            return Err(CuteError::BadLayout(format!(
+            )),
+            Check::Empty => CuteError::BadLayout(format!("shape {shape} has an empty tuple")),
+            Check::Extent(e) => CuteError::BadLayout(format!(
                 "extent {e} in shape {shape} (extents are at least 1)"
-            )));
-        }
-        let size = shape
-            .product()
-            .map_err(|_| overflow("computing the layout size"))?;
+            )),
+            Check::Overflow => overflow("computing the layout size"),
+        })?;
         Ok(Layout {
             shape,
             stride,
@@ -167,11 +155,9 @@ impl Layout {
 
     /// The leaves as `(extent, stride)` pairs, leftmost (fastest) first.
     pub fn modes_flat(&self) -> Vec<(i64, i64)> {
-        self.shape
-            .leaves()
-            .into_iter()
-            .zip(self.stride.leaves())
-            .collect()
+        let mut out = Vec::with_capacity(8);
+        push_leaves(&self.shape, &self.stride, &mut out);
+        out
     }
 
     /// The layout with its leaves as top-level modes (CuTe's `flatten`).
@@ -195,7 +181,9 @@ impl Layout {
                 size: self.size,
             });
         }
-        eval_modes(&self.modes_flat(), i)
+        let (mut rest, mut acc) = (i, 0i64);
+        eval_tree(&self.shape, &self.stride, &mut rest, &mut acc)?;
+        Ok(acc)
     }
 
     /// The value at a coordinate, which may be hierarchical (congruent to the shape) or coarser: an
@@ -247,11 +235,71 @@ impl Layout {
     }
 }
 
-fn has_empty_tuple(t: &IntTuple) -> bool {
-    match t {
-        IntTuple::Int(_) => false,
-        IntTuple::Tuple(v) => v.is_empty() || v.iter().any(has_empty_tuple),
+enum Check {
+    Deep,
+    Incongruent,
+    Empty,
+    Extent(i64),
+    Overflow,
+}
+
+/// One pass over shape and stride: congruence, extents ≥ 1, no empty tuple, depth ≤ [`MAX_DEPTH`]
+/// (never recursing past it), and the size.
+fn check(shape: &IntTuple, stride: &IntTuple, depth: usize) -> std::result::Result<i64, Check> {
+    match (shape, stride) {
+        (IntTuple::Int(s), IntTuple::Int(_)) => {
+            if *s < 1 {
+                Err(Check::Extent(*s))
+            } else {
+                Ok(*s)
+            }
+        }
+        (IntTuple::Tuple(a), IntTuple::Tuple(b)) => {
+            if depth >= MAX_DEPTH {
+                return Err(Check::Deep);
+            }
+            if a.len() != b.len() {
+                return Err(Check::Incongruent);
+            }
+            if a.is_empty() {
+                return Err(Check::Empty);
+            }
+            let mut size = 1i64;
+            for (x, y) in a.iter().zip(b) {
+                let s = check(x, y, depth + 1)?;
+                size = size.checked_mul(s).ok_or(Check::Overflow)?;
+            }
+            Ok(size)
+        }
+        _ => Err(Check::Incongruent),
     }
+}
+
+fn push_leaves(shape: &IntTuple, stride: &IntTuple, out: &mut Vec<(i64, i64)>) {
+    match (shape, stride) {
+        (IntTuple::Int(s), IntTuple::Int(d)) => out.push((*s, *d)),
+        (IntTuple::Tuple(a), IntTuple::Tuple(b)) => {
+            a.iter().zip(b).for_each(|(x, y)| push_leaves(x, y, out));
+        }
+        _ => {}
+    }
+}
+
+/// Adds `digit·stride` for each leaf, digits of `rest` taken colexicographically (no allocation).
+fn eval_tree(shape: &IntTuple, stride: &IntTuple, rest: &mut i64, acc: &mut i64) -> Result<()> {
+    match (shape, stride) {
+        (IntTuple::Int(s), IntTuple::Int(d)) => {
+            *acc = add(*acc, mul(*rest % s, *d)?)?;
+            *rest /= s;
+        }
+        (IntTuple::Tuple(a), IntTuple::Tuple(b)) => {
+            for (x, y) in a.iter().zip(b) {
+                eval_tree(x, y, rest, acc)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Colex evaluation of flat leaves at `i` (the caller bounds `i`; the last leaf absorbs any excess).

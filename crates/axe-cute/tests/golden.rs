@@ -163,8 +163,13 @@ fn inverse_examples() {
         l("(3,2):(2,1)").left_inverse().expect("ok").to_string(),
         "(2,3):(3,1)"
     );
+    // No complement, yet a left inverse (pycute answers 2:1, which breaks R(L(i)) = i at i = 2).
+    assert_eq!(
+        l("(2,3):(1,3)").left_inverse().expect("ok").to_string(),
+        "(3,3):(1,2)"
+    );
     assert!(matches!(
-        l("(2,3):(1,3)").left_inverse(),
+        l("(2,2):(2,3)").left_inverse(),
         Err(CuteError::Unsupported { .. })
     ));
 }
