@@ -11,7 +11,14 @@ use crate::layout::{eval_modes, parse_layout, Layout};
 use crate::parse::Parser;
 
 /// What a layout is divided by or multiplied with: one layout, or a tuple of tilers applied mode by mode
-/// (`<2:1,(2,2):(1,4)>`; CuTe's `Tile<...>`). A shape used as a tiler is the tuple of its `s:1` layouts.
+/// (`<2:1,(2,2):(1,4)>`; CuTe's `Tile<...>`). A shape used as a tiler is the tuple of its `s:1` layouts:
+/// `(2,4)` parses as `<2:1,4:1>`, while `(2,4):(1,2)` is one layout.
+///
+/// ```
+/// let t: axe_cute::Tiler = "(2,(2,3))".parse()?;
+/// assert_eq!(t.to_string(), "<2:1,6:1>");
+/// # Ok::<(), axe_cute::CuteError>(())
+/// ```
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Tiler {
     /// The whole layout is composed with / divided by this layout.
@@ -45,6 +52,15 @@ pub(crate) fn parse_tiler(p: &mut Parser<'_>) -> Result<Tiler> {
         p.leave();
         Ok(Tiler::Modes(v))
     } else {
+        // A shape alone is CuTe's by-mode shape tiler; with a stride it is a layout.
+        let save = p.pos();
+        let start = p.pos();
+        if let Ok(shape @ IntTuple::Tuple(_)) = p.int_tuple() {
+            if p.peek() != Some(':') {
+                return Tiler::from_shape(&shape).map_err(|e| p.err(start, e.to_string()));
+            }
+        }
+        p.set_pos(save);
         Ok(Tiler::Layout(parse_layout(p)?))
     }
 }

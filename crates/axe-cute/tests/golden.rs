@@ -213,3 +213,13 @@ fn axe_examples() {
     let e = tv_to_axe(&l("(4,2):(1,2)")).expect_err("overlap");
     assert!(e.to_string().contains("overlaps"), "{e}");
 }
+
+#[test]
+fn a_shape_as_tiler_divides_by_mode() {
+    // CuTe: zipped_divide(make_layout((8,6)), make_shape(2,3)) tiles 2×3 blocks.
+    let a = l("(8,6):(1,8)");
+    let z = zipped_divide(&a, &t("(2,3)")).expect("ok");
+    assert_eq!(z.to_string(), "((2,3),(4,2)):((1,8),(2,24))");
+    assert_eq!(t("(2,3)"), t("<2:1,3:1>"));
+    assert_eq!(t("(2,3):(1,2)"), Tiler::Layout(l("(2,3):(1,2)")));
+}
