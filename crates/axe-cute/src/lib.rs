@@ -47,6 +47,7 @@ mod compose;
 mod divide;
 mod error;
 mod fit;
+mod grid;
 mod int_tuple;
 mod inverse;
 mod layout;
@@ -63,6 +64,7 @@ pub use divide::{
 };
 pub use error::{CuteError, Result};
 pub use fit::MAX_CHECK;
+pub use grid::{layout_grid, tv_grid};
 pub use int_tuple::{IntTuple, MAX_DEPTH};
 pub use inverse::{left_inverse, right_inverse};
 pub use layout::{crd2idx, idx2crd, Layout};

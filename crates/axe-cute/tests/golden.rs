@@ -223,3 +223,18 @@ fn a_shape_as_tiler_divides_by_mode() {
     assert_eq!(t("(2,3)"), t("<2:1,3:1>"));
     assert_eq!(t("(2,3):(1,2)"), Tiler::Layout(l("(2,3):(1,2)")));
 }
+
+#[test]
+fn the_pictures_of_the_docs_page() {
+    let sw: AnyLayout = "Sw<3,0,3> o 0 o (8,8):(8,1)".parse().expect("sw");
+    let g = axe_cute::layout_grid(&sw).expect("grid");
+    assert_eq!(g[1], vec![9, 8, 11, 10, 13, 12, 15, 14]);
+    assert_eq!(g[7], vec![63, 62, 61, 60, 59, 58, 57, 56]);
+    let plain: AnyLayout = "(4,(2,3)):(1,(4,8))".parse().expect("plain");
+    let g = axe_cute::layout_grid(&plain).expect("grid");
+    assert_eq!(g[3], vec![3, 7, 11, 15, 19, 23]);
+    let tv = l("((2,4),(2,2)):((8,1),(4,16))");
+    let cells = axe_cute::tv_grid(&tv, 8, 4).expect("tv grid");
+    assert_eq!(cells[0], vec![vec![(0, 0)], vec![(1, 0)], vec![(0, 2)], vec![(1, 2)]]);
+    assert_eq!(cells[7][3], vec![(7, 3)]);
+}
