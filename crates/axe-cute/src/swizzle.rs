@@ -94,8 +94,11 @@ impl Swizzle {
     /// **Law**: `R(x) = self(other(x))` for every `x ≥ 0`. Both are GF(2)-linear, so the composition is
     /// compared with the candidate swizzle on each of the 63 bit positions, which proves equality on all
     /// offsets. When the composition moves bits along more than one shift or from a non-contiguous range
-    /// it is no swizzle and the error says which bit breaks it; the shifts may differ (`Sw<1,0,2> ∘
-    /// Sw<0,0,0>`, `Sw<1,0,2> ∘ Sw<1,1,2> = Sw<2,0,2>`).
+    /// it is no swizzle and the error says which bit breaks it. Parameters may differ: `Sw<1,0,2> ∘
+    /// Sw<1,1,2> = Sw<2,0,2>` (different bases), `Sw<1,0,2> ∘ Sw<0,5,-3> = Sw<1,0,2>` (an identity of any
+    /// shift). Two non-identity swizzles with different shifts never compose to a swizzle: as matrices
+    /// `(I+N1)(I+N2) = I + N1 + N2 + N1·N2`, with `N1`, `N2` and `N1·N2` on three different bit
+    /// diagonals, none of which can cancel another.
     ///
     /// ```
     /// use axe_cute::Swizzle;

@@ -235,6 +235,32 @@ fn the_pictures_of_the_docs_page() {
     assert_eq!(g[3], vec![3, 7, 11, 15, 19, 23]);
     let tv = l("((2,4),(2,2)):((8,1),(4,16))");
     let cells = axe_cute::tv_grid(&tv, 8, 4).expect("tv grid");
-    assert_eq!(cells[0], vec![vec![(0, 0)], vec![(1, 0)], vec![(0, 2)], vec![(1, 2)]]);
+    assert_eq!(
+        cells[0],
+        vec![vec![(0, 0)], vec![(1, 0)], vec![(0, 2)], vec![(1, 2)]]
+    );
     assert_eq!(cells[7][3], vec![(7, 3)]);
+}
+
+#[test]
+fn swizzle_composition_across_parameters() {
+    let sw = |s: &str| s.parse::<Swizzle>().expect("sw");
+    assert_eq!(
+        sw("Sw<1,0,2>")
+            .compose(&sw("Sw<0,5,-3>"))
+            .expect("id")
+            .to_string(),
+        "Sw<1,0,2>"
+    );
+    assert_eq!(
+        sw("Sw<2,4,-3>")
+            .compose(&sw("Sw<1,6,-3>"))
+            .expect("ok")
+            .to_string(),
+        "Sw<3,4,-3>"
+    );
+    let e = sw("Sw<2,0,3>")
+        .compose(&sw("Sw<2,0,-3>"))
+        .expect_err("two diagonals");
+    assert!(matches!(e, CuteError::Swizzle(_)), "{e}");
 }
