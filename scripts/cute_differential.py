@@ -201,6 +201,64 @@ def make_case(rng, op):
     return a, rand_layout(rng, 4, [0, 1, 1, 2, 3, 4], 24)
 
 
+def rand_swizzle(rng):
+    while True:
+        b, m, sh = rng.randint(0, 3), rng.randint(0, 4), rng.randint(-5, 5)
+        if abs(sh) >= b:
+            return b, m, sh
+
+
+def peer_swizzle(b, m, sh):
+    """pycute's Swizzle as a function, or None where pycute cannot apply it: its shiftr/shiftl recurse
+    forever on a shift of 0 (`Sw<0,M,0>`, the identity)."""
+    sw = cute.Swizzle(b, m, sh)
+    try:
+        sw(1)
+    except RecursionError:
+        return None
+    return sw
+
+
+def swizzle_cases(rng, n):
+    """Swizzled layouts evaluated, and swizzle compositions, against pycute's Swizzle and ComposedLayout.
+    Returns (oracle lines, checker per line)."""
+    lines, checks = [], []
+    for i in range(n):
+        b, m, sh = rand_swizzle(rng)
+        if i % 2 == 0:
+            layout = rand_layout(rng, strides=[0, 1, 2, 3, 4, 8, 16])
+            off = rng.randint(0, 40)
+            sw = peer_swizzle(b, m, sh) or (lambda x: x)
+            want = [sw(off + layout(j)) for j in range(cute.size(layout))]
+            lines.append(f"eval\tSw<{b},{m},{sh}> o {off} o {text(layout)}\t\n")
+            checks.append(("swizzle_eval", lambda f, want=want: f[0] == "ok"
+                           and [int(x) for x in f[1].split(",")] == want))
+        else:
+            b2, m2, sh2 = rand_swizzle(rng)
+            s1 = peer_swizzle(b, m, sh) or (lambda x: x)
+            s2 = peer_swizzle(b2, m2, sh2) or (lambda x: x)
+            want = [s1(s2(x)) for x in range(1 << 13)]
+
+            def check(f, want=want):
+                if f[0] == "ok":
+                    bb, mm, ss = (int(x) for x in f[1][3:-1].split(","))
+                    c = peer_swizzle(bb, mm, ss) or (lambda x: x)
+                    return [c(x) for x in range(1 << 13)] == want
+                # an error: no swizzle on the low 13 bits may match
+                for bb in range(0, 7):
+                    for mm in range(0, 13):
+                        for ss in range(-12, 13):
+                            if abs(ss) < bb or bb + mm + abs(ss) > 13 or ss == 0:
+                                continue
+                            c = cute.Swizzle(bb, mm, ss)
+                            if all(c(x) == w for x, w in zip(range(1 << 13), want)):
+                                return False
+                return True
+            lines.append(f"swizzle_compose\tSw<{b},{m},{sh}>\tSw<{b2},{m2},{sh2}>\n")
+            checks.append(("swizzle_compose", check))
+    return lines, checks
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=3000)
@@ -221,6 +279,17 @@ def main():
     tally = Counter()
     examples = {}
     failed = False
+    sw_lines, sw_checks = swizzle_cases(rng, max(40, args.cases // 20))
+    sw_out = subprocess.run([oracle], input="".join(sw_lines), capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+    for line, (name, check), reply in zip(sw_lines, sw_checks, sw_out):
+        fields = reply.split("\t")
+        ok = check(fields)
+        verdict = ("agree" if fields[0] == "ok" else "agree-no-swizzle") if ok else "MISMATCH"
+        tally[(name, verdict)] += 1
+        failed |= not ok
+        if not ok:
+            examples.setdefault((name, verdict), f"{line.strip()}: ours {reply}")
     for (op, a, b), reply in zip(cases, replies):
         fields = reply.split("\t")
         ours = parse(fields[1]) if fields[0] == "ok" else None
@@ -270,7 +339,7 @@ def main():
         failed |= verdict == "MISMATCH"
         if args.verbose and verdict != "agree":
             print(f"{verdict}: {desc}", file=sys.stderr)
-    for op in OPS:
+    for op in OPS + ["swizzle_eval", "swizzle_compose"]:
         row = {v: n for (o, v), n in tally.items() if o == op}
         print(f"{op:16} " + "  ".join(f"{v} {n}" for v, n in sorted(row.items())))
     print("\nfirst example of each non-agreement:")
