@@ -5,6 +5,7 @@ use crate::complement::complement;
 use crate::error::{mul, no_layout, CuteError, Result};
 use crate::fit::MAX_CHECK;
 use crate::layout::Layout;
+use crate::left_search::{search_left_inverse, SEARCH_SIZE};
 
 /// `right_inverse(L)`.
 ///
@@ -12,7 +13,9 @@ use crate::layout::Layout;
 /// taken in stride order while each stride equals the product `s·d` reached so far (starting at 1,
 /// skipping stride-0 and extent-1 leaves), each mapped to its colexicographic position in `L`. So
 /// `size(R)` is the largest `n` for which `[0, n)` is covered by such a chain of leaves (1 when `L` has
-/// no stride-1 leaf). When `L` is a bijection onto `[0, size)`, `R` is its inverse.
+/// no stride-1 leaf). When `L` is a bijection onto `[0, size)`, `R` is its inverse; when `L` is injective,
+/// no layout longer than `R` has the law (the tests confirm it exhaustively). For a non-injective `L`
+/// a longer one may exist: `(4,2):(1,2)` gives `4:1`, and `(3,2):(1,5)` also works.
 ///
 /// ```
 /// let l: axe_cute::Layout = "(4,(2,3)):(2,(1,8))".parse()?;
@@ -56,9 +59,12 @@ pub fn right_inverse(l: &Layout) -> Result<Layout> {
 /// for the leaf (`d_{k+1}/d_k ≥ s_k`), `R` reads the leaves' digits directly: `(2,3):(1,3)` (which
 /// pycute answers wrongly) has `(3,3):(1,2)`.
 ///
+/// Otherwise, for `size(L) ≤ 64`, a bounded search: each size `N ∈ [cosize, 2·cosize]` and each ordered
+/// factorization of `N`, the strides solving `R(L(i)) = i` exactly over the integers (`(4,3):(6,5)` has
+/// `(3,2,5):(-3,10,1)`); the answer is checked on every index.
+///
 /// Errors: `L` not injective (no left inverse exists; the error names two indices with one value);
-/// `L` injective outside both constructions (an answer may exist but is not searched for:
-/// [`CuteError::Unsupported`]).
+/// `L` injective and nothing found ([`CuteError::Unsupported`]: an answer may exist past the bounds).
 ///
 /// ```
 /// let l: axe_cute::Layout = "(4,(2,3)):(2,(1,8))".parse()?;
@@ -83,15 +89,24 @@ pub fn left_inverse(l: &Layout) -> Result<Layout> {
                 Some((i, j, v)) => {
                     no_layout(OP, format!("{l} is not injective: L({i}) = L({j}) = {v}"))
                 }
-                None => match stride_chain_inverse(l)? {
-                    Some(r) => return Ok(r),
-                    None => CuteError::Unsupported {
+                None => {
+                    if let Some(r) = stride_chain_inverse(l)? {
+                        return Ok(r);
+                    }
+                    let cosize = l.cosize()?;
+                    if l.size() <= SEARCH_SIZE && cosize <= 16 * SEARCH_SIZE {
+                        if let Some(r) = search_left_inverse(&l.values(MAX_CHECK)?, cosize)? {
+                            return Ok(r);
+                        }
+                    }
+                    CuteError::Unsupported {
                         op: OP,
                         reason: format!(
-                            "{l} is injective, has no complement and its strides do not divide one another; a left inverse is not searched for"
+                            "{l} is injective and has no complement; no left inverse was found among the layouts of size {cosize}..{} whose strides solve R(L(i)) = i",
+                            cosize.saturating_mul(2)
                         ),
-                    },
-                },
+                    }
+                }
             })
         }
         Err(e) => return Err(e),

@@ -51,6 +51,7 @@ mod grid;
 mod int_tuple;
 mod inverse;
 mod layout;
+mod left_search;
 mod parse;
 mod swizzle;
 

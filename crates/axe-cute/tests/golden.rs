@@ -168,8 +168,17 @@ fn inverse_examples() {
         l("(2,3):(1,3)").left_inverse().expect("ok").to_string(),
         "(3,3):(1,2)"
     );
+    // Neither closed form applies; the bounded search solves for the strides.
+    assert_eq!(
+        l("(2,2):(2,3)").left_inverse().expect("ok").to_string(),
+        "(2,3):(1,1)"
+    );
+    assert_eq!(
+        l("(4,3):(6,5)").left_inverse().expect("ok").to_string(),
+        "(3,2,5):(-3,10,1)"
+    );
     assert!(matches!(
-        l("(2,2):(2,3)").left_inverse(),
+        l("(4,3):(3,2)").left_inverse(),
         Err(CuteError::Unsupported { .. })
     ));
 }

@@ -143,6 +143,22 @@ proptest! {
     }
 
     #[test]
+    fn right_inverse_of_an_injective_layout_is_as_long_as_possible(l in layout(5, 0..=12)) {
+        let lv = brute(&l);
+        prop_assume!(injective(&lv));
+        let r = right_inverse(&l).expect("right inverse");
+        let pre: std::collections::HashMap<i64, i64> =
+            lv.iter().enumerate().map(|(i, x)| (*x, i as i64)).collect();
+        let mut n = 0;
+        while pre.contains_key(&n) { n += 1; }
+        // No layout of a size past size(R) maps [0, m) to the (unique) preimages.
+        for m in (r.size() + 1)..=n {
+            let want: Vec<i64> = (0..m).map(|x| pre[&x]).collect();
+            prop_assert!(!some_layout_fits(&want), "{}: R = {} but size {} also works", l, r, m);
+        }
+    }
+
+    #[test]
     fn left_inverse_law(l in layout(5, 0..=12)) {
         let lv = brute(&l);
         match left_inverse(&l) {
@@ -154,7 +170,13 @@ proptest! {
                 }
             }
             Err(CuteError::NoLayout { .. }) => prop_assert!(!injective(&lv)),
-            Err(CuteError::Unsupported { .. }) => prop_assert!(injective(&lv)),
+            Err(CuteError::Unsupported { .. }) => {
+                prop_assert!(injective(&lv));
+                // Nothing within the searched bounds was missed (small cases, exhaustively).
+                if l.size() <= 8 && l.cosize().expect("cosize") <= 24 {
+                    prop_assert!(!some_left_inverse_within(&lv, l.cosize().expect("cosize")), "{}", l);
+                }
+            }
             Err(e) => prop_assert!(false, "{}: {}", l, e),
         }
     }

@@ -133,3 +133,61 @@ pub fn flat_of(coords: &[i64], sizes: &[i64]) -> i64 {
 pub fn mode_sizes(l: &Layout) -> Vec<i64> {
     l.modes().expect("modes").iter().map(Layout::size).collect()
 }
+
+/// Whether some layout `R` of size `N ∈ [cosize, 2·cosize]` with strides in `[−size, size]` has
+/// `R(v[i]) = i` for every `i` (every factorization of every `N`, every stride choice; the strides at a
+/// place value that `L` takes are forced).
+pub fn some_left_inverse_within(v: &[i64], cosize: i64) -> bool {
+    fn facts(n: usize, out: &mut Vec<Vec<usize>>, cur: &mut Vec<usize>) {
+        if n == 1 {
+            out.push(cur.clone());
+            return;
+        }
+        for f in 2..=n {
+            if n.is_multiple_of(f) {
+                cur.push(f);
+                facts(n / f, out, cur);
+                cur.pop();
+            }
+        }
+    }
+    let size = v.len() as i64;
+    let pre: std::collections::HashMap<i64, i64> =
+        v.iter().enumerate().map(|(i, x)| (*x, i as i64)).collect();
+    let range: Vec<i64> = (-size..=size).collect();
+    for n in cosize..=(2 * cosize) {
+        let mut fs = Vec::new();
+        facts(n as usize, &mut fs, &mut Vec::new());
+        for f in fs {
+            let mut p = 1i64;
+            let mut places = vec![];
+            for &e in &f {
+                places.push(p);
+                p *= e as i64;
+            }
+            let forced: Vec<Option<i64>> = places.iter().map(|pl| pre.get(pl).copied()).collect();
+            let free: Vec<usize> = (0..f.len()).filter(|&k| forced[k].is_none()).collect();
+            let total = (range.len() as u64).pow(free.len() as u32);
+            for mut code in 0..total {
+                let mut d: Vec<i64> = forced.iter().map(|x| x.unwrap_or(0)).collect();
+                for &k in &free {
+                    d[k] = range[(code % range.len() as u64) as usize];
+                    code /= range.len() as u64;
+                }
+                let ok = v.iter().enumerate().all(|(i, &x)| {
+                    let mut rest = x as usize;
+                    let mut val = 0;
+                    for (e, dd) in f.iter().zip(&d) {
+                        val += (rest % e) as i64 * dd;
+                        rest /= e;
+                    }
+                    x < n && val == i as i64
+                });
+                if ok {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
