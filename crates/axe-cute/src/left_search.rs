@@ -105,20 +105,19 @@ fn solve(values: &[i64], f: &[i64], budget: &mut u64) -> Option<Vec<i64>> {
             continue;
         };
         rows.swap(top, p);
-        for r in 0..rows.len() {
-            if r == top || rows[r][col] == 0 {
+        let pivot = rows[top].clone();
+        for (r, row) in rows.iter_mut().enumerate() {
+            if r == top || row[col] == 0 {
                 continue;
             }
             *budget = budget.saturating_sub(m as u64 + 1);
-            let (a, b) = (rows[top][col], rows[r][col]);
-            for k in 0..=m {
-                rows[r][k] = rows[r][k]
-                    .checked_mul(a)?
-                    .checked_sub(rows[top][k].checked_mul(b)?)?;
+            let (a, b) = (pivot[col], row[col]);
+            for (v, &pv) in row.iter_mut().zip(&pivot) {
+                *v = v.checked_mul(a)?.checked_sub(pv.checked_mul(b)?)?;
             }
-            let g = rows[r].iter().fold(0i128, |g, &v| gcd(g, v));
+            let g = row.iter().fold(0i128, |g, &v| gcd(g, v));
             if g > 1 {
-                rows[r].iter_mut().for_each(|v| *v /= g);
+                row.iter_mut().for_each(|v| *v /= g);
             }
         }
         pivots.push((top, col));
