@@ -6,23 +6,27 @@ use crate::layout::Layout;
 
 /// Merges flat leaves: drops extent-1 leaves and merges `(s0,d0),(s1,d1)` when `d1 = s0·d0`. Each step
 /// keeps `L(i)` for every `i`, including past the size through the last leaf.
-pub(crate) fn coalesce_modes(modes: &[(i64, i64)]) -> Vec<(i64, i64)> {
-    let mut out: Vec<(i64, i64)> = Vec::new();
-    for &(s, d) in modes {
+pub(crate) fn coalesce_modes(mut modes: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    let mut n = 0usize;
+    for k in 0..modes.len() {
+        let (s, d) = modes[k];
         if s == 1 {
             continue;
         }
-        if let Some(last) = out.last_mut() {
+        if n > 0 {
+            let last = modes[n - 1];
             if last.0.checked_mul(last.1) == Some(d) {
                 if let Some(m) = last.0.checked_mul(s) {
-                    last.0 = m;
+                    modes[n - 1].0 = m;
                     continue;
                 }
             }
         }
-        out.push((s, d));
+        modes[n] = (s, d);
+        n += 1;
     }
-    out
+    modes.truncate(n);
+    modes
 }
 
 impl Layout {
@@ -38,7 +42,7 @@ impl Layout {
     /// # Ok::<(), axe_cute::CuteError>(())
     /// ```
     pub fn coalesce(&self) -> Result<Layout> {
-        Layout::from_modes(&coalesce_modes(&self.modes_flat()))
+        Layout::from_modes(&coalesce_modes(self.modes_flat()))
     }
 
     /// `coalesce(L, profile)`: coalesce by mode. For a tuple profile, mode `i < rank(profile)` is coalesced

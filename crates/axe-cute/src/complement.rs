@@ -63,7 +63,7 @@ pub fn complement(a: &Layout, bound: i64) -> Result<Layout> {
         .ok_or_else(|| crate::error::overflow("rounding the bound up"))?
         / current;
     out.push((rest, current));
-    Layout::from_modes(&coalesce_modes(&out))
+    Layout::from_modes(&coalesce_modes(out))
 }
 
 impl Layout {

@@ -98,7 +98,7 @@ impl fmt::Display for Tiler {
 /// The leaves of `A` for composition: coalesced, at least one mode; the last mode runs on past its
 /// extent (A is evaluated at any `x ≥ 0` as CuTe does).
 pub(crate) fn extended_modes(a: &Layout) -> Vec<(i64, i64)> {
-    let m = coalesce_modes(&a.modes_flat());
+    let m = coalesce_modes(a.modes_flat());
     if m.is_empty() {
         vec![(1, 0)]
     } else {
@@ -167,7 +167,7 @@ pub(crate) fn compose_leaf(a: &[(i64, i64)], s: i64, d: i64) -> Result<Option<Ve
             return Ok(None);
         }
     }
-    Ok(Some(coalesce_modes(&out)))
+    Ok(Some(coalesce_modes(out)))
 }
 
 /// Whether the leaves of `B` (extent > 1, stride ≠ 0, sorted by stride) satisfy `s_l·d_l | d_{l+1}`:

@@ -23,30 +23,25 @@ use crate::left_search::{search_left_inverse, SEARCH_SIZE};
 /// # Ok::<(), axe_cute::CuteError>(())
 /// ```
 pub fn right_inverse(l: &Layout) -> Result<Layout> {
-    let flat = l.modes_flat();
+    Layout::from_modes(&coalesce_modes(right_inverse_modes(&l.modes_flat())?))
+}
+
+/// CuTe's right inverse of flat leaves, uncoalesced.
+fn right_inverse_modes(flat: &[(i64, i64)]) -> Result<Vec<(i64, i64)>> {
     let mut with_pos = Vec::with_capacity(flat.len());
     let mut pos = 1i64;
-    for &(s, d) in &flat {
+    for &(s, d) in flat {
         with_pos.push((d, s, pos));
         pos = mul(pos, s)?;
     }
-    with_pos.sort();
-    let mut out = Vec::new();
+    with_pos.sort_unstable();
+    let mut out = Vec::with_capacity(flat.len());
     let mut current = 1i64;
-    loop {
-        let next = with_pos
-            .iter()
-            .find(|&&(d, s, _)| s > 1 && d == current)
-            .copied();
-        match next {
-            Some((d, s, p)) => {
-                out.push((s, p));
-                current = mul(s, d)?;
-            }
-            None => break,
-        }
+    while let Some(&(d, s, p)) = with_pos.iter().find(|&&(d, s, _)| s > 1 && d == current) {
+        out.push((s, p));
+        current = mul(s, d)?;
     }
-    Layout::from_modes(&coalesce_modes(&out))
+    Ok(out)
 }
 
 /// `left_inverse(L)`.
@@ -76,13 +71,15 @@ pub fn right_inverse(l: &Layout) -> Result<Layout> {
 /// ```
 pub fn left_inverse(l: &Layout) -> Result<Layout> {
     const OP: &str = "left_inverse";
-    if let Some(&(s, _)) = l.modes_flat().iter().find(|&&(s, d)| s > 1 && d == 0) {
+    let mut flat = l.modes_flat();
+    if let Some(&(s, _)) = flat.iter().find(|&&(s, d)| s > 1 && d == 0) {
         return Err(no_layout(
             OP,
             format!("{l} is not injective: a leaf of extent {s} has stride 0"),
         ));
     }
-    let c = match complement(l, l.cosize()?) {
+    let cosize = l.cosize()?;
+    let c = match complement(l, cosize) {
         Ok(c) => c,
         Err(CuteError::NoLayout { .. }) => {
             return Err(match collision(l)? {
@@ -93,7 +90,6 @@ pub fn left_inverse(l: &Layout) -> Result<Layout> {
                     if let Some(r) = stride_chain_inverse(l)? {
                         return Ok(r);
                     }
-                    let cosize = l.cosize()?;
                     if l.size() <= SEARCH_SIZE && cosize <= 16 * SEARCH_SIZE {
                         if let Some(r) = search_left_inverse(&l.values(MAX_CHECK)?, cosize)? {
                             return Ok(r);
@@ -111,7 +107,10 @@ pub fn left_inverse(l: &Layout) -> Result<Layout> {
         }
         Err(e) => return Err(e),
     };
-    right_inverse(&Layout::concat(&[l.clone(), c])?)
+    // The leaves of (L, complement), in that order: their colexicographic positions are those of the
+    // concatenated layout.
+    flat.extend(c.modes_flat());
+    Layout::from_modes(&coalesce_modes(right_inverse_modes(&flat)?))
 }
 
 /// The left inverse of an injective `L` whose leaves, sorted by stride, have each stride a multiple of
@@ -145,7 +144,7 @@ fn stride_chain_inverse(l: &Layout) -> Result<Option<Layout>> {
         };
         modes.push((radix, w));
     }
-    Ok(Some(Layout::from_modes(&coalesce_modes(&modes))?))
+    Ok(Some(Layout::from_modes(&coalesce_modes(modes))?))
 }
 
 /// Two indices with the same value, by enumeration (`None` when `L` is injective).

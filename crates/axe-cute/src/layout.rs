@@ -140,7 +140,12 @@ impl Layout {
     /// Mode `i` as a layout (`s:d` is its own mode 0).
     pub fn mode(&self, i: usize) -> Result<Layout> {
         match (self.shape.mode(i), self.stride.mode(i)) {
-            (Some(s), Some(d)) => Layout::new(s.clone(), d.clone()),
+            // A mode of a valid layout is valid; its size is the product of its leaves.
+            (Some(s), Some(d)) => Ok(Layout {
+                size: tree_size(s),
+                shape: s.clone(),
+                stride: d.clone(),
+            }),
             _ => Err(CuteError::RankMismatch(format!(
                 "mode {i} of a rank-{} layout",
                 self.rank()
@@ -232,6 +237,14 @@ impl Layout {
             self.shape.to_static_string(),
             self.stride.to_static_string()
         )
+    }
+}
+
+/// The product of the leaves of a subtree of a valid shape (at most the layout's size, so no overflow).
+fn tree_size(t: &IntTuple) -> i64 {
+    match t {
+        IntTuple::Int(s) => *s,
+        IntTuple::Tuple(v) => v.iter().map(tree_size).product(),
     }
 }
 

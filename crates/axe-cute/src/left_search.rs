@@ -22,7 +22,7 @@ pub(crate) fn search_left_inverse(values: &[i64], cosize: i64) -> Result<Option<
             if let Some(d) = solve(values, &f, &mut budget) {
                 let modes: Vec<(i64, i64)> = f.iter().copied().zip(d).collect();
                 if check(values, &modes) {
-                    return Ok(Some(Layout::from_modes(&coalesce_modes(&modes))?));
+                    return Ok(Some(Layout::from_modes(&coalesce_modes(modes))?));
                 }
             }
             if budget == 0 {
