@@ -259,12 +259,50 @@ def swizzle_cases(rng, n):
     return lines, checks
 
 
+def bench(repeats):
+    """ns per call of axe_cute::bench_cases() (the bench_cute example) beside the same calls in pycute."""
+    import timeit
+    exe = os.environ.get("AXE_CUTE_BENCH", "target/release/examples/bench_cute")
+    a, b = cute.Layout((6, 2), (8, 2)), cute.Layout((4, 3), (3, 1))
+    big = cute.Layout((9, (4, 8)), (59, (13, 1)))
+    tiler = (cute.Layout(3, 3), cute.Layout((2, 4), (1, 8)))
+    div, inv = cute.Layout((4, 2, 3), (2, 1, 8)), cute.Layout((4, (2, 3)), (2, (1, 8)))
+    nest = cute.Layout(((2, 4), (3, 1), (1, 5)), ((1, 2), (8, 1), (0, 24)))
+    blk, grid = cute.Layout((2, 5), (5, 1)), cute.Layout((3, 4), (1, 3))
+    sw = cute.ComposedLayout(cute.Swizzle(3, 3, 3), 0, cute.Layout((8, 64), (64, 1)))
+    peer = {
+        "print": lambda: str(big), "eval": lambda: big(200), "coalesce": lambda: cute.coalesce(nest),
+        "composition": lambda: cute.composition(a, b), "complement": lambda: cute.complement(div, 96),
+        "right_inverse": lambda: cute.right_inverse(inv), "left_inverse": lambda: cute.left_inverse(inv),
+        "logical_divide": lambda: cute.logical_divide(div, cute.Layout(4, 2)),
+        "zipped_divide": lambda: cute.zipped_divide(big, tiler),
+        "logical_product": lambda: cute.logical_product(blk, grid), "swizzle_eval": lambda: sw(77),
+    }
+    ours = {}
+    for _ in range(repeats):
+        for line in subprocess.run([exe], capture_output=True, text=True, check=True).stdout.splitlines():
+            name, ns = line.split("\t")[:2]
+            ours[name] = min(float(ns), ours.get(name, float("inf")))
+    print(f"{'operator':18} {'axe-cute ns':>12} {'pycute ns':>10} {'ratio':>7}")
+    for name, ns in ours.items():
+        if name in peer:
+            n, _ = timeit.Timer(peer[name]).autorange()
+            p = min(timeit.Timer(peer[name]).repeat(repeats, n)) / n * 1e9
+            print(f"{name:18} {ns:12.0f} {p:10.0f} {p / ns:6.0f}x")
+        else:
+            print(f"{name:18} {ns:12.0f} {'-':>10} {'-':>7}")
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", action="store_true", help="time bench_cases() beside pycute instead")
     ap.add_argument("--cases", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
+    if args.bench:
+        bench(5)
+        return
     rng = random.Random(args.seed)
     cases = []
     for i in range(args.cases):

@@ -1,10 +1,14 @@
 //! Times each of `axe_cute::bench_cases()` (ns per call, median of 5 runs of ~20 ms) and prints
-//! `name<TAB>ns<TAB>input`; `scripts/cute-differential --bench` sets the same calls in pycute beside it.
+//! `name<TAB>ns<TAB>input` (only the case named by `AXE_CUTE_BENCH_ONLY`, when set); `scripts/cute-differential --bench` sets the same calls in pycute beside it.
 
 use std::time::Instant;
 
 fn main() -> Result<(), axe_cute::CuteError> {
+    let only = std::env::var("AXE_CUTE_BENCH_ONLY").ok();
     for case in axe_cute::bench_cases()? {
+        if only.as_deref().is_some_and(|o| o != case.name) {
+            continue;
+        }
         let mut sink = 0u64;
         let mut n = 1u64;
         loop {

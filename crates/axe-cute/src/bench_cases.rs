@@ -100,11 +100,9 @@ pub fn bench_cases() -> Result<Vec<BenchCase>> {
         BenchCase {
             name: "logical_product",
             input: "(2,5):(5,1) x (3,4):(1,3)",
-            run: Box::new(move || {
-                Ok(len(&crate::logical_product(
-                    &blk2,
-                    &Tiler::Layout(grid2.clone()),
-                )?))
+            run: Box::new({
+                let grid_tiler = Tiler::Layout(grid2);
+                move || Ok(len(&crate::logical_product(&blk2, &grid_tiler)?))
             }),
         },
         BenchCase {

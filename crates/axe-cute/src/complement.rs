@@ -26,6 +26,11 @@ use crate::layout::Layout;
 /// # Ok::<(), axe_cute::CuteError>(())
 /// ```
 pub fn complement(a: &Layout, bound: i64) -> Result<Layout> {
+    Layout::from_modes(&complement_modes(a, bound)?)
+}
+
+/// The coalesced leaves of [`complement`].
+pub(crate) fn complement_modes(a: &Layout, bound: i64) -> Result<Vec<(i64, i64)>> {
     const OP: &str = "complement";
     if bound < 1 {
         return Err(CuteError::BadLayout(format!(
@@ -63,7 +68,7 @@ pub fn complement(a: &Layout, bound: i64) -> Result<Layout> {
         .ok_or_else(|| crate::error::overflow("rounding the bound up"))?
         / current;
     out.push((rest, current));
-    Layout::from_modes(&coalesce_modes(out))
+    Ok(coalesce_modes(out))
 }
 
 impl Layout {

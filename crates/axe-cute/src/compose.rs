@@ -236,6 +236,16 @@ fn replace_leaves(
 /// # Ok::<(), axe_cute::CuteError>(())
 /// ```
 pub fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
+    compose_modes(&extended_modes(a), &|| a.to_string(), b)
+}
+
+/// [`composition`] with `A` given by its coalesced leaves (at least one; the last runs on); `a_text`
+/// prints `A` for messages.
+pub(crate) fn compose_modes(
+    am: &[(i64, i64)],
+    a_text: &dyn Fn() -> String,
+    b: &Layout,
+) -> Result<Layout> {
     const OP: &str = "composition";
     let leaves = b.modes_flat();
     let lo = leaves
@@ -248,10 +258,9 @@ pub fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
             format!("B = {b} takes the value {lo}, outside A's domain (indices are at least 0)"),
         ));
     }
-    let am = extended_modes(a);
     let mut closed = Vec::with_capacity(leaves.len());
     for &(s, d) in &leaves {
-        closed.push(compose_leaf(&am, s, d)?);
+        closed.push(compose_leaf(am, s, d)?);
     }
     if closed.iter().all(Option::is_some) && leaves_nest(&leaves) {
         let (s, d) = replace_leaves(b.shape(), &mut closed.into_iter().flatten());
@@ -259,11 +268,12 @@ pub fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
     }
     if b.size() > MAX_CHECK {
         return Err(CuteError::TooLarge(format!(
-            "{a} ∘ {b}: outside CuTe's closed form, and {} points are too many to check",
+            "{} ∘ {b}: outside CuTe's closed form, and {} points are too many to check",
+            a_text(),
             b.size()
         )));
     }
-    let f = |i: i64| eval_extended(&am, b.eval(i)?);
+    let f = |i: i64| eval_extended(am, b.eval(i)?);
     // Leaf-wise, fitting the leaves the closed form does not cover.
     let mut parts = Vec::with_capacity(leaves.len());
     for (&(s, d), c) in leaves.iter().zip(closed) {
@@ -271,7 +281,7 @@ pub fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
             Some(m) => parts.push(Some(m)),
             None => {
                 let vals = (0..s)
-                    .map(|k| eval_extended(&am, mul(k, d)?))
+                    .map(|k| eval_extended(am, mul(k, d)?))
                     .collect::<Result<Vec<_>>>()?;
                 parts.push(fit(&vals)?);
             }
@@ -290,7 +300,7 @@ pub fn composition(a: &Layout, b: &Layout) -> Result<Layout> {
         let vals = bi
             .values(MAX_CHECK)?
             .into_iter()
-            .map(|x| eval_extended(&am, x))
+            .map(|x| eval_extended(am, x))
             .collect::<Result<Vec<_>>>()?;
         match fit(&vals)? {
             Some(m) => modes.push(Layout::from_modes(&m)?),
@@ -352,7 +362,7 @@ pub(crate) fn by_mode(
                     None => ai,
                 });
             }
-            Layout::concat(&modes)
+            Layout::concat_owned(modes)
         }
     }
 }

@@ -3,20 +3,24 @@
 //! `raked_product`. Each is built from [`composition`] and [`complement`], whose laws are checked, so
 //! each result obeys the law stated on it.
 
-use crate::complement::complement;
-use crate::compose::{by_mode, composition, Tiler};
+use crate::complement::{complement, complement_modes};
+use crate::compose::{by_mode, compose_modes, composition, Tiler};
 use crate::error::{mul, CuteError, Result};
 use crate::layout::Layout;
 
 fn logical_divide_one(a: &Layout, b: &Layout) -> Result<Layout> {
     let c = complement(b, a.size())?;
-    composition(a, &Layout::concat(&[b.clone(), c])?)
+    composition(a, &Layout::concat_owned(vec![b.clone(), c])?)
 }
 
 fn logical_product_one(a: &Layout, b: &Layout) -> Result<Layout> {
     let bound = mul(a.size(), b.cosize()?)?;
-    let c = complement(a, bound)?;
-    Layout::concat(&[a.clone(), composition(&c, b)?])
+    let mut c = complement_modes(a, bound)?;
+    if c.is_empty() {
+        c.push((1, 0));
+    }
+    let text = || Layout::from_modes(&c).map_or_else(|e| e.to_string(), |l| l.to_string());
+    Layout::concat_owned(vec![a.clone(), compose_modes(&c, &text, b)?])
 }
 
 /// `logical_divide(A, T)`: for a layout tiler `B`, `A ∘ (B, B*)` with `B* = complement(B, size(A))`;
@@ -76,26 +80,42 @@ fn hier_unzip(
             let mut tiles = Vec::new();
             let mut rests = Vec::new();
             for (ai, ti) in modes.iter().zip(v) {
-                let split = hier_unzip(ai, ti, op)?;
-                tiles.push(split.mode(0)?);
-                rests.push(split.mode(1)?);
+                let mut split = hier_unzip(ai, ti, op)?.into_modes().into_iter();
+                match (split.next(), split.next()) {
+                    (Some(t), Some(r)) => {
+                        tiles.push(t);
+                        rests.push(r);
+                    }
+                    _ => {
+                        return Err(CuteError::RankMismatch(
+                            "a divide or product of rank other than 2".into(),
+                        ))
+                    }
+                }
             }
             rests.extend(modes.into_iter().skip(v.len()));
-            Layout::concat(&[Layout::concat(&tiles)?, Layout::concat(&rests)?])
+            Layout::concat_owned(vec![
+                Layout::concat_owned(tiles)?,
+                Layout::concat_owned(rests)?,
+            ])
         }
     }
 }
 
 fn tiled(z: Layout) -> Result<Layout> {
-    let mut modes = vec![z.mode(0)?];
-    modes.extend(z.mode(1)?.modes()?);
-    Layout::concat(&modes)
+    let mut zm = z.into_modes().into_iter();
+    let mut modes: Vec<Layout> = zm.next().into_iter().collect();
+    modes.extend(zm.flat_map(Layout::into_modes));
+    Layout::concat_owned(modes)
 }
 
 fn flat(z: Layout) -> Result<Layout> {
-    let mut modes = z.mode(0)?.modes()?;
-    modes.extend(z.mode(1)?.modes()?);
-    Layout::concat(&modes)
+    Layout::concat_owned(
+        z.into_modes()
+            .into_iter()
+            .flat_map(Layout::into_modes)
+            .collect(),
+    )
 }
 
 /// `zipped_divide(A, T)`: [`logical_divide`] with the tile modes gathered into mode 0 and the rest into
@@ -147,7 +167,7 @@ fn append_to_rank(l: &Layout, r: usize) -> Result<Layout> {
     while modes.len() < r {
         modes.push(Layout::int(1, 0)?);
     }
-    Layout::concat(&modes)
+    Layout::concat_owned(modes)
 }
 
 fn zip_product(a: &Layout, b: &Layout, block_first: bool) -> Result<Layout> {
@@ -159,13 +179,13 @@ fn zip_product(a: &Layout, b: &Layout, block_first: bool) -> Result<Layout> {
         .zip(pb)
         .map(|(x, y)| {
             if block_first {
-                Layout::concat(&[x, y])
+                Layout::concat_owned(vec![x, y])
             } else {
-                Layout::concat(&[y, x])
+                Layout::concat_owned(vec![y, x])
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    Layout::concat(&modes)
+    Layout::concat_owned(modes)
 }
 
 /// `blocked_product(A, B)`: with both padded to rank `r = max(rank A, rank B)` by `1:0` modes and

@@ -92,27 +92,28 @@ impl IntTuple {
     /// The printed form with every integer written as CuTe writes a static one (`_4`).
     pub fn to_static_string(&self) -> String {
         let mut s = String::new();
-        self.write(&mut s, true);
+        // Writing into a String cannot fail.
+        let _ = self.write(&mut s, true);
         s
     }
 
-    fn write(&self, out: &mut String, underscore: bool) {
+    pub(crate) fn write(&self, out: &mut impl fmt::Write, underscore: bool) -> fmt::Result {
         match self {
             IntTuple::Int(x) => {
                 if underscore {
-                    out.push('_');
+                    out.write_char('_')?;
                 }
-                out.push_str(&x.to_string());
+                write!(out, "{x}")
             }
             IntTuple::Tuple(v) => {
-                out.push('(');
+                out.write_char('(')?;
                 for (i, t) in v.iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
+                        out.write_char(',')?;
                     }
-                    t.write(out, underscore);
+                    t.write(out, underscore)?;
                 }
-                out.push(')');
+                out.write_char(')')
             }
         }
     }
@@ -126,8 +127,6 @@ impl From<i64> for IntTuple {
 
 impl fmt::Display for IntTuple {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = String::new();
-        self.write(&mut s, false);
-        f.write_str(&s)
+        self.write(f, false)
     }
 }

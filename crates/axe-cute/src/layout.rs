@@ -89,10 +89,34 @@ impl Layout {
 
     /// The layout whose mode `i` is `layouts[i]` (CuTe's `make_layout(L0, L1, ...)`).
     pub fn concat(layouts: &[Layout]) -> Result<Layout> {
-        Layout::new(
-            IntTuple::Tuple(layouts.iter().map(|l| l.shape.clone()).collect()),
-            IntTuple::Tuple(layouts.iter().map(|l| l.stride.clone()).collect()),
-        )
+        Layout::concat_owned(layouts.to_vec())
+    }
+
+    /// [`Layout::concat`] taking the modes by value (no copies of their trees).
+    pub(crate) fn concat_owned(layouts: Vec<Layout>) -> Result<Layout> {
+        let mut size = 1i64;
+        let mut shapes = Vec::with_capacity(layouts.len());
+        let mut strides = Vec::with_capacity(layouts.len());
+        if layouts.is_empty() {
+            return Err(CuteError::BadLayout("a layout of no modes".into()));
+        }
+        for l in layouts {
+            if valid_depth(&l.shape) >= MAX_DEPTH {
+                return Err(CuteError::BadLayout(format!(
+                    "nesting deeper than {MAX_DEPTH}"
+                )));
+            }
+            size = size
+                .checked_mul(l.size)
+                .ok_or_else(|| overflow("computing the layout size"))?;
+            shapes.push(l.shape);
+            strides.push(l.stride);
+        }
+        Ok(Layout {
+            shape: IntTuple::Tuple(shapes),
+            stride: IntTuple::Tuple(strides),
+            size,
+        })
     }
 
     /// The shape.
@@ -150,6 +174,26 @@ impl Layout {
                 "mode {i} of a rank-{} layout",
                 self.rank()
             ))),
+        }
+    }
+
+    /// The top-level modes, taken apart without copying (`s:d` is its own only mode).
+    pub fn into_modes(self) -> Vec<Layout> {
+        match (self.shape, self.stride) {
+            (IntTuple::Tuple(s), IntTuple::Tuple(d)) => s
+                .into_iter()
+                .zip(d)
+                .map(|(shape, stride)| Layout {
+                    size: tree_size(&shape),
+                    shape,
+                    stride,
+                })
+                .collect(),
+            (shape, stride) => vec![Layout {
+                size: tree_size(&shape),
+                shape,
+                stride,
+            }],
         }
     }
 
@@ -237,6 +281,14 @@ impl Layout {
             self.shape.to_static_string(),
             self.stride.to_static_string()
         )
+    }
+}
+
+/// The depth of a tree already known to be at most [`MAX_DEPTH`] deep (bounded recursion).
+fn valid_depth(t: &IntTuple) -> usize {
+    match t {
+        IntTuple::Int(_) => 0,
+        IntTuple::Tuple(v) => 1 + v.iter().map(valid_depth).max().unwrap_or(0),
     }
 }
 
@@ -418,6 +470,8 @@ impl FromStr for Layout {
 
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.shape, self.stride)
+        self.shape.write(f, false)?;
+        f.write_str(":")?;
+        self.stride.write(f, false)
     }
 }
