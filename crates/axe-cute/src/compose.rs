@@ -145,7 +145,7 @@ pub(crate) fn compose_leaf(a: &[(i64, i64)], s: i64, d: i64) -> Result<Option<Ve
             return Ok(None);
         }
     }
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(k - j);
     let mut rest = s;
     loop {
         if j + 1 == k {
@@ -205,7 +205,13 @@ fn replace_leaves(
             }
         }
         IntTuple::Tuple(v) => {
-            let (s, d): (Vec<_>, Vec<_>) = v.iter().map(|t| replace_leaves(t, parts)).unzip();
+            let mut s = Vec::with_capacity(v.len());
+            let mut d = Vec::with_capacity(v.len());
+            for t in v {
+                let (a, b) = replace_leaves(t, parts);
+                s.push(a);
+                d.push(b);
+            }
             (IntTuple::Tuple(s), IntTuple::Tuple(d))
         }
     }
