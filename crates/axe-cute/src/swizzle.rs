@@ -277,6 +277,15 @@ pub enum AnyLayout {
 }
 
 impl AnyLayout {
+    /// The plain layout, or the inner layout of a swizzled one (its shape, rank and depth are the
+    /// composed layout's).
+    pub fn layout(&self) -> &Layout {
+        match self {
+            AnyLayout::Plain(l) => l,
+            AnyLayout::Composed(c) => &c.layout,
+        }
+    }
+
     /// The domain size.
     pub fn size(&self) -> i64 {
         match self {
