@@ -32,6 +32,9 @@ impl Tiler {
     pub fn from_shape(shape: &IntTuple) -> Result<Tiler> {
         match shape {
             IntTuple::Int(s) => Ok(Tiler::Layout(Layout::int(*s, 1)?)),
+            IntTuple::Tuple(v) if v.is_empty() => Err(CuteError::BadLayout(
+                "the empty shape () is no tiler".into(),
+            )),
             IntTuple::Tuple(v) => Ok(Tiler::Modes(
                 v.iter()
                     .map(|t| Ok(Tiler::Layout(Layout::int(t.product()?, 1)?)))

@@ -128,3 +128,10 @@ fn deep_trees_built_in_code_are_refused_without_recursion() {
     let e = Layout::new(t.clone(), t.clone()).expect_err("too deep");
     assert!(e.to_string().contains("nesting deeper"), "{e}");
 }
+
+#[test]
+fn an_empty_shape_is_no_tiler() {
+    assert!("()".parse::<Tiler>().is_err());
+    assert!("<>".parse::<Tiler>().is_err());
+    assert!("()".parse::<Layout>().is_err());
+}
