@@ -145,7 +145,9 @@ proptest! {
     #[test]
     fn right_inverse_of_an_injective_layout_is_as_long_as_possible(l in layout(5, 0..=12)) {
         let lv = brute(&l);
-        prop_assume!(injective(&lv));
+        if !injective(&lv) {
+            return Ok(());
+        }
         let r = right_inverse(&l).expect("right inverse");
         let pre: std::collections::HashMap<i64, i64> =
             lv.iter().enumerate().map(|(i, x)| (*x, i as i64)).collect();
