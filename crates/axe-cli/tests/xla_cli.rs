@@ -103,6 +103,19 @@ fn xla_array_size_leaves_out_l_without_tiles() {
 }
 
 #[test]
+fn parse_lists_dim_level_types_and_prints_as_xla() {
+    let v = json(&["xla", "parse", "--json", "f32[3,5]{1,0:D(C+,D~)T(2,2)}"]);
+    assert_eq!(v["printed"], "f32[3,5]{1,0:T(2,2)}");
+    assert_eq!(
+        v["fields"]["layout"]["dim_level_types"],
+        json!(["C+", "D~"])
+    );
+    let (code, _, err) = run(&["xla", "parse", "f32[3,5]{1,0:D(U)}"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("unknown dimension level type \"U\""), "{err}");
+}
+
+#[test]
 fn axe_form_both_ways() {
     let v = json(&["xla", "to-axe", "--json", "f32[3,5]{1,0:T(2,2)}"]);
     assert_eq!(v["layout"], "S[(2,2,3,2):(12,2,4,1)]");
