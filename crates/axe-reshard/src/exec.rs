@@ -1,0 +1,383 @@
+//! Executing a reshard plan on one rank: pack what it sends, one exchange, unpack what it receives, copy
+//! what it keeps, combine pending reductions.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use axe_relayout::{relayout, Options};
+use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp};
+
+use crate::comm::Communicator;
+use crate::exec_error::{ExecError, ExecResult};
+use crate::placement::{row_major, sub_box, zero_padding, DeviceBuffer, Placement};
+use crate::reduce::{Acc, Elem};
+
+/// What one rank moved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Moved {
+    /// Bytes this rank sent.
+    pub sent: u64,
+    /// Bytes this rank received.
+    pub received: u64,
+    /// Bytes this rank copied from its own source shard.
+    pub copied: u64,
+}
+
+/// Executes `plan` on this rank (device id `comm.rank()` of `mesh`): reads this device's source shard
+/// from `src_buf` (laid out as `src` says) and writes its destination shard into `dst_buf` (laid out as
+/// `dst` says).
+///
+/// Law: when every rank runs `reshard` with the same arguments on its own buffers, and `plan` is a valid
+/// plan from `src.sharding` to `dst.sharding` (each destination element covered once, or once per
+/// pending partial contribution), each device's destination buffer holds, at the slot its layout gives
+/// every element of its destination region, the value that element has in the source (combined with the
+/// pending op over the partial contributions), and zero in every padding byte. Each piece is packed into
+/// and unpacked from a contiguous row-major message with `axe-relayout`, so a change of per-device layout
+/// costs no extra pass. The plan is checked whole on every rank before any byte moves, so a bad plan is
+/// the same error everywhere.
+pub fn reshard<C: Communicator + ?Sized>(
+    comm: &C,
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &Placement,
+    dst: &Placement,
+    src_buf: &[u8],
+    dst_buf: &mut [u8],
+) -> ExecResult<Moved> {
+    let n = comm.size();
+    if n != mesh.len() {
+        return Err(ExecError::Input(format!(
+            "a mesh of {} devices on {n} ranks (one rank per device)",
+            mesh.len()
+        )));
+    }
+    if let Some(&d) = mesh.devices().iter().find(|&&d| d >= n as u64) {
+        return Err(ExecError::Input(format!(
+            "device id {d} has no rank (rank r hosts device r; ids must be below {n})"
+        )));
+    }
+    if src.sharding.dims() != dst.sharding.dims() {
+        return Err(ExecError::Input(format!(
+            "the source is an array of {:?}, the destination of {:?}",
+            src.sharding.dims(),
+            dst.sharding.dims()
+        )));
+    }
+    if src.dtype != dst.dtype {
+        return Err(ExecError::Input(format!(
+            "the source holds {}, the destination {}",
+            src.dtype.name(),
+            dst.dtype.name()
+        )));
+    }
+    let src_regions = by_device(src.sharding.regions(mesh)?, n)?;
+    let dst_regions = by_device(dst.sharding.regions(mesh)?, n)?;
+    let elem = src.elem_bytes();
+    check_plan(plan, &src_regions, &dst_regions, elem)?;
+
+    let me = comm.rank();
+    let sb = src.buffer_of(src_regions[me].clone())?;
+    let db = dst.buffer_of(dst_regions[me].clone())?;
+    for (buf, b, what) in [(src_buf.len(), &sb, "source"), (dst_buf.len(), &db, "destination")] {
+        if buf < b.bytes()? {
+            return Err(ExecError::Input(format!(
+                "device {me}'s {what} buffer has {buf} bytes, its shard needs {}",
+                b.bytes()?
+            )));
+        }
+    }
+    zero_padding(dst_buf, &db.layout, &db.region.local_shape)?;
+    let opts = Options {
+        zero_padding: false,
+        ..Options::default()
+    };
+    let bits = src.dtype.bits();
+    let me64 = me as u64;
+    let mut moved = Moved::default();
+
+    // Pack every message this rank sends.
+    let mut packed: Vec<(usize, Vec<u8>)> = Vec::new();
+    for t in plan.transfers.iter().filter(|t| t.from == me64) {
+        let msg = pack(src_buf, &sb, &t.region, bits, &opts)?;
+        moved.sent += msg.len() as u64;
+        packed.push((t.to as usize, msg));
+    }
+    let mut incoming: Vec<(usize, Vec<u8>)> = Vec::new();
+    for t in plan.transfers.iter().filter(|t| t.to == me64) {
+        incoming.push((t.from as usize, vec![0u8; to_usize(t.bytes)?]));
+        moved.received += t.bytes;
+    }
+    {
+        let sends: Vec<(usize, &[u8])> = packed.iter().map(|(r, m)| (*r, m.as_slice())).collect();
+        let mut recvs: Vec<(usize, &mut [u8])> = incoming
+            .iter_mut()
+            .map(|(r, m)| (*r, m.as_mut_slice()))
+            .collect();
+        comm.exchange(&sends, &mut recvs)?;
+    }
+    drop(packed);
+
+    let mut acc: Option<Acc> = None;
+    let mut reduced: Vec<Vec<Range<u64>>> = Vec::new();
+    let mut combine = |acc: &mut Option<Acc>, region: &[Range<u64>], op: ReduceOp, msg: &[u8]| {
+        let a = match acc {
+            Some(a) => a,
+            None => acc.insert(Acc::new(
+                Elem::of(dst.dtype)?,
+                op,
+                to_usize(volume(&db.region.local_shape))?,
+            )),
+        };
+        let local = localize(region, &db.region)?;
+        let w = elem as usize;
+        for_rows(&db.region.local_shape, &local, |at, from, len| {
+            a.combine(at, &msg[from * w..(from + len) * w]);
+        });
+        if !reduced.iter().any(|r| r == region) {
+            reduced.push(region.to_vec());
+        }
+        Ok::<(), ExecError>(())
+    };
+
+    // What this device keeps, then what it received, in plan order.
+    for l in plan.locals.iter().filter(|l| l.device == me64) {
+        moved.copied += volume_of(&l.region) * elem;
+        match l.reduce {
+            None => {
+                let from = sub_box(&sb.layout, &localize(&l.region, &sb.region)?)?;
+                let to = sub_box(&db.layout, &localize(&l.region, &db.region)?)?;
+                relayout(src_buf, &from, dst_buf, &to, &opts)?;
+            }
+            Some(op) => {
+                let msg = pack(src_buf, &sb, &l.region, bits, &opts)?;
+                combine(&mut acc, &l.region, op, &msg)?;
+            }
+        }
+    }
+    let mut received = incoming.into_iter();
+    for t in plan.transfers.iter().filter(|t| t.to == me64) {
+        let Some((_, msg)) = received.next() else {
+            break;
+        };
+        match t.reduce {
+            None => {
+                let extents: Vec<u64> = t.region.iter().map(|r| r.end - r.start).collect();
+                let from = row_major(&extents, bits)?;
+                let to = sub_box(&db.layout, &localize(&t.region, &db.region)?)?;
+                relayout(&msg, &from, dst_buf, &to, &opts)?;
+            }
+            Some(op) => combine(&mut acc, &t.region, op, &msg)?,
+        }
+    }
+    if let Some(acc) = acc {
+        let w = elem as usize;
+        for region in &reduced {
+            let local = localize(region, &db.region)?;
+            let extents: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
+            let mut msg = vec![0u8; to_usize(volume(&extents) * elem)?];
+            for_rows(&db.region.local_shape, &local, |at, to, len| {
+                acc.finish(at, &mut msg[to * w..(to + len) * w]);
+            });
+            let from = row_major(&extents, bits)?;
+            let to = sub_box(&db.layout, &local)?;
+            relayout(&msg, &from, dst_buf, &to, &opts)?;
+        }
+    }
+    Ok(moved)
+}
+
+/// Packs the global box `region` of a device's shard into a contiguous row-major message.
+fn pack(
+    buf: &[u8],
+    b: &DeviceBuffer,
+    region: &[Range<u64>],
+    bits: u32,
+    opts: &Options,
+) -> ExecResult<Vec<u8>> {
+    let from = sub_box(&b.layout, &localize(region, &b.region)?)?;
+    let extents: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
+    let to = row_major(&extents, bits)?;
+    let mut msg = vec![0u8; to_usize(to.bytes())?];
+    relayout(buf, &from, &mut msg, &to, opts)?;
+    Ok(msg)
+}
+
+/// The regions indexed by device id (`0..n`, each once).
+fn by_device(regions: Vec<DeviceRegion>, n: usize) -> ExecResult<Vec<DeviceRegion>> {
+    let mut out: Vec<Option<DeviceRegion>> = vec![None; n];
+    for r in regions {
+        let d = r.device as usize;
+        match out.get_mut(d) {
+            Some(slot) => *slot = Some(r),
+            None => return Err(ExecError::Input(format!("device id {d} has no rank"))),
+        }
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(d, r)| r.ok_or_else(|| ExecError::Input(format!("rank {d} hosts no device"))))
+        .collect()
+}
+
+fn volume(shape: &[u64]) -> u64 {
+    shape.iter().product()
+}
+
+fn volume_of(region: &[Range<u64>]) -> u64 {
+    region.iter().map(|r| r.end - r.start).product()
+}
+
+fn to_usize(x: u64) -> ExecResult<usize> {
+    usize::try_from(x).map_err(|_| ExecError::Input(format!("{x} bytes do not fit in memory")))
+}
+
+/// The global box `region` in the local indices of a device holding `held`, which must contain it.
+fn localize(region: &[Range<u64>], held: &DeviceRegion) -> ExecResult<Vec<Range<u64>>> {
+    if region.len() != held.region.len() {
+        return Err(ExecError::Plan(format!(
+            "a region of {} dims in an array of {}",
+            region.len(),
+            held.region.len()
+        )));
+    }
+    region
+        .iter()
+        .zip(&held.region)
+        .map(|(r, h)| {
+            if r.start < h.start || r.end > h.end || r.start >= r.end {
+                Err(ExecError::Plan(format!(
+                    "region {region:?} is empty or not within device {}'s {:?}",
+                    held.device, held.region
+                )))
+            } else {
+                Ok(r.start - h.start..r.end - h.start)
+            }
+        })
+        .collect()
+}
+
+/// Calls `f(index in the row-major shape, index in the row-major box, run length)` for each row of the
+/// local box `local` of `shape`.
+fn for_rows(shape: &[u64], local: &[Range<u64>], mut f: impl FnMut(usize, usize, usize)) {
+    let Some((last, outer)) = local.split_last() else {
+        f(0, 0, 1);
+        return;
+    };
+    let len = (last.end - last.start) as usize;
+    if len == 0 || outer.iter().any(|r| r.is_empty()) {
+        return;
+    }
+    let mut idx: Vec<u64> = outer.iter().map(|r| r.start).collect();
+    let mut row = 0usize;
+    loop {
+        let mut at = 0u64;
+        for (i, &x) in idx.iter().enumerate() {
+            at = at * shape[i] + x;
+        }
+        at = at * shape[shape.len() - 1] + last.start;
+        f(at as usize, row * len, len);
+        row += 1;
+        let mut k = idx.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < outer[k].end {
+                break;
+            }
+            idx[k] = outer[k].start;
+        }
+    }
+}
+
+/// Checks the plan against the shardings: devices in range, no message to oneself, every region inside
+/// the sender's source and the receiver's destination, bytes matching, one op per device, and each
+/// device's destination region covered in volume (stored pieces plus distinct reduced pieces).
+fn check_plan(
+    plan: &Plan,
+    src: &[DeviceRegion],
+    dst: &[DeviceRegion],
+    elem: u64,
+) -> ExecResult<()> {
+    let n = src.len() as u64;
+    let mut stored = vec![0u64; src.len()];
+    let mut reduced: HashSet<(u64, Vec<Range<u64>>)> = HashSet::new();
+    let mut ops: Vec<Option<ReduceOp>> = vec![None; src.len()];
+    let mut piece = |to: u64, region: &[Range<u64>], op: Option<ReduceOp>| -> ExecResult<()> {
+        let v = volume_of(region);
+        match op {
+            None => stored[to as usize] = stored[to as usize].saturating_add(v),
+            Some(op) => {
+                if ops[to as usize].is_some_and(|o| o != op) {
+                    return Err(ExecError::Plan(format!(
+                        "device {to} combines pieces with two different ops"
+                    )));
+                }
+                ops[to as usize] = Some(op);
+                if reduced.insert((to, region.to_vec())) {
+                    stored[to as usize] = stored[to as usize].saturating_add(v);
+                }
+            }
+        }
+        Ok(())
+    };
+    for t in &plan.transfers {
+        if t.from >= n || t.to >= n || t.from == t.to {
+            return Err(ExecError::Plan(format!(
+                "a transfer from device {} to device {} on {n} devices",
+                t.from, t.to
+            )));
+        }
+        localize(&t.region, &src[t.from as usize])?;
+        localize(&t.region, &dst[t.to as usize])?;
+        let bytes = volume_of(&t.region).checked_mul(elem);
+        if bytes != Some(t.bytes) {
+            return Err(ExecError::Plan(format!(
+                "a transfer of {:?} claims {} bytes; its {}-byte elements make {bytes:?}",
+                t.region, t.bytes, elem
+            )));
+        }
+        piece(t.to, &t.region, t.reduce)?;
+    }
+    for l in &plan.locals {
+        if l.device >= n {
+            return Err(ExecError::Plan(format!("a local copy on device {}", l.device)));
+        }
+        localize(&l.region, &src[l.device as usize])?;
+        localize(&l.region, &dst[l.device as usize])?;
+        piece(l.device, &l.region, l.reduce)?;
+    }
+    for (d, region) in dst.iter().enumerate() {
+        let want = volume(&region.local_shape);
+        if stored[d] != want {
+            return Err(ExecError::Plan(format!(
+                "device {d} gets {} elements of its {want}",
+                stored[d]
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_of_a_box_in_a_shape() {
+        let mut seen = Vec::new();
+        for_rows(&[3, 4], &[1..3, 1..3], |a, b, l| seen.push((a, b, l)));
+        assert_eq!(seen, vec![(5, 0, 2), (9, 2, 2)]);
+        let mut scalar = Vec::new();
+        for_rows(&[], &[], |a, b, l| scalar.push((a, b, l)));
+        assert_eq!(scalar, vec![(0, 0, 1)]);
+    }
+
+    #[test]
+    fn an_empty_shard_needs_no_bytes() {
+        // A row-major layout of zero elements has zero slots and needs no bytes.
+        let l = row_major(&[0, 3], 32).expect("layout");
+        assert_eq!(l.bytes(), 0);
+    }
+}
