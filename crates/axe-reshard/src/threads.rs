@@ -1,7 +1,7 @@
 //! The threads backend: every rank is a thread of this process, owning only its own buffers.
 //!
-//! Each ordered pair of ranks has one channel; a message carries the number of the operation it
-//! belongs to, so ranks that disagree on the sequence of operations get an error rather than each
+//! Each ordered pair of ranks has one channel; a message carries the number and the name of the
+//! operation it belongs to, so ranks that disagree on the sequence of operations get an error rather than each
 //! other's bytes. Every wait ends by a deadline ([`ThreadComm::timeout`]); a rank that returns or panics
 //! drops its channels, and its peers see [`CommError::PeerGone`] at once.
 
@@ -18,9 +18,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The most ranks a thread group may have (each pair of ranks holds a channel).
 pub const MAX_THREAD_RANKS: usize = 1024;
 
-/// One message: the sequence number of the operation that sent it, and its bytes.
+/// One message: the sequence number and the name of the operation that sent it, and its bytes.
 struct Msg {
     op: u64,
+    what: &'static str,
     data: Vec<u8>,
 }
 
@@ -114,18 +115,18 @@ impl ThreadComm {
         Ok(())
     }
 
-    fn send(&self, to: usize, op: u64, data: Vec<u8>) -> Result<()> {
+    fn send(&self, to: usize, op: u64, what: &'static str, data: Vec<u8>) -> Result<()> {
         let s = self.to.get(to).and_then(Option::as_ref).ok_or_else(|| {
             CommError::Usage(format!("rank {} has no channel to rank {to}", self.rank))
         })?;
-        s.send(Msg { op, data }).map_err(|_| CommError::PeerGone {
+        s.send(Msg { op, what, data }).map_err(|_| CommError::PeerGone {
             rank: to,
             why: "it stopped before receiving".into(),
         })
     }
 
     /// Receives the next message from `from`, which must belong to operation `op`, by `deadline`.
-    fn recv(&self, from: usize, op: u64, deadline: Instant, what: &str) -> Result<Vec<u8>> {
+    fn recv(&self, from: usize, op: u64, deadline: Instant, what: &'static str) -> Result<Vec<u8>> {
         let r = self.from.get(from).and_then(Option::as_ref).ok_or_else(|| {
             CommError::Usage(format!(
                 "rank {} has no channel from rank {from}",
@@ -134,11 +135,11 @@ impl ThreadComm {
         })?;
         let wait = deadline.saturating_duration_since(Instant::now());
         match r.recv_timeout(wait) {
-            Ok(m) if m.op == op => Ok(m.data),
+            Ok(m) if m.op == op && m.what == what => Ok(m.data),
             Ok(m) => Err(CommError::Usage(format!(
-                "rank {} in operation {op} ({what}) got a message of operation {} from rank {from}: \
-                 the ranks called different sequences of operations",
-                self.rank, m.op
+                "rank {} in operation {op} ({what}) got a message of operation {} ({}) from rank \
+                 {from}: the ranks called different sequences of operations",
+                self.rank, m.op, m.what
             ))),
             Err(RecvTimeoutError::Timeout) => Err(CommError::Timeout {
                 seconds: self.timeout.as_secs(),
@@ -154,13 +155,13 @@ impl ThreadComm {
     /// Sends `block(r)` to every other rank `r` and receives each rank's message into `put(r, bytes)`.
     fn all_pairs(
         &self,
-        what: &str,
+        what: &'static str,
         block: impl Fn(usize) -> Vec<u8>,
         mut put: impl FnMut(usize, Vec<u8>) -> Result<()>,
     ) -> Result<()> {
         let (op, deadline) = self.start();
         for r in (0..self.size).filter(|&r| r != self.rank) {
-            self.send(r, op, block(r))?;
+            self.send(r, op, what, block(r))?;
         }
         for r in (0..self.size).filter(|&r| r != self.rank) {
             let data = self.recv(r, op, deadline, what)?;
@@ -201,7 +202,7 @@ impl Communicator for ThreadComm {
         }
         let (op, deadline) = self.start();
         for &(to, bytes) in sends {
-            self.send(to, op, bytes.to_vec())?;
+            self.send(to, op, "an exchange", bytes.to_vec())?;
         }
         for (from, buf) in recvs.iter_mut() {
             let data = self.recv(*from, op, deadline, "an exchange")?;
