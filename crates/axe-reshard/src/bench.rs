@@ -82,9 +82,21 @@ pub fn bench_reshard<C: Communicator + ?Sized>(
         &[(0, AxisUse::Partial(ReduceOp::Sum))],
     )?;
     let mut cases = vec![
-        ("S0->S1 all-to-all", line.clone(), s0.clone(), s1, Raw::AllToAll),
+        (
+            "S0->S1 all-to-all",
+            line.clone(),
+            s0.clone(),
+            s1,
+            Raw::AllToAll,
+        ),
         ("S0->R all-gather", line.clone(), s0, rep, Raw::AllGather),
-        ("P->S0 reduce-scatter", line.clone(), partial, Sharding::new(&line, dims.clone(), vec![vec![0], vec![]], &[])?, Raw::AllToAll),
+        (
+            "P->S0 reduce-scatter",
+            line.clone(),
+            partial,
+            Sharding::new(&line, dims.clone(), vec![vec![0], vec![]], &[])?,
+            Raw::AllToAll,
+        ),
     ];
     if n >= 4 && n.is_multiple_of(2) {
         let grid = Mesh::new(&[("a", 2), ("b", n / 2)])?;
@@ -94,7 +106,13 @@ pub fn bench_reshard<C: Communicator + ?Sized>(
     } else if n >= 2 {
         let a = Sharding::maximal(&line, dims.clone(), 0)?;
         let b = Sharding::maximal(&line, dims.clone(), 1)?;
-        cases.push(("maximal 0->1 permutation", line.clone(), a, b, Raw::Exchange));
+        cases.push((
+            "maximal 0->1 permutation",
+            line.clone(),
+            a,
+            b,
+            Raw::Exchange,
+        ));
     }
     let mut out = Vec::new();
     for (name, mesh, src, dst, raw) in cases {
@@ -106,7 +124,10 @@ pub fn bench_reshard<C: Communicator + ?Sized>(
         let mut dst_buf = vec![0u8; dst.buffer(&mesh, me)?.bytes()?];
         let shard = src_buf.len();
         let (raw_send, mut raw_recv) = match raw {
-            Raw::AllToAll => (pattern(shard - shard % n as usize), vec![0u8; shard - shard % n as usize]),
+            Raw::AllToAll => (
+                pattern(shard - shard % n as usize),
+                vec![0u8; shard - shard % n as usize],
+            ),
             Raw::AllGather => (pattern(shard), vec![0u8; shard * n as usize]),
             Raw::Exchange => (pattern(shard), Vec::new()),
         };
@@ -138,7 +159,8 @@ pub fn bench_reshard<C: Communicator + ?Sized>(
                 Raw::AllToAll => comm.all_to_all(&raw_send, &mut raw_recv)?,
                 Raw::AllGather => comm.all_gather(&raw_send, &mut raw_recv)?,
                 Raw::Exchange => {
-                    let s: Vec<(usize, &[u8])> = sends.iter().map(|&(to, b)| (to, &raw_send[..b])).collect();
+                    let s: Vec<(usize, &[u8])> =
+                        sends.iter().map(|&(to, b)| (to, &raw_send[..b])).collect();
                     let mut r: Vec<(usize, &mut [u8])> = recvs
                         .iter()
                         .zip(recv_bufs.iter_mut())
@@ -162,7 +184,11 @@ pub fn bench_reshard<C: Communicator + ?Sized>(
             bytes: p.bytes,
             reshard_s,
             raw_s,
-            ratio: if reshard_s > 0.0 { raw_s / reshard_s } else { 0.0 },
+            ratio: if reshard_s > 0.0 {
+                raw_s / reshard_s
+            } else {
+                0.0
+            },
         });
     }
     Ok(out)

@@ -1,11 +1,11 @@
 //! Executing a reshard plan on one rank: pack what it sends, one exchange, unpack what it receives, copy
 //! what it keeps, combine pending reductions.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use axe_relayout::{relayout, Options};
-use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp};
+use axe_relayout::{relayout, Options, TensorLayout};
+use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp, Transfer};
 
 use crate::comm::Communicator;
 use crate::exec_error::{ExecError, ExecResult};
@@ -78,7 +78,10 @@ pub fn reshard<C: Communicator + ?Sized>(
     let me = comm.rank();
     let sb = src.buffer_of(src_regions[me].clone())?;
     let db = dst.buffer_of(dst_regions[me].clone())?;
-    for (buf, b, what) in [(src_buf.len(), &sb, "source"), (dst_buf.len(), &db, "destination")] {
+    for (buf, b, what) in [
+        (src_buf.len(), &sb, "source"),
+        (dst_buf.len(), &db, "destination"),
+    ] {
         if buf < b.bytes()? {
             return Err(ExecError::Input(format!(
                 "device {me}'s {what} buffer has {buf} bytes, its shard needs {}",
@@ -95,26 +98,100 @@ pub fn reshard<C: Communicator + ?Sized>(
     let me64 = me as u64;
     let mut moved = Moved::default();
 
-    // Pack every message this rank sends.
-    let mut packed: Vec<(usize, Vec<u8>)> = Vec::new();
-    for t in plan.transfers.iter().filter(|t| t.from == me64) {
-        let msg = pack(src_buf, &sb, &t.region, bits, &opts)?;
-        moved.sent += msg.len() as u64;
-        packed.push((t.to as usize, msg));
+    // What this rank sends: a slice of its source buffer where the piece is contiguous there, else one
+    // packed copy per distinct region.
+    let outgoing: Vec<&Transfer> = plan.transfers.iter().filter(|t| t.from == me64).collect();
+    let mut packed: Vec<Vec<u8>> = Vec::new();
+    let mut packed_at: HashMap<&[Range<u64>], usize> = HashMap::new();
+    let mut sources: Vec<Source> = Vec::with_capacity(outgoing.len());
+    for t in &outgoing {
+        let sub = sub_box(&sb.layout, &localize(&t.region, &sb.region)?)?;
+        moved.sent += t.bytes;
+        match contiguous(&sub) {
+            Some((s, len)) if len as u64 == t.bytes && s + len <= src_buf.len() => {
+                sources.push(Source::Slice(s, len));
+            }
+            _ => {
+                let i = match packed_at.get(t.region.as_slice()) {
+                    Some(&i) => i,
+                    None => {
+                        packed.push(pack(src_buf, &sb, &t.region, bits, &opts)?);
+                        packed_at.insert(&t.region, packed.len() - 1);
+                        packed.len() - 1
+                    }
+                };
+                sources.push(Source::Packed(i));
+            }
+        }
     }
-    let mut incoming: Vec<(usize, Vec<u8>)> = Vec::new();
-    for t in plan.transfers.iter().filter(|t| t.to == me64) {
-        incoming.push((t.from as usize, vec![0u8; to_usize(t.bytes)?]));
+    let sends: Vec<(usize, &[u8])> = outgoing
+        .iter()
+        .zip(&sources)
+        .map(|(t, s)| {
+            let bytes: &[u8] = match *s {
+                Source::Slice(at, len) => &src_buf[at..at + len],
+                Source::Packed(i) => &packed[i],
+            };
+            (t.to as usize, bytes)
+        })
+        .collect();
+
+    // What it receives: straight into its destination buffer where the piece is contiguous there (and
+    // stored, not combined), else into a message to unpack or combine.
+    let incoming: Vec<&Transfer> = plan.transfers.iter().filter(|t| t.to == me64).collect();
+    let mut direct: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, t) in incoming.iter().enumerate() {
         moved.received += t.bytes;
+        if t.reduce.is_none() {
+            let sub = sub_box(&db.layout, &localize(&t.region, &db.region)?)?;
+            if let Some((s, len)) = contiguous(&sub) {
+                if len as u64 == t.bytes {
+                    direct.push((s, len, i));
+                }
+            }
+        }
     }
+    direct.sort_unstable();
+    let mut messages: Vec<Option<Vec<u8>>> = (0..incoming.len()).map(|_| None).collect();
     {
-        let sends: Vec<(usize, &[u8])> = packed.iter().map(|(r, m)| (*r, m.as_slice())).collect();
+        let mut slices: Vec<Option<&mut [u8]>> = (0..incoming.len()).map(|_| None).collect();
+        let mut rest: &mut [u8] = dst_buf;
+        let mut base = 0usize;
+        for &(s, len, i) in &direct {
+            // Pieces of a valid plan are disjoint; one that is not (or leaves the buffer) goes through a
+            // message instead.
+            if s < base || s - base + len > rest.len() {
+                continue;
+            }
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(s - base);
+            let (piece, tail) = tail.split_at_mut(len);
+            slices[i] = Some(piece);
+            rest = tail;
+            base = s + len;
+        }
+        for (i, t) in incoming.iter().enumerate() {
+            if slices[i].is_none() {
+                messages[i] = Some(vec![0u8; to_usize(t.bytes)?]);
+            }
+        }
         let mut recvs: Vec<(usize, &mut [u8])> = incoming
-            .iter_mut()
-            .map(|(r, m)| (*r, m.as_mut_slice()))
+            .iter()
+            .zip(slices)
+            .zip(messages.iter_mut())
+            .filter_map(|((t, slice), msg)| {
+                let buf = match slice {
+                    Some(b) => b,
+                    None => msg.as_mut()?.as_mut_slice(),
+                };
+                Some((t.from as usize, buf))
+            })
             .collect();
+        if recvs.len() != incoming.len() {
+            return Err(ExecError::Plan("a receive has no buffer".into()));
+        }
         comm.exchange(&sends, &mut recvs)?;
     }
+    drop(sends);
     drop(packed);
 
     let mut acc: Option<Acc> = None;
@@ -154,10 +231,9 @@ pub fn reshard<C: Communicator + ?Sized>(
             }
         }
     }
-    let mut received = incoming.into_iter();
-    for t in plan.transfers.iter().filter(|t| t.to == me64) {
-        let Some((_, msg)) = received.next() else {
-            break;
+    for (t, msg) in incoming.iter().zip(messages) {
+        let Some(msg) = msg else {
+            continue; // received in place
         };
         match t.reduce {
             None => {
@@ -184,6 +260,39 @@ pub fn reshard<C: Communicator + ?Sized>(
         }
     }
     Ok(moved)
+}
+
+/// Where a message's bytes come from.
+enum Source {
+    /// `len` bytes of the source buffer from byte `at`.
+    Slice(usize, usize),
+    /// A packed message.
+    Packed(usize),
+}
+
+/// The byte range a box occupies when its elements lie contiguous and row-major in the buffer (one
+/// copy, whole bytes), as `(start, len)`.
+fn contiguous(l: &TensorLayout) -> Option<(usize, usize)> {
+    if l.replicas.len() != 1 || !l.bits.is_multiple_of(8) {
+        return None;
+    }
+    let mut stride: i64 = 1;
+    let mut start: i64 = l.replicas[0];
+    for t in l.tables.iter().rev() {
+        let first = *t.first()?;
+        start = start.checked_add(first)?;
+        for (k, &v) in t.iter().enumerate() {
+            if v.checked_sub(first)? != (k as i64).checked_mul(stride)? {
+                return None;
+            }
+        }
+        stride = stride.checked_mul(t.len() as i64)?;
+    }
+    let w = (l.bits / 8) as usize;
+    Some((
+        usize::try_from(start).ok()?.checked_mul(w)?,
+        usize::try_from(stride).ok()?.checked_mul(w)?,
+    ))
 }
 
 /// Packs the global box `region` of a device's shard into a contiguous row-major message.
@@ -342,7 +451,10 @@ fn check_plan(
     }
     for l in &plan.locals {
         if l.device >= n {
-            return Err(ExecError::Plan(format!("a local copy on device {}", l.device)));
+            return Err(ExecError::Plan(format!(
+                "a local copy on device {}",
+                l.device
+            )));
         }
         localize(&l.region, &src[l.device as usize])?;
         localize(&l.region, &dst[l.device as usize])?;

@@ -123,7 +123,10 @@ impl Placement {
                     layout: l.clone(),
                 };
                 axe_xla::validate_array(&a).map_err(|e| {
-                    ExecError::Input(format!("the layout does not fit device {}: {e}", region.device))
+                    ExecError::Input(format!(
+                        "the layout does not fit device {}: {e}",
+                        region.device
+                    ))
                 })?;
                 TensorLayout::from_xla(&a)?
             }

@@ -362,7 +362,11 @@ mod tests {
         assert_eq!(f16_to_f32(f32_to_f16(2051.0)), 2052.0);
         assert_eq!(f32_to_f16(65520.0), 0x7c00);
         assert_eq!(f32_to_f16(65519.0), 0x7bff);
-        assert_eq!(f32_to_f16(3.0 * 2f32.powi(-26)), 0x0001, "a quarter ulp below the tie rounds");
+        assert_eq!(
+            f32_to_f16(3.0 * 2f32.powi(-26)),
+            0x0001,
+            "a quarter ulp below the tie rounds"
+        );
     }
 
     fn run(t: PrimitiveType, op: ReduceOp, parts: &[&[u8]]) -> Vec<u8> {
@@ -382,22 +386,42 @@ mod tests {
         let f = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let a = f(&[1.0, -2.0, 3.0]);
         let b = f(&[4.0, 5.0, -6.0]);
-        assert_eq!(run(PrimitiveType::F32, ReduceOp::Sum, &[&a, &b]), f(&[5.0, 3.0, -3.0]));
-        assert_eq!(run(PrimitiveType::F32, ReduceOp::Avg, &[&a, &b]), f(&[2.5, 1.5, -1.5]));
-        assert_eq!(run(PrimitiveType::F32, ReduceOp::Max, &[&a, &b]), f(&[4.0, 5.0, 3.0]));
-        assert_eq!(run(PrimitiveType::F32, ReduceOp::Min, &[&a, &b]), f(&[1.0, -2.0, -6.0]));
+        assert_eq!(
+            run(PrimitiveType::F32, ReduceOp::Sum, &[&a, &b]),
+            f(&[5.0, 3.0, -3.0])
+        );
+        assert_eq!(
+            run(PrimitiveType::F32, ReduceOp::Avg, &[&a, &b]),
+            f(&[2.5, 1.5, -1.5])
+        );
+        assert_eq!(
+            run(PrimitiveType::F32, ReduceOp::Max, &[&a, &b]),
+            f(&[4.0, 5.0, 3.0])
+        );
+        assert_eq!(
+            run(PrimitiveType::F32, ReduceOp::Min, &[&a, &b]),
+            f(&[1.0, -2.0, -6.0])
+        );
         assert_eq!(
             run(PrimitiveType::F32, ReduceOp::Product, &[&a, &b]),
             f(&[4.0, -10.0, -18.0])
         );
         let s = |v: &[i8]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         assert_eq!(
-            run(PrimitiveType::S8, ReduceOp::Sum, &[&s(&[100, -7]), &s(&[100, -3])]),
+            run(
+                PrimitiveType::S8,
+                ReduceOp::Sum,
+                &[&s(&[100, -7]), &s(&[100, -3])]
+            ),
             s(&[-56, -10]),
             "s8 sums wrap"
         );
         assert_eq!(
-            run(PrimitiveType::S8, ReduceOp::Avg, &[&s(&[100, -7]), &s(&[100, -4])]),
+            run(
+                PrimitiveType::S8,
+                ReduceOp::Avg,
+                &[&s(&[100, -7]), &s(&[100, -4])]
+            ),
             s(&[100, -5]),
             "s8 averages are exact past the width, truncated"
         );
@@ -419,12 +443,20 @@ mod tests {
         assert!(Elem::of(PrimitiveType::Pred).is_err());
         let u = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         assert_eq!(
-            run(PrimitiveType::U32, ReduceOp::Min, &[&u(&[7, 0]), &u(&[u32::MAX, 3])]),
+            run(
+                PrimitiveType::U32,
+                ReduceOp::Min,
+                &[&u(&[7, 0]), &u(&[u32::MAX, 3])]
+            ),
             u(&[7, 0])
         );
         let d = |v: &[f64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         assert_eq!(
-            run(PrimitiveType::F64, ReduceOp::Max, &[&d(&[f64::NAN]), &d(&[1.0])])[..8],
+            run(
+                PrimitiveType::F64,
+                ReduceOp::Max,
+                &[&d(&[f64::NAN]), &d(&[1.0])]
+            )[..8],
             d(&[f64::NAN])[..8],
             "max propagates NaN"
         );

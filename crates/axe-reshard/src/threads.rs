@@ -119,20 +119,25 @@ impl ThreadComm {
         let s = self.to.get(to).and_then(Option::as_ref).ok_or_else(|| {
             CommError::Usage(format!("rank {} has no channel to rank {to}", self.rank))
         })?;
-        s.send(Msg { op, what, data }).map_err(|_| CommError::PeerGone {
-            rank: to,
-            why: "it stopped before receiving".into(),
-        })
+        s.send(Msg { op, what, data })
+            .map_err(|_| CommError::PeerGone {
+                rank: to,
+                why: "it stopped before receiving".into(),
+            })
     }
 
     /// Receives the next message from `from`, which must belong to operation `op`, by `deadline`.
     fn recv(&self, from: usize, op: u64, deadline: Instant, what: &'static str) -> Result<Vec<u8>> {
-        let r = self.from.get(from).and_then(Option::as_ref).ok_or_else(|| {
-            CommError::Usage(format!(
-                "rank {} has no channel from rank {from}",
-                self.rank
-            ))
-        })?;
+        let r = self
+            .from
+            .get(from)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| {
+                CommError::Usage(format!(
+                    "rank {} has no channel from rank {from}",
+                    self.rank
+                ))
+            })?;
         let wait = deadline.saturating_duration_since(Instant::now());
         match r.recv_timeout(wait) {
             Ok(m) if m.op == op && m.what == what => Ok(m.data),

@@ -346,7 +346,9 @@ pub fn verify_run<C: Communicator + ?Sized>(
     let mut slowest = 0f64;
     for (r, c) in all.chunks_exact(9).enumerate() {
         if c[0] != 1 {
-            return Err(ExecError::Input(format!("rank {r} failed its part of the reshard")));
+            return Err(ExecError::Input(format!(
+                "rank {r} failed its part of the reshard"
+            )));
         }
         let mut s = [0u8; 8];
         s.copy_from_slice(&c[1..]);

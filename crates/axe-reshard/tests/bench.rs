@@ -10,14 +10,28 @@ use axe_reshard::{bench_reshard, run_threads, ExecError, ThreadComm};
 
 #[test]
 fn bench_measures_every_case_on_two_and_four_ranks() {
-    let planner = |m: &axe_shard::Mesh, s: &axe_shard::Sharding, d: &axe_shard::Sharding, e: u64| {
-        Ok::<_, ExecError>(common::reference_plan(m, s, d, e))
-    };
-    for (n, perm) in [(2, "maximal 0->1 permutation"), (4, "S(ab)->S(ba) permutation")] {
-        let out = run_threads(n, Duration::from_secs(60), |c: ThreadComm| bench_reshard(&c, &planner, 4096, 3));
+    let planner =
+        |m: &axe_shard::Mesh, s: &axe_shard::Sharding, d: &axe_shard::Sharding, e: u64| {
+            Ok::<_, ExecError>(common::reference_plan(m, s, d, e))
+        };
+    for (n, perm) in [
+        (2, "maximal 0->1 permutation"),
+        (4, "S(ab)->S(ba) permutation"),
+    ] {
+        let out = run_threads(n, Duration::from_secs(60), |c: ThreadComm| {
+            bench_reshard(&c, &planner, 4096, 3)
+        });
         let first = out[0].clone().unwrap();
         let names: Vec<&str> = first.iter().map(|c| c.case.as_str()).collect();
-        assert_eq!(names, ["S0->S1 all-to-all", "S0->R all-gather", "P->S0 reduce-scatter", perm]);
+        assert_eq!(
+            names,
+            [
+                "S0->S1 all-to-all",
+                "S0->R all-gather",
+                "P->S0 reduce-scatter",
+                perm
+            ]
+        );
         for c in &first {
             assert!(c.bytes > 0 && c.reshard_s > 0.0 && c.raw_s > 0.0, "{c:?}");
             assert!((c.ratio - c.raw_s / c.reshard_s).abs() < 1e-12);
@@ -25,6 +39,31 @@ fn bench_measures_every_case_on_two_and_four_ranks() {
         // Every rank reports the slowest rank's medians: the same figures.
         for r in &out {
             assert_eq!(r.as_ref().unwrap(), &first);
+        }
+    }
+}
+
+/// The figures at a realistic size (run by hand: `cargo test --release -p axe-reshard --test bench --
+/// --ignored --nocapture`); timings are printed, never asserted.
+#[test]
+#[ignore]
+fn bench_figures_on_threads() {
+    let planner = |m: &axe_shard::Mesh, s: &axe_shard::Sharding, d: &axe_shard::Sharding, e: u64| {
+        Ok::<_, ExecError>(common::reference_plan(m, s, d, e))
+    };
+    for n in [2, 4] {
+        let out = run_threads(n, Duration::from_secs(120), |c: ThreadComm| {
+            bench_reshard(&c, &planner, 16 << 20, 7)
+        });
+        for c in out[0].as_ref().unwrap() {
+            println!(
+                "{n} ranks  {:28} {:>10} B  reshard {:8.3} ms  raw {:8.3} ms  ratio {:.2}",
+                c.case,
+                c.bytes,
+                c.reshard_s * 1e3,
+                c.raw_s * 1e3,
+                c.ratio
+            );
         }
     }
 }

@@ -9,8 +9,8 @@ use std::ops::Range;
 use std::time::Duration;
 
 use axe_reshard::{
-    check_destination, fill_source, reshard, run_threads, verify_run, ExecError, MemoryLayout, Moved,
-    Placement, ThreadComm,
+    check_destination, fill_source, reshard, run_threads, verify_run, ExecError, MemoryLayout,
+    Moved, Placement, ThreadComm,
 };
 use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding, Uneven};
 use axe_xla::PrimitiveType;
@@ -21,7 +21,12 @@ const T: Duration = Duration::from_secs(30);
 
 /// Runs `plan` on every device with the pattern as source; returns each rank's source and destination
 /// buffers (after checking the destination against the pattern) and what it moved.
-fn execute(mesh: &Mesh, plan: &Plan, src: &Placement, dst: &Placement) -> Vec<(Vec<u8>, Vec<u8>, Moved)> {
+fn execute(
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &Placement,
+    dst: &Placement,
+) -> Vec<(Vec<u8>, Vec<u8>, Moved)> {
     run_threads(mesh.len(), T, |c: ThreadComm| -> Result<_, ExecError> {
         let me = axe_reshard::Communicator::rank(&c) as u64;
         let s = fill_source(mesh, src, me)?;
@@ -47,7 +52,11 @@ fn elements(dims: &[u64], r: &DeviceRegion) -> Vec<(u64, Vec<u64>)> {
             local[d] = rest % r.local_shape[d];
             rest /= r.local_shape[d];
         }
-        let lin = local.iter().zip(&r.region).zip(dims).fold(0, |acc, ((l, g), d)| acc * d + g.start + l);
+        let lin = local
+            .iter()
+            .zip(&r.region)
+            .zip(dims)
+            .fold(0, |acc, ((l, g), d)| acc * d + g.start + l);
         out.push((lin, local));
     }
     out
@@ -77,13 +86,19 @@ fn gather_check(mesh: &Mesh, src: &Placement, dst: &Placement, bufs: &[(Vec<u8>,
     for b in dst.buffers(mesh).unwrap() {
         let mut want = vec![0u8; b.bytes().unwrap()];
         for (lin, local) in elements(dims, &b.region) {
-            let v = global[lin as usize].as_ref().expect("every element is held");
+            let v = global[lin as usize]
+                .as_ref()
+                .expect("every element is held");
             for r in &b.layout.replicas {
                 let o = (b.layout.offset(&local) - b.layout.replicas[0] + r) as usize * w;
                 want[o..o + w].copy_from_slice(v);
             }
         }
-        assert_eq!(bufs[b.region.device as usize].1, want, "device {}", b.region.device);
+        assert_eq!(
+            bufs[b.region.device as usize].1, want,
+            "device {}",
+            b.region.device
+        );
     }
 }
 
@@ -119,12 +134,20 @@ fn build_sharding(
         })
         .collect();
     let s = Sharding::new(mesh, dims.to_vec(), dim_axes, &others).unwrap();
-    if torch { s.with_uneven(Uneven::TorchChunk) } else { s }
+    if torch {
+        s.with_uneven(Uneven::TorchChunk)
+    } else {
+        s
+    }
 }
 
 fn layout(kind: u8, rank: usize) -> MemoryLayout {
     let order = |rev: bool| -> String {
-        let v: Vec<String> = if rev { (0..rank).rev().map(|i| i.to_string()).collect() } else { (0..rank).map(|i| i.to_string()).collect() };
+        let v: Vec<String> = if rev {
+            (0..rank).rev().map(|i| i.to_string()).collect()
+        } else {
+            (0..rank).map(|i| i.to_string()).collect()
+        };
         v.join(",")
     };
     let tile = match rank {
@@ -156,7 +179,13 @@ const TYPES: [PrimitiveType; 11] = [
     PrimitiveType::C64,
     PrimitiveType::C128,
 ];
-const OPS: [ReduceOp; 5] = [ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Max, ReduceOp::Min, ReduceOp::Product];
+const OPS: [ReduceOp; 5] = [
+    ReduceOp::Sum,
+    ReduceOp::Avg,
+    ReduceOp::Max,
+    ReduceOp::Min,
+    ReduceOp::Product,
+];
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -172,9 +201,16 @@ struct Case {
 
 fn case() -> impl Strategy<Value = Case> {
     let picks = || prop::collection::vec((0u8..4, 0usize..3, any::<u8>()), 3);
-    let side = || (picks(), prop::option::weighted(0.15, 0usize..8), any::<bool>());
+    let side = || {
+        (
+            picks(),
+            prop::option::weighted(0.15, 0usize..8),
+            any::<bool>(),
+        )
+    };
     (
-        prop::collection::vec(1u64..=4, 1..=3).prop_filter("at most 8 devices", |m| m.iter().product::<u64>() <= 8),
+        prop::collection::vec(1u64..=4, 1..=3)
+            .prop_filter("at most 8 devices", |m| m.iter().product::<u64>() <= 8),
         prop::collection::vec(0u64..=7, 0..=3),
         side(),
         side(),
@@ -191,18 +227,34 @@ fn case() -> impl Strategy<Value = Case> {
             if seed & 1 << 40 != 0 {
                 order.reverse();
             }
-            Case { mesh, order, dims, src, dst, layouts, dtype, op }
+            Case {
+                mesh,
+                order,
+                dims,
+                src,
+                dst,
+                layouts,
+                dtype,
+                op,
+            }
         })
 }
 
 fn placements(c: &Case) -> (Mesh, Placement, Placement) {
     let names = ["x", "y", "z"];
-    let axes: Vec<(&str, u64)> = c.mesh.iter().enumerate().map(|(i, &s)| (names[i], s)).collect();
+    let axes: Vec<(&str, u64)> = c
+        .mesh
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| (names[i], s))
+        .collect();
     let mesh = Mesh::with_devices(&axes, c.order.iter().map(|&d| d as u64).collect()).unwrap();
     let op = OPS[c.op];
     let src = build_sharding(&mesh, &c.dims, &c.src.0, c.src.1, c.src.2, op, &|_| true);
     let src_partial: Vec<usize> = common::partial(&src).iter().map(|p| p.0).collect();
-    let dst = build_sharding(&mesh, &c.dims, &c.dst.0, c.dst.1, c.dst.2, op, &|a| src_partial.contains(&a));
+    let dst = build_sharding(&mesh, &c.dims, &c.dst.0, c.dst.1, c.dst.2, op, &|a| {
+        src_partial.contains(&a)
+    });
     let mut dtype = TYPES[c.dtype];
     if !src_partial.is_empty() && c.dtype >= 8 {
         dtype = PrimitiveType::F32; // reductions need numbers
@@ -242,20 +294,39 @@ fn mesh2x2() -> Mesh {
 fn paper_fully_sharded_to_replicated_changing_the_layout() {
     let mesh = mesh2x2();
     let s = Sharding::new(&mesh, vec![64, 128], vec![vec![0], vec![1]], &[]).unwrap();
-    let src = Placement::new(s, MemoryLayout::parse("{1,0:T(8,128)}", 2).unwrap(), PrimitiveType::F32).unwrap();
+    let src = Placement::new(
+        s,
+        MemoryLayout::parse("{1,0:T(8,128)}", 2).unwrap(),
+        PrimitiveType::F32,
+    )
+    .unwrap();
     // Each 32×64 shard is tiled into 8×128 tiles: half of every tile is padding.
     assert_eq!(src.buffer(&mesh, 0).unwrap().bytes().unwrap(), 32 * 128 * 4);
-    let dst = Placement::new(Sharding::replicated(&mesh, vec![64, 128]), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
+    let dst = Placement::new(
+        Sharding::replicated(&mesh, vec![64, 128]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
     let plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
     assert_eq!(plan.bytes, 4 * 3 * 32 * 64 * 4);
     let bufs = execute(&mesh, &plan, &src, &dst);
     gather_check(&mesh, &src, &dst, &bufs);
     for b in &bufs {
-        assert_eq!(b.2, Moved { sent: 3 * 32 * 64 * 4, received: 3 * 32 * 64 * 4, copied: 32 * 64 * 4 });
+        assert_eq!(
+            b.2,
+            Moved {
+                sent: 3 * 32 * 64 * 4,
+                received: 3 * 32 * 64 * 4,
+                copied: 32 * 64 * 4
+            }
+        );
         // Golden: the global element [i, j] of a row-major 64×128 pattern of f32 is (128i + j) % 199 - 99.
-        let at = |i: usize, j: usize| f32::from_le_bytes(b.1[(i * 128 + j) * 4..][..4].try_into().unwrap());
+        let at = |i: usize, j: usize| {
+            f32::from_le_bytes(b.1[(i * 128 + j) * 4..][..4].try_into().unwrap())
+        };
         assert_eq!(at(0, 0), -99.0);
-        assert_eq!(at(1, 5), ((128 + 5) % 199) as f32 - 99.0);
+        assert_eq!(at(1, 5), 133.0 - 99.0);
         assert_eq!(at(63, 127), ((63 * 128 + 127) % 199) as f32 - 99.0);
     }
 }
@@ -267,7 +338,12 @@ fn paper_shard_replicate_into_an_axe_layout_with_copies() {
     let mesh = Mesh::with_devices(&[("x", 2), ("y", 2)], vec![3, 1, 0, 2]).unwrap();
     let src = Sharding::new(&mesh, vec![64, 128], vec![vec![0], vec![]], &[]).unwrap();
     let dst = Sharding::new(&mesh, vec![64, 128], vec![vec![], vec![1]], &[]).unwrap();
-    let src = Placement::new(src, MemoryLayout::parse("{0,1}", 2).unwrap(), PrimitiveType::Bf16).unwrap();
+    let src = Placement::new(
+        src,
+        MemoryLayout::parse("{0,1}", 2).unwrap(),
+        PrimitiveType::Bf16,
+    )
+    .unwrap();
     // Column-major 64×64 with columns 70 apart, and a second copy of everything 5000 elements on.
     let axe = MemoryLayout::parse("S[(64,64):(1,70)] + R[2:5000]", 2).unwrap();
     let dst = Placement::new(dst, axe, PrimitiveType::Bf16).unwrap();
@@ -280,7 +356,13 @@ fn paper_shard_replicate_into_an_axe_layout_with_copies() {
 #[test]
 fn partial_bf16_sums_round_once() {
     let mesh = Mesh::new(&[("x", 4)]).unwrap();
-    let p = Sharding::new(&mesh, vec![8], vec![vec![]], &[(0, AxisUse::Partial(ReduceOp::Sum))]).unwrap();
+    let p = Sharding::new(
+        &mesh,
+        vec![8],
+        vec![vec![]],
+        &[(0, AxisUse::Partial(ReduceOp::Sum))],
+    )
+    .unwrap();
     let s0 = Sharding::new(&mesh, vec![8], vec![vec![0]], &[]).unwrap();
     let src = Placement::new(p, MemoryLayout::RowMajor, PrimitiveType::Bf16).unwrap();
     let dst = Placement::new(s0, MemoryLayout::RowMajor, PrimitiveType::Bf16).unwrap();
@@ -288,7 +370,9 @@ fn partial_bf16_sums_round_once() {
     let parts = [256.0f32, 0.5, 0.5, 1.0];
     let out = run_threads(4, T, |c: ThreadComm| -> Result<Vec<u8>, ExecError> {
         let me = axe_reshard::Communicator::rank(&c);
-        let s: Vec<u8> = (0..8).flat_map(|_| axe_reshard::f32_to_bf16(parts[me]).to_le_bytes()).collect();
+        let s: Vec<u8> = (0..8)
+            .flat_map(|_| axe_reshard::f32_to_bf16(parts[me]).to_le_bytes())
+            .collect();
         let mut d = vec![0u8; 4];
         reshard(&c, &mesh, &plan, &src, &dst, &s, &mut d)?;
         Ok(d)
@@ -297,7 +381,10 @@ fn partial_bf16_sums_round_once() {
         let d = d.unwrap();
         for e in d.chunks(2) {
             // 256 + 0.5 + 0.5 + 1 = 258 in f32; stepwise in bf16 it would stay 256.
-            assert_eq!(axe_reshard::bf16_to_f32(u16::from_le_bytes([e[0], e[1]])), 258.0);
+            assert_eq!(
+                axe_reshard::bf16_to_f32(u16::from_le_bytes([e[0], e[1]])),
+                258.0
+            );
         }
     }
 }
@@ -307,10 +394,20 @@ fn partial_bf16_sums_round_once() {
 fn uneven_five_over_four() {
     let mesh = Mesh::new(&[("x", 4)]).unwrap();
     let s0 = Sharding::new(&mesh, vec![5], vec![vec![0]], &[]).unwrap();
-    let sizes: Vec<u64> = s0.regions(&mesh).unwrap().iter().map(|r| r.local_shape[0]).collect();
+    let sizes: Vec<u64> = s0
+        .regions(&mesh)
+        .unwrap()
+        .iter()
+        .map(|r| r.local_shape[0])
+        .collect();
     assert_eq!(sizes, vec![2, 2, 1, 0]);
     let sh = Placement::new(s0, MemoryLayout::RowMajor, PrimitiveType::S32).unwrap();
-    let rep = Placement::new(Sharding::replicated(&mesh, vec![5]), MemoryLayout::RowMajor, PrimitiveType::S32).unwrap();
+    let rep = Placement::new(
+        Sharding::replicated(&mesh, vec![5]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::S32,
+    )
+    .unwrap();
     for (a, b) in [(&sh, &rep), (&rep, &sh)] {
         let plan = reference_plan(&mesh, &a.sharding, &b.sharding, 4);
         let bufs = execute(&mesh, &plan, a, b);
@@ -324,12 +421,25 @@ fn uneven_five_over_four() {
 #[test]
 fn verify_run_agrees_on_every_rank() {
     let mesh = mesh2x2();
-    let src = Sharding::new(&mesh, vec![6, 10], vec![vec![0], vec![]], &[(1, AxisUse::Partial(ReduceOp::Max))]).unwrap();
+    let src = Sharding::new(
+        &mesh,
+        vec![6, 10],
+        vec![vec![0], vec![]],
+        &[(1, AxisUse::Partial(ReduceOp::Max))],
+    )
+    .unwrap();
     let dst = Sharding::new(&mesh, vec![6, 10], vec![vec![1], vec![0]], &[]).unwrap();
     let src = Placement::new(src, MemoryLayout::RowMajor, PrimitiveType::S32).unwrap();
-    let dst = Placement::new(dst, MemoryLayout::parse("{0,1:T(2,3)}", 2).unwrap(), PrimitiveType::S32).unwrap();
+    let dst = Placement::new(
+        dst,
+        MemoryLayout::parse("{0,1:T(2,3)}", 2).unwrap(),
+        PrimitiveType::S32,
+    )
+    .unwrap();
     let plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
-    let out = run_threads(4, T, |c: ThreadComm| verify_run(&c, &mesh, &plan, &src, &dst));
+    let out = run_threads(4, T, |c: ThreadComm| {
+        verify_run(&c, &mesh, &plan, &src, &dst)
+    });
     for v in out {
         let v = v.unwrap();
         assert_eq!(v.bytes, plan.bytes);
@@ -341,8 +451,18 @@ fn verify_run_agrees_on_every_rank() {
 #[test]
 fn bad_plans_are_refused_everywhere() {
     let mesh = Mesh::new(&[("x", 2)]).unwrap();
-    let s0 = Placement::new(Sharding::new(&mesh, vec![4], vec![vec![0]], &[]).unwrap(), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
-    let rep = Placement::new(Sharding::replicated(&mesh, vec![4]), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
+    let s0 = Placement::new(
+        Sharding::new(&mesh, vec![4], vec![vec![0]], &[]).unwrap(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let rep = Placement::new(
+        Sharding::replicated(&mesh, vec![4]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
     let good = reference_plan(&mesh, &s0.sharding, &rep.sharding, 4);
     let region = |r: Range<u64>| vec![r];
     let mut to_self = good.clone();
@@ -356,7 +476,13 @@ fn bad_plans_are_refused_everywhere() {
     missing.transfers.pop();
     let mut twice = good.clone();
     twice.locals.push(twice.locals[0].clone());
-    for (name, plan) in [("to self", to_self), ("not held", not_held), ("bytes", wrong_bytes), ("missing", missing), ("twice", twice)] {
+    for (name, plan) in [
+        ("to self", to_self),
+        ("not held", not_held),
+        ("bytes", wrong_bytes),
+        ("missing", missing),
+        ("twice", twice),
+    ] {
         let out = run_threads(2, T, |c: ThreadComm| {
             let me = axe_reshard::Communicator::rank(&c) as u64;
             let s = fill_source(&mesh, &s0, me)?;
@@ -373,10 +499,21 @@ fn bad_plans_are_refused_everywhere() {
 fn bad_inputs_are_typed_errors() {
     let mesh = Mesh::new(&[("x", 2)]).unwrap();
     let s = Sharding::new(&mesh, vec![4], vec![vec![0]], &[]).unwrap();
-    assert!(matches!(Placement::new(s.clone(), MemoryLayout::RowMajor, PrimitiveType::S4), Err(ExecError::Input(_))));
-    assert!(matches!(MemoryLayout::parse("{1,0:T(", 2), Err(ExecError::Input(_))));
+    assert!(matches!(
+        Placement::new(s.clone(), MemoryLayout::RowMajor, PrimitiveType::S4),
+        Err(ExecError::Input(_))
+    ));
+    assert!(matches!(
+        MemoryLayout::parse("{1,0:T(", 2),
+        Err(ExecError::Input(_))
+    ));
     let src = Placement::new(s.clone(), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
-    let dst = Placement::new(Sharding::replicated(&mesh, vec![4]), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
+    let dst = Placement::new(
+        Sharding::replicated(&mesh, vec![4]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
     let plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
     // A destination buffer too small, on rank 1 only: rank 1 refuses, rank 0 sees it gone.
     let out = run_threads(2, T, |c: ThreadComm| {
@@ -385,27 +522,60 @@ fn bad_inputs_are_typed_errors() {
         let mut d = vec![0u8; if me == 1 { 15 } else { 16 }];
         reshard(&c, &mesh, &plan, &src, &dst, &s, &mut d)
     });
-    assert!(matches!(&out[1], Err(ExecError::Input(m)) if m.contains("needs 16")), "{:?}", out[1]);
+    assert!(
+        matches!(&out[1], Err(ExecError::Input(m)) if m.contains("needs 16")),
+        "{:?}",
+        out[1]
+    );
     assert!(matches!(&out[0], Err(ExecError::Comm(_))), "{:?}", out[0]);
     // A mesh of more devices than ranks.
     let big = Mesh::new(&[("x", 4)]).unwrap();
-    let out = run_threads(2, T, |c: ThreadComm| reshard(&c, &big, &plan, &src, &dst, &[], &mut []));
+    let out = run_threads(2, T, |c: ThreadComm| {
+        reshard(&c, &big, &plan, &src, &dst, &[], &mut [])
+    });
     assert!(out.iter().all(|r| matches!(r, Err(ExecError::Input(_)))));
     // Partial values of a type without arithmetic.
-    let p = Sharding::new(&mesh, vec![4], vec![vec![]], &[(0, AxisUse::Partial(ReduceOp::Sum))]).unwrap();
+    let p = Sharding::new(
+        &mesh,
+        vec![4],
+        vec![vec![]],
+        &[(0, AxisUse::Partial(ReduceOp::Sum))],
+    )
+    .unwrap();
     let p = Placement::new(p, MemoryLayout::RowMajor, PrimitiveType::Pred).unwrap();
     let plan = reference_plan(&mesh, &p.sharding, &dst.sharding, 1);
-    let pd = Placement::new(dst.sharding.clone(), MemoryLayout::RowMajor, PrimitiveType::Pred).unwrap();
-    let out = run_threads(2, T, |c: ThreadComm| reshard(&c, &mesh, &plan, &p, &pd, &[0u8; 4], &mut [0u8; 4]));
-    assert!(out.iter().all(|r| matches!(r, Err(ExecError::Input(m)) if m.contains("pred"))), "{out:?}");
+    let pd = Placement::new(
+        dst.sharding.clone(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::Pred,
+    )
+    .unwrap();
+    let out = run_threads(2, T, |c: ThreadComm| {
+        reshard(&c, &mesh, &plan, &p, &pd, &[0u8; 4], &mut [0u8; 4])
+    });
+    assert!(
+        out.iter()
+            .all(|r| matches!(r, Err(ExecError::Input(m)) if m.contains("pred"))),
+        "{out:?}"
+    );
 }
 
 /// A rank that dies mid-reshard ends it on the others with an error, promptly.
 #[test]
 fn a_rank_dying_mid_reshard_fails_the_others() {
     let mesh = Mesh::new(&[("x", 4)]).unwrap();
-    let src = Placement::new(Sharding::new(&mesh, vec![64, 64], vec![vec![0], vec![]], &[]).unwrap(), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
-    let dst = Placement::new(Sharding::new(&mesh, vec![64, 64], vec![vec![], vec![0]], &[]).unwrap(), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
+    let src = Placement::new(
+        Sharding::new(&mesh, vec![64, 64], vec![vec![0], vec![]], &[]).unwrap(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let dst = Placement::new(
+        Sharding::new(&mesh, vec![64, 64], vec![vec![], vec![0]], &[]).unwrap(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
     let plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
     let start = std::time::Instant::now();
     let out = run_threads(4, Duration::from_secs(60), |c: ThreadComm| {
@@ -419,6 +589,16 @@ fn a_rank_dying_mid_reshard_fails_the_others() {
     });
     assert!(start.elapsed() < Duration::from_secs(30));
     for r in [0, 2, 3] {
-        assert!(matches!(&out[r], Err(ExecError::Comm(axe_reshard::CommError::PeerGone { rank: 1, .. }))), "rank {r}: {:?}", out[r]);
+        assert!(
+            matches!(
+                &out[r],
+                Err(ExecError::Comm(axe_reshard::CommError::PeerGone {
+                    rank: 1,
+                    ..
+                }))
+            ),
+            "rank {r}: {:?}",
+            out[r]
+        );
     }
 }

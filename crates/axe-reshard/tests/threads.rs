@@ -65,16 +65,25 @@ proptest! {
 #[test]
 fn a_rank_that_panics_ends_the_others_with_peer_gone() {
     let start = Instant::now();
-    let out = run_threads(4, Duration::from_secs(60), |c: ThreadComm| -> Result<(), CommError> {
-        if c.rank() == 2 {
-            panic!("rank 2 dies");
-        }
-        let mut recv = vec![0u8; 4 * 8];
-        c.all_to_all(&[1u8; 32], &mut recv)
-    });
-    assert!(start.elapsed() < Duration::from_secs(30), "no waiting for the timeout");
+    let out = run_threads(
+        4,
+        Duration::from_secs(60),
+        |c: ThreadComm| -> Result<(), CommError> {
+            if c.rank() == 2 {
+                panic!("rank 2 dies");
+            }
+            let mut recv = vec![0u8; 4 * 8];
+            c.all_to_all(&[1u8; 32], &mut recv)
+        },
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "no waiting for the timeout"
+    );
     match &out[2] {
-        Err(CommError::Backend { why, .. }) => assert!(why.contains("rank 2 panicked: rank 2 dies"), "{why}"),
+        Err(CommError::Backend { why, .. }) => {
+            assert!(why.contains("rank 2 panicked: rank 2 dies"), "{why}")
+        }
         other => panic!("rank 2: {other:?}"),
     }
     for r in [0, 1, 3] {
@@ -88,31 +97,47 @@ fn a_rank_that_panics_ends_the_others_with_peer_gone() {
 
 #[test]
 fn a_rank_that_returns_early_ends_the_others_with_peer_gone() {
-    let out = run_threads(3, Duration::from_secs(60), |c: ThreadComm| -> Result<(), CommError> {
-        c.barrier()?;
-        if c.rank() == 0 {
-            return Ok(()); // leaves before the second barrier
-        }
-        c.barrier()
-    });
+    let out = run_threads(
+        3,
+        Duration::from_secs(60),
+        |c: ThreadComm| -> Result<(), CommError> {
+            c.barrier()?;
+            if c.rank() == 0 {
+                return Ok(()); // leaves before the second barrier
+            }
+            c.barrier()
+        },
+    );
     assert_eq!(out[0], Ok(()));
     for r in [1, 2] {
-        assert!(matches!(&out[r], Err(CommError::PeerGone { rank: 0, .. })), "{:?}", out[r]);
+        assert!(
+            matches!(&out[r], Err(CommError::PeerGone { rank: 0, .. })),
+            "{:?}",
+            out[r]
+        );
     }
 }
 
 #[test]
 fn a_rank_that_stalls_ends_the_others_with_a_timeout() {
     let start = Instant::now();
-    let out = run_threads(2, Duration::from_millis(200), |c: ThreadComm| -> Result<(), CommError> {
-        if c.rank() == 1 {
-            std::thread::sleep(Duration::from_millis(1500)); // holds its channels, sends nothing
-            return Ok(());
-        }
-        c.barrier()
-    });
+    let out = run_threads(
+        2,
+        Duration::from_millis(200),
+        |c: ThreadComm| -> Result<(), CommError> {
+            if c.rank() == 1 {
+                std::thread::sleep(Duration::from_millis(1500)); // holds its channels, sends nothing
+                return Ok(());
+            }
+            c.barrier()
+        },
+    );
     assert!(start.elapsed() < Duration::from_secs(10));
-    assert!(matches!(&out[0], Err(CommError::Timeout { .. })), "{:?}", out[0]);
+    assert!(
+        matches!(&out[0], Err(CommError::Timeout { .. })),
+        "{:?}",
+        out[0]
+    );
     assert_eq!(out[1], Ok(()));
 }
 
@@ -125,17 +150,39 @@ fn ranks_calling_different_operations_get_an_error_not_each_others_bytes() {
         let mut recv = [0u8; 2];
         c.all_gather(&[c.rank() as u8], &mut recv)
     });
-    assert!(out.iter().any(|r| matches!(r, Err(CommError::Usage(m)) if m.contains("different sequences"))), "{out:?}");
+    assert!(
+        out.iter()
+            .any(|r| matches!(r, Err(CommError::Usage(m)) if m.contains("different sequences"))),
+        "{out:?}"
+    );
 }
 
 #[test]
 fn bad_arguments_are_usage_errors() {
     let comms = ThreadComm::group(2, T).unwrap();
     let c = &comms[0];
-    assert!(matches!(c.exchange(&[(0, &[1u8][..])], &mut []), Err(CommError::Usage(_))), "send to itself");
-    assert!(matches!(c.exchange(&[(5, &[1u8][..])], &mut []), Err(CommError::Usage(_))), "rank out of range");
-    assert!(matches!(c.all_gather(&[1, 2], &mut [0u8; 3]), Err(CommError::Usage(_))));
-    assert!(matches!(c.all_to_all(&[1, 2, 3], &mut [0u8; 3]), Err(CommError::Usage(_))));
+    assert!(
+        matches!(
+            c.exchange(&[(0, &[1u8][..])], &mut []),
+            Err(CommError::Usage(_))
+        ),
+        "send to itself"
+    );
+    assert!(
+        matches!(
+            c.exchange(&[(5, &[1u8][..])], &mut []),
+            Err(CommError::Usage(_))
+        ),
+        "rank out of range"
+    );
+    assert!(matches!(
+        c.all_gather(&[1, 2], &mut [0u8; 3]),
+        Err(CommError::Usage(_))
+    ));
+    assert!(matches!(
+        c.all_to_all(&[1, 2, 3], &mut [0u8; 3]),
+        Err(CommError::Usage(_))
+    ));
     assert!(matches!(ThreadComm::group(0, T), Err(CommError::Usage(_))));
     // A message of the wrong length is an error at the receiver.
     let out = run_threads(2, T, |c: ThreadComm| -> Result<(), CommError> {
@@ -147,7 +194,11 @@ fn bad_arguments_are_usage_errors() {
         }
     });
     assert_eq!(out[0], Ok(()));
-    assert!(matches!(&out[1], Err(CommError::Usage(m)) if m.contains("sent 3 bytes where 2")), "{:?}", out[1]);
+    assert!(
+        matches!(&out[1], Err(CommError::Usage(m)) if m.contains("sent 3 bytes where 2")),
+        "{:?}",
+        out[1]
+    );
 }
 
 #[test]

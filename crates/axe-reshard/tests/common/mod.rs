@@ -63,7 +63,10 @@ pub fn reference_plan(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem: u64) ->
             }
         }
         for g in &groups {
-            let members: Vec<_> = sr.iter().filter(|s| &key(s.position, &sp_axes) == g).collect();
+            let members: Vec<_> = sr
+                .iter()
+                .filter(|s| &key(s.position, &sp_axes) == g)
+                .collect();
             let mut seen: Vec<Vec<Range<u64>>> = Vec::new();
             for s in &members {
                 if s.local_shape.contains(&0) || seen.contains(&s.region) {
@@ -73,20 +76,39 @@ pub fn reference_plan(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem: u64) ->
                 let Some(piece) = intersect(&s.region, &d.region) else {
                     continue;
                 };
-                let holder = if members.iter().any(|m| m.device == d.device && m.region == s.region) {
+                let holder = if members
+                    .iter()
+                    .any(|m| m.device == d.device && m.region == s.region)
+                {
                     d.device
                 } else {
                     s.device
                 };
                 if holder == d.device {
-                    locals.push(Local { device: d.device, region: piece, reduce: op });
+                    locals.push(Local {
+                        device: d.device,
+                        region: piece,
+                        reduce: op,
+                    });
                 } else {
                     let bytes = piece.iter().map(|r| r.end - r.start).product::<u64>() * elem;
-                    transfers.push(Transfer { from: holder, to: d.device, region: piece, bytes, reduce: op });
+                    transfers.push(Transfer {
+                        from: holder,
+                        to: d.device,
+                        region: piece,
+                        bytes,
+                        reduce: op,
+                    });
                 }
             }
         }
     }
     let bytes = transfers.iter().map(|t| t.bytes).sum();
-    Plan { transfers, locals, collective: Collective::General, bytes, estimate_us: 0.0 }
+    Plan {
+        transfers,
+        locals,
+        collective: Collective::General,
+        bytes,
+        estimate_us: 0.0,
+    }
 }
