@@ -196,6 +196,7 @@ pub fn reshard<C: Communicator + ?Sized>(
 
     let mut acc: Option<Acc> = None;
     let mut reduced: Vec<Vec<Range<u64>>> = Vec::new();
+    let mut reduced_set: HashSet<Vec<Range<u64>>> = HashSet::new();
     let mut combine = |acc: &mut Option<Acc>, region: &[Range<u64>], op: ReduceOp, msg: &[u8]| {
         let a = match acc {
             Some(a) => a,
@@ -210,7 +211,7 @@ pub fn reshard<C: Communicator + ?Sized>(
         for_rows(&db.region.local_shape, &local, |at, from, len| {
             a.combine(at, &msg[from * w..(from + len) * w]);
         });
-        if !reduced.iter().any(|r| r == region) {
+        if reduced_set.insert(region.to_vec()) {
             reduced.push(region.to_vec());
         }
         Ok::<(), ExecError>(())
@@ -226,8 +227,16 @@ pub fn reshard<C: Communicator + ?Sized>(
                 relayout(src_buf, &from, dst_buf, &to, &opts)?;
             }
             Some(op) => {
-                let msg = pack(src_buf, &sb, &l.region, bits, &opts)?;
-                combine(&mut acc, &l.region, op, &msg)?;
+                let from = sub_box(&sb.layout, &localize(&l.region, &sb.region)?)?;
+                match contiguous(&from) {
+                    Some((at, len)) if at + len <= src_buf.len() => {
+                        combine(&mut acc, &l.region, op, &src_buf[at..at + len])?;
+                    }
+                    _ => {
+                        let msg = pack(src_buf, &sb, &l.region, bits, &opts)?;
+                        combine(&mut acc, &l.region, op, &msg)?;
+                    }
+                }
             }
         }
     }
@@ -250,13 +259,24 @@ pub fn reshard<C: Communicator + ?Sized>(
         for region in &reduced {
             let local = localize(region, &db.region)?;
             let extents: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
-            let mut msg = vec![0u8; to_usize(volume(&extents) * elem)?];
-            for_rows(&db.region.local_shape, &local, |at, to, len| {
-                acc.finish(at, &mut msg[to * w..(to + len) * w]);
-            });
-            let from = row_major(&extents, bits)?;
             let to = sub_box(&db.layout, &local)?;
-            relayout(&msg, &from, dst_buf, &to, &opts)?;
+            let bytes = to_usize(volume(&extents) * elem)?;
+            match contiguous(&to) {
+                Some((at, len)) if len == bytes && at + len <= dst_buf.len() => {
+                    let out = &mut dst_buf[at..at + len];
+                    for_rows(&db.region.local_shape, &local, |a, o, n| {
+                        acc.finish(a, &mut out[o * w..(o + n) * w]);
+                    });
+                }
+                _ => {
+                    let mut msg = vec![0u8; bytes];
+                    for_rows(&db.region.local_shape, &local, |a, o, n| {
+                        acc.finish(a, &mut msg[o * w..(o + n) * w]);
+                    });
+                    let from = row_major(&extents, bits)?;
+                    relayout(&msg, &from, dst_buf, &to, &opts)?;
+                }
+            }
         }
     }
     Ok(moved)

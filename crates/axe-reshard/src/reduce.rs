@@ -134,6 +134,26 @@ pub(crate) struct Acc {
     counts: Vec<u32>,
 }
 
+/// `acc[i] = f(acc[i], xs[i])`, one loop per `f`.
+fn fold<T: Copy>(acc: &mut [T], xs: impl Iterator<Item = T>, f: impl Fn(T, T) -> T) {
+    for (a, x) in acc.iter_mut().zip(xs) {
+        *a = f(*a, x);
+    }
+}
+
+/// [`fold`] for floats under `op`; `max` and `min` propagate NaN.
+fn fold_float<T>(acc: &mut [T], xs: impl Iterator<Item = T>, op: ReduceOp, nan: fn(T) -> bool)
+where
+    T: Copy + PartialOrd + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    match op {
+        ReduceOp::Sum | ReduceOp::Avg => fold(acc, xs, |a, x| a + x),
+        ReduceOp::Product => fold(acc, xs, |a, x| a * x),
+        ReduceOp::Max => fold(acc, xs, |a, x| nan_max(a, x, nan, true)),
+        ReduceOp::Min => fold(acc, xs, |a, x| nan_max(a, x, nan, false)),
+    }
+}
+
 fn nan_max<T: PartialOrd + Copy>(a: T, b: T, nan: fn(T) -> bool, take_larger: bool) -> T {
     if nan(a) {
         a
@@ -210,54 +230,42 @@ impl Acc {
         let op = self.op;
         let chunks = bytes.chunks_exact(w);
         match (&mut self.values, self.elem) {
-            (Values::F32(v), e) => {
-                for (a, c) in v[at..at + n].iter_mut().zip(chunks) {
-                    let x = match e {
-                        Elem::Bf16 => bf16_to_f32(u16::from_le_bytes([c[0], c[1]])),
-                        Elem::F16 => f16_to_f32(u16::from_le_bytes([c[0], c[1]])),
-                        _ => f32::from_le_bytes([c[0], c[1], c[2], c[3]]),
-                    };
-                    *a = match op {
-                        ReduceOp::Sum | ReduceOp::Avg => *a + x,
-                        ReduceOp::Product => *a * x,
-                        ReduceOp::Max => nan_max(*a, x, f32::is_nan, true),
-                        ReduceOp::Min => nan_max(*a, x, f32::is_nan, false),
-                    };
-                }
+            (Values::F32(v), Elem::Bf16) => {
+                let xs = chunks.map(|c| bf16_to_f32(u16::from_le_bytes([c[0], c[1]])));
+                fold_float(&mut v[at..at + n], xs, op, f32::is_nan);
+            }
+            (Values::F32(v), Elem::F16) => {
+                let xs = chunks.map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])));
+                fold_float(&mut v[at..at + n], xs, op, f32::is_nan);
+            }
+            (Values::F32(v), _) => {
+                let xs = chunks.map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+                fold_float(&mut v[at..at + n], xs, op, f32::is_nan);
             }
             (Values::F64(v), _) => {
-                for (a, c) in v[at..at + n].iter_mut().zip(chunks) {
-                    let mut b = [0u8; 8];
-                    b.copy_from_slice(c);
-                    let x = f64::from_le_bytes(b);
-                    *a = match op {
-                        ReduceOp::Sum | ReduceOp::Avg => *a + x,
-                        ReduceOp::Product => *a * x,
-                        ReduceOp::Max => nan_max(*a, x, f64::is_nan, true),
-                        ReduceOp::Min => nan_max(*a, x, f64::is_nan, false),
-                    };
-                }
+                let xs = bytes.chunks_exact(8).map(|c| {
+                    f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+                });
+                fold_float(&mut v[at..at + n], xs, op, f64::is_nan);
             }
             (Values::I64(v), _) => {
-                for (a, c) in v[at..at + n].iter_mut().zip(chunks) {
-                    let x = read_int(c);
-                    *a = match op {
-                        ReduceOp::Sum | ReduceOp::Avg => a.wrapping_add(x),
-                        ReduceOp::Product => a.wrapping_mul(x),
-                        ReduceOp::Max => (*a).max(x),
-                        ReduceOp::Min => (*a).min(x),
-                    };
+                let xs = chunks.map(read_int);
+                let v = &mut v[at..at + n];
+                match op {
+                    ReduceOp::Sum | ReduceOp::Avg => fold(v, xs, i64::wrapping_add),
+                    ReduceOp::Product => fold(v, xs, i64::wrapping_mul),
+                    ReduceOp::Max => fold(v, xs, i64::max),
+                    ReduceOp::Min => fold(v, xs, i64::min),
                 }
             }
             (Values::U64(v), _) => {
-                for (a, c) in v[at..at + n].iter_mut().zip(chunks) {
-                    let x = read_uint(c);
-                    *a = match op {
-                        ReduceOp::Sum | ReduceOp::Avg => a.wrapping_add(x),
-                        ReduceOp::Product => a.wrapping_mul(x),
-                        ReduceOp::Max => (*a).max(x),
-                        ReduceOp::Min => (*a).min(x),
-                    };
+                let xs = chunks.map(read_uint);
+                let v = &mut v[at..at + n];
+                match op {
+                    ReduceOp::Sum | ReduceOp::Avg => fold(v, xs, u64::wrapping_add),
+                    ReduceOp::Product => fold(v, xs, u64::wrapping_mul),
+                    ReduceOp::Max => fold(v, xs, u64::max),
+                    ReduceOp::Min => fold(v, xs, u64::min),
                 }
             }
         }
@@ -270,6 +278,28 @@ impl Acc {
         let n = out.len() / w;
         let count = |i: usize| self.counts.get(at + i).copied().unwrap_or(1).max(1);
         let avg = self.op == ReduceOp::Avg;
+        // The common cases, one tight loop each.
+        match (&self.values, self.elem, avg) {
+            (Values::F32(v), Elem::F32, false) => {
+                for (o, x) in out.chunks_exact_mut(4).zip(&v[at..at + n]) {
+                    o.copy_from_slice(&x.to_le_bytes());
+                }
+                return;
+            }
+            (Values::F32(v), Elem::Bf16, false) => {
+                for (o, x) in out.chunks_exact_mut(2).zip(&v[at..at + n]) {
+                    o.copy_from_slice(&f32_to_bf16(*x).to_le_bytes());
+                }
+                return;
+            }
+            (Values::F64(v), _, false) => {
+                for (o, x) in out.chunks_exact_mut(8).zip(&v[at..at + n]) {
+                    o.copy_from_slice(&x.to_le_bytes());
+                }
+                return;
+            }
+            _ => {}
+        }
         for (i, o) in out.chunks_exact_mut(w).enumerate().take(n) {
             match &self.values {
                 Values::F32(v) => {
