@@ -1,6 +1,7 @@
 //! Executing a reshard plan on one rank: pack what it sends, one exchange, unpack what it receives, copy
 //! what it keeps, combine pending reductions.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
@@ -124,17 +125,30 @@ pub fn reshard<C: Communicator + ?Sized>(
             }
         }
     }
-    let sends: Vec<(usize, &[u8])> = outgoing
-        .iter()
-        .zip(&sources)
-        .map(|(t, s)| {
-            let bytes: &[u8] = match *s {
-                Source::Slice(at, len) => &src_buf[at..at + len],
-                Source::Packed(i) => &packed[i],
-            };
-            (t.to as usize, bytes)
-        })
-        .collect();
+    // A packed message goes out as itself on its last use (a backend that copies may take it).
+    let mut uses = vec![0usize; packed.len()];
+    for s in &sources {
+        if let Source::Packed(i) = *s {
+            uses[i] += 1;
+        }
+    }
+    let mut packed: Vec<Option<Vec<u8>>> = packed.into_iter().map(Some).collect();
+    let mut sends: Vec<(usize, Cow<'_, [u8]>)> = Vec::with_capacity(outgoing.len());
+    for (t, s) in outgoing.iter().zip(&sources) {
+        let bytes = match *s {
+            Source::Slice(at, len) => Cow::Borrowed(&src_buf[at..at + len]),
+            Source::Packed(i) => {
+                uses[i] -= 1;
+                let msg = if uses[i] == 0 {
+                    packed[i].take()
+                } else {
+                    packed[i].clone()
+                };
+                Cow::Owned(msg.ok_or_else(|| ExecError::Plan("a message packed twice".into()))?)
+            }
+        };
+        sends.push((t.to as usize, bytes));
+    }
 
     // What it receives: straight into its destination buffer where the piece is contiguous there (and
     // stored, not combined), else into a message to unpack or combine.
@@ -189,10 +203,8 @@ pub fn reshard<C: Communicator + ?Sized>(
         if recvs.len() != incoming.len() {
             return Err(ExecError::Plan("a receive has no buffer".into()));
         }
-        comm.exchange(&sends, &mut recvs)?;
+        comm.exchange_cow(sends, &mut recvs)?;
     }
-    drop(sends);
-    drop(packed);
 
     let mut acc: Option<Acc> = None;
     let mut reduced: Vec<Vec<Range<u64>>> = Vec::new();

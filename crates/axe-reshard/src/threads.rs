@@ -5,6 +5,7 @@
 //! other's bytes. Every wait ends by a deadline ([`ThreadComm::timeout`]); a rank that returns or panics
 //! drops its channels, and its peers see [`CommError::PeerGone`] at once.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -199,15 +200,24 @@ impl Communicator for ThreadComm {
     }
 
     fn exchange(&self, sends: &[(usize, &[u8])], recvs: &mut [(usize, &mut [u8])]) -> Result<()> {
-        for &(to, _) in sends {
-            self.check_peer(to, "sends to")?;
+        let sends = sends.iter().map(|&(r, m)| (r, Cow::Borrowed(m))).collect();
+        self.exchange_cow(sends, recvs)
+    }
+
+    fn exchange_cow(
+        &self,
+        sends: Vec<(usize, Cow<'_, [u8]>)>,
+        recvs: &mut [(usize, &mut [u8])],
+    ) -> Result<()> {
+        for (to, _) in &sends {
+            self.check_peer(*to, "sends to")?;
         }
         for (from, _) in recvs.iter() {
             self.check_peer(*from, "receives from")?;
         }
         let (op, deadline) = self.start();
-        for &(to, bytes) in sends {
-            self.send(to, op, "an exchange", bytes.to_vec())?;
+        for (to, bytes) in sends {
+            self.send(to, op, "an exchange", bytes.into_owned())?;
         }
         for (from, buf) in recvs.iter_mut() {
             let data = self.recv(*from, op, deadline, "an exchange")?;
