@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use axe_relayout::{relayout, Options, TensorLayout};
-use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp, Transfer};
+use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding, Transfer};
 
 use crate::comm::Communicator;
 use crate::exec_error::{ExecError, ExecResult};
@@ -74,7 +74,11 @@ pub fn reshard<C: Communicator + ?Sized>(
     let src_regions = by_device(src.sharding.regions(mesh)?, n)?;
     let dst_regions = by_device(dst.sharding.regions(mesh)?, n)?;
     let elem = src.elem_bytes();
-    check_plan(plan, &src_regions, &dst_regions, elem)?;
+    let reduce = pending(mesh, &src.sharding, &dst.sharding)?;
+    if reduce.is_some() {
+        Elem::of(dst.dtype)?;
+    }
+    check_plan(plan, &src_regions, &dst_regions, elem, reduce)?;
 
     let me = comm.rank();
     let sb = src.buffer_of(src_regions[me].clone())?;
@@ -93,6 +97,7 @@ pub fn reshard<C: Communicator + ?Sized>(
     zero_padding(dst_buf, &db.layout, &db.region.local_shape)?;
     let opts = Options {
         zero_padding: false,
+        threads: 1,
         ..Options::default()
     };
     let bits = src.dtype.bits();
@@ -432,35 +437,78 @@ fn for_rows(shape: &[u64], local: &[Range<u64>], mut f: impl FnMut(usize, usize,
     }
 }
 
+/// The reduction a reshard performs: the op and the number of contributions each destination element
+/// combines (the sizes of the source's partial mesh axes the destination is not partial on); `None`
+/// when it stores every element once.
+fn pending(mesh: &Mesh, src: &Sharding, dst: &Sharding) -> ExecResult<Option<(ReduceOp, u64)>> {
+    let mut found: Option<(ReduceOp, u64)> = None;
+    for (a, (s, d)) in src.axis_use().iter().zip(dst.axis_use()).enumerate() {
+        match (s, d) {
+            (AxisUse::Partial(o), AxisUse::Partial(p)) if o != p => {
+                return Err(ExecError::Input(format!(
+                    "mesh axis {a} holds partial {} values in the source but partial {} in the \
+                     destination",
+                    o.name(),
+                    p.name()
+                )))
+            }
+            (_, AxisUse::Partial(_)) if dst.maximal_device().is_none() => {
+                if !matches!(s, AxisUse::Partial(_)) || src.maximal_device().is_some() {
+                    return Err(ExecError::Input(format!(
+                        "mesh axis {a} is partial in the destination but not in the source \
+                         (creating pending reductions is not a reshard)"
+                    )));
+                }
+            }
+            (AxisUse::Partial(o), _) if src.maximal_device().is_none() => {
+                let size = mesh.sizes()[a];
+                found = match found {
+                    Some((p, _)) if p != *o => {
+                        return Err(ExecError::Input(format!(
+                            "the source's partial axes pend different ops ({} and {})",
+                            p.name(),
+                            o.name()
+                        )))
+                    }
+                    Some((p, k)) => Some((p, k.saturating_mul(size))),
+                    None => Some((*o, size)),
+                };
+            }
+            _ => {}
+        }
+    }
+    Ok(found)
+}
+
 /// Checks the plan against the shardings: devices in range, no message to oneself, every region inside
-/// the sender's source and the receiver's destination, bytes matching, one op per device, and each
-/// device's destination region covered in volume (stored pieces plus distinct reduced pieces).
+/// the sender's source and the receiver's destination, bytes matching, each piece combined with the
+/// pending op exactly when the reshard reduces, and each device's destination region covered in volume
+/// once (or once per contribution when it reduces).
 fn check_plan(
     plan: &Plan,
     src: &[DeviceRegion],
     dst: &[DeviceRegion],
     elem: u64,
+    reduce: Option<(ReduceOp, u64)>,
 ) -> ExecResult<()> {
     let n = src.len() as u64;
-    let mut stored = vec![0u64; src.len()];
-    let mut reduced: HashSet<(u64, Vec<Range<u64>>)> = HashSet::new();
-    let mut ops: Vec<Option<ReduceOp>> = vec![None; src.len()];
+    let mut got = vec![0u64; src.len()];
     let mut piece = |to: u64, region: &[Range<u64>], op: Option<ReduceOp>| -> ExecResult<()> {
-        let v = volume_of(region);
-        match op {
-            None => stored[to as usize] = stored[to as usize].saturating_add(v),
-            Some(op) => {
-                if ops[to as usize].is_some_and(|o| o != op) {
-                    return Err(ExecError::Plan(format!(
-                        "device {to} combines pieces with two different ops"
-                    )));
-                }
-                ops[to as usize] = Some(op);
-                if reduced.insert((to, region.to_vec())) {
-                    stored[to as usize] = stored[to as usize].saturating_add(v);
-                }
-            }
+        if op != reduce.map(|r| r.0) {
+            return Err(ExecError::Plan(format!(
+                "a piece of {region:?} for device {to} is {} but the reshard {}",
+                op.map_or("stored".to_string(), |o| format!(
+                    "combined by {}",
+                    o.name()
+                )),
+                reduce.map_or("stores every element".to_string(), |r| format!(
+                    "combines {} contributions by {}",
+                    r.1,
+                    r.0.name()
+                ))
+            )));
         }
+        got[to as usize] = got[to as usize].saturating_add(volume_of(region));
         Ok(())
     };
     for t in &plan.transfers {
@@ -492,12 +540,14 @@ fn check_plan(
         localize(&l.region, &dst[l.device as usize])?;
         piece(l.device, &l.region, l.reduce)?;
     }
+    let k = reduce.map_or(1, |r| r.1);
     for (d, region) in dst.iter().enumerate() {
-        let want = volume(&region.local_shape);
-        if stored[d] != want {
+        let want = volume(&region.local_shape).saturating_mul(k);
+        if got[d] != want {
             return Err(ExecError::Plan(format!(
-                "device {d} gets {} elements of its {want}",
-                stored[d]
+                "device {d} gets {} elements where its region of {} needs {want}",
+                got[d],
+                volume(&region.local_shape)
             )));
         }
     }

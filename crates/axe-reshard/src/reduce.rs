@@ -243,9 +243,9 @@ impl Acc {
                 fold_float(&mut v[at..at + n], xs, op, f32::is_nan);
             }
             (Values::F64(v), _) => {
-                let xs = bytes.chunks_exact(8).map(|c| {
-                    f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
-                });
+                let xs = bytes
+                    .chunks_exact(8)
+                    .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
                 fold_float(&mut v[at..at + n], xs, op, f64::is_nan);
             }
             (Values::I64(v), _) => {

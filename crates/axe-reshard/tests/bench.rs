@@ -48,9 +48,10 @@ fn bench_measures_every_case_on_two_and_four_ranks() {
 #[test]
 #[ignore]
 fn bench_figures_on_threads() {
-    let planner = |m: &axe_shard::Mesh, s: &axe_shard::Sharding, d: &axe_shard::Sharding, e: u64| {
-        Ok::<_, ExecError>(common::reference_plan(m, s, d, e))
-    };
+    let planner =
+        |m: &axe_shard::Mesh, s: &axe_shard::Sharding, d: &axe_shard::Sharding, e: u64| {
+            Ok::<_, ExecError>(common::reference_plan(m, s, d, e))
+        };
     for n in [2, 4] {
         let out = run_threads(n, Duration::from_secs(120), |c: ThreadComm| {
             bench_reshard(&c, &planner, 16 << 20, 7)

@@ -534,6 +534,33 @@ fn bad_inputs_are_typed_errors() {
         reshard(&c, &big, &plan, &src, &dst, &[], &mut [])
     });
     assert!(out.iter().all(|r| matches!(r, Err(ExecError::Input(_)))));
+    // A destination partial where the source is not.
+    let p = Sharding::new(
+        &mesh,
+        vec![4],
+        vec![vec![]],
+        &[(0, AxisUse::Partial(ReduceOp::Sum))],
+    )
+    .unwrap();
+    let pp = Placement::new(p.clone(), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
+    let out = run_threads(2, T, |c: ThreadComm| {
+        reshard(&c, &mesh, &plan, &dst, &pp, &[0u8; 16], &mut [0u8; 16])
+    });
+    assert!(
+        out.iter().all(
+            |r| matches!(r, Err(ExecError::Input(m)) if m.contains("partial in the destination"))
+        ),
+        "{out:?}"
+    );
+    // A reducing reshard given a plan that stores: refused as a plan error.
+    let out = run_threads(2, T, |c: ThreadComm| {
+        reshard(&c, &mesh, &plan, &pp, &dst, &[0u8; 16], &mut [0u8; 16])
+    });
+    assert!(
+        out.iter()
+            .all(|r| matches!(r, Err(ExecError::Plan(m)) if m.contains("stored"))),
+        "{out:?}"
+    );
     // Partial values of a type without arithmetic.
     let p = Sharding::new(
         &mesh,
@@ -558,6 +585,46 @@ fn bad_inputs_are_typed_errors() {
             .all(|r| matches!(r, Err(ExecError::Input(m)) if m.contains("pred"))),
         "{out:?}"
     );
+}
+
+/// The random cases reach every kind this file means to test.
+#[test]
+fn the_generator_reaches_every_kind_of_case() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = case();
+    let (mut partial, mut maximal, mut torch, mut tiled, mut empty, mut reordered, mut uneven) =
+        (0, 0, 0, 0, 0, 0, 0);
+    for _ in 0..400 {
+        let c = strategy.new_tree(&mut runner).unwrap().current();
+        let (mesh, src, dst) = placements(&c);
+        partial += usize::from(!common::partial(&src.sharding).is_empty());
+        maximal += usize::from(
+            src.sharding.maximal_device().is_some() || dst.sharding.maximal_device().is_some(),
+        );
+        torch += usize::from(src.sharding.uneven() == Uneven::TorchChunk && mesh.len() > 1);
+        tiled += usize::from(matches!(&dst.layout, MemoryLayout::Xla(l) if !l.tiles.is_empty()));
+        empty += usize::from(c.dims.contains(&0));
+        reordered += usize::from(!mesh.is_default_order());
+        uneven += usize::from(
+            src.buffers(&mesh)
+                .unwrap()
+                .iter()
+                .any(|b| b.region.local_shape != b.region.padded_shape),
+        );
+    }
+    for (name, k) in [
+        ("partial", partial),
+        ("maximal", maximal),
+        ("torch", torch),
+        ("tiled", tiled),
+        ("empty", empty),
+        ("reordered", reordered),
+        ("uneven", uneven),
+    ] {
+        assert!(k >= 20, "{name}: {k} of 400");
+    }
 }
 
 /// A rank that dies mid-reshard ends it on the others with an error, promptly.
