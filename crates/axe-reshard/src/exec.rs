@@ -452,15 +452,14 @@ fn pending(mesh: &Mesh, src: &Sharding, dst: &Sharding) -> ExecResult<Option<(Re
                     p.name()
                 )))
             }
-            (_, AxisUse::Partial(_)) if dst.maximal_device().is_none() => {
-                if !matches!(s, AxisUse::Partial(_)) || src.maximal_device().is_some() {
-                    return Err(ExecError::Input(format!(
-                        "mesh axis {a} is partial in the destination but not in the source \
-                         (creating pending reductions is not a reshard)"
-                    )));
-                }
+            (AxisUse::Partial(_), AxisUse::Partial(_)) => {} // kept pending: moved, not combined
+            (_, AxisUse::Partial(_)) => {
+                return Err(ExecError::Input(format!(
+                    "mesh axis {a} is partial in the destination but not in the source \
+                     (creating pending reductions is not a reshard)"
+                )));
             }
-            (AxisUse::Partial(o), _) if src.maximal_device().is_none() => {
+            (AxisUse::Partial(o), _) => {
                 let size = mesh.sizes()[a];
                 found = match found {
                     Some((p, _)) if p != *o => {
