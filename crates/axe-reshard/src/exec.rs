@@ -6,8 +6,9 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use axe_relayout::{relayout, Options, TensorLayout};
-use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding, Transfer};
+use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp, Transfer};
 
+use crate::check::{check_plan, localize, volume_of, Pending};
 use crate::comm::Communicator;
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{row_major, sub_box, zero_padding, DeviceBuffer, Placement};
@@ -74,11 +75,11 @@ pub fn reshard<C: Communicator + ?Sized>(
     let src_regions = by_device(src.sharding.regions(mesh)?, n)?;
     let dst_regions = by_device(dst.sharding.regions(mesh)?, n)?;
     let elem = src.elem_bytes();
-    let reduce = pending(mesh, &src.sharding, &dst.sharding)?;
-    if reduce.is_some() {
+    let pending = Pending::of(mesh, &src.sharding, &dst.sharding)?;
+    if pending.reduce.is_some() || pending.fill.is_some() {
         Elem::of(dst.dtype)?;
     }
-    check_plan(plan, &src_regions, &dst_regions, elem, reduce)?;
+    check_plan(mesh, plan, &src_regions, &dst_regions, elem, &pending)?;
 
     let me = comm.rank();
     let sb = src.buffer_of(src_regions[me].clone())?;
@@ -95,6 +96,11 @@ pub fn reshard<C: Communicator + ?Sized>(
         }
     }
     zero_padding(dst_buf, &db.layout, &db.region.local_shape)?;
+    if let Some((op, _)) = &pending.fill {
+        if pending.fills(mesh, db.region.position) {
+            fill_identity(dst_buf, &db, Elem::of(dst.dtype)?, *op)?;
+        }
+    }
     let opts = Options {
         zero_padding: false,
         threads: 1,
@@ -332,6 +338,28 @@ fn contiguous(l: &TensorLayout) -> Option<(usize, usize)> {
     ))
 }
 
+/// Writes the identity of `op` into every element of a device's destination shard.
+fn fill_identity(buf: &mut [u8], b: &DeviceBuffer, elem: Elem, op: ReduceOp) -> ExecResult<()> {
+    let shape = &b.region.local_shape;
+    let count = to_usize(volume(shape))?;
+    if count == 0 {
+        return Ok(());
+    }
+    let mut one = vec![0u8; elem.bytes()];
+    Acc::new(elem, op, 1).finish(0, &mut one);
+    let msg = one.repeat(count);
+    let from = row_major(shape, b.layout.bits)?;
+    let whole: Vec<Range<u64>> = shape.iter().map(|&d| 0..d).collect();
+    let to = sub_box(&b.layout, &whole)?;
+    let opts = Options {
+        zero_padding: false,
+        threads: 1,
+        ..Options::default()
+    };
+    relayout(&msg, &from, buf, &to, &opts)?;
+    Ok(())
+}
+
 /// Packs the global box `region` of a device's shard into a contiguous row-major message.
 fn pack(
     buf: &[u8],
@@ -368,37 +396,8 @@ fn volume(shape: &[u64]) -> u64 {
     shape.iter().product()
 }
 
-fn volume_of(region: &[Range<u64>]) -> u64 {
-    region.iter().map(|r| r.end - r.start).product()
-}
-
 fn to_usize(x: u64) -> ExecResult<usize> {
     usize::try_from(x).map_err(|_| ExecError::Input(format!("{x} bytes do not fit in memory")))
-}
-
-/// The global box `region` in the local indices of a device holding `held`, which must contain it.
-fn localize(region: &[Range<u64>], held: &DeviceRegion) -> ExecResult<Vec<Range<u64>>> {
-    if region.len() != held.region.len() {
-        return Err(ExecError::Plan(format!(
-            "a region of {} dims in an array of {}",
-            region.len(),
-            held.region.len()
-        )));
-    }
-    region
-        .iter()
-        .zip(&held.region)
-        .map(|(r, h)| {
-            if r.start < h.start || r.end > h.end || r.start >= r.end {
-                Err(ExecError::Plan(format!(
-                    "region {region:?} is empty or not within device {}'s {:?}",
-                    held.device, held.region
-                )))
-            } else {
-                Ok(r.start - h.start..r.end - h.start)
-            }
-        })
-        .collect()
 }
 
 /// Calls `f(index in the row-major shape, index in the row-major box, run length)` for each row of the
@@ -435,122 +434,6 @@ fn for_rows(shape: &[u64], local: &[Range<u64>], mut f: impl FnMut(usize, usize,
             idx[k] = outer[k].start;
         }
     }
-}
-
-/// The reduction a reshard performs: the op and the number of contributions each destination element
-/// combines (the sizes of the source's partial mesh axes the destination is not partial on); `None`
-/// when it stores every element once.
-fn pending(mesh: &Mesh, src: &Sharding, dst: &Sharding) -> ExecResult<Option<(ReduceOp, u64)>> {
-    let mut found: Option<(ReduceOp, u64)> = None;
-    for (a, (s, d)) in src.axis_use().iter().zip(dst.axis_use()).enumerate() {
-        match (s, d) {
-            (AxisUse::Partial(o), AxisUse::Partial(p)) if o != p => {
-                return Err(ExecError::Input(format!(
-                    "mesh axis {a} holds partial {} values in the source but partial {} in the \
-                     destination",
-                    o.name(),
-                    p.name()
-                )))
-            }
-            (AxisUse::Partial(_), AxisUse::Partial(_)) => {} // kept pending: moved, not combined
-            (_, AxisUse::Partial(_)) => {
-                return Err(ExecError::Input(format!(
-                    "mesh axis {a} is partial in the destination but not in the source \
-                     (creating pending reductions is not a reshard)"
-                )));
-            }
-            (AxisUse::Partial(o), _) => {
-                let size = mesh.sizes()[a];
-                found = match found {
-                    Some((p, _)) if p != *o => {
-                        return Err(ExecError::Input(format!(
-                            "the source's partial axes pend different ops ({} and {})",
-                            p.name(),
-                            o.name()
-                        )))
-                    }
-                    Some((p, k)) => Some((p, k.saturating_mul(size))),
-                    None => Some((*o, size)),
-                };
-            }
-            _ => {}
-        }
-    }
-    Ok(found)
-}
-
-/// Checks the plan against the shardings: devices in range, no message to oneself, every region inside
-/// the sender's source and the receiver's destination, bytes matching, each piece combined with the
-/// pending op exactly when the reshard reduces, and each device's destination region covered in volume
-/// once (or once per contribution when it reduces).
-fn check_plan(
-    plan: &Plan,
-    src: &[DeviceRegion],
-    dst: &[DeviceRegion],
-    elem: u64,
-    reduce: Option<(ReduceOp, u64)>,
-) -> ExecResult<()> {
-    let n = src.len() as u64;
-    let mut got = vec![0u64; src.len()];
-    let mut piece = |to: u64, region: &[Range<u64>], op: Option<ReduceOp>| -> ExecResult<()> {
-        if op != reduce.map(|r| r.0) {
-            return Err(ExecError::Plan(format!(
-                "a piece of {region:?} for device {to} is {} but the reshard {}",
-                op.map_or("stored".to_string(), |o| format!(
-                    "combined by {}",
-                    o.name()
-                )),
-                reduce.map_or("stores every element".to_string(), |r| format!(
-                    "combines {} contributions by {}",
-                    r.1,
-                    r.0.name()
-                ))
-            )));
-        }
-        got[to as usize] = got[to as usize].saturating_add(volume_of(region));
-        Ok(())
-    };
-    for t in &plan.transfers {
-        if t.from >= n || t.to >= n || t.from == t.to {
-            return Err(ExecError::Plan(format!(
-                "a transfer from device {} to device {} on {n} devices",
-                t.from, t.to
-            )));
-        }
-        localize(&t.region, &src[t.from as usize])?;
-        localize(&t.region, &dst[t.to as usize])?;
-        let bytes = volume_of(&t.region).checked_mul(elem);
-        if bytes != Some(t.bytes) {
-            return Err(ExecError::Plan(format!(
-                "a transfer of {:?} claims {} bytes; its {}-byte elements make {bytes:?}",
-                t.region, t.bytes, elem
-            )));
-        }
-        piece(t.to, &t.region, t.reduce)?;
-    }
-    for l in &plan.locals {
-        if l.device >= n {
-            return Err(ExecError::Plan(format!(
-                "a local copy on device {}",
-                l.device
-            )));
-        }
-        localize(&l.region, &src[l.device as usize])?;
-        localize(&l.region, &dst[l.device as usize])?;
-        piece(l.device, &l.region, l.reduce)?;
-    }
-    let k = reduce.map_or(1, |r| r.1);
-    for (d, region) in dst.iter().enumerate() {
-        let want = volume(&region.local_shape).saturating_mul(k);
-        if got[d] != want {
-            return Err(ExecError::Plan(format!(
-                "device {d} gets {} elements where its region of {} needs {want}",
-                got[d],
-                volume(&region.local_shape)
-            )));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

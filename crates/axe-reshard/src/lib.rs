@@ -11,6 +11,7 @@
 //! [`bench_reshard`] times reshards against the communicator's own collectives.
 
 mod bench;
+mod check;
 mod comm;
 mod error;
 mod exec;

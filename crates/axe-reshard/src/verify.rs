@@ -228,7 +228,8 @@ pub fn fill_source(mesh: &Mesh, src: &Placement, device: u64) -> ExecResult<Vec<
 
 /// Checks device `device`'s destination buffer: every element of its region equals the pattern (or,
 /// where the destination keeps some of the source's partial axes, the combination of the contributions
-/// along the others), in every copy; every other byte of the layout's bytes is zero.
+/// along the others; or, off coordinate 0 of axes newly pending `sum` or `product`, the op's identity),
+/// in every copy; every other byte of the layout's bytes is zero.
 pub fn check_destination(
     mesh: &Mesh,
     src: &Placement,
@@ -241,11 +242,31 @@ pub fn check_destination(
     let w = dst.elem_bytes() as usize;
     let (s_axes, op) = partial_axes(&src.sharding)?;
     let (d_axes, d_op) = partial_axes(&dst.sharding)?;
-    if d_axes.iter().any(|a| !s_axes.contains(a)) || (d_op.is_some() && d_op != op) {
+    let kept = d_axes.iter().any(|a| s_axes.contains(a));
+    if kept && d_op != op {
         return Err(ExecError::Input(
-            "the destination's partial axes must be partial in the source, with the same op".into(),
+            "axes partial in both shardings must pend the same op".into(),
         ));
     }
+    let coords = mesh.coords(b.region.position);
+    // Off coordinate 0 of an axis newly pending sum or product, a device holds the op's identity.
+    let identity = match d_op {
+        Some(o @ (ReduceOp::Sum | ReduceOp::Product))
+            if d_axes
+                .iter()
+                .any(|a| !s_axes.contains(a) && coords[*a] != 0) =>
+        {
+            if !is_float(t) && !is_int(t) {
+                return Err(ExecError::Input(format!(
+                    "{} has no identity of {}",
+                    t.name(),
+                    o.name()
+                )));
+            }
+            Some(Value::Int(i64::from(o == ReduceOp::Product)).to(t))
+        }
+        _ => None,
+    };
     let need = b.bytes()?;
     if buf.len() < need {
         return Err(ExecError::Input(format!(
@@ -253,7 +274,6 @@ pub fn check_destination(
             buf.len()
         )));
     }
-    let coords = mesh.coords(b.region.position);
     let k: u64 = s_axes.iter().map(|&a| mesh.sizes()[a]).product();
     // The contributions this device's elements combine: those whose coordinates on the destination's
     // partial axes are this device's.
@@ -275,8 +295,9 @@ pub fn check_destination(
     let dims = dst.sharding.dims().to_vec();
     each_element(&dims, &b.region, |i, global, local| {
         let vals: Vec<Value> = js.iter().map(|&j| contribution(t, i, j, k, op)).collect();
-        let want = match op {
-            Some(op) if vals.len() > 1 => combine(&vals, op),
+        let want = match (identity, op) {
+            (Some(v), _) => v,
+            (None, Some(op)) if vals.len() > 1 => combine(&vals, op),
             _ => vals.first().copied().unwrap_or(base(t, i)),
         }
         .bytes(t, w);

@@ -252,11 +252,9 @@ fn placements(c: &Case) -> (Mesh, Placement, Placement) {
     let op = OPS[c.op];
     let src = build_sharding(&mesh, &c.dims, &c.src.0, c.src.1, c.src.2, op, &|_| true);
     let src_partial: Vec<usize> = common::partial(&src).iter().map(|p| p.0).collect();
-    let dst = build_sharding(&mesh, &c.dims, &c.dst.0, c.dst.1, c.dst.2, op, &|a| {
-        src_partial.contains(&a)
-    });
+    let dst = build_sharding(&mesh, &c.dims, &c.dst.0, c.dst.1, c.dst.2, op, &|_| true);
     let mut dtype = TYPES[c.dtype];
-    if !src_partial.is_empty() && c.dtype >= 8 {
+    if (!src_partial.is_empty() || !common::partial(&dst).is_empty()) && c.dtype >= 8 {
         dtype = PrimitiveType::F32; // reductions need numbers
     }
     let rank = c.dims.len();
@@ -274,7 +272,7 @@ proptest! {
         let (mesh, src, dst) = placements(&c);
         let plan = reference_plan(&mesh, &src.sharding, &dst.sharding, src.elem_bytes());
         let bufs = execute(&mesh, &plan, &src, &dst);
-        if common::partial(&src.sharding).is_empty() {
+        if common::partial(&src.sharding).is_empty() && common::partial(&dst.sharding).is_empty() {
             gather_check(&mesh, &src, &dst, &bufs);
         }
         let sent: u64 = bufs.iter().map(|b| b.2.sent).sum();
@@ -534,7 +532,7 @@ fn bad_inputs_are_typed_errors() {
         reshard(&c, &big, &plan, &src, &dst, &[], &mut [])
     });
     assert!(out.iter().all(|r| matches!(r, Err(ExecError::Input(_)))));
-    // A destination partial where the source is not.
+    // Replicated to Partial(sum): device 1 holds zeros, so a plan that sends it values is refused.
     let p = Sharding::new(
         &mesh,
         vec![4],
@@ -548,7 +546,7 @@ fn bad_inputs_are_typed_errors() {
     });
     assert!(
         out.iter().all(
-            |r| matches!(r, Err(ExecError::Input(m)) if m.contains("partial in the destination"))
+            |r| matches!(r, Err(ExecError::Plan(m)) if m.contains("device 1 gets 4 elements where its region of 4 needs 0"))
         ),
         "{out:?}"
     );
@@ -585,6 +583,44 @@ fn bad_inputs_are_typed_errors() {
             .all(|r| matches!(r, Err(ExecError::Input(m)) if m.contains("pred"))),
         "{out:?}"
     );
+}
+
+/// Replicated to partial: for `sum` and `product` the devices off coordinate 0 hold the identity; for
+/// `max` every device keeps the values.
+#[test]
+fn replicated_to_partial_fills_identities() {
+    let mesh = Mesh::new(&[("x", 2), ("y", 2)]).unwrap();
+    let rep = Placement::new(
+        Sharding::replicated(&mesh, vec![3, 5]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    for (op, identity) in [
+        (ReduceOp::Sum, Some(0.0f32)),
+        (ReduceOp::Product, Some(1.0)),
+        (ReduceOp::Max, None),
+    ] {
+        let p = Sharding::new(
+            &mesh,
+            vec![3, 5],
+            vec![vec![0], vec![]],
+            &[(1, AxisUse::Partial(op))],
+        )
+        .unwrap();
+        let dst = Placement::new(
+            p,
+            MemoryLayout::parse("{0,1:T(2,2)}", 2).unwrap(),
+            PrimitiveType::F32,
+        )
+        .unwrap();
+        let plan = reference_plan(&mesh, &rep.sharding, &dst.sharding, 4);
+        // `execute` checks every element: the pattern, or the identity where one is due.
+        let bufs = execute(&mesh, &plan, &rep, &dst);
+        // Device 3 (x = 1, y = 1) holds row 2 of the array: element [2, 0] sits first in its buffer.
+        let first = f32::from_le_bytes(bufs[3].1[..4].try_into().unwrap());
+        assert_eq!(first, identity.unwrap_or(10.0 - 99.0), "{op:?}");
+    }
 }
 
 /// The random cases reach every kind this file means to test.

@@ -29,16 +29,31 @@ fn intersect(a: &[Range<u64>], b: &[Range<u64>]) -> Option<Vec<Range<u64>>> {
     r.iter().all(|x| x.start < x.end).then_some(r)
 }
 
-/// The reference plan. The destination's partial axes must be partial in the source with the same op;
-/// contributions along the source's other partial axes are combined.
+/// The reference plan. Axes partial in both shardings must pend the same op; contributions along the
+/// source's other partial axes are combined.
 pub fn reference_plan(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem: u64) -> Plan {
     let sr = src.regions(mesh).expect("source regions");
     let dr = dst.regions(mesh).expect("destination regions");
     let sp = partial(src);
     let dp = partial(dst);
-    let kept: Vec<usize> = dp.iter().map(|p| p.0).collect();
-    assert!(kept.iter().all(|a| sp.iter().any(|p| p.0 == *a)));
+    // Axes partial in both keep their contributions apart; axes partial in the source only are reduced;
+    // off coordinate 0 of axes newly pending sum or product, a device holds the identity (no pieces).
+    let kept: Vec<usize> = dp
+        .iter()
+        .map(|p| p.0)
+        .filter(|a| sp.iter().any(|p| p.0 == *a))
+        .collect();
+    let new: Vec<(usize, ReduceOp)> = dp
+        .iter()
+        .copied()
+        .filter(|p| !kept.contains(&p.0))
+        .collect();
     let op = sp.iter().find(|p| !kept.contains(&p.0)).map(|p| p.1);
+    let fills = |pos: usize| {
+        let c = mesh.coords(pos);
+        new.iter()
+            .any(|&(a, o)| matches!(o, ReduceOp::Sum | ReduceOp::Product) && c[a] != 0)
+    };
     let sp_axes: Vec<usize> = sp.iter().map(|p| p.0).collect();
     let key = |pos: usize, axes: &[usize]| -> Vec<u64> {
         let c = mesh.coords(pos);
@@ -47,7 +62,7 @@ pub fn reference_plan(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem: u64) ->
     let mut transfers = Vec::new();
     let mut locals = Vec::new();
     for d in &dr {
-        if d.local_shape.contains(&0) {
+        if d.local_shape.contains(&0) || fills(d.position) {
             continue;
         }
         // Groups of source devices by their coordinates on the source's partial axes, keeping those that

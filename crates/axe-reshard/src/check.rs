@@ -1,0 +1,190 @@
+//! What a reshard must do beyond moving values (pending reductions to combine, identities to fill), and
+//! the checks a plan must pass before any byte moves.
+
+use std::ops::Range;
+
+use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding};
+
+use crate::exec_error::{ExecError, ExecResult};
+
+/// The partial values a reshard between two shardings deals with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Pending {
+    /// Mesh axes partial in the source only are reduced: the op, and the contributions each destination
+    /// element combines (the product of those axes' sizes).
+    pub reduce: Option<(ReduceOp, u64)>,
+    /// Mesh axes partial in the destination only, pending `sum` or `product`: the op and the axes. Devices
+    /// off coordinate 0 of any of them hold the op's identity (for `avg`, `max` and `min` every device
+    /// keeps the values, which needs nothing here).
+    pub fill: Option<(ReduceOp, Vec<usize>)>,
+}
+
+impl Pending {
+    /// The pending work of resharding `src` to `dst` on `mesh`. Axes partial in both must pend the same
+    /// op (their contributions move unchanged); reduced axes must share one op, and so must new ones.
+    pub(crate) fn of(mesh: &Mesh, src: &Sharding, dst: &Sharding) -> ExecResult<Pending> {
+        let mut reduce: Option<(ReduceOp, u64)> = None;
+        let mut into: Option<(ReduceOp, Vec<usize>)> = None;
+        let differ = |what: &str, a: ReduceOp, b: ReduceOp| {
+            ExecError::Input(format!(
+                "{what} pend different ops ({} and {})",
+                a.name(),
+                b.name()
+            ))
+        };
+        for (a, (s, d)) in src.axis_use().iter().zip(dst.axis_use()).enumerate() {
+            match (s, d) {
+                (AxisUse::Partial(o), AxisUse::Partial(p)) if o != p => {
+                    return Err(differ(
+                        &format!("mesh axis {a}'s source and destination"),
+                        *o,
+                        *p,
+                    ))
+                }
+                (AxisUse::Partial(_), AxisUse::Partial(_)) => {}
+                (_, AxisUse::Partial(p)) => match &mut into {
+                    Some((q, _)) if q != p => {
+                        return Err(differ("the destination's new partial axes", *q, *p))
+                    }
+                    Some((_, axes)) => axes.push(a),
+                    None => into = Some((*p, vec![a])),
+                },
+                (AxisUse::Partial(o), _) => {
+                    let size = mesh.sizes().get(a).copied().unwrap_or(1);
+                    reduce = match reduce {
+                        Some((p, _)) if p != *o => {
+                            return Err(differ("the source's reduced partial axes", p, *o))
+                        }
+                        Some((p, k)) => Some((p, k.saturating_mul(size))),
+                        None => Some((*o, size)),
+                    };
+                }
+                _ => {}
+            }
+        }
+        let fill = into.filter(|(op, _)| matches!(op, ReduceOp::Sum | ReduceOp::Product));
+        Ok(Pending { reduce, fill })
+    }
+
+    /// Whether the device at mesh position `pos` holds the identity of the new partial op.
+    pub(crate) fn fills(&self, mesh: &Mesh, pos: usize) -> bool {
+        self.fill.as_ref().is_some_and(|(_, axes)| {
+            let c = mesh.coords(pos);
+            axes.iter().any(|&a| c[a] != 0)
+        })
+    }
+}
+
+fn volume(shape: &[u64]) -> u64 {
+    shape.iter().product()
+}
+
+pub(crate) fn volume_of(region: &[Range<u64>]) -> u64 {
+    region.iter().map(|r| r.end - r.start).product()
+}
+
+/// The global box `region` in the local indices of a device holding `held`, which must contain it.
+pub(crate) fn localize(region: &[Range<u64>], held: &DeviceRegion) -> ExecResult<Vec<Range<u64>>> {
+    if region.len() != held.region.len() {
+        return Err(ExecError::Plan(format!(
+            "a region of {} dims in an array of {}",
+            region.len(),
+            held.region.len()
+        )));
+    }
+    region
+        .iter()
+        .zip(&held.region)
+        .map(|(r, h)| {
+            if r.start < h.start || r.end > h.end || r.start >= r.end {
+                Err(ExecError::Plan(format!(
+                    "region {region:?} is empty or not within device {}'s {:?}",
+                    held.device, held.region
+                )))
+            } else {
+                Ok(r.start - h.start..r.end - h.start)
+            }
+        })
+        .collect()
+}
+
+/// Checks `plan` against the shardings' regions (indexed by device id): devices in range, no message to
+/// oneself, every region inside the sender's source and the receiver's destination, bytes matching,
+/// every piece combined with the reduced op exactly when the reshard reduces, and each device's
+/// destination region covered in volume once, once per contribution when it reduces, or not at all
+/// where it holds an identity.
+pub(crate) fn check_plan(
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &[DeviceRegion],
+    dst: &[DeviceRegion],
+    elem: u64,
+    pending: &Pending,
+) -> ExecResult<()> {
+    let n = src.len() as u64;
+    let reduce = pending.reduce;
+    let mut got = vec![0u64; src.len()];
+    let mut piece = |to: u64, region: &[Range<u64>], op: Option<ReduceOp>| -> ExecResult<()> {
+        if op != reduce.map(|r| r.0) {
+            return Err(ExecError::Plan(format!(
+                "a piece of {region:?} for device {to} is {} but the reshard {}",
+                op.map_or("stored".to_string(), |o| format!(
+                    "combined by {}",
+                    o.name()
+                )),
+                reduce.map_or("stores every element".to_string(), |r| format!(
+                    "combines {} contributions by {}",
+                    r.1,
+                    r.0.name()
+                ))
+            )));
+        }
+        got[to as usize] = got[to as usize].saturating_add(volume_of(region));
+        Ok(())
+    };
+    for t in &plan.transfers {
+        if t.from >= n || t.to >= n || t.from == t.to {
+            return Err(ExecError::Plan(format!(
+                "a transfer from device {} to device {} on {n} devices",
+                t.from, t.to
+            )));
+        }
+        localize(&t.region, &src[t.from as usize])?;
+        localize(&t.region, &dst[t.to as usize])?;
+        let bytes = volume_of(&t.region).checked_mul(elem);
+        if bytes != Some(t.bytes) {
+            return Err(ExecError::Plan(format!(
+                "a transfer of {:?} claims {} bytes; its {}-byte elements make {bytes:?}",
+                t.region, t.bytes, elem
+            )));
+        }
+        piece(t.to, &t.region, t.reduce)?;
+    }
+    for l in &plan.locals {
+        if l.device >= n {
+            return Err(ExecError::Plan(format!(
+                "a local copy on device {}",
+                l.device
+            )));
+        }
+        localize(&l.region, &src[l.device as usize])?;
+        localize(&l.region, &dst[l.device as usize])?;
+        piece(l.device, &l.region, l.reduce)?;
+    }
+    let k = reduce.map_or(1, |r| r.1);
+    for (d, region) in dst.iter().enumerate() {
+        let want = if pending.fills(mesh, region.position) {
+            0
+        } else {
+            volume(&region.local_shape).saturating_mul(k)
+        };
+        if got[d] != want {
+            return Err(ExecError::Plan(format!(
+                "device {d} gets {} elements where its region of {} needs {want}",
+                got[d],
+                volume(&region.local_shape)
+            )));
+        }
+    }
+    Ok(())
+}
