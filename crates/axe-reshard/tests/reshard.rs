@@ -264,7 +264,7 @@ fn placements(c: &Case) -> (Mesh, Placement, Placement) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(160))]
+    #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// Executing a plan yields exactly the destination shards, in their layouts, padding zero.
     #[test]
