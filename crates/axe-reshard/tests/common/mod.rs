@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod run;
+
 use std::ops::Range;
 
 use axe_shard::{AxisUse, Collective, Local, Mesh, Plan, ReduceOp, Sharding, Transfer};
