@@ -12,6 +12,7 @@ mod npy;
 mod output;
 mod relayout_cmd;
 mod report;
+mod shard_cmd;
 mod xla_cmd;
 
 use std::process::ExitCode;
@@ -49,6 +50,11 @@ enum Command {
         #[command(subcommand)]
         verb: hlo_cmd::Verb,
     },
+    /// Device meshes and shardings: every notation, who holds what, reshard plans and runs.
+    Shard {
+        #[command(subcommand)]
+        verb: shard_cmd::Verb,
+    },
     /// Measure speed against a reference measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -65,6 +71,7 @@ fn main() -> ExitCode {
         Command::Layout { verb } => layout_cmd::run(verb),
         Command::Xla { verb } => xla_cmd::run(verb),
         Command::Hlo { verb } => hlo_cmd::run(verb),
+        Command::Shard { verb } => shard_cmd::run(verb),
         Command::Bench { what } => bench::run(what),
     };
     if ok {

@@ -5,17 +5,26 @@
 //! other mesh axes do (replicate, manual, or a pending reduction). The notations are read into and written
 //! from this one model: XLA `HloSharding` text ([`notation::hlo`]), JAX `PartitionSpec` ([`notation::jax`]), DTensor placements ([`notation::dtensor`]) and
 //! Alpa's `S0R` strings ([`notation::alpa`]).
-//! [`Sharding::regions`] says who holds what.
+//! [`Sharding::regions`] says who holds what. [`axe`] writes a sharding as an Axe layout over device
+//! axes and memory and reads such layouts back; [`parse_any`] and [`print`] are one entry point for every
+//! notation. [`plan()`] lists the transfers that reshard an array from one sharding to another, with the
+//! minimum bytes moved, the collective it amounts to and an alpha-beta estimate.
 
+pub mod axe;
+mod bench;
 mod error;
 mod mesh;
 mod model;
 pub mod notation;
 mod plan;
+mod plan_name;
+mod planner;
 mod regions;
 
+pub use bench::{bench_plans, BenchPlan};
 pub use error::{Result, ShardError};
 pub use mesh::{Mesh, MAX_DEVICES};
 pub use model::{AxisUse, ReduceOp, Sharding, Uneven};
-pub use plan::{plan, Collective, CostModel, Local, Plan, Transfer};
+pub use notation::any::{parse_any, print, Notation};
+pub use plan::{identity_fills, plan, Collective, CostModel, Fill, Local, Plan, Transfer};
 pub use regions::{split_range, DeviceRegion};

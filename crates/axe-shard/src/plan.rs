@@ -5,10 +5,30 @@
 //! already holds is never sent; among the replicas holding a region, the sending is spread. For a source
 //! with `Partial` mesh axes and a destination without them, transfers carry the pending [`ReduceOp`]: the
 //! receiver combines the piece into what it has instead of storing it.
+//!
+//! **Partial.** A source mesh axis that is `Partial(op)` and stays partial with the same op in the
+//! destination carries its contributions through unchanged (data never crosses it, like a manual axis). One
+//! that is partial in the source only is reduced: each destination element receives one piece per
+//! contribution (per coordinate of the reduced axes), each with `reduce: Some(op)`, and its value is `op`
+//! over them (for `avg`, their mean). An axis becoming partial (replicated or split in the source, partial
+//! in the destination): for `sum` and `product` the member at coordinate 0 of those axes keeps the values
+//! and the others hold the op's identity (0 or 1; see [`identity_fills`]); `avg`, `max` and `min` are
+//! idempotent, so every member keeps the values. Manual axes must be manual in both shardings.
+//!
+//! **Minimum bytes.** A destination device `q` needs, per contribution `k`, every element `e` of its
+//! destination region. If `q` itself holds `(k, e)` in its source shard the plan copies it locally;
+//! otherwise any plan must deliver `(k, e)` to `q` in at least one message, so the bytes any plan receives
+//! are at least `Σ_q Σ_k |dst(q) \ held(q, k)| × elem_bytes`. This plan sends exactly that: each missing
+//! `(q, k, e)` once. (The bound is over plans whose messages carry source values; a two-phase all-reduce
+//! forwarding partial sums can move fewer bytes for `Partial → Replicated`.)
+//!
+//! **Scale.** Per dim, the source shards form an ordered partition of the dim into intervals, so the shards
+//! meeting a destination interval are found by binary search; the work is `O(devices × rank)` plus the size
+//! of the plan, with no device-by-device intersection.
 
 use std::ops::Range;
 
-use crate::error::Result;
+use crate::error::{Result, ShardError};
 use crate::mesh::Mesh;
 use crate::model::{ReduceOp, Sharding};
 
@@ -111,12 +131,43 @@ pub struct Plan {
     pub estimate_us: f64,
 }
 
+/// A region a device sets to the identity of `op` (0 for sum, 1 for product) rather than filling it from
+/// any source: the members off coordinate 0 of mesh axes becoming `Partial(sum)` or `Partial(product)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fill {
+    /// The device id.
+    pub device: u64,
+    /// Its whole destination region.
+    pub region: Vec<Range<u64>>,
+    /// The op whose identity it holds.
+    pub op: ReduceOp,
+}
+
 /// The plan moving an array of `elem_bytes`-byte elements from `src` to `dst`, both on `mesh`.
 ///
-/// Law: for every destination device, its [`Local`] copies and the [`Transfer`]s it receives (without
-/// `reduce`) cover its destination region exactly once; with a `Partial` source, each region is covered
-/// once per partial contribution, combined with the pending op. Every transfer's region lies in the
-/// sender's source region; the bytes sent are the minimum any plan needs.
+/// Law: for every destination device except those in [`identity_fills`], its [`Local`] copies and the
+/// [`Transfer`]s it receives cover its destination region exactly once; with a `Partial` source axis being
+/// reduced, each element is covered once per partial contribution (per coordinate of the reduced axes),
+/// every piece with `reduce: Some(op)`. Every transfer's region lies in the sender's source region, sender
+/// and receiver agree on the coordinates of manual axes and of axes partial in both, and the bytes sent are
+/// the minimum any plan needs (see the module doc for the proof). Among the replicas holding a piece, the
+/// least-loaded sender (in bytes so far) sends it. Per-device memory layouts do not enter: regions are
+/// boxes of the global index space.
+///
+/// Errors: shardings for another mesh or another array, manual axes that differ, a partial axis whose op
+/// changes, reduced (or new) partial axes with different ops, sizes overflowing 64 bits.
+///
+/// ```
+/// use axe_shard::{notation::jax::parse_jax, plan, Collective, CostModel, Mesh};
+/// let mesh = Mesh::new(&[("x", 4)])?;
+/// let src = parse_jax("P('x')", &mesh, &[8, 8])?;
+/// let dst = parse_jax("P(None, 'x')", &mesh, &[8, 8])?;
+/// let p = plan(&mesh, &src, &dst, 4, &CostModel::default())?;
+/// assert_eq!(p.collective, Collective::AllToAll);
+/// // Each device keeps its 2×2 diagonal block and receives three 2×2 blocks of f32.
+/// assert_eq!((p.locals.len(), p.transfers.len(), p.bytes), (4, 12, 12 * 16));
+/// # Ok::<(), axe_shard::ShardError>(())
+/// ```
 pub fn plan(
     mesh: &Mesh,
     src: &Sharding,
@@ -124,8 +175,26 @@ pub fn plan(
     elem_bytes: u64,
     cost: &CostModel,
 ) -> Result<Plan> {
-    let _ = (mesh, src, dst, elem_bytes, cost);
-    Err(crate::error::ShardError::Sharding(
-        "reshard planning is not built yet".into(),
-    ))
+    let built = crate::planner::build(mesh, src, dst, elem_bytes)?;
+    let bytes = built
+        .transfers
+        .iter()
+        .try_fold(0u64, |t, x| t.checked_add(x.bytes))
+        .ok_or_else(|| ShardError::Sharding("the plan's bytes overflow 64 bits".into()))?;
+    let collective = crate::plan_name::name(mesh, &built);
+    let estimate_us = crate::plan_name::estimate(mesh, &built.transfers, cost);
+    Ok(Plan {
+        transfers: built.transfers,
+        locals: built.locals,
+        collective,
+        bytes,
+        estimate_us,
+    })
+}
+
+/// The destination regions set to an identity rather than filled from the source (see [`Fill`]): for
+/// each device at a nonzero coordinate of a mesh axis that is `Partial(sum)` or `Partial(product)` in `dst`
+/// and not partial in `src`, its whole (nonempty) destination region.
+pub fn identity_fills(mesh: &Mesh, src: &Sharding, dst: &Sharding) -> Result<Vec<Fill>> {
+    Ok(crate::planner::build(mesh, src, dst, 1)?.fills)
 }

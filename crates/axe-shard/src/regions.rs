@@ -120,3 +120,50 @@ impl Sharding {
             .collect())
     }
 }
+
+impl Sharding {
+    /// The first tensor dim whose shards differ between the two uneven rules ([`Uneven::Xla`] and
+    /// [`Uneven::TorchChunk`]) on `mesh`, if any: a notation bound to one rule cannot express this
+    /// sharding under the other.
+    pub fn rules_differ(&self, mesh: &Mesh) -> Option<usize> {
+        if self.maximal_device().is_some() {
+            return None;
+        }
+        (0..self.dims().len()).find(|&d| {
+            let sizes: Vec<u64> = self.dim_axes()[d]
+                .iter()
+                .map(|&a| mesh.sizes().get(a).copied().unwrap_or(1))
+                .collect();
+            sizes.len() > 1
+                && crate::planner::dim_intervals(self.dims()[d], &sizes, Uneven::Xla)
+                    != crate::planner::dim_intervals(self.dims()[d], &sizes, Uneven::TorchChunk)
+        })
+    }
+
+    /// [`ShardError::Inexpressible`] for `notation` when the sharding's uneven rule is not `rule` and the
+    /// rules give different shards.
+    pub(crate) fn require_rule(
+        &self,
+        mesh: &Mesh,
+        rule: Uneven,
+        notation: &'static str,
+    ) -> Result<()> {
+        if self.uneven() == rule {
+            return Ok(());
+        }
+        match self.rules_differ(mesh) {
+            Some(d) => Err(ShardError::Inexpressible {
+                notation,
+                why: format!(
+                    "dim {d} of {} is cut by {}, which {notation} does not use",
+                    self.dims()[d],
+                    match self.uneven() {
+                        Uneven::Xla => "XLA's rule (ceil(D/n) per shard)",
+                        Uneven::TorchChunk => "DTensor's torch.chunk per mesh axis",
+                    }
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+}

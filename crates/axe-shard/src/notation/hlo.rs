@@ -16,6 +16,7 @@ pub fn to_hlo(mesh: &Mesh, s: &Sharding) -> Result<String> {
     if let Some(d) = s.maximal_device() {
         return Ok(format!("{{maximal device={d}}}"));
     }
+    s.require_rule(mesh, crate::model::Uneven::Xla, "hlo")?;
     let mut perm: Vec<usize> = Vec::new();
     let mut tiles: Vec<u64> = Vec::new();
     for (d, axes) in s.dim_axes().iter().enumerate() {
@@ -246,4 +247,127 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
             Ok((mesh, s))
         }
     }
+}
+
+/// Reads HloSharding text for an array of `dims` onto the caller's `mesh` (`--mesh x=2,y=4` with an HLO
+/// sharding): the device ids of the text must be the mesh's, and each tile-grid dim must be a mixed-radix
+/// combination of whole mesh axes (the device at every mesh position has, along each grid dim, the tile
+/// index `Σ coordinate × weight` of that dim's axes), the device at mesh coordinate 0 holding tile 0.
+///
+/// Errors: a device count that is not the mesh's, devices not in the mesh, and a tile assignment no
+/// sharding on this mesh gives (a grid dim that splits a mesh axis, or devices out of mesh order), each
+/// saying which.
+pub fn parse_hlo_on(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
+    let (h, hs) = parse_hlo(text, dims, None)?;
+    if let Some(d) = hs.maximal_device() {
+        return Sharding::maximal(mesh, dims.to_vec(), d);
+    }
+    let tiled = hs.dim_axes().iter().any(|a| !a.is_empty()) || h.len() > 1;
+    if tiled && h.len() != mesh.len() {
+        return Err(ShardError::Sharding(format!(
+            "{} devices in {text:?} for a mesh of {}",
+            h.len(),
+            mesh.len()
+        )));
+    }
+    if !tiled {
+        // {replicated} or {manual}: every mesh axis does what the text's one axis does.
+        let u = hs
+            .axis_use()
+            .first()
+            .copied()
+            .unwrap_or(AxisUse::Replicated);
+        let others: Vec<(usize, AxisUse)> = (0..mesh.rank()).map(|a| (a, u)).collect();
+        return Sharding::new(mesh, dims.to_vec(), vec![Vec::new(); dims.len()], &others);
+    }
+    let not_on_mesh = |why: String| {
+        ShardError::Sharding(format!("{text:?} is not a sharding on this mesh: {why}"))
+    };
+    let h_pos: std::collections::HashMap<u64, usize> = h
+        .devices()
+        .iter()
+        .enumerate()
+        .map(|(p, &d)| (d, p))
+        .collect();
+    let tile = |p: usize| -> Result<Vec<u64>> {
+        let id = mesh.devices()[p];
+        h_pos
+            .get(&id)
+            .map(|&hp| h.coords(hp))
+            .ok_or_else(|| not_on_mesh(format!("device {id} of the mesh is not in it")))
+    };
+    let origin = tile(0)?;
+    if origin.iter().any(|&c| c != 0) {
+        return Err(not_on_mesh(format!(
+            "the mesh's first device holds tile {origin:?}, not the first tile"
+        )));
+    }
+    // Each mesh axis of size > 1 steps exactly one grid dim by its weight.
+    let mut stride = vec![1usize; mesh.rank()];
+    for a in (0..mesh.rank().saturating_sub(1)).rev() {
+        stride[a] = stride[a + 1] * mesh.sizes()[a + 1] as usize;
+    }
+    let mut of_axis: Vec<Option<(usize, u64)>> = vec![None; mesh.rank()];
+    for a in 0..mesh.rank() {
+        if mesh.sizes()[a] == 1 {
+            continue;
+        }
+        let t = tile(stride[a])?;
+        let moved: Vec<usize> = (0..t.len()).filter(|&i| t[i] != 0).collect();
+        match moved.as_slice() {
+            [i] => of_axis[a] = Some((*i, t[*i])),
+            _ => {
+                return Err(not_on_mesh(format!(
+                    "a step along mesh axis {:?} moves tile grid dims {moved:?}, not one",
+                    mesh.names()[a]
+                )))
+            }
+        }
+    }
+    // Per grid dim, its axes by weight, major first; the weights must be mixed radix.
+    let grid = h.sizes();
+    let mut axes_of: Vec<Vec<usize>> = vec![Vec::new(); grid.len()];
+    for (a, o) in of_axis.iter().enumerate() {
+        if let Some((i, _)) = o {
+            axes_of[*i].push(a);
+        }
+    }
+    for (i, axes) in axes_of.iter_mut().enumerate() {
+        axes.sort_by_key(|&a| std::cmp::Reverse(of_axis[a].map_or(0, |x| x.1)));
+        let mut w = 1u64;
+        for &a in axes.iter().rev() {
+            if of_axis[a].map(|x| x.1) != Some(w) {
+                return Err(not_on_mesh(format!(
+                    "tile grid dim {i} is not a mixed-radix combination of whole mesh axes"
+                )));
+            }
+            w = w.saturating_mul(mesh.sizes()[a]);
+        }
+        if w != grid[i] {
+            return Err(not_on_mesh(format!(
+                "tile grid dim {i} of {} is not a product of whole mesh axes",
+                grid[i]
+            )));
+        }
+    }
+    for p in 0..mesh.len() {
+        let c = mesh.coords(p);
+        let t = tile(p)?;
+        for (i, axes) in axes_of.iter().enumerate() {
+            let want = axes.iter().fold(0u64, |x, &a| x * mesh.sizes()[a] + c[a]);
+            if t[i] != want {
+                return Err(not_on_mesh(format!(
+                    "device {} holds tile {t:?}, not the one its mesh position gives",
+                    mesh.devices()[p]
+                )));
+            }
+        }
+    }
+    let dim_axes: Vec<Vec<usize>> = axes_of[..dims.len()].to_vec();
+    let mut others = Vec::new();
+    for (i, axes) in axes_of.iter().enumerate().skip(dims.len()) {
+        let u = hs.axis_use()[i];
+        others.extend(axes.iter().map(|&a| (a, u)));
+    }
+    Sharding::new(mesh, dims.to_vec(), dim_axes, &others)
 }

@@ -1,0 +1,231 @@
+//! `axe shard` as a user runs it: every notation of a sharding, who holds what, errors.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{json_lines, run};
+use serde_json::json;
+
+#[test]
+fn jax_spec_lowers_as_jax_does() {
+    let v = json_lines(&[
+        "shard",
+        "convert",
+        "P('y','x')",
+        "--mesh",
+        "x=2,y=4",
+        "--to",
+        "hlo",
+        "--json",
+    ]);
+    assert_eq!(v[0]["result"], "{devices=[4,2]<=[2,4]T(1,0)}");
+}
+
+#[test]
+fn show_gives_every_notation_and_each_devices_block() {
+    let v = json_lines(&[
+        "shard", "show", "S0S1", "--mesh", "2,3", "--shape", "f32[4,6]", "--json",
+    ]);
+    let o = &v[0];
+    assert_eq!(o["hlo"], "{devices=[2,3]<=[6]}");
+    assert_eq!(o["alpa"], "S0S1");
+    assert_eq!(o["dtensor"], "[Shard(0), Shard(1)]");
+    assert_eq!(o["devices"].as_array().unwrap().len(), 6);
+    assert_eq!(o["devices"][4]["region"], json!([[2, 4], [2, 4]]));
+    assert_eq!(o["devices"][4]["local_shape"], json!([2, 2]));
+    assert_eq!(o["devices"][4]["replica_group"], json!([4]));
+}
+
+#[test]
+fn uneven_shards_follow_xlas_rule() {
+    let v = json_lines(&[
+        "shard",
+        "show",
+        "{devices=[4]<=[4]}",
+        "--shape",
+        "f32[5]",
+        "--json",
+    ]);
+    let sizes: Vec<u64> = v[0]["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["local_shape"][0].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [2, 2, 1, 0]);
+}
+
+#[test]
+fn replicated_axes_form_replica_groups() {
+    let v = json_lines(&[
+        "shard",
+        "show",
+        "P('x')",
+        "--mesh",
+        "x=2,y=2",
+        "--shape",
+        "f32[64,128]",
+        "--json",
+    ]);
+    let o = &v[0];
+    assert_eq!(o["hlo"], "{devices=[2,1,2]<=[4] last_tile_dim_replicate}");
+    assert_eq!(o["devices"][1]["replica_group"], json!([0, 1]));
+    assert_eq!(o["devices"][1]["region"], json!([[0, 32], [0, 128]]));
+}
+
+#[test]
+fn a_device_order_names_the_devices() {
+    let v = json_lines(&[
+        "shard",
+        "show",
+        "P('x')",
+        "--mesh",
+        "x=2",
+        "--devices",
+        "1,0",
+        "--shape",
+        "f32[4]",
+        "--json",
+    ]);
+    assert_eq!(v[0]["devices"][0]["device"], 1);
+    assert_eq!(v[0]["hlo"], "{devices=[2]1,0}");
+}
+
+#[test]
+fn batches_from_stdin_answer_each_line() {
+    let out = assert_cmd::Command::cargo_bin("axe")
+        .unwrap()
+        .args([
+            "shard", "convert", "-", "--mesh", "x=2,y=2", "--shape", "f32[4,4]", "--to", "alpa",
+            "--json",
+        ])
+        .write_stdin("P('x','y')\nP('q')\nP()\n")
+        .output()
+        .unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["result"], "S0S1");
+    assert!(lines[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("unknown mesh axis"));
+    assert_eq!(lines[2]["result"], "RR");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &[
+                "shard",
+                "show",
+                "P('x','x')",
+                "--mesh",
+                "x=2",
+                "--shape",
+                "f32[4,4]",
+            ],
+            "shards dims 0 and 1",
+        ),
+        (
+            &[
+                "shard", "show", "P('z')", "--mesh", "x=2", "--shape", "f32[4]",
+            ],
+            "unknown mesh axis",
+        ),
+        (
+            &["shard", "show", "P('x')", "--shape", "f32[4]"],
+            "give the mesh",
+        ),
+        (
+            &[
+                "shard",
+                "show",
+                "{devices=[2,2]<=[4]}",
+                "--mesh",
+                "8",
+                "--shape",
+                "f32[4,4]",
+            ],
+            "devices",
+        ),
+        (
+            &[
+                "shard",
+                "show",
+                "P('x')",
+                "--mesh",
+                "x=4294967296,y=4294967296",
+                "--shape",
+                "f32[4]",
+            ],
+            "devices",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 1, "{args:?}: {out}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn plans_name_their_collective_and_count_bytes() {
+    let v = json_lines(&[
+        "shard",
+        "plan",
+        "P('x',None)",
+        "P(None,'x')",
+        "--mesh",
+        "x=4",
+        "--shape",
+        "f32[64,128]",
+        "--json",
+    ]);
+    assert_eq!(v[0]["collective"], "all-to-all");
+    // Each device keeps a quarter of its shard and sends the other three quarters: 3/16 of the array each.
+    assert_eq!(v[0]["bytes"], 64 * 128 * 4 * 3 / 4);
+    assert_eq!(v[0]["transfers"].as_array().unwrap().len(), 12);
+    let t = &v[0]["transfers"][0];
+    assert_eq!(t["bytes"], 16 * 32 * 4);
+    let v = json_lines(&[
+        "shard",
+        "plan",
+        "[Partial(), Replicate()]",
+        "[Shard(0), Replicate()]",
+        "--mesh",
+        "x=2,y=2",
+        "--shape",
+        "bf16[64,128]",
+        "--json",
+    ]);
+    assert_eq!(v[0]["collective"], "reduce-scatter");
+    assert_eq!(v[0]["transfers"][0]["reduce"], "sum");
+    assert_eq!(v[0]["bytes"], 4 * 32 * 128 * 2);
+}
+
+#[test]
+fn plan_errors_name_the_side() {
+    let (code, _, err) = run(&[
+        "shard", "plan", "P('x')", "P('z')", "--mesh", "x=2", "--shape", "f32[4]",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("destination: ") && err.contains("unknown mesh axis"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["shard", "plan", "P('x')", "P()", "--mesh", "x=2"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--shape"), "{err}");
+    let (code, _, err) = run(&[
+        "shard", "plan", "P('x')", "P()", "--mesh", "x=2", "--shape", "f32[4]", "--gbps", "0",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--gbps"), "{err}");
+}

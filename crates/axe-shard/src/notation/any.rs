@@ -1,0 +1,147 @@
+//! One entry point for every notation: recognising a sharding's notation from its syntax, reading it onto
+//! a mesh, and printing a sharding in any notation.
+
+use crate::error::{Result, ShardError};
+use crate::mesh::Mesh;
+use crate::model::Sharding;
+use crate::notation::{alpa, dtensor, hlo, jax};
+
+/// A sharding notation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notation {
+    /// XLA `HloSharding` text: `{devices=[2,2]<=[4]}`.
+    Hlo,
+    /// JAX `PartitionSpec`: `P('x', None)`.
+    Jax,
+    /// PyTorch DTensor placements: `[Shard(0), Replicate()]`.
+    Dtensor,
+    /// Alpa: `S0R`.
+    Alpa,
+    /// An Axe layout over device axes and memory: `S[(2,32):(1@gpu_x,1)] + R[2:1@gpu_y]`.
+    Axe,
+}
+
+impl Notation {
+    /// Every notation, in the order tools list them.
+    pub const ALL: [Notation; 5] = [
+        Notation::Hlo,
+        Notation::Jax,
+        Notation::Dtensor,
+        Notation::Alpa,
+        Notation::Axe,
+    ];
+
+    /// The name used on the command line and in JSON (`hlo`, `jax`, `dtensor`, `alpa`, `axe`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Notation::Hlo => "hlo",
+            Notation::Jax => "jax",
+            Notation::Dtensor => "dtensor",
+            Notation::Alpa => "alpa",
+            Notation::Axe => "axe",
+        }
+    }
+
+    /// The notation named `name`.
+    pub fn from_name(name: &str) -> Option<Notation> {
+        Notation::ALL.into_iter().find(|n| n.name() == name)
+    }
+
+    /// The notation `text` is written in, from its syntax: `{...}` is HLO, `P(...)` or
+    /// `PartitionSpec(...)` JAX, `[...]` DTensor, `S[...]`, `R[...]` or `T.TileLayout(...)` an Axe layout,
+    /// and letters `R`/`S` with mesh-axis digits (`S0R`, `S01`, `RR`) Alpa.
+    pub fn detect(text: &str) -> Result<Notation> {
+        let t = text.trim();
+        let head = t.split('(').next().unwrap_or("").trim();
+        if t.starts_with('{') {
+            Ok(Notation::Hlo)
+        } else if t.starts_with('[') {
+            Ok(Notation::Dtensor)
+        } else if t.starts_with("S[") || t.starts_with("R[") || t.starts_with("T.") {
+            Ok(Notation::Axe)
+        } else if t.contains('(')
+            && ["P", "PartitionSpec"]
+                .iter()
+                .any(|h| head == *h || head.ends_with(&format!(".{h}")))
+        {
+            Ok(Notation::Jax)
+        } else if !t.is_empty()
+            && t.bytes()
+                .all(|b| b == b'R' || b == b'S' || b.is_ascii_digit())
+        {
+            Ok(Notation::Alpa)
+        } else {
+            Err(ShardError::Parse {
+                msg: "not a sharding in any notation ({...} hlo, P(...) jax, [Shard(0), ...] dtensor, S0R alpa, \
+                      S[...] axe)"
+                    .into(),
+                text: text.to_string(),
+                offset: 0,
+            })
+        }
+    }
+}
+
+/// Reads `text`, in `notation` or the one its syntax shows, as a sharding of an array of `dims`: onto
+/// `mesh` where given; without one, HLO text and Axe layouts bring their own mesh (one axis per tile-grid
+/// dim; one per device iter), and the other notations need one.
+pub fn parse_any(
+    text: &str,
+    notation: Option<Notation>,
+    mesh: Option<&Mesh>,
+    dims: &[u64],
+) -> Result<(Mesh, Sharding)> {
+    let notation = match notation {
+        Some(n) => n,
+        None => Notation::detect(text)?,
+    };
+    let need = |m: Option<&Mesh>| -> Result<Mesh> {
+        m.cloned().ok_or_else(|| {
+            ShardError::Mesh(format!(
+                "a {} sharding names mesh axes; give the mesh (e.g. --mesh x=2,y=4)",
+                notation.name()
+            ))
+        })
+    };
+    match notation {
+        Notation::Hlo => match mesh {
+            Some(m) => Ok((m.clone(), hlo::parse_hlo_on(text, m, dims)?)),
+            None => hlo::parse_hlo(text, dims, None),
+        },
+        Notation::Jax => {
+            let m = need(mesh)?;
+            let s = jax::parse_jax(text, &m, dims)?;
+            Ok((m, s))
+        }
+        Notation::Dtensor => {
+            let m = need(mesh)?;
+            let s = dtensor::parse_dtensor(text, &m, dims)?;
+            Ok((m, s))
+        }
+        Notation::Alpa => {
+            let m = need(mesh)?;
+            let s = alpa::parse_alpa(text, &m, dims)?;
+            Ok((m, s))
+        }
+        Notation::Axe => {
+            let layout: axe_layout::Layout = text.parse().map_err(|e| ShardError::Parse {
+                msg: format!("{e}"),
+                text: text.to_string(),
+                offset: 0,
+            })?;
+            let a = crate::axe::from_axe(&layout, dims, mesh)?;
+            Ok((a.mesh, a.sharding))
+        }
+    }
+}
+
+/// `s` on `mesh` in `notation`; [`ShardError::Inexpressible`] says why a notation cannot hold it.
+pub fn print(notation: Notation, mesh: &Mesh, s: &Sharding) -> Result<String> {
+    match notation {
+        Notation::Hlo => hlo::to_hlo(mesh, s),
+        Notation::Jax => jax::to_jax(mesh, s),
+        Notation::Dtensor => dtensor::to_dtensor(mesh, s),
+        Notation::Alpa => alpa::to_alpa(mesh, s),
+        Notation::Axe => Ok(crate::axe::to_axe(mesh, s, None)?.to_string()),
+    }
+}

@@ -1,0 +1,201 @@
+//! One entry point: notations recognised from their syntax, HLO read onto the caller's mesh, printing in
+//! every notation, and round trips through each.
+
+use axe_shard::notation::hlo::parse_hlo_on;
+use axe_shard::notation::jax::parse_jax;
+use axe_shard::{parse_any, print, AxisUse, Mesh, Notation, ShardError, Sharding, Uneven};
+use proptest::prelude::*;
+
+#[test]
+fn notations_are_recognised_from_their_syntax() {
+    for (text, n) in [
+        ("{devices=[2,2]<=[4]}", Notation::Hlo),
+        ("{replicated}", Notation::Hlo),
+        ("P('x', None)", Notation::Jax),
+        ("jax.sharding.PartitionSpec('x')", Notation::Jax),
+        ("P()", Notation::Jax),
+        ("[Shard(0), Replicate()]", Notation::Dtensor),
+        ("S0R", Notation::Alpa),
+        ("RR", Notation::Alpa),
+        ("S01", Notation::Alpa),
+        ("S[(2,32):(1@gpu_x,1)]", Notation::Axe),
+        ("R[2:1@gpu_x]", Notation::Axe),
+    ] {
+        assert_eq!(Notation::detect(text).expect(text), n, "{text}");
+        assert_eq!(Notation::from_name(n.name()), Some(n));
+    }
+    assert!(Notation::detect("hello").is_err());
+    assert!(Notation::detect("").is_err());
+}
+
+#[test]
+fn hlo_reads_onto_the_callers_mesh() {
+    let mesh = Mesh::new(&[("x", 2), ("y", 4)]).expect("mesh");
+    let dims = [8u64, 8];
+    let (m, s) = parse_any("{devices=[4,2]<=[2,4]T(1,0)}", None, Some(&mesh), &dims).expect("hlo");
+    assert_eq!(m, mesh);
+    assert_eq!(s, parse_jax("P('y', 'x')", &mesh, &dims).expect("jax"));
+    let s = parse_hlo_on(
+        "{devices=[2,1,4]<=[8] last_tile_dim_replicate}",
+        &mesh,
+        &dims,
+    )
+    .expect("hlo");
+    assert_eq!(s, parse_jax("P('x')", &mesh, &dims).expect("jax"));
+    let s = parse_hlo_on("{replicated}", &mesh, &dims).expect("replicated");
+    assert_eq!(s, Sharding::replicated(&mesh, dims.to_vec()));
+    let s = parse_hlo_on("{maximal device=5}", &mesh, &dims).expect("maximal");
+    assert_eq!(s.maximal_device(), Some(5));
+    let s = parse_hlo_on("{manual}", &mesh, &dims).expect("manual");
+    assert!(s.axis_use().iter().all(|u| *u == AxisUse::Manual));
+    // Non-default device order: the listed devices follow the mesh's.
+    let odd = Mesh::with_devices(&[("x", 2), ("y", 2)], vec![3, 1, 0, 2]).expect("mesh");
+    let s = parse_hlo_on("{devices=[2,2]3,0,1,2}", &odd, &[4, 4]).expect("explicit");
+    assert_eq!(s, parse_jax("P('y', 'x')", &odd, &[4, 4]).expect("jax"));
+    // Bad: a device count that is not the mesh's; a grid cutting a mesh axis; out-of-order devices.
+    let e = parse_hlo_on("{devices=[2,2]<=[4]}", &mesh, &dims).unwrap_err();
+    assert!(
+        e.to_string().contains("4 devices") && e.to_string().contains("mesh of 8"),
+        "{e}"
+    );
+    let flat = Mesh::new(&[("z", 8)]).expect("mesh");
+    let e = parse_hlo_on("{devices=[2,4]<=[8]}", &flat, &dims).unwrap_err();
+    assert!(e.to_string().contains("not a sharding on this mesh"), "{e}");
+    let e = parse_hlo_on(
+        "{devices=[2,2]1,0,2,3}",
+        &Mesh::new(&[("x", 2), ("y", 2)]).expect("m"),
+        &[4, 4],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("first tile"), "{e}");
+    let e = parse_hlo_on("{maximal device=9}", &mesh, &dims).unwrap_err();
+    assert!(e.to_string().contains("not in the mesh"), "{e}");
+}
+
+#[test]
+fn every_notation_prints_or_says_why_not() {
+    let mesh = Mesh::new(&[("x", 2), ("y", 3)]).expect("mesh");
+    let s = parse_jax("P('x', 'y')", &mesh, &[4, 6]).expect("spec");
+    let want = [
+        (Notation::Hlo, "{devices=[2,3]<=[6]}"),
+        (Notation::Jax, "P('x', 'y')"),
+        (Notation::Dtensor, "[Shard(0), Shard(1)]"),
+        (Notation::Alpa, "S0S1"),
+        (Notation::Axe, "S[(2,2,3,2):(1@gpu_x,2,1@gpu_y,1)]"),
+    ];
+    for (n, text) in want {
+        assert_eq!(
+            print(n, &mesh, &s).expect("printable"),
+            text,
+            "{}",
+            n.name()
+        );
+        let (m, back) = parse_any(text, None, Some(&mesh), &[4, 6]).expect(text);
+        assert_eq!(
+            back.regions(&m).expect("regions"),
+            s.regions(&mesh).expect("regions")
+        );
+    }
+    let p = Sharding::new(
+        &mesh,
+        vec![4],
+        vec![vec![0]],
+        &[(1, AxisUse::Partial(axe_shard::ReduceOp::Sum))],
+    )
+    .expect("partial");
+    for n in [Notation::Hlo, Notation::Jax, Notation::Alpa, Notation::Axe] {
+        let e = print(n, &mesh, &p).unwrap_err();
+        assert!(matches!(e, ShardError::Inexpressible { .. }), "{e}");
+    }
+    assert_eq!(
+        print(Notation::Dtensor, &mesh, &p).expect("dtensor"),
+        "[Shard(0), Partial()]"
+    );
+    // XLA's cut of 5 over 2x2 (2,2,1,0) is not DTensor's (2,1,1,1), and the other way round.
+    let m2 = Mesh::new(&[("a", 2), ("b", 2)]).expect("mesh");
+    let x = Sharding::new(&m2, vec![5], vec![vec![0, 1]], &[]).expect("xla");
+    let e = print(Notation::Dtensor, &m2, &x).unwrap_err();
+    assert!(e.to_string().contains("XLA's rule"), "{e}");
+    let t = x.with_uneven(Uneven::TorchChunk);
+    let e = print(Notation::Hlo, &m2, &t).unwrap_err();
+    assert!(e.to_string().contains("torch.chunk"), "{e}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let mesh = Mesh::new(&[("x", 2), ("y", 4)]).expect("mesh");
+    let e = parse_any("P('z')", None, Some(&mesh), &[8]).unwrap_err();
+    assert!(e.to_string().contains("unknown mesh axis \"z\""), "{e}");
+    let e = parse_any("P('x', 'x')", None, Some(&mesh), &[8, 8]).unwrap_err();
+    assert!(e.to_string().contains("shards dims 0 and 1"), "{e}");
+    let e = parse_any("P('x')", None, None, &[8]).unwrap_err();
+    assert!(e.to_string().contains("--mesh"), "{e}");
+    let e = parse_any("{devices=[2,2]<=[4]}", None, Some(&mesh), &[8, 8]).unwrap_err();
+    assert!(e.to_string().contains("mesh of 8"), "{e}");
+    assert!(Mesh::new(&[("x", 1 << 32), ("y", 1 << 32)]).is_err());
+    let e = parse_any(
+        "S[(2,8):(1@gpu_x,1)]",
+        Some(Notation::Axe),
+        Some(&mesh),
+        &[16],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("\"y\""), "{e}");
+    assert!(parse_any("S[(2,8):(1@gpu_x,1)", None, None, &[16]).is_err());
+}
+
+fn case() -> impl Strategy<Value = (Vec<u64>, Vec<u64>, Vec<usize>, bool, bool)> {
+    (
+        prop::collection::vec(1u64..4, 1..4),
+        prop::collection::vec(0u64..9, 1..4),
+    )
+        .prop_flat_map(|(mesh, dims)| {
+            let (n, k) = (mesh.len(), dims.len());
+            (
+                Just(mesh),
+                Just(dims),
+                prop::collection::vec(0..=k, n),
+                any::<bool>(),
+                any::<bool>(),
+            )
+        })
+}
+
+proptest! {
+    #[test]
+    fn each_notation_round_trips_where_it_can((mesh, dims, assign, rev, torch) in case()) {
+        let names: Vec<String> = (0..mesh.len()).map(|i| format!("ax{i}")).collect();
+        let axes: Vec<(&str, u64)> = names.iter().map(String::as_str).zip(mesh.iter().copied()).collect();
+        let m = Mesh::new(&axes).expect("mesh");
+        let mut dim_axes = vec![Vec::new(); dims.len()];
+        for (a, &d) in assign.iter().enumerate() {
+            if d < dims.len() { dim_axes[d].push(a); }
+        }
+        if rev { dim_axes.iter_mut().for_each(|v| v.reverse()); }
+        let s = Sharding::new(&m, dims.clone(), dim_axes, &[]).expect("sharding");
+        let s = if torch { s.with_uneven(Uneven::TorchChunk) } else { s };
+        // Who holds what (the padded shape is the rule's, so it is left out).
+        let held = |s: &Sharding| -> Vec<(u64, Vec<std::ops::Range<u64>>, Vec<u64>)> {
+            s.regions(&m).expect("regions").into_iter().map(|r| (r.device, r.region, r.replica_group)).collect()
+        };
+        let regions = held(&s);
+        for n in Notation::ALL {
+            match print(n, &m, &s) {
+                Ok(text) => {
+                    prop_assert_eq!(Notation::detect(&text).expect("detect"), n);
+                    let (m2, back) = parse_any(&text, None, Some(&m), &dims).expect("read back");
+                    prop_assert_eq!(&m2, &m);
+                    prop_assert_eq!(held(&back), regions.clone(), "{}", text);
+                }
+                Err(ShardError::Inexpressible { .. }) => {
+                    // Only for a reason: a rule difference, a dtensor axis order, or the Axe form's padding.
+                    let ok = s.rules_differ(&m).is_some()
+                        || (n == Notation::Dtensor && s.dim_axes().iter().any(|v| v.windows(2).any(|w| w[0] > w[1])))
+                        || (n == Notation::Axe && dims.iter().enumerate().any(|(d, &l)| l == 0 || l % s.shards_of(&m, d) != 0));
+                    prop_assert!(ok, "{} refused {:?}", n.name(), s);
+                }
+                Err(e) => prop_assert!(false, "{}: {}", n.name(), e),
+            }
+        }
+    }
+}
