@@ -120,8 +120,25 @@ pub(crate) fn check_plan(
     dst: &[DeviceRegion],
     elem: u64,
     pending: &Pending,
+    maximal: (Option<u64>, Option<u64>),
 ) -> ExecResult<()> {
     let n = src.len() as u64;
+    // A maximal sharding's other devices hold nothing (even where their region, a scalar's `[]`,
+    // cannot say so).
+    let empty = |m: Option<u64>, d: u64| m.is_some_and(|m| m != d);
+    let holds = |from: u64, to: Option<u64>| -> ExecResult<()> {
+        if empty(maximal.0, from) {
+            return Err(ExecError::Plan(format!(
+                "device {from} holds nothing of the maximal source"
+            )));
+        }
+        if let Some(to) = to.filter(|&to| empty(maximal.1, to)) {
+            return Err(ExecError::Plan(format!(
+                "device {to} holds nothing of the maximal destination"
+            )));
+        }
+        Ok(())
+    };
     let reduce = pending.reduce;
     let mut got = vec![0u64; src.len()];
     let mut piece = |to: u64, region: &[Range<u64>], op: Option<ReduceOp>| -> ExecResult<()> {
@@ -149,6 +166,10 @@ pub(crate) fn check_plan(
                 t.from, t.to
             )));
         }
+        // A scalar's regions are `[]` on every device, holding or not, so a planner may send it to a
+        // device a maximal destination leaves empty: received and dropped.
+        let dropped = t.region.is_empty() && empty(maximal.1, t.to);
+        holds(t.from, (!dropped).then_some(t.to))?;
         localize(&t.region, &src[t.from as usize])?;
         localize(&t.region, &dst[t.to as usize])?;
         let bytes = volume_of(&t.region).checked_mul(elem);
@@ -158,7 +179,9 @@ pub(crate) fn check_plan(
                 t.region, t.bytes, elem
             )));
         }
-        piece(t.to, &t.region, t.reduce)?;
+        if !dropped {
+            piece(t.to, &t.region, t.reduce)?;
+        }
     }
     for l in &plan.locals {
         if l.device >= n {
@@ -167,13 +190,17 @@ pub(crate) fn check_plan(
                 l.device
             )));
         }
+        if l.region.is_empty() && empty(maximal.1, l.device) {
+            continue; // a scalar copied into a device holding nothing: skipped
+        }
+        holds(l.device, Some(l.device))?;
         localize(&l.region, &src[l.device as usize])?;
         localize(&l.region, &dst[l.device as usize])?;
         piece(l.device, &l.region, l.reduce)?;
     }
     let k = reduce.map_or(1, |r| r.1);
     for (d, region) in dst.iter().enumerate() {
-        let want = if pending.fills(mesh, region.position) {
+        let want = if pending.fills(mesh, region.position) || empty(maximal.1, d as u64) {
             0
         } else {
             volume(&region.local_shape).saturating_mul(k)

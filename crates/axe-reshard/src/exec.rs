@@ -79,7 +79,16 @@ pub fn reshard<C: Communicator + ?Sized>(
     if pending.reduce.is_some() || pending.fill.is_some() {
         Elem::of(dst.dtype)?;
     }
-    check_plan(mesh, plan, &src_regions, &dst_regions, elem, &pending)?;
+    let maximal = (src.sharding.maximal_device(), dst.sharding.maximal_device());
+    check_plan(
+        mesh,
+        plan,
+        &src_regions,
+        &dst_regions,
+        elem,
+        &pending,
+        maximal,
+    )?;
 
     let me = comm.rank();
     let sb = src.buffer_of(src_regions[me].clone())?;
@@ -241,7 +250,12 @@ pub fn reshard<C: Communicator + ?Sized>(
     };
 
     // What this device keeps, then what it received, in plan order.
-    for l in plan.locals.iter().filter(|l| l.device == me64) {
+    let dst_empty = dst.sharding.maximal_device().is_some_and(|m| m != me64);
+    for l in plan
+        .locals
+        .iter()
+        .filter(|l| l.device == me64 && !dst_empty)
+    {
         moved.copied += volume_of(&l.region) * elem;
         match l.reduce {
             None => {
@@ -267,6 +281,9 @@ pub fn reshard<C: Communicator + ?Sized>(
         let Some(msg) = msg else {
             continue; // received in place
         };
+        if dst_empty {
+            continue; // a scalar sent to a device holding nothing (see `check_plan`): dropped
+        }
         match t.reduce {
             None => {
                 let extents: Vec<u64> = t.region.iter().map(|r| r.end - r.start).collect();

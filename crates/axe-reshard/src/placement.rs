@@ -57,6 +57,11 @@ pub struct DeviceBuffer {
     pub region: DeviceRegion,
     /// Where each element of the padded local shape lies in its buffer.
     pub layout: TensorLayout,
+    /// Whether the device holds any part of the array: false for the devices a maximal sharding leaves
+    /// empty (whose region cannot say so for a scalar, whose region is `[]` either way) and for empty
+    /// regions. A device holding nothing has a buffer of [`DeviceBuffer::bytes`] bytes, zero unless the
+    /// XLA rule pads its empty shard.
+    pub holds: bool,
 }
 
 impl DeviceBuffer {
@@ -112,8 +117,20 @@ impl Placement {
     pub(crate) fn buffer_of(&self, region: DeviceRegion) -> ExecResult<DeviceBuffer> {
         let shape = &region.padded_shape;
         let bits = self.dtype.bits();
+        let gone = self
+            .sharding
+            .maximal_device()
+            .is_some_and(|d| d != region.device);
+        let holds = !gone && !region.local_shape.contains(&0);
         let empty = shape.contains(&0);
         let layout = match &self.layout {
+            _ if gone => {
+                // No buffer at all (for a scalar, a row-major layout of its one element, emptied).
+                let mut l = row_major(shape, bits)?;
+                l.slots = 0;
+                l.padded_slots = 0;
+                l
+            }
             _ if empty => row_major(shape, bits)?,
             MemoryLayout::RowMajor => row_major(shape, bits)?,
             MemoryLayout::Xla(l) => {
@@ -138,7 +155,11 @@ impl Placement {
                 region.device
             )));
         }
-        Ok(DeviceBuffer { region, layout })
+        Ok(DeviceBuffer {
+            region,
+            layout,
+            holds,
+        })
     }
 }
 

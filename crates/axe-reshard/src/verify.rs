@@ -156,9 +156,12 @@ fn index_along(mesh: &Mesh, coords: &[u64], axes: &[usize]) -> u64 {
 /// Visits every element of `region`: its global linear index and global index, and its local index.
 fn each_element(
     dims: &[u64],
-    region: &DeviceRegion,
+    region: Option<&DeviceRegion>,
     mut f: impl FnMut(u64, &[u64], &[u64]) -> ExecResult<()>,
 ) -> ExecResult<()> {
+    let Some(region) = region else {
+        return Ok(());
+    };
     let shape = &region.local_shape;
     if shape.contains(&0) {
         return Ok(());
@@ -216,7 +219,10 @@ pub fn fill_source(mesh: &Mesh, src: &Placement, device: u64) -> ExecResult<Vec<
     let k: u64 = axes.iter().map(|&a| mesh.sizes()[a]).product();
     let mut buf = vec![0u8; b.bytes()?];
     let dims = src.sharding.dims().to_vec();
-    each_element(&dims, &b.region, |i, _, local| {
+    if !b.holds {
+        return Ok(buf);
+    }
+    each_element(&dims, Some(&b.region), |i, _, local| {
         let v = contribution(t, i, j, k, op).bytes(t, w);
         for s in slots(&b, local, w) {
             buf[s..s + w].copy_from_slice(&v);
@@ -293,7 +299,8 @@ pub fn check_destination(
         .collect();
     let mut is_element = vec![false; need];
     let dims = dst.sharding.dims().to_vec();
-    each_element(&dims, &b.region, |i, global, local| {
+    let region = if b.holds { Some(&b.region) } else { None };
+    each_element(&dims, region, |i, global, local| {
         let vals: Vec<Value> = js.iter().map(|&j| contribution(t, i, j, k, op)).collect();
         let want = match (identity, op) {
             (Some(v), _) => v,

@@ -64,7 +64,8 @@ pub fn reference_plan(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem: u64) ->
     let mut transfers = Vec::new();
     let mut locals = Vec::new();
     for d in &dr {
-        if d.local_shape.contains(&0) || fills(d.position) {
+        let gone = |s: &Sharding, dev: u64| s.maximal_device().is_some_and(|m| m != dev);
+        if d.local_shape.contains(&0) || fills(d.position) || gone(dst, d.device) {
             continue;
         }
         // Groups of source devices by their coordinates on the source's partial axes, keeping those that
@@ -83,10 +84,11 @@ pub fn reference_plan(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem: u64) ->
             let members: Vec<_> = sr
                 .iter()
                 .filter(|s| &key(s.position, &sp_axes) == g)
+                .filter(|s| !s.local_shape.contains(&0) && !gone(src, s.device))
                 .collect();
             let mut seen: Vec<Vec<Range<u64>>> = Vec::new();
             for s in &members {
-                if s.local_shape.contains(&0) || seen.contains(&s.region) {
+                if seen.contains(&s.region) {
                     continue;
                 }
                 seen.push(s.region.clone());

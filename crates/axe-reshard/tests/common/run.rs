@@ -67,7 +67,7 @@ pub fn gather_check(
     let mut global: Vec<Option<Vec<u8>>> = vec![None; total as usize];
     for b in src.buffers(mesh).unwrap() {
         let buf = &bufs[b.region.device as usize].0;
-        for (lin, local) in elements(dims, &b.region) {
+        for (lin, local) in elements(dims, &b.region).into_iter().filter(|_| b.holds) {
             for r in &b.layout.replicas {
                 let o = (b.layout.offset(&local) - b.layout.replicas[0] + r) as usize * w;
                 let v = buf[o..o + w].to_vec();
@@ -80,7 +80,7 @@ pub fn gather_check(
     }
     for b in dst.buffers(mesh).unwrap() {
         let mut want = vec![0u8; b.bytes().unwrap()];
-        for (lin, local) in elements(dims, &b.region) {
+        for (lin, local) in elements(dims, &b.region).into_iter().filter(|_| b.holds) {
             let v = global[lin as usize]
                 .as_ref()
                 .expect("every element is held");
