@@ -43,7 +43,7 @@ enum Raw {
 }
 
 /// A planner: the plan from one sharding to another on a mesh, for elements of the given bytes.
-pub type Planner<'a> = dyn Fn(&Mesh, &Sharding, &Sharding, u64) -> ExecResult<Plan> + 'a;
+pub type Planner<'a> = dyn Fn(&Mesh, &Sharding, &Sharding, u64) -> ExecResult<Plan> + Sync + 'a;
 
 /// The planner of `axe_shard::plan` under its default cost model.
 pub fn default_planner(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem: u64) -> ExecResult<Plan> {
@@ -216,4 +216,17 @@ fn slowest<C: Communicator + ?Sized>(comm: &C, x: f64) -> ExecResult<f64> {
             f64::from_le_bytes(b)
         })
         .fold(0.0, f64::max))
+}
+
+/// [`bench_reshard`] on the threads backend with `ranks` threads (waits bounded by `timeout`).
+pub fn bench_threads(
+    ranks: usize,
+    plan: &Planner<'_>,
+    shard_bytes: u64,
+    rounds: usize,
+    timeout: std::time::Duration,
+) -> ExecResult<Vec<BenchCase>> {
+    crate::verify::first_outcome(crate::threads::run_threads(ranks, timeout, |c| {
+        bench_reshard(&c, plan, shard_bytes, rounds)
+    }))
 }

@@ -21,7 +21,7 @@ mod reduce;
 mod threads;
 mod verify;
 
-pub use bench::{bench_reshard, default_planner, BenchCase, Planner};
+pub use bench::{bench_reshard, bench_threads, default_planner, BenchCase, Planner};
 pub use comm::Communicator;
 pub use error::{CommError, Result};
 pub use exec::{reshard, Moved};
@@ -29,4 +29,4 @@ pub use exec_error::{ExecError, ExecResult};
 pub use placement::{row_major, sub_box, zero_padding, DeviceBuffer, MemoryLayout, Placement};
 pub use reduce::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 pub use threads::{run_threads, ThreadComm, DEFAULT_TIMEOUT, MAX_THREAD_RANKS};
-pub use verify::{check_destination, fill_source, verify_run, Verified};
+pub use verify::{check_destination, fill_source, verify_run, verify_threads, Verified};

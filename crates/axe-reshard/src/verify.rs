@@ -387,3 +387,51 @@ pub fn verify_run<C: Communicator + ?Sized>(
         seconds: slowest,
     })
 }
+
+/// [`verify_run`] on the threads backend: one thread per device of `mesh`, each waiting at most
+/// `timeout` per operation. Returns the agreed outcome, or the root error of the failing ranks (a rank's
+/// own error before the ones its peers saw when it stopped).
+pub fn verify_threads(
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &Placement,
+    dst: &Placement,
+    timeout: std::time::Duration,
+) -> ExecResult<Verified> {
+    first_outcome(crate::threads::run_threads(mesh.len(), timeout, |c| {
+        verify_run(&c, mesh, plan, src, dst)
+    }))
+}
+
+/// The first rank's value when every rank succeeded; else the most telling error: one that is not a
+/// peer's disappearance or a timeout where there is one.
+pub(crate) fn first_outcome<T>(out: Vec<ExecResult<T>>) -> ExecResult<T> {
+    let secondary = |e: &ExecError| {
+        matches!(
+            e,
+            ExecError::Comm(
+                crate::error::CommError::PeerGone { .. } | crate::error::CommError::Timeout { .. }
+            )
+        ) || matches!(e, ExecError::Input(m) if m.contains("failed its part"))
+    };
+    let mut first_err = None;
+    let mut first_ok = None;
+    for r in out {
+        match r {
+            Ok(v) => {
+                if first_ok.is_none() {
+                    first_ok = Some(v);
+                }
+            }
+            Err(e) => match &first_err {
+                Some(f) if !secondary(f) || secondary(&e) => {}
+                _ => first_err = Some(e),
+            },
+        }
+    }
+    match (first_err, first_ok) {
+        (Some(e), _) => Err(e),
+        (None, Some(v)) => Ok(v),
+        (None, None) => Err(ExecError::Input("no ranks ran".into())),
+    }
+}

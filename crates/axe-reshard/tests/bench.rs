@@ -2,24 +2,18 @@
 
 #![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 
-mod common;
-
 use std::time::Duration;
 
-use axe_reshard::{bench_reshard, run_threads, ExecError, ThreadComm};
+use axe_reshard::{bench_reshard, bench_threads, default_planner, run_threads, ThreadComm};
 
 #[test]
 fn bench_measures_every_case_on_two_and_four_ranks() {
-    let planner =
-        |m: &axe_shard::Mesh, s: &axe_shard::Sharding, d: &axe_shard::Sharding, e: u64| {
-            Ok::<_, ExecError>(common::reference_plan(m, s, d, e))
-        };
     for (n, perm) in [
         (2, "maximal 0->1 permutation"),
         (4, "S(ab)->S(ba) permutation"),
     ] {
         let out = run_threads(n, Duration::from_secs(60), |c: ThreadComm| {
-            bench_reshard(&c, &planner, 4096, 3)
+            bench_reshard(&c, &default_planner, 4096, 3)
         });
         let first = out[0].clone().unwrap();
         let names: Vec<&str> = first.iter().map(|c| c.case.as_str()).collect();
@@ -48,15 +42,9 @@ fn bench_measures_every_case_on_two_and_four_ranks() {
 #[test]
 #[ignore]
 fn bench_figures_on_threads() {
-    let planner =
-        |m: &axe_shard::Mesh, s: &axe_shard::Sharding, d: &axe_shard::Sharding, e: u64| {
-            Ok::<_, ExecError>(common::reference_plan(m, s, d, e))
-        };
     for n in [2, 4] {
-        let out = run_threads(n, Duration::from_secs(120), |c: ThreadComm| {
-            bench_reshard(&c, &planner, 16 << 20, 7)
-        });
-        for c in out[0].as_ref().unwrap() {
+        let out = bench_threads(n, &default_planner, 16 << 20, 7, Duration::from_secs(120));
+        for c in out.as_ref().unwrap() {
             println!(
                 "{n} ranks  {:28} {:>10} B  reshard {:8.3} ms  raw {:8.3} ms  ratio {:.2}",
                 c.case,

@@ -197,3 +197,28 @@ fn a_rank_dying_mid_reshard_fails_the_others() {
         );
     }
 }
+
+/// A failing verified run reports the root error, not the peers' view of it.
+#[test]
+fn verify_threads_reports_the_root_error() {
+    let mesh = Mesh::new(&[("x", 3)]).unwrap();
+    let src = Placement::new(
+        Sharding::new(&mesh, vec![6], vec![vec![0]], &[]).unwrap(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::S32,
+    )
+    .unwrap();
+    let dst = Placement::new(
+        Sharding::replicated(&mesh, vec![6]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::S32,
+    )
+    .unwrap();
+    let mut plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
+    plan.transfers.pop();
+    let e = axe_reshard::verify_threads(&mesh, &plan, &src, &dst, T).unwrap_err();
+    assert!(
+        matches!(&e, ExecError::Plan(m) if m.contains("gets 4 elements")),
+        "{e}"
+    );
+}

@@ -212,3 +212,29 @@ fn replicated_to_partial_fills_identities() {
         assert_eq!(first, identity.unwrap_or(10.0 - 99.0), "{op:?}");
     }
 }
+
+/// `axe shard run --backend threads` in one call: the planner's plan, verified on every device.
+#[test]
+fn verify_threads_checks_a_planned_reshard() {
+    let mesh = Mesh::with_devices(&[("x", 2), ("y", 3)], vec![5, 4, 3, 2, 1, 0]).unwrap();
+    let src = Sharding::new(&mesh, vec![7, 130], vec![vec![0], vec![1]], &[]).unwrap();
+    let dst = Sharding::new(&mesh, vec![7, 130], vec![vec![1, 0], vec![]], &[]).unwrap();
+    let src = Placement::new(
+        src,
+        MemoryLayout::parse("{1,0:T(8,128)(2,1)}", 2).unwrap(),
+        PrimitiveType::Bf16,
+    )
+    .unwrap();
+    let dst = Placement::new(dst, MemoryLayout::RowMajor, PrimitiveType::Bf16).unwrap();
+    let plan = axe_shard::plan(
+        &mesh,
+        &src.sharding,
+        &dst.sharding,
+        2,
+        &axe_shard::CostModel::default(),
+    )
+    .unwrap();
+    let v = axe_reshard::verify_threads(&mesh, &plan, &src, &dst, T).unwrap();
+    assert_eq!(v.bytes, plan.bytes);
+    assert!(v.bytes > 0 && v.seconds >= 0.0);
+}
