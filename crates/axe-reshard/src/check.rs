@@ -75,12 +75,16 @@ impl Pending {
     }
 }
 
-fn volume(shape: &[u64]) -> u64 {
-    shape.iter().product()
+/// Elements of a shape (saturating: no buffer that large exists, so it fails a later check).
+pub(crate) fn volume(shape: &[u64]) -> u64 {
+    shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
 }
 
+/// Elements of a box (saturating, as [`volume`]).
 pub(crate) fn volume_of(region: &[Range<u64>]) -> u64 {
-    region.iter().map(|r| r.end - r.start).product()
+    region
+        .iter()
+        .fold(1u64, |a, r| a.saturating_mul(r.end.saturating_sub(r.start)))
 }
 
 /// The global box `region` in the local indices of a device holding `held`, which must contain it.

@@ -8,7 +8,7 @@ use std::ops::Range;
 use axe_relayout::{relayout, Options, TensorLayout};
 use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp, Transfer};
 
-use crate::check::{check_plan, localize, volume_of, Pending};
+use crate::check::{check_plan, localize, volume, volume_of, Pending};
 use crate::comm::Communicator;
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{row_major, sub_box, zero_padding, DeviceBuffer, Placement};
@@ -127,7 +127,7 @@ pub fn reshard<C: Communicator + ?Sized>(
     let mut sources: Vec<Source> = Vec::with_capacity(outgoing.len());
     for t in &outgoing {
         let sub = sub_box(&sb.layout, &localize(&t.region, &sb.region)?)?;
-        moved.sent += t.bytes;
+        moved.sent = moved.sent.saturating_add(t.bytes);
         match contiguous(&sub) {
             Some((s, len)) if len as u64 == t.bytes && s + len <= src_buf.len() => {
                 sources.push(Source::Slice(s, len));
@@ -175,7 +175,7 @@ pub fn reshard<C: Communicator + ?Sized>(
     let incoming: Vec<&Transfer> = plan.transfers.iter().filter(|t| t.to == me64).collect();
     let mut direct: Vec<(usize, usize, usize)> = Vec::new();
     for (i, t) in incoming.iter().enumerate() {
-        moved.received += t.bytes;
+        moved.received = moved.received.saturating_add(t.bytes);
         if t.reduce.is_none() {
             let sub = sub_box(&db.layout, &localize(&t.region, &db.region)?)?;
             if let Some((s, len)) = contiguous(&sub) {
@@ -256,7 +256,9 @@ pub fn reshard<C: Communicator + ?Sized>(
         .iter()
         .filter(|l| l.device == me64 && !dst_empty)
     {
-        moved.copied += volume_of(&l.region) * elem;
+        moved.copied = moved
+            .copied
+            .saturating_add(volume_of(&l.region).saturating_mul(elem));
         match l.reduce {
             None => {
                 let from = sub_box(&sb.layout, &localize(&l.region, &sb.region)?)?;
@@ -300,7 +302,7 @@ pub fn reshard<C: Communicator + ?Sized>(
             let local = localize(region, &db.region)?;
             let extents: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
             let to = sub_box(&db.layout, &local)?;
-            let bytes = to_usize(volume(&extents) * elem)?;
+            let bytes = to_usize(volume(&extents).saturating_mul(elem))?;
             match contiguous(&to) {
                 Some((at, len)) if len == bytes && at + len <= dst_buf.len() => {
                     let out = &mut dst_buf[at..at + len];
@@ -407,10 +409,6 @@ fn by_device(regions: Vec<DeviceRegion>, n: usize) -> ExecResult<Vec<DeviceRegio
         .enumerate()
         .map(|(d, r)| r.ok_or_else(|| ExecError::Input(format!("rank {d} hosts no device"))))
         .collect()
-}
-
-fn volume(shape: &[u64]) -> u64 {
-    shape.iter().product()
 }
 
 fn to_usize(x: u64) -> ExecResult<usize> {

@@ -26,7 +26,9 @@ pub use comm::Communicator;
 pub use error::{CommError, Result};
 pub use exec::{reshard, Moved};
 pub use exec_error::{ExecError, ExecResult};
-pub use placement::{row_major, sub_box, zero_padding, DeviceBuffer, MemoryLayout, Placement};
+pub use placement::{
+    row_major, sub_box, zero_padding, DeviceBuffer, MemoryLayout, Placement, MAX_TABLE,
+};
 pub use reduce::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 pub use threads::{run_threads, ThreadComm, DEFAULT_TIMEOUT, MAX_THREAD_RANKS};
 pub use verify::{check_destination, fill_source, verify_run, verify_threads, Verified};

@@ -9,6 +9,11 @@ use axe_xla::{ArrayShape, Dim, PrimitiveType};
 
 use crate::exec_error::{ExecError, ExecResult};
 
+/// A shard's layout keeps one offset per index of each dimension; their count may pass the shard's
+/// element count by at most this much (so an empty shard with one enormous dimension is refused rather
+/// than tabled).
+pub const MAX_TABLE: u64 = 1 << 20;
+
 /// How every device lays out its shard in memory, over its padded local shape.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MemoryLayout {
@@ -122,6 +127,20 @@ impl Placement {
             .maximal_device()
             .is_some_and(|d| d != region.device);
         let holds = !gone && !region.local_shape.contains(&0);
+        // Bounds before any table is built: a shard must fit in memory, and so must its dims' tables.
+        let bytes = shape
+            .iter()
+            .try_fold(u64::from(bits / 8), |a, &d| a.checked_mul(d))
+            .filter(|&b| b <= isize::MAX as u64);
+        let elements = shape.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+        let entries = shape.iter().fold(0u64, |a, &d| a.saturating_add(d));
+        if bytes.is_none() || entries > elements.saturating_add(MAX_TABLE) {
+            return Err(ExecError::Input(format!(
+                "device {}'s shard {shape:?} of {} is too large for one device",
+                region.device,
+                self.dtype.name()
+            )));
+        }
         let empty = shape.contains(&0);
         let layout = match &self.layout {
             _ if gone => {
@@ -274,4 +293,13 @@ pub fn zero_padding(buf: &mut [u8], full: &TensorLayout, local: &[u64]) -> ExecR
     }
     buf.fill(0);
     Ok(())
+}
+
+/// A buffer of `n` bytes, each `byte`; an error rather than an abort when memory cannot hold it.
+pub(crate) fn filled(n: usize, byte: u8) -> ExecResult<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| ExecError::Input(format!("a buffer of {n} bytes does not fit in memory")))?;
+    v.resize(n, byte);
+    Ok(v)
 }

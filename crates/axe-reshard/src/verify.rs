@@ -9,7 +9,7 @@ use axe_xla::PrimitiveType;
 use crate::comm::Communicator;
 use crate::exec::reshard;
 use crate::exec_error::{ExecError, ExecResult};
-use crate::placement::{DeviceBuffer, Placement};
+use crate::placement::{filled, DeviceBuffer, Placement};
 
 /// An exact value of the pattern, before it is written in the element type.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -217,7 +217,7 @@ pub fn fill_source(mesh: &Mesh, src: &Placement, device: u64) -> ExecResult<Vec<
     let coords = mesh.coords(b.region.position);
     let j = index_along(mesh, &coords, &axes);
     let k: u64 = axes.iter().map(|&a| mesh.sizes()[a]).product();
-    let mut buf = vec![0u8; b.bytes()?];
+    let mut buf = filled(b.bytes()?, 0)?;
     let dims = src.sharding.dims().to_vec();
     if !b.holds {
         return Ok(buf);
@@ -297,7 +297,7 @@ pub fn check_destination(
             ok
         })
         .collect();
-    let mut is_element = vec![false; need];
+    let mut is_element = filled(need, 0)?;
     let dims = dst.sharding.dims().to_vec();
     let region = if b.holds { Some(&b.region) } else { None };
     each_element(&dims, region, |i, global, local| {
@@ -318,11 +318,11 @@ pub fn check_destination(
                     expected: hex(&want),
                 });
             }
-            is_element[s..s + w].fill(true);
+            is_element[s..s + w].fill(1);
         }
         Ok(())
     })?;
-    if let Some(p) = (0..need).find(|&p| !is_element[p] && buf[p] != 0) {
+    if let Some(p) = (0..need).find(|&p| is_element[p] == 0 && buf[p] != 0) {
         return Err(ExecError::Mismatch {
             device,
             index: vec![],
@@ -359,7 +359,7 @@ pub fn verify_run<C: Communicator + ?Sized>(
 ) -> ExecResult<Verified> {
     let me = comm.rank() as u64;
     let src_buf = fill_source(mesh, src, me)?;
-    let mut dst_buf = vec![0xa5u8; dst.buffer(mesh, me)?.bytes()?];
+    let mut dst_buf = filled(dst.buffer(mesh, me)?.bytes()?, 0xa5)?;
     comm.barrier()?;
     let start = Instant::now();
     let run = reshard(comm, mesh, plan, src, dst, &src_buf, &mut dst_buf);

@@ -222,3 +222,29 @@ fn verify_threads_reports_the_root_error() {
         "{e}"
     );
 }
+
+/// Sizes past what one device can hold are typed errors on every rank, never an abort.
+#[test]
+fn overflowing_sizes_are_errors() {
+    let mesh = Mesh::new(&[("x", 2)]).unwrap();
+    for dims in [
+        vec![1u64 << 62, 4],
+        vec![1 << 41, 0],
+        vec![u64::MAX, u64::MAX],
+    ] {
+        let s = Sharding::new(&mesh, dims.clone(), vec![vec![0], vec![]], &[]).unwrap();
+        let p = Placement::new(s, MemoryLayout::RowMajor, PrimitiveType::F64).unwrap();
+        assert!(
+            matches!(p.buffer(&mesh, 0), Err(ExecError::Input(m)) if m.contains("too large")),
+            "{dims:?}"
+        );
+        let plan = reference_plan(&mesh, &p.sharding, &p.sharding, 8);
+        let out = run_threads(2, T, |c: ThreadComm| {
+            reshard(&c, &mesh, &plan, &p, &p, &[], &mut [])
+        });
+        assert!(
+            out.iter().all(|r| matches!(r, Err(ExecError::Input(_)))),
+            "{out:?}"
+        );
+    }
+}
