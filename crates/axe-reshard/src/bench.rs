@@ -1,7 +1,7 @@
 //! Reshard throughput against the communicator's own collectives of the same bytes, on any backend.
 //!
 //! Each case reshards an f32 array on a one-axis mesh of all ranks (a two-axis one for the
-//! permutation) and times, round by round in the same run, the reshard and the raw operation that moves
+//! permutation), row-major on every device except where the case says it changes the layout too and times, round by round in the same run, the reshard and the raw operation that moves
 //! the same bytes between the same ranks without packing: `all_to_all` for S0→S1 and Partial→S0,
 //! `all_gather` for S0→replicated, a point-to-point `exchange` of whole shards for the permutation. A
 //! round is a barrier, the operation and a barrier; each side's time is the median of its rounds, the
@@ -66,8 +66,9 @@ pub fn bench_reshard<C: Communicator + ?Sized>(
 ) -> ExecResult<Vec<BenchCase>> {
     let n = comm.size() as u64;
     let rounds = rounds.max(1);
-    // A square f32 array of side a multiple of 8n whose shards hold about shard_bytes.
-    let unit = 8 * n;
+    // A square f32 array of side a multiple of 128n (whole 8×128 tiles in every shard) whose shards hold
+    // about shard_bytes.
+    let unit = 128 * n;
     let side = (((shard_bytes / 4).saturating_mul(n)) as f64).sqrt() as u64;
     let side = (side / unit).max(1) * unit;
     let dims = vec![side, side];
@@ -86,23 +87,47 @@ pub fn bench_reshard<C: Communicator + ?Sized>(
             "S0->S1 all-to-all",
             line.clone(),
             s0.clone(),
+            s1.clone(),
+            Raw::AllToAll,
+            false,
+        ),
+        (
+            "S0->S1 T(8,128)->row-major all-to-all",
+            line.clone(),
+            s0.clone(),
             s1,
             Raw::AllToAll,
+            true,
         ),
-        ("S0->R all-gather", line.clone(), s0, rep, Raw::AllGather),
+        (
+            "S0->R all-gather",
+            line.clone(),
+            s0,
+            rep,
+            Raw::AllGather,
+            false,
+        ),
         (
             "P->S0 reduce-scatter",
             line.clone(),
             partial,
             Sharding::new(&line, dims.clone(), vec![vec![0], vec![]], &[])?,
             Raw::AllToAll,
+            false,
         ),
     ];
     if n >= 4 && n.is_multiple_of(2) {
         let grid = Mesh::new(&[("a", 2), ("b", n / 2)])?;
         let ab = Sharding::new(&grid, dims.clone(), vec![vec![0, 1], vec![]], &[])?;
         let ba = Sharding::new(&grid, dims.clone(), vec![vec![1, 0], vec![]], &[])?;
-        cases.push(("S(ab)->S(ba) permutation", grid, ab, ba, Raw::Exchange));
+        cases.push((
+            "S(ab)->S(ba) permutation",
+            grid,
+            ab,
+            ba,
+            Raw::Exchange,
+            false,
+        ));
     } else if n >= 2 {
         let a = Sharding::maximal(&line, dims.clone(), 0)?;
         let b = Sharding::maximal(&line, dims.clone(), 1)?;
@@ -112,12 +137,18 @@ pub fn bench_reshard<C: Communicator + ?Sized>(
             a,
             b,
             Raw::Exchange,
+            false,
         ));
     }
     let mut out = Vec::new();
-    for (name, mesh, src, dst, raw) in cases {
+    for (name, mesh, src, dst, raw, tiled) in cases {
         let p = plan(&mesh, &src, &dst, 4)?;
-        let src = Placement::new(src, MemoryLayout::RowMajor, PrimitiveType::F32)?;
+        let layout = if tiled {
+            MemoryLayout::parse("{1,0:T(8,128)}", 2)?
+        } else {
+            MemoryLayout::RowMajor
+        };
+        let src = Placement::new(src, layout, PrimitiveType::F32)?;
         let dst = Placement::new(dst, MemoryLayout::RowMajor, PrimitiveType::F32)?;
         let me = comm.rank() as u64;
         let src_buf = pattern(src.buffer(&mesh, me)?.bytes()?);

@@ -21,6 +21,7 @@ fn bench_measures_every_case_on_two_and_four_ranks() {
             names,
             [
                 "S0->S1 all-to-all",
+                "S0->S1 T(8,128)->row-major all-to-all",
                 "S0->R all-gather",
                 "P->S0 reduce-scatter",
                 perm
