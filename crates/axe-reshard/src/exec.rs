@@ -12,7 +12,7 @@ use crate::check::{check_plan, localize, volume, volume_of, Pending};
 use crate::comm::Communicator;
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{row_major, sub_box, zero_padding, DeviceBuffer, Placement};
-use crate::reduce::{Acc, Elem};
+use crate::reduce::{combine_in_place, identity_into, in_place, Acc, Elem};
 
 /// What one rank moved.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -226,20 +226,55 @@ pub fn reshard<C: Communicator + ?Sized>(
         comm.exchange_cow(sends, &mut recvs)?;
     }
 
+    // Reductions of f32 and f64 combine straight into a destination shard whose elements lie contiguous;
+    // others accumulate apart and are finished into the shard at the end.
+    let dst_empty = dst.sharding.maximal_device().is_some_and(|m| m != me64);
+    let w = elem as usize;
+    let total = to_usize(volume(&db.region.local_shape).saturating_mul(elem))?;
+    let whole: Vec<Range<u64>> = db.region.local_shape.iter().map(|&d| 0..d).collect();
+    let in_place_at = match (pending.reduce, Elem::of(dst.dtype)) {
+        (Some((op, _)), Ok(e)) if !dst_empty && in_place(e, op) => {
+            contiguous(&sub_box(&db.layout, &whole)?)
+                .filter(|&(at, len)| len == total && at + len <= dst_buf.len())
+                .map(|(at, _)| at)
+        }
+        _ => None,
+    };
+    let mut started = false;
     let mut acc: Option<Acc> = None;
     let mut reduced: Vec<Vec<Range<u64>>> = Vec::new();
     let mut reduced_set: HashSet<Vec<Range<u64>>> = HashSet::new();
-    let mut combine = |acc: &mut Option<Acc>, region: &[Range<u64>], op: ReduceOp, msg: &[u8]| {
+    let mut combine = |acc: &mut Option<Acc>,
+                       dst_buf: &mut [u8],
+                       region: &[Range<u64>],
+                       op: ReduceOp,
+                       msg: &[u8]| {
+        let e = Elem::of(dst.dtype)?;
+        let local = localize(region, &db.region)?;
+        if let Some(at0) = in_place_at {
+            let out = &mut dst_buf[at0..at0 + total];
+            if !started {
+                started = true;
+                if region == db.region.region.as_slice() && msg.len() == total {
+                    out.copy_from_slice(msg); // the first contribution covers the shard: stored
+                    return Ok(());
+                }
+                identity_into(e, op, out);
+            }
+            for_rows(&db.region.local_shape, &local, |at, from, len| {
+                combine_in_place(
+                    e,
+                    op,
+                    &mut out[at * w..(at + len) * w],
+                    &msg[from * w..(from + len) * w],
+                );
+            });
+            return Ok(());
+        }
         let a = match acc {
             Some(a) => a,
-            None => acc.insert(Acc::new(
-                Elem::of(dst.dtype)?,
-                op,
-                to_usize(volume(&db.region.local_shape))?,
-            )),
+            None => acc.insert(Acc::new(e, op, to_usize(volume(&db.region.local_shape))?)),
         };
-        let local = localize(region, &db.region)?;
-        let w = elem as usize;
         for_rows(&db.region.local_shape, &local, |at, from, len| {
             a.combine(at, &msg[from * w..(from + len) * w]);
         });
@@ -250,7 +285,6 @@ pub fn reshard<C: Communicator + ?Sized>(
     };
 
     // What this device keeps, then what it received, in plan order.
-    let dst_empty = dst.sharding.maximal_device().is_some_and(|m| m != me64);
     for l in plan
         .locals
         .iter()
@@ -269,11 +303,11 @@ pub fn reshard<C: Communicator + ?Sized>(
                 let from = sub_box(&sb.layout, &localize(&l.region, &sb.region)?)?;
                 match contiguous(&from) {
                     Some((at, len)) if at + len <= src_buf.len() => {
-                        combine(&mut acc, &l.region, op, &src_buf[at..at + len])?;
+                        combine(&mut acc, dst_buf, &l.region, op, &src_buf[at..at + len])?;
                     }
                     _ => {
                         let msg = pack(src_buf, &sb, &l.region, bits, &opts)?;
-                        combine(&mut acc, &l.region, op, &msg)?;
+                        combine(&mut acc, dst_buf, &l.region, op, &msg)?;
                     }
                 }
             }
@@ -293,11 +327,10 @@ pub fn reshard<C: Communicator + ?Sized>(
                 let to = sub_box(&db.layout, &localize(&t.region, &db.region)?)?;
                 relayout(&msg, &from, dst_buf, &to, &opts)?;
             }
-            Some(op) => combine(&mut acc, &t.region, op, &msg)?,
+            Some(op) => combine(&mut acc, dst_buf, &t.region, op, &msg)?,
         }
     }
     if let Some(acc) = acc {
-        let w = elem as usize;
         for region in &reduced {
             let local = localize(region, &db.region)?;
             let extents: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();

@@ -115,6 +115,59 @@ pub fn f32_to_f16(x: f32) -> u16 {
     sign | h as u16
 }
 
+/// Whether contributions of `elem` under `op` combine in the destination's own bytes: the type is its
+/// own accumulator (f32, f64) and nothing is divided at the end.
+pub(crate) fn in_place(elem: Elem, op: ReduceOp) -> bool {
+    matches!(elem, Elem::F32 | Elem::F64) && op != ReduceOp::Avg
+}
+
+/// `dst[i] = op(dst[i], src[i])` over elements of an [`in_place`] type, both contiguous, equally long.
+pub(crate) fn combine_in_place(elem: Elem, op: ReduceOp, dst: &mut [u8], src: &[u8]) {
+    fn run<T: Copy>(
+        dst: &mut [u8],
+        src: &[u8],
+        read: impl Fn(&[u8]) -> T,
+        write: impl Fn(T, &mut [u8]),
+        f: impl Fn(T, T) -> T,
+    ) {
+        let w = std::mem::size_of::<T>();
+        for (d, s) in dst.chunks_exact_mut(w).zip(src.chunks_exact(w)) {
+            let v = f(read(d), read(s));
+            write(v, d);
+        }
+    }
+    macro_rules! float {
+        ($t:ty) => {{
+            let read = |c: &[u8]| <$t>::from_le_bytes(c.try_into().unwrap_or_default());
+            let write = |v: $t, d: &mut [u8]| d.copy_from_slice(&v.to_le_bytes());
+            match op {
+                ReduceOp::Sum | ReduceOp::Avg => run(dst, src, read, write, |a, x| a + x),
+                ReduceOp::Product => run(dst, src, read, write, |a, x| a * x),
+                ReduceOp::Max => run(dst, src, read, write, |a, x| {
+                    nan_max(a, x, <$t>::is_nan, true)
+                }),
+                ReduceOp::Min => run(dst, src, read, write, |a, x| {
+                    nan_max(a, x, <$t>::is_nan, false)
+                }),
+            }
+        }};
+    }
+    match elem {
+        Elem::F32 => float!(f32),
+        Elem::F64 => float!(f64),
+        _ => {}
+    }
+}
+
+/// Fills `dst` (whole elements of `elem`) with the identity of `op`.
+pub(crate) fn identity_into(elem: Elem, op: ReduceOp, dst: &mut [u8]) {
+    let mut one = vec![0u8; elem.bytes()];
+    Acc::new(elem, op, 1).finish(0, &mut one);
+    for d in dst.chunks_exact_mut(one.len()) {
+        d.copy_from_slice(&one);
+    }
+}
+
 /// The values being combined, one per destination element, row-major.
 #[derive(Debug)]
 enum Values {
