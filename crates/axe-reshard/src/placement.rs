@@ -168,6 +168,14 @@ impl Placement {
             }
             MemoryLayout::Axe(l) => TensorLayout::from_axe(l, shape, bits)?,
         };
+        if layout.bits != bits {
+            return Err(ExecError::Input(format!(
+                "device {}'s layout packs {} elements into {} bits (E(n)); shards move whole bytes",
+                region.device,
+                self.dtype.name(),
+                layout.bits
+            )));
+        }
         if !layout.injective {
             return Err(ExecError::Input(format!(
                 "device {}'s layout puts several elements in one slot",

@@ -17,7 +17,7 @@ use crate::error::{CommError, Result};
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The most ranks a thread group may have (each pair of ranks holds a channel).
-pub const MAX_THREAD_RANKS: usize = 1024;
+pub const MAX_THREAD_RANKS: usize = 256;
 
 /// One message: the sequence number and the name of the operation that sent it, and its bytes.
 struct Msg {

@@ -248,3 +248,31 @@ fn overflowing_sizes_are_errors() {
         );
     }
 }
+
+/// Layouts a shard cannot be moved through are refused by name.
+#[test]
+fn unusable_layouts_are_errors() {
+    let mesh = Mesh::new(&[("x", 2)]).unwrap();
+    let s = Sharding::new(&mesh, vec![8, 8], vec![vec![0], vec![]], &[]).unwrap();
+    let packed = Placement::new(
+        s.clone(),
+        MemoryLayout::parse("{1,0:E(4)}", 2).unwrap(),
+        PrimitiveType::S8,
+    )
+    .unwrap();
+    assert!(
+        matches!(packed.buffer(&mesh, 0), Err(ExecError::Input(m)) if m.contains("E(n)")),
+        "{:?}",
+        packed.buffer(&mesh, 0)
+    );
+    // An Axe layout whose shape is not the shard's, and one that puts two elements in one slot.
+    for text in ["S[(3,8):(8,1)]", "S[(4,8):(1,1)]"] {
+        let p = Placement::new(
+            s.clone(),
+            MemoryLayout::parse(text, 2).unwrap(),
+            PrimitiveType::F32,
+        )
+        .unwrap();
+        assert!(p.buffer(&mesh, 0).is_err(), "{text}");
+    }
+}
