@@ -219,3 +219,63 @@ pub(crate) fn check_plan(
     }
     Ok(())
 }
+
+/// Checks that the pieces `plan` gives device `device` (whose destination shard is `db`) cover its
+/// region exactly: each element once, or, when the reshard reduces `k` contributions, each distinct
+/// piece `k` times and the distinct pieces each element once. Work and memory: one bit per element.
+pub(crate) fn check_cover(
+    plan: &Plan,
+    device: u64,
+    db: &crate::placement::DeviceBuffer,
+    pending: &Pending,
+) -> ExecResult<()> {
+    if !db.holds {
+        return Ok(());
+    }
+    let shape = &db.region.local_shape;
+    let elements = usize::try_from(volume(shape))
+        .map_err(|_| ExecError::Input("a shard does not fit in memory".into()))?;
+    let mut seen = vec![0u64; elements.div_ceil(64)];
+    let mut times: std::collections::HashMap<&[Range<u64>], u64> = Default::default();
+    let pieces = plan
+        .transfers
+        .iter()
+        .filter(|t| t.to == device)
+        .map(|t| t.region.as_slice())
+        .chain(
+            plan.locals
+                .iter()
+                .filter(|l| l.device == device)
+                .map(|l| l.region.as_slice()),
+        );
+    let mut twice = None;
+    for region in pieces {
+        let n = times.entry(region).or_insert(0);
+        *n += 1;
+        if *n > 1 && pending.reduce.is_some() {
+            continue; // another contribution to a piece already placed
+        }
+        let local = localize(region, &db.region)?;
+        crate::exec::for_rows(shape, &local, |at, _, len| {
+            for e in at..at + len {
+                let (word, bit) = (e / 64, 1u64 << (e % 64));
+                if seen[word] & bit != 0 {
+                    twice.get_or_insert(e);
+                }
+                seen[word] |= bit;
+            }
+        });
+        if let Some(e) = twice {
+            return Err(ExecError::Plan(format!(
+                "device {device}'s element {e} (row-major in its shard) is covered twice"
+            )));
+        }
+    }
+    let k = pending.reduce.map_or(1, |r| r.1);
+    if let Some((region, n)) = times.iter().find(|(_, &n)| n != k) {
+        return Err(ExecError::Plan(format!(
+            "device {device} gets the piece {region:?} {n} times where the reshard combines {k}"
+        )));
+    }
+    Ok(())
+}

@@ -8,7 +8,7 @@ use std::ops::Range;
 use axe_relayout::{relayout, Options, TensorLayout};
 use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp, Transfer};
 
-use crate::check::{check_plan, localize, volume, volume_of, Pending};
+use crate::check::{check_cover, check_plan, localize, volume, volume_of, Pending};
 use crate::comm::Communicator;
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{row_major, sub_box, zero_padding, DeviceBuffer, Placement};
@@ -35,8 +35,9 @@ pub struct Moved {
 /// every element of its destination region, the value that element has in the source (combined with the
 /// pending op over the partial contributions), and zero in every padding byte. Each piece is packed into
 /// and unpacked from a contiguous row-major message with `axe-relayout`, so a change of per-device layout
-/// costs no extra pass. The plan is checked whole on every rank before any byte moves, so a bad plan is
-/// the same error everywhere.
+/// costs no extra pass. The plan is checked whole on every rank before any byte moves (devices, regions
+/// within their holders, bytes, ops, covered volumes), so a bad plan is the same error everywhere; then
+/// the pieces of this rank's own destination are checked to cover it exactly (one bit per element).
 pub fn reshard<C: Communicator + ?Sized>(
     comm: &C,
     mesh: &Mesh,
@@ -93,6 +94,7 @@ pub fn reshard<C: Communicator + ?Sized>(
     let me = comm.rank();
     let sb = src.buffer_of(src_regions[me].clone())?;
     let db = dst.buffer_of(dst_regions[me].clone())?;
+    check_cover(plan, me as u64, &db, &pending)?;
     for (buf, b, what) in [
         (src_buf.len(), &sb, "source"),
         (dst_buf.len(), &db, "destination"),
@@ -450,7 +452,11 @@ fn to_usize(x: u64) -> ExecResult<usize> {
 
 /// Calls `f(index in the row-major shape, index in the row-major box, run length)` for each row of the
 /// local box `local` of `shape`.
-fn for_rows(shape: &[u64], local: &[Range<u64>], mut f: impl FnMut(usize, usize, usize)) {
+pub(crate) fn for_rows(
+    shape: &[u64],
+    local: &[Range<u64>],
+    mut f: impl FnMut(usize, usize, usize),
+) {
     let Some((last, outer)) = local.split_last() else {
         f(0, 0, 1);
         return;

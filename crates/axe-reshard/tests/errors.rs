@@ -276,3 +276,31 @@ fn unusable_layouts_are_errors() {
         assert!(p.buffer(&mesh, 0).is_err(), "{text}");
     }
 }
+
+/// Pieces that overlap, leaving a hole of the same size, are caught on the device they wrong.
+#[test]
+fn overlapping_pieces_are_refused() {
+    let mesh = Mesh::new(&[("x", 2)]).unwrap();
+    let rep = Placement::new(
+        Sharding::replicated(&mesh, vec![4]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let mut plan = reference_plan(&mesh, &rep.sharding, &rep.sharding, 4);
+    assert_eq!(plan.locals.len(), 2);
+    plan.locals[0].region = vec![0..2];
+    plan.locals.insert(1, plan.locals[0].clone());
+    let out = run_threads(2, T, |c: ThreadComm| {
+        let me = axe_reshard::Communicator::rank(&c) as u64;
+        let s = fill_source(&mesh, &rep, me)?;
+        let mut d = vec![0u8; 16];
+        reshard(&c, &mesh, &plan, &rep, &rep, &s, &mut d)
+    });
+    assert!(
+        matches!(&out[0], Err(ExecError::Plan(m)) if m.contains("covered twice")),
+        "{:?}",
+        out[0]
+    );
+    assert!(out[1].is_ok(), "{:?}", out[1]);
+}
