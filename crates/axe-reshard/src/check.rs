@@ -257,12 +257,8 @@ pub(crate) fn check_cover(
         }
         let local = localize(region, &db.region)?;
         crate::exec::for_rows(shape, &local, |at, _, len| {
-            for e in at..at + len {
-                let (word, bit) = (e / 64, 1u64 << (e % 64));
-                if seen[word] & bit != 0 {
-                    twice.get_or_insert(e);
-                }
-                seen[word] |= bit;
+            if let Some(e) = mark(&mut seen, at, len) {
+                twice.get_or_insert(e);
             }
         });
         if let Some(e) = twice {
@@ -278,4 +274,52 @@ pub(crate) fn check_cover(
         )));
     }
     Ok(())
+}
+
+/// Sets bits `start..start + len` of `bits`, a word at a time; returns the first that was already set.
+fn mark(bits: &mut [u64], start: usize, len: usize) -> Option<usize> {
+    let end = start + len;
+    let mut first = None;
+    let mut e = start;
+    while e < end {
+        let word = e / 64;
+        let lo = e % 64;
+        let hi = (end - word * 64).min(64);
+        let mask = if hi - lo == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << (hi - lo)) - 1) << lo
+        };
+        let clash = bits[word] & mask;
+        if clash != 0 && first.is_none() {
+            first = Some(word * 64 + clash.trailing_zeros() as usize);
+        }
+        bits[word] |= mask;
+        e = word * 64 + hi;
+    }
+    first
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mark;
+
+    #[test]
+    fn marks_ranges_word_by_word() {
+        let mut bits = vec![0u64; 3];
+        assert_eq!(mark(&mut bits, 3, 130), None);
+        // Brute force: bits 3..133 set, nothing else.
+        for e in 0..192 {
+            assert_eq!(
+                bits[e / 64] >> (e % 64) & 1 == 1,
+                (3..133).contains(&e),
+                "bit {e}"
+            );
+        }
+        assert_eq!(mark(&mut bits, 133, 10), None);
+        assert_eq!(mark(&mut bits, 140, 20), Some(140));
+        assert_eq!(mark(&mut bits, 0, 3), None);
+        assert_eq!(mark(&mut bits, 0, 1), Some(0));
+        assert_eq!(mark(&mut bits, 64, 64), Some(64));
+    }
 }

@@ -289,7 +289,7 @@ fn overlapping_pieces_are_refused() {
     .unwrap();
     let mut plan = reference_plan(&mesh, &rep.sharding, &rep.sharding, 4);
     assert_eq!(plan.locals.len(), 2);
-    plan.locals[0].region = vec![0..2];
+    plan.locals[0].region[0] = 0..2;
     plan.locals.insert(1, plan.locals[0].clone());
     let out = run_threads(2, T, |c: ThreadComm| {
         let me = axe_reshard::Communicator::rank(&c) as u64;
