@@ -38,6 +38,20 @@ fn bench_measures_every_case_on_two_and_four_ranks() {
     }
 }
 
+/// One rank and an odd count of ranks run every case they can.
+#[test]
+fn bench_runs_on_one_and_three_ranks() {
+    for n in [1usize, 3] {
+        let out = bench_threads(n, &default_planner, 1024, 1, Duration::from_secs(60)).unwrap();
+        let names: Vec<&str> = out.iter().map(|c| c.case.as_str()).collect();
+        assert_eq!(names.len(), if n == 1 { 4 } else { 5 }, "{names:?}");
+        assert!(
+            out.iter().all(|c| c.reshard_s > 0.0 && c.ratio > 0.0),
+            "{out:?}"
+        );
+    }
+}
+
 /// The figures at a realistic size (run by hand: `cargo test --release -p axe-reshard --test bench --
 /// --ignored --nocapture`); timings are printed, never asserted.
 #[test]
