@@ -62,6 +62,53 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// A rank that dies (panics or returns) after any number of operations ends every peer's next
+    /// operation with `PeerGone`, at once rather than at the timeout.
+    #[test]
+    fn a_rank_dying_anywhere_never_hangs_its_peers(n in 2usize..6, victim in 0usize..6, after in 0usize..4, panics in any::<bool>()) {
+        let victim = victim % n;
+        let start = Instant::now();
+        let out = run_threads(n, Duration::from_secs(30), |c: ThreadComm| -> Result<usize, CommError> {
+            let mut done = 0;
+            for op in 0..4 {
+                if c.rank() == victim && op == after {
+                    if panics {
+                        panic!("rank {victim} dies");
+                    }
+                    return Ok(done);
+                }
+                match op % 3 {
+                    0 => c.barrier()?,
+                    1 => {
+                        let mut all = vec![0u8; 3 * n];
+                        c.all_gather(&[1, 2, 3], &mut all)?;
+                    }
+                    _ => {
+                        let mut r = vec![0u8; 2 * n];
+                        c.all_to_all(&vec![7u8; 2 * n], &mut r)?;
+                    }
+                }
+                done += 1;
+            }
+            Ok(done)
+        });
+        prop_assert!(start.elapsed() < Duration::from_secs(10));
+        for (r, o) in out.iter().enumerate() {
+            if r == victim {
+                continue;
+            }
+            prop_assert!(
+                // The victim, or a peer that already stopped because of it.
+                matches!(o, Err(CommError::PeerGone { .. })),
+                "rank {} of {}: {:?}", r, n, o
+            );
+        }
+    }
+}
+
 #[test]
 fn a_rank_that_panics_ends_the_others_with_peer_gone() {
     let start = Instant::now();
