@@ -153,6 +153,15 @@ fn index_along(mesh: &Mesh, coords: &[u64], axes: &[usize]) -> u64 {
         .fold(0, |acc, &a| acc * mesh.sizes()[a] + coords[a])
 }
 
+/// Devices along manual mesh axes hold different data: the pattern's index is moved by this much per
+/// manual coordinate (row-major over the manual axes), by a step the patterns' periods do not divide.
+fn manual_shift(mesh: &Mesh, s: &Sharding, coords: &[u64]) -> u64 {
+    let axes: Vec<usize> = (0..s.axis_use().len())
+        .filter(|&a| s.axis_use()[a] == AxisUse::Manual)
+        .collect();
+    index_along(mesh, coords, &axes).wrapping_mul(7919)
+}
+
 /// Visits every element of `region`: its global linear index and global index, and its local index.
 fn each_element(
     dims: &[u64],
@@ -200,7 +209,8 @@ fn slots<'a>(b: &'a DeviceBuffer, local: &[u64], w: usize) -> impl Iterator<Item
 }
 
 /// Device `device`'s source buffer filled with the pattern: element `i` of the global array (row-major
-/// linear index) holds a small integer function of `i`; where the source has partial axes, each device
+/// linear index) holds a small integer function of `i` (and of the device's coordinates on manual
+/// mesh axes, whose devices hold different data); where the source has partial axes, each device
 /// holds its contribution, and the contributions combine under the pending op to the pattern. Padding
 /// is zero.
 pub fn fill_source(mesh: &Mesh, src: &Placement, device: u64) -> ExecResult<Vec<u8>> {
@@ -217,13 +227,14 @@ pub fn fill_source(mesh: &Mesh, src: &Placement, device: u64) -> ExecResult<Vec<
     let coords = mesh.coords(b.region.position);
     let j = index_along(mesh, &coords, &axes);
     let k: u64 = axes.iter().map(|&a| mesh.sizes()[a]).product();
+    let shift = manual_shift(mesh, &src.sharding, &coords);
     let mut buf = filled(b.bytes()?, 0)?;
     let dims = src.sharding.dims().to_vec();
     if !b.holds {
         return Ok(buf);
     }
     each_element(&dims, Some(&b.region), |i, _, local| {
-        let v = contribution(t, i, j, k, op).bytes(t, w);
+        let v = contribution(t, i.wrapping_add(shift), j, k, op).bytes(t, w);
         for s in slots(&b, local, w) {
             buf[s..s + w].copy_from_slice(&v);
         }
@@ -254,7 +265,18 @@ pub fn check_destination(
             "axes partial in both shardings must pend the same op".into(),
         ));
     }
+    let manual = |s: &Sharding| -> Vec<usize> {
+        (0..s.axis_use().len())
+            .filter(|&a| s.axis_use()[a] == AxisUse::Manual)
+            .collect()
+    };
+    if manual(&src.sharding) != manual(&dst.sharding) {
+        return Err(ExecError::Input(
+            "manual mesh axes must be manual in both shardings".into(),
+        ));
+    }
     let coords = mesh.coords(b.region.position);
+    let shift = manual_shift(mesh, &dst.sharding, &coords);
     // Off coordinate 0 of an axis newly pending sum or product, a device holds the op's identity.
     let identity = match d_op {
         Some(o @ (ReduceOp::Sum | ReduceOp::Product))
@@ -301,6 +323,7 @@ pub fn check_destination(
     let dims = dst.sharding.dims().to_vec();
     let region = if b.holds { Some(&b.region) } else { None };
     each_element(&dims, region, |i, global, local| {
+        let i = i.wrapping_add(shift);
         let vals: Vec<Value> = js.iter().map(|&j| contribution(t, i, j, k, op)).collect();
         let want = match (identity, op) {
             (Some(v), _) => v,

@@ -23,17 +23,18 @@ fn build_sharding(
     maximal: Option<usize>,
     torch: bool,
     op: ReduceOp,
-    partial_ok: &dyn Fn(usize) -> bool,
+    manual: &[usize],
 ) -> Sharding {
-    if let Some(p) = maximal {
+    if let Some(p) = maximal.filter(|_| manual.is_empty()) {
         return Sharding::maximal(mesh, dims.to_vec(), mesh.devices()[p % mesh.len()]).unwrap();
     }
     let mut dim_axes: Vec<Vec<(u8, usize)>> = vec![Vec::new(); dims.len()];
     let mut others = Vec::new();
     for (a, &(kind, d, order)) in picks.iter().take(mesh.rank()).enumerate() {
         match kind {
+            _ if manual.contains(&a) => others.push((a, AxisUse::Manual)),
             0 | 3 if !dims.is_empty() => dim_axes[d % dims.len()].push((order, a)),
-            2 if partial_ok(a) => others.push((a, AxisUse::Partial(op))),
+            2 => others.push((a, AxisUse::Partial(op))),
             _ => {}
         }
     }
@@ -108,6 +109,8 @@ struct Case {
     layouts: (u8, u8),
     dtype: usize,
     op: usize,
+    /// Mesh axes manual in both shardings.
+    manual: Vec<usize>,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -138,6 +141,10 @@ fn case() -> impl Strategy<Value = Case> {
             if seed & 1 << 40 != 0 {
                 order.reverse();
             }
+            // In a quarter of the cases, some mesh axes are manual in both shardings.
+            let manual: Vec<usize> = (0..mesh.len())
+                .filter(|a| (seed >> 56) & 3 == 0 && (seed >> (48 + a)) & 1 == 1)
+                .collect();
             Case {
                 mesh,
                 order,
@@ -147,6 +154,7 @@ fn case() -> impl Strategy<Value = Case> {
                 layouts,
                 dtype,
                 op,
+                manual,
             }
         })
 }
@@ -161,9 +169,10 @@ fn placements(c: &Case) -> (Mesh, Placement, Placement) {
         .collect();
     let mesh = Mesh::with_devices(&axes, c.order.iter().map(|&d| d as u64).collect()).unwrap();
     let op = OPS[c.op];
-    let src = build_sharding(&mesh, &c.dims, &c.src.0, c.src.1, c.src.2, op, &|_| true);
+    let m = &c.manual;
+    let src = build_sharding(&mesh, &c.dims, &c.src.0, c.src.1, c.src.2, op, m);
     let src_partial: Vec<usize> = common::partial(&src).iter().map(|p| p.0).collect();
-    let dst = build_sharding(&mesh, &c.dims, &c.dst.0, c.dst.1, c.dst.2, op, &|_| true);
+    let dst = build_sharding(&mesh, &c.dims, &c.dst.0, c.dst.1, c.dst.2, op, m);
     let mut dtype = TYPES[c.dtype];
     if (!src_partial.is_empty() || !common::partial(&dst).is_empty()) && c.dtype >= 8 {
         dtype = PrimitiveType::F32; // reductions need numbers
@@ -192,7 +201,10 @@ proptest! {
         }
         for p in [&planned, &reference] {
             let bufs = execute(&mesh, p, &src, &dst);
-            if common::partial(&src.sharding).is_empty() && common::partial(&dst.sharding).is_empty() {
+            if common::partial(&src.sharding).is_empty()
+            && common::partial(&dst.sharding).is_empty()
+            && c.manual.is_empty()
+        {
                 gather_check(&mesh, &src, &dst, &bufs);
             }
             let sent: u64 = bufs.iter().map(|b| b.2.sent).sum();
@@ -212,6 +224,7 @@ fn the_generator_reaches_every_kind_of_case() {
     let strategy = case();
     let (mut partial, mut maximal, mut torch, mut tiled, mut empty, mut reordered, mut uneven) =
         (0, 0, 0, 0, 0, 0, 0);
+    let (mut manual, mut kept_partial) = (0, 0);
     for _ in 0..400 {
         let c = strategy.new_tree(&mut runner).unwrap().current();
         let (mesh, src, dst) = placements(&c);
@@ -223,6 +236,20 @@ fn the_generator_reaches_every_kind_of_case() {
         tiled += usize::from(matches!(&dst.layout, MemoryLayout::Xla(l) if !l.tiles.is_empty()));
         empty += usize::from(c.dims.contains(&0));
         reordered += usize::from(!mesh.is_default_order());
+        manual += usize::from(
+            src.sharding
+                .axis_use()
+                .iter()
+                .zip(mesh.sizes())
+                .any(|(u, &z)| *u == AxisUse::Manual && z > 1),
+        );
+        kept_partial += usize::from(
+            src.sharding
+                .axis_use()
+                .iter()
+                .zip(dst.sharding.axis_use())
+                .any(|(a, b)| matches!((a, b), (AxisUse::Partial(_), AxisUse::Partial(_)))),
+        );
         uneven += usize::from(
             src.buffers(&mesh)
                 .unwrap()
@@ -238,6 +265,8 @@ fn the_generator_reaches_every_kind_of_case() {
         ("empty", empty),
         ("reordered", reordered),
         ("uneven", uneven),
+        ("manual", manual),
+        ("kept partial", kept_partial),
     ] {
         assert!(k >= 20, "{name}: {k} of 400");
     }

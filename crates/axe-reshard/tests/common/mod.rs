@@ -40,10 +40,12 @@ pub fn reference_plan(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem: u64) ->
     let dp = partial(dst);
     // Axes partial in both keep their contributions apart; axes partial in the source only are reduced;
     // off coordinate 0 of axes newly pending sum or product, a device holds the identity (no pieces).
+    // Manual axes (manual in both) and axes partial in both: senders share the receiver's coordinates.
     let kept: Vec<usize> = dp
         .iter()
         .map(|p| p.0)
         .filter(|a| sp.iter().any(|p| p.0 == *a))
+        .chain((0..mesh.rank()).filter(|&a| src.axis_use()[a] == AxisUse::Manual))
         .collect();
     let new: Vec<(usize, ReduceOp)> = dp
         .iter()
@@ -84,6 +86,7 @@ pub fn reference_plan(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem: u64) ->
             let members: Vec<_> = sr
                 .iter()
                 .filter(|s| &key(s.position, &sp_axes) == g)
+                .filter(|s| key(s.position, &kept) == key(d.position, &kept))
                 .filter(|s| !s.local_shape.contains(&0) && !gone(src, s.device))
                 .collect();
             let mut seen: Vec<Vec<Range<u64>>> = Vec::new();
