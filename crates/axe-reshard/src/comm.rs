@@ -1,5 +1,7 @@
 //! The communicator: point-to-point exchanges and the collectives reshard plans use.
 
+use std::borrow::Cow;
+
 use crate::error::Result;
 
 /// One rank's view of a group of `size()` ranks that exchange bytes.
@@ -18,6 +20,18 @@ pub trait Communicator {
     /// `recvs[j] = (from, buffer)` receives exactly `buffer.len()` bytes from `from` (a message of another
     /// length is an error). Sends to or receives from this rank itself are an error (copy locally instead).
     fn exchange(&self, sends: &[(usize, &[u8])], recvs: &mut [(usize, &mut [u8])]) -> Result<()>;
+
+    /// [`Communicator::exchange`] where some messages are buffers the caller gives up: a backend that
+    /// copies what it sends (as threads do) may take those without copying. The default borrows every
+    /// message and calls `exchange`.
+    fn exchange_cow(
+        &self,
+        sends: Vec<(usize, Cow<'_, [u8]>)>,
+        recvs: &mut [(usize, &mut [u8])],
+    ) -> Result<()> {
+        let borrowed: Vec<(usize, &[u8])> = sends.iter().map(|(r, m)| (*r, m.as_ref())).collect();
+        self.exchange(&borrowed, recvs)
+    }
 
     /// Waits until every rank has reached the barrier.
     fn barrier(&self) -> Result<()>;

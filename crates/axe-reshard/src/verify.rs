@@ -1,0 +1,460 @@
+//! Verifying a reshard end to end: every source shard filled with a known pattern (a function of the
+//! global index), the plan executed, every destination element and padding byte checked.
+
+use std::time::Instant;
+
+use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding};
+use axe_xla::PrimitiveType;
+
+use crate::comm::Communicator;
+use crate::exec::reshard;
+use crate::exec_error::{ExecError, ExecResult};
+use crate::placement::{filled, DeviceBuffer, Placement};
+
+/// An exact value of the pattern, before it is written in the element type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Value {
+    Float(f64),
+    Int(i64),
+    /// Raw bytes for types without arithmetic, derived from the element index.
+    Raw(u64),
+}
+
+/// The element type's family.
+fn is_float(t: PrimitiveType) -> bool {
+    matches!(
+        t,
+        PrimitiveType::F32 | PrimitiveType::F64 | PrimitiveType::Bf16 | PrimitiveType::F16
+    )
+}
+
+fn is_int(t: PrimitiveType) -> bool {
+    use PrimitiveType as P;
+    matches!(
+        t,
+        P::S8 | P::S16 | P::S32 | P::S64 | P::U8 | P::U16 | P::U32 | P::U64
+    )
+}
+
+/// The pattern at global linear index `i`: small integers, exact in every float type (bf16 included).
+fn base(t: PrimitiveType, i: u64) -> Value {
+    if is_float(t) {
+        Value::Float((i % 199) as f64 - 99.0)
+    } else if is_int(t) {
+        Value::Int((i % 97) as i64 + 8)
+    } else {
+        Value::Raw(i)
+    }
+}
+
+/// A small deviation in `-3..=3` for contribution `j` of element `i`.
+fn wiggle(i: u64, j: u64) -> i64 {
+    ((i.wrapping_mul(7).wrapping_add(j.wrapping_mul(3))) % 7) as i64 - 3
+}
+
+fn shift(v: Value, by: i64) -> Value {
+    match v {
+        Value::Float(x) => Value::Float(x + by as f64),
+        Value::Int(x) => Value::Int(x.wrapping_add(by)),
+        Value::Raw(x) => Value::Raw(x),
+    }
+}
+
+/// Contribution `j` of `k` of element `i`, for a source whose partial values are pending `op`:
+/// combined with `op` over all `j`, they give the pattern.
+fn contribution(t: PrimitiveType, i: u64, j: u64, k: u64, op: Option<ReduceOp>) -> Value {
+    let b = base(t, i);
+    match op {
+        None | Some(ReduceOp::Avg) => b,
+        Some(ReduceOp::Sum) if j == 0 => shift(b, -(1..k).map(|j| wiggle(i, j)).sum::<i64>()),
+        Some(ReduceOp::Sum) => shift(Value::Int(0), wiggle(i, j)).to(t),
+        Some(ReduceOp::Max) if j > 0 => shift(b, -wiggle(i, j).abs()),
+        Some(ReduceOp::Min) if j > 0 => shift(b, wiggle(i, j).abs()),
+        Some(ReduceOp::Product) if j > 0 => Value::Int(1).to(t),
+        Some(_) => b,
+    }
+}
+
+impl Value {
+    /// The same number in the family of `t`.
+    fn to(self, t: PrimitiveType) -> Value {
+        match self {
+            Value::Int(x) if is_float(t) => Value::Float(x as f64),
+            v => v,
+        }
+    }
+
+    /// The element's bytes in type `t`, little-endian.
+    fn bytes(self, t: PrimitiveType, w: usize) -> Vec<u8> {
+        match self {
+            Value::Float(x) => match t {
+                PrimitiveType::F64 => x.to_le_bytes().to_vec(),
+                PrimitiveType::Bf16 => crate::reduce::f32_to_bf16(x as f32).to_le_bytes().to_vec(),
+                PrimitiveType::F16 => crate::reduce::f32_to_f16(x as f32).to_le_bytes().to_vec(),
+                _ => (x as f32).to_le_bytes().to_vec(),
+            },
+            Value::Int(x) => x.to_le_bytes()[..w.min(8)].to_vec(),
+            Value::Raw(i) => (0..w as u64)
+                .map(|b| (i.wrapping_mul(31).wrapping_add(b * 17 + 5) % 251) as u8)
+                .collect(),
+        }
+    }
+}
+
+/// Combines exact values with `op` (`count` values were combined for `avg`).
+fn combine(vals: &[Value], op: ReduceOp) -> Value {
+    let mut it = vals.iter().copied();
+    let Some(first) = it.next() else {
+        return Value::Int(0);
+    };
+    let r = it.fold(first, |a, b| match (a, b) {
+        (Value::Float(a), Value::Float(b)) => Value::Float(match op {
+            ReduceOp::Sum | ReduceOp::Avg => a + b,
+            ReduceOp::Product => a * b,
+            ReduceOp::Max => a.max(b),
+            ReduceOp::Min => a.min(b),
+        }),
+        (Value::Int(a), Value::Int(b)) => Value::Int(match op {
+            ReduceOp::Sum | ReduceOp::Avg => a.wrapping_add(b),
+            ReduceOp::Product => a.wrapping_mul(b),
+            ReduceOp::Max => a.max(b),
+            ReduceOp::Min => a.min(b),
+        }),
+        (a, _) => a,
+    });
+    match (r, op) {
+        (Value::Float(x), ReduceOp::Avg) => Value::Float(x / vals.len() as f64),
+        (Value::Int(x), ReduceOp::Avg) => Value::Int(x / vals.len() as i64),
+        (r, _) => r,
+    }
+}
+
+/// The source's partial mesh axes and their op (one op for all; none without partial axes).
+fn partial_axes(s: &Sharding) -> ExecResult<(Vec<usize>, Option<ReduceOp>)> {
+    let mut axes = Vec::new();
+    let mut op = None;
+    for (a, u) in s.axis_use().iter().enumerate() {
+        if let AxisUse::Partial(o) = u {
+            if op.is_some_and(|p| p != *o) {
+                return Err(ExecError::Input(
+                    "partial mesh axes with different ops cannot be verified".into(),
+                ));
+            }
+            op = Some(*o);
+            axes.push(a);
+        }
+    }
+    Ok((axes, op))
+}
+
+/// Row-major index of the coordinates along `axes`.
+fn index_along(mesh: &Mesh, coords: &[u64], axes: &[usize]) -> u64 {
+    axes.iter()
+        .fold(0, |acc, &a| acc * mesh.sizes()[a] + coords[a])
+}
+
+/// Devices along manual mesh axes hold different data: the pattern's index is moved by this much per
+/// manual coordinate (row-major over the manual axes), by a step the patterns' periods do not divide.
+fn manual_shift(mesh: &Mesh, s: &Sharding, coords: &[u64]) -> u64 {
+    let axes: Vec<usize> = (0..s.axis_use().len())
+        .filter(|&a| s.axis_use()[a] == AxisUse::Manual)
+        .collect();
+    index_along(mesh, coords, &axes).wrapping_mul(7919)
+}
+
+/// Visits every element of `region`: its global linear index and global index, and its local index.
+fn each_element(
+    dims: &[u64],
+    region: Option<&DeviceRegion>,
+    mut f: impl FnMut(u64, &[u64], &[u64]) -> ExecResult<()>,
+) -> ExecResult<()> {
+    let Some(region) = region else {
+        return Ok(());
+    };
+    let shape = &region.local_shape;
+    if shape.contains(&0) {
+        return Ok(());
+    }
+    let mut local = vec![0u64; shape.len()];
+    let mut global = vec![0u64; shape.len()];
+    loop {
+        let mut lin = 0u64;
+        for (d, (&l, r)) in local.iter().zip(&region.region).enumerate() {
+            global[d] = r.start + l;
+            lin = lin * dims[d] + global[d];
+        }
+        f(lin, &global, &local)?;
+        let mut k = shape.len();
+        loop {
+            if k == 0 {
+                return Ok(());
+            }
+            k -= 1;
+            local[k] += 1;
+            if local[k] < shape[k] {
+                break;
+            }
+            local[k] = 0;
+        }
+    }
+}
+
+/// Byte offsets of every copy of the element at `local` in a buffer laid out as `b`.
+fn slots<'a>(b: &'a DeviceBuffer, local: &[u64], w: usize) -> impl Iterator<Item = usize> + 'a {
+    let base = b.layout.offset(local) - b.layout.replicas[0];
+    b.layout
+        .replicas
+        .iter()
+        .map(move |r| ((base + r) as usize) * w)
+}
+
+/// Device `device`'s source buffer filled with the pattern: element `i` of the global array (row-major
+/// linear index) holds a small integer function of `i` (and of the device's coordinates on manual
+/// mesh axes, whose devices hold different data); where the source has partial axes, each device
+/// holds its contribution, and the contributions combine under the pending op to the pattern. Padding
+/// is zero.
+pub fn fill_source(mesh: &Mesh, src: &Placement, device: u64) -> ExecResult<Vec<u8>> {
+    let b = src.buffer(mesh, device)?;
+    let t = src.dtype;
+    let w = src.elem_bytes() as usize;
+    let (axes, op) = partial_axes(&src.sharding)?;
+    if op.is_some() && !is_float(t) && !is_int(t) {
+        return Err(ExecError::Input(format!(
+            "partial values of {} cannot be reduced",
+            t.name()
+        )));
+    }
+    let coords = mesh.coords(b.region.position);
+    let j = index_along(mesh, &coords, &axes);
+    let k: u64 = axes.iter().map(|&a| mesh.sizes()[a]).product();
+    let shift = manual_shift(mesh, &src.sharding, &coords);
+    let mut buf = filled(b.bytes()?, 0)?;
+    let dims = src.sharding.dims().to_vec();
+    if !b.holds {
+        return Ok(buf);
+    }
+    each_element(&dims, Some(&b.region), |i, _, local| {
+        let v = contribution(t, i.wrapping_add(shift), j, k, op).bytes(t, w);
+        for s in slots(&b, local, w) {
+            buf[s..s + w].copy_from_slice(&v);
+        }
+        Ok(())
+    })?;
+    Ok(buf)
+}
+
+/// Checks device `device`'s destination buffer: every element of its region equals the pattern (or,
+/// where the destination keeps some of the source's partial axes, the combination of the contributions
+/// along the others; or, off coordinate 0 of axes newly pending `sum` or `product`, the op's identity),
+/// in every copy; every other byte of the layout's bytes is zero.
+pub fn check_destination(
+    mesh: &Mesh,
+    src: &Placement,
+    dst: &Placement,
+    device: u64,
+    buf: &[u8],
+) -> ExecResult<()> {
+    let b = dst.buffer(mesh, device)?;
+    let t = dst.dtype;
+    let w = dst.elem_bytes() as usize;
+    let (s_axes, op) = partial_axes(&src.sharding)?;
+    let (d_axes, d_op) = partial_axes(&dst.sharding)?;
+    let kept = d_axes.iter().any(|a| s_axes.contains(a));
+    if kept && d_op != op {
+        return Err(ExecError::Input(
+            "axes partial in both shardings must pend the same op".into(),
+        ));
+    }
+    let manual = |s: &Sharding| -> Vec<usize> {
+        (0..s.axis_use().len())
+            .filter(|&a| s.axis_use()[a] == AxisUse::Manual)
+            .collect()
+    };
+    if manual(&src.sharding) != manual(&dst.sharding) {
+        return Err(ExecError::Input(
+            "manual mesh axes must be manual in both shardings".into(),
+        ));
+    }
+    let coords = mesh.coords(b.region.position);
+    let shift = manual_shift(mesh, &dst.sharding, &coords);
+    // Off coordinate 0 of an axis newly pending sum or product, a device holds the op's identity.
+    let identity = match d_op {
+        Some(o @ (ReduceOp::Sum | ReduceOp::Product))
+            if d_axes
+                .iter()
+                .any(|a| !s_axes.contains(a) && coords[*a] != 0) =>
+        {
+            if !is_float(t) && !is_int(t) {
+                return Err(ExecError::Input(format!(
+                    "{} has no identity of {}",
+                    t.name(),
+                    o.name()
+                )));
+            }
+            Some(Value::Int(i64::from(o == ReduceOp::Product)).to(t))
+        }
+        _ => None,
+    };
+    let need = b.bytes()?;
+    if buf.len() < need {
+        return Err(ExecError::Input(format!(
+            "device {device}'s destination has {} bytes, its shard needs {need}",
+            buf.len()
+        )));
+    }
+    let k: u64 = s_axes.iter().map(|&a| mesh.sizes()[a]).product();
+    // The contributions this device's elements combine: those whose coordinates on the destination's
+    // partial axes are this device's.
+    let js: Vec<u64> = (0..k)
+        .filter(|&j| {
+            let mut rest = j;
+            let mut ok = true;
+            for &a in s_axes.iter().rev() {
+                let c = rest % mesh.sizes()[a];
+                rest /= mesh.sizes()[a];
+                if d_axes.contains(&a) && c != coords[a] {
+                    ok = false;
+                }
+            }
+            ok
+        })
+        .collect();
+    let mut is_element = filled(need, 0)?;
+    let dims = dst.sharding.dims().to_vec();
+    let region = if b.holds { Some(&b.region) } else { None };
+    each_element(&dims, region, |i, global, local| {
+        let i = i.wrapping_add(shift);
+        let vals: Vec<Value> = js.iter().map(|&j| contribution(t, i, j, k, op)).collect();
+        let want = match (identity, op) {
+            (Some(v), _) => v,
+            (None, Some(op)) if vals.len() > 1 => combine(&vals, op),
+            _ => vals.first().copied().unwrap_or(base(t, i)),
+        }
+        .bytes(t, w);
+        for s in slots(&b, local, w) {
+            let got = &buf[s..s + w];
+            if got != want.as_slice() {
+                return Err(ExecError::Mismatch {
+                    device,
+                    index: global.to_vec(),
+                    got: hex(got),
+                    expected: hex(&want),
+                });
+            }
+            is_element[s..s + w].fill(1);
+        }
+        Ok(())
+    })?;
+    if let Some(p) = (0..need).find(|&p| is_element[p] == 0 && buf[p] != 0) {
+        return Err(ExecError::Mismatch {
+            device,
+            index: vec![],
+            got: format!("padding byte {p} = {:02x}", buf[p]),
+            expected: "00".into(),
+        });
+    }
+    Ok(())
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The outcome of a verified run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Verified {
+    /// Bytes the plan sends over the network (all ranks together).
+    pub bytes: u64,
+    /// Seconds the reshard took: the slowest rank, from a common barrier to its end.
+    pub seconds: f64,
+}
+
+/// Runs a verified reshard on this rank (collective: every rank calls it with the same arguments): fills
+/// this device's source with [`fill_source`], executes `plan`, checks the destination with
+/// [`check_destination`], and agrees with every other rank on the outcome. Every rank returns the same
+/// `Ok`, or an error (its own, or naming the first rank that failed).
+pub fn verify_run<C: Communicator + ?Sized>(
+    comm: &C,
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &Placement,
+    dst: &Placement,
+) -> ExecResult<Verified> {
+    let me = comm.rank() as u64;
+    let src_buf = fill_source(mesh, src, me)?;
+    let mut dst_buf = filled(dst.buffer(mesh, me)?.bytes()?, 0xa5)?;
+    comm.barrier()?;
+    let start = Instant::now();
+    let run = reshard(comm, mesh, plan, src, dst, &src_buf, &mut dst_buf);
+    let seconds = start.elapsed().as_secs_f64();
+    let outcome = run.and_then(|_| check_destination(mesh, src, dst, me, &dst_buf));
+    let mut mine = [0u8; 9];
+    mine[0] = u8::from(outcome.is_ok());
+    mine[1..].copy_from_slice(&seconds.to_le_bytes());
+    let mut all = vec![0u8; 9 * comm.size()];
+    comm.all_gather(&mine, &mut all)?;
+    outcome?;
+    let mut slowest = 0f64;
+    for (r, c) in all.chunks_exact(9).enumerate() {
+        if c[0] != 1 {
+            return Err(ExecError::Input(format!(
+                "rank {r} failed its part of the reshard"
+            )));
+        }
+        let mut s = [0u8; 8];
+        s.copy_from_slice(&c[1..]);
+        slowest = slowest.max(f64::from_le_bytes(s));
+    }
+    Ok(Verified {
+        bytes: plan.bytes,
+        seconds: slowest,
+    })
+}
+
+/// [`verify_run`] on the threads backend: one thread per device of `mesh`, each waiting at most
+/// `timeout` per operation. Returns the agreed outcome, or the root error of the failing ranks (a rank's
+/// own error before the ones its peers saw when it stopped).
+pub fn verify_threads(
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &Placement,
+    dst: &Placement,
+    timeout: std::time::Duration,
+) -> ExecResult<Verified> {
+    first_outcome(crate::threads::run_threads(mesh.len(), timeout, |c| {
+        verify_run(&c, mesh, plan, src, dst)
+    }))
+}
+
+/// The first rank's value when every rank succeeded; else the most telling error: one that is not a
+/// peer's disappearance or a timeout where there is one.
+pub(crate) fn first_outcome<T>(out: Vec<ExecResult<T>>) -> ExecResult<T> {
+    let secondary = |e: &ExecError| {
+        matches!(
+            e,
+            ExecError::Comm(
+                crate::error::CommError::PeerGone { .. } | crate::error::CommError::Timeout { .. }
+            )
+        ) || matches!(e, ExecError::Input(m) if m.contains("failed its part"))
+    };
+    let mut first_err = None;
+    let mut first_ok = None;
+    for r in out {
+        match r {
+            Ok(v) => {
+                if first_ok.is_none() {
+                    first_ok = Some(v);
+                }
+            }
+            Err(e) => match &first_err {
+                Some(f) if !secondary(f) || secondary(&e) => {}
+                _ => first_err = Some(e),
+            },
+        }
+    }
+    match (first_err, first_ok) {
+        (Some(e), _) => Err(e),
+        (None, Some(v)) => Ok(v),
+        (None, None) => Err(ExecError::Input("no ranks ran".into())),
+    }
+}

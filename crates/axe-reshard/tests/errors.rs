@@ -1,0 +1,306 @@
+//! Bad plans, bad inputs and a rank that dies: typed errors on every rank, never a hang.
+
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+
+mod common;
+
+use std::ops::Range;
+use std::time::Duration;
+
+use axe_reshard::{
+    fill_source, reshard, run_threads, ExecError, MemoryLayout, Placement, ThreadComm,
+};
+use axe_shard::{AxisUse, Mesh, ReduceOp, Sharding};
+use axe_xla::PrimitiveType;
+use common::reference_plan;
+use common::run::T;
+
+/// A plan that breaks the law is the same `Plan` error on every rank, before any byte moves.
+#[test]
+fn bad_plans_are_refused_everywhere() {
+    let mesh = Mesh::new(&[("x", 2)]).unwrap();
+    let s0 = Placement::new(
+        Sharding::new(&mesh, vec![4], vec![vec![0]], &[]).unwrap(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let rep = Placement::new(
+        Sharding::replicated(&mesh, vec![4]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let good = reference_plan(&mesh, &s0.sharding, &rep.sharding, 4);
+    let region = |r: Range<u64>| vec![r];
+    let mut to_self = good.clone();
+    to_self.transfers[0].to = to_self.transfers[0].from;
+    let mut not_held = good.clone();
+    not_held.transfers[0].region = region(0..4);
+    not_held.transfers[0].bytes = 16;
+    let mut wrong_bytes = good.clone();
+    wrong_bytes.transfers[0].bytes += 1;
+    let mut missing = good.clone();
+    missing.transfers.pop();
+    let mut twice = good.clone();
+    twice.locals.push(twice.locals[0].clone());
+    for (name, plan) in [
+        ("to self", to_self),
+        ("not held", not_held),
+        ("bytes", wrong_bytes),
+        ("missing", missing),
+        ("twice", twice),
+    ] {
+        let out = run_threads(2, T, |c: ThreadComm| {
+            let me = axe_reshard::Communicator::rank(&c) as u64;
+            let s = fill_source(&mesh, &s0, me)?;
+            let mut d = vec![0u8; 16];
+            reshard(&c, &mesh, &plan, &s0, &rep, &s, &mut d)
+        });
+        for r in out {
+            assert!(matches!(r, Err(ExecError::Plan(_))), "{name}: {r:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_inputs_are_typed_errors() {
+    let mesh = Mesh::new(&[("x", 2)]).unwrap();
+    let s = Sharding::new(&mesh, vec![4], vec![vec![0]], &[]).unwrap();
+    assert!(matches!(
+        Placement::new(s.clone(), MemoryLayout::RowMajor, PrimitiveType::S4),
+        Err(ExecError::Input(_))
+    ));
+    assert!(matches!(
+        MemoryLayout::parse("{1,0:T(", 2),
+        Err(ExecError::Input(_))
+    ));
+    let src = Placement::new(s.clone(), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
+    let dst = Placement::new(
+        Sharding::replicated(&mesh, vec![4]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
+    // A destination buffer too small, on rank 1 only: rank 1 refuses, rank 0 sees it gone.
+    let out = run_threads(2, T, |c: ThreadComm| {
+        let me = axe_reshard::Communicator::rank(&c);
+        let s = fill_source(&mesh, &src, me as u64)?;
+        let mut d = vec![0u8; if me == 1 { 15 } else { 16 }];
+        reshard(&c, &mesh, &plan, &src, &dst, &s, &mut d)
+    });
+    assert!(
+        matches!(&out[1], Err(ExecError::Input(m)) if m.contains("needs 16")),
+        "{:?}",
+        out[1]
+    );
+    assert!(matches!(&out[0], Err(ExecError::Comm(_))), "{:?}", out[0]);
+    // A mesh of more devices than ranks.
+    let big = Mesh::new(&[("x", 4)]).unwrap();
+    let out = run_threads(2, T, |c: ThreadComm| {
+        reshard(&c, &big, &plan, &src, &dst, &[], &mut [])
+    });
+    assert!(out.iter().all(|r| matches!(r, Err(ExecError::Input(_)))));
+    // Replicated to Partial(sum): device 1 holds zeros, so a plan that sends it values is refused.
+    let p = Sharding::new(
+        &mesh,
+        vec![4],
+        vec![vec![]],
+        &[(0, AxisUse::Partial(ReduceOp::Sum))],
+    )
+    .unwrap();
+    let pp = Placement::new(p.clone(), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
+    let out = run_threads(2, T, |c: ThreadComm| {
+        reshard(&c, &mesh, &plan, &dst, &pp, &[0u8; 16], &mut [0u8; 16])
+    });
+    assert!(
+        out.iter().all(
+            |r| matches!(r, Err(ExecError::Plan(m)) if m.contains("device 1 gets 4 elements where its region of 4 needs 0"))
+        ),
+        "{out:?}"
+    );
+    // A reducing reshard given a plan that stores: refused as a plan error.
+    let out = run_threads(2, T, |c: ThreadComm| {
+        reshard(&c, &mesh, &plan, &pp, &dst, &[0u8; 16], &mut [0u8; 16])
+    });
+    assert!(
+        out.iter()
+            .all(|r| matches!(r, Err(ExecError::Plan(m)) if m.contains("stored"))),
+        "{out:?}"
+    );
+    // Partial values of a type without arithmetic.
+    let p = Sharding::new(
+        &mesh,
+        vec![4],
+        vec![vec![]],
+        &[(0, AxisUse::Partial(ReduceOp::Sum))],
+    )
+    .unwrap();
+    let p = Placement::new(p, MemoryLayout::RowMajor, PrimitiveType::Pred).unwrap();
+    let plan = reference_plan(&mesh, &p.sharding, &dst.sharding, 1);
+    let pd = Placement::new(
+        dst.sharding.clone(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::Pred,
+    )
+    .unwrap();
+    let out = run_threads(2, T, |c: ThreadComm| {
+        reshard(&c, &mesh, &plan, &p, &pd, &[0u8; 4], &mut [0u8; 4])
+    });
+    assert!(
+        out.iter()
+            .all(|r| matches!(r, Err(ExecError::Input(m)) if m.contains("pred"))),
+        "{out:?}"
+    );
+}
+
+/// A rank that dies mid-reshard ends it on the others with an error, promptly.
+#[test]
+fn a_rank_dying_mid_reshard_fails_the_others() {
+    let mesh = Mesh::new(&[("x", 4)]).unwrap();
+    let src = Placement::new(
+        Sharding::new(&mesh, vec![64, 64], vec![vec![0], vec![]], &[]).unwrap(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let dst = Placement::new(
+        Sharding::new(&mesh, vec![64, 64], vec![vec![], vec![0]], &[]).unwrap(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
+    let start = std::time::Instant::now();
+    let out = run_threads(4, Duration::from_secs(60), |c: ThreadComm| {
+        let me = axe_reshard::Communicator::rank(&c);
+        let s = fill_source(&mesh, &src, me as u64)?;
+        if me == 1 {
+            panic!("rank 1 dies with its shard");
+        }
+        let mut d = vec![0u8; 64 * 16 * 4];
+        reshard(&c, &mesh, &plan, &src, &dst, &s, &mut d)
+    });
+    assert!(start.elapsed() < Duration::from_secs(30));
+    for r in [0, 2, 3] {
+        assert!(
+            matches!(
+                &out[r],
+                Err(ExecError::Comm(axe_reshard::CommError::PeerGone {
+                    rank: 1,
+                    ..
+                }))
+            ),
+            "rank {r}: {:?}",
+            out[r]
+        );
+    }
+}
+
+/// A failing verified run reports the root error, not the peers' view of it.
+#[test]
+fn verify_threads_reports_the_root_error() {
+    let mesh = Mesh::new(&[("x", 3)]).unwrap();
+    let src = Placement::new(
+        Sharding::new(&mesh, vec![6], vec![vec![0]], &[]).unwrap(),
+        MemoryLayout::RowMajor,
+        PrimitiveType::S32,
+    )
+    .unwrap();
+    let dst = Placement::new(
+        Sharding::replicated(&mesh, vec![6]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::S32,
+    )
+    .unwrap();
+    let mut plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
+    plan.transfers.pop();
+    let e = axe_reshard::verify_threads(&mesh, &plan, &src, &dst, T).unwrap_err();
+    assert!(
+        matches!(&e, ExecError::Plan(m) if m.contains("gets 4 elements")),
+        "{e}"
+    );
+}
+
+/// Sizes past what one device can hold are typed errors on every rank, never an abort.
+#[test]
+fn overflowing_sizes_are_errors() {
+    let mesh = Mesh::new(&[("x", 2)]).unwrap();
+    for dims in [
+        vec![1u64 << 62, 4],
+        vec![1 << 41, 0],
+        vec![u64::MAX, u64::MAX],
+    ] {
+        let s = Sharding::new(&mesh, dims.clone(), vec![vec![0], vec![]], &[]).unwrap();
+        let p = Placement::new(s, MemoryLayout::RowMajor, PrimitiveType::F64).unwrap();
+        assert!(
+            matches!(p.buffer(&mesh, 0), Err(ExecError::Input(m)) if m.contains("too large")),
+            "{dims:?}"
+        );
+        let plan = reference_plan(&mesh, &p.sharding, &p.sharding, 8);
+        let out = run_threads(2, T, |c: ThreadComm| {
+            reshard(&c, &mesh, &plan, &p, &p, &[], &mut [])
+        });
+        assert!(
+            out.iter().all(|r| matches!(r, Err(ExecError::Input(_)))),
+            "{out:?}"
+        );
+    }
+}
+
+/// Layouts a shard cannot be moved through are refused by name.
+#[test]
+fn unusable_layouts_are_errors() {
+    let mesh = Mesh::new(&[("x", 2)]).unwrap();
+    let s = Sharding::new(&mesh, vec![8, 8], vec![vec![0], vec![]], &[]).unwrap();
+    let packed = Placement::new(
+        s.clone(),
+        MemoryLayout::parse("{1,0:E(4)}", 2).unwrap(),
+        PrimitiveType::S8,
+    )
+    .unwrap();
+    assert!(
+        matches!(packed.buffer(&mesh, 0), Err(ExecError::Input(m)) if m.contains("E(n)")),
+        "{:?}",
+        packed.buffer(&mesh, 0)
+    );
+    // An Axe layout whose shape is not the shard's, and one that puts two elements in one slot.
+    for text in ["S[(3,8):(8,1)]", "S[(4,8):(1,1)]"] {
+        let p = Placement::new(
+            s.clone(),
+            MemoryLayout::parse(text, 2).unwrap(),
+            PrimitiveType::F32,
+        )
+        .unwrap();
+        assert!(p.buffer(&mesh, 0).is_err(), "{text}");
+    }
+}
+
+/// Pieces that overlap, leaving a hole of the same size, are caught on the device they wrong.
+#[test]
+fn overlapping_pieces_are_refused() {
+    let mesh = Mesh::new(&[("x", 2)]).unwrap();
+    let rep = Placement::new(
+        Sharding::replicated(&mesh, vec![4]),
+        MemoryLayout::RowMajor,
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let mut plan = reference_plan(&mesh, &rep.sharding, &rep.sharding, 4);
+    assert_eq!(plan.locals.len(), 2);
+    plan.locals[0].region[0] = 0..2;
+    plan.locals.insert(1, plan.locals[0].clone());
+    let out = run_threads(2, T, |c: ThreadComm| {
+        let me = axe_reshard::Communicator::rank(&c) as u64;
+        let s = fill_source(&mesh, &rep, me)?;
+        let mut d = vec![0u8; 16];
+        reshard(&c, &mesh, &plan, &rep, &rep, &s, &mut d)
+    });
+    assert!(
+        matches!(&out[0], Err(ExecError::Plan(m)) if m.contains("covered twice")),
+        "{:?}",
+        out[0]
+    );
+    assert!(out[1].is_ok(), "{:?}", out[1]);
+}
