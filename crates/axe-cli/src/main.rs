@@ -13,6 +13,7 @@ mod output;
 mod relayout_cmd;
 mod report;
 mod shard_cmd;
+mod shard_run;
 mod xla_cmd;
 
 use std::process::ExitCode;

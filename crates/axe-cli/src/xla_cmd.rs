@@ -293,16 +293,13 @@ fn size_verb(text: &str) -> Result<Report, String> {
     ));
     if total[1] != total[2] {
         // Why XLA's ArraySize (ShapeUtil::ArraySize) differs from the bytes the layout occupies.
-        let layouts = || arrays.iter().map(|(_, a)| &a.layout);
-        let mut reasons = Vec::new();
-        if layouts().any(|l| l.tiles.len() > 1) {
-            reasons.push("pads with the first tile only");
-        }
-        if layouts().any(|l| l.tiles.is_empty() && l.tail_padding_alignment_in_elements > 1) {
-            reasons.push("leaves out L when the layout has no tiles");
-        }
-        if layouts().any(|l| !l.tiles.is_empty() && !l.split_configs.is_empty()) {
-            reasons.push("counts a split dimension by its largest split");
+        let mut reasons: Vec<&str> = Vec::new();
+        for (_, a) in &arrays {
+            for r in axe_xla::array_size_reasons(&a.layout) {
+                if !reasons.contains(&r) {
+                    reasons.push(r);
+                }
+            }
         }
         let gap = total[2] - total[1];
         let (what, more) = (reasons.join(", "), if gap > 0 { "more" } else { "fewer" });

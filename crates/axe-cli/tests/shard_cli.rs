@@ -229,3 +229,97 @@ fn plan_errors_name_the_side() {
     assert_eq!(code, 1);
     assert!(err.contains("--gbps"), "{err}");
 }
+
+#[test]
+fn runs_are_verified_element_by_element() {
+    // The paper's fully sharded 64x128 on a 2x2 mesh, tiled on each device, gathered row-major.
+    let v = json_lines(&[
+        "shard",
+        "run",
+        "P('x','y')",
+        "P()",
+        "--mesh",
+        "x=2,y=2",
+        "--shape",
+        "f32[64,128]",
+        "--src-layout",
+        "{1,0:T(8,128)}",
+        "--json",
+    ]);
+    assert_eq!(v[0]["verified"], true);
+    assert_eq!(v[0]["bytes"], 4 * 3 * 32 * 64 * 4);
+    assert_eq!(v[0]["collective"], "all-gather");
+    // Pending sums in bf16, reduced and scattered; uneven shards.
+    let v = json_lines(&[
+        "shard",
+        "run",
+        "[Partial(), Shard(1)]",
+        "P('x','y')",
+        "--mesh",
+        "x=2,y=2",
+        "--shape",
+        "bf16[64,128]",
+        "--json",
+    ]);
+    assert_eq!(v[0]["verified"], true);
+    let v = json_lines(&[
+        "shard",
+        "run",
+        "{devices=[4]<=[4]}",
+        "{devices=[4]0,2,1,3}",
+        "--mesh",
+        "x=2,y=2",
+        "--shape",
+        "s32[5]",
+        "--json",
+    ]);
+    assert_eq!(v[0]["verified"], true);
+}
+
+#[test]
+fn run_errors_are_clear() {
+    let (code, _, err) = run(&[
+        "shard",
+        "run",
+        "P('x')",
+        "P()",
+        "--mesh",
+        "x=2",
+        "--shape",
+        "f32[8]",
+        "--dst-layout",
+        "{0:T(",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--dst-layout"), "{err}");
+    let (code, _, err) = run(&[
+        "shard",
+        "run",
+        "P('x')",
+        "P()",
+        "--mesh",
+        "x=2",
+        "--devices",
+        "4,7",
+        "--shape",
+        "f32[8]",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("device ids must be"), "{err}");
+    if !cfg!(feature = "mpi") {
+        let (code, _, err) = run(&[
+            "shard",
+            "run",
+            "P('x')",
+            "P()",
+            "--mesh",
+            "x=2",
+            "--shape",
+            "f32[8]",
+            "--backend",
+            "mpi",
+        ]);
+        assert_eq!(code, 1);
+        assert!(err.contains("--features mpi"), "{err}");
+    }
+}

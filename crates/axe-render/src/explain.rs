@@ -248,9 +248,9 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
             z.physical_bytes,
             z.padding_bytes(),
             if z.xla_array_size_bytes != z.physical_bytes {
-                "; XLA's ArraySize counts the first tile only and under-counts here"
+                format!("; XLA's ArraySize {}", axe_xla::array_size_reasons(&a.layout).join(", "))
             } else {
-                ""
+                String::new()
             }
         ),
     ));

@@ -155,7 +155,7 @@ impl Placement {
             MemoryLayout::Xla(l) => {
                 let a = ArrayShape {
                     element_type: self.dtype,
-                    dims: dims_of(shape)?,
+                    dims: dims_of(shape)?.into(),
                     layout: l.clone(),
                 };
                 axe_xla::validate_array(&a).map_err(|e| {

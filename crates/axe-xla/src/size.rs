@@ -169,3 +169,20 @@ pub fn element_offset(a: &ArrayShape, index: &[i64]) -> Result<ElementOffset> {
         byte_offset: bit_offset / 8,
     })
 }
+
+/// Why XLA's `ShapeUtil::ArraySize` can differ from the bytes `layout` occupies, one phrase per reason
+/// (empty when it counts exactly what the layout occupies): it pads with the first tile only, leaves out
+/// `L` when there are no tiles, and counts a split dimension by its largest split.
+pub fn array_size_reasons(layout: &crate::shape::Layout) -> Vec<&'static str> {
+    let mut reasons = Vec::new();
+    if layout.tiles.len() > 1 {
+        reasons.push("pads with the first tile only");
+    }
+    if layout.tiles.is_empty() && layout.tail_padding_alignment_in_elements > 1 {
+        reasons.push("leaves out L when the layout has no tiles");
+    }
+    if !layout.tiles.is_empty() && !layout.split_configs.is_empty() {
+        reasons.push("counts a split dimension by its largest split");
+    }
+    reasons
+}
