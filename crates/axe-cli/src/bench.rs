@@ -8,6 +8,9 @@ use serde_json::json;
 
 #[derive(Subcommand)]
 pub enum What {
+    /// Reshard throughput on 2 and 4 ranks against the communicator's own all-to-all / all-gather of the
+    /// same bytes in the same run, and planning time on meshes of 8 to 4,096 devices.
+    Shard(crate::bench_shard::ShardBench),
     /// Relayout speed on the standard cases: GB/s (bytes read + written) against memcpy of the same
     /// bytes in the same run.
     Relayout(RelayoutBench),
@@ -562,6 +565,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
 pub fn run(what: What) -> bool {
     match what {
         What::Relayout(b) => bench_relayout(b),
+        What::Shard(b) => crate::bench_shard::run(b),
         What::Hlo {
             json,
             instructions,

@@ -3,6 +3,7 @@
 //! A thin layer over the libraries: argument handling, input collection and output formatting only.
 
 mod bench;
+mod bench_shard;
 mod explain_cmd;
 mod file;
 mod hlo_cmd;

@@ -140,3 +140,16 @@ fn mpi_run(
             .into(),
     )
 }
+
+/// The bench of `axe bench shard --backend mpi` on this rank: the cases, this rank and the rank count.
+#[cfg(not(feature = "mpi"))]
+pub fn mpi_bench(
+    _shard_bytes: u64,
+    _rounds: usize,
+) -> Result<(Vec<axe_reshard::BenchCase>, usize, usize), String> {
+    Err(
+        "this axe was built without MPI: build it with `cargo build --release --features mpi` \
+         (needs Open MPI: scripts/install-mpi) and run it under `mpirun -n N`"
+            .into(),
+    )
+}

@@ -323,3 +323,29 @@ fn run_errors_are_clear() {
         assert!(err.contains("--features mpi"), "{err}");
     }
 }
+
+#[test]
+fn bench_shard_gives_a_ratio_per_case() {
+    let v = json_lines(&[
+        "bench",
+        "shard",
+        "--ranks",
+        "2",
+        "--shard-mib",
+        "1",
+        "--rounds",
+        "1",
+        "--json",
+    ]);
+    assert!(v.len() >= 5 + 20, "{v:?}");
+    for o in &v {
+        assert!(o["case"].is_string(), "{o}");
+        assert!(o["ratio"].as_f64().unwrap() > 0.0, "{o}");
+    }
+    assert!(v
+        .iter()
+        .any(|o| o["case"] == "plan all-to-all 4096 devices"));
+    assert!(v
+        .iter()
+        .any(|o| o["case"].as_str().unwrap().contains("all-gather 2 ranks")));
+}
