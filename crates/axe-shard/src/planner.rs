@@ -257,9 +257,12 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
         reduces: reduce.is_some(),
         src_maximal: src_max_pos.is_some(),
     };
+    let dst_max = dst.maximal_device();
     for q in 0..n {
         let region = &dst_regions[q];
-        if region.iter().any(|r| r.is_empty()) {
+        // A device a maximal destination leaves out holds nothing (for a scalar its region, the empty
+        // box, cannot say so).
+        if region.iter().any(|r| r.is_empty()) || dst_max.is_some_and(|m| m != mesh.devices()[q]) {
             continue;
         }
         let cq = &coords[q];
