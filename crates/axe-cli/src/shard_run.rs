@@ -153,3 +153,44 @@ pub fn mpi_bench(
             .into(),
     )
 }
+
+#[cfg(feature = "mpi")]
+fn mpi_run(
+    mesh: &Mesh,
+    plan: &axe_shard::Plan,
+    src: &Placement,
+    dst: &Placement,
+    timeout: Duration,
+) -> Result<(Verified, usize), String> {
+    use axe_reshard::Communicator;
+    let comm = axe_reshard::MpiComm::with_timeout(timeout).map_err(|e| e.to_string())?;
+    if comm.size() != mesh.len() {
+        return Err(format!(
+            "the mesh has {} devices but mpirun started {} ranks (one rank per device: mpirun -n {})",
+            mesh.len(),
+            comm.size(),
+            mesh.len()
+        ));
+    }
+    let rank = comm.rank();
+    match axe_reshard::verify_run(&comm, mesh, plan, src, dst) {
+        Ok(v) => Ok((v, rank)),
+        // Every rank reaches the same verdict; one of them says it.
+        Err(e) if rank == 0 => Err(e.to_string()),
+        Err(_) => std::process::exit(1),
+    }
+}
+
+/// The bench of `axe bench shard --backend mpi` on this rank: the cases, this rank and the rank count.
+#[cfg(feature = "mpi")]
+pub fn mpi_bench(
+    shard_bytes: u64,
+    rounds: usize,
+) -> Result<(Vec<axe_reshard::BenchCase>, usize, usize), String> {
+    use axe_reshard::Communicator;
+    let comm = axe_reshard::MpiComm::init().map_err(|e| e.to_string())?;
+    let cases =
+        axe_reshard::bench_reshard(&comm, &axe_reshard::default_planner, shard_bytes, rounds)
+            .map_err(|e| e.to_string())?;
+    Ok((cases, comm.rank(), comm.size()))
+}

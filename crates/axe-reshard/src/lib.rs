@@ -48,6 +48,8 @@ mod comm;
 mod error;
 mod exec;
 mod exec_error;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod placement;
 mod reduce;
 mod threads;
@@ -58,6 +60,8 @@ pub use comm::Communicator;
 pub use error::{CommError, Result};
 pub use exec::{reshard, Moved};
 pub use exec_error::{ExecError, ExecResult};
+#[cfg(feature = "mpi")]
+pub use mpi::MpiComm;
 pub use placement::{
     row_major, sub_box, zero_padding, DeviceBuffer, MemoryLayout, Placement, MAX_TABLE,
 };
