@@ -78,94 +78,128 @@ fn fail_if_any(what: &str, failures: &[String], of: usize) {
     );
 }
 
-/// The corpus holds every class issue 13 lists, each with XLA's answer of the right kind, in ≤ 2 MB.
+/// Every entry of the corpus, one test each: the JAX programs (`NAME.before` and `NAME.after`), the styles
+/// and the invalid modules. `corpus_lists_every_entry` checks the list against the folders.
+macro_rules! corpus {
+    (jax: [$($p:ident),* $(,)?], styles: [$($s:ident),* $(,)?], invalid: [$($i:ident),* $(,)?] $(,)?) => {
+        const LISTED: &[&str] = &[
+            $(concat!("jax/", stringify!($p), ".before"), concat!("jax/", stringify!($p), ".after"),)*
+            $(concat!("styles/", stringify!($s)),)*
+            $(concat!("invalid/", stringify!($i)),)*
+        ];
+        /// JAX programs before optimization.
+        mod jax_before {
+            $(#[test]
+            fn $p() {
+                super::check_accepted(concat!("jax/", stringify!($p), ".before"));
+            })*
+        }
+        /// JAX programs after optimization.
+        mod jax_after {
+            $(#[test]
+            fn $p() {
+                super::check_accepted(concat!("jax/", stringify!($p), ".after"));
+            })*
+        }
+        /// Modules in the styles of XLA's tests and dumps.
+        mod styles {
+            $(#[test]
+            fn $s() {
+                super::check_accepted(concat!("styles/", stringify!($s)));
+            })*
+        }
+        /// Modules XLA rejects, one per class.
+        mod invalid {
+            $(#[test]
+            fn $i() {
+                super::check_rejected(concat!("invalid/", stringify!($i)));
+            })*
+        }
+    };
+}
+
+corpus! {
+    jax: [
+        mlp,
+        transformer,
+        transformer_grad,
+        conv,
+        scan,
+        while_loop,
+        spmd_mlp,
+        spmd_collectives,
+        spmd_reduce_scatter,
+    ],
+    styles: [
+        lit_no_header,
+        bare_entry,
+        no_entry_marker,
+        continued_lines,
+        several_per_line,
+        entry_brace_next_line,
+        host_thread,
+        async_sugar,
+        buffers,
+        buffer_signature,
+        stack_frames,
+        parser_test_style,
+        tiled_layouts,
+        crlf_tabs,
+        large_model,
+    ],
+    invalid: [
+        unknown_opcode,
+        undefined_element_type,
+        undefined_element_type_in_tuple,
+        undefined_operand,
+        undefined_computation,
+        duplicate_names,
+        illegal_instruction_name,
+        two_roots,
+        junk_after_attributes,
+        literal_out_of_range,
+        literal_out_of_range_f16,
+        async_done_without_start,
+        async_update_of_parameter,
+        bad_dim_level_letters,
+        shape_mismatch_in_signature,
+        unterminated_computation,
+    ],
+}
+
+fn entry(id: &str) -> Entry {
+    entries()
+        .into_iter()
+        .find(|e| e.id == id)
+        .unwrap_or_else(|| panic!("{id}.hlo is not in the corpus"))
+}
+
+/// The corpus lists every entry in its folders, each with XLA's answer of the right kind (an error exactly
+/// under `invalid/`); the large module is large; the corpus stays within 2 MB.
 #[test]
-fn corpus_covers_every_class() {
+fn corpus_lists_every_entry() {
     let all = entries();
-    let find = |id: &str| all.iter().find(|e| e.id == id);
-    let mut missing = Vec::new();
-    let programs = [
-        "mlp",
-        "transformer",
-        "transformer_grad",
-        "conv",
-        "scan",
-        "while",
-        "spmd_mlp",
-        "spmd_collectives",
-        "spmd_reduce_scatter",
-    ];
-    let mut accepted: Vec<String> = programs
-        .iter()
-        .flat_map(|p| [format!("jax/{p}.before"), format!("jax/{p}.after")])
-        .collect();
-    accepted.extend(
-        [
-            "lit_no_header",
-            "bare_entry",
-            "no_entry_marker",
-            "continued_lines",
-            "several_per_line",
-            "entry_brace_next_line",
-            "host_thread",
-            "async_sugar",
-            "buffers",
-            "buffer_signature",
-            "stack_frames",
-            "parser_test_style",
-            "tiled_layouts",
-            "crlf_tabs",
-            "large_model",
-        ]
-        .iter()
-        .map(|s| format!("styles/{s}")),
+    let ids: Vec<&str> = all.iter().map(|e| e.id.as_str()).collect();
+    let mut listed: Vec<&str> = LISTED.to_vec();
+    listed.sort_unstable();
+    assert_eq!(
+        ids.len(),
+        listed.len(),
+        "the folders hold {ids:?}, the list {listed:?}"
     );
-    for id in &accepted {
-        match find(id) {
-            Some(Entry {
-                answer: Answer::Printed(_),
-                ..
-            }) => {}
-            Some(_) => missing.push(format!("{id}: XLA rejects it")),
-            None => missing.push(format!("{id}: missing")),
-        }
-    }
-    for class in [
-        "unknown_opcode",
-        "undefined_element_type",
-        "undefined_element_type_in_tuple",
-        "undefined_operand",
-        "undefined_computation",
-        "duplicate_names",
-        "illegal_instruction_name",
-        "two_roots",
-        "junk_after_attributes",
-        "literal_out_of_range",
-        "literal_out_of_range_f16",
-        "async_done_without_start",
-        "async_update_of_parameter",
-        "bad_dim_level_letters",
-        "shape_mismatch_in_signature",
-        "unterminated_computation",
-    ] {
-        let id = format!("invalid/{class}");
-        match find(&id) {
-            Some(Entry {
-                answer: Answer::Rejected(_),
-                ..
-            }) => {}
-            Some(_) => missing.push(format!("{id}: XLA accepts it")),
-            None => missing.push(format!("{id}: missing")),
-        }
-    }
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, listed, "the folders and the list of entries differ");
     for e in &all {
         let is_invalid = e.id.starts_with("invalid/");
-        if is_invalid != matches!(e.answer, Answer::Rejected(_)) {
-            missing.push(format!("{}: XLA's answer disagrees with its folder", e.id));
-        }
+        assert_eq!(
+            is_invalid,
+            matches!(e.answer, Answer::Rejected(_)),
+            "{}: XLA's answer disagrees with its folder",
+            e.id
+        );
     }
-    assert!(missing.is_empty(), "{}", missing.join("\n"));
-    let large = find("styles/large_model").expect("large module");
+    let large = entry("styles/large_model");
     assert!(
         large.text.lines().count() > 1000,
         "the large module is large"
@@ -176,22 +210,6 @@ fn corpus_covers_every_class() {
         .map(|e| e.expect("entry").metadata().expect("metadata").len())
         .sum();
     assert!(bytes <= 2 << 20, "the corpus is {bytes} bytes, over 2 MB");
-}
-
-/// Every module XLA's parser accepts, axe's reader accepts.
-#[test]
-fn modules_xla_accepts_are_accepted() {
-    let all = entries();
-    let failures: Vec<String> = all
-        .iter()
-        .filter(|e| matches!(e.answer, Answer::Printed(_)))
-        .filter_map(|e| {
-            parse_module(&e.text)
-                .err()
-                .map(|err| format!("{}.hlo: {err}", e.id))
-        })
-        .collect();
-    fail_if_any("XLA accepts, axe rejects", &failures, all.len());
 }
 
 /// Where two texts first differ: the line number and both lines.
@@ -213,36 +231,55 @@ fn first_difference(want: &str, got: &str) -> String {
     "equal".to_string()
 }
 
-/// Every module XLA printed comes back byte for byte through axe's reader and printer: XLA's printed form
-/// of each input (`NAME.xla.hlo`), and the JAX dumps, which XLA's printer wrote too.
-#[test]
-fn modules_xla_printed_round_trip_byte_for_byte() {
-    let all = entries();
-    let mut texts: Vec<(String, &str)> = Vec::new();
-    for e in &all {
-        if let Answer::Printed(p) = &e.answer {
-            texts.push((format!("{}.xla.hlo", e.id), p));
-            if e.id.starts_with("jax/") {
-                texts.push((format!("{}.hlo", e.id), &e.text));
+/// A text XLA printed comes back byte for byte through axe's reader and printer.
+fn round_trip(id: &str, text: &str) -> Result<(), String> {
+    match parse_module(text) {
+        Err(err) => Err(format!("{id}: XLA printed it, axe does not read it: {err}")),
+        Ok(m) => {
+            let printed = m.to_string();
+            if printed == text {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{id}: printed differently at {}",
+                    first_difference(text, &printed)
+                ))
             }
         }
     }
-    let failures: Vec<String> = texts
-        .iter()
-        .filter_map(|(id, text)| match parse_module(text) {
-            Err(err) => Some(format!("{id}: not read: {err}")),
-            Ok(m) => {
-                let printed = m.to_string();
-                (printed != *text).then(|| {
-                    format!(
-                        "{id}: printed differently at {}",
-                        first_difference(text, &printed)
-                    )
-                })
+}
+
+/// A module XLA accepts: axe reads it; XLA's printed form of it (`NAME.xla.hlo`) comes back byte for byte
+/// through axe's printer, and so does a JAX dump, which XLA's printer wrote too.
+fn check_accepted(id: &str) {
+    let e = entry(id);
+    let Answer::Printed(xla) = &e.answer else {
+        panic!("{id}: XLA rejects it; it belongs under invalid/");
+    };
+    let mut failures = Vec::new();
+    if let Err(err) = parse_module(&e.text) {
+        failures.push(format!("{id}.hlo: XLA reads it, axe does not: {err}"));
+    } else if id.starts_with("jax/") {
+        failures.extend(round_trip(&format!("{id}.hlo"), &e.text).err());
+    }
+    failures.extend(round_trip(&format!("{id}.xla.hlo"), xla).err());
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A module XLA rejects: axe rejects it with `line:col`, the line and a caret.
+fn check_rejected(id: &str) {
+    let e = entry(id);
+    let Answer::Rejected(xla) = &e.answer else {
+        panic!("{id}: XLA accepts it; it does not belong under invalid/");
+    };
+    match parse_module(&e.text) {
+        Ok(_) => panic!("{id}.hlo: axe accepts it; XLA says:\n{xla}"),
+        Err(err) => {
+            if let Err(why) = line_col_and_caret(&err.to_string(), &e.text) {
+                panic!("{id}.hlo: {why}\nXLA says:\n{xla}");
             }
-        })
-        .collect();
-    fail_if_any("not printed back byte for byte", &failures, texts.len());
+        }
+    }
 }
 
 /// `L:C: message`, then the line, then a caret line: what a module error looks like.
@@ -266,28 +303,6 @@ fn line_col_and_caret(message: &str, text: &str) -> Result<(usize, usize), Strin
         ));
     }
     Ok((line, col))
-}
-
-/// Every module XLA's parser rejects, axe's reader rejects, with `line:col`, the line and a caret.
-#[test]
-fn modules_xla_rejects_are_errors_with_line_col_and_caret() {
-    let all = entries();
-    let failures: Vec<String> = all
-        .iter()
-        .filter_map(|e| {
-            let Answer::Rejected(xla) = &e.answer else {
-                return None;
-            };
-            let xla = xla.lines().nth(1).unwrap_or("");
-            match parse_module(&e.text) {
-                Ok(_) => Some(format!("{}.hlo: accepted; XLA: {xla}", e.id)),
-                Err(err) => line_col_and_caret(&err.to_string(), &e.text)
-                    .err()
-                    .map(|why| format!("{}.hlo: {why}", e.id)),
-            }
-        })
-        .collect();
-    fail_if_any("XLA rejects, axe does not say where", &failures, all.len());
 }
 
 /// The lines XLA's error names (`was parsing L:C: error: ...`).
