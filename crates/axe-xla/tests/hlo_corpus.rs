@@ -129,6 +129,8 @@ corpus! {
         spmd_mlp,
         spmd_collectives,
         spmd_reduce_scatter,
+        xla_dump_transformer,
+        xla_dump_spmd_collectives,
     ],
     styles: [
         lit_no_header,
