@@ -148,6 +148,8 @@ corpus! {
         tiled_layouts,
         crlf_tabs,
         large_model,
+        dim_level_types,
+        attributes_and_literals,
     ],
     invalid: [
         unknown_opcode,
@@ -166,6 +168,9 @@ corpus! {
         bad_dim_level_letters,
         shape_mismatch_in_signature,
         unterminated_computation,
+        operand_before_definition,
+        literal_wrong_element_count,
+        layout_rank_mismatch,
     ],
 }
 
