@@ -387,3 +387,42 @@ fn headerless_modules_are_named_as_xla_names_them() {
         .collect();
     fail_if_any("named differently from XLA", &failures, headerless.len());
 }
+
+/// `axe hlo stats` on the optimized JAX transformer block gives the figures `docs/hlo-corpus.md` checks by
+/// hand (every array is `f32`, 4 bytes an element, no padding).
+#[test]
+fn transformer_stats_match_the_hand_count() {
+    let e = entry("jax/transformer.after");
+    let m = parse_module(&e.text).expect("the optimized transformer block reads");
+    let r = axe_xla::hlo::stats::report(&m, 10).expect("its report");
+    // The entry: 9 parameters (4 × 128 + 4,096 + 12,288 + 2 × 8,192 + 4,096 = 37,376 B), a scalar
+    // constant (4 B) and 23 fusion results (99,840 B).
+    assert_eq!(
+        (r.entry.arrays, r.entry.physical_bytes),
+        (33, 37_376 + 4 + 99_840)
+    );
+    assert_eq!(
+        r.materialized, r.entry,
+        "the entry runs no other computation as a program"
+    );
+    assert_eq!(r.entry.padding_bytes(), 0);
+    let of = |name: &str| {
+        r.computations
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| (t.arrays, t.physical_bytes))
+    };
+    // The GELU fusion: its f32[32,64] parameter, 13 f32[2,16,64] results, 4 scalar constants; 2 bitcasts.
+    assert_eq!(
+        of("%fused_computation.7"),
+        Some((18, 8_192 + 13 * 8_192 + 16))
+    );
+    // The output projection: two f32[32,32] parameters and the dot.
+    assert_eq!(of("%fused_computation.2"), Some((3, 3 * 4_096)));
+    // The reduce adder: three f32[] values.
+    assert_eq!(of("%region_0.1"), Some((3, 12)));
+    assert_eq!(r.computations.len(), 30);
+    let sum: i64 = r.computations.iter().map(|(_, t)| t.physical_bytes).sum();
+    assert_eq!((r.total.arrays, r.total.physical_bytes), (214, sum));
+    assert_eq!(sum, 746_912);
+}
