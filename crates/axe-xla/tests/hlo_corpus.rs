@@ -150,6 +150,7 @@ corpus! {
         large_model,
         dim_level_types,
         attributes_and_literals,
+        nested_instructions,
     ],
     invalid: [
         unknown_opcode,
