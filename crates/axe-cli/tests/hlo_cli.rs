@@ -71,7 +71,7 @@ fn synth_then_stats_and_errors() {
     .unwrap();
     let (code, _, err) = run(&["hlo", "stats", &bad]);
     assert_eq!(code, 1);
-    assert!(err.contains("bad.hlo:4:31:") && err.contains('^'), "{err}");
+    assert!(err.contains("bad.hlo:5:1:") && err.contains('^'), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

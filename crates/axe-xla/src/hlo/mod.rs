@@ -11,10 +11,12 @@
 //! so reading a large dump is a single scan. Errors carry `line:col`, the line and a caret.
 
 pub mod calls;
+mod literal;
 mod reader;
 pub mod sharding;
 pub mod stats;
 pub mod synth;
+mod validate;
 
 use std::fmt;
 
@@ -26,8 +28,9 @@ use crate::shape::Shape;
 /// An HLO module: header, optional stack-frame tables, computations.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Module<'a> {
-    /// The module name.
-    pub name: &'a str,
+    /// The module name (for a module without an `HloModule` line, `module_` and the entry's name, as XLA
+    /// names it).
+    pub name: std::borrow::Cow<'a, str>,
     /// Header attributes (`entry_computation_layout={...}`, ...), values verbatim.
     pub attributes: Vec<Attribute<'a>>,
     /// Text between the header and the first computation (the stack-frame tables of newer dumps),
@@ -57,6 +60,8 @@ pub struct Computation<'a> {
     pub signature: &'a str,
     /// The instructions in the order written.
     pub instructions: Vec<Instruction<'a>>,
+    /// Attributes after the closing brace (`}, execution_thread="host"`), values verbatim.
+    pub attributes: Vec<Attribute<'a>>,
 }
 
 /// One instruction: `ROOT %add.1 = f32[2]{0} add(%a, %b), metadata={...}`.
@@ -155,19 +160,21 @@ impl fmt::Display for Computation<'_> {
         for i in &self.instructions {
             writeln!(f, "  {i}")?;
         }
-        f.write_str("}")
+        f.write_str("}")?;
+        write_attributes(f, &self.attributes)
     }
 }
 
-/// Prints the module as XLA prints it: the header line and a blank line, then each computation followed
-/// by a blank line.
+/// Prints the module as XLA prints it: the header line and a blank line, the stack-frame tables and two
+/// blank lines, then each computation followed by a blank line.
 impl fmt::Display for Module<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "HloModule {}", self.name)?;
         write_attributes(f, &self.attributes)?;
         f.write_str("\n\n")?;
         if !self.tables.is_empty() {
-            write!(f, "{}\n\n", self.tables)?;
+            // XLA leaves two blank lines after the stack-frame tables.
+            write!(f, "{}\n\n\n", self.tables)?;
         }
         for c in &self.computations {
             write!(f, "{c}\n\n")?;

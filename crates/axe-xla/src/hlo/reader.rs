@@ -33,22 +33,35 @@ fn is_name_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'%' | b'$')
 }
 
+/// The error for byte `at` of module `text`: `line:col`, the message, the line and a caret.
+pub(crate) fn module_error(text: &str, at: usize, message: impl Into<String>) -> XlaError {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |p| at + p);
+    let line_no = text.as_bytes()[..line_start]
+        .iter()
+        .filter(|&&c| c == b'\n')
+        .count()
+        + 1;
+    let col = text[line_start..at].chars().count() + 1;
+    let line = text[line_start..line_end].trim_end_matches('\r');
+    let (source_line, caret_column) =
+        axe_layout::caret_window(line, (at - line_start).min(line.len()));
+    XlaError::Module {
+        line: line_no,
+        column: col,
+        message: message.into(),
+        source_line,
+        caret_column,
+    }
+}
+
 impl<'a> Reader<'a> {
     fn error<T>(&self, at: usize, message: impl Into<String>) -> Result<T> {
-        let at = at.min(self.s.len());
-        let line_start = self.s[..at].rfind('\n').map_or(0, |p| p + 1);
-        let line_end = self.s[at..].find('\n').map_or(self.s.len(), |p| at + p);
-        let line_no = self.b[..line_start].iter().filter(|&&c| c == b'\n').count() + 1;
-        let col = self.s[line_start..at].chars().count() + 1;
-        let (source_line, caret_column) =
-            axe_layout::caret_window(&self.s[line_start..line_end], at - line_start);
-        Err(XlaError::Module {
-            line: line_no,
-            column: col,
-            message: message.into(),
-            source_line,
-            caret_column,
-        })
+        Err(module_error(self.s, at, message))
     }
 
     fn line_col(&self, at: usize) -> (usize, usize) {
@@ -195,47 +208,62 @@ impl<'a> Reader<'a> {
         self.error(start, "this string is never closed")
     }
 
-    /// An attribute value: until a top-level ',' or the end of the line.
+    /// An attribute value: one token (brackets and strings may hold anything), ending at top-level
+    /// white space, a ',' or a closing bracket it did not open. Line breaks are white space.
     fn value(&mut self) -> Result<&'a str> {
         let start = self.pos;
         loop {
             match self.peek() {
-                None | Some(b',') | Some(b'\n') | Some(b'\r') => break,
+                Some(b' ' | b'\t') => {
+                    // A value goes on across blanks into a bracket (`mesh['x'=4] {'x'}`): no
+                    // instruction or attribute starts with one.
+                    let blanks = self.b[self.pos..]
+                        .iter()
+                        .take_while(|c| matches!(c, b' ' | b'\t'))
+                        .count();
+                    if self.pos > start
+                        && matches!(self.b.get(self.pos + blanks), Some(b'{' | b'['))
+                    {
+                        self.pos += blanks;
+                    } else {
+                        break;
+                    }
+                }
+                None | Some(b',' | b'\n' | b'\r' | b')' | b']' | b'}') => break,
                 Some(b'(' | b'[' | b'{') => {
                     self.balanced()?;
                 }
-                Some(b')' | b']' | b'}') => {
-                    return self.error(
-                        self.pos,
-                        format!("unbalanced {:?}", self.b[self.pos] as char),
-                    )
-                }
                 Some(b'"') => self.string()?,
+                Some(b'/') if self.b[self.pos..].starts_with(b"/*") => break,
                 Some(_) => self.pos += 1,
             }
         }
-        let v = self.s[start..self.pos].trim_end();
+        let v = &self.s[start..self.pos];
         if v.is_empty() {
             return self.error(start, "expected an attribute value");
         }
         Ok(v)
     }
 
-    /// `, name=value` pairs up to the end of the line.
+    /// `, name=value` pairs, as long as a ',' follows (line breaks are white space).
     fn attributes(&mut self) -> Result<Vec<Attribute<'a>>> {
         let mut out = Vec::new();
         loop {
-            self.skip(false)?;
+            let before = self.pos;
+            self.skip(true)?;
             if self.peek() != Some(b',') {
+                self.pos = before;
                 return Ok(out);
             }
             self.pos += 1;
-            self.skip(false)?;
+            self.skip(true)?;
             let start = self.pos;
-            while self
-                .peek()
-                .is_some_and(|c| c != b'=' && c != b',' && c != b'\n' && c != b' ')
-            {
+            while self.peek().is_some_and(|c| {
+                !matches!(
+                    c,
+                    b'=' | b',' | b'\n' | b'\r' | b' ' | b'\t' | b'{' | b'}' | b'(' | b')'
+                )
+            }) {
                 self.pos += 1;
             }
             let name = &self.s[start..self.pos];
@@ -246,6 +274,7 @@ impl<'a> Reader<'a> {
                 );
             }
             self.pos += 1;
+            self.skip(true)?;
             let value = self.value()?;
             out.push(Attribute { name, value });
         }
@@ -261,6 +290,11 @@ impl<'a> Reader<'a> {
         while self.peek().is_some_and(|c| c.is_ascii_alphanumeric()) {
             self.pos += 1;
         }
+        if &self.s[start..self.pos] == "b" && self.peek() == Some(b'(') {
+            // A buffer shape: b(array shape).
+            self.balanced()?;
+            return Ok(&self.s[start..self.pos]);
+        }
         if self.peek() != Some(b'[') {
             return self.error(start, format!("expected a shape{}", self.found()));
         }
@@ -271,30 +305,39 @@ impl<'a> Reader<'a> {
         Ok(&self.s[start..self.pos])
     }
 
+    /// Whether the word at `pos` opens a shape (`f32[`, `b(`, a tuple's `(`), rather than an opcode.
+    fn at_shape(&mut self) -> bool {
+        if self.peek() == Some(b'(') {
+            return true;
+        }
+        let start = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric()) {
+            self.pos += 1;
+        }
+        let word = &self.s[start..self.pos];
+        let next = self.peek();
+        self.pos = start;
+        next == Some(b'[') || (word == "b" && next == Some(b'('))
+    }
+
     fn instruction(&mut self) -> Result<Instruction<'a>> {
         let is_root = self.eat_word("ROOT");
-        self.skip(false)?;
+        self.skip(true)?;
+        let name_at = self.pos;
         let name = self.name("an instruction name")?;
-        self.skip(false)?;
+        let bare = name.strip_prefix('%').unwrap_or(name);
+        if crate::PrimitiveType::from_name(bare).is_some() || bare.is_empty() {
+            return self.error(
+                name_at,
+                format!("expected an instruction name, found the element type {bare:?}"),
+            );
+        }
+        self.skip(true)?;
         self.expect(b'=', "'=' after the instruction name")?;
-        self.skip(false)?;
+        self.skip(true)?;
         // A shape, unless the next word is directly the opcode.
-        let word_start = self.pos;
-        let shape_text = if self.peek() == Some(b'(') {
-            self.shape()?
-        } else {
-            while self.peek().is_some_and(|c| c.is_ascii_alphanumeric()) {
-                self.pos += 1;
-            }
-            let is_shape = self.peek() == Some(b'[');
-            self.pos = word_start;
-            if is_shape {
-                self.shape()?
-            } else {
-                ""
-            }
-        };
-        self.skip(false)?;
+        let shape_text = if self.at_shape() { self.shape()? } else { "" };
+        self.skip(true)?;
         let op_start = self.pos;
         while self
             .peek()
@@ -306,6 +349,7 @@ impl<'a> Reader<'a> {
         if opcode.is_empty() {
             return self.error(op_start, format!("expected an opcode{}", self.found()));
         }
+        self.skip(true)?;
         if self.peek() != Some(b'(') {
             return self.error(
                 self.pos,
@@ -316,19 +360,6 @@ impl<'a> Reader<'a> {
         let close = self.balanced()?;
         let operands_text = &self.s[open + 1..close - 1];
         let attributes = self.attributes()?;
-        self.skip(false)?;
-        match self.peek() {
-            None | Some(b'\n') | Some(b'}') => {}
-            _ => {
-                return self.error(
-                    self.pos,
-                    format!(
-                        "expected ', attribute=value' or the end of the instruction{}",
-                        self.found()
-                    ),
-                )
-            }
-        }
         Ok(Instruction {
             is_root,
             name,
@@ -341,13 +372,13 @@ impl<'a> Reader<'a> {
 
     fn computation(&mut self) -> Result<Computation<'a>> {
         let is_entry = self.eat_word("ENTRY");
-        self.skip(false)?;
+        self.skip(true)?;
         let name = self.name("a computation name")?;
-        self.skip(false)?;
+        self.skip(true)?;
         let sig_start = self.pos;
         let signature = if self.peek() == Some(b'(') {
             self.balanced()?;
-            self.skip(false)?;
+            self.skip(true)?;
             if !self.b[self.pos..].starts_with(b"->") {
                 return self.error(
                     self.pos,
@@ -355,13 +386,13 @@ impl<'a> Reader<'a> {
                 );
             }
             self.pos += 2;
-            self.skip(false)?;
+            self.skip(true)?;
             self.shape()?;
             &self.s[sig_start..self.pos]
         } else {
             ""
         };
-        self.skip(false)?;
+        self.skip(true)?;
         self.expect(b'{', "'{' opening the computation")?;
         let mut instructions = Vec::new();
         loop {
@@ -380,41 +411,46 @@ impl<'a> Reader<'a> {
                 _ => instructions.push(self.instruction()?),
             }
         }
+        // `}, execution_thread="host"`.
+        let attributes = self.attributes()?;
         Ok(Computation {
             is_entry,
             name,
             signature,
             instructions,
+            attributes,
         })
     }
 
     fn module(&mut self) -> Result<Module<'a>> {
         self.skip(true)?;
-        if !self.eat_word("HloModule") {
-            return self.error(self.pos, format!("expected 'HloModule'{}", self.found()));
-        }
-        self.skip(false)?;
-        let start = self.pos;
-        while self
-            .peek()
-            .is_some_and(|c| !matches!(c, b',' | b' ' | b'\t' | b'\n' | b'\r'))
-        {
-            self.pos += 1;
-        }
-        let name = &self.s[start..self.pos];
-        if name.is_empty() {
-            return self.error(start, "expected the module name");
-        }
-        let attributes = self.attributes()?;
-        self.skip(false)?;
-        if self.peek().is_some_and(|c| c != b'\n') {
-            return self.error(
-                self.pos,
-                format!(
-                    "expected ', attribute=value' or the end of the header{}",
-                    self.found()
-                ),
-            );
+        let mut name = std::borrow::Cow::Borrowed("");
+        let mut attributes = Vec::new();
+        let header = self.eat_word("HloModule");
+        if header {
+            self.skip(false)?;
+            let start = self.pos;
+            while self
+                .peek()
+                .is_some_and(|c| !matches!(c, b',' | b' ' | b'\t' | b'\n' | b'\r'))
+            {
+                self.pos += 1;
+            }
+            if self.pos == start {
+                return self.error(start, "expected the module name");
+            }
+            name = std::borrow::Cow::Borrowed(&self.s[start..self.pos]);
+            attributes = self.attributes()?;
+            self.skip(false)?;
+            if self.peek().is_some_and(|c| c != b'\n') {
+                return self.error(
+                    self.pos,
+                    format!(
+                        "expected ', attribute=value' or the end of the header{}",
+                        self.found()
+                    ),
+                );
+            }
         }
         // Stack-frame tables: heading lines and their numbered entries, blank lines between.
         self.skip(true)?;
@@ -446,12 +482,26 @@ impl<'a> Reader<'a> {
             }
             computations.push(self.computation()?);
         }
-        Ok(Module {
+        if !header {
+            // XLA names a module without a header after its entry computation.
+            let entry = computations
+                .iter()
+                .find(|c| c.is_entry)
+                .or(computations.last())
+                .map_or("", |c| c.name);
+            name = std::borrow::Cow::Owned(format!(
+                "module_{}",
+                entry.strip_prefix('%').unwrap_or(entry)
+            ));
+        }
+        let module = Module {
             name,
             attributes,
             tables,
             computations,
-        })
+        };
+        super::validate::check(self.s, &module)?;
+        Ok(module)
     }
 }
 

@@ -1,0 +1,482 @@
+//! What XLA's parser checks once a module's text is read: every shape parsed and valid, opcodes known,
+//! names defined once and before use, one `ROOT`, called computations present, async ops paired,
+//! literals in range and of the shape's size, the signature's result compatible with the root.
+//!
+//! Errors point into the module text (`line:col`, the line, a caret): every piece of a [`Module`] borrows
+//! from the text, so its position is where its slice starts.
+
+use std::collections::{HashMap, HashSet};
+
+use super::reader::module_error;
+use super::{Computation, Instruction, Module};
+use crate::error::{Result, XlaError};
+use crate::shape::{Dim, Shape};
+
+/// XLA's opcodes (`xla/hlo/ir/hlo_opcode.h`), sorted. Any of them may also be written as an async pair
+/// `OP-start` / `OP-update` / `OP-done`.
+const OPCODES: &[&str] = &[
+    "abs",
+    "acos",
+    "acosh",
+    "add",
+    "add-dependency",
+    "after-all",
+    "all-gather",
+    "all-gather-done",
+    "all-gather-start",
+    "all-reduce",
+    "all-reduce-done",
+    "all-reduce-start",
+    "all-to-all",
+    "and",
+    "asin",
+    "asinh",
+    "async-done",
+    "async-start",
+    "async-update",
+    "atan",
+    "atan2",
+    "atanh",
+    "batch-norm-grad",
+    "batch-norm-inference",
+    "batch-norm-training",
+    "bitcast",
+    "bitcast-convert",
+    "broadcast",
+    "call",
+    "cbrt",
+    "ceil",
+    "cholesky",
+    "clamp",
+    "collective-broadcast",
+    "collective-permute",
+    "collective-permute-done",
+    "collective-permute-start",
+    "collective-reduce",
+    "compare",
+    "complex",
+    "concatenate",
+    "conditional",
+    "constant",
+    "convert",
+    "convolution",
+    "copy",
+    "copy-done",
+    "copy-start",
+    "cosh",
+    "cosine",
+    "count-leading-zeros",
+    "custom-call",
+    "divide",
+    "domain",
+    "dot",
+    "dynamic-reshape",
+    "dynamic-slice",
+    "dynamic-update-slice",
+    "erf",
+    "exponential",
+    "exponential-minus-one",
+    "fft",
+    "floor",
+    "fusion",
+    "gather",
+    "get-dimension-size",
+    "get-tuple-element",
+    "imag",
+    "infeed",
+    "iota",
+    "is-finite",
+    "log",
+    "log-plus-one",
+    "logistic",
+    "map",
+    "maximum",
+    "minimum",
+    "mulhi",
+    "multiply",
+    "negate",
+    "not",
+    "opt-barrier",
+    "or",
+    "outfeed",
+    "pad",
+    "parameter",
+    "partition-id",
+    "popcnt",
+    "power",
+    "ragged-all-to-all",
+    "ragged-dot",
+    "real",
+    "recv",
+    "recv-done",
+    "reduce",
+    "reduce-precision",
+    "reduce-scatter",
+    "reduce-window",
+    "remainder",
+    "replica-id",
+    "reshape",
+    "reverse",
+    "rng",
+    "rng-bit-generator",
+    "rng-get-and-update-state",
+    "round-nearest-afz",
+    "round-nearest-even",
+    "rsqrt",
+    "scaled-dot",
+    "scan",
+    "scatter",
+    "select",
+    "select-and-scatter",
+    "send",
+    "send-done",
+    "set-dimension-size",
+    "shift-left",
+    "shift-right-arithmetic",
+    "shift-right-logical",
+    "shuffle",
+    "sign",
+    "sine",
+    "sinh",
+    "slice",
+    "sort",
+    "sqrt",
+    "stochastic-convert",
+    "subtract",
+    "tan",
+    "tanh",
+    "topk",
+    "transpose",
+    "triangular-solve",
+    "tuple",
+    "while",
+    "xor",
+];
+
+/// Attributes naming called computations (a name, or `{a, b}`).
+const CALLS: &[&str] = &[
+    "to_apply",
+    "calls",
+    "condition",
+    "body",
+    "branch_computations",
+    "true_computation",
+    "false_computation",
+    "select",
+    "scatter",
+    "called_computations",
+];
+
+/// Whether XLA knows `opcode` (directly, or as the async form of an opcode it knows).
+pub fn known_opcode(opcode: &str) -> bool {
+    let base = ["-start", "-update", "-done"]
+        .iter()
+        .find_map(|s| opcode.strip_suffix(s))
+        .unwrap_or(opcode);
+    OPCODES.binary_search(&opcode).is_ok() || OPCODES.binary_search(&base).is_ok()
+}
+
+/// Where `piece` (a slice of `text`) starts in `text`.
+fn at(text: &str, piece: &str) -> usize {
+    (piece.as_ptr() as usize)
+        .saturating_sub(text.as_ptr() as usize)
+        .min(text.len())
+}
+
+fn bare(name: &str) -> &str {
+    name.strip_prefix('%').unwrap_or(name)
+}
+
+/// Checks `m`, read from `text`, as XLA's parser does.
+pub(crate) fn check(text: &str, m: &Module<'_>) -> Result<()> {
+    let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
+    let mut computations: HashSet<&str> = HashSet::with_capacity(m.computations.len());
+    for c in &m.computations {
+        if !computations.insert(bare(c.name)) {
+            return Err(err(
+                c.name,
+                format!("computation {} is defined twice", bare(c.name)),
+            ));
+        }
+    }
+    let mut shapes: HashSet<&str> = HashSet::new();
+    for c in &m.computations {
+        computation(text, c, &computations, &mut shapes)?;
+    }
+    Ok(())
+}
+
+/// `shape_text` (a slice of `text`) parsed and validated, or the error at its place in the module.
+fn parse_at(text: &str, shape_text: &str) -> Result<Shape> {
+    let parsed = crate::text::parse_shape(shape_text).and_then(|s| {
+        crate::validate::validate(&s)?;
+        Ok(s)
+    });
+    match parsed {
+        Ok(s) => Ok(s),
+        Err(XlaError::Parse(p)) => Err(module_error(
+            text,
+            at(text, shape_text) + p.offset,
+            p.message,
+        )),
+        Err(e) => Err(module_error(text, at(text, shape_text), e.to_string())),
+    }
+}
+
+/// Checks `shape_text` once per distinct text.
+fn check_shape<'s>(text: &str, shape_text: &'s str, seen: &mut HashSet<&'s str>) -> Result<()> {
+    if !seen.contains(shape_text) {
+        parse_at(text, shape_text)?;
+        seen.insert(shape_text);
+    }
+    Ok(())
+}
+
+fn computation<'s>(
+    text: &str,
+    c: &Computation<'s>,
+    computations: &HashSet<&str>,
+    shapes: &mut HashSet<&'s str>,
+) -> Result<()> {
+    let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
+    // Each defined name with its opcode.
+    let mut defined: HashMap<&str, &str> = HashMap::with_capacity(c.instructions.len());
+    let mut root: Option<&Instruction<'_>> = None;
+    for inst in &c.instructions {
+        if inst.is_root {
+            if root.is_some() {
+                return Err(err(inst.name, "a computation has only one ROOT".into()));
+            }
+            root = Some(inst);
+        }
+        if !inst.shape_text.is_empty() {
+            check_shape(text, inst.shape_text, shapes)?;
+        }
+        if !known_opcode(inst.opcode) {
+            return Err(err(
+                inst.opcode,
+                format!("unknown opcode {:?}", inst.opcode),
+            ));
+        }
+        match inst.opcode {
+            "parameter" => {}
+            "constant" if !inst.shape_text.is_empty() => {
+                let s = parse_at(text, inst.shape_text)?;
+                super::literal::check(text, inst.operands_text, &s)?;
+            }
+            _ => operands(text, inst.operands_text, &defined, shapes, 0)?,
+        }
+        pairing(text, inst, &defined)?;
+        for a in &inst.attributes {
+            if CALLS.contains(&a.name) {
+                let list = a.value.trim_start_matches('{').trim_end_matches('}');
+                for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    if !computations.contains(bare(name)) {
+                        return Err(err(
+                            name,
+                            format!("computation {} does not exist", bare(name)),
+                        ));
+                    }
+                }
+            }
+        }
+        if defined.insert(bare(inst.name), inst.opcode).is_some() {
+            return Err(err(
+                inst.name,
+                format!("instruction {} is defined twice", bare(inst.name)),
+            ));
+        }
+    }
+    signature(text, c, root)
+}
+
+/// The operands: names defined before, or nested instructions (`f32[8] exponential(x)`).
+/// How deep instructions may nest inside operands.
+const MAX_NESTED: usize = 128;
+
+fn operands<'s>(
+    text: &str,
+    operands_text: &'s str,
+    defined: &HashMap<&str, &str>,
+    shapes: &mut HashSet<&'s str>,
+    depth: usize,
+) -> Result<()> {
+    if depth > MAX_NESTED {
+        return Err(module_error(
+            text,
+            at(text, operands_text),
+            format!("instructions nest more than {MAX_NESTED} deep in operands"),
+        ));
+    }
+    for piece in super::reader::split_top_level(operands_text, b',') {
+        let piece = skip_comments(piece);
+        let rest = skip_shape(piece);
+        if rest.len() < piece.len() {
+            let shape_text = piece[..piece.len() - rest.len()].trim_end();
+            check_shape(text, shape_text, shapes)?;
+        }
+        let rest = rest.trim_start();
+        if let Some(open) = rest.find('(') {
+            // A nested instruction: OPCODE(operands).
+            let opcode = rest[..open].trim();
+            if !known_opcode(opcode) {
+                return Err(module_error(
+                    text,
+                    at(text, rest),
+                    format!("unknown opcode {opcode:?}"),
+                ));
+            }
+            let inner = rest[open + 1..]
+                .strip_suffix(')')
+                .unwrap_or(&rest[open + 1..]);
+            if !matches!(opcode, "parameter" | "constant") {
+                operands(text, inner, defined, shapes, depth + 1)?;
+            }
+            continue;
+        }
+        let name = rest;
+        if name.is_empty() {
+            continue;
+        }
+        if !defined.contains_key(bare(name)) {
+            return Err(module_error(
+                text,
+                at(text, name),
+                format!(
+                    "{} is not an instruction defined before this one in its computation",
+                    bare(name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `piece` without surrounding white space and leading `/* ... */` comments (`/*index=5*/%x`).
+fn skip_comments(piece: &str) -> &str {
+    let mut p = piece.trim();
+    while let Some(rest) = p.strip_prefix("/*") {
+        p = rest.find("*/").map_or("", |e| rest[e + 2..].trim_start());
+    }
+    p
+}
+
+/// `piece` after a leading shape (`f32[2]{0}`, `(f32[2], s32[])`, `b(f32[2])`), if it opens with one.
+fn skip_shape(piece: &str) -> &str {
+    let b = piece.as_bytes();
+    let word = b.iter().take_while(|c| c.is_ascii_alphanumeric()).count();
+    let opens = match b.get(word) {
+        Some(b'[') => word > 0,
+        Some(b'(') => word == 0 || &piece[..word] == "b",
+        _ => false,
+    };
+    if !opens {
+        return piece;
+    }
+    let mut i = close(b, word);
+    if b.get(i) == Some(&b'{') {
+        i = close(b, i);
+    }
+    // A tuple `( ... )` is a shape only when an opcode follows it.
+    &piece[i.min(piece.len())..]
+}
+
+/// The index just past the bracket opened at `open` (or the end).
+fn close(b: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, &c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    b.len()
+}
+
+/// An async `OP-update` / `OP-done` takes the `OP-start` (or `OP-update`) it completes; `send-done` and
+/// `recv-done` take a `send` / `recv`.
+fn pairing(text: &str, inst: &Instruction<'_>, defined: &HashMap<&str, &str>) -> Result<()> {
+    let Some(base) = ["-done", "-update"]
+        .iter()
+        .find_map(|s| inst.opcode.strip_suffix(s))
+    else {
+        return Ok(());
+    };
+    let first = super::reader::split_top_level(inst.operands_text, b',');
+    let operand = first.first().map(|p| skip_shape(skip_comments(p)).trim());
+    let op = operand.and_then(|n| defined.get(bare(n)).copied());
+    let ok = op.is_some_and(|op| {
+        op.strip_suffix("-start").or(op.strip_suffix("-update")) == Some(base)
+            || (matches!(base, "send" | "recv") && op == base)
+    });
+    if ok {
+        Ok(())
+    } else {
+        let piece = operand.filter(|p| !p.is_empty()).unwrap_or(inst.opcode);
+        Err(module_error(
+            text,
+            at(text, piece),
+            format!(
+                "{} completes an async op: its operand must be a {base}-start or {base}-update",
+                inst.opcode
+            ),
+        ))
+    }
+}
+
+/// The signature's result shape is compatible (same types and dims) with the root's shape.
+fn signature(text: &str, c: &Computation<'_>, root: Option<&Instruction<'_>>) -> Result<()> {
+    let Some((_, result)) = c.signature.rsplit_once("->") else {
+        return Ok(());
+    };
+    let result = result.trim();
+    let want = parse_at(text, result)?;
+    let root = root.or(c.instructions.last());
+    let Some(root) = root.filter(|r| !r.shape_text.is_empty()) else {
+        return Ok(());
+    };
+    let got = parse_at(text, root.shape_text)?;
+    if !compatible(&want, &got) {
+        return Err(module_error(
+            text,
+            at(text, result),
+            format!(
+                "the result shape of computation {}, {result}, is not compatible with its root {}, {}",
+                bare(c.name),
+                bare(root.name),
+                root.shape_text
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Same element types and dims, layouts aside (XLA's `ShapeUtil::Compatible`).
+fn compatible(a: &Shape, b: &Shape) -> bool {
+    match (a, b) {
+        (Shape::Array(x), Shape::Array(y)) => {
+            x.element_type == y.element_type
+                && x.dims.len() == y.dims.len()
+                && x.dims
+                    .iter()
+                    .zip(y.dims.iter())
+                    .all(|(p, q)| same_dim(*p, *q))
+        }
+        (Shape::Tuple(x), Shape::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| compatible(p, q))
+        }
+        (Shape::Buffer(x), Shape::Buffer(y)) => compatible(x, y),
+        (Shape::Token, Shape::Token) | (Shape::Opaque, Shape::Opaque) => true,
+        _ => false,
+    }
+}
+
+fn same_dim(a: Dim, b: Dim) -> bool {
+    a == b
+}
