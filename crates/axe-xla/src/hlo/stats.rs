@@ -157,6 +157,10 @@ fn info_of(text: &str) -> Result<Info> {
     Ok(Info { leaves, shape })
 }
 
+/// A padded leaf in the running for the top list: (padding, reverse order, index into the kept list,
+/// leaf, unused).
+type Candidate = (i64, usize, usize, usize, usize);
+
 /// The cost report of a module (see [`Report`]); `top` is how many wasteful tensors to keep.
 pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
     let mut cache: HashMap<&str, std::rc::Rc<Info>> = HashMap::new();
@@ -164,7 +168,13 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
         instructions: module.instruction_count(),
         ..Report::default()
     };
-    let mut waste: Vec<Waste> = Vec::new();
+    // The `top` most padded leaves so far, least padded first: (padding, order, computation, instruction,
+    // shape), kept as borrowed text until the end so that a module of many padded tensors costs no
+    // allocation per tensor.
+    let mut waste: std::collections::BinaryHeap<std::cmp::Reverse<Candidate>> =
+        std::collections::BinaryHeap::with_capacity(top.saturating_add(1).min(1 << 16));
+    let mut seen = 0usize;
+    let mut kept: Vec<(&str, &str, std::rc::Rc<Info>, Totals)> = Vec::new();
     let flags = super::calls::materialized(module);
     let entry = super::calls::entry_index(module);
     for (ci, comp) in module.computations.iter().enumerate() {
@@ -189,7 +199,7 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
             by_name.insert(inst.bare_name(), info.clone());
             if !ALIASING.contains(&inst.opcode) {
                 let held = flags[ci] && (is_entry || inst.opcode != "parameter");
-                for (shape, space, t) in &info.leaves {
+                for (leaf, (_, space, t)) in info.leaves.iter().enumerate() {
                     ctotal.add(t)?;
                     if !held {
                         continue;
@@ -199,13 +209,23 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                     if is_entry {
                         r.entry.add(t)?;
                     }
-                    if t.padding_bytes() > 0 {
-                        waste.push(Waste {
-                            computation: comp.name.to_string(),
-                            instruction: inst.name.to_string(),
-                            shape: shape.clone(),
-                            totals: *t,
-                        });
+                    let pad = t.padding_bytes();
+                    if pad > 0 && top > 0 {
+                        let least = waste.peek().map(|w| w.0 .0);
+                        if waste.len() < top || least.is_some_and(|l| pad > l) {
+                            kept.push((comp.name, inst.name, info.clone(), *t));
+                            waste.push(std::cmp::Reverse((
+                                pad,
+                                usize::MAX - seen,
+                                kept.len() - 1,
+                                leaf,
+                                0,
+                            )));
+                            if waste.len() > top {
+                                waste.pop();
+                            }
+                        }
+                        seen += 1;
                     }
                 }
             }
@@ -255,9 +275,24 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
         r.computations.push((comp.name.to_string(), ctotal));
     }
     r.materialized_computations = flags;
-    waste.sort_by_key(|w| std::cmp::Reverse(w.totals.padding_bytes()));
-    waste.truncate(top);
-    r.top_waste = waste;
+    // Most padded first; among equals, the first written.
+    let mut best: Vec<(i64, usize, usize, usize)> = waste
+        .into_iter()
+        .map(|w| (w.0 .0, w.0 .1, w.0 .2, w.0 .3))
+        .collect();
+    best.sort_by(|a, b| b.cmp(a));
+    r.top_waste = best
+        .into_iter()
+        .map(|(_, _, k, leaf)| {
+            let (computation, instruction, info, totals) = &kept[k];
+            Waste {
+                computation: computation.to_string(),
+                instruction: instruction.to_string(),
+                shape: info.leaves[leaf].0.clone(),
+                totals: *totals,
+            }
+        })
+        .collect();
     Ok(r)
 }
 
