@@ -22,7 +22,15 @@ pub enum Verb {
         #[arg(long)]
         json: bool,
     },
-    /// Read the module and print it back as XLA does.
+    /// Read and validate the module, and print it back in XLA's layout of the text.
+    ///
+    /// A module XLA printed comes back byte for byte. Other text is normalized in its layout: one
+    /// instruction per line, indented two spaces, operands and attributes as written but joined with ", ",
+    /// line breaks inside instructions removed, comments between instructions dropped, a blank line after the header and
+    /// after each computation (two after stack-frame tables), and a module without an `HloModule` line
+    /// named `module_<entry>` as XLA names it. Not normalized (XLA's printer does these, fmt keeps the text
+    /// as written): `%` sigils, layouts left out of shapes, computation signatures and
+    /// `entry_computation_layout`, the order of computations, and attribute values.
     Fmt {
         /// An HLO text file (`-` for stdin).
         file: String,

@@ -142,7 +142,25 @@ impl fmt::Display for Instruction<'_> {
         if !self.shape_text.is_empty() {
             write!(f, "{} ", self.shape_text)?;
         }
-        write!(f, "{}({})", self.opcode, self.operands_text)?;
+        if self.operands_text.contains(['\n', '\r']) {
+            // Operands continued over lines print on one: each break and the blanks around it become
+            // one space (none next to the parentheses).
+            write!(f, "{}(", self.opcode)?;
+            let mut parts = self
+                .operands_text
+                .split(['\n', '\r'])
+                .map(str::trim)
+                .filter(|p| !p.is_empty());
+            if let Some(first) = parts.next() {
+                f.write_str(first)?;
+            }
+            for p in parts {
+                write!(f, " {p}")?;
+            }
+            f.write_str(")")?;
+        } else {
+            write!(f, "{}({})", self.opcode, self.operands_text)?;
+        }
         write_attributes(f, &self.attributes)
     }
 }
