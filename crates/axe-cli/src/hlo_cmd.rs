@@ -100,9 +100,13 @@ fn stats(file: &str, top: usize) -> Result<Report, String> {
             "materialized": "values held in memory: the entry and the computations it runs as programs (while, conditional, call, async), each value once; fusion bodies, reducers and the parameters of called computations left out",
             "entry": "the part of materialized in the entry computation, its parameters included",
             "total": "every instruction of every computation, fusion bodies included: a bound on what the text describes, not a footprint",
-            "memory_spaces": "materialized bytes per memory space S(n)"
+            "memory_spaces": "materialized bytes per memory space S(n)",
+            "per_device": "for a module with sharding= attributes: the materialized bytes each device holds (its shard of each value, ceil(D/n) per sharded dim in the value's layout; values without sharding= whole on every device)"
         },
         "memory_spaces": spaces,
+        "per_device": r.per_device.as_ref().map(|p| json!({"devices": p.devices, "largest_bytes": p.largest_bytes,
+            "largest_device": p.largest_device, "smallest_bytes": p.smallest_bytes, "sharded_values": p.sharded_values,
+            "unannotated_values": p.unannotated_values})),
         "top_padding": r.top_waste.iter().map(|w| json!({"computation": w.computation, "instruction": w.instruction,
             "shape": w.shape, "logical_bytes": w.totals.logical_bytes, "physical_bytes": w.totals.physical_bytes,
             "padding_bytes": w.totals.padding_bytes()})).collect::<Vec<_>>(),
@@ -146,6 +150,18 @@ fn stats(file: &str, top: usize) -> Result<Report, String> {
          entry: the entry computation's share, its parameters included\n  \
          all: every instruction of every computation, fusion bodies included (not a footprint)\n",
     );
+    if let Some(p) = &r.per_device {
+        t.push_str(&format!(
+            "\nper device ({} devices, held in memory): largest {} (device {}), smallest {}\n  \
+             {} sharded values, each device's shard; {} without sharding= counted whole on every device\n",
+            p.devices,
+            human(p.largest_bytes),
+            p.largest_device,
+            human(p.smallest_bytes),
+            p.sharded_values,
+            p.unannotated_values
+        ));
+    }
     if !r.top_waste.is_empty() {
         t.push_str(&format!(
             "\ntop {} by padding (values held in memory):\n",

@@ -51,3 +51,36 @@ fn materialized_leaves_out_fusion_bodies_and_callee_parameters() {
     assert_eq!(r.materialized_computations, [false, true, true, true]);
     assert_eq!(r.spaces[&0], r.materialized);
 }
+
+/// Bytes per device, by hand: a value tiled over 4 devices holds a quarter of its rows on each, a
+/// maximal one is whole on its device only, a replicated or unannotated one whole everywhere.
+#[test]
+fn bytes_per_device_of_a_sharded_module() {
+    let text = "HloModule m, num_partitions=4\n\nENTRY e {\n  \
+                a = f32[8,128] parameter(0), sharding={devices=[4,1]<=[4]}\n  \
+                b = f32[6] parameter(1), sharding={maximal device=2}\n  \
+                c = f32[5] parameter(2), sharding={replicated}\n  \
+                t = (f32[8,128], f32[6]) tuple(a, b), sharding={{devices=[4,1]<=[4]}, {maximal device=2}}\n  \
+                u = f32[7,128] parameter(3), sharding={devices=[4,1]<=[4]}\n  \
+                ROOT d = f32[8,128] negate(a)\n}\n";
+    let m = axe_xla::hlo::parse_module(text).unwrap();
+    let p = axe_xla::hlo::stats::report(&m, 5)
+        .unwrap()
+        .per_device
+        .unwrap();
+    // Everywhere: a's and u's shards (2 and ceil(7/4) = 2 rows of 512 B), c (20 B), d (4096 B); device 2
+    // also b (24 B). The tuple only aliases its operands.
+    let common = 1024 + 1024 + 20 + 4096;
+    assert_eq!(p.devices, 4);
+    assert_eq!((p.largest_bytes, p.largest_device), (common + 24, 2));
+    assert_eq!(p.smallest_bytes, common);
+    assert_eq!((p.sharded_values, p.unannotated_values), (4, 1));
+    // A module without shardings has no per-device figures.
+    let plain =
+        axe_xla::hlo::parse_module("HloModule m\n\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n")
+            .unwrap();
+    assert!(axe_xla::hlo::stats::report(&plain, 5)
+        .unwrap()
+        .per_device
+        .is_none());
+}

@@ -12,6 +12,7 @@
 
 pub mod calls;
 mod literal;
+pub mod per_device;
 mod reader;
 pub mod sharding;
 pub mod stats;

@@ -127,6 +127,9 @@ pub struct Report {
     pub computations: Vec<(String, Totals)>,
     /// Per computation, in module order: whether its values are materialized.
     pub materialized_computations: Vec<bool>,
+    /// For a module with `sharding=` attributes: the materialized bytes per device (see
+    /// [`super::per_device`]).
+    pub per_device: Option<super::per_device::PerDevice>,
 }
 
 struct Info {
@@ -176,6 +179,7 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
     let mut seen = 0usize;
     let mut kept: Vec<(&str, &str, std::rc::Rc<Info>, Totals)> = Vec::new();
     let flags = super::calls::materialized(module);
+    let mut tally = super::per_device::Tally::default();
     let entry = super::calls::entry_index(module);
     for (ci, comp) in module.computations.iter().enumerate() {
         let is_entry = entry == Some(ci);
@@ -199,6 +203,7 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
             by_name.insert(inst.bare_name(), info.clone());
             if !ALIASING.contains(&inst.opcode) {
                 let held = flags[ci] && (is_entry || inst.opcode != "parameter");
+
                 for (leaf, (_, space, t)) in info.leaves.iter().enumerate() {
                     ctotal.add(t)?;
                     if !held {
@@ -227,6 +232,11 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                         }
                         seen += 1;
                     }
+                }
+                if held {
+                    tally
+                        .add(inst.shape_text, &info.shape, inst.attribute("sharding"))
+                        .map_err(|e| located(comp, inst.name, e))?;
                 }
             }
             // Relayouts: an array operand with the result's dimensions but another layout, or a transpose.
@@ -275,6 +285,10 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
         r.computations.push((comp.name.to_string(), ctotal));
     }
     r.materialized_computations = flags;
+    let partitions = module
+        .attribute("num_partitions")
+        .and_then(|n| n.trim().parse::<usize>().ok());
+    r.per_device = tally.finish(partitions);
     // Most padded first; among equals, the first written.
     let mut best: Vec<(i64, usize, usize, usize)> = waste
         .into_iter()
