@@ -80,18 +80,41 @@ fn human(b: i64) -> String {
     }
 }
 
-fn stats(file: &str, top: usize) -> Result<Report, String> {
+/// The report of `file`: the JSON object when `json_mode`, else the text (the other left empty).
+fn stats(file: &str, top: usize, json_mode: bool) -> Result<Report, String> {
     let bytes = Bytes::open(file)?;
     let text = bytes.text(file)?;
     let module = parse_module(text).map_err(|e| format!("{file}:{e}"))?;
     let r = report(&module, top).map_err(|e| e.to_string())?;
+    if json_mode {
+        let json = stats_json(&module.name, &r);
+        std::mem::forget(r);
+        std::mem::forget(module);
+        return Ok(Report {
+            json,
+            text: String::new(),
+        });
+    }
+    let mut t = stats_text(&module.name, &r);
+    // The process ends after the answer: freeing a module of millions of pieces one by one would cost
+    // more than reading it.
+    std::mem::forget(r);
+    std::mem::forget(module);
+    t.shrink_to_fit();
+    Ok(Report {
+        json: Value::Null,
+        text: t,
+    })
+}
+
+fn stats_json(name: &str, r: &axe_xla::hlo::stats::Report) -> Value {
     let spaces: serde_json::Map<String, Value> = r
         .spaces
         .iter()
         .map(|(s, t)| (s.to_string(), totals_json(t)))
         .collect();
-    let json = json!({
-        "module": module.name,
+    json!({
+        "module": name,
         "instructions": r.instructions,
         "materialized": totals_json(&r.materialized),
         "entry": totals_json(&r.entry),
@@ -113,12 +136,15 @@ fn stats(file: &str, top: usize) -> Result<Report, String> {
         "relayouts": r.relayouts.iter().map(|x| json!({"computation": x.computation, "instruction": x.instruction,
             "opcode": x.opcode, "operand": x.operand, "from": x.from, "to": x.to, "bytes": x.bytes, "kind": x.kind})).collect::<Vec<_>>(),
         "computations": r.computations.iter().zip(&r.materialized_computations).map(|((n, t), m)| { let mut v = totals_json(t); v["name"] = json!(n); v["materialized"] = json!(m); v }).collect::<Vec<_>>(),
-    });
+    })
+}
+
+fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut t = format!(
         "module {} ({}, {})\n\n",
-        module.name,
+        name,
         plural(r.instructions, "instruction", "instructions"),
         plural(r.computations.len(), "computation", "computations")
     );
@@ -207,16 +233,12 @@ fn stats(file: &str, top: usize) -> Result<Report, String> {
             if *m { '*' } else { ' ' }
         ));
     }
-    // The process ends after the answer: freeing a module of millions of pieces one by one would cost
-    // more than reading it.
-    std::mem::forget(r);
-    std::mem::forget(module);
-    Ok(Report { json, text: t })
+    t
 }
 
 pub fn run(verb: Verb) -> bool {
     match verb {
-        Verb::Stats { file, top, json } => emit([stats(&file, top)], json),
+        Verb::Stats { file, top, json } => emit([stats(&file, top, json)], json),
         Verb::Fmt { file } => {
             let result = Bytes::open(&file).and_then(|b| {
                 let text = b.text(&file)?;

@@ -505,34 +505,50 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Splits `s` at top-level occurrences of `sep` (outside brackets and strings).
+/// Splits `s` at top-level occurrences of `sep` (outside brackets and strings); blank pieces are left
+/// out.
 pub(crate) fn split_top_level(s: &str, sep: u8) -> Vec<&str> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth -= 1,
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
+    TopLevel { s, sep, at: 0 }.collect()
+}
+
+/// The pieces of [`split_top_level`], one at a time (no allocation).
+pub(crate) struct TopLevel<'s> {
+    pub(crate) s: &'s str,
+    pub(crate) sep: u8,
+    pub(crate) at: usize,
+}
+
+impl<'s> Iterator for TopLevel<'s> {
+    type Item = &'s str;
+
+    fn next(&mut self) -> Option<&'s str> {
+        let b = self.s.as_bytes();
+        while self.at <= b.len() {
+            let start = self.at;
+            let mut depth = 0i32;
+            let mut i = start;
+            while i < b.len() {
+                match b[i] {
+                    b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' => depth -= 1,
+                    b'"' => {
+                        i += 1;
+                        while i < b.len() && b[i] != b'"' {
+                            i += if b[i] == b'\\' { 2 } else { 1 };
+                        }
+                    }
+                    c if c == self.sep && depth == 0 => break,
+                    _ => {}
                 }
+                i += 1;
             }
-            c if c == sep && depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
+            let end = i.min(b.len());
+            self.at = end + 1;
+            let piece = &self.s[start.min(end)..end];
+            if !piece.trim().is_empty() {
+                return Some(piece);
             }
-            _ => {}
         }
-        i += 1;
+        None
     }
-    if start < s.len() || !out.is_empty() {
-        out.push(&s[start.min(s.len())..]);
-    }
-    out.retain(|p| !p.trim().is_empty());
-    out
 }

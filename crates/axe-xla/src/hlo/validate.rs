@@ -308,7 +308,12 @@ fn operands<'s>(
             format!("instructions nest more than {MAX_NESTED} deep in operands"),
         ));
     }
-    for piece in super::reader::split_top_level(operands_text, b',') {
+    let pieces = super::reader::TopLevel {
+        s: operands_text,
+        sep: b',',
+        at: 0,
+    };
+    for piece in pieces {
         let piece = skip_comments(piece);
         let rest = skip_shape(piece);
         if rest.len() < piece.len() {
@@ -408,8 +413,13 @@ fn pairing(text: &str, inst: &Instruction<'_>, defined: &HashMap<&str, &str>) ->
     else {
         return Ok(());
     };
-    let first = super::reader::split_top_level(inst.operands_text, b',');
-    let operand = first.first().map(|p| skip_shape(skip_comments(p)).trim());
+    let operand = super::reader::TopLevel {
+        s: inst.operands_text,
+        sep: b',',
+        at: 0,
+    }
+    .next()
+    .map(|p| skip_shape(skip_comments(p)).trim());
     let op = operand.and_then(|n| defined.get(bare(n)).copied());
     let ok = op.is_some_and(|op| {
         op.strip_suffix("-start").or(op.strip_suffix("-update")) == Some(base)
