@@ -14,9 +14,29 @@ use crate::replicas::Replicas;
 /// The most devices a cell label or legend entry names before `…`.
 const NAMED_DEVICES: usize = 4;
 
-/// A short name for labels: `W` for warps, `L` for lanes, `r` for registers, ...
+/// Short names for labels, one per axis: `W` for warps, `L` for lanes, `r` for registers, `x` for a mesh
+/// axis's device axis `gpu_x`, ...; an axis whose short name another one shares keeps its full name.
+fn shorts(axes: &[Axis]) -> Vec<String> {
+    let s: Vec<String> = axes.iter().map(short).collect();
+    s.iter()
+        .zip(axes)
+        .map(|(x, a)| {
+            if s.iter().filter(|y| *y == x).count() > 1 {
+                a.name().to_string()
+            } else {
+                x.clone()
+            }
+        })
+        .collect()
+}
+
+/// A short name for labels (see [`shorts`]).
 fn short(axis: &Axis) -> String {
     let n = axis.name();
+    let n = n
+        .strip_prefix("gpu_")
+        .filter(|b| !b.is_empty())
+        .unwrap_or(n);
     let base = n.strip_suffix("id").filter(|b| !b.is_empty()).unwrap_or(n);
     match base.to_ascii_lowercase().as_str() {
         "lane" => "L".into(),
@@ -49,7 +69,8 @@ fn names(axes: &[Axis]) -> String {
 /// `w5 l5`-style compact coordinates over some axes (zero components included).
 fn compact(c: &Coord, axes: &[Axis]) -> String {
     axes.iter()
-        .map(|a| format!("{}{}", short(a), c.get(a)))
+        .zip(shorts(axes))
+        .map(|(a, s)| format!("{s}{}", c.get(a)))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -57,8 +78,8 @@ fn compact(c: &Coord, axes: &[Axis]) -> String {
 /// What the compact labels mean: `m5 = 5 on axis m (memory)`, one entry per axis.
 fn label_key(axes: &[Axis]) -> String {
     axes.iter()
-        .map(|a| {
-            let s = short(a);
+        .zip(shorts(axes))
+        .map(|(a, s)| {
             if a.is_memory() {
                 format!("{s}5 = offset 5 in memory (axis {})", a.name())
             } else {
@@ -197,7 +218,8 @@ pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
             names(&threads),
             threads
                 .iter()
-                .map(|a| format!("{} = {}", short(a), a.name()))
+                .zip(shorts(&threads))
+                .map(|(a, s)| format!("{s} = {}", a.name()))
                 .collect::<Vec<_>>()
                 .join(", "),
             threads[0].name()

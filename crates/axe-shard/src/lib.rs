@@ -6,7 +6,7 @@
 //! from this one model: XLA `HloSharding` text ([`notation::hlo`]), JAX `PartitionSpec` ([`notation::jax`]), DTensor placements ([`notation::dtensor`]) and
 //! Alpa's `S0R` strings ([`notation::alpa`]).
 //! [`Sharding::regions`] says who holds what. [`axe`] writes a sharding as an Axe layout over device
-//! axes and memory and reads such layouts back; [`parse_any`] and [`print`] are one entry point for every
+//! axes and memory and reads such layouts back; [`parse_any`] and [`print()`] are one entry point for every
 //! notation. [`plan()`] lists the transfers that reshard an array from one sharding to another, with the
 //! minimum bytes moved, the collective it amounts to and an alpha-beta estimate.
 
