@@ -60,6 +60,10 @@ pub enum Verb {
         shardings: Vec<String>,
         #[command(flatten)]
         target: Target,
+        /// Also draw which device holds which block (the Axe form, as `axe render` draws it) into this
+        /// file: .svg, or .png (one sharding; needs --shape); written atomically.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<String>,
         /// One JSON object per input.
         #[arg(long)]
         json: bool,
@@ -525,6 +529,32 @@ fn human(b: u64) -> String {
     }
 }
 
+/// Draws the one sharding of `shardings` over `--shape` into `path` (SVG, or PNG by its extension).
+fn picture(shardings: &[String], target: &Target, path: &str) -> Result<(), String> {
+    let [text] = shardings else {
+        return Err("--svg draws one sharding; give one".into());
+    };
+    if text == "-" {
+        return Err("--svg draws one sharding given as an argument, not '-'".into());
+    }
+    let shape = target
+        .shape
+        .as_deref()
+        .ok_or("--svg needs the array: --shape 'f32[64,128]'")?;
+    let (dims, _) = shape_arg(shape)?;
+    let mesh = mesh_of(target)?;
+    let (mesh, s) = read(text, target.from, mesh.as_ref(), &dims)?;
+    let layout = axe_shard::axe::to_axe(&mesh, &s, None).map_err(|e| e.to_string())?;
+    let p = axe_render::axe_picture(&layout, &dims).map_err(|e| e.to_string())?;
+    let svg = axe_render::to_svg(&p);
+    let bytes = if path.to_ascii_lowercase().ends_with(".png") {
+        axe_render::to_png(&svg, 2.0).map_err(|e| e.to_string())?
+    } else {
+        svg.into_bytes()
+    };
+    crate::output::write_atomically(path, &bytes)
+}
+
 fn mesh_of(target: &Target) -> Result<Option<Mesh>, String> {
     match (&target.mesh, &target.devices) {
         (Some(m), d) => mesh_arg(m, d.as_deref()).map(Some),
@@ -538,8 +568,14 @@ pub fn run(verb: Verb) -> bool {
         Verb::Show {
             shardings,
             target,
+            svg,
             json,
         } => {
+            if let Some(path) = &svg {
+                if let Err(e) = picture(&shardings, &target, path) {
+                    return emit([Err::<Report, String>(e)], json);
+                }
+            }
             let label = several(&shardings);
             let mesh = mesh_of(&target);
             emit(

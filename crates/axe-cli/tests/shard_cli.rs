@@ -349,3 +349,52 @@ fn bench_shard_gives_a_ratio_per_case() {
         .iter()
         .any(|o| o["case"].as_str().unwrap().contains("all-gather 2 ranks")));
 }
+
+#[test]
+fn show_draws_which_device_holds_which_block() {
+    let dir = common::folder("shard-svg");
+    let svg = dir.join("mesh.svg").to_string_lossy().to_string();
+    let (code, _, err) = run(&[
+        "shard",
+        "show",
+        "P('x')",
+        "--mesh",
+        "x=2,y=2",
+        "--shape",
+        "f32[8,16]",
+        "--svg",
+        &svg,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.starts_with("<svg") && text.contains("gpu_x/gpu_y"),
+        "{}",
+        &text[..100]
+    );
+    let png = dir.join("mesh.png").to_string_lossy().to_string();
+    let (code, _, err) = run(&[
+        "shard",
+        "show",
+        "P('x','y')",
+        "--mesh",
+        "x=2,y=2",
+        "--shape",
+        "f32[8,16]",
+        "--svg",
+        &png,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    // No shape, or a sharding the Axe form cannot hold: an error, and no file.
+    let bad = dir.join("bad.svg").to_string_lossy().to_string();
+    let (code, _, err) = run(&["shard", "show", "P('x')", "--mesh", "x=2", "--svg", &bad]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--shape"), "{err}");
+    let (code, _, err) = run(&[
+        "shard", "show", "P('x')", "--mesh", "x=4", "--shape", "f32[5]", "--svg", &bad,
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("evenly"), "{err}");
+    assert_eq!(common::names(&dir), ["mesh.png", "mesh.svg"]);
+}

@@ -135,6 +135,9 @@ impl Axis {
         if device
             .iter()
             .any(|d| n == *d || n.starts_with("gpuid") || n.starts_with("device"))
+            || ["gpu_", "dev_", "mesh_", "device_"]
+                .iter()
+                .any(|p| n.starts_with(p))
         {
             AxisKind::Device
         } else if thread.contains(&n) {
