@@ -33,6 +33,12 @@ pub trait Communicator {
         self.exchange(&borrowed, recvs)
     }
 
+    /// Whether [`Communicator::exchange_cow`] takes the buffers it is given (rather than copying them):
+    /// an executor then hands them over; otherwise it keeps them and reuses them for the next exchange.
+    fn takes_messages(&self) -> bool {
+        false
+    }
+
     /// Waits until every rank has reached the barrier.
     fn barrier(&self) -> Result<()>;
 

@@ -225,7 +225,18 @@ pub fn reshard<C: Communicator + ?Sized>(
         if recvs.len() != incoming.len() {
             return Err(ExecError::Plan("a receive has no buffer".into()));
         }
-        comm.exchange_cow(sends, &mut recvs)?;
+        if comm.takes_messages() {
+            comm.exchange_cow(sends, &mut recvs)?;
+        } else {
+            let borrowed: Vec<(usize, &[u8])> =
+                sends.iter().map(|(r, m)| (*r, m.as_ref())).collect();
+            comm.exchange(&borrowed, &mut recvs)?;
+            for (_, m) in sends {
+                if let Cow::Owned(v) = m {
+                    give_back(v);
+                }
+            }
+        }
     }
 
     // Reductions of f32 and f64 combine straight into a destination shard whose elements lie contiguous;
@@ -425,9 +436,50 @@ fn pack(
     let from = sub_box(&b.layout, &localize(region, &b.region)?)?;
     let extents: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
     let to = row_major(&extents, bits)?;
-    let mut msg = vec![0u8; to_usize(to.bytes())?];
+    let mut msg = scratch(to_usize(to.bytes())?);
     relayout(buf, &from, &mut msg, &to, opts)?;
     Ok(msg)
+}
+
+thread_local! {
+    /// Message buffers of earlier reshards on this thread, kept for the next: a large fresh buffer costs
+    /// a page fault per page and the kernel's zeroing, about as much as packing into it.
+    static SCRATCH: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The most bytes of buffers kept for reuse per thread.
+const SCRATCH_KEPT: usize = 1 << 30;
+
+/// A buffer of `n` bytes (contents unspecified: every byte is written by a full relayout into it),
+/// reused from an earlier reshard where one is big enough.
+fn scratch(n: usize) -> Vec<u8> {
+    let reused = SCRATCH.with(|pool| {
+        let mut pool = pool.borrow_mut();
+        let i = pool.iter().position(|b| b.capacity() >= n)?;
+        Some(pool.swap_remove(i))
+    });
+    match reused {
+        Some(mut b) => {
+            if b.len() >= n {
+                b.truncate(n);
+            } else {
+                b.resize(n, 0);
+            }
+            b
+        }
+        None => vec![0u8; n],
+    }
+}
+
+/// Keeps `buf` for [`scratch`] (up to [`SCRATCH_KEPT`] bytes in all).
+fn give_back(buf: Vec<u8>) {
+    SCRATCH.with(|pool| {
+        let mut pool = pool.borrow_mut();
+        let kept: usize = pool.iter().map(Vec::capacity).sum();
+        if kept.saturating_add(buf.capacity()) <= SCRATCH_KEPT {
+            pool.push(buf);
+        }
+    });
 }
 
 /// The regions indexed by device id (`0..n`, each once).

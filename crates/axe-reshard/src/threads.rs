@@ -204,6 +204,10 @@ impl Communicator for ThreadComm {
         self.exchange_cow(sends, recvs)
     }
 
+    fn takes_messages(&self) -> bool {
+        true
+    }
+
     fn exchange_cow(
         &self,
         sends: Vec<(usize, Cow<'_, [u8]>)>,
