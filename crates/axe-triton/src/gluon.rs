@@ -1,0 +1,351 @@
+//! Gluon's layout constructors, read from the text Triton prints (`BlockedLayout(size_per_thread=[1, 4],
+//! threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])`, `SliceLayout(dim=1, parent=...)`), laid
+//! over a tensor shape.
+//!
+//! * [`GluonLayout::to_linear`] computes the linear layout Triton computes (in-dims `register`, `lane`,
+//!   `warp`, `block`; out-dims `dim0..`): per level (registers, then lanes, then warps) the identity along
+//!   each tensor dim in `order` (most minor first); a tensor larger than the layout gets more registers
+//!   (most minor dim first); a tensor smaller than it has the bases that reach past it set to zero
+//!   (broadcast). Every size must be a power of two.
+//! * [`GluonLayout::to_axe`] gives the Axe layout over `reg`/`lane`/`warp`/`block` for **any** shape whose
+//!   every dim is a whole number of layout tiles or divides the tile (e.g. 48×64 under a 16×32 tile),
+//!   which Triton cannot lay out at all; for power-of-two shapes it equals the linear layout's
+//!   [`LinearLayout::to_axe`].
+//!
+//! Multi-CTA layouts (`ctas_per_cga` other than all ones), NVMMA, dot-operand and shared layouts are
+//! refused with [`TritonError::Gluon`].
+
+use crate::error::{log2_exact, Result, TritonError};
+use crate::linear::LinearLayout;
+use crate::syntax::{error_at, parse_value, Spanned, Value};
+use axe_layout::{Axis, Coord, Iter, Layout};
+
+/// A Gluon layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GluonLayout {
+    /// `BlockedLayout(size_per_thread, threads_per_warp, warps_per_cta, order)`.
+    Blocked {
+        /// Elements per thread along each dim.
+        size_per_thread: Vec<u64>,
+        /// Threads per warp along each dim.
+        threads_per_warp: Vec<u64>,
+        /// Warps per CTA along each dim.
+        warps_per_cta: Vec<u64>,
+        /// Dims from most minor to most major.
+        order: Vec<usize>,
+    },
+    /// `SliceLayout(dim, parent)`: the parent with tensor dim `dim` removed.
+    Slice {
+        /// The removed dim.
+        dim: usize,
+        /// The parent layout.
+        parent: Box<GluonLayout>,
+    },
+}
+
+fn ints(src: &str, v: &Spanned, what: &str) -> Result<Vec<u64>> {
+    match &v.value {
+        Value::List(items) => items
+            .iter()
+            .map(|i| match i.value {
+                Value::Int(x) if x >= 1 => Ok(x as u64),
+                _ => Err(error_at(src, i.at, format!("{what} entries must be positive integers"))),
+            })
+            .collect(),
+        _ => Err(error_at(src, v.at, format!("{what} must be a list"))),
+    }
+}
+
+fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
+    let Value::Call(name, args) = &v.value else {
+        return Err(error_at(src, v.at, "expected a layout constructor such as `BlockedLayout(...)`"));
+    };
+    let short = name.rsplit('.').next().unwrap_or(name);
+    let keys: &[&str] = match short {
+        "BlockedLayout" => &[
+            "size_per_thread",
+            "threads_per_warp",
+            "warps_per_cta",
+            "order",
+            "ctas_per_cga",
+            "cta_split_num",
+            "cta_order",
+        ],
+        "SliceLayout" => &["dim", "parent"],
+        other => {
+            return Err(error_at(
+                src,
+                v.at,
+                format!("`{other}` is not supported (BlockedLayout and SliceLayout are)"),
+            ))
+        }
+    };
+    let mut found: Vec<Option<&Spanned>> = vec![None; keys.len()];
+    for (i, (key, arg)) in args.iter().enumerate() {
+        let k = match key {
+            Some(k) => keys
+                .iter()
+                .position(|x| x == k)
+                .ok_or_else(|| error_at(src, arg.at, format!("`{short}` has no argument `{k}`")))?,
+            None if i < keys.len() => i,
+            None => return Err(error_at(src, arg.at, "too many arguments")),
+        };
+        if found[k].is_some() {
+            return Err(error_at(src, arg.at, format!("argument `{}` given twice", keys[k])));
+        }
+        found[k] = Some(arg);
+    }
+    let need = |k: usize| found[k].ok_or_else(|| error_at(src, v.at, format!("`{short}` needs `{}`", keys[k])));
+    match short {
+        "BlockedLayout" => {
+            let size_per_thread = ints(src, need(0)?, "size_per_thread")?;
+            let threads_per_warp = ints(src, need(1)?, "threads_per_warp")?;
+            let warps_per_cta = ints(src, need(2)?, "warps_per_cta")?;
+            let order_v = need(3)?;
+            let order = match &order_v.value {
+                Value::List(items) => items
+                    .iter()
+                    .map(|i| match i.value {
+                        Value::Int(x) if x >= 0 => Ok(x as usize),
+                        _ => Err(error_at(src, i.at, "order entries must be dims")),
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+                _ => return Err(error_at(src, order_v.at, "order must be a list")),
+            };
+            let rank = order.len();
+            for (w, l) in [("size_per_thread", &size_per_thread), ("threads_per_warp", &threads_per_warp), ("warps_per_cta", &warps_per_cta)] {
+                if l.len() != rank {
+                    return Err(error_at(src, v.at, format!("{w} has {} entries, order {rank}", l.len())));
+                }
+            }
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            if sorted != (0..rank).collect::<Vec<_>>() {
+                return Err(error_at(src, order_v.at, "order must be a permutation of the dims"));
+            }
+            for k in 4..7 {
+                if let Some(a) = found[k] {
+                    match &a.value {
+                        Value::Word(w) if w == "None" => {}
+                        Value::List(items) if k < 6 && items.iter().all(|i| i.value == Value::Int(1)) => {}
+                        Value::List(_) if k == 6 => {}
+                        _ => return Err(error_at(src, a.at, "only single-CTA layouts are supported")),
+                    }
+                }
+            }
+            Ok(GluonLayout::Blocked { size_per_thread, threads_per_warp, warps_per_cta, order })
+        }
+        _ => {
+            let d = need(0)?;
+            let dim = match d.value {
+                Value::Int(x) if x >= 0 => x as usize,
+                _ => return Err(error_at(src, d.at, "dim must be a non-negative integer")),
+            };
+            if depth > 16 {
+                return Err(error_at(src, v.at, "slices nested too deep"));
+            }
+            let parent = from_value(src, need(1)?, depth + 1)?;
+            if dim >= parent.rank() {
+                return Err(error_at(src, d.at, format!("dim {dim} is beyond the parent's rank {}", parent.rank())));
+            }
+            Ok(GluonLayout::Slice { dim, parent: Box::new(parent) })
+        }
+    }
+}
+
+/// Reads a Gluon layout from its constructor text.
+pub fn parse_gluon(src: &str) -> Result<GluonLayout> {
+    from_value(src, &parse_value(src)?, 0)
+}
+
+fn unit(rank: usize, d: usize, v: u64) -> Vec<u64> {
+    (0..rank).map(|j| if j == d { v } else { 0 }).collect()
+}
+
+impl GluonLayout {
+    /// The number of tensor dims it lays out.
+    pub fn rank(&self) -> usize {
+        match self {
+            GluonLayout::Blocked { order, .. } => order.len(),
+            GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
+        }
+    }
+
+    fn check_shape(&self, shape: &[u64]) -> Result<()> {
+        if shape.len() != self.rank() || shape.contains(&0) {
+            return Err(TritonError::Gluon(format!(
+                "shape {shape:?} does not fit a layout of rank {} (one positive size per dim)",
+                self.rank()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The linear layout Triton computes for this layout over `shape` (every size a power of two).
+    pub fn to_linear(&self, shape: &[u64]) -> Result<LinearLayout> {
+        self.check_shape(shape)?;
+        for (i, s) in shape.iter().enumerate() {
+            log2_exact(*s, || format!("tensor dim {i} (Axe lays it out: use to_axe)"))?;
+        }
+        match self {
+            GluonLayout::Blocked { size_per_thread, threads_per_warp, warps_per_cta, order } => {
+                let rank = shape.len();
+                let mut covered = vec![1u64; rank];
+                let mut levels: Vec<Vec<Vec<u64>>> = Vec::new();
+                for (name, per_dim) in [("size_per_thread", size_per_thread), ("threads_per_warp", threads_per_warp), ("warps_per_cta", warps_per_cta)] {
+                    let mut bases = Vec::new();
+                    for &d in order {
+                        let bits = log2_exact(per_dim[d], || format!("{name}[{d}]"))?;
+                        for _ in 0..bits {
+                            bases.push(unit(rank, d, covered[d]));
+                            covered[d] = covered[d]
+                                .checked_mul(2)
+                                .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
+                        }
+                    }
+                    levels.push(bases);
+                }
+                // A tensor larger than the layout: more registers, most minor dim first.
+                for &d in order {
+                    while covered[d] < shape[d] {
+                        levels[0].push(unit(rank, d, covered[d]));
+                        covered[d] *= 2;
+                    }
+                }
+                // A tensor smaller than the layout: bases past it broadcast.
+                for level in &mut levels {
+                    for base in level.iter_mut() {
+                        for (c, s) in base.iter_mut().zip(shape) {
+                            if *c >= *s {
+                                *c = 0;
+                            }
+                        }
+                    }
+                }
+                let mut it = levels.into_iter();
+                let names = ["register", "lane", "warp"];
+                let mut in_dims: Vec<(String, Vec<Vec<u64>>)> =
+                    names.iter().map(|n| (n.to_string(), it.next().unwrap_or_default())).collect();
+                in_dims.push(("block".to_string(), Vec::new()));
+                let out = shape.iter().enumerate().map(|(i, s)| (format!("dim{i}"), *s)).collect();
+                LinearLayout::new(in_dims, out)
+            }
+            GluonLayout::Slice { dim, parent } => {
+                let mut pshape = shape.to_vec();
+                pshape.insert(*dim, 1);
+                let p = parent.to_linear(&pshape)?;
+                let mut in_dims = Vec::new();
+                for d in p.in_dims() {
+                    let mut bases: Vec<Vec<u64>> = d
+                        .bases
+                        .iter()
+                        .map(|b| b.iter().enumerate().filter(|(j, _)| j != dim).map(|(_, v)| *v).collect())
+                        .collect();
+                    if d.name == "register" {
+                        bases.retain(|b: &Vec<u64>| b.iter().any(|v| *v != 0));
+                    }
+                    in_dims.push((d.name.clone(), bases));
+                }
+                let out = shape.iter().enumerate().map(|(i, s)| (format!("dim{i}"), *s)).collect();
+                LinearLayout::new(in_dims, out)
+            }
+        }
+    }
+
+    /// The Axe layout of this layout over `shape`: tensor index (row-major) → `reg`/`lane`/`warp`
+    /// coordinates, broadcast copies as replicas. Sizes need not be powers of two: each tensor dim must be
+    /// a whole number of layout tiles (the extra tiles go to more registers) or divide the tile (the
+    /// unused high digits become replicas).
+    pub fn to_axe(&self, shape: &[u64]) -> Result<Layout> {
+        self.check_shape(shape)?;
+        match self {
+            GluonLayout::Blocked { size_per_thread, threads_per_warp, warps_per_cta, order } => {
+                let rank = shape.len();
+                let reg = Axis::new("reg")?;
+                let lane = Axis::new("lane")?;
+                let warp = Axis::new("warp")?;
+                // Stride of each dim's digit on each hardware axis, most minor dim first.
+                let mut s_reg = vec![0i64; rank];
+                let mut s_lane = vec![0i64; rank];
+                let mut s_warp = vec![0i64; rank];
+                let (mut r, mut l, mut w) = (1i64, 1i64, 1i64);
+                let big = |x: u64| i64::try_from(x).map_err(|_| TritonError::TooLarge(format!("{x}")));
+                for &d in order {
+                    s_reg[d] = r;
+                    s_lane[d] = l;
+                    s_warp[d] = w;
+                    r = r.checked_mul(big(size_per_thread[d])?).ok_or_else(|| TritonError::TooLarge("registers".into()))?;
+                    l = l.checked_mul(big(threads_per_warp[d])?).ok_or_else(|| TritonError::TooLarge("lanes".into()))?;
+                    w = w.checked_mul(big(warps_per_cta[d])?).ok_or_else(|| TritonError::TooLarge("warps".into()))?;
+                }
+                let mut repeat = vec![1u64; rank];
+                let mut s_rep = vec![0i64; rank];
+                for &d in order {
+                    let tile = size_per_thread[d]
+                        .checked_mul(threads_per_warp[d])
+                        .and_then(|x| x.checked_mul(warps_per_cta[d]))
+                        .ok_or_else(|| TritonError::TooLarge(format!("tile of dim {d}")))?;
+                    if shape[d] > tile {
+                        if shape[d] % tile != 0 {
+                            return Err(TritonError::Gluon(format!(
+                                "tensor dim {d} has {} elements, not a whole number of {tile}-element tiles",
+                                shape[d]
+                            )));
+                        }
+                        repeat[d] = shape[d] / tile;
+                        s_rep[d] = r;
+                        r = r.checked_mul(big(repeat[d])?).ok_or_else(|| TritonError::TooLarge("registers".into()))?;
+                    }
+                }
+                let mut shard = Vec::new();
+                let mut replica = Vec::new();
+                for d in 0..rank {
+                    // Digits of dim d, most minor first: (extent, stride, axis).
+                    let digits = [
+                        (size_per_thread[d], s_reg[d], &reg),
+                        (threads_per_warp[d], s_lane[d], &lane),
+                        (warps_per_cta[d], s_warp[d], &warp),
+                        (repeat[d], s_rep[d], &reg),
+                    ];
+                    let mut left = shape[d];
+                    let mut taken = Vec::new();
+                    for (e, s, a) in digits {
+                        if e == 1 {
+                            continue;
+                        }
+                        if left >= e {
+                            if left % e != 0 {
+                                return Err(TritonError::Gluon(format!(
+                                    "tensor dim {d} of {} elements does not split over the layout's factor {e}",
+                                    shape[d]
+                                )));
+                            }
+                            taken.push(Iter::new(e, s, a.clone())?);
+                            left /= e;
+                        } else {
+                            if e % left != 0 {
+                                return Err(TritonError::Gluon(format!(
+                                    "tensor dim {d} of {} elements does not split over the layout's factor {e}",
+                                    shape[d]
+                                )));
+                            }
+                            if left > 1 {
+                                taken.push(Iter::new(left, s, a.clone())?);
+                            }
+                            let rs = s.checked_mul(big(left)?).ok_or_else(|| TritonError::TooLarge("stride".into()))?;
+                            replica.push(Iter::new(e / left, rs, a.clone())?);
+                            left = 1;
+                        }
+                    }
+                    if left != 1 {
+                        return Err(TritonError::Gluon(format!("tensor dim {d} is not covered")));
+                    }
+                    taken.reverse();
+                    shard.extend(taken);
+                }
+                Ok(Layout::new(shard, replica, Coord::zero())?.canonicalize()?)
+            }
+            GluonLayout::Slice { .. } => self.to_linear(shape)?.to_axe(),
+        }
+    }
+}
