@@ -70,6 +70,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             "ctas_per_cga",
             "cta_split_num",
             "cta_order",
+            "cga_layout",
         ],
         "SliceLayout" => &["dim", "parent"],
         other => {
@@ -123,12 +124,13 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             if sorted != (0..rank).collect::<Vec<_>>() {
                 return Err(error_at(src, order_v.at, "order must be a permutation of the dims"));
             }
-            for k in 4..7 {
-                if let Some(a) = found[k] {
+            for (k, a) in found.iter().enumerate().skip(4) {
+                if let Some(a) = a {
                     match &a.value {
                         Value::Word(w) if w == "None" => {}
                         Value::List(items) if k < 6 && items.iter().all(|i| i.value == Value::Int(1)) => {}
                         Value::List(_) if k == 6 => {}
+                        Value::List(items) if k == 7 && items.is_empty() => {}
                         _ => return Err(error_at(src, a.at, "only single-CTA layouts are supported")),
                     }
                 }
@@ -212,7 +214,9 @@ impl GluonLayout {
                         covered[d] *= 2;
                     }
                 }
-                // A tensor smaller than the layout: bases past it broadcast.
+                // A tensor smaller than the layout: registers past it are dropped, lanes and warps past
+                // it broadcast (their bases become zero).
+                levels[0].retain(|b| b.iter().zip(shape).all(|(c, s)| c < s));
                 for level in &mut levels {
                     for base in level.iter_mut() {
                         for (c, s) in base.iter_mut().zip(shape) {
@@ -265,6 +269,19 @@ impl GluonLayout {
                 let lane = Axis::new("lane")?;
                 let warp = Axis::new("warp")?;
                 // Stride of each dim's digit on each hardware axis, most minor dim first.
+                // Registers past a small tensor are dropped, as in Triton: the per-thread block shrinks.
+                let mut size_per_thread = size_per_thread.clone();
+                for d in 0..rank {
+                    if shape[d] < size_per_thread[d] {
+                        if size_per_thread[d] % shape[d] != 0 {
+                            return Err(TritonError::Gluon(format!(
+                                "tensor dim {d} of {} elements does not divide size_per_thread {}",
+                                shape[d], size_per_thread[d]
+                            )));
+                        }
+                        size_per_thread[d] = shape[d];
+                    }
+                }
                 let mut s_reg = vec![0i64; rank];
                 let mut s_lane = vec![0i64; rank];
                 let mut s_warp = vec![0i64; rank];

@@ -325,7 +325,9 @@ impl LinearLayout {
     /// Triton's `A.invertAndCompose(B)`: the `C` with `A(x) = B(C(x))` for every `x`, from `A`'s in-dims to
     /// `B`'s in-dims. `A` and `B` have the same out-dim names, `B` is surjective and each of its out-dims is
     /// at least `A`'s. Where `B` is not injective, `C(x)` is the smallest preimage (flat, first in-dim
-    /// lowest) of `A(x)`, as in Triton.
+    /// lowest) of `A(x)`, except Triton's broadcasting rule: an in-dim that both layouts have with the
+    /// same bases, whose image meets the other in-dims' image only in zero (in both), maps to itself, and
+    /// the other in-dims are solved without it.
     pub fn invert_and_compose(&self, outer: &LinearLayout) -> Result<LinearLayout> {
         if self.out_dims.len() != outer.out_dims.len() {
             return Err(TritonError::Mismatch(format!(
@@ -347,22 +349,69 @@ impl LinearLayout {
             }
             position.push(j);
         }
-        let (echelon, kernel) = outer.echelon();
-        if echelon.rank() != outer.out_bits() {
+        let (full, _) = outer.echelon();
+        if full.rank() != outer.out_bits() {
             return Err(TritonError::NotSurjective(format!(
                 "its bases span 2^{} of the 2^{} outputs",
-                echelon.rank(),
+                full.rank(),
                 outer.out_bits()
             )));
         }
+        // Triton's broadcasting rule: an in-dim both layouts have with identical bases maps to itself,
+        // and the rest is solved without it.
+        // The rule applies when, in both layouts, the in-dim's image meets the other in-dims' image only
+        // in zero.
+        let separate = |l: &LinearLayout, name: &str| {
+            let (mut all, mut own, mut rest) = (Echelon::new(), Echelon::new(), Echelon::new());
+            for d in &l.in_dims {
+                for b in &d.bases {
+                    let v = l.pack_out(b);
+                    all.insert(v, 0);
+                    if d.name == name { own.insert(v, 0) } else { rest.insert(v, 0) };
+                }
+            }
+            all.rank() == own.rank() + rest.rank()
+        };
+        let mut identity_dims = Vec::new();
+        for d in &self.in_dims {
+            let same = outer.in_dims.iter().any(|o| o.name == d.name && o.bases == d.bases);
+            if same && position.iter().enumerate().all(|(i, j)| i == *j) && separate(self, &d.name) && separate(outer, &d.name) {
+                identity_dims.push(d.name.clone());
+            }
+        }
+        let identical = |d: &InDim| {
+            identity_dims.contains(&d.name).then(|| outer.in_dims.iter().position(|o| o.name == d.name)).flatten()
+        };
+        let mut skip = 0u64;
+        let mut offset = 0u32;
+        let mut starts = Vec::new();
+        for o in &outer.in_dims {
+            starts.push(offset);
+            if identity_dims.contains(&o.name) {
+                skip |= ((1u64 << o.bases.len()) - 1) << offset;
+            }
+            offset += o.bases.len() as u32;
+        }
+        let mut echelon = Echelon::new();
         let mut free = Echelon::new();
-        for k in kernel {
-            free.insert(k, 0);
+        for (i, c) in outer.columns().into_iter().enumerate() {
+            if skip >> i & 1 == 0 {
+                if let Some(k) = echelon.insert(c, 1u64 << i) {
+                    free.insert(k, 0);
+                }
+            }
         }
         let outer_in = outer.in_dim_sizes();
         let mut in_dims = Vec::new();
         for d in &self.in_dims {
             let mut bases = Vec::new();
+            if let Some(k) = identical(d) {
+                for i in 0..d.bases.len() {
+                    bases.push(outer.unpack_in(1u64 << (starts[k] + i as u32)));
+                }
+                in_dims.push((d.name.clone(), bases));
+                continue;
+            }
             for b in &d.bases {
                 let mut coords = vec![0u64; outer.out_dims.len()];
                 for (v, j) in b.iter().zip(&position) {
@@ -370,7 +419,9 @@ impl LinearLayout {
                 }
                 let target = outer.pack_out(&coords);
                 let combo = echelon.solve(target).ok_or_else(|| {
-                    TritonError::NotSurjective(format!("no input reaches {coords:?}"))
+                    TritonError::NotSurjective(format!(
+                        "{coords:?} is not reached by the in-dims that differ between the two layouts"
+                    ))
                 })?;
                 bases.push(outer.unpack_in(free.minimize(combo)));
             }
