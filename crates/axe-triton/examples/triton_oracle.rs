@@ -11,7 +11,8 @@ use std::io::{BufRead, Write};
 
 fn answer(line: &str) -> Result<String> {
     let parts: Vec<&str> = line.split('\t').collect();
-    let arg = |i: usize| -> Result<LinearLayout> { parse_linear(parts.get(i).copied().unwrap_or("")) };
+    let arg =
+        |i: usize| -> Result<LinearLayout> { parse_linear(parts.get(i).copied().unwrap_or("")) };
     match parts[0] {
         "map" => {
             let l = arg(1)?;
@@ -46,7 +47,8 @@ fn main() {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     for line in stdin.lock().lines().map_while(std::io::Result::ok) {
-        let reply = answer(&line).unwrap_or_else(|e| format!("error: {}", e.to_string().replace('\n', " ")));
+        let reply = answer(&line)
+            .unwrap_or_else(|e| format!("error: {}", e.to_string().replace('\n', " ")));
         let _ = writeln!(out, "{reply}");
         let _ = out.flush();
     }

@@ -38,7 +38,10 @@ impl LinearLayout {
     /// XOR is not addition, or [`TritonError::NotExpressible`]. Checked by enumeration of all inputs.
     pub fn to_axe(&self) -> Result<Layout> {
         if self.in_size() > MAX_MAP {
-            return Err(TritonError::TooLarge(format!("{} inputs to check", self.in_size())));
+            return Err(TritonError::TooLarge(format!(
+                "{} inputs to check",
+                self.in_size()
+            )));
         }
         let mut echelon = Echelon::new();
         let mut kernel = Vec::new();
@@ -88,11 +91,15 @@ impl LinearLayout {
                 let pre = echelon
                     .solve(target)
                     .map(|c| free.minimize(c))
-                    .ok_or_else(|| TritonError::NotSurjective(format!("{name} bit {b} is not reached")))?;
+                    .ok_or_else(|| {
+                        TritonError::NotSurjective(format!("{name} bit {b} is not reached"))
+                    })?;
                 let parts = split(pre);
                 if parts.len() != 1 {
-                    let names: Vec<&str> =
-                        parts.iter().map(|(k, _)| self.in_dims()[*k].name.as_str()).collect();
+                    let names: Vec<&str> = parts
+                        .iter()
+                        .map(|(k, _)| self.in_dims()[*k].name.as_str())
+                        .collect();
                     return Err(TritonError::NotExpressible(format!(
                         "{name} = {} is held at a combination of in-dims {}; an Axe iter moves on one axis",
                         1u64 << b,
@@ -107,7 +114,8 @@ impl LinearLayout {
                     }
                 }
                 used[k] |= v;
-                let stride = i64::try_from(v).map_err(|_| TritonError::TooLarge(format!("stride {v}")))?;
+                let stride =
+                    i64::try_from(v).map_err(|_| TritonError::TooLarge(format!("stride {v}")))?;
                 iters.push(Iter::new(2, stride, axis_of(&self.in_dims()[k].name)?)?);
             }
             out_off += bits;
@@ -123,14 +131,18 @@ impl LinearLayout {
         for k in &kernel {
             let parts = split(*k);
             if parts.len() != 1 {
-                let names: Vec<&str> = parts.iter().map(|(k, _)| self.in_dims()[*k].name.as_str()).collect();
+                let names: Vec<&str> = parts
+                    .iter()
+                    .map(|(k, _)| self.in_dims()[*k].name.as_str())
+                    .collect();
                 return Err(TritonError::NotExpressible(format!(
                     "copies of one element differ on several in-dims at once ({}); an Axe replica iter moves on one axis",
                     names.join(" and ")
                 )));
             }
             let (d, v) = parts[0];
-            let stride = i64::try_from(v).map_err(|_| TritonError::TooLarge(format!("stride {v}")))?;
+            let stride =
+                i64::try_from(v).map_err(|_| TritonError::TooLarge(format!("stride {v}")))?;
             replica.push(Iter::new(2, stride, axis_of(&self.in_dims()[d].name)?)?);
         }
         let layout = Layout::new(shard, replica, Coord::zero())?.canonicalize()?;
@@ -159,11 +171,15 @@ impl LinearLayout {
                     let v = u64::try_from(v)
                         .ok()
                         .filter(|v| v >> d.bases.len() == 0)
-                        .ok_or_else(|| TritonError::NotExpressible(format!("{h} is outside the hardware")))?;
+                        .ok_or_else(|| {
+                            TritonError::NotExpressible(format!("{h} is outside the hardware"))
+                        })?;
                     inputs.push(v);
                 }
                 if h.components().count() > inputs.iter().filter(|v| **v != 0).count() {
-                    return Err(TritonError::NotExpressible(format!("{h} uses an axis with no in-dim")));
+                    return Err(TritonError::NotExpressible(format!(
+                        "{h} uses an axis with no in-dim"
+                    )));
                 }
                 if self.apply(&inputs)? != t {
                     return Err(TritonError::NotExpressible(format!(
@@ -219,7 +235,10 @@ impl LinearLayout {
         // claims[dim][bit] = Some(tensor coords) for a shard bit, Some(zeros) for a replica bit.
         let rank = shape.len();
         let mut claims: Vec<Vec<Option<Vec<u64>>>> = vec![Vec::new(); names.len()];
-        let claim = |claims: &mut Vec<Vec<Option<Vec<u64>>>>, c: &Coord, image: Vec<u64>| -> Result<()> {
+        let claim = |claims: &mut Vec<Vec<Option<Vec<u64>>>>,
+                     c: &Coord,
+                     image: Vec<u64>|
+         -> Result<()> {
             let comps: Vec<(&Axis, i64)> = c.components().collect();
             if comps.len() != 1 {
                 return Err(TritonError::NotExpressible(format!(
@@ -227,9 +246,12 @@ impl LinearLayout {
                 )));
             }
             let (axis, v) = comps[0];
-            let v = u64::try_from(v).ok().filter(|v| v.is_power_of_two()).ok_or_else(|| {
-                TritonError::NotExpressible(format!("a bit moves to {c}, not a power of two"))
-            })?;
+            let v = u64::try_from(v)
+                .ok()
+                .filter(|v| v.is_power_of_two())
+                .ok_or_else(|| {
+                    TritonError::NotExpressible(format!("a bit moves to {c}, not a power of two"))
+                })?;
             let n = in_dim_of(axis);
             let d = names.iter().position(|x| *x == n).unwrap_or(0);
             let bit = v.trailing_zeros() as usize;
@@ -243,8 +265,6 @@ impl LinearLayout {
             Ok(())
         };
         let mut stride_of_bit = 1u64;
-        let size = layout.size();
-        let _ = size;
         for j in (0..rank).rev() {
             let bits = shape[j].trailing_zeros();
             for b in 0..bits {
@@ -260,8 +280,15 @@ impl LinearLayout {
             let e = r.extent();
             crate::error::log2_exact(e, || format!("replica extent on {}", r.axis()))?;
             for b in 0..e.trailing_zeros() {
-                let v = r.stride().checked_mul(1i64 << b).ok_or_else(|| TritonError::TooLarge("replica stride".into()))?;
-                claim(&mut claims, &Coord::on(r.axis().clone(), v), vec![0u64; rank])?;
+                let v = r
+                    .stride()
+                    .checked_mul(1i64 << b)
+                    .ok_or_else(|| TritonError::TooLarge("replica stride".into()))?;
+                claim(
+                    &mut claims,
+                    &Coord::on(*r.axis(), v),
+                    vec![0u64; rank],
+                )?;
             }
         }
         let mut dims = Vec::new();
@@ -277,7 +304,11 @@ impl LinearLayout {
             }
             dims.push((n.clone(), bases));
         }
-        let out: Vec<(String, u64)> = shape.iter().enumerate().map(|(i, s)| (format!("dim{i}"), *s)).collect();
+        let out: Vec<(String, u64)> = shape
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (format!("dim{i}"), *s))
+            .collect();
         let ll = LinearLayout::new(dims, out)?;
         ll.check_axe(&layout)?;
         Ok(ll)

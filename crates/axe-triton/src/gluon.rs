@@ -49,7 +49,11 @@ fn ints(src: &str, v: &Spanned, what: &str) -> Result<Vec<u64>> {
             .iter()
             .map(|i| match i.value {
                 Value::Int(x) if x >= 1 => Ok(x as u64),
-                _ => Err(error_at(src, i.at, format!("{what} entries must be positive integers"))),
+                _ => Err(error_at(
+                    src,
+                    i.at,
+                    format!("{what} entries must be positive integers"),
+                )),
             })
             .collect(),
         _ => Err(error_at(src, v.at, format!("{what} must be a list"))),
@@ -58,7 +62,11 @@ fn ints(src: &str, v: &Spanned, what: &str) -> Result<Vec<u64>> {
 
 fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
     let Value::Call(name, args) = &v.value else {
-        return Err(error_at(src, v.at, "expected a layout constructor such as `BlockedLayout(...)`"));
+        return Err(error_at(
+            src,
+            v.at,
+            "expected a layout constructor such as `BlockedLayout(...)`",
+        ));
     };
     let short = name.rsplit('.').next().unwrap_or(name);
     let keys: &[&str] = match short {
@@ -92,11 +100,17 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             None => return Err(error_at(src, arg.at, "too many arguments")),
         };
         if found[k].is_some() {
-            return Err(error_at(src, arg.at, format!("argument `{}` given twice", keys[k])));
+            return Err(error_at(
+                src,
+                arg.at,
+                format!("argument `{}` given twice", keys[k]),
+            ));
         }
         found[k] = Some(arg);
     }
-    let need = |k: usize| found[k].ok_or_else(|| error_at(src, v.at, format!("`{short}` needs `{}`", keys[k])));
+    let need = |k: usize| {
+        found[k].ok_or_else(|| error_at(src, v.at, format!("`{short}` needs `{}`", keys[k])))
+    };
     match short {
         "BlockedLayout" => {
             let size_per_thread = ints(src, need(0)?, "size_per_thread")?;
@@ -114,28 +128,52 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                 _ => return Err(error_at(src, order_v.at, "order must be a list")),
             };
             let rank = order.len();
-            for (w, l) in [("size_per_thread", &size_per_thread), ("threads_per_warp", &threads_per_warp), ("warps_per_cta", &warps_per_cta)] {
+            for (w, l) in [
+                ("size_per_thread", &size_per_thread),
+                ("threads_per_warp", &threads_per_warp),
+                ("warps_per_cta", &warps_per_cta),
+            ] {
                 if l.len() != rank {
-                    return Err(error_at(src, v.at, format!("{w} has {} entries, order {rank}", l.len())));
+                    return Err(error_at(
+                        src,
+                        v.at,
+                        format!("{w} has {} entries, order {rank}", l.len()),
+                    ));
                 }
             }
             let mut sorted = order.clone();
             sorted.sort_unstable();
             if sorted != (0..rank).collect::<Vec<_>>() {
-                return Err(error_at(src, order_v.at, "order must be a permutation of the dims"));
+                return Err(error_at(
+                    src,
+                    order_v.at,
+                    "order must be a permutation of the dims",
+                ));
             }
             for (k, a) in found.iter().enumerate().skip(4) {
                 if let Some(a) = a {
                     match &a.value {
                         Value::Word(w) if w == "None" => {}
-                        Value::List(items) if k < 6 && items.iter().all(|i| i.value == Value::Int(1)) => {}
+                        Value::List(items)
+                            if k < 6 && items.iter().all(|i| i.value == Value::Int(1)) => {}
                         Value::List(_) if k == 6 => {}
                         Value::List(items) if k == 7 && items.is_empty() => {}
-                        _ => return Err(error_at(src, a.at, "only single-CTA layouts are supported")),
+                        _ => {
+                            return Err(error_at(
+                                src,
+                                a.at,
+                                "only single-CTA layouts are supported",
+                            ))
+                        }
                     }
                 }
             }
-            Ok(GluonLayout::Blocked { size_per_thread, threads_per_warp, warps_per_cta, order })
+            Ok(GluonLayout::Blocked {
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            })
         }
         _ => {
             let d = need(0)?;
@@ -148,9 +186,16 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             }
             let parent = from_value(src, need(1)?, depth + 1)?;
             if dim >= parent.rank() {
-                return Err(error_at(src, d.at, format!("dim {dim} is beyond the parent's rank {}", parent.rank())));
+                return Err(error_at(
+                    src,
+                    d.at,
+                    format!("dim {dim} is beyond the parent's rank {}", parent.rank()),
+                ));
             }
-            Ok(GluonLayout::Slice { dim, parent: Box::new(parent) })
+            Ok(GluonLayout::Slice {
+                dim,
+                parent: Box::new(parent),
+            })
         }
     }
 }
@@ -187,14 +232,25 @@ impl GluonLayout {
     pub fn to_linear(&self, shape: &[u64]) -> Result<LinearLayout> {
         self.check_shape(shape)?;
         for (i, s) in shape.iter().enumerate() {
-            log2_exact(*s, || format!("tensor dim {i} (Axe lays it out: use to_axe)"))?;
+            log2_exact(*s, || {
+                format!("tensor dim {i} (Axe lays it out: use to_axe)")
+            })?;
         }
         match self {
-            GluonLayout::Blocked { size_per_thread, threads_per_warp, warps_per_cta, order } => {
+            GluonLayout::Blocked {
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            } => {
                 let rank = shape.len();
                 let mut covered = vec![1u64; rank];
                 let mut levels: Vec<Vec<Vec<u64>>> = Vec::new();
-                for (name, per_dim) in [("size_per_thread", size_per_thread), ("threads_per_warp", threads_per_warp), ("warps_per_cta", warps_per_cta)] {
+                for (name, per_dim) in [
+                    ("size_per_thread", size_per_thread),
+                    ("threads_per_warp", threads_per_warp),
+                    ("warps_per_cta", warps_per_cta),
+                ] {
                     let mut bases = Vec::new();
                     for &d in order {
                         let bits = log2_exact(per_dim[d], || format!("{name}[{d}]"))?;
@@ -228,10 +284,16 @@ impl GluonLayout {
                 }
                 let mut it = levels.into_iter();
                 let names = ["register", "lane", "warp"];
-                let mut in_dims: Vec<(String, Vec<Vec<u64>>)> =
-                    names.iter().map(|n| (n.to_string(), it.next().unwrap_or_default())).collect();
+                let mut in_dims: Vec<(String, Vec<Vec<u64>>)> = names
+                    .iter()
+                    .map(|n| (n.to_string(), it.next().unwrap_or_default()))
+                    .collect();
                 in_dims.push(("block".to_string(), Vec::new()));
-                let out = shape.iter().enumerate().map(|(i, s)| (format!("dim{i}"), *s)).collect();
+                let out = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (format!("dim{i}"), *s))
+                    .collect();
                 LinearLayout::new(in_dims, out)
             }
             GluonLayout::Slice { dim, parent } => {
@@ -243,14 +305,24 @@ impl GluonLayout {
                     let mut bases: Vec<Vec<u64>> = d
                         .bases
                         .iter()
-                        .map(|b| b.iter().enumerate().filter(|(j, _)| j != dim).map(|(_, v)| *v).collect())
+                        .map(|b| {
+                            b.iter()
+                                .enumerate()
+                                .filter(|(j, _)| j != dim)
+                                .map(|(_, v)| *v)
+                                .collect()
+                        })
                         .collect();
                     if d.name == "register" {
                         bases.retain(|b: &Vec<u64>| b.iter().any(|v| *v != 0));
                     }
                     in_dims.push((d.name.clone(), bases));
                 }
-                let out = shape.iter().enumerate().map(|(i, s)| (format!("dim{i}"), *s)).collect();
+                let out = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (format!("dim{i}"), *s))
+                    .collect();
                 LinearLayout::new(in_dims, out)
             }
         }
@@ -263,7 +335,12 @@ impl GluonLayout {
     pub fn to_axe(&self, shape: &[u64]) -> Result<Layout> {
         self.check_shape(shape)?;
         match self {
-            GluonLayout::Blocked { size_per_thread, threads_per_warp, warps_per_cta, order } => {
+            GluonLayout::Blocked {
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            } => {
                 let rank = shape.len();
                 let reg = Axis::new("reg")?;
                 let lane = Axis::new("lane")?;
@@ -273,7 +350,7 @@ impl GluonLayout {
                 let mut size_per_thread = size_per_thread.clone();
                 for d in 0..rank {
                     if shape[d] < size_per_thread[d] {
-                        if size_per_thread[d] % shape[d] != 0 {
+                        if !size_per_thread[d].is_multiple_of(shape[d]) {
                             return Err(TritonError::Gluon(format!(
                                 "tensor dim {d} of {} elements does not divide size_per_thread {}",
                                 shape[d], size_per_thread[d]
@@ -286,14 +363,21 @@ impl GluonLayout {
                 let mut s_lane = vec![0i64; rank];
                 let mut s_warp = vec![0i64; rank];
                 let (mut r, mut l, mut w) = (1i64, 1i64, 1i64);
-                let big = |x: u64| i64::try_from(x).map_err(|_| TritonError::TooLarge(format!("{x}")));
+                let big =
+                    |x: u64| i64::try_from(x).map_err(|_| TritonError::TooLarge(format!("{x}")));
                 for &d in order {
                     s_reg[d] = r;
                     s_lane[d] = l;
                     s_warp[d] = w;
-                    r = r.checked_mul(big(size_per_thread[d])?).ok_or_else(|| TritonError::TooLarge("registers".into()))?;
-                    l = l.checked_mul(big(threads_per_warp[d])?).ok_or_else(|| TritonError::TooLarge("lanes".into()))?;
-                    w = w.checked_mul(big(warps_per_cta[d])?).ok_or_else(|| TritonError::TooLarge("warps".into()))?;
+                    r = r
+                        .checked_mul(big(size_per_thread[d])?)
+                        .ok_or_else(|| TritonError::TooLarge("registers".into()))?;
+                    l = l
+                        .checked_mul(big(threads_per_warp[d])?)
+                        .ok_or_else(|| TritonError::TooLarge("lanes".into()))?;
+                    w = w
+                        .checked_mul(big(warps_per_cta[d])?)
+                        .ok_or_else(|| TritonError::TooLarge("warps".into()))?;
                 }
                 let mut repeat = vec![1u64; rank];
                 let mut s_rep = vec![0i64; rank];
@@ -303,7 +387,7 @@ impl GluonLayout {
                         .and_then(|x| x.checked_mul(warps_per_cta[d]))
                         .ok_or_else(|| TritonError::TooLarge(format!("tile of dim {d}")))?;
                     if shape[d] > tile {
-                        if shape[d] % tile != 0 {
+                        if !shape[d].is_multiple_of(tile) {
                             return Err(TritonError::Gluon(format!(
                                 "tensor dim {d} has {} elements, not a whole number of {tile}-element tiles",
                                 shape[d]
@@ -311,7 +395,9 @@ impl GluonLayout {
                         }
                         repeat[d] = shape[d] / tile;
                         s_rep[d] = r;
-                        r = r.checked_mul(big(repeat[d])?).ok_or_else(|| TritonError::TooLarge("registers".into()))?;
+                        r = r
+                            .checked_mul(big(repeat[d])?)
+                            .ok_or_else(|| TritonError::TooLarge("registers".into()))?;
                     }
                 }
                 let mut shard = Vec::new();
@@ -331,26 +417,28 @@ impl GluonLayout {
                             continue;
                         }
                         if left >= e {
-                            if left % e != 0 {
+                            if !left.is_multiple_of(e) {
                                 return Err(TritonError::Gluon(format!(
                                     "tensor dim {d} of {} elements does not split over the layout's factor {e}",
                                     shape[d]
                                 )));
                             }
-                            taken.push(Iter::new(e, s, a.clone())?);
+                            taken.push(Iter::new(e, s, *a)?);
                             left /= e;
                         } else {
-                            if e % left != 0 {
+                            if !e.is_multiple_of(left) {
                                 return Err(TritonError::Gluon(format!(
                                     "tensor dim {d} of {} elements does not split over the layout's factor {e}",
                                     shape[d]
                                 )));
                             }
                             if left > 1 {
-                                taken.push(Iter::new(left, s, a.clone())?);
+                                taken.push(Iter::new(left, s, *a)?);
                             }
-                            let rs = s.checked_mul(big(left)?).ok_or_else(|| TritonError::TooLarge("stride".into()))?;
-                            replica.push(Iter::new(e / left, rs, a.clone())?);
+                            let rs = s
+                                .checked_mul(big(left)?)
+                                .ok_or_else(|| TritonError::TooLarge("stride".into()))?;
+                            replica.push(Iter::new(e / left, rs, *a)?);
                             left = 1;
                         }
                     }

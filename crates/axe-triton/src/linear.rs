@@ -35,7 +35,9 @@ pub(crate) struct Echelon {
 
 impl Echelon {
     pub(crate) fn new() -> Self {
-        Echelon { rows: vec![None; 64] }
+        Echelon {
+            rows: vec![None; 64],
+        }
     }
     fn reduce(&self, mut v: u64, mut c: u64) -> (u64, u64) {
         while v != 0 {
@@ -78,21 +80,30 @@ impl LinearLayout {
     /// A layout from in-dims (name, bases) and out-dims (name, size). Errors when a name repeats, a size
     /// is not a power of two, a base has the wrong length or a coordinate beyond its out-dim, or the
     /// layout has more than [`MAX_BITS`] in-bits or out-bits.
-    pub fn new(in_dims: Vec<(String, Vec<Vec<u64>>)>, out_dims: Vec<(String, u64)>) -> Result<Self> {
+    pub fn new(
+        in_dims: Vec<(String, Vec<Vec<u64>>)>,
+        out_dims: Vec<(String, u64)>,
+    ) -> Result<Self> {
         let mut out_bits = 0u32;
         for (i, (name, size)) in out_dims.iter().enumerate() {
             if out_dims[..i].iter().any(|(n, _)| n == name) {
-                return Err(TritonError::Invalid(format!("out-dim `{name}` is named twice")));
+                return Err(TritonError::Invalid(format!(
+                    "out-dim `{name}` is named twice"
+                )));
             }
             out_bits += log2_exact(*size, || format!("the size of out-dim `{name}`"))?;
         }
         if out_bits > MAX_BITS {
-            return Err(TritonError::TooLarge(format!("{out_bits} out-bits (at most {MAX_BITS})")));
+            return Err(TritonError::TooLarge(format!(
+                "{out_bits} out-bits (at most {MAX_BITS})"
+            )));
         }
         let mut in_bits = 0usize;
         for (i, (name, bases)) in in_dims.iter().enumerate() {
             if in_dims[..i].iter().any(|(n, _)| n == name) {
-                return Err(TritonError::Invalid(format!("in-dim `{name}` is named twice")));
+                return Err(TritonError::Invalid(format!(
+                    "in-dim `{name}` is named twice"
+                )));
             }
             in_bits += bases.len();
             for (b, base) in bases.iter().enumerate() {
@@ -113,9 +124,14 @@ impl LinearLayout {
             }
         }
         if in_bits > MAX_BITS as usize {
-            return Err(TritonError::TooLarge(format!("{in_bits} in-bits (at most {MAX_BITS})")));
+            return Err(TritonError::TooLarge(format!(
+                "{in_bits} in-bits (at most {MAX_BITS})"
+            )));
         }
-        let in_dims = in_dims.into_iter().map(|(name, bases)| InDim { name, bases }).collect();
+        let in_dims = in_dims
+            .into_iter()
+            .map(|(name, bases)| InDim { name, bases })
+            .collect();
         Ok(LinearLayout { in_dims, out_dims })
     }
 
@@ -125,7 +141,11 @@ impl LinearLayout {
         for (k, (name, size)) in dims.iter().enumerate() {
             let bits = log2_exact(*size, || format!("the size of dim `{name}`"))?;
             let bases = (0..bits)
-                .map(|i| (0..dims.len()).map(|j| if j == k { 1u64 << i } else { 0 }).collect())
+                .map(|i| {
+                    (0..dims.len())
+                        .map(|j| if j == k { 1u64 << i } else { 0 })
+                        .collect()
+                })
                 .collect();
             in_dims.push((name.clone(), bases));
         }
@@ -142,7 +162,10 @@ impl LinearLayout {
     }
     /// `(name, size)` of every in-dim, size `2^(number of bases)`.
     pub fn in_dim_sizes(&self) -> Vec<(String, u64)> {
-        self.in_dims.iter().map(|d| (d.name.clone(), 1u64 << d.bases.len())).collect()
+        self.in_dims
+            .iter()
+            .map(|d| (d.name.clone(), 1u64 << d.bases.len()))
+            .collect()
     }
     /// Total number of in-bits.
     pub fn in_bits(&self) -> u32 {
@@ -195,7 +218,10 @@ impl LinearLayout {
     }
     /// The packed image of every in-bit, in flat order.
     pub(crate) fn columns(&self) -> Vec<u64> {
-        self.in_dims.iter().flat_map(|d| d.bases.iter().map(|b| self.pack_out(b))).collect()
+        self.in_dims
+            .iter()
+            .flat_map(|d| d.bases.iter().map(|b| self.pack_out(b)))
+            .collect()
     }
 
     /// `L(x)`: the XOR of the bases of the set bits of each in-dim's value. `inputs` has one value per
@@ -231,7 +257,10 @@ impl LinearLayout {
     /// `L` at a flat input, the first in-dim in the lowest bits (fastest).
     pub fn apply_flat(&self, x: u64) -> Result<Vec<u64>> {
         if x >= self.in_size() {
-            return Err(TritonError::Invalid(format!("flat input {x} is beyond {}", self.in_size())));
+            return Err(TritonError::Invalid(format!(
+                "flat input {x} is beyond {}",
+                self.in_size()
+            )));
         }
         self.apply(&self.unpack_in(x))
     }
@@ -296,9 +325,15 @@ impl LinearLayout {
         }
         let mut position = Vec::new();
         for (name, size) in &self.out_dims {
-            let j = outer.in_dims.iter().position(|d| &d.name == name).ok_or_else(|| {
-                TritonError::Mismatch(format!("out-dim `{name}` is not an in-dim of the outer layout"))
-            })?;
+            let j = outer
+                .in_dims
+                .iter()
+                .position(|d| &d.name == name)
+                .ok_or_else(|| {
+                    TritonError::Mismatch(format!(
+                        "out-dim `{name}` is not an in-dim of the outer layout"
+                    ))
+                })?;
             let outer_size = 1u64 << outer.in_dims[j].bases.len();
             if *size > outer_size {
                 return Err(TritonError::Mismatch(format!(
@@ -338,9 +373,15 @@ impl LinearLayout {
         }
         let mut position = Vec::new();
         for (name, size) in &self.out_dims {
-            let j = outer.out_dims.iter().position(|(n, _)| n == name).ok_or_else(|| {
-                TritonError::Mismatch(format!("out-dim `{name}` is not an out-dim of the outer layout"))
-            })?;
+            let j = outer
+                .out_dims
+                .iter()
+                .position(|(n, _)| n == name)
+                .ok_or_else(|| {
+                    TritonError::Mismatch(format!(
+                        "out-dim `{name}` is not an out-dim of the outer layout"
+                    ))
+                })?;
             if *size > outer.out_dims[j].1 {
                 return Err(TritonError::Mismatch(format!(
                     "out-dim `{name}` has size {size}, the outer layout's only {}",
@@ -367,20 +408,34 @@ impl LinearLayout {
                 for b in &d.bases {
                     let v = l.pack_out(b);
                     all.insert(v, 0);
-                    if d.name == name { own.insert(v, 0) } else { rest.insert(v, 0) };
+                    if d.name == name {
+                        own.insert(v, 0)
+                    } else {
+                        rest.insert(v, 0)
+                    };
                 }
             }
             all.rank() == own.rank() + rest.rank()
         };
         let mut identity_dims = Vec::new();
         for d in &self.in_dims {
-            let same = outer.in_dims.iter().any(|o| o.name == d.name && o.bases == d.bases);
-            if same && position.iter().enumerate().all(|(i, j)| i == *j) && separate(self, &d.name) && separate(outer, &d.name) {
+            let same = outer
+                .in_dims
+                .iter()
+                .any(|o| o.name == d.name && o.bases == d.bases);
+            if same
+                && position.iter().enumerate().all(|(i, j)| i == *j)
+                && separate(self, &d.name)
+                && separate(outer, &d.name)
+            {
                 identity_dims.push(d.name.clone());
             }
         }
         let identical = |d: &InDim| {
-            identity_dims.contains(&d.name).then(|| outer.in_dims.iter().position(|o| o.name == d.name)).flatten()
+            identity_dims
+                .contains(&d.name)
+                .then(|| outer.in_dims.iter().position(|o| o.name == d.name))
+                .flatten()
         };
         let mut skip = 0u64;
         let mut offset = 0u32;

@@ -19,12 +19,19 @@ fn uint(src: &str, v: &Spanned, what: &str) -> Result<u64> {
 
 fn bases_of(src: &str, v: &Spanned, dim: &str) -> Result<Vec<Vec<u64>>> {
     let Value::List(items) = &v.value else {
-        return Err(error_at(src, v.at, format!("the bases of `{dim}` must be a list")));
+        return Err(error_at(
+            src,
+            v.at,
+            format!("the bases of `{dim}` must be a list"),
+        ));
     };
     items
         .iter()
         .map(|b| match &b.value {
-            Value::List(cs) => cs.iter().map(|c| uint(src, c, "a base coordinate")).collect(),
+            Value::List(cs) => cs
+                .iter()
+                .map(|c| uint(src, c, "a base coordinate"))
+                .collect(),
             _ => Err(error_at(src, b.at, "a base must be a list of coordinates")),
         })
         .collect()
@@ -42,7 +49,11 @@ fn with_offset(src: &str, at: usize, e: TritonError) -> TritonError {
 pub fn parse_json(src: &str) -> Result<LinearLayout> {
     let top = parse_value(src)?;
     let Value::Map(entries) = &top.value else {
-        return Err(error_at(src, top.at, "expected an object with `in` and `out`"));
+        return Err(error_at(
+            src,
+            top.at,
+            "expected an object with `in` and `out`",
+        ));
     };
     let mut ins = None;
     let mut outs = None;
@@ -50,17 +61,35 @@ pub fn parse_json(src: &str) -> Result<LinearLayout> {
         match key.as_str() {
             "in" if ins.is_none() => ins = Some(v),
             "out" if outs.is_none() => outs = Some(v),
-            _ => return Err(error_at(src, v.at, format!("unexpected or repeated key `{key}`"))),
+            _ => {
+                return Err(error_at(
+                    src,
+                    v.at,
+                    format!("unexpected or repeated key `{key}`"),
+                ))
+            }
         }
     }
     let (Some(ins), Some(outs)) = (ins, outs) else {
-        return Err(error_at(src, top.at, "the object needs both `in` and `out`"));
+        return Err(error_at(
+            src,
+            top.at,
+            "the object needs both `in` and `out`",
+        ));
     };
     let Value::Map(in_entries) = &ins.value else {
-        return Err(error_at(src, ins.at, "`in` must be an object of in-dim bases"));
+        return Err(error_at(
+            src,
+            ins.at,
+            "`in` must be an object of in-dim bases",
+        ));
     };
     let Value::Map(out_entries) = &outs.value else {
-        return Err(error_at(src, outs.at, "`out` must be an object of out-dim sizes"));
+        return Err(error_at(
+            src,
+            outs.at,
+            "`out` must be an object of out-dim sizes",
+        ));
     };
     let mut in_dims = Vec::new();
     for (name, v) in in_entries {
@@ -82,7 +111,11 @@ pub fn parse_ttg(src: &str) -> Result<LinearLayout> {
         Some(rest) => {
             let rest_t = rest.trim_end();
             let Some(inner) = rest_t.strip_suffix('>') else {
-                return Err(error_at(src, src.trim_end().len(), "expected `>` closing `#ttg.linear<`"));
+                return Err(error_at(
+                    src,
+                    src.trim_end().len(),
+                    "expected `>` closing `#ttg.linear<`",
+                ));
             };
             (lead + "#ttg.linear<".len(), inner)
         }
@@ -97,7 +130,11 @@ pub fn parse_ttg(src: &str) -> Result<LinearLayout> {
         other => other,
     })?;
     let Value::Map(entries) = &top.value else {
-        return Err(error_at(src, body_at + top.at, "expected `{in-dim = bases, ...}`"));
+        return Err(error_at(
+            src,
+            body_at + top.at,
+            "expected `{in-dim = bases, ...}`",
+        ));
     };
     let mut in_dims = Vec::new();
     let mut rank: Option<usize> = None;
@@ -128,11 +165,21 @@ pub fn parse_ttg(src: &str) -> Result<LinearLayout> {
     let rank = rank.unwrap_or(0);
     let mut out_dims = Vec::new();
     for j in 0..rank {
-        let max = in_dims.iter().flat_map(|(_, bs)| bs.iter().map(|b| b[j])).max().unwrap_or(0);
+        let max = in_dims
+            .iter()
+            .flat_map(|(_, bs)| bs.iter().map(|b| b[j]))
+            .max()
+            .unwrap_or(0);
         let size = max
             .checked_add(1)
             .and_then(u64::checked_next_power_of_two)
-            .ok_or_else(|| error_at(src, body_at, format!("coordinate {max} of dim{j} is too large")))?;
+            .ok_or_else(|| {
+                error_at(
+                    src,
+                    body_at,
+                    format!("coordinate {max} of dim{j} is too large"),
+                )
+            })?;
         out_dims.push((format!("dim{j}"), size));
     }
     LinearLayout::new(in_dims, out_dims).map_err(|e| with_offset(src, body_at, e))
@@ -143,7 +190,9 @@ pub fn parse_linear(src: &str) -> Result<LinearLayout> {
     let t = src.trim_start();
     let after_brace = t.strip_prefix('{').map(str::trim_start);
     match after_brace {
-        Some(rest) if rest.starts_with('"') || rest.starts_with('\'') || rest.is_empty() => parse_json(src),
+        Some(rest) if rest.starts_with('"') || rest.starts_with('\'') || rest.is_empty() => {
+            parse_json(src)
+        }
         _ => parse_ttg(src),
     }
 }

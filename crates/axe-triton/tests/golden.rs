@@ -2,7 +2,9 @@
 //! `BlockedLayout` of the issue over 32×16, non-power-of-two shapes, and the paper's Appendix G.
 
 use axe_layout::Layout;
-use axe_triton::{gluon::parse_gluon, parse_json, parse_linear, parse_ttg, LinearLayout, TritonError};
+use axe_triton::{
+    gluon::parse_gluon, parse_json, parse_linear, parse_ttg, LinearLayout, TritonError,
+};
 
 const BLOCKED: &str =
     "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])";
@@ -19,10 +21,17 @@ fn check_data(data: &str) -> usize {
         let shape: Vec<u64> = shape.split(',').map(|s| s.parse().expect("size")).collect();
         let g = parse_gluon(text).expect("Triton's own text parses");
         let got = g.to_linear(&shape).expect("Triton laid it out");
-        assert_eq!(got, parse_json(want).expect("expected data"), "{text} over {shape:?}");
+        assert_eq!(
+            got,
+            parse_json(want).expect("expected data"),
+            "{text} over {shape:?}"
+        );
         // Where the Axe layout exists, the direct construction and the linear layout's agree.
         if let (Ok(direct), Ok(via)) = (g.to_axe(&shape), got.to_axe()) {
-            assert!(direct.equivalent(&via).expect("comparable"), "{text}: {direct} vs {via}");
+            assert!(
+                direct.equivalent(&via).expect("comparable"),
+                "{text}: {direct} vs {via}"
+            );
         }
         n += 1;
     }
@@ -53,13 +62,20 @@ fn blocked_32x16_as_linear_and_axe_layouts() {
     let axe = ll.to_axe().expect("affine");
     // Row = (warp, lane / 4), column = (lane % 4, register): the lane digits merge into one iter.
     assert_eq!(axe.to_string(), "S[(4,32,4):(1@warp,1@lane,1@reg)]");
-    assert_eq!(g.to_axe(&[32, 16]).expect("whole tiles").to_string(), axe.to_string());
+    assert_eq!(
+        g.to_axe(&[32, 16]).expect("whole tiles").to_string(),
+        axe.to_string()
+    );
     // Element (9, 6): row 9 = warp 1, lane row 1; column 6 = lane column 1, register 2.
     let at = axe.apply_multi(&[9, 6], &[32, 16]).expect("in range");
-    assert_eq!(at.iter().map(|c| c.to_string()).collect::<Vec<_>>(), ["{lane: 5, reg: 2, warp: 1}"]);
+    assert_eq!(
+        at.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+        ["{lane: 5, reg: 2, warp: 1}"]
+    );
     assert_eq!(ll.apply(&[2, 5, 1, 0]).expect("in range"), [9, 6]);
     // Back from the Axe layout: the same linear layout.
-    let back = LinearLayout::from_axe(&axe, &[32, 16], &["register", "lane", "warp", "block"]).expect("powers");
+    let back = LinearLayout::from_axe(&axe, &[32, 16], &["register", "lane", "warp", "block"])
+        .expect("powers");
     assert_eq!(back, ll);
 }
 
@@ -67,8 +83,15 @@ fn blocked_32x16_as_linear_and_axe_layouts() {
 fn broadcast_and_slice() {
     let g = parse_gluon(BLOCKED).expect("parses");
     // 8 rows under a 32-row layout: warps hold copies.
-    let axe = g.to_linear(&[8, 64]).expect("powers").to_axe().expect("affine");
-    assert_eq!(axe.to_string(), "S[(8,4,4,4):(4@lane,4@reg,1@lane,1@reg)] + R[4:1@warp]");
+    let axe = g
+        .to_linear(&[8, 64])
+        .expect("powers")
+        .to_axe()
+        .expect("affine");
+    assert_eq!(
+        axe.to_string(),
+        "S[(8,4,4,4):(4@lane,4@reg,1@lane,1@reg)] + R[4:1@warp]"
+    );
     let s = parse_gluon(&format!("SliceLayout(dim=1, parent={BLOCKED})")).expect("parses");
     let axe = s.to_axe(&[32]).expect("affine");
     assert_eq!(axe.to_string(), "S[(4,8):(1@warp,4@lane)] + R[4:1@lane]");
@@ -81,11 +104,17 @@ fn non_power_of_two_shapes_triton_cannot_lay_out() {
         "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[2, 2], order=[1, 0])",
     )
     .expect("parses");
-    assert!(matches!(g.to_linear(&[48, 64]), Err(TritonError::NotPowerOfTwo { size: 48, .. })));
+    assert!(matches!(
+        g.to_linear(&[48, 64]),
+        Err(TritonError::NotPowerOfTwo { size: 48, .. })
+    ));
     let axe = g.to_axe(&[48, 64]).expect("whole tiles");
     // Rows: 3 repeats (registers 8..), 2 warps, 8 lanes; columns: 2 repeats (registers 4..), 2 warps,
     // 4 lanes, 4 registers.
-    assert_eq!(axe.to_string(), "S[(3,2,8,2,2,4,4):(8@reg,2@warp,4@lane,4@reg,1@warp,1@lane,1@reg)]");
+    assert_eq!(
+        axe.to_string(),
+        "S[(3,2,8,2,2,4,4):(8@reg,2@warp,4@lane,4@reg,1@warp,1@lane,1@reg)]"
+    );
     // Every element has exactly one home, and 48·64 = 4 warps · 32 lanes · 24 registers.
     let mut homes = std::collections::BTreeSet::new();
     for x in 0..axe.size() {
@@ -103,7 +132,9 @@ fn non_power_of_two_shapes_triton_cannot_lay_out() {
 fn appendix_g_column_major_3x2_is_not_bit_linear() {
     // f(i, j) = i + 3j on a 3×2 tensor: f(1,0) ⊕ f(0,1) = 1 ⊕ 3 = 2, but f(1,1) = 4.
     let axe = Layout::column_major(&[3, 2]).expect("layout");
-    let f = |i: u64, j: u64| axe.apply_multi(&[i, j], &[3, 2]).expect("in range")[0].get(&axe_layout::Axis::memory());
+    let f = |i: u64, j: u64| {
+        axe.apply_multi(&[i, j], &[3, 2]).expect("in range")[0].get(&axe_layout::Axis::memory())
+    };
     assert_eq!((f(1, 0), f(0, 1), f(1, 1)), (1, 3, 4));
     assert_ne!(f(1, 0) ^ f(0, 1), f(1, 1));
     assert!(matches!(
@@ -113,14 +144,20 @@ fn appendix_g_column_major_3x2_is_not_bit_linear() {
     // With power-of-two sizes the column-major layout is linear: m = i + 4j on 4×2.
     let axe = Layout::column_major(&[4, 2]).expect("layout");
     let ll = LinearLayout::from_axe(&axe, &[4, 2], &[]).expect("linear");
-    assert_eq!(ll.to_json(), "{\"in\": {\"m\": [[1, 0], [2, 0], [0, 1]]}, \"out\": {\"dim0\": 4, \"dim1\": 2}}");
+    assert_eq!(
+        ll.to_json(),
+        "{\"in\": {\"m\": [[1, 0], [2, 0], [0, 1]]}, \"out\": {\"dim0\": 4, \"dim1\": 2}}"
+    );
 }
 
 #[test]
 fn xor_swizzle_is_not_affine() {
     // A shared-memory swizzle: offset bit 2 moves row 1 and column 1 at once.
     let ll = parse_ttg("#ttg.linear<{offset = [[0, 1], [0, 2], [1, 1], [2, 2]]}>").expect("parses");
-    assert_eq!(ll.out_dims(), [("dim0".to_string(), 4), ("dim1".to_string(), 4)]);
+    assert_eq!(
+        ll.out_dims(),
+        [("dim0".to_string(), 4), ("dim1".to_string(), 4)]
+    );
     assert!(ll.is_injective() && ll.is_surjective());
     match ll.to_axe() {
         Err(TritonError::NotAffine(dims)) => assert_eq!(dims, ["offset"]),
@@ -134,11 +171,17 @@ fn algebra_examples() {
         .expect("parses");
     let inv = a.invert().expect("bijective");
     assert_eq!(inv.to_json(), "{\"in\": {\"dim0\": [[0, 1]], \"dim1\": [[1, 0], [2, 0]]}, \"out\": {\"register\": 4, \"lane\": 2}}");
-    assert_eq!(a.compose(&inv).expect("fits").map().expect("small"), (0..8).map(|x| vec![x % 4, x / 4]).collect::<Vec<_>>());
+    assert_eq!(
+        a.compose(&inv).expect("fits").map().expect("small"),
+        (0..8).map(|x| vec![x % 4, x / 4]).collect::<Vec<_>>()
+    );
     // Broadcast lanes: not injective, so no inverse; the pseudoinverse picks lane 0.
     let b = parse_linear("#ttg.linear<{register = [[1]], lane = [[0], [2]]}>").expect("parses");
     assert!(matches!(b.invert(), Err(TritonError::NotInjective(_))));
-    assert_eq!(b.pseudoinvert().expect("surjective").to_json(), "{\"in\": {\"dim0\": [[1, 0], [0, 2]]}, \"out\": {\"register\": 2, \"lane\": 4}}");
+    assert_eq!(
+        b.pseudoinvert().expect("surjective").to_json(),
+        "{\"in\": {\"dim0\": [[1, 0], [0, 2]]}, \"out\": {\"register\": 2, \"lane\": 4}}"
+    );
     // Triton's broadcasting rule: warps both layouts broadcast the same way map to themselves.
     let r = parse_linear("#ttg.linear<{register = [[1], [2]], warp = [[0]]}>").expect("parses");
     let s = parse_linear("#ttg.linear<{offset = [[2], [1]], warp = [[0]]}>").expect("parses");
@@ -147,17 +190,23 @@ fn algebra_examples() {
 
 #[test]
 fn malformed_input_is_a_typed_error_with_an_offset() {
-    let e = parse_json(r#"{"in": {"register": [[0, 1], [0, 9]]}, "out": {"dim0": 2, "dim1": 4}}"#).expect_err("9 ≥ 4");
+    let e = parse_json(r#"{"in": {"register": [[0, 1], [0, 9]]}, "out": {"dim0": 2, "dim1": 4}}"#)
+        .expect_err("9 ≥ 4");
     assert!(e.to_string().contains("beyond its size 4"), "{e}");
-    let e = parse_json(r#"{"in": {"register": [[0, 1]]}, "out": {"dim0": 3, "dim1": 4}}"#).expect_err("3");
+    let e = parse_json(r#"{"in": {"register": [[0, 1]]}, "out": {"dim0": 3, "dim1": 4}}"#)
+        .expect_err("3");
     assert!(e.to_string().contains("not a power of two"), "{e}");
     let e = parse_ttg("#ttg.linear<{register = [[0, 1], [0]]}>").expect_err("ragged");
     assert!(e.to_string().contains("at offset"), "{e}");
-    let e = parse_json(r#"{"in": {"register": [[0, -1]]}, "out": {"dim0": 2, "dim1": 4}}"#).expect_err("negative");
+    let e = parse_json(r#"{"in": {"register": [[0, -1]]}, "out": {"dim0": 2, "dim1": 4}}"#)
+        .expect_err("negative");
     assert!(e.to_string().contains("offset 25"), "{e}");
     let e = parse_gluon("BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 1])")
         .expect_err("not a permutation");
     assert!(e.to_string().contains("permutation"), "{e}");
-    let e = parse_gluon("NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8])").expect_err("unsupported");
+    let e = parse_gluon(
+        "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8])",
+    )
+    .expect_err("unsupported");
     assert!(e.to_string().contains("not supported"), "{e}");
 }

@@ -8,17 +8,26 @@ use std::collections::BTreeSet;
 const IN_NAMES: [&str; 4] = ["register", "lane", "warp", "block"];
 
 /// A random layout: `n_in` in-dims with up to 3 bases, out-dims `dim0..` of sizes up to 8.
-fn layout_with(out_names: Vec<String>, in_names: Vec<String>) -> impl Strategy<Value = LinearLayout> {
+fn layout_with(
+    out_names: Vec<String>,
+    in_names: Vec<String>,
+) -> impl Strategy<Value = LinearLayout> {
     let rank = out_names.len();
     prop::collection::vec(0u32..4, rank).prop_flat_map(move |logs| {
-        let out: Vec<(String, u64)> = out_names.iter().cloned().zip(logs.iter().map(|l| 1u64 << l)).collect();
+        let out: Vec<(String, u64)> = out_names
+            .iter()
+            .cloned()
+            .zip(logs.iter().map(|l| 1u64 << l))
+            .collect();
         let sizes: Vec<u64> = out.iter().map(|(_, s)| *s).collect();
         let base = sizes.iter().map(|s| 0..*s).collect::<Vec<_>>();
         let names = in_names.clone();
-        prop::collection::vec(prop::collection::vec(base, 0..4), names.len()).prop_map(move |dims| {
-            let in_dims = names.iter().cloned().zip(dims).collect();
-            LinearLayout::new(in_dims, out.clone()).expect("valid by construction")
-        })
+        prop::collection::vec(prop::collection::vec(base, 0..4), names.len()).prop_map(
+            move |dims| {
+                let in_dims = names.iter().cloned().zip(dims).collect();
+                LinearLayout::new(in_dims, out.clone()).expect("valid by construction")
+            },
+        )
     })
 }
 
