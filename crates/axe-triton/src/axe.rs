@@ -284,11 +284,7 @@ impl LinearLayout {
                     .stride()
                     .checked_mul(1i64 << b)
                     .ok_or_else(|| TritonError::TooLarge("replica stride".into()))?;
-                claim(
-                    &mut claims,
-                    &Coord::on(*r.axis(), v),
-                    vec![0u64; rank],
-                )?;
+                claim(&mut claims, &Coord::on(*r.axis(), v), vec![0u64; rank])?;
             }
         }
         let mut dims = Vec::new();

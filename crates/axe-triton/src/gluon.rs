@@ -12,8 +12,9 @@
 //!   which Triton cannot lay out at all; for power-of-two shapes it equals the linear layout's
 //!   [`LinearLayout::to_axe`].
 //!
-//! Multi-CTA layouts (`ctas_per_cga` other than all ones), NVMMA, dot-operand and shared layouts are
-//! refused with [`TritonError::Gluon`].
+//! `NVMMADistributedLayout` (Ampere `[2, 0]` and Hopper `[3, 0]` accumulators, rank 2) has its linear layout
+//! and, through it, its Axe layout. Multi-CTA layouts (`ctas_per_cga` other than all ones), dot-operand and
+//! shared layouts are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
@@ -33,6 +34,16 @@ pub enum GluonLayout {
         warps_per_cta: Vec<u64>,
         /// Dims from most minor to most major.
         order: Vec<usize>,
+    },
+    /// `NVMMADistributedLayout(version=[2, 0] | [3, 0], warps_per_cta, instr_shape)`: the accumulator of
+    /// Ampere `mma` (instr_shape `[16, 8]`) or Hopper `wgmma` (instr_shape `[16, n, k]`), rank 2.
+    Nvmma {
+        /// Major version: 2 (Ampere) or 3 (Hopper).
+        version: u64,
+        /// Warps per CTA along each dim.
+        warps_per_cta: Vec<u64>,
+        /// The instruction's shape.
+        instr_shape: Vec<u64>,
     },
     /// `SliceLayout(dim, parent)`: the parent with tensor dim `dim` removed.
     Slice {
@@ -81,11 +92,12 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             "cga_layout",
         ],
         "SliceLayout" => &["dim", "parent"],
+        "NVMMADistributedLayout" => &["version", "warps_per_cta", "instr_shape", "cga_layout"],
         other => {
             return Err(error_at(
                 src,
                 v.at,
-                format!("`{other}` is not supported (BlockedLayout and SliceLayout are)"),
+                format!("`{other}` is not supported (BlockedLayout, SliceLayout and NVMMADistributedLayout are)"),
             ))
         }
     };
@@ -175,6 +187,53 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                 order,
             })
         }
+        "NVMMADistributedLayout" => {
+            let vv = need(0)?;
+            let version: Vec<u64> = match &vv.value {
+                Value::List(items) => items
+                    .iter()
+                    .map(|i| match i.value {
+                        Value::Int(x) if x >= 0 => Ok(x as u64),
+                        _ => Err(error_at(
+                            src,
+                            i.at,
+                            "version entries must be non-negative integers",
+                        )),
+                    })
+                    .collect::<Result<_>>()?,
+                _ => return Err(error_at(src, vv.at, "version must be a list")),
+            };
+            let warps_per_cta = ints(src, need(1)?, "warps_per_cta")?;
+            let instr_shape = ints(src, need(2)?, "instr_shape")?;
+            if let Some(a) = found[3] {
+                if !matches!(&a.value, Value::List(items) if items.is_empty()) {
+                    return Err(error_at(src, a.at, "only single-CTA layouts are supported"));
+                }
+            }
+            let ok = match version.first() {
+                Some(2) => instr_shape == [16, 8],
+                Some(3) => {
+                    instr_shape.len() == 3
+                        && instr_shape[0] == 16
+                        && instr_shape[1] >= 8
+                        && instr_shape[1] <= 256
+                        && instr_shape[1].is_multiple_of(8)
+                }
+                _ => false,
+            };
+            if !ok || warps_per_cta.len() != 2 {
+                return Err(error_at(
+                    src,
+                    v.at,
+                    "expected version [2, 0] with instr_shape [16, 8] or [3, 0] with [16, n, k], and two warps_per_cta",
+                ));
+            }
+            Ok(GluonLayout::Nvmma {
+                version: version[0],
+                warps_per_cta,
+                instr_shape,
+            })
+        }
         _ => {
             let d = need(0)?;
             let dim = match d.value {
@@ -209,11 +268,54 @@ fn unit(rank: usize, d: usize, v: u64) -> Vec<u64> {
     (0..rank).map(|j| if j == d { v } else { 0 }).collect()
 }
 
+/// Triton's fitting of a layout to a tensor shape: a tensor larger than the layout gets more registers
+/// (dims in `order`, most minor first); for a smaller one, registers past it are dropped and lane and
+/// warp bases past it become zero (broadcast).
+fn fit(
+    mut levels: Vec<Vec<Vec<u64>>>,
+    mut covered: Vec<u64>,
+    order: &[usize],
+    shape: &[u64],
+) -> Result<LinearLayout> {
+    let rank = shape.len();
+    for &d in order {
+        while covered[d] < shape[d] {
+            levels[0].push(unit(rank, d, covered[d]));
+            covered[d] = covered[d]
+                .checked_mul(2)
+                .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
+        }
+    }
+    levels[0].retain(|b| b.iter().zip(shape).all(|(c, s)| c < s));
+    for level in &mut levels {
+        for base in level.iter_mut() {
+            for (c, s) in base.iter_mut().zip(shape) {
+                if *c >= *s {
+                    *c = 0;
+                }
+            }
+        }
+    }
+    let mut it = levels.into_iter();
+    let mut in_dims: Vec<(String, Vec<Vec<u64>>)> = ["register", "lane", "warp"]
+        .iter()
+        .map(|n| (n.to_string(), it.next().unwrap_or_default()))
+        .collect();
+    in_dims.push(("block".to_string(), Vec::new()));
+    let out = shape
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("dim{i}"), *s))
+        .collect();
+    LinearLayout::new(in_dims, out)
+}
+
 impl GluonLayout {
     /// The number of tensor dims it lays out.
     pub fn rank(&self) -> usize {
         match self {
             GluonLayout::Blocked { order, .. } => order.len(),
+            GluonLayout::Nvmma { .. } => 2,
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
         }
     }
@@ -263,38 +365,40 @@ impl GluonLayout {
                     }
                     levels.push(bases);
                 }
-                // A tensor larger than the layout: more registers, most minor dim first.
-                for &d in order {
-                    while covered[d] < shape[d] {
-                        levels[0].push(unit(rank, d, covered[d]));
-                        covered[d] *= 2;
+                fit(levels, covered, order, shape)
+            }
+            GluonLayout::Nvmma {
+                version,
+                warps_per_cta,
+                instr_shape,
+            } => {
+                // Registers hold (row, col) pairs (0, 1) and (8, 0); lanes (0, 2), (0, 4), (1, 0), (2, 0),
+                // (4, 0); Hopper adds registers along the columns up to n.
+                let mut reg = vec![vec![0, 1], vec![8, 0]];
+                let lane = vec![vec![0, 2], vec![0, 4], vec![1, 0], vec![2, 0], vec![4, 0]];
+                let mut covered = vec![16u64, 8];
+                if *version == 3 {
+                    let n = instr_shape[1];
+                    log2_exact(n, || "instr_shape n".to_string())?;
+                    while covered[1] < n {
+                        reg.push(vec![0, covered[1]]);
+                        covered[1] *= 2;
                     }
                 }
-                // A tensor smaller than the layout: registers past it are dropped, lanes and warps past
-                // it broadcast (their bases become zero).
-                levels[0].retain(|b| b.iter().zip(shape).all(|(c, s)| c < s));
-                for level in &mut levels {
-                    for base in level.iter_mut() {
-                        for (c, s) in base.iter_mut().zip(shape) {
-                            if *c >= *s {
-                                *c = 0;
-                            }
-                        }
+                // Warps: along the columns first for Ampere, along the rows first for Hopper.
+                let warp_order: [usize; 2] = if *version == 3 { [0, 1] } else { [1, 0] };
+                let mut warp = Vec::new();
+                for d in warp_order {
+                    let bits = log2_exact(warps_per_cta[d], || format!("warps_per_cta[{d}]"))?;
+                    for _ in 0..bits {
+                        warp.push(unit(2, d, covered[d]));
+                        covered[d] = covered[d]
+                            .checked_mul(2)
+                            .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
                     }
                 }
-                let mut it = levels.into_iter();
-                let names = ["register", "lane", "warp"];
-                let mut in_dims: Vec<(String, Vec<Vec<u64>>)> = names
-                    .iter()
-                    .map(|n| (n.to_string(), it.next().unwrap_or_default()))
-                    .collect();
-                in_dims.push(("block".to_string(), Vec::new()));
-                let out = shape
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (format!("dim{i}"), *s))
-                    .collect();
-                LinearLayout::new(in_dims, out)
+                // Extra registers for a larger tensor go along the columns first.
+                fit(vec![reg, lane, warp], covered, &[1, 0], shape)
             }
             GluonLayout::Slice { dim, parent } => {
                 let mut pshape = shape.to_vec();
@@ -450,7 +554,9 @@ impl GluonLayout {
                 }
                 Ok(Layout::new(shard, replica, Coord::zero())?.canonicalize()?)
             }
-            GluonLayout::Slice { .. } => self.to_linear(shape)?.to_axe(),
+            GluonLayout::Slice { .. } | GluonLayout::Nvmma { .. } => {
+                self.to_linear(shape)?.to_axe()
+            }
         }
     }
 }
