@@ -205,8 +205,28 @@ fn malformed_input_is_a_typed_error_with_an_offset() {
         .expect_err("not a permutation");
     assert!(e.to_string().contains("permutation"), "{e}");
     let e = parse_gluon(
-        "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8])",
+        "DotOperandLayout(operand_index=0, parent=NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8]), k_width=2)",
     )
     .expect_err("unsupported");
     assert!(e.to_string().contains("not supported"), "{e}");
+}
+
+#[test]
+fn nvmma_ampere_accumulator() {
+    // Triton 3.9 answer for this layout over 64×32 (see scripts/triton-differential).
+    let g = parse_gluon("NVMMADistributedLayout(version=[2, 0], warps_per_cta=[2, 2], instr_shape=[16, 8], cga_layout=[])")
+        .expect("parses");
+    let ll = g.to_linear(&[64, 32]).expect("powers of two");
+    assert_eq!(
+        ll.to_json(),
+        "{\"in\": {\"register\": [[0, 1], [8, 0], [0, 16], [32, 0]], \"lane\": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], \
+         \"warp\": [[0, 8], [16, 0]], \"block\": []}, \"out\": {\"dim0\": 64, \"dim1\": 32}}"
+    );
+    let axe = g.to_axe(&[64, 32]).expect("affine");
+    // Rows: register bit 3, warp bit 1, register bit 1, lane bits 2..4; columns: register bit 2, warp bit
+    // 0, lane bits 0..1, register bit 0.
+    assert_eq!(
+        axe.to_string(),
+        "S[(2,2,2,8,2,2,4,2):(8@reg,2@warp,2@reg,4@lane,4@reg,1@warp,1@lane,1@reg)]"
+    );
 }
