@@ -155,12 +155,20 @@ def main():
             shape = [16 << rng.randrange(0, 4), 8 << rng.randrange(0, 6)]
             if lay.version[0] == 3:
                 shape = [64 << rng.randrange(0, 2), lay.instr_shape[1] << rng.randrange(0, 2)]
+        if rng.random() < 0.25:
+            rank = rng.randrange(1, 4)
+            order = list(range(rank))
+            rng.shuffle(order)
+            lay = gl.SwizzledSharedLayout(vec=1 << rng.randrange(0, 4), per_phase=1 << rng.randrange(0, 3),
+                                          max_phase=1 << rng.randrange(0, 4), order=order)
+            shape = [1 << rng.randrange(1, 6) for _ in range(rank)]
         text = repr(lay)
         dl = builder.to_linear_layout(lay._to_ir(builder), shape)
-        theirs = {
-            "in": {"register": dl.reg_bases, "lane": dl.lane_bases, "warp": dl.warp_bases, "block": dl.block_bases},
-            "out": {f"dim{i}": s for i, s in enumerate(shape)},
-        }
+        if hasattr(dl, "offset_bases"):
+            ins = {"offset": dl.offset_bases, "block": dl.block_bases}
+        else:
+            ins = {"register": dl.reg_bases, "lane": dl.lane_bases, "warp": dl.warp_bases, "block": dl.block_bases}
+        theirs = {"in": ins, "out": {f"dim{i}": s for i, s in enumerate(shape)}}
         theirs = json.loads(json.dumps(theirs))
         shape_s = ",".join(map(str, shape))
         check("gluon " + text + " " + shape_s, axe.ask("gluon", text, shape_s), theirs)

@@ -13,8 +13,9 @@
 //!   [`LinearLayout::to_axe`].
 //!
 //! `NVMMADistributedLayout` (Ampere `[2, 0]` and Hopper `[3, 0]` accumulators, rank 2) has its linear layout
-//! and, through it, its Axe layout. Multi-CTA layouts (`ctas_per_cga` other than all ones), dot-operand and
-//! shared layouts are refused with [`TritonError::Gluon`].
+//! and, through it, its Axe layout; so has `SwizzledSharedLayout` (in-dim `offset`), whose Axe layout
+//! exists only without a swizzle (`max_phase = 1`, or a swizzle that never reaches a set column bit).
+//! Multi-CTA layouts, `DotOperandLayout` and `NVMMASharedLayout` are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
@@ -44,6 +45,19 @@ pub enum GluonLayout {
         warps_per_cta: Vec<u64>,
         /// The instruction's shape.
         instr_shape: Vec<u64>,
+    },
+    /// `SwizzledSharedLayout(vec, per_phase, max_phase, order)`: shared memory, in-dim `offset`. Along the
+    /// two most minor dims (`order[0]` the columns, `order[1]` the rows), row `r` starts its columns XORed
+    /// with `vec · ((r / per_phase) mod max_phase)`; further dims follow in `order`.
+    SwizzledShared {
+        /// Elements swizzled together.
+        vec: u64,
+        /// Rows sharing one phase.
+        per_phase: u64,
+        /// Number of phases.
+        max_phase: u64,
+        /// Dims from most minor to most major.
+        order: Vec<usize>,
     },
     /// `SliceLayout(dim, parent)`: the parent with tensor dim `dim` removed.
     Slice {
@@ -93,11 +107,12 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
         ],
         "SliceLayout" => &["dim", "parent"],
         "NVMMADistributedLayout" => &["version", "warps_per_cta", "instr_shape", "cga_layout"],
+        "SwizzledSharedLayout" => &["vec", "per_phase", "max_phase", "order", "cga_layout"],
         other => {
             return Err(error_at(
                 src,
                 v.at,
-                format!("`{other}` is not supported (BlockedLayout, SliceLayout and NVMMADistributedLayout are)"),
+                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout and SwizzledSharedLayout are)"),
             ))
         }
     };
@@ -184,6 +199,53 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                 size_per_thread,
                 threads_per_warp,
                 warps_per_cta,
+                order,
+            })
+        }
+        "SwizzledSharedLayout" => {
+            let mut three = Vec::new();
+            for (k, key) in keys.iter().enumerate().take(3) {
+                let a = need(k)?;
+                match a.value {
+                    Value::Int(x) if x >= 1 => three.push(x as u64),
+                    _ => {
+                        return Err(error_at(
+                            src,
+                            a.at,
+                            format!("{key} must be a positive integer"),
+                        ))
+                    }
+                }
+            }
+            let order_v = need(3)?;
+            let order = match &order_v.value {
+                Value::List(items) => items
+                    .iter()
+                    .map(|i| match i.value {
+                        Value::Int(x) if x >= 0 => Ok(x as usize),
+                        _ => Err(error_at(src, i.at, "order entries must be dims")),
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+                _ => return Err(error_at(src, order_v.at, "order must be a list")),
+            };
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            if order.is_empty() || sorted != (0..order.len()).collect::<Vec<_>>() {
+                return Err(error_at(
+                    src,
+                    order_v.at,
+                    "order must be a permutation of the dims",
+                ));
+            }
+            if let Some(a) = found[4] {
+                if !matches!(&a.value, Value::List(items) if items.is_empty()) {
+                    return Err(error_at(src, a.at, "only single-CTA layouts are supported"));
+                }
+            }
+            Ok(GluonLayout::SwizzledShared {
+                vec: three[0],
+                per_phase: three[1],
+                max_phase: three[2],
                 order,
             })
         }
@@ -316,6 +378,7 @@ impl GluonLayout {
         match self {
             GluonLayout::Blocked { order, .. } => order.len(),
             GluonLayout::Nvmma { .. } => 2,
+            GluonLayout::SwizzledShared { order, .. } => order.len(),
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
         }
     }
@@ -399,6 +462,49 @@ impl GluonLayout {
                 }
                 // Extra registers for a larger tensor go along the columns first.
                 fit(vec![reg, lane, warp], covered, &[1, 0], shape)
+            }
+            GluonLayout::SwizzledShared {
+                vec,
+                per_phase,
+                max_phase,
+                order,
+            } => {
+                let rank = shape.len();
+                let mut bases = Vec::new();
+                let cols = shape[order[0]];
+                for k in 0..cols.trailing_zeros() {
+                    bases.push(unit(rank, order[0], 1u64 << k));
+                }
+                if rank >= 2 {
+                    let row_dim = order[1];
+                    for k in 0..shape[row_dim].trailing_zeros() {
+                        let row = 1u64 << k;
+                        let col = vec
+                            .checked_mul((row / per_phase) % max_phase)
+                            .ok_or_else(|| TritonError::TooLarge("swizzle".into()))?
+                            % cols;
+                        let mut b = unit(rank, row_dim, row);
+                        b[order[0]] = col;
+                        bases.push(b);
+                    }
+                }
+                for &d in order.iter().skip(2) {
+                    for k in 0..shape[d].trailing_zeros() {
+                        bases.push(unit(rank, d, 1u64 << k));
+                    }
+                }
+                let out = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (format!("dim{i}"), *s))
+                    .collect();
+                LinearLayout::new(
+                    vec![
+                        ("offset".to_string(), bases),
+                        ("block".to_string(), Vec::new()),
+                    ],
+                    out,
+                )
             }
             GluonLayout::Slice { dim, parent } => {
                 let mut pshape = shape.to_vec();
@@ -554,9 +660,9 @@ impl GluonLayout {
                 }
                 Ok(Layout::new(shard, replica, Coord::zero())?.canonicalize()?)
             }
-            GluonLayout::Slice { .. } | GluonLayout::Nvmma { .. } => {
-                self.to_linear(shape)?.to_axe()
-            }
+            GluonLayout::Slice { .. }
+            | GluonLayout::Nvmma { .. }
+            | GluonLayout::SwizzledShared { .. } => self.to_linear(shape)?.to_axe(),
         }
     }
 }

@@ -230,3 +230,32 @@ fn nvmma_ampere_accumulator() {
         "S[(2,2,2,8,2,2,4,2):(8@reg,2@warp,2@reg,4@lane,4@reg,1@warp,1@lane,1@reg)]"
     );
 }
+
+#[test]
+fn swizzled_shared_layouts() {
+    // Triton 3.9: offset bases [[0,1],[0,2],[0,4],[0,8],[1,0],[2,2],[4,4],[8,0]].
+    let g = parse_gluon(
+        "SwizzledSharedLayout(vec=2, per_phase=2, max_phase=4, order=[1, 0], cga_layout=[])",
+    )
+    .expect("parses");
+    let ll = g.to_linear(&[16, 16]).expect("powers of two");
+    assert_eq!(
+        ll.to_ttg(),
+        "#ttg.linear<{offset = [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 2], [4, 4], [8, 0]], block = []}>"
+    );
+    // Row 2 starts its columns XORed with 2: (2, 2) sits at offset 32, (2, 0) at offset 34.
+    let inv = ll.invert().expect("bijective");
+    assert_eq!(inv.apply(&[2, 2]).expect("in range"), [32, 0]);
+    assert_eq!(inv.apply(&[2, 0]).expect("in range"), [34, 0]);
+    match g.to_axe(&[16, 16]) {
+        Err(TritonError::NotAffine(dims)) => assert_eq!(dims, ["offset"]),
+        other => panic!("expected NotAffine, got {other:?}"),
+    }
+    // Without a swizzle it is a plain column-major buffer.
+    let g = parse_gluon("SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0, 1])")
+        .expect("parses");
+    assert_eq!(
+        g.to_axe(&[4, 8]).expect("affine").to_string(),
+        "S[(4,8):(1@offset,4@offset)]"
+    );
+}
