@@ -91,13 +91,39 @@ pub fn parse_json(src: &str) -> Result<LinearLayout> {
             "`out` must be an object of out-dim sizes",
         ));
     };
-    let mut in_dims = Vec::new();
-    for (name, v) in in_entries {
-        in_dims.push((name.clone(), bases_of(src, v, name)?));
-    }
     let mut out_dims = Vec::new();
     for (name, v) in out_entries {
-        out_dims.push((name.clone(), uint(src, v, "an out-dim size")?));
+        let size = uint(src, v, "an out-dim size")?;
+        if !size.is_power_of_two() {
+            return Err(error_at(
+                src,
+                v.at,
+                format!("the size of out-dim `{name}` is {size}, not a power of two"),
+            ));
+        }
+        out_dims.push((name.clone(), size));
+    }
+    let mut in_dims = Vec::new();
+    for (name, v) in in_entries {
+        let bases = bases_of(src, v, name)?;
+        // Point at the first base that does not fit the out-dims.
+        if let Value::List(items) = &v.value {
+            for (b, (base, item)) in bases.iter().zip(items).enumerate() {
+                let fits = base.len() == out_dims.len()
+                    && base.iter().zip(&out_dims).all(|(c, (_, size))| c < size);
+                if !fits {
+                    return Err(error_at(
+                        src,
+                        item.at,
+                        format!(
+                            "base {b} of in-dim `{name}` does not fit the out-dims {out_dims:?} \
+                             (one coordinate per out-dim, each below its size)"
+                        ),
+                    ));
+                }
+            }
+        }
+        in_dims.push((name.clone(), bases));
     }
     LinearLayout::new(in_dims, out_dims).map_err(|e| with_offset(src, top.at, e))
 }

@@ -293,3 +293,51 @@ fn deep_nesting_is_an_error_not_a_crash() {
     let calls = format!("{}{}", "SliceLayout(0, ".repeat(10_000), ")".repeat(10_000));
     assert!(axe_triton::gluon::parse_gluon(&calls).is_err());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Axe → linear → Axe is the identity on Axe layouts whose every bit lands on one hardware bit.
+    #[test]
+    fn axe_to_linear_and_back(
+        logs in prop::collection::vec(0u32..3, 1..3), replicas in 0usize..3, slots in prop::collection::vec(0usize..3, 9),
+        perm_seed in any::<u64>(),
+    ) {
+        let axes = ["reg", "lane", "warp"].map(|a| axe_layout::Axis::new(a).expect("axis"));
+        let n_bits = logs.iter().sum::<u32>() as usize + replicas;
+        // Give each bit an axis, then number the bits on each axis in a random order.
+        let mut order: Vec<usize> = (0..n_bits).collect();
+        let mut r = perm_seed;
+        for i in (1..order.len()).rev() {
+            r = r.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            order.swap(i, (r >> 33) as usize % (i + 1));
+        }
+        let mut count = [0u32; 3];
+        let mut place = vec![(0usize, 0u32); n_bits];
+        for &b in &order {
+            let a = slots[b % slots.len()];
+            place[b] = (a, count[a]);
+            count[a] += 1;
+        }
+        let mut shard = Vec::new();
+        let mut k = 0;
+        for l in &logs {
+            // Bits of one dim, most significant first.
+            let bits: Vec<usize> = (k..k + *l as usize).collect();
+            for &b in bits.iter().rev() {
+                let (a, bit) = place[b];
+                shard.push(axe_layout::Iter::new(2, 1i64 << bit, axes[a]).expect("iter"));
+            }
+            k += *l as usize;
+        }
+        let replica: Vec<_> = (k..n_bits).map(|b| {
+            let (a, bit) = place[b];
+            axe_layout::Iter::new(2, 1i64 << bit, axes[a]).expect("iter")
+        }).collect();
+        let axe = Layout::new(shard, replica, axe_layout::Coord::zero()).expect("layout");
+        let shape: Vec<u64> = logs.iter().map(|l| 1u64 << l).collect();
+        let ll = LinearLayout::from_axe(&axe, &shape, &["register", "lane", "warp"]).expect("bit layout");
+        let back = ll.to_axe().expect("affine by construction");
+        prop_assert!(back.equivalent(&axe).expect("comparable"), "{axe} -> {} -> {back}", ll.to_json());
+    }
+}
