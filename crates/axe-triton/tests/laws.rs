@@ -341,3 +341,127 @@ proptest! {
         prop_assert!(back.equivalent(&axe).expect("comparable"), "{axe} -> {} -> {back}", ll.to_json());
     }
 }
+
+/// Every subset of `[0, 8)` (as a bit mask) that is a Minkowski sum of progressions `{0, d, .., (e-1)d}`.
+fn progression_sums() -> BTreeSet<u32> {
+    let mut seen = BTreeSet::from([1u32]);
+    let mut todo = vec![1u32];
+    while let Some(m) = todo.pop() {
+        for d in 1..8u32 {
+            for e in 2..=8u32 {
+                if (e - 1) * d >= 8 {
+                    break;
+                }
+                let mut n = 0u32;
+                let mut ok = true;
+                for x in (0..8).filter(|x| m >> x & 1 == 1) {
+                    for k in 0..e {
+                        let y = x + k * d;
+                        if y >= 8 {
+                            ok = false;
+                        } else {
+                            n |= 1 << y;
+                        }
+                    }
+                }
+                if ok && seen.insert(n) {
+                    todo.push(n);
+                }
+            }
+        }
+    }
+    seen
+}
+
+/// Whether any Axe layout `A` has `A(t) = { h : L(h) = t }` (for in-dims of size at most 8), by brute
+/// force: every preimage is the preimage of 0 shifted, the shifts add up bit by bit with each bit moving
+/// along one axis, and the preimage of 0 is a product over axes of sums of progressions.
+fn axe_exists(l: &LinearLayout, sums: &BTreeSet<u32>) -> bool {
+    let n = l.in_dims().len();
+    let shape: Vec<u64> = l.out_dims().iter().map(|(_, s)| *s).collect();
+    let split = |h: u64| -> Vec<i64> {
+        let mut rest = h;
+        l.in_dims()
+            .iter()
+            .map(|d| {
+                let v = rest & ((1 << d.bases.len()) - 1);
+                rest >>= d.bases.len();
+                v as i64
+            })
+            .collect()
+    };
+    let pre = |t: &Vec<u64>| -> BTreeSet<Vec<i64>> {
+        (0..l.in_size())
+            .filter(|h| &brute(l, *h) == t)
+            .map(split)
+            .collect()
+    };
+    let total: u64 = shape.iter().product();
+    let zero = pre(&vec![0; shape.len()]);
+    if zero.is_empty() {
+        return false;
+    }
+    let min0 = zero.iter().next().expect("nonempty").clone();
+    let mut shifts = Vec::new();
+    for x in 0..total {
+        let t = axe_layout::unflatten(x, &shape).expect("in range");
+        let p = pre(&t);
+        let Some(m) = p.iter().next() else {
+            return false;
+        };
+        let s: Vec<i64> = m.iter().zip(&min0).map(|(a, b)| a - b).collect();
+        let moved: BTreeSet<Vec<i64>> = zero
+            .iter()
+            .map(|z| z.iter().zip(&s).map(|(a, b)| a + b).collect())
+            .collect();
+        if moved != p {
+            return false;
+        }
+        shifts.push(s);
+    }
+    // Shifts add up over the bits of the flat index, each bit moving along one axis.
+    for (x, s) in shifts.iter().enumerate() {
+        let mut sum = vec![0i64; n];
+        for b in 0..64 {
+            if x >> b & 1 == 1 {
+                let one = &shifts[1 << b];
+                if one.iter().filter(|v| **v != 0).count() > 1 {
+                    return false;
+                }
+                for (a, v) in sum.iter_mut().zip(one) {
+                    *a += v;
+                }
+            }
+        }
+        if &sum != s {
+            return false;
+        }
+    }
+    // The preimage of 0, shifted to its minimum, is a product over axes of sums of progressions.
+    let per_axis: Vec<BTreeSet<i64>> = (0..n)
+        .map(|a| zero.iter().map(|z| z[a] - min0[a]).collect())
+        .collect();
+    let product: usize = per_axis.iter().map(|s| s.len()).product();
+    if product != zero.len() {
+        return false;
+    }
+    per_axis.iter().all(|s| {
+        s.iter().all(|v| (0..8).contains(v))
+            && sums.contains(&s.iter().fold(0u32, |m, v| m | 1 << v))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// `to_axe` answers exactly when some Axe layout exists (checked by brute force), and never a wrong one.
+    #[test]
+    fn to_axe_refuses_only_when_no_axe_layout_exists(l in any_layout()) {
+        let sums = progression_sums();
+        let exists = axe_exists(&l, &sums);
+        match l.to_axe() {
+            Ok(_) => prop_assert!(exists),
+            Err(e) => prop_assert!(!exists, "refused ({e}) but brute force finds one for {}", l.to_json()),
+        }
+    }
+}
