@@ -1,0 +1,412 @@
+//! Gluon's layout constructors, read from the text Triton prints (`BlockedLayout(size_per_thread=[1, 4],
+//! threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])`, `SliceLayout(dim=1, parent=...)`), laid
+//! over a tensor shape.
+//!
+//! * [`GluonLayout::to_linear`] computes the linear layout Triton computes (in-dims `register`, `lane`,
+//!   `warp`, `block`; out-dims `dim0..`): per level (registers, then lanes, then warps) the identity along
+//!   each tensor dim in `order` (most minor first); a tensor larger than the layout gets more registers
+//!   (most minor dim first); a tensor smaller than it has the bases that reach past it set to zero
+//!   (broadcast). Every size must be a power of two.
+//! * [`GluonLayout::to_axe`] gives the Axe layout over `reg`/`lane`/`warp`/`block` for **any** shape whose
+//!   every dim is a whole number of layout tiles or divides the tile (e.g. 48×64 under a 16×32 tile),
+//!   which Triton cannot lay out at all; for power-of-two shapes it equals the linear layout's
+//!   [`LinearLayout::to_axe`].
+//!
+//! `NVMMADistributedLayout` (Ampere `[2, 0]` and Hopper `[3, 0]` accumulators, rank 2) has its linear layout
+//! and, through it, its Axe layout; so has `SwizzledSharedLayout` (in-dim `offset`), whose Axe layout
+//! exists only without a swizzle (`max_phase = 1`, or a swizzle that never reaches a set column bit).
+//! Multi-CTA layouts, `DotOperandLayout` and `NVMMASharedLayout` are refused with [`TritonError::Gluon`].
+
+use crate::error::{log2_exact, Result, TritonError};
+use crate::linear::LinearLayout;
+use axe_layout::{Axis, Coord, Iter, Layout};
+
+mod parse;
+pub use parse::parse_gluon;
+
+/// A Gluon layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GluonLayout {
+    /// `BlockedLayout(size_per_thread, threads_per_warp, warps_per_cta, order)`.
+    Blocked {
+        /// Elements per thread along each dim.
+        size_per_thread: Vec<u64>,
+        /// Threads per warp along each dim.
+        threads_per_warp: Vec<u64>,
+        /// Warps per CTA along each dim.
+        warps_per_cta: Vec<u64>,
+        /// Dims from most minor to most major.
+        order: Vec<usize>,
+    },
+    /// `NVMMADistributedLayout(version=[2, 0] | [3, 0], warps_per_cta, instr_shape)`: the accumulator of
+    /// Ampere `mma` (instr_shape `[16, 8]`) or Hopper `wgmma` (instr_shape `[16, n, k]`), rank 2.
+    Nvmma {
+        /// Major version: 2 (Ampere) or 3 (Hopper).
+        version: u64,
+        /// Warps per CTA along each dim.
+        warps_per_cta: Vec<u64>,
+        /// The instruction's shape.
+        instr_shape: Vec<u64>,
+    },
+    /// `SwizzledSharedLayout(vec, per_phase, max_phase, order)`: shared memory, in-dim `offset`. Along the
+    /// two most minor dims (`order[0]` the columns, `order[1]` the rows), row `r` starts its columns XORed
+    /// with `vec · ((r / per_phase) mod max_phase)`; further dims follow in `order`.
+    SwizzledShared {
+        /// Elements swizzled together.
+        vec: u64,
+        /// Rows sharing one phase.
+        per_phase: u64,
+        /// Number of phases.
+        max_phase: u64,
+        /// Dims from most minor to most major.
+        order: Vec<usize>,
+    },
+    /// `SliceLayout(dim, parent)`: the parent with tensor dim `dim` removed.
+    Slice {
+        /// The removed dim.
+        dim: usize,
+        /// The parent layout.
+        parent: Box<GluonLayout>,
+    },
+}
+
+fn unit(rank: usize, d: usize, v: u64) -> Vec<u64> {
+    (0..rank).map(|j| if j == d { v } else { 0 }).collect()
+}
+
+/// Triton's fitting of a layout to a tensor shape: a tensor larger than the layout gets more registers
+/// (dims in `order`, most minor first); for a smaller one, registers past it are dropped and lane and
+/// warp bases past it become zero (broadcast).
+fn fit(
+    mut levels: Vec<Vec<Vec<u64>>>,
+    mut covered: Vec<u64>,
+    order: &[usize],
+    shape: &[u64],
+) -> Result<LinearLayout> {
+    let rank = shape.len();
+    for &d in order {
+        while covered[d] < shape[d] {
+            levels[0].push(unit(rank, d, covered[d]));
+            covered[d] = covered[d]
+                .checked_mul(2)
+                .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
+        }
+    }
+    levels[0].retain(|b| b.iter().zip(shape).all(|(c, s)| c < s));
+    for level in &mut levels {
+        for base in level.iter_mut() {
+            for (c, s) in base.iter_mut().zip(shape) {
+                if *c >= *s {
+                    *c = 0;
+                }
+            }
+        }
+    }
+    let mut it = levels.into_iter();
+    let mut in_dims: Vec<(String, Vec<Vec<u64>>)> = ["register", "lane", "warp"]
+        .iter()
+        .map(|n| (n.to_string(), it.next().unwrap_or_default()))
+        .collect();
+    in_dims.push(("block".to_string(), Vec::new()));
+    let out = shape
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("dim{i}"), *s))
+        .collect();
+    LinearLayout::new(in_dims, out)
+}
+
+impl GluonLayout {
+    /// The number of tensor dims it lays out.
+    pub fn rank(&self) -> usize {
+        match self {
+            GluonLayout::Blocked { order, .. } => order.len(),
+            GluonLayout::Nvmma { .. } => 2,
+            GluonLayout::SwizzledShared { order, .. } => order.len(),
+            GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
+        }
+    }
+
+    fn check_shape(&self, shape: &[u64]) -> Result<()> {
+        if shape.len() != self.rank() || shape.contains(&0) {
+            return Err(TritonError::Gluon(format!(
+                "shape {shape:?} does not fit a layout of rank {} (one positive size per dim)",
+                self.rank()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The linear layout Triton computes for this layout over `shape` (every size a power of two).
+    pub fn to_linear(&self, shape: &[u64]) -> Result<LinearLayout> {
+        self.check_shape(shape)?;
+        for (i, s) in shape.iter().enumerate() {
+            log2_exact(*s, || {
+                format!("tensor dim {i} (Axe lays it out: use to_axe)")
+            })?;
+        }
+        match self {
+            GluonLayout::Blocked {
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            } => {
+                let rank = shape.len();
+                let mut covered = vec![1u64; rank];
+                let mut levels: Vec<Vec<Vec<u64>>> = Vec::new();
+                for (name, per_dim) in [
+                    ("size_per_thread", size_per_thread),
+                    ("threads_per_warp", threads_per_warp),
+                    ("warps_per_cta", warps_per_cta),
+                ] {
+                    let mut bases = Vec::new();
+                    for &d in order {
+                        let bits = log2_exact(per_dim[d], || format!("{name}[{d}]"))?;
+                        for _ in 0..bits {
+                            bases.push(unit(rank, d, covered[d]));
+                            covered[d] = covered[d]
+                                .checked_mul(2)
+                                .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
+                        }
+                    }
+                    levels.push(bases);
+                }
+                fit(levels, covered, order, shape)
+            }
+            GluonLayout::Nvmma {
+                version,
+                warps_per_cta,
+                instr_shape,
+            } => {
+                // Registers hold (row, col) pairs (0, 1) and (8, 0); lanes (0, 2), (0, 4), (1, 0), (2, 0),
+                // (4, 0); Hopper adds registers along the columns up to n.
+                let mut reg = vec![vec![0, 1], vec![8, 0]];
+                let lane = vec![vec![0, 2], vec![0, 4], vec![1, 0], vec![2, 0], vec![4, 0]];
+                let mut covered = vec![16u64, 8];
+                if *version == 3 {
+                    let n = instr_shape[1];
+                    log2_exact(n, || "instr_shape n".to_string())?;
+                    while covered[1] < n {
+                        reg.push(vec![0, covered[1]]);
+                        covered[1] *= 2;
+                    }
+                }
+                // Warps: along the columns first for Ampere, along the rows first for Hopper.
+                let warp_order: [usize; 2] = if *version == 3 { [0, 1] } else { [1, 0] };
+                let mut warp = Vec::new();
+                for d in warp_order {
+                    let bits = log2_exact(warps_per_cta[d], || format!("warps_per_cta[{d}]"))?;
+                    for _ in 0..bits {
+                        warp.push(unit(2, d, covered[d]));
+                        covered[d] = covered[d]
+                            .checked_mul(2)
+                            .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
+                    }
+                }
+                // Extra registers for a larger tensor go along the columns first.
+                fit(vec![reg, lane, warp], covered, &[1, 0], shape)
+            }
+            GluonLayout::SwizzledShared {
+                vec,
+                per_phase,
+                max_phase,
+                order,
+            } => {
+                let rank = shape.len();
+                let mut bases = Vec::new();
+                let cols = shape[order[0]];
+                for k in 0..cols.trailing_zeros() {
+                    bases.push(unit(rank, order[0], 1u64 << k));
+                }
+                if rank >= 2 {
+                    let row_dim = order[1];
+                    for k in 0..shape[row_dim].trailing_zeros() {
+                        let row = 1u64 << k;
+                        let col = vec
+                            .checked_mul((row / per_phase) % max_phase)
+                            .ok_or_else(|| TritonError::TooLarge("swizzle".into()))?
+                            % cols;
+                        let mut b = unit(rank, row_dim, row);
+                        b[order[0]] = col;
+                        bases.push(b);
+                    }
+                }
+                for &d in order.iter().skip(2) {
+                    for k in 0..shape[d].trailing_zeros() {
+                        bases.push(unit(rank, d, 1u64 << k));
+                    }
+                }
+                let out = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (format!("dim{i}"), *s))
+                    .collect();
+                LinearLayout::new(
+                    vec![
+                        ("offset".to_string(), bases),
+                        ("block".to_string(), Vec::new()),
+                    ],
+                    out,
+                )
+            }
+            GluonLayout::Slice { dim, parent } => {
+                let mut pshape = shape.to_vec();
+                pshape.insert(*dim, 1);
+                let p = parent.to_linear(&pshape)?;
+                let mut in_dims = Vec::new();
+                for d in p.in_dims() {
+                    let mut bases: Vec<Vec<u64>> = d
+                        .bases
+                        .iter()
+                        .map(|b| {
+                            b.iter()
+                                .enumerate()
+                                .filter(|(j, _)| j != dim)
+                                .map(|(_, v)| *v)
+                                .collect()
+                        })
+                        .collect();
+                    if d.name == "register" {
+                        bases.retain(|b: &Vec<u64>| b.iter().any(|v| *v != 0));
+                    }
+                    in_dims.push((d.name.clone(), bases));
+                }
+                let out = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (format!("dim{i}"), *s))
+                    .collect();
+                LinearLayout::new(in_dims, out)
+            }
+        }
+    }
+
+    /// The Axe layout of this layout over `shape`: tensor index (row-major) → `reg`/`lane`/`warp`
+    /// coordinates, broadcast copies as replicas. Sizes need not be powers of two: each tensor dim must be
+    /// a whole number of layout tiles (the extra tiles go to more registers) or divide the tile (the
+    /// unused high digits become replicas).
+    pub fn to_axe(&self, shape: &[u64]) -> Result<Layout> {
+        self.check_shape(shape)?;
+        match self {
+            GluonLayout::Blocked {
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            } => {
+                let rank = shape.len();
+                let reg = Axis::new("reg")?;
+                let lane = Axis::new("lane")?;
+                let warp = Axis::new("warp")?;
+                // Stride of each dim's digit on each hardware axis, most minor dim first.
+                // Registers past a small tensor are dropped, as in Triton: the per-thread block shrinks.
+                let mut size_per_thread = size_per_thread.clone();
+                for d in 0..rank {
+                    if shape[d] < size_per_thread[d] {
+                        if !size_per_thread[d].is_multiple_of(shape[d]) {
+                            return Err(TritonError::Gluon(format!(
+                                "tensor dim {d} of {} elements does not divide size_per_thread {}",
+                                shape[d], size_per_thread[d]
+                            )));
+                        }
+                        size_per_thread[d] = shape[d];
+                    }
+                }
+                let mut s_reg = vec![0i64; rank];
+                let mut s_lane = vec![0i64; rank];
+                let mut s_warp = vec![0i64; rank];
+                let (mut r, mut l, mut w) = (1i64, 1i64, 1i64);
+                let big =
+                    |x: u64| i64::try_from(x).map_err(|_| TritonError::TooLarge(format!("{x}")));
+                for &d in order {
+                    s_reg[d] = r;
+                    s_lane[d] = l;
+                    s_warp[d] = w;
+                    r = r
+                        .checked_mul(big(size_per_thread[d])?)
+                        .ok_or_else(|| TritonError::TooLarge("registers".into()))?;
+                    l = l
+                        .checked_mul(big(threads_per_warp[d])?)
+                        .ok_or_else(|| TritonError::TooLarge("lanes".into()))?;
+                    w = w
+                        .checked_mul(big(warps_per_cta[d])?)
+                        .ok_or_else(|| TritonError::TooLarge("warps".into()))?;
+                }
+                let mut repeat = vec![1u64; rank];
+                let mut s_rep = vec![0i64; rank];
+                for &d in order {
+                    let tile = size_per_thread[d]
+                        .checked_mul(threads_per_warp[d])
+                        .and_then(|x| x.checked_mul(warps_per_cta[d]))
+                        .ok_or_else(|| TritonError::TooLarge(format!("tile of dim {d}")))?;
+                    if shape[d] > tile {
+                        if !shape[d].is_multiple_of(tile) {
+                            return Err(TritonError::Gluon(format!(
+                                "tensor dim {d} has {} elements, not a whole number of {tile}-element tiles",
+                                shape[d]
+                            )));
+                        }
+                        repeat[d] = shape[d] / tile;
+                        s_rep[d] = r;
+                        r = r
+                            .checked_mul(big(repeat[d])?)
+                            .ok_or_else(|| TritonError::TooLarge("registers".into()))?;
+                    }
+                }
+                let mut shard = Vec::new();
+                let mut replica = Vec::new();
+                for d in 0..rank {
+                    // Digits of dim d, most minor first: (extent, stride, axis).
+                    let digits = [
+                        (size_per_thread[d], s_reg[d], &reg),
+                        (threads_per_warp[d], s_lane[d], &lane),
+                        (warps_per_cta[d], s_warp[d], &warp),
+                        (repeat[d], s_rep[d], &reg),
+                    ];
+                    let mut left = shape[d];
+                    let mut taken = Vec::new();
+                    for (e, s, a) in digits {
+                        if e == 1 {
+                            continue;
+                        }
+                        if left >= e {
+                            if !left.is_multiple_of(e) {
+                                return Err(TritonError::Gluon(format!(
+                                    "tensor dim {d} of {} elements does not split over the layout's factor {e}",
+                                    shape[d]
+                                )));
+                            }
+                            taken.push(Iter::new(e, s, *a)?);
+                            left /= e;
+                        } else {
+                            if !e.is_multiple_of(left) {
+                                return Err(TritonError::Gluon(format!(
+                                    "tensor dim {d} of {} elements does not split over the layout's factor {e}",
+                                    shape[d]
+                                )));
+                            }
+                            if left > 1 {
+                                taken.push(Iter::new(left, s, *a)?);
+                            }
+                            let rs = s
+                                .checked_mul(big(left)?)
+                                .ok_or_else(|| TritonError::TooLarge("stride".into()))?;
+                            replica.push(Iter::new(e / left, rs, *a)?);
+                            left = 1;
+                        }
+                    }
+                    if left != 1 {
+                        return Err(TritonError::Gluon(format!("tensor dim {d} is not covered")));
+                    }
+                    taken.reverse();
+                    shard.extend(taken);
+                }
+                Ok(Layout::new(shard, replica, Coord::zero())?.canonicalize()?)
+            }
+            GluonLayout::Slice { .. }
+            | GluonLayout::Nvmma { .. }
+            | GluonLayout::SwizzledShared { .. } => self.to_linear(shape)?.to_axe(),
+        }
+    }
+}

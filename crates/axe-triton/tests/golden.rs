@@ -1,0 +1,269 @@
+//! Golden cases: Triton's own answers (kept as data from `scripts/triton-differential`), the Gluon
+//! `BlockedLayout` of the issue over 32×16, non-power-of-two shapes, and the paper's Appendix G.
+
+use axe_layout::Layout;
+use axe_triton::{
+    gluon::parse_gluon, parse_json, parse_linear, parse_ttg, LinearLayout, TritonError,
+};
+
+const BLOCKED: &str =
+    "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])";
+
+fn check_data(data: &str) -> usize {
+    let mut n = 0;
+    for line in data.lines().filter(|l| !l.trim().is_empty()) {
+        let mut parts = line.split('\t');
+        let (text, shape, want) = (
+            parts.next().expect("text"),
+            parts.next().expect("shape"),
+            parts.next().expect("json"),
+        );
+        let shape: Vec<u64> = shape.split(',').map(|s| s.parse().expect("size")).collect();
+        let g = parse_gluon(text).expect("Triton's own text parses");
+        let got = g.to_linear(&shape).expect("Triton laid it out");
+        assert_eq!(
+            got,
+            parse_json(want).expect("expected data"),
+            "{text} over {shape:?}"
+        );
+        // Where the Axe layout exists, the direct construction and the linear layout's agree.
+        if let (Ok(direct), Ok(via)) = (g.to_axe(&shape), got.to_axe()) {
+            assert!(
+                direct.equivalent(&via).expect("comparable"),
+                "{text}: {direct} vs {via}"
+            );
+        }
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn gluon_layouts_match_triton_answers() {
+    assert_eq!(check_data(include_str!("data/triton_gluon_named.tsv")), 6);
+    assert!(check_data(include_str!("data/triton_gluon.tsv")) >= 50);
+}
+
+#[test]
+fn blocked_32x16_as_linear_and_axe_layouts() {
+    let g = parse_gluon(BLOCKED).expect("parses");
+    let ll = g.to_linear(&[32, 16]).expect("powers of two");
+    assert_eq!(
+        ll.to_json(),
+        "{\"in\": {\"register\": [[0, 1], [0, 2]], \"lane\": [[0, 4], [0, 8], [1, 0], [2, 0], [4, 0]], \
+         \"warp\": [[8, 0], [16, 0]], \"block\": []}, \"out\": {\"dim0\": 32, \"dim1\": 16}}"
+    );
+    assert_eq!(
+        ll.to_ttg(),
+        "#ttg.linear<{register = [[0, 1], [0, 2]], lane = [[0, 4], [0, 8], [1, 0], [2, 0], [4, 0]], \
+         warp = [[8, 0], [16, 0]], block = []}>"
+    );
+    assert!(ll.is_injective() && ll.is_surjective());
+    let axe = ll.to_axe().expect("affine");
+    // Row = (warp, lane / 4), column = (lane % 4, register): the lane digits merge into one iter.
+    assert_eq!(axe.to_string(), "S[(4,32,4):(1@warp,1@lane,1@reg)]");
+    assert_eq!(
+        g.to_axe(&[32, 16]).expect("whole tiles").to_string(),
+        axe.to_string()
+    );
+    // Element (9, 6): row 9 = warp 1, lane row 1; column 6 = lane column 1, register 2.
+    let at = axe.apply_multi(&[9, 6], &[32, 16]).expect("in range");
+    assert_eq!(
+        at.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+        ["{lane: 5, reg: 2, warp: 1}"]
+    );
+    assert_eq!(ll.apply(&[2, 5, 1, 0]).expect("in range"), [9, 6]);
+    // Back from the Axe layout: the same linear layout.
+    let back = LinearLayout::from_axe(&axe, &[32, 16], &["register", "lane", "warp", "block"])
+        .expect("powers");
+    assert_eq!(back, ll);
+}
+
+#[test]
+fn broadcast_and_slice() {
+    let g = parse_gluon(BLOCKED).expect("parses");
+    // 8 rows under a 32-row layout: warps hold copies.
+    let axe = g
+        .to_linear(&[8, 64])
+        .expect("powers")
+        .to_axe()
+        .expect("affine");
+    assert_eq!(
+        axe.to_string(),
+        "S[(8,4,4,4):(4@lane,4@reg,1@lane,1@reg)] + R[4:1@warp]"
+    );
+    let s = parse_gluon(&format!("SliceLayout(dim=1, parent={BLOCKED})")).expect("parses");
+    let axe = s.to_axe(&[32]).expect("affine");
+    assert_eq!(axe.to_string(), "S[(4,8):(1@warp,4@lane)] + R[4:1@lane]");
+}
+
+#[test]
+fn non_power_of_two_shapes_triton_cannot_lay_out() {
+    // 48×64 under a 16×32 tile: 3×2 tiles, the repeats in registers.
+    let g = parse_gluon(
+        "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[2, 2], order=[1, 0])",
+    )
+    .expect("parses");
+    assert!(matches!(
+        g.to_linear(&[48, 64]),
+        Err(TritonError::NotPowerOfTwo { size: 48, .. })
+    ));
+    let axe = g.to_axe(&[48, 64]).expect("whole tiles");
+    // Rows: 3 repeats (registers 8..), 2 warps, 8 lanes; columns: 2 repeats (registers 4..), 2 warps,
+    // 4 lanes, 4 registers.
+    assert_eq!(
+        axe.to_string(),
+        "S[(3,2,8,2,2,4,4):(8@reg,2@warp,4@lane,4@reg,1@warp,1@lane,1@reg)]"
+    );
+    // Every element has exactly one home, and 48·64 = 4 warps · 32 lanes · 24 registers.
+    let mut homes = std::collections::BTreeSet::new();
+    for x in 0..axe.size() {
+        let c = axe.apply(x).expect("in range");
+        assert_eq!(c.len(), 1);
+        assert!(homes.insert(c[0].to_string()));
+    }
+    assert_eq!(homes.len(), 48 * 64);
+    // A 48-row tensor under the 32-row layout is neither whole tiles nor a divisor of one.
+    let g = parse_gluon(BLOCKED).expect("parses");
+    assert!(matches!(g.to_axe(&[48, 64]), Err(TritonError::Gluon(_))));
+}
+
+#[test]
+fn appendix_g_column_major_3x2_is_not_bit_linear() {
+    // f(i, j) = i + 3j on a 3×2 tensor: f(1,0) ⊕ f(0,1) = 1 ⊕ 3 = 2, but f(1,1) = 4.
+    let axe = Layout::column_major(&[3, 2]).expect("layout");
+    let f = |i: u64, j: u64| {
+        axe.apply_multi(&[i, j], &[3, 2]).expect("in range")[0].get(&axe_layout::Axis::memory())
+    };
+    assert_eq!((f(1, 0), f(0, 1), f(1, 1)), (1, 3, 4));
+    assert_ne!(f(1, 0) ^ f(0, 1), f(1, 1));
+    assert!(matches!(
+        LinearLayout::from_axe(&axe, &[3, 2], &[]),
+        Err(TritonError::NotPowerOfTwo { size: 3, .. })
+    ));
+    // With power-of-two sizes the column-major layout is linear: m = i + 4j on 4×2.
+    let axe = Layout::column_major(&[4, 2]).expect("layout");
+    let ll = LinearLayout::from_axe(&axe, &[4, 2], &[]).expect("linear");
+    assert_eq!(
+        ll.to_json(),
+        "{\"in\": {\"m\": [[1, 0], [2, 0], [0, 1]]}, \"out\": {\"dim0\": 4, \"dim1\": 2}}"
+    );
+}
+
+#[test]
+fn xor_swizzle_is_not_affine() {
+    // A shared-memory swizzle: offset bit 2 moves row 1 and column 1 at once.
+    let ll = parse_ttg("#ttg.linear<{offset = [[0, 1], [0, 2], [1, 1], [2, 2]]}>").expect("parses");
+    assert_eq!(
+        ll.out_dims(),
+        [("dim0".to_string(), 4), ("dim1".to_string(), 4)]
+    );
+    assert!(ll.is_injective() && ll.is_surjective());
+    match ll.to_axe() {
+        Err(TritonError::NotAffine(dims)) => assert_eq!(dims, ["offset"]),
+        other => panic!("expected NotAffine, got {other:?}"),
+    }
+}
+
+#[test]
+fn algebra_examples() {
+    let a = parse_linear(r#"{"in": {"register": [[0, 1], [0, 2]], "lane": [[1, 0]]}, "out": {"dim0": 2, "dim1": 4}}"#)
+        .expect("parses");
+    let inv = a.invert().expect("bijective");
+    assert_eq!(inv.to_json(), "{\"in\": {\"dim0\": [[0, 1]], \"dim1\": [[1, 0], [2, 0]]}, \"out\": {\"register\": 4, \"lane\": 2}}");
+    assert_eq!(
+        a.compose(&inv).expect("fits").map().expect("small"),
+        (0..8).map(|x| vec![x % 4, x / 4]).collect::<Vec<_>>()
+    );
+    // Broadcast lanes: not injective, so no inverse; the pseudoinverse picks lane 0.
+    let b = parse_linear("#ttg.linear<{register = [[1]], lane = [[0], [2]]}>").expect("parses");
+    assert!(matches!(b.invert(), Err(TritonError::NotInjective(_))));
+    assert_eq!(
+        b.pseudoinvert().expect("surjective").to_json(),
+        "{\"in\": {\"dim0\": [[1, 0], [0, 2]]}, \"out\": {\"register\": 2, \"lane\": 4}}"
+    );
+    // Triton's broadcasting rule: warps both layouts broadcast the same way map to themselves.
+    let r = parse_linear("#ttg.linear<{register = [[1], [2]], warp = [[0]]}>").expect("parses");
+    let s = parse_linear("#ttg.linear<{offset = [[2], [1]], warp = [[0]]}>").expect("parses");
+    assert_eq!(r.invert_and_compose(&s).expect("surjective").to_json(), "{\"in\": {\"register\": [[2, 0], [1, 0]], \"warp\": [[0, 1]]}, \"out\": {\"offset\": 4, \"warp\": 2}}");
+}
+
+#[test]
+fn malformed_input_is_a_typed_error_with_an_offset() {
+    let e = parse_json(r#"{"in": {"register": [[0, 1], [0, 9]]}, "out": {"dim0": 2, "dim1": 4}}"#)
+        .expect_err("9 ≥ 4");
+    assert!(
+        e.to_string()
+            .contains("base 1 of in-dim `register` does not fit")
+            && e.to_string().contains("offset 29"),
+        "{e}"
+    );
+    let e = parse_json(r#"{"in": {"register": [[0, 1]]}, "out": {"dim0": 3, "dim1": 4}}"#)
+        .expect_err("3");
+    assert!(
+        e.to_string().contains("not a power of two") && e.to_string().contains("offset 47"),
+        "{e}"
+    );
+    let e = parse_ttg("#ttg.linear<{register = [[0, 1], [0]]}>").expect_err("ragged");
+    assert!(e.to_string().contains("at offset"), "{e}");
+    let e = parse_json(r#"{"in": {"register": [[0, -1]]}, "out": {"dim0": 2, "dim1": 4}}"#)
+        .expect_err("negative");
+    assert!(e.to_string().contains("offset 25"), "{e}");
+    let e = parse_gluon("BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 1])")
+        .expect_err("not a permutation");
+    assert!(e.to_string().contains("permutation"), "{e}");
+    let e = parse_gluon(
+        "DotOperandLayout(operand_index=0, parent=NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8]), k_width=2)",
+    )
+    .expect_err("unsupported");
+    assert!(e.to_string().contains("not supported"), "{e}");
+}
+
+#[test]
+fn nvmma_ampere_accumulator() {
+    // Triton 3.9 answer for this layout over 64×32 (see scripts/triton-differential).
+    let g = parse_gluon("NVMMADistributedLayout(version=[2, 0], warps_per_cta=[2, 2], instr_shape=[16, 8], cga_layout=[])")
+        .expect("parses");
+    let ll = g.to_linear(&[64, 32]).expect("powers of two");
+    assert_eq!(
+        ll.to_json(),
+        "{\"in\": {\"register\": [[0, 1], [8, 0], [0, 16], [32, 0]], \"lane\": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], \
+         \"warp\": [[0, 8], [16, 0]], \"block\": []}, \"out\": {\"dim0\": 64, \"dim1\": 32}}"
+    );
+    let axe = g.to_axe(&[64, 32]).expect("affine");
+    // Rows: register bit 3, warp bit 1, register bit 1, lane bits 2..4; columns: register bit 2, warp bit
+    // 0, lane bits 0..1, register bit 0.
+    assert_eq!(
+        axe.to_string(),
+        "S[(2,2,2,8,2,2,4,2):(8@reg,2@warp,2@reg,4@lane,4@reg,1@warp,1@lane,1@reg)]"
+    );
+}
+
+#[test]
+fn swizzled_shared_layouts() {
+    // Triton 3.9: offset bases [[0,1],[0,2],[0,4],[0,8],[1,0],[2,2],[4,4],[8,0]].
+    let g = parse_gluon(
+        "SwizzledSharedLayout(vec=2, per_phase=2, max_phase=4, order=[1, 0], cga_layout=[])",
+    )
+    .expect("parses");
+    let ll = g.to_linear(&[16, 16]).expect("powers of two");
+    assert_eq!(
+        ll.to_ttg(),
+        "#ttg.linear<{offset = [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 2], [4, 4], [8, 0]], block = []}>"
+    );
+    // Row 2 starts its columns XORed with 2: (2, 2) sits at offset 32, (2, 0) at offset 34.
+    let inv = ll.invert().expect("bijective");
+    assert_eq!(inv.apply(&[2, 2]).expect("in range"), [32, 0]);
+    assert_eq!(inv.apply(&[2, 0]).expect("in range"), [34, 0]);
+    match g.to_axe(&[16, 16]) {
+        Err(TritonError::NotAffine(dims)) => assert_eq!(dims, ["offset"]),
+        other => panic!("expected NotAffine, got {other:?}"),
+    }
+    // Without a swizzle it is a plain column-major buffer.
+    let g = parse_gluon("SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[0, 1])")
+        .expect("parses");
+    assert_eq!(
+        g.to_axe(&[4, 8]).expect("affine").to_string(),
+        "S[(4,8):(1@offset,4@offset)]"
+    );
+}
