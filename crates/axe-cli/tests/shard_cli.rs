@@ -6,6 +6,17 @@ mod common;
 use common::{json_lines, run};
 use serde_json::json;
 
+/// Runs `axe` with `args` (one string, split at spaces) and expects exit 1 with `want` on stderr.
+fn fails(args: &str, want: &str) {
+    let args: Vec<&str> = args.split(' ').collect();
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 1, "{args:?}: {out}");
+    assert!(
+        err.contains(want) && !err.contains("panicked"),
+        "{args:?}: {err}"
+    );
+}
+
 #[test]
 fn jax_spec_lowers_as_jax_does() {
     let v = json_lines(&[
@@ -119,60 +130,23 @@ fn batches_from_stdin_answer_each_line() {
 
 #[test]
 fn bad_input_is_a_clear_error() {
-    let cases: [(&[&str], &str); 5] = [
-        (
-            &[
-                "shard",
-                "show",
-                "P('x','x')",
-                "--mesh",
-                "x=2",
-                "--shape",
-                "f32[4,4]",
-            ],
-            "shards dims 0 and 1",
-        ),
-        (
-            &[
-                "shard", "show", "P('z')", "--mesh", "x=2", "--shape", "f32[4]",
-            ],
-            "unknown mesh axis",
-        ),
-        (
-            &["shard", "show", "P('x')", "--shape", "f32[4]"],
-            "give the mesh",
-        ),
-        (
-            &[
-                "shard",
-                "show",
-                "{devices=[2,2]<=[4]}",
-                "--mesh",
-                "8",
-                "--shape",
-                "f32[4,4]",
-            ],
-            "devices",
-        ),
-        (
-            &[
-                "shard",
-                "show",
-                "P('x')",
-                "--mesh",
-                "x=4294967296,y=4294967296",
-                "--shape",
-                "f32[4]",
-            ],
-            "devices",
-        ),
-    ];
-    for (args, want) in cases {
-        let (code, out, err) = run(args);
-        assert_eq!(code, 1, "{args:?}: {out}");
-        assert!(err.contains(want), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-    }
+    fails(
+        "shard show P('x','x') --mesh x=2 --shape f32[4,4]",
+        "shards dims 0 and 1",
+    );
+    fails(
+        "shard show P('z') --mesh x=2 --shape f32[4]",
+        "unknown mesh axis",
+    );
+    fails("shard show P('x') --shape f32[4]", "give the mesh");
+    fails(
+        "shard show {devices=[2,2]<=[4]} --mesh 8 --shape f32[4,4]",
+        "devices",
+    );
+    fails(
+        "shard show P('x') --mesh x=4294967296,y=4294967296 --shape f32[4]",
+        "devices",
+    );
 }
 
 #[test]
@@ -212,22 +186,19 @@ fn plans_name_their_collective_and_count_bytes() {
 
 #[test]
 fn plan_errors_name_the_side() {
-    let (code, _, err) = run(&[
-        "shard", "plan", "P('x')", "P('z')", "--mesh", "x=2", "--shape", "f32[4]",
-    ]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("destination: ") && err.contains("unknown mesh axis"),
-        "{err}"
+    fails(
+        "shard plan P('x') P('z') --mesh x=2 --shape f32[4]",
+        "destination: ",
     );
-    let (code, _, err) = run(&["shard", "plan", "P('x')", "P()", "--mesh", "x=2"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("--shape"), "{err}");
-    let (code, _, err) = run(&[
-        "shard", "plan", "P('x')", "P()", "--mesh", "x=2", "--shape", "f32[4]", "--gbps", "0",
-    ]);
-    assert_eq!(code, 1);
-    assert!(err.contains("--gbps"), "{err}");
+    fails(
+        "shard plan P('x') P('z') --mesh x=2 --shape f32[4]",
+        "unknown mesh axis",
+    );
+    fails("shard plan P('x') P() --mesh x=2", "--shape");
+    fails(
+        "shard plan P('x') P() --mesh x=2 --shape f32[4] --gbps 0",
+        "--gbps",
+    );
 }
 
 #[test]
@@ -278,49 +249,19 @@ fn runs_are_verified_element_by_element() {
 
 #[test]
 fn run_errors_are_clear() {
-    let (code, _, err) = run(&[
-        "shard",
-        "run",
-        "P('x')",
-        "P()",
-        "--mesh",
-        "x=2",
-        "--shape",
-        "f32[8]",
+    fails(
+        "shard run P('x') P() --mesh x=2 --shape f32[8] --dst-layout {0:T(",
         "--dst-layout",
-        "{0:T(",
-    ]);
-    assert_eq!(code, 1);
-    assert!(err.contains("--dst-layout"), "{err}");
-    let (code, _, err) = run(&[
-        "shard",
-        "run",
-        "P('x')",
-        "P()",
-        "--mesh",
-        "x=2",
-        "--devices",
-        "4,7",
-        "--shape",
-        "f32[8]",
-    ]);
-    assert_eq!(code, 1);
-    assert!(err.contains("device ids must be"), "{err}");
+    );
+    fails(
+        "shard run P('x') P() --mesh x=2 --devices 4,7 --shape f32[8]",
+        "device ids must be",
+    );
     if !cfg!(feature = "mpi") {
-        let (code, _, err) = run(&[
-            "shard",
-            "run",
-            "P('x')",
-            "P()",
-            "--mesh",
-            "x=2",
-            "--shape",
-            "f32[8]",
-            "--backend",
-            "mpi",
-        ]);
-        assert_eq!(code, 1);
-        assert!(err.contains("--features mpi"), "{err}");
+        fails(
+            "shard run P('x') P() --mesh x=2 --shape f32[8] --backend mpi",
+            "--features mpi",
+        );
     }
 }
 
