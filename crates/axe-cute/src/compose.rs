@@ -348,6 +348,18 @@ pub fn composition_tiler(a: &Layout, t: &Tiler) -> Result<Layout> {
     by_mode(a, t, &composition)
 }
 
+/// A by-mode tiler names at most as many modes as the layout has.
+pub(crate) fn tiler_fits(a: &Layout, t: &Tiler, modes: &[Tiler]) -> Result<()> {
+    if modes.len() > a.rank() {
+        return Err(CuteError::RankMismatch(format!(
+            "the tiler {t} has {} modes, the layout {a} has {}",
+            modes.len(),
+            a.rank()
+        )));
+    }
+    Ok(())
+}
+
 /// Applies `op` to the whole layout or mode by mode, keeping the modes the tiler does not name.
 pub(crate) fn by_mode(
     a: &Layout,
@@ -357,13 +369,7 @@ pub(crate) fn by_mode(
     match t {
         Tiler::Layout(b) => op(a, b),
         Tiler::Modes(v) => {
-            if v.len() > a.rank() {
-                return Err(CuteError::RankMismatch(format!(
-                    "the tiler {t} has {} modes, the layout {a} has {}",
-                    v.len(),
-                    a.rank()
-                )));
-            }
+            tiler_fits(a, t, v)?;
             let mut modes = Vec::new();
             for (i, ai) in a.modes()?.into_iter().enumerate() {
                 modes.push(match v.get(i) {

@@ -69,13 +69,7 @@ fn hier_unzip(
     match t {
         Tiler::Layout(b) => op(a, b),
         Tiler::Modes(v) => {
-            if v.len() > a.rank() {
-                return Err(CuteError::RankMismatch(format!(
-                    "the tiler {t} has {} modes, the layout {a} has {}",
-                    v.len(),
-                    a.rank()
-                )));
-            }
+            crate::compose::tiler_fits(a, t, v)?;
             let modes = a.modes()?;
             let mut tiles = Vec::new();
             let mut rests = Vec::new();
