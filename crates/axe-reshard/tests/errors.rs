@@ -19,18 +19,11 @@ use common::run::T;
 #[test]
 fn bad_plans_are_refused_everywhere() {
     let mesh = Mesh::new(&[("x", 2)]).unwrap();
-    let s0 = Placement::new(
+    let s0 = common::row_major(
         Sharding::new(&mesh, vec![4], vec![vec![0]], &[]).unwrap(),
-        MemoryLayout::RowMajor,
         PrimitiveType::F32,
-    )
-    .unwrap();
-    let rep = Placement::new(
-        Sharding::replicated(&mesh, vec![4]),
-        MemoryLayout::RowMajor,
-        PrimitiveType::F32,
-    )
-    .unwrap();
+    );
+    let rep = common::row_major(Sharding::replicated(&mesh, vec![4]), PrimitiveType::F32);
     let good = reference_plan(&mesh, &s0.sharding, &rep.sharding, 4);
     let region = |r: Range<u64>| vec![r];
     let mut to_self = good.clone();
@@ -75,13 +68,8 @@ fn bad_inputs_are_typed_errors() {
         MemoryLayout::parse("{1,0:T(", 2),
         Err(ExecError::Input(_))
     ));
-    let src = Placement::new(s.clone(), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
-    let dst = Placement::new(
-        Sharding::replicated(&mesh, vec![4]),
-        MemoryLayout::RowMajor,
-        PrimitiveType::F32,
-    )
-    .unwrap();
+    let src = common::row_major(s.clone(), PrimitiveType::F32);
+    let dst = common::row_major(Sharding::replicated(&mesh, vec![4]), PrimitiveType::F32);
     let plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
     // A destination buffer too small, on rank 1 only: rank 1 refuses, rank 0 sees it gone.
     let out = run_threads(2, T, |c: ThreadComm| {
@@ -110,7 +98,7 @@ fn bad_inputs_are_typed_errors() {
         &[(0, AxisUse::Partial(ReduceOp::Sum))],
     )
     .unwrap();
-    let pp = Placement::new(p.clone(), MemoryLayout::RowMajor, PrimitiveType::F32).unwrap();
+    let pp = common::row_major(p.clone(), PrimitiveType::F32);
     let out = run_threads(2, T, |c: ThreadComm| {
         reshard(&c, &mesh, &plan, &dst, &pp, &[0u8; 16], &mut [0u8; 16])
     });
@@ -137,14 +125,9 @@ fn bad_inputs_are_typed_errors() {
         &[(0, AxisUse::Partial(ReduceOp::Sum))],
     )
     .unwrap();
-    let p = Placement::new(p, MemoryLayout::RowMajor, PrimitiveType::Pred).unwrap();
+    let p = common::row_major(p, PrimitiveType::Pred);
     let plan = reference_plan(&mesh, &p.sharding, &dst.sharding, 1);
-    let pd = Placement::new(
-        dst.sharding.clone(),
-        MemoryLayout::RowMajor,
-        PrimitiveType::Pred,
-    )
-    .unwrap();
+    let pd = common::row_major(dst.sharding.clone(), PrimitiveType::Pred);
     let out = run_threads(2, T, |c: ThreadComm| {
         reshard(&c, &mesh, &plan, &p, &pd, &[0u8; 4], &mut [0u8; 4])
     });
@@ -159,18 +142,14 @@ fn bad_inputs_are_typed_errors() {
 #[test]
 fn a_rank_dying_mid_reshard_fails_the_others() {
     let mesh = Mesh::new(&[("x", 4)]).unwrap();
-    let src = Placement::new(
+    let src = common::row_major(
         Sharding::new(&mesh, vec![64, 64], vec![vec![0], vec![]], &[]).unwrap(),
-        MemoryLayout::RowMajor,
         PrimitiveType::F32,
-    )
-    .unwrap();
-    let dst = Placement::new(
+    );
+    let dst = common::row_major(
         Sharding::new(&mesh, vec![64, 64], vec![vec![], vec![0]], &[]).unwrap(),
-        MemoryLayout::RowMajor,
         PrimitiveType::F32,
-    )
-    .unwrap();
+    );
     let plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
     let start = std::time::Instant::now();
     let out = run_threads(4, Duration::from_secs(60), |c: ThreadComm| {
@@ -202,18 +181,11 @@ fn a_rank_dying_mid_reshard_fails_the_others() {
 #[test]
 fn verify_threads_reports_the_root_error() {
     let mesh = Mesh::new(&[("x", 3)]).unwrap();
-    let src = Placement::new(
+    let src = common::row_major(
         Sharding::new(&mesh, vec![6], vec![vec![0]], &[]).unwrap(),
-        MemoryLayout::RowMajor,
         PrimitiveType::S32,
-    )
-    .unwrap();
-    let dst = Placement::new(
-        Sharding::replicated(&mesh, vec![6]),
-        MemoryLayout::RowMajor,
-        PrimitiveType::S32,
-    )
-    .unwrap();
+    );
+    let dst = common::row_major(Sharding::replicated(&mesh, vec![6]), PrimitiveType::S32);
     let mut plan = reference_plan(&mesh, &src.sharding, &dst.sharding, 4);
     plan.transfers.pop();
     let e = axe_reshard::verify_threads(&mesh, &plan, &src, &dst, T).unwrap_err();
@@ -233,7 +205,7 @@ fn overflowing_sizes_are_errors() {
         vec![u64::MAX, u64::MAX],
     ] {
         let s = Sharding::new(&mesh, dims.clone(), vec![vec![0], vec![]], &[]).unwrap();
-        let p = Placement::new(s, MemoryLayout::RowMajor, PrimitiveType::F64).unwrap();
+        let p = common::row_major(s, PrimitiveType::F64);
         assert!(
             matches!(p.buffer(&mesh, 0), Err(ExecError::Input(m)) if m.contains("too large")),
             "{dims:?}"
@@ -281,12 +253,7 @@ fn unusable_layouts_are_errors() {
 #[test]
 fn overlapping_pieces_are_refused() {
     let mesh = Mesh::new(&[("x", 2)]).unwrap();
-    let rep = Placement::new(
-        Sharding::replicated(&mesh, vec![4]),
-        MemoryLayout::RowMajor,
-        PrimitiveType::F32,
-    )
-    .unwrap();
+    let rep = common::row_major(Sharding::replicated(&mesh, vec![4]), PrimitiveType::F32);
     let mut plan = reference_plan(&mesh, &rep.sharding, &rep.sharding, 4);
     assert_eq!(plan.locals.len(), 2);
     plan.locals[0].region[0] = 0..2;

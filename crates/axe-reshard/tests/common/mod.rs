@@ -10,6 +10,12 @@ use std::ops::Range;
 
 use axe_shard::{AxisUse, Collective, Local, Mesh, Plan, ReduceOp, Sharding, Transfer};
 
+/// `s` held row-major on every device, as `t` elements.
+pub fn row_major(s: Sharding, t: axe_xla::PrimitiveType) -> axe_reshard::Placement {
+    axe_reshard::Placement::new(s, axe_reshard::MemoryLayout::RowMajor, t)
+        .expect("a whole-byte type")
+}
+
 /// The partial mesh axes of a sharding, with their op.
 pub fn partial(s: &Sharding) -> Vec<(usize, ReduceOp)> {
     s.axis_use()
