@@ -257,6 +257,14 @@ fn run_errors_are_clear() {
         "shard run P('x') P() --mesh x=2 --devices 4,7 --shape f32[8]",
         "device ids must be",
     );
+    // Sizes past memory are errors before anything is allocated, never an abort.
+    // (Beyond any address space, so that no overcommit setting lets them through.)
+    for shape in ["f32[100000000000000000]", "f32[1000000000,100000000]"] {
+        fails(
+            &format!("shard run P('x') P() --mesh x=2 --shape {shape}"),
+            "does not fit in memory",
+        );
+    }
     if !cfg!(feature = "mpi") {
         fails(
             "shard run P('x') P() --mesh x=2 --shape f32[8] --backend mpi",

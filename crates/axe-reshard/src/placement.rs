@@ -208,7 +208,12 @@ pub fn row_major(shape: &[u64], bits: u32) -> ExecResult<TensorLayout> {
     for (i, &d) in shape.iter().enumerate().rev() {
         let n = usize::try_from(d)
             .map_err(|_| ExecError::Input(format!("dimension {d} is too large")))?;
-        let mut t = Vec::with_capacity(n);
+        let mut t = Vec::new();
+        t.try_reserve_exact(n).map_err(|_| {
+            ExecError::Input(format!(
+                "the offset table of a dimension of {d} elements does not fit in memory"
+            ))
+        })?;
         let mut off: i64 = 0;
         for _ in 0..n {
             t.push(off);

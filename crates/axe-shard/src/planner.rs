@@ -16,6 +16,10 @@
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 
+/// The most pieces (transfers and local copies) a plan lists: bounds the memory and time of planning
+/// whatever the mesh (a 4,096-device all-to-all lists about 260,000).
+pub const MAX_PIECES: usize = 1 << 22;
+
 use crate::error::{Result, ShardError};
 use crate::mesh::Mesh;
 use crate::model::{AxisUse, ReduceOp, Sharding, Uneven};
@@ -335,6 +339,12 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
                     Some(m) => m == q,
                     None => base == q_base,
                 };
+                if out.transfers.len() + out.locals.len() >= MAX_PIECES {
+                    return Err(ShardError::Sharding(format!(
+                        "the plan would list more than {MAX_PIECES} pieces (transfers and local copies); \
+                         plan on fewer devices or shards"
+                    )));
+                }
                 if held {
                     out.locals.push(Local {
                         device: mesh.devices()[q],

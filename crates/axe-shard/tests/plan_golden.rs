@@ -215,3 +215,17 @@ fn bench_plans_are_named_as_their_collectives() {
         assert_eq!(p.collective, want, "{name}");
     }
 }
+
+/// A plan is bounded whatever the mesh: past `MAX_PIECES` pieces it is an error, not unbounded memory
+/// (an all-gather of 8 elements onto 2^20 devices would list 8 million transfers).
+#[test]
+fn plans_past_the_piece_limit_are_refused() {
+    let mesh = axe_shard::Mesh::new(&[("x", 1 << 20)]).unwrap();
+    let src = axe_shard::notation::jax::parse_jax("P('x')", &mesh, &[8]).unwrap();
+    let dst = axe_shard::notation::jax::parse_jax("P()", &mesh, &[8]).unwrap();
+    let err = axe_shard::plan(&mesh, &src, &dst, 4, &axe_shard::CostModel::default()).unwrap_err();
+    assert!(
+        err.to_string().contains(&axe_shard::MAX_PIECES.to_string()),
+        "{err}"
+    );
+}
