@@ -203,6 +203,21 @@ fn dims_of(shape: &[u64]) -> ExecResult<Vec<Dim>> {
 
 /// The row-major layout of `shape` with `bits`-bit elements.
 pub fn row_major(shape: &[u64], bits: u32) -> ExecResult<TensorLayout> {
+    // A buffer that cannot exist is refused before its offset tables are built (reserving address
+    // space touches no memory).
+    let bytes = shape
+        .iter()
+        .try_fold(u64::from(bits), |p, &d| p.checked_mul(d))
+        .map(|b| b.div_ceil(8))
+        .and_then(|b| usize::try_from(b).ok())
+        .ok_or_else(|| {
+            ExecError::Input(format!("a buffer of shape {shape:?} overflows 64 bits"))
+        })?;
+    if bytes > 1 << 30 && Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
+        return Err(ExecError::Input(format!(
+            "a buffer of {bytes} bytes does not fit in memory"
+        )));
+    }
     let mut tables = vec![Vec::new(); shape.len()];
     let mut stride: i64 = 1;
     for (i, &d) in shape.iter().enumerate().rev() {
