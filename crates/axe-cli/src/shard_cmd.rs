@@ -209,8 +209,26 @@ fn ranges(r: &[std::ops::Range<u64>]) -> Vec<[u64; 2]> {
     r.iter().map(|r| [r.start, r.end]).collect()
 }
 
-fn device_json(d: &DeviceRegion, with_shape: bool) -> Value {
-    let mut v = json!({"device": d.device, "replica_group": d.replica_group});
+/// A replica group in text: every member up to 8, else the first four, `…` and the count.
+fn group_text(g: &[u64]) -> String {
+    let ids = |g: &[u64]| g.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    if g.len() <= 8 {
+        ids(g)
+    } else {
+        format!("{},… ({} devices)", ids(&g[..4]), g.len())
+    }
+}
+
+/// The most device ids the replica groups of one answer list in all (each group once per member): past
+/// it, each device gives the index of its group in `replica_groups`, which lists each group once.
+const LISTED_MEMBERS: usize = 1 << 20;
+
+fn device_json(d: &DeviceRegion, with_shape: bool, group_index: Option<usize>) -> Value {
+    let mut v = json!({"device": d.device});
+    match group_index {
+        None => v["replica_group"] = json!(&*d.replica_group),
+        Some(i) => v["replica_group_index"] = json!(i),
+    }
     if with_shape {
         v["region"] = json!(ranges(&d.region));
         v["local_shape"] = json!(d.local_shape);
@@ -358,12 +376,7 @@ fn show(text: &str, target: &Target, mesh: Option<&Mesh>) -> Result<Report, Stri
             } else {
                 String::new()
             };
-            let group = d
-                .replica_group
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(",");
+            let group = group_text(&d.replica_group);
             [d.device.to_string(), reg, local, group]
         })
         .collect();
@@ -387,11 +400,29 @@ fn show(text: &str, target: &Target, mesh: Option<&Mesh>) -> Result<Report, Stri
         t.push_str(line.trim_end());
         t.push('\n');
     }
+    let members: usize = regions.iter().map(|d| d.replica_group.len()).sum();
+    let indices: Option<Vec<usize>> = (members > LISTED_MEMBERS).then(|| {
+        let mut seen: std::collections::HashMap<*const u64, usize> =
+            std::collections::HashMap::new();
+        let mut groups: Vec<Value> = Vec::new();
+        let idx = regions
+            .iter()
+            .map(|d| {
+                *seen.entry(d.replica_group.as_ptr()).or_insert_with(|| {
+                    groups.push(json!(&*d.replica_group));
+                    groups.len() - 1
+                })
+            })
+            .collect();
+        obj.insert("replica_groups".into(), Value::Array(groups));
+        idx
+    });
     obj.insert(
         "devices".into(),
         json!(regions
             .iter()
-            .map(|d| device_json(d, with_shape))
+            .enumerate()
+            .map(|(i, d)| device_json(d, with_shape, indices.as_ref().map(|x| x[i])))
             .collect::<Vec<_>>()),
     );
     Ok(Report {

@@ -347,3 +347,34 @@ fn show_draws_which_device_holds_which_block() {
     assert!(err.contains("evenly"), "{err}");
     assert_eq!(common::names(&dir), ["mesh.png", "mesh.svg"]);
 }
+
+#[test]
+fn large_replica_groups_are_listed_once() {
+    // 4,096 replicas of the whole array: listing each device's group would take 16 million ids.
+    let v = json_lines(&[
+        "shard",
+        "show",
+        "{replicated}",
+        "--mesh",
+        "4096",
+        "--shape",
+        "f32[8]",
+        "--json",
+    ]);
+    let groups = v[0]["replica_groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0].as_array().unwrap().len(), 4096);
+    assert_eq!(v[0]["devices"][4095]["replica_group_index"], 0);
+    assert!(v[0]["devices"][0].get("replica_group").is_none());
+    let (code, out, _) = run(&[
+        "shard",
+        "show",
+        "{replicated}",
+        "--mesh",
+        "4096",
+        "--shape",
+        "f32[8]",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("0,1,2,3,… (4096 devices)"), "{}", &out[..400]);
+}

@@ -17,7 +17,8 @@ pub struct DeviceRegion {
     /// The index range held along each tensor dim (empty ranges: the device holds nothing).
     pub region: Vec<Range<u64>>,
     /// The devices holding the same data (this one included), ascending by mesh position.
-    pub replica_group: Vec<u64>,
+    /// (Shared among the group's members: a mesh of `N` replicas holds one list, not `N`.)
+    pub replica_group: std::sync::Arc<[u64]>,
     /// The extents of `region`.
     pub local_shape: Vec<u64>,
     /// The shape the device allocates: under [`Uneven::Xla`] every shard is `ceil(D/n)` long, the
@@ -58,7 +59,7 @@ impl Sharding {
                         device,
                         position: p,
                         region,
-                        replica_group: vec![device],
+                        replica_group: std::sync::Arc::from([device]),
                         padded_shape: local_shape.clone(),
                         local_shape,
                     }
@@ -79,6 +80,10 @@ impl Sharding {
         for (p, k) in keys.iter().enumerate() {
             groups.entry(k.clone()).or_default().push(mesh.devices()[p]);
         }
+        let groups: HashMap<Vec<u64>, std::sync::Arc<[u64]>> = groups
+            .into_iter()
+            .map(|(k, v)| (k, std::sync::Arc::from(v)))
+            .collect();
         Ok((0..mesh.len())
             .map(|p| {
                 let c = mesh.coords(p);
@@ -113,7 +118,10 @@ impl Sharding {
                     position: p,
                     local_shape: region.iter().map(|r| r.end - r.start).collect(),
                     region,
-                    replica_group: groups.get(&keys[p]).cloned().unwrap_or_default(),
+                    replica_group: groups
+                        .get(&keys[p])
+                        .cloned()
+                        .unwrap_or_else(|| std::sync::Arc::from([])),
                     padded_shape: padded,
                 }
             })

@@ -71,11 +71,11 @@ fn paper_2x2_fully_sharded_and_shard_replicate() {
     let s = parse_jax("P('x', 'y')", &mesh, &[64, 128]).unwrap();
     let r = s.regions(&mesh).unwrap();
     assert_eq!(r[3].region, vec![32..64, 64..128]);
-    assert_eq!(r[3].replica_group, vec![3]);
+    assert_eq!(*r[3].replica_group, [3]);
     let s = parse_jax("P('x')", &mesh, &[64, 128]).unwrap();
     let r = s.regions(&mesh).unwrap();
     assert_eq!(r[1].region, vec![0..32, 0..128]);
-    assert_eq!(r[1].replica_group, vec![0, 1]);
+    assert_eq!(*r[1].replica_group, [0, 1]);
     assert_eq!(
         to_hlo(&mesh, &s).unwrap(),
         "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"
@@ -170,7 +170,7 @@ fn hlo_text_reads_to_the_same_regions() {
     let (m2, s2) = parse_hlo(&text, &[7, 3], None).unwrap();
     let key = |r: &axe_shard::DeviceRegion| {
         let reg: Vec<(u64, u64)> = r.region.iter().map(|x| (x.start, x.end)).collect();
-        (r.device, reg, r.replica_group.clone())
+        (r.device, reg, r.replica_group.to_vec())
     };
     let mut a: Vec<_> = s.regions(&mesh).unwrap().iter().map(key).collect();
     let mut b: Vec<_> = s2.regions(&m2).unwrap().iter().map(key).collect();

@@ -176,7 +176,7 @@ proptest! {
         let s = if torch { s.with_uneven(Uneven::TorchChunk) } else { s };
         // Who holds what (the padded shape is the rule's, so it is left out).
         let held = |s: &Sharding| -> Vec<(u64, Vec<std::ops::Range<u64>>, Vec<u64>)> {
-            s.regions(&m).expect("regions").into_iter().map(|r| (r.device, r.region, r.replica_group)).collect()
+            s.regions(&m).expect("regions").into_iter().map(|r| (r.device, r.region, r.replica_group.to_vec())).collect()
         };
         let regions = held(&s);
         for n in Notation::ALL {

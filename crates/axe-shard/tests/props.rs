@@ -73,7 +73,7 @@ proptest! {
                 .filter(|g| g.region.iter().zip(&idx).all(|(rg, i)| rg.contains(i))).collect();
             prop_assert_eq!(holders.len() as u64, replicas);
             let group: Vec<u64> = holders.iter().map(|h| h.device).collect();
-            prop_assert_eq!(&holders[0].replica_group, &group);
+            prop_assert_eq!(&holders[0].replica_group.to_vec(), &group);
         }
     }
 }
