@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_shard;
+mod cute_cmd;
 mod explain_cmd;
 mod file;
 mod hlo_cmd;
@@ -57,6 +58,11 @@ enum Command {
         #[command(subcommand)]
         verb: shard_cmd::Verb,
     },
+    /// CuTe layouts: read, evaluate, the layout algebra (every result checked), swizzles, to and from Axe.
+    Cute {
+        #[command(subcommand)]
+        verb: cute_cmd::Verb,
+    },
     /// Measure speed against a reference measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -74,6 +80,7 @@ fn main() -> ExitCode {
         Command::Xla { verb } => xla_cmd::run(verb),
         Command::Hlo { verb } => hlo_cmd::run(verb),
         Command::Shard { verb } => shard_cmd::run(verb),
+        Command::Cute { verb } => cute_cmd::run(verb),
         Command::Bench { what } => bench::run(what),
     };
     if ok {

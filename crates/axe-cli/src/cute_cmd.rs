@@ -1,0 +1,270 @@
+//! `axe cute <verb>`: CuTe layouts and their algebra on the command line.
+
+use axe_cute::{AnyLayout, IntTuple, Layout, Tiler};
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+
+use crate::input::{expand, pairs, several};
+use crate::report::{emit, Report};
+
+/// The most offsets `axe cute show` lists in its map (the layout's size may be larger).
+const MAP_LIMIT: i64 = 1 << 20;
+
+/// Layouts given one by one.
+#[derive(Args)]
+pub struct One {
+    /// Layouts as CuTe prints them (`((2,4),8):((1,16),2)`, `Sw<3,3,3> o 0 o (8,64):(64,1)`); `-` reads one
+    /// per stdin line.
+    #[arg(required = true)]
+    layouts: Vec<String>,
+    /// One JSON object per input ({"result"} or {"error"}).
+    #[arg(long)]
+    json: bool,
+}
+
+/// A layout and a second operand.
+#[derive(Args)]
+pub struct Two {
+    /// The layout A (`-`: one per stdin line; `- -`: `A ; B` per line).
+    a: String,
+    /// The operand B: a layout, or a by-mode tiler `<L0, L1, ...>` where CuTe takes one.
+    b: String,
+    /// One JSON object per pair ({"result"} or {"error"}).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum Verb {
+    /// Size, cosize, rank, depth, the offset of every 1-D index (colexicographic), and the Axe form.
+    Show {
+        #[command(flatten)]
+        one: One,
+        /// The most offsets listed in the map (at most 1,048,576).
+        #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(i64).range(0..=MAP_LIMIT))]
+        max_map: i64,
+    },
+    /// Fewest modes, same map (`coalesce`).
+    Coalesce(One),
+    /// A ∘ B: B's offsets fed to A.
+    Composition(Two),
+    /// The layout that tiles A's image up to a bound: A and its complement together cover 0..bound once.
+    Complement {
+        #[command(flatten)]
+        one: One,
+        /// The cosize bound M (default: A's cosize).
+        #[arg(long)]
+        bound: Option<i64>,
+    },
+    /// R with A(R(i)) = i on R's domain, as long as possible.
+    RightInverse(One),
+    /// L with L(A(i)) = i on A's domain.
+    LeftInverse(One),
+    /// A ∘ (B, complement(B)): A's elements grouped by the tiles of B.
+    LogicalDivide(Two),
+    /// The logical divide with tiles and rest gathered: ((tile), (rest)).
+    ZippedDivide(Two),
+    /// The zipped divide with the rest's modes flattened.
+    TiledDivide(Two),
+    /// The zipped divide with every mode flattened.
+    FlatDivide(Two),
+    /// (A, complement(A) ∘ B): A repeated over B.
+    LogicalProduct(Two),
+    /// The logical product with A and the repeats gathered.
+    ZippedProduct(Two),
+    /// The zipped product with the repeats' modes flattened.
+    TiledProduct(Two),
+    /// The zipped product with every mode flattened.
+    FlatProduct(Two),
+    /// A repeated over B, mode by mode, A's modes minor: blocks of A.
+    BlockedProduct(Two),
+    /// A repeated over B, mode by mode, B's modes minor: A's elements interleaved.
+    RakedProduct(Two),
+    /// The Axe layout of a CuTe layout (one axis, modes reversed); with --tv, a (thread, value) → index
+    /// layout as the tile's layout onto tid/val.
+    ToAxe {
+        #[command(flatten)]
+        one: One,
+        /// Read the layout as a TV layout ((thread, value) → tile index).
+        #[arg(long)]
+        tv: bool,
+    },
+    /// The CuTe layout of an Axe layout on one axis (or of a tile on tid/val, with --tv).
+    FromAxe {
+        #[command(flatten)]
+        one: One,
+        /// The CuTe shape to give it (`(4,(2,3))`); default: one mode per iter.
+        #[arg(long)]
+        shape: Option<String>,
+        /// Read a tile's layout onto tid/val and give its TV layout.
+        #[arg(long)]
+        tv: bool,
+    },
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn layout(text: &str) -> Result<Layout, String> {
+    text.parse::<Layout>().map_err(err)
+}
+
+fn answer(l: Result<Layout, String>) -> Result<Report, String> {
+    l.map(|l| {
+        let s = l.to_string();
+        Report {
+            json: json!({"result": s}),
+            text: s,
+        }
+    })
+}
+
+fn show(text: &str, max_map: i64) -> Result<Report, String> {
+    let any: AnyLayout = text.parse().map_err(err)?;
+    let size = any.size();
+    let l = any.layout();
+    let n = size.min(max_map);
+    let map: Vec<i64> = (0..n)
+        .map(|i| any.eval(i))
+        .collect::<axe_cute::Result<_>>()
+        .map_err(err)?;
+    let cosize = match &any {
+        AnyLayout::Plain(l) => l.cosize().map_err(err)?,
+        AnyLayout::Composed(_) if size <= MAP_LIMIT => (0..size)
+            .map(|i| any.eval(i))
+            .try_fold(0i64, |m, v| Ok::<i64, axe_cute::CuteError>(m.max(v? + 1)))
+            .map_err(err)?,
+        AnyLayout::Composed(_) => -1,
+    };
+    let axe = match &any {
+        AnyLayout::Plain(l) => l.to_axe().map(|a| a.to_string()).map_err(err),
+        AnyLayout::Composed(_) => {
+            Err("a swizzled layout is not affine: it has no Axe form".to_string())
+        }
+    };
+    let mut json = json!({"layout": any.to_string(), "size": size, "rank": l.rank(), "depth": l.depth(),
+        "map": map, "axe": axe.as_ref().ok()});
+    json["cosize"] = if cosize >= 0 {
+        json!(cosize)
+    } else {
+        Value::Null
+    };
+    if let Err(why) = &axe {
+        json["axe_why"] = json!(why);
+    }
+    if n < size {
+        json["map_truncated"] = json!(true);
+    }
+    let shown: Vec<String> = map.iter().take(64).map(i64::to_string).collect();
+    let text = format!(
+        "layout  {any}\nsize    {size}\ncosize  {}\nrank    {}\ndepth   {}\naxe     {}\nmap     [{}{}]",
+        if cosize >= 0 { cosize.to_string() } else { "-".into() },
+        l.rank(),
+        l.depth(),
+        axe.unwrap_or_else(|why| format!("- ({why})")),
+        shown.join(", "),
+        if size > 64 { format!(", … ({size} in all; --json lists {n})") } else { String::new() }
+    );
+    Ok(Report { json, text })
+}
+
+fn each(one: One, f: impl Fn(&str) -> Result<Report, String>) -> bool {
+    let label = several(&one.layouts);
+    emit(
+        expand(&one.layouts).map(|item| {
+            let input = item.as_ref().ok().cloned();
+            (input.filter(|_| label), item.and_then(|t| f(&t)))
+        }),
+        one.json,
+    )
+}
+
+fn each_pair(two: Two, f: impl Fn(&Layout, &str) -> Result<Layout, String>) -> bool {
+    let label = two.a == "-" || two.b == "-";
+    emit(
+        pairs(&two.a, &two.b).map(|item| {
+            let input = item.as_ref().ok().map(|(a, b)| format!("{a} ; {b}"));
+            let r = item.and_then(|(a, b)| answer(layout(&a).and_then(|a| f(&a, &b))));
+            (input.filter(|_| label), r)
+        }),
+        two.json,
+    )
+}
+
+fn tiler(b: &str) -> Result<Tiler, String> {
+    b.parse::<Tiler>().map_err(err)
+}
+
+pub fn run(verb: Verb) -> bool {
+    use axe_cute as c;
+    match verb {
+        Verb::Show { one, max_map } => each(one, |t| show(t, max_map)),
+        Verb::Coalesce(one) => each(one, |t| answer(layout(t)?.coalesce().map_err(err))),
+        Verb::Composition(two) => {
+            each_pair(two, |a, b| c::composition_tiler(a, &tiler(b)?).map_err(err))
+        }
+        Verb::Complement { one, bound } => each(one, |t| {
+            let l = layout(t)?;
+            let m = match bound {
+                Some(m) => m,
+                None => l.cosize().map_err(err)?,
+            };
+            answer(c::complement(&l, m).map_err(err))
+        }),
+        Verb::RightInverse(one) => {
+            each(one, |t| answer(c::right_inverse(&layout(t)?).map_err(err)))
+        }
+        Verb::LeftInverse(one) => each(one, |t| answer(c::left_inverse(&layout(t)?).map_err(err))),
+        Verb::LogicalDivide(two) => {
+            each_pair(two, |a, b| c::logical_divide(a, &tiler(b)?).map_err(err))
+        }
+        Verb::ZippedDivide(two) => {
+            each_pair(two, |a, b| c::zipped_divide(a, &tiler(b)?).map_err(err))
+        }
+        Verb::TiledDivide(two) => {
+            each_pair(two, |a, b| c::tiled_divide(a, &tiler(b)?).map_err(err))
+        }
+        Verb::FlatDivide(two) => each_pair(two, |a, b| c::flat_divide(a, &tiler(b)?).map_err(err)),
+        Verb::LogicalProduct(two) => {
+            each_pair(two, |a, b| c::logical_product(a, &tiler(b)?).map_err(err))
+        }
+        Verb::ZippedProduct(two) => {
+            each_pair(two, |a, b| c::zipped_product(a, &tiler(b)?).map_err(err))
+        }
+        Verb::TiledProduct(two) => {
+            each_pair(two, |a, b| c::tiled_product(a, &tiler(b)?).map_err(err))
+        }
+        Verb::FlatProduct(two) => {
+            each_pair(two, |a, b| c::flat_product(a, &tiler(b)?).map_err(err))
+        }
+        Verb::BlockedProduct(two) => {
+            each_pair(two, |a, b| c::blocked_product(a, &layout(b)?).map_err(err))
+        }
+        Verb::RakedProduct(two) => {
+            each_pair(two, |a, b| c::raked_product(a, &layout(b)?).map_err(err))
+        }
+        Verb::ToAxe { one, tv } => each(one, |t| {
+            let l = layout(t)?;
+            let r = if tv { c::tv_to_axe(&l) } else { l.to_axe() };
+            let s = r.map_err(err)?.to_string();
+            Ok(Report {
+                json: json!({"result": s}),
+                text: s,
+            })
+        }),
+        Verb::FromAxe { one, shape, tv } => each(one, |t| {
+            let l: axe_layout::Layout = t.parse().map_err(err)?;
+            let r = if tv {
+                c::tv_from_axe(&l)
+            } else {
+                let shape: Option<IntTuple> = match &shape {
+                    Some(s) => Some(c::parse_int_tuple(s).map_err(err)?),
+                    None => None,
+                };
+                Layout::from_axe(&l, shape.as_ref())
+            };
+            answer(r.map_err(err))
+        }),
+    }
+}

@@ -1,0 +1,128 @@
+//! `axe cute` as a user runs it: show, every operator, Axe conversions, batches and errors.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{json_lines, run};
+use serde_json::json;
+
+#[test]
+fn show_gives_sizes_the_map_and_the_axe_form() {
+    let v = json_lines(&["cute", "show", "(4,(2,3)):(1,(4,8))", "--json"]);
+    let o = &v[0];
+    assert_eq!(o["size"], 24);
+    assert_eq!(o["cosize"], 24);
+    assert_eq!(o["rank"], 2);
+    assert_eq!(o["depth"], 2);
+    assert_eq!(o["axe"], "S[(3,2,4):(8,4,1)]");
+    // Colexicographic: the leftmost mode fastest.
+    assert_eq!(o["map"].as_array().unwrap()[..6], [0, 1, 2, 3, 4, 5]);
+    assert_eq!(o["map"][4], 4);
+    let v = json_lines(&["cute", "show", "Sw<3,3,3> o 0 o (8,64):(64,1)", "--json"]);
+    assert_eq!(v[0]["map"][1], 72);
+    assert!(v[0]["axe"].is_null() && v[0]["axe_why"].is_string());
+    let v = json_lines(&[
+        "cute",
+        "show",
+        "(1024,1024):(1,1024)",
+        "--json",
+        "--max-map",
+        "10",
+    ]);
+    assert_eq!(v[0]["map"].as_array().unwrap().len(), 10);
+    assert_eq!(v[0]["map_truncated"], true);
+}
+
+#[test]
+fn operators_answer_in_cutes_printed_form() {
+    let cases: [(&[&str], &str); 8] = [
+        (&["coalesce", "(2,(1,6)):(1,(6,2))"], "12:1"),
+        (
+            &["composition", "(6,2):(8,2)", "(4,3):(3,1)"],
+            "((2,2),3):((24,2),8)",
+        ),
+        (&["composition", "(4,4):(0,1)", "2:3"], "2:0"),
+        (&["complement", "4:2", "--bound", "24"], "(2,3):(1,8)"),
+        (&["right-inverse", "(4,2):(2,1)"], "(2,4):(4,1)"),
+        (&["logical-divide", "24:3", "4:1"], "(4,6):(3,12)"),
+        (
+            &["logical-product", "(2,2):(4,1)", "6:1"],
+            "((2,2),(2,3)):((4,1),(2,8))",
+        ),
+        (&["to-axe", "(4,(2,3)):(1,(4,8))"], "S[(3,2,4):(8,4,1)]"),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["cute"];
+        a.extend_from_slice(args);
+        a.push("--json");
+        let v = json_lines(&a);
+        assert_eq!(v[0]["result"], want, "{args:?}");
+    }
+}
+
+#[test]
+fn where_no_layout_exists_the_error_says_why() {
+    // pycute returns a wrong size here; CuTe C++ dies with SIGFPE on the complement.
+    for args in [
+        &["cute", "composition", "(4,3):(1,10)", "6:1"][..],
+        &["cute", "complement", "(5,5):(5,5)", "--bound", "100"][..],
+    ] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 1, "{args:?}");
+        assert!(err.contains("no layout"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn batches_and_parse_errors() {
+    let out = assert_cmd::Command::cargo_bin("axe")
+        .unwrap()
+        .args(["cute", "coalesce", "-", "--json"])
+        .write_stdin("(2,4):(1,2)\n((2,4),8):((1,16),2\n")
+        .output()
+        .unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0], json!({"input": "(2,4):(1,2)", "result": "8:1"}));
+    let e = lines[1]["error"].as_str().unwrap();
+    assert!(e.contains("offset 19") && e.contains('^'), "{e}");
+    let deep = format!("{}4{}:1\n", "(".repeat(100_000), ")".repeat(100_000));
+    let out = assert_cmd::Command::cargo_bin("axe")
+        .unwrap()
+        .args(["cute", "show", "-"])
+        .write_stdin(deep)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        !err.contains("panicked") && err.len() < 1000,
+        "{}",
+        &err[..200.min(err.len())]
+    );
+}
+
+#[test]
+fn axe_forms_both_ways() {
+    let v = json_lines(&[
+        "cute",
+        "from-axe",
+        "S[(3,2,4):(8,4,1)]",
+        "--shape",
+        "(4,(2,3))",
+        "--json",
+    ]);
+    assert_eq!(v[0]["result"], "(4,(2,3)):(1,(4,8))");
+    let tv = json_lines(&["cute", "to-axe", "--tv", "((4,2),2):((2,8),1)", "--json"]);
+    let back = json_lines(&[
+        "cute",
+        "from-axe",
+        "--tv",
+        tv[0]["result"].as_str().unwrap(),
+        "--json",
+    ]);
+    assert!(back[0]["result"].is_string(), "{back:?}");
+}
