@@ -16,6 +16,7 @@ mod relayout_cmd;
 mod report;
 mod shard_cmd;
 mod shard_run;
+mod triton_cmd;
 mod xla_cmd;
 
 use std::process::ExitCode;
@@ -63,6 +64,11 @@ enum Command {
         #[command(subcommand)]
         verb: cute_cmd::Verb,
     },
+    /// Triton linear layouts and Gluon layouts: read, apply, compose, invert, to and from Axe.
+    Triton {
+        #[command(subcommand)]
+        verb: triton_cmd::Verb,
+    },
     /// Measure speed against a reference measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -81,6 +87,7 @@ fn main() -> ExitCode {
         Command::Hlo { verb } => hlo_cmd::run(verb),
         Command::Shard { verb } => shard_cmd::run(verb),
         Command::Cute { verb } => cute_cmd::run(verb),
+        Command::Triton { verb } => triton_cmd::run(verb),
         Command::Bench { what } => bench::run(what),
     };
     if ok {

@@ -40,12 +40,14 @@
 mod axe;
 mod error;
 pub mod gluon;
+mod hardware_map;
 mod linear;
 mod syntax;
 mod text;
 
 pub use axe::{axis_of, in_dim_of, out_shape};
 pub use error::{Result, TritonError};
+pub use hardware_map::{hardware_map, HardwareMap};
 pub use linear::{InDim, LinearLayout, MAX_BITS, MAX_MAP};
 pub use syntax::{parse_value, Spanned, Value, MAX_DEPTH};
 pub use text::{parse_json, parse_linear, parse_ttg};

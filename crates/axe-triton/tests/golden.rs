@@ -267,3 +267,43 @@ fn swizzled_shared_layouts() {
         "S[(4,8):(1@offset,4@offset)]"
     );
 }
+
+#[test]
+fn hardware_map_of_an_axe_layout_is_tritons_map_where_triton_has_one() {
+    let dims = ["register", "lane", "warp", "block"];
+    let mut compared = 0;
+    for (gluon, shape) in [
+        (BLOCKED, [32u64, 16]),
+        (BLOCKED, [8, 8]),
+        (
+            "BlockedLayout(size_per_thread=[2, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 4], order=[0, 1])",
+            [64, 64],
+        ),
+    ] {
+        let g = parse_gluon(gluon).expect("parses");
+        let ll = g.to_linear(&shape).expect("powers of two");
+        let Ok(axe) = g.to_axe(&shape) else { continue };
+        let hw = axe_triton::hardware_map(&axe, &shape, &dims).expect("a map");
+        assert_eq!(hw.map, ll.map().expect("small"), "{gluon} over {shape:?}");
+        compared += 1;
+    }
+    assert!(compared >= 2, "only {compared} layouts compared");
+    // 48×64, which Triton cannot lay out: every one of the 4·32·24 inputs holds one distinct element.
+    let g = parse_gluon(
+        "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[2, 2], order=[1, 0])",
+    )
+    .expect("parses");
+    let axe = g.to_axe(&[48, 64]).expect("whole tiles");
+    let hw = axe_triton::hardware_map(&axe, &[48, 64], &dims).expect("a map");
+    let sizes: Vec<u64> = hw.in_dims.iter().map(|d| d.1).collect();
+    assert_eq!(sizes, [24, 32, 4, 1]);
+    let distinct: std::collections::BTreeSet<_> = hw.map.iter().collect();
+    assert_eq!(distinct.len(), 48 * 64);
+    // Input 0 (register 0, lane 0, warp 0) holds (0, 0); register 1 holds the next column.
+    assert_eq!(hw.map[0], [0, 0]);
+    assert_eq!(hw.map[1], [0, 1]);
+    // An axis outside the in-dims is refused, with its name.
+    let odd: axe_layout::Layout = "S[4:1@tid]".parse().expect("layout");
+    let e = axe_triton::hardware_map(&odd, &[4], &dims).unwrap_err();
+    assert!(e.to_string().contains("tid"), "{e}");
+}

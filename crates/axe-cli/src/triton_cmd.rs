@@ -1,0 +1,222 @@
+//! `axe triton <verb>`: Triton linear layouts and Gluon layouts on the command line.
+
+use axe_triton::gluon::parse_gluon;
+use axe_triton::{hardware_map, parse_linear, LinearLayout};
+use clap::{Args, Subcommand};
+use serde_json::{json, Map, Value};
+
+use crate::input::{expand, pairs, several};
+use crate::report::{emit, Report};
+
+/// Layouts given one by one.
+#[derive(Args)]
+pub struct One {
+    /// Linear layouts as JSON bases (`{"in": {"register": [[0,1]], ...}, "out": {"dim0": 32, ...}}`) or a
+    /// `#ttg.linear<{...}>` attribute, or Gluon layouts (`BlockedLayout(...)`, with --shape); `-` reads one
+    /// per stdin line.
+    #[arg(required = true)]
+    layouts: Vec<String>,
+    /// The tensor shape a Gluon layout covers (`32,16`).
+    #[arg(long)]
+    shape: Option<crate::input::Shape>,
+    /// One JSON object per input.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Two linear layouts.
+#[derive(Args)]
+pub struct Two {
+    /// The layout A (`-`: one per stdin line; `- -`: `A ; B` per line).
+    a: String,
+    /// The layout B.
+    b: String,
+    /// The tensor shape Gluon layouts cover (`32,16`).
+    #[arg(long)]
+    shape: Option<crate::input::Shape>,
+    /// One JSON object per pair.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum Verb {
+    /// In- and out-dims, the out coordinates of every flat input (first in-dim fastest; for Gluon layouts
+    /// register, lane, warp, block), injectivity, surjectivity, and the Axe form. A Gluon layout over a
+    /// shape Triton cannot lay out (not powers of two) gives its Axe layout alone.
+    Show(One),
+    /// Triton's `A.compose(B)`: B after A.
+    Compose(Two),
+    /// The inverse of an invertible layout.
+    Invert(One),
+    /// A right inverse: A(A⁺(y)) = y.
+    Pseudoinvert(One),
+    /// Triton's `A.invertAndCompose(B)`: C with A(x) = B(C(x)).
+    InvertAndCompose(Two),
+    /// The linear layout of an Axe layout over reg/lane/warp/block (every extent a power of two).
+    FromAxe {
+        /// Axe layouts; `-` reads one per stdin line.
+        #[arg(required = true)]
+        layouts: Vec<String>,
+        /// The tensor shape (`32,16`).
+        #[arg(long)]
+        shape: crate::input::Shape,
+        /// One JSON object per input.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// A linear layout from any accepted text; Gluon layouts need the shape.
+fn linear(text: &str, shape: Option<&[u64]>) -> Result<LinearLayout, String> {
+    let t = text.trim();
+    if t.starts_with('{') || t.starts_with("#ttg") {
+        return parse_linear(t).map_err(err);
+    }
+    let g = parse_gluon(t).map_err(err)?;
+    let shape = shape.ok_or("a Gluon layout needs the tensor shape: --shape 32,16")?;
+    g.to_linear(shape).map_err(err)
+}
+
+/// The answer about one linear layout: its dims, map, properties, text forms and Axe form.
+fn describe(ll: &LinearLayout) -> Result<Report, String> {
+    let dims = |d: Vec<(String, u64)>| -> Map<String, Value> {
+        d.into_iter().map(|(n, s)| (n, json!(s))).collect()
+    };
+    let map = ll.map().map_err(err)?;
+    let axe = ll.to_axe().map(|a| a.to_string()).map_err(err);
+    let mut json = json!({
+        "in_dims": dims(ll.in_dim_sizes()),
+        "out_dims": dims(ll.out_dims().to_vec()),
+        "map": map,
+        "injective": ll.is_injective(),
+        "surjective": ll.is_surjective(),
+        "axe": axe.as_ref().ok(),
+        "linear": ll.to_json(),
+        "ttg": ll.to_ttg(),
+    });
+    if let Err(why) = &axe {
+        json["axe_why"] = json!(why);
+    }
+    let text = format!(
+        "linear      {}\nttg         {}\ninjective   {}\nsurjective  {}\naxe         {}",
+        ll.to_json(),
+        ll.to_ttg(),
+        ll.is_injective(),
+        ll.is_surjective(),
+        axe.unwrap_or_else(|why| format!("- ({why})"))
+    );
+    Ok(Report { json, text })
+}
+
+fn show(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
+    match linear(text, shape) {
+        Ok(ll) => describe(&ll),
+        Err(why) => {
+            // A Gluon layout Triton cannot lay out may still have an Axe form.
+            let (Ok(g), Some(shape)) = (parse_gluon(text.trim()), shape) else {
+                return Err(why);
+            };
+            let axe = g.to_axe(shape).map_err(err)?;
+            let hw =
+                hardware_map(&axe, shape, &["register", "lane", "warp", "block"]).map_err(err)?;
+            let out_dims: Map<String, Value> = shape
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("dim{i}"), json!(s)))
+                .collect();
+            let in_dims: Map<String, Value> = hw
+                .in_dims
+                .iter()
+                .map(|(n, s)| (n.clone(), json!(s)))
+                .collect();
+            let injective = hw.map.len() as u64 == axe.size();
+            Ok(Report {
+                json: json!({
+                    "in_dims": in_dims, "out_dims": out_dims, "map": hw.map,
+                    "injective": injective, "surjective": true,
+                    "axe": axe.to_string(), "linear": null, "linear_why": why,
+                }),
+                text: format!(
+                    "linear      - ({why})\nin dims     {}\ninjective   {injective}\nsurjective  true\naxe         {axe}",
+                    hw.in_dims.iter().map(|(n, s)| format!("{n}={s}")).collect::<Vec<_>>().join(" ")
+                ),
+            })
+        }
+    }
+}
+
+fn each(one: One, f: impl Fn(&str, Option<&[u64]>) -> Result<Report, String>) -> bool {
+    let label = several(&one.layouts);
+    let shape = one.shape.map(|s| s.0);
+    emit(
+        expand(&one.layouts).map(|item| {
+            let input = item.as_ref().ok().cloned();
+            (
+                input.filter(|_| label),
+                item.and_then(|t| f(&t, shape.as_deref())),
+            )
+        }),
+        one.json,
+    )
+}
+
+fn each_pair(
+    two: Two,
+    f: impl Fn(&LinearLayout, &LinearLayout) -> Result<LinearLayout, String>,
+) -> bool {
+    let label = two.a == "-" || two.b == "-";
+    let shape = two.shape.map(|s| s.0);
+    emit(
+        pairs(&two.a, &two.b).map(|item| {
+            let input = item.as_ref().ok().map(|(a, b)| format!("{a} ; {b}"));
+            let r = item.and_then(|(a, b)| {
+                let a = linear(&a, shape.as_deref())?;
+                let b = linear(&b, shape.as_deref())?;
+                describe(&f(&a, &b)?)
+            });
+            (input.filter(|_| label), r)
+        }),
+        two.json,
+    )
+}
+
+pub fn run(verb: Verb) -> bool {
+    match verb {
+        Verb::Show(one) => each(one, show),
+        Verb::Compose(two) => each_pair(two, |a, b| a.compose(b).map_err(err)),
+        Verb::Invert(one) => each(one, |t, s| describe(&linear(t, s)?.invert().map_err(err)?)),
+        Verb::Pseudoinvert(one) => each(one, |t, s| {
+            describe(&linear(t, s)?.pseudoinvert().map_err(err)?)
+        }),
+        Verb::InvertAndCompose(two) => each_pair(two, |a, b| a.invert_and_compose(b).map_err(err)),
+        Verb::FromAxe {
+            layouts,
+            shape,
+            json,
+        } => {
+            let label = several(&layouts);
+            emit(
+                expand(&layouts).map(|item| {
+                    let input = item.as_ref().ok().cloned();
+                    let r = item.and_then(|t| {
+                        let l: axe_layout::Layout = t.parse().map_err(err)?;
+                        let ll = LinearLayout::from_axe(
+                            &l,
+                            &shape.0,
+                            &["register", "lane", "warp", "block"],
+                        )
+                        .map_err(err)?;
+                        describe(&ll)
+                    });
+                    (input.filter(|_| label), r)
+                }),
+                json,
+            )
+        }
+    }
+}
