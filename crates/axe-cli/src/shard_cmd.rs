@@ -151,34 +151,18 @@ impl Cost {
 
 /// `x=2,y=4`, `2,4` or `8`, with optional device ids.
 fn mesh_arg(mesh: &str, devices: Option<&str>) -> Result<Mesh, String> {
-    let mut axes: Vec<(String, u64)> = Vec::new();
-    for (i, part) in mesh.split(',').enumerate() {
-        let part = part.trim();
-        let (name, size) = match part.split_once('=') {
-            Some((n, s)) => (n.trim().to_string(), s.trim()),
-            None => (format!("d{i}"), part),
-        };
-        let size = size.parse::<u64>().map_err(|_| {
-            format!("mesh axis {part:?} in --mesh {mesh:?}: expected NAME=SIZE or SIZE")
-        })?;
-        axes.push((name, size));
-    }
-    let refs: Vec<(&str, u64)> = axes.iter().map(|(n, s)| (n.as_str(), *s)).collect();
-    let m = match devices {
-        None => Mesh::new(&refs),
-        Some(d) => {
-            let ids = d
-                .split(',')
+    let ids = devices
+        .map(|d| {
+            d.split(',')
                 .map(|x| {
                     x.trim().parse::<u64>().map_err(|_| {
                         format!("device id {x:?} in --devices is not a non-negative integer")
                     })
                 })
-                .collect::<Result<Vec<u64>, String>>()?;
-            Mesh::with_devices(&refs, ids)
-        }
-    };
-    m.map_err(|e| e.to_string())
+                .collect::<Result<Vec<u64>, String>>()
+        })
+        .transpose()?;
+    Mesh::from_spec(mesh, ids).map_err(|e| format!("--mesh: {e}"))
 }
 
 /// The array's dims and element bytes from `--shape`.

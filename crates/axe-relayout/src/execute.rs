@@ -75,6 +75,16 @@ pub fn relayout(
         }
     }
     let plan = plan(src_layout, dst_layout, opts)?;
+    // Sub-byte elements that end inside a byte leave slack bits there, outside every slot: zeroed like
+    // padding (the elements sharing the byte are written after).
+    if opts.zero_padding && plan.zero_fill == ZeroFill::No && !dst_layout.bits.is_multiple_of(8) {
+        if let Some(last) = (dst_layout.bytes() as usize)
+            .checked_sub(1)
+            .and_then(|i| dst.get_mut(i))
+        {
+            *last = 0;
+        }
+    }
     // One thread runs on the caller's; more on a kept pool.
     let mut run = || {
         let (isa, stream) = (plan.isa, plan.streaming);

@@ -247,6 +247,12 @@ fn check(
             );
         }
     }
+    // Slack: the bits past the last slot, in the buffer's last byte, are zero as well.
+    let used = tb.slots * u64::from(dbits);
+    if used % 8 != 0 {
+        let last = dst[tb.bytes() as usize - 1];
+        prop_assert_eq!(last >> (used % 8), 0, "slack bits not zeroed ({})", plan);
+    }
     // And back: A -> B -> A gives the logical elements back.
     let mut back_alloc = vec![0u8; ta.bytes() as usize + shift.0 + 64];
     let back_at = at(&back_alloc, shift.0);

@@ -31,6 +31,30 @@ impl Mesh {
         Mesh::new(&axes)
     }
 
+    /// A mesh from its text form: `x=2,y=4` (named axes), `2,4` (axes `d0`, `d1`) or `8`, with the device
+    /// ids at the mesh positions (row-major) when given, else `0..N-1`.
+    pub fn from_spec(spec: &str, devices: Option<Vec<u64>>) -> Result<Mesh> {
+        let mut axes: Vec<(String, u64)> = Vec::new();
+        for (i, part) in spec.split(',').enumerate() {
+            let part = part.trim();
+            let (name, size) = match part.split_once('=') {
+                Some((n, s)) => (n.trim().to_string(), s.trim()),
+                None => (format!("d{i}"), part),
+            };
+            let size = size.parse::<u64>().map_err(|_| {
+                ShardError::Mesh(format!(
+                    "axis {part:?} of {spec:?}: expected NAME=SIZE or SIZE"
+                ))
+            })?;
+            axes.push((name, size));
+        }
+        let refs: Vec<(&str, u64)> = axes.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+        match devices {
+            None => Mesh::new(&refs),
+            Some(d) => Mesh::with_devices(&refs, d),
+        }
+    }
+
     /// A mesh whose device at each position (row-major) is given: ids must be distinct.
     pub fn with_devices(axes: &[(&str, u64)], devices: Vec<u64>) -> Result<Mesh> {
         let n = count(axes.iter().map(|a| a.1))?;

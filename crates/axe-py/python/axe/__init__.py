@@ -1,0 +1,49 @@
+"""axe: tensor layouts you can read, compute with and move data through.
+
+Axe layouts (shard / replica / offset over named axes), XLA shapes with tiled layouts, HLO module
+reports, device meshes and shardings in every notation, CuTe and Triton layouts, and numpy relayout
+through the Rust kernels. Every error is a ``ValueError`` subclass (``axe.AxeError``); text that does not
+parse raises ``axe.ParseError`` with ``.offset``.
+"""
+
+from ._axe import (
+    AxeError,
+    CuteError,
+    Layout,
+    LayoutError,
+    Mesh,
+    ParseError,
+    RelayoutError,
+    Shape,
+    Sharding,
+    ShardingError,
+    TritonError,
+    XlaError,
+    __version__,
+)
+from . import cute, hlo, triton
+from ._numpy import from_physical, relayout, to_physical
+from ._render import render
+
+__all__ = [
+    "AxeError",
+    "CuteError",
+    "Layout",
+    "LayoutError",
+    "Mesh",
+    "ParseError",
+    "RelayoutError",
+    "Shape",
+    "Sharding",
+    "ShardingError",
+    "TritonError",
+    "XlaError",
+    "__version__",
+    "cute",
+    "from_physical",
+    "hlo",
+    "relayout",
+    "render",
+    "to_physical",
+    "triton",
+]

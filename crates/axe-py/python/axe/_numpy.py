@@ -1,0 +1,194 @@
+"""numpy arrays moved between layouts by the Rust kernels, on the arrays' own memory.
+
+The kernels run with the GIL released. Inputs must be C-contiguous (a strided view raises; pass
+``numpy.ascontiguousarray(a)``, which copies) and typed as the shape says; nothing is converted
+silently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._axe import Layout, RelayoutError, Shape, _relayout_into, _relayout_sizes
+
+# The numpy dtype of each element type, where numpy has one of its own.
+_NATURAL = {
+    "pred": np.bool_,
+    "s8": np.int8,
+    "u8": np.uint8,
+    "s16": np.int16,
+    "u16": np.uint16,
+    "s32": np.int32,
+    "u32": np.uint32,
+    "s64": np.int64,
+    "u64": np.uint64,
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "c64": np.complex64,
+    "c128": np.complex128,
+}
+# Element types numpy lacks, by the ml_dtypes name that has them.
+_ML_DTYPES = {
+    "bf16": "bfloat16",
+    "s4": "int4",
+    "u4": "uint4",
+    "s2": "int2",
+    "u2": "uint2",
+    "f8e4m3fn": "float8_e4m3fn",
+    "f8e5m2": "float8_e5m2",
+    "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
+    "f8e4m3fnuz": "float8_e4m3fnuz",
+    "f8e5m2fnuz": "float8_e5m2fnuz",
+    "f8e4m3": "float8_e4m3",
+    "f8e3m4": "float8_e3m4",
+}
+_KIND = {"s": "iu", "u": "ui", "f": "f", "c": "c"}
+
+
+def _shape(s) -> Shape:
+    return s if isinstance(s, Shape) else Shape(s)
+
+
+def natural_dtype(dtype_name: str) -> np.dtype:
+    """The numpy dtype an element type comes back as: numpy's own, else ml_dtypes' (bf16 as
+    ``ml_dtypes.bfloat16``) when installed, else an unsigned integer of the element's byte width."""
+    if dtype_name in _NATURAL:
+        return np.dtype(_NATURAL[dtype_name])
+    name = _ML_DTYPES.get(dtype_name)
+    if name is not None:
+        try:
+            import ml_dtypes
+
+            return np.dtype(getattr(ml_dtypes, name))
+        except (ImportError, AttributeError):
+            pass
+    width = max(1, Shape(f"{dtype_name}[1]").element_bits // 8)
+    return np.dtype(f"u{width}")
+
+
+def _accepts(dtype: np.dtype, element: str, bits: int) -> bool:
+    """Whether numpy `dtype` may hold elements of `element` (`bits` wide each, unpacked)."""
+    if dtype.itemsize * 8 != bits:
+        return False
+    if element == "pred":
+        return dtype.kind in "bui"
+    if element in _ML_DTYPES or element.startswith("f8"):
+        # bf16 as any 2-byte dtype (ml_dtypes.bfloat16, uint16, ...), 8-bit floats and sub-byte
+        # integers as any 1-byte dtype.
+        return True
+    kinds = _KIND.get(element[0], "")
+    return dtype.kind in kinds or (element[0] in "su" and dtype.kind in "iu")
+
+
+def _is_dense_row_major(s: Shape) -> bool:
+    return (
+        not s.tiles
+        and list(s.minor_to_major) == list(range(s.rank - 1, -1, -1))
+        and s.physical_bytes == s.logical_bytes
+        and s.element_bits % 8 == 0
+    )
+
+
+def _row_major(s: Shape) -> Shape:
+    dims = ",".join(str(d) for d in s.dims)
+    return Shape(f"{s.dtype}[{dims}]")
+
+
+def _source_bytes(array, src: Shape) -> np.ndarray:
+    """A uint8 view of `array`'s memory, checked against `src`."""
+    if not isinstance(array, np.ndarray):
+        raise RelayoutError(
+            f"expected a numpy array, got {type(array).__name__}; pass numpy.asarray(x)"
+        )
+    if not array.flags.c_contiguous:
+        raise RelayoutError(
+            "the array is not C-contiguous (a strided view); pass numpy.ascontiguousarray(a), "
+            "which copies it"
+        )
+    if tuple(array.shape) == tuple(src.dims) and _is_dense_row_major(src):
+        if not _accepts(array.dtype, src.dtype, src.element_bits):
+            raise RelayoutError(
+                f"a {array.dtype} array cannot hold {src.dtype} elements ({src.element_bits} bits "
+                f"each); convert it first"
+            )
+    elif array.ndim == 1 and array.dtype == np.uint8:
+        if array.size != src.physical_bytes:
+            raise RelayoutError(
+                f"the byte image has {array.size} bytes, {src} takes {src.physical_bytes}"
+            )
+    else:
+        raise RelayoutError(
+            f"an array of shape {tuple(array.shape)} and dtype {array.dtype} is neither the logical "
+            f"array of {src} (shape {tuple(src.dims)}, row-major) nor its byte image (1-D uint8 of "
+            f"{src.physical_bytes} bytes)"
+        )
+    return array.reshape(-1).view(np.uint8)
+
+
+def relayout(array, src, dst, out=None, *, threads: int = 0) -> np.ndarray:
+    """Writes the tensor `array` holds in layout `src` into layout `dst`.
+
+    `src` is an ``axe.Shape`` (or its text) describing `array`: its logical array when row-major
+    (shape and dtype must fit), else its byte image (1-D ``uint8`` of ``src.physical_bytes``). `dst` is
+    a ``Shape`` of the same tensor, an XLA layout ``"{1,0:T(8,128)}"``, or an ``axe.Layout`` on memory.
+    Returns the logical array when `dst` is dense row-major (dtype: the input's, when it was logical),
+    else the byte image with its padding zeroed. With `out`, writes into that C-contiguous buffer of
+    exactly the destination's size instead and returns it. The copy runs without the GIL.
+
+    Law: ``from_physical(relayout(x, row_major, dst), dst) == x`` for every `x`.
+    """
+    src = _shape(src)
+    data = _source_bytes(array, src)
+    _, dst_bytes, dst_text = _relayout_sizes(src, dst)
+    if out is not None:
+        if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
+            raise RelayoutError("out must be a writeable C-contiguous numpy array")
+        if out.nbytes != dst_bytes:
+            raise RelayoutError(f"out has {out.nbytes} bytes, the destination takes {dst_bytes}")
+        _relayout_into(data, src, out.reshape(-1).view(np.uint8), dst, threads)
+        return out
+    buf = np.empty(dst_bytes, dtype=np.uint8)
+    _relayout_into(data, src, buf, dst, threads)
+    if dst_text is not None:
+        d = Shape(dst_text)
+        if _is_dense_row_major(d):
+            logical = tuple(array.shape) == tuple(src.dims) and _is_dense_row_major(src)
+            dtype = array.dtype if logical else natural_dtype(d.dtype)
+            return buf.view(dtype).reshape(tuple(d.dims))
+    return buf
+
+
+def to_physical(array, shape) -> np.ndarray:
+    """The byte image of the row-major `array` in `shape`'s layout (``"f32[...]{...:T(8,128)}"``): a 1-D
+    ``uint8`` array of ``shape.physical_bytes`` bytes, padding zeroed. Replaces numpy's
+    pad / reshape / transpose recipes (``Shape.numpy_program()``)."""
+    s = _shape(shape)
+    src = _row_major(s)
+    data = _source_bytes(array, src)
+    _, dst_bytes, _ = _relayout_sizes(src, s)
+    buf = np.empty(dst_bytes, dtype=np.uint8)
+    _relayout_into(data, src, buf, s, 0)
+    return buf
+
+
+def from_physical(buf, shape, dtype=None) -> np.ndarray:
+    """The logical (row-major) array whose byte image in `shape`'s layout is `buf` (any C-contiguous
+    array of ``shape.physical_bytes`` bytes). The dtype is `dtype` if given (same width), else the
+    element type's own (bf16: ``ml_dtypes.bfloat16`` when installed, else ``uint16``; pred: bool)."""
+    s = _shape(shape)
+    if not isinstance(buf, np.ndarray) or not buf.flags.c_contiguous:
+        raise RelayoutError("buf must be a C-contiguous numpy array (numpy.ascontiguousarray copies)")
+    if buf.nbytes != s.physical_bytes:
+        raise RelayoutError(f"buf has {buf.nbytes} bytes, {s} takes {s.physical_bytes}")
+    dst = _row_major(s)
+    dt = np.dtype(dtype) if dtype is not None else natural_dtype(s.dtype)
+    if dt.itemsize * 8 != dst.element_bits:
+        raise RelayoutError(f"{dt} is {dt.itemsize * 8} bits, {s.dtype} elements are {dst.element_bits}")
+    out = np.empty(tuple(dst.dims), dtype=dt)
+    _relayout_into(buf.reshape(-1).view(np.uint8), s, out.reshape(-1).view(np.uint8), dst, 0)
+    return out
+
+
+__all__ = ["from_physical", "natural_dtype", "relayout", "to_physical"]
+_ = Layout  # an axe.Layout is a valid `dst`

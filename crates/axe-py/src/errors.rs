@@ -1,0 +1,135 @@
+//! Python exceptions: every error of the libraries becomes a `ValueError` subclass, never a crash.
+//!
+//! `axe.AxeError(ValueError)` is the base; `axe.ParseError` (text that does not parse) carries `.offset`
+//! (a byte offset into `.text`, the text read); the others name the library that refused: `LayoutError`,
+//! `XlaError`, `RelayoutError`, `ShardingError`, `CuteError`, `TritonError`.
+
+use pyo3::prelude::*;
+use pyo3::{create_exception, exceptions::PyValueError};
+
+create_exception!(
+    axe,
+    AxeError,
+    PyValueError,
+    "Every error axe raises: a ValueError subclass."
+);
+create_exception!(
+    axe,
+    ParseError,
+    AxeError,
+    "Text that does not parse. `.offset` is the byte offset of the fault in `.text`; the message shows it with a caret."
+);
+create_exception!(
+    axe,
+    LayoutError,
+    AxeError,
+    "An Axe layout operation has no answer for these inputs."
+);
+create_exception!(
+    axe,
+    XlaError,
+    AxeError,
+    "An XLA shape or HLO module is invalid or unsupported."
+);
+create_exception!(
+    axe,
+    RelayoutError,
+    AxeError,
+    "A relayout's arrays or layouts do not fit together."
+);
+create_exception!(
+    axe,
+    ShardingError,
+    AxeError,
+    "A mesh or sharding is invalid or cannot be expressed."
+);
+create_exception!(
+    axe,
+    CuteError,
+    AxeError,
+    "A CuTe layout or operator has no valid answer."
+);
+create_exception!(
+    axe,
+    TritonError,
+    AxeError,
+    "A Triton linear layout or Gluon layout has no valid answer."
+);
+
+/// A `ParseError` with its `offset` and `text`.
+pub fn parse_error(message: String, text: &str, offset: usize) -> PyErr {
+    Python::attach(|py| {
+        let e = ParseError::new_err(message);
+        let v = e.value(py);
+        // Setting attributes on a fresh exception instance cannot fail short of memory exhaustion; if it
+        // does, the exception still carries its message.
+        let _ = v.setattr("offset", offset);
+        let _ = v.setattr("text", text);
+        e
+    })
+}
+
+fn layout_parse(p: &axe_layout::ParseError, shown: String) -> PyErr {
+    parse_error(shown, &p.input, p.offset)
+}
+
+/// Errors of `axe-layout`.
+pub fn layout(e: axe_layout::LayoutError) -> PyErr {
+    match &e {
+        axe_layout::LayoutError::Parse(p) => layout_parse(p, e.to_string()),
+        _ => LayoutError::new_err(e.to_string()),
+    }
+}
+
+/// Errors of `axe-xla`.
+pub fn xla(e: axe_xla::XlaError) -> PyErr {
+    match &e {
+        axe_xla::XlaError::Parse(p) => layout_parse(p, e.to_string()),
+        _ => XlaError::new_err(e.to_string()),
+    }
+}
+
+/// Errors of `axe-relayout`.
+pub fn relayout(e: axe_relayout::RelayoutError) -> PyErr {
+    RelayoutError::new_err(e.to_string())
+}
+
+/// Errors of `axe-shard`.
+pub fn shard(e: axe_shard::ShardError) -> PyErr {
+    match &e {
+        axe_shard::ShardError::Parse { text, offset, .. } => {
+            parse_error(e.to_string(), text, *offset)
+        }
+        _ => ShardingError::new_err(e.to_string()),
+    }
+}
+
+/// Errors of `axe-cute`.
+pub fn cute(e: axe_cute::CuteError) -> PyErr {
+    match &e {
+        axe_cute::CuteError::Parse(p) => layout_parse(p, e.to_string()),
+        _ => CuteError::new_err(e.to_string()),
+    }
+}
+
+/// Errors of `axe-triton`.
+pub fn triton(e: axe_triton::TritonError) -> PyErr {
+    match &e {
+        axe_triton::TritonError::Parse(p) => layout_parse(p, e.to_string()),
+        _ => TritonError::new_err(e.to_string()),
+    }
+}
+
+/// Registers the exception classes on the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("AxeError", py.get_type::<AxeError>())?;
+    m.add("ParseError", py.get_type::<ParseError>())?;
+    m.add("LayoutError", py.get_type::<LayoutError>())?;
+    m.add("XlaError", py.get_type::<XlaError>())?;
+    m.add("RelayoutError", py.get_type::<RelayoutError>())?;
+    m.add("ShardingError", py.get_type::<ShardingError>())?;
+    m.add("CuteError", py.get_type::<CuteError>())?;
+    m.add("TritonError", py.get_type::<TritonError>())?;
+    Ok(())
+}

@@ -1,0 +1,34 @@
+//! The `axe` Python package's native module, `axe._axe`: thin classes over the Rust crates. The Python
+//! package (`python/axe`) re-exports them and adds the numpy and framework adapters.
+
+use pyo3::prelude::*;
+
+mod cute;
+mod errors;
+mod hlo;
+mod layout;
+mod picture;
+mod relayout;
+mod shape;
+mod sharding;
+mod triton;
+
+#[pymodule]
+fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    m.add_class::<layout::PyLayout>()?;
+    m.add_class::<shape::PyShape>()?;
+    m.add_class::<sharding::PyMesh>()?;
+    m.add_class::<sharding::PySharding>()?;
+    // Under its own name: `axe.cute.Layout` in Python.
+    m.add("CuteLayout", m.py().get_type::<cute::CuteLayout>())?;
+    m.add_class::<triton::LinearLayout>()?;
+    m.add_function(wrap_pyfunction!(triton::gluon_to_axe, m)?)?;
+    m.add_function(wrap_pyfunction!(triton::hardware_map_of, m)?)?;
+    m.add_function(wrap_pyfunction!(relayout::_relayout_sizes, m)?)?;
+    m.add_function(wrap_pyfunction!(relayout::_relayout_into, m)?)?;
+    m.add_function(wrap_pyfunction!(hlo::_hlo_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(hlo::_hlo_format, m)?)?;
+    Ok(())
+}

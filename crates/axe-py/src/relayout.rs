@@ -1,0 +1,148 @@
+//! Relayout of byte buffers through the Rust kernels, on numpy arrays' own memory, without the GIL.
+//!
+//! The Python side (`axe/_numpy.py`) checks dtypes and shapes and passes `uint8` views of the arrays;
+//! this module parses the layouts, checks the buffer sizes and moves the bytes.
+
+use axe_relayout::split::{self, Side};
+use axe_relayout::{Options, TensorLayout};
+use axe_xla::ArrayShape;
+use numpy::{PyReadonlyArray1, PyReadwriteArray1};
+use pyo3::prelude::*;
+
+use crate::errors;
+use crate::layout::PyLayout;
+use crate::shape::{array, dims_u64, PyShape};
+
+/// Where the bytes go: an XLA array, or an Axe layout on memory over the source's dims.
+pub enum Target {
+    Xla(Box<ArrayShape>),
+    Axe(axe_layout::Layout, Vec<u64>, u32),
+}
+
+impl Target {
+    fn side(&self) -> Side<'_> {
+        match self {
+            Target::Xla(a) => Side::Xla(a.as_ref()),
+            Target::Axe(layout, dims, bits) => Side::Axe {
+                layout,
+                dims,
+                bits: *bits,
+            },
+        }
+    }
+}
+
+/// The source's shape: a `Shape` or its text.
+pub fn source(src: &Bound<'_, PyAny>) -> PyResult<ArrayShape> {
+    if let Ok(s) = src.cast::<PyShape>() {
+        return Ok(s.get().inner.clone());
+    }
+    array(&src.extract::<String>()?)
+}
+
+/// The destination: a `Shape`, an `axe.Layout` (on `m`, over the source's dims), or text: an XLA layout
+/// `{1,0:T(8,128)}` for the source's dims and type, a whole XLA shape of the same tensor, or Axe notation.
+pub fn target(dst: &Bound<'_, PyAny>, src: &ArrayShape) -> PyResult<Target> {
+    let axe = |l: axe_layout::Layout| -> PyResult<Target> {
+        let bits = u32::try_from(axe_xla::element_bits(src)).unwrap_or(u32::MAX);
+        Ok(Target::Axe(l, dims_u64(src)?, bits))
+    };
+    if let Ok(l) = dst.cast::<PyLayout>() {
+        return axe(l.get().inner.clone());
+    }
+    let a = if let Ok(s) = dst.cast::<PyShape>() {
+        s.get().inner.clone()
+    } else {
+        let text: String = dst.extract()?;
+        let t = text.trim();
+        if t.starts_with('{') {
+            let layout = axe_xla::parse_layout(t, src.rank()).map_err(errors::xla)?;
+            let a = ArrayShape {
+                layout,
+                ..src.clone()
+            };
+            axe_xla::validate_array(&a).map_err(errors::xla)?;
+            a
+        } else if t.starts_with(|c: char| c.is_ascii_lowercase()) {
+            array(t)?
+        } else {
+            return axe(t.parse().map_err(errors::layout)?);
+        }
+    };
+    if a.dims != src.dims || a.element_type != src.element_type {
+        return Err(errors::RelayoutError::new_err(format!(
+            "{a} is not the same tensor as {src}"
+        )));
+    }
+    Ok(Target::Xla(Box::new(a)))
+}
+
+/// The byte sizes of both sides and the pieces to move.
+fn pieces(src: &ArrayShape, dst: &Target) -> PyResult<Vec<(TensorLayout, TensorLayout)>> {
+    let p = split::pieces(Side::Xla(src), dst.side()).map_err(errors::relayout)?;
+    if p.is_empty() {
+        return Err(errors::RelayoutError::new_err(
+            "the relayout has no elements to move",
+        ));
+    }
+    Ok(p)
+}
+
+/// `(source bytes, destination bytes, destination shape text or None for an Axe layout)`.
+#[pyfunction]
+pub fn _relayout_sizes(
+    src: &Bound<'_, PyAny>,
+    dst: &Bound<'_, PyAny>,
+) -> PyResult<(u64, u64, Option<String>)> {
+    let s = source(src)?;
+    let t = target(dst, &s)?;
+    let p = pieces(&s, &t)?;
+    let name = match &t {
+        Target::Xla(a) => Some(a.to_string()),
+        Target::Axe(..) => None,
+    };
+    Ok((p[0].0.bytes(), p[0].1.bytes(), name))
+}
+
+/// Moves the bytes of `src_bytes` (laid out as `src`) into `dst_bytes` (laid out as `dst`), padding
+/// zeroed, with the GIL released. Both buffers must have exactly their layout's byte size.
+#[pyfunction]
+#[pyo3(signature = (src_bytes, src, dst_bytes, dst, threads = 0))]
+pub fn _relayout_into(
+    py: Python<'_>,
+    src_bytes: PyReadonlyArray1<'_, u8>,
+    src: &Bound<'_, PyAny>,
+    mut dst_bytes: PyReadwriteArray1<'_, u8>,
+    dst: &Bound<'_, PyAny>,
+    threads: usize,
+) -> PyResult<()> {
+    let s = source(src)?;
+    let t = target(dst, &s)?;
+    let p = pieces(&s, &t)?;
+    let input = src_bytes
+        .as_slice()
+        .map_err(|e| errors::RelayoutError::new_err(format!("source: {e}")))?;
+    let output = dst_bytes
+        .as_slice_mut()
+        .map_err(|e| errors::RelayoutError::new_err(format!("destination: {e}")))?;
+    let (need_in, need_out) = (p[0].0.bytes(), p[0].1.bytes());
+    if input.len() as u64 != need_in {
+        return Err(errors::RelayoutError::new_err(format!(
+            "the source has {} bytes, {s} needs {need_in}",
+            input.len()
+        )));
+    }
+    if output.len() as u64 != need_out {
+        return Err(errors::RelayoutError::new_err(format!(
+            "the destination has {} bytes, its layout needs {need_out}",
+            output.len()
+        )));
+    }
+    let opts = Options {
+        threads,
+        ..Options::default()
+    };
+    py.detach(|| split::relayout_pieces(input, output, &p, &opts))
+        .map_err(errors::relayout)?;
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! `axe.triton`: Triton linear layouts and Gluon layouts, Triton's operators, and Axe conversions.
+
+use axe_triton::gluon::parse_gluon;
+use axe_triton::{hardware_map, parse_linear, LinearLayout as Ll};
+use pyo3::prelude::*;
+
+use crate::errors;
+use crate::layout::PyLayout;
+
+/// A Triton linear layout: `LinearLayout('{"in": {"register": [[0,1]], ...}, "out": {"dim0": 4, ...}}')`,
+/// a `#ttg.linear<{...}>` attribute, or a Gluon layout's constructor text with `shape=`.
+#[pyclass(name = "LinearLayout", module = "axe.triton", frozen)]
+pub struct LinearLayout {
+    inner: Ll,
+}
+
+impl From<Ll> for LinearLayout {
+    fn from(inner: Ll) -> Self {
+        LinearLayout { inner }
+    }
+}
+
+#[pymethods]
+impl LinearLayout {
+    /// Reads JSON bases, a `#ttg.linear` attribute, or a Gluon layout (`BlockedLayout(...)`, ...) over
+    /// `shape`. Raises `ParseError` with `.offset`, or `TritonError` (e.g. a size not a power of two).
+    #[new]
+    #[pyo3(signature = (text, shape = None))]
+    fn new(text: &str, shape: Option<Vec<u64>>) -> PyResult<Self> {
+        let t = text.trim();
+        if t.starts_with('{') || t.starts_with("#ttg") {
+            return Ok(parse_linear(t).map_err(errors::triton)?.into());
+        }
+        let g = parse_gluon(t).map_err(errors::triton)?;
+        let shape = shape.ok_or_else(|| {
+            errors::TritonError::new_err("a Gluon layout needs the tensor shape: shape=[32, 16]")
+        })?;
+        Ok(g.to_linear(&shape).map_err(errors::triton)?.into())
+    }
+
+    /// The in-dims in Triton's order with their sizes.
+    #[getter]
+    fn in_dims(&self) -> Vec<(String, u64)> {
+        self.inner.in_dim_sizes()
+    }
+
+    /// The out-dims with their sizes.
+    #[getter]
+    fn out_dims(&self) -> Vec<(String, u64)> {
+        self.inner.out_dims().to_vec()
+    }
+
+    /// The out coordinates of flat input `k` (first in-dim fastest).
+    fn __call__(&self, k: u64) -> PyResult<Vec<u64>> {
+        self.inner.apply_flat(k).map_err(errors::triton)
+    }
+
+    /// `map[k]`: the out coordinates of every flat input `k`, first in-dim fastest.
+    fn map(&self, py: Python<'_>) -> PyResult<Vec<Vec<u64>>> {
+        py.detach(|| self.inner.map()).map_err(errors::triton)
+    }
+
+    /// Whether distinct inputs reach distinct outputs (rank over GF(2)).
+    #[getter]
+    fn injective(&self) -> bool {
+        self.inner.is_injective()
+    }
+
+    /// Whether every output is reached.
+    #[getter]
+    fn surjective(&self) -> bool {
+        self.inner.is_surjective()
+    }
+
+    /// Triton's `A.compose(B)`: `B(A(x))`.
+    fn compose(&self, other: &LinearLayout) -> PyResult<Self> {
+        Ok(self
+            .inner
+            .compose(&other.inner)
+            .map_err(errors::triton)?
+            .into())
+    }
+
+    /// Triton's `A.invertAndCompose(B)`: `C` with `A(x) = B(C(x))`.
+    fn invert_and_compose(&self, other: &LinearLayout) -> PyResult<Self> {
+        Ok(self
+            .inner
+            .invert_and_compose(&other.inner)
+            .map_err(errors::triton)?
+            .into())
+    }
+
+    /// The inverse: `A⁻¹(A(x)) = x` (`A` bijective).
+    fn invert(&self) -> PyResult<Self> {
+        Ok(self.inner.invert().map_err(errors::triton)?.into())
+    }
+
+    /// A right inverse: `A(A⁺(y)) = y` (`A` surjective).
+    fn pseudoinvert(&self) -> PyResult<Self> {
+        Ok(self.inner.pseudoinvert().map_err(errors::triton)?.into())
+    }
+
+    /// The Axe layout of the same placement (tensor index → hardware), where it is affine per in-dim;
+    /// raises `TritonError` naming the in-dims where it is not (XOR swizzles).
+    fn to_axe(&self) -> PyResult<PyLayout> {
+        Ok(self.inner.to_axe().map_err(errors::triton)?.into())
+    }
+
+    /// The linear layout of an Axe layout over `reg`/`lane`/`warp`/`block` and a tensor `shape`
+    /// (every extent a power of two).
+    #[staticmethod]
+    fn from_axe(layout: &PyLayout, shape: Vec<u64>) -> PyResult<Self> {
+        Ok(Ll::from_axe(
+            &layout.inner,
+            &shape,
+            &["register", "lane", "warp", "block"],
+        )
+        .map_err(errors::triton)?
+        .into())
+    }
+
+    /// The bases as Triton's JSON.
+    fn to_json(&self) -> String {
+        self.inner.to_json()
+    }
+
+    /// The `#ttg.linear<{...}>` attribute.
+    fn to_ttg(&self) -> String {
+        self.inner.to_ttg()
+    }
+
+    fn __str__(&self) -> String {
+        self.inner.to_ttg()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("triton.LinearLayout({:?})", self.inner.to_json())
+    }
+}
+
+/// The Axe layout of a Gluon layout over `shape`, including shapes Triton cannot lay out (48×64).
+#[pyfunction]
+pub fn gluon_to_axe(text: &str, shape: Vec<u64>) -> PyResult<PyLayout> {
+    let g = parse_gluon(text.trim()).map_err(errors::triton)?;
+    Ok(g.to_axe(&shape).map_err(errors::triton)?.into())
+}
+
+/// In-dims with their sizes, and the tensor coordinates of each flat input.
+type HardwareMap = (Vec<(String, u64)>, Vec<Vec<u64>>);
+
+/// For an Axe layout over `reg`/`lane`/`warp`/`block`: `(in_dims, map)` with `map[k]` the tensor
+/// coordinates held by flat hardware input `k` (register fastest), for any sizes.
+#[pyfunction]
+pub fn hardware_map_of(layout: &PyLayout, shape: Vec<u64>) -> PyResult<HardwareMap> {
+    let h = hardware_map(
+        &layout.inner,
+        &shape,
+        &["register", "lane", "warp", "block"],
+    )
+    .map_err(errors::triton)?;
+    Ok((h.in_dims, h.map))
+}
