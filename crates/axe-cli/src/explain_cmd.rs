@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::input::Shape as ShapeArg;
+use crate::render_kernel::{self, Source};
 use crate::report::{emit, Answer, Report};
 
 /// The seed's example, explained when no input is given.
@@ -52,11 +53,21 @@ pub enum Format {
 
 #[derive(Args)]
 pub struct RenderArgs {
-    /// An XLA shape with layout, or an Axe layout (with --shape).
+    /// An XLA shape with layout, an Axe layout (with --shape), a CuTe layout ('(4,2):(2,1)',
+    /// 'Sw<3,3,3> o 0 o (8,64):(64,1)'; a TV layout with --tv --shape M,N), a Triton linear layout
+    /// ('{"in": ...}', '#ttg.linear<{...}>') or a Gluon layout ('BlockedLayout(...)', with --shape).
     input: String,
-    /// The logical shape an Axe layout is viewed over.
+    /// The logical shape an Axe layout is viewed over; the tensor shape of a Gluon layout; the tile
+    /// (M,N) of a CuTe TV layout.
     #[arg(long)]
     shape: Option<ShapeArg>,
+    /// The input's notation, when not the one it looks like.
+    #[arg(long, value_enum)]
+    from: Option<Source>,
+    /// The CuTe layout is a TV layout, (thread, value) → index in the --shape tile: draw each tile
+    /// element's thread and value.
+    #[arg(long)]
+    tv: bool,
     /// Output file (stdout for svg and txt if absent); written atomically.
     #[arg(short, long)]
     output: Option<String>,
@@ -83,16 +94,20 @@ enum Input {
 }
 
 fn read_input(text: &str, shape: &Option<ShapeArg>) -> Result<Input, String> {
+    read_as(text, shape, None)
+}
+
+/// The input read as an XLA shape or an Axe layout: either (`from` absent), or only the one named.
+fn read_as(text: &str, shape: &Option<ShapeArg>, from: Option<Source>) -> Result<Input, String> {
+    if from == Some(Source::Axe) {
+        return read_axe(text, shape).map_err(|e| e.to_string());
+    }
     match axe_xla::parse_shape(text) {
         Ok(axe_xla::Shape::Array(a)) => Ok(Input::Xla(a)),
         Ok(other) => Err(format!("{other} is not an array shape")),
-        Err(xla_err) => match text.parse::<axe_layout::Layout>() {
-            Ok(l) => {
-                let s = shape
-                    .as_ref()
-                    .map_or_else(|| vec![l.size()], |s| s.0.clone());
-                Ok(Input::Axe(l, s))
-            }
+        Err(xla_err) if from == Some(Source::Xla) => Err(xla_err.to_string()),
+        Err(xla_err) => match read_axe(text, shape) {
+            Ok(input) => Ok(input),
             Err(axe_err) => {
                 let looks_axe = text.trim_start().starts_with(['S', 'R', 'T']);
                 Err(if looks_axe {
@@ -103,6 +118,14 @@ fn read_input(text: &str, shape: &Option<ShapeArg>) -> Result<Input, String> {
             }
         },
     }
+}
+
+fn read_axe(text: &str, shape: &Option<ShapeArg>) -> Result<Input, axe_layout::LayoutError> {
+    let l = text.parse::<axe_layout::Layout>()?;
+    let s = shape
+        .as_ref()
+        .map_or_else(|| vec![l.size()], |s| s.0.clone());
+    Ok(Input::Axe(l, s))
 }
 
 fn explanation(input: &Input) -> Result<Explanation, String> {
@@ -178,6 +201,19 @@ pub fn explain(args: ExplainArgs) -> bool {
     emit(answers, args.json)
 }
 
+/// The picture of the input, in the notation `--from` names or the one it looks like.
+fn render_picture(args: &RenderArgs) -> Result<Picture, String> {
+    let shape = args.shape.as_ref().map(|s| s.0.as_slice());
+    match args.from.or_else(|| render_kernel::detect(&args.input)) {
+        Some(Source::Cute) => render_kernel::cute(&args.input, args.tv, shape),
+        _ if args.tv => {
+            Err("--tv is for CuTe TV layouts ('((32,4),8):((4,1),128)' --shape 128,8)".into())
+        }
+        Some(Source::Triton) => render_kernel::triton(&args.input, shape),
+        from => read_as(&args.input, &args.shape, from).and_then(|i| picture(&i)),
+    }
+}
+
 /// The picture format: `--format`, else the output's extension (any case: `.svg`, `.png`, `.txt`), else
 /// SVG (no output file, or one without an extension such as `/dev/stdout`). Another extension is an error
 /// rather than a picture in a format its name does not say.
@@ -210,13 +246,11 @@ pub fn render(args: RenderArgs) -> bool {
             return false;
         }
     };
-    let result = read_input(&args.input, &args.shape)
-        .and_then(|i| picture(&i))
-        .and_then(|p| match format {
-            Format::Svg => Ok(to_svg(&p).into_bytes()),
-            Format::Txt => Ok(to_text(&p, false).into_bytes()),
-            Format::Png => to_png(&to_svg(&p), args.scale).map_err(|e| e.to_string()),
-        });
+    let result = render_picture(&args).and_then(|p| match format {
+        Format::Svg => Ok(to_svg(&p).into_bytes()),
+        Format::Txt => Ok(to_text(&p, false).into_bytes()),
+        Format::Png => to_png(&to_svg(&p), args.scale).map_err(|e| e.to_string()),
+    });
     let written = result.and_then(|bytes| match &args.output {
         Some(path) => crate::output::write_atomically(path, &bytes),
         None if format == Format::Png => {

@@ -13,6 +13,7 @@ mod layout_cmd;
 mod npy;
 mod output;
 mod relayout_cmd;
+mod render_kernel;
 mod report;
 mod shard_cmd;
 mod shard_run;
@@ -35,7 +36,8 @@ struct Cli {
 enum Command {
     /// Explain a layout in plain words (default: the XLA doc's f32[3,5]{1,0:T(2,2)}).
     Explain(explain_cmd::ExplainArgs),
-    /// Draw a layout: memory offsets and tiles, threads, or devices (SVG, PNG or text).
+    /// Draw a layout: memory offsets and tiles, threads, or devices; CuTe grids and TV layouts; the
+    /// registers, lanes and warps of Triton and Gluon layouts (SVG, PNG or text).
     Render(explain_cmd::RenderArgs),
     /// Rewrite a tensor file from one layout into another (.npy or raw .bin).
     Relayout(relayout_cmd::RelayoutArgs),

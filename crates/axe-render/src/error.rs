@@ -9,6 +9,9 @@ pub enum RenderError {
     /// The Axe layout or shape is unusable.
     #[error("{0}")]
     Layout(String),
+    /// The data of a CuTe or Triton picture is unusable (a shape, a coordinate, a size).
+    #[error("{0}")]
+    Input(String),
     /// A PNG would have more pixels than the budget allows.
     #[error(
         "a {width}×{height} PNG exceeds the limit of {max_pixels} pixels: use a smaller scale, or SVG"

@@ -2,20 +2,27 @@
 //!
 //! Pictures of layouts — the XLA tiling doc's figures (each element's memory offset, tiles coloured,
 //! repeated tiles outlined, padding hatched, the memory order), thread/value maps and device maps of Axe
-//! layouts — as SVG, PNG and terminal text, and `explain`: a layout's facts in plain words.
+//! layouts, CuTe's `print_layout` grids and TV pictures, and which register, lane and warp hold each
+//! element under a Triton or Gluon layout — as SVG, PNG and terminal text, and `explain`: a layout's
+//! facts in plain words.
 
 mod axe;
+mod cute;
 mod error;
 pub mod explain;
+mod holders;
 mod memory;
 mod picture;
 mod png;
 mod replicas;
 mod svg;
 mod text;
+mod triton;
 
 pub use axe::axe_picture;
+pub use cute::{cute_layout_picture, tv_picture};
 pub use error::{RenderError, Result};
+pub use holders::{Holders, MAX_HOLDERS};
 pub use memory::memory_picture;
 pub use picture::{
     Cell, Kind, Mark, Picture, Slot, MAX_COLS, MAX_LABEL, MAX_LEGEND, MAX_ROWS, MAX_STRIP,
@@ -24,3 +31,4 @@ pub use png::{to_png, to_png_with, Fonts, FONT_FAMILY, MAX_PNG_PIXELS};
 pub use replicas::MAX_REPLICAS;
 pub use svg::{fill, to_svg, BORDERS, PALETTE};
 pub use text::to_text;
+pub use triton::hardware_picture;

@@ -1,6 +1,7 @@
 //! The picture model: a grid of labelled, coloured cells with tile borders, a memory-order strip, a colour
-//! legend and a key to the marks, built from an XLA array shape ([`crate::memory_picture`]) or an Axe
-//! layout ([`crate::axe_picture`]). The SVG, PNG and text renderers draw this model.
+//! legend and a key to the marks, built from an XLA array shape ([`crate::memory_picture`]), an Axe
+//! layout ([`crate::axe_picture`]), a CuTe layout ([`crate::cute_layout_picture`], [`crate::tv_picture`])
+//! or a Triton placement ([`crate::hardware_picture`]). The SVG, PNG and text renderers draw this model.
 //!
 //! Every picture is bounded: at most [`MAX_ROWS`]×[`MAX_COLS`] cells, [`MAX_STRIP`] memory slots,
 //! [`MAX_LEGEND`] legend entries and labels of at most [`MAX_LABEL`] characters, whatever the shape, the

@@ -1,0 +1,228 @@
+//! `axe render` for kernel layouts as a user runs it: CuTe `print_layout` grids (swizzles too), CuTe TV
+//! layouts, Triton linear layouts and Gluon layouts (non-power-of-two shapes too), as text, SVG and PNG,
+//! and the errors.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{arg, folder, run};
+
+const BLOCKED: &str =
+    "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])";
+const BLOCKED_2X2: &str =
+    "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[2, 2], order=[1, 0])";
+const BASES: &str = r#"{"in": {"register": [[0, 1], [0, 2]], "lane": [[1, 0], [2, 0]], "warp": [], "block": []}, "out": {"dim0": 4, "dim1": 4}}"#;
+
+/// `axe render ARGS --format txt`, expected to succeed.
+fn txt(args: &[&str]) -> String {
+    let mut all = vec!["render"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "txt"]);
+    let (code, out, err) = run(&all);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    assert!(err.is_empty(), "{err}");
+    out
+}
+
+/// The grid row of a text picture whose index is `row`, as its words (the index first).
+fn row(out: &str, row: u64) -> Vec<String> {
+    let at = out
+        .lines()
+        .position(|l| {
+            !l.trim().is_empty()
+                && l.chars()
+                    .all(|c| c.is_ascii_digit() || c == ' ' || c == '…')
+        })
+        .unwrap();
+    out.lines()
+        .skip(at + 1)
+        .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+        .find(|w| w.first().map(String::as_str) == Some(&row.to_string()))
+        .unwrap()
+}
+
+/// `axe render ARGS -o DIR/NAME`, expected to succeed; the file's text.
+fn svg(dir: &std::path::Path, name: &str, args: &[&str]) -> String {
+    let path = arg(&dir.join(name));
+    let mut all = vec!["render"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", &path]);
+    let (code, _, err) = run(&all);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    let s = std::fs::read_to_string(&path).unwrap();
+    assert!(s.starts_with("<svg"));
+    s
+}
+
+/// The label and sublabel the SVG draws in cell (r, c).
+fn svg_cell(svg: &str, r: usize, c: usize) -> (String, Option<String>) {
+    let tag = format!(r#"class="label" data-row="{r}" data-col="{c}""#);
+    let mut lines = svg.lines().skip_while(|l| !l.contains(&tag));
+    let text = |l: &str| {
+        let start = l.find('>').unwrap() + 1;
+        l[start..l.rfind("</text>").unwrap()].to_string()
+    };
+    let label = text(lines.next().unwrap());
+    let sub = lines
+        .next()
+        .filter(|l| l.contains(r#"class="sublabel""#))
+        .map(text);
+    (label, sub)
+}
+
+fn fails(args: &[&str], says: &str) {
+    let mut all = vec!["render"];
+    all.extend_from_slice(args);
+    let (code, out, err) = run(&all);
+    assert_eq!(code, 1, "{args:?}: {out}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(says), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn cute_print_layout_grid() {
+    let out = txt(&["(4,2):(2,1)"]);
+    assert!(out.starts_with("(4,2):(2,1)\n"), "{out}");
+    assert_eq!(row(&out, 0), ["0", "0", "1"]);
+    assert_eq!(row(&out, 1), ["1", "2", "3"]);
+    assert_eq!(row(&out, 3), ["3", "6", "7"]);
+    // Hierarchical modes: (m, n) is m + 4n, colexicographic within each mode.
+    let out = txt(&["((2,2),2):((1,8),2)"]);
+    assert_eq!(row(&out, 2), ["2", "8", "10"]);
+    // Rank 1: one row.
+    let out = txt(&["8:2"]);
+    assert_eq!(
+        row(&out, 0),
+        ["0", "0", "2", "4", "6", "8", "10", "12", "14"]
+    );
+}
+
+#[test]
+fn cute_swizzled_grid_and_files() {
+    let dir = folder("render-cute");
+    let s = svg(&dir, "sw.svg", &["Sw<1,0,1> o 0 o (2,2):(2,1)"]);
+    assert_eq!(svg_cell(&s, 0, 1).0, "1");
+    assert_eq!(svg_cell(&s, 1, 0).0, "3");
+    assert_eq!(svg_cell(&s, 1, 1).0, "2");
+    // A large swizzled layout shows its corner.
+    let out = txt(&["Sw<3,3,3> o 0 o (8,64):(64,1)"]);
+    assert!(out.contains("the first 24 of 64 columns"), "{out}");
+    assert_eq!(row(&out, 1)[1..4], ["72", "73", "74"]);
+    let png = arg(&dir.join("l.png"));
+    assert_eq!(run(&["render", "(4,2):(2,1)", "-o", &png]).0, 0);
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cute_tv_layout() {
+    // Thread t holds column t of a 2×4 tile: values 0 and 1 down the column.
+    let dir = folder("render-tv");
+    let s = svg(&dir, "tv.svg", &["(4,2):(2,1)", "--tv", "--shape", "2,4"]);
+    assert_eq!(svg_cell(&s, 1, 3), ("T3".into(), Some("V1".into())));
+    assert_eq!(svg_cell(&s, 0, 2), ("T2".into(), Some("V0".into())));
+    assert!(s.contains("thread 3"), "the legend names the threads");
+    // Replicated: threads 1 and 3 both hold (1, 0).
+    let out = txt(&["((2,2),2):((1,0),2)", "--tv", "--shape", "2,2"]);
+    assert!(out.contains("T1 ×2 V0"), "{out}");
+    assert!(out.contains("×N"), "{out}");
+    // A one-row tile.
+    let out = txt(&["(2,2):(2,1)", "--tv", "--shape", "4"]);
+    assert_eq!(
+        row(&out, 0),
+        ["0", "T0", "V0", "T0", "V1", "T1", "V0", "T1", "V1"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gluon_blocked_layout() {
+    let out = txt(&[BLOCKED, "--shape", "32,16"]);
+    let r0 = row(&out, 0).join(" ");
+    assert!(
+        r0.starts_with("0 w0 t0 r0 w0 t0 r1 w0 t0 r2 w0 t0 r3 w0 t1 r0 w0 t1 r1"),
+        "{r0}"
+    );
+    assert!(row(&out, 8).join(" ").starts_with("8 w1 t0 r0"), "{out}");
+    let dir = folder("render-gluon");
+    let s = svg(&dir, "g.svg", &[BLOCKED, "--shape", "32,16"]);
+    assert_eq!(svg_cell(&s, 0, 5), ("w0 t1".into(), Some("r1".into())));
+    assert_eq!(svg_cell(&s, 8, 0), ("w1 t0".into(), Some("r0".into())));
+    assert!(s.contains("warp 1"), "the legend names the warps");
+    // Beyond Triton's power-of-two wall: 48 rows through the Axe layout's hardware map.
+    let out = txt(&[BLOCKED_2X2, "--shape", "48,64"]);
+    assert!(out.contains("over 48×64"), "{out}");
+    assert!(out.contains("of 48 rows"), "{out}");
+    assert!(
+        row(&out, 0).join(" ").starts_with("0 w0 t0 r0 w0 t0 r1"),
+        "{out}"
+    );
+    let png = arg(&dir.join("g.png"));
+    assert_eq!(
+        run(&["render", BLOCKED_2X2, "--shape", "48,64", "-o", &png]).0,
+        0
+    );
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn triton_linear_layouts() {
+    // Lane i, register j holds (i, j): one warp, coloured by lane.
+    let out = txt(&[BASES]);
+    assert!(row(&out, 2).join(" ").ends_with("t2 r2 t2 r3"), "{out}");
+    assert!(out.contains("[3] lane 3"), "{out}");
+    let ttg = "#ttg.linear<{register = [[0, 1]], lane = [[1, 0], [2, 0], [0, 2]], warp = [], block = []}>";
+    let dir = folder("render-linear");
+    let s = svg(&dir, "l.svg", &[ttg]);
+    assert_eq!(svg_cell(&s, 1, 3), ("t5".into(), Some("r1".into())));
+    // Broadcast: two lanes hold each element.
+    let bcast = r#"{"in": {"register": [[0, 1]], "lane": [[1, 0], [0, 0]]}, "out": {"dim0": 2, "dim1": 2}}"#;
+    let out = txt(&[bcast]);
+    assert!(out.contains("t1 r1 ×2"), "{out}");
+    // --from forces the reading.
+    let out = txt(&["--from", "triton", BASES]);
+    assert!(out.contains("t2 r3"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn xla_and_axe_inputs_are_unchanged() {
+    let out = txt(&["f32[3,5]{1,0:T(2,2)}"]);
+    assert!(out.contains("12 13 16 17 20"), "{out}");
+    let out = txt(&["--from", "axe", "S[4:1]"]);
+    assert!(out.starts_with("S[4:1]"), "{out}");
+    fails(&["(f32[2], f32[3])"], "not an array shape");
+}
+
+#[test]
+fn errors_are_clear() {
+    fails(&["(2,2,2):(1,2,4)"], "rank 1 or 2");
+    fails(&["(4,2):(2"], "error");
+    fails(&["(4,2):(2,1)", "--shape", "4,2"], "--tv");
+    fails(&["(4,2):(2,1)", "--tv"], "--shape M,N");
+    fails(
+        &["(4,2):(2,1)", "--tv", "--shape", "2,2"],
+        "outside the 2×2 tile",
+    );
+    fails(&["(4,2,2):(2,1,8)", "--tv", "--shape", "4,4"], "two modes");
+    fails(&["(4,2):(2,1)", "--tv", "--shape", "2,2,2"], "M,N");
+    fails(
+        &["Sw<3,3,3> o 0 o (8,64):(64,1)", "--tv", "--shape", "8,64"],
+        "plain",
+    );
+    fails(&[BLOCKED], "--shape 32,16");
+    fails(&[BLOCKED, "--shape", "32"], "rank");
+    fails(&["BlockedLayout(size_per_thread=[1, 4]"], "error");
+    fails(&[BASES, "--shape", "8,8"], "out-dims");
+    fails(&["f32[3,5]", "--tv", "--shape", "3,5"], "--tv is for CuTe");
+    fails(&["--from", "xla", "(4,2):(2,1)"], "error");
+    fails(&["--from", "cute", "f32[3,5]"], "error");
+    fails(&["{not json"], "error");
+    // Too large to enumerate: refused, not attempted.
+    fails(
+        &["(1048576,8):(8,1)", "--tv", "--shape", "8,1048576"],
+        "at most",
+    );
+}
