@@ -21,7 +21,7 @@ from ._axe import (
     XlaError,
     __version__,
 )
-from . import cute, hlo, triton
+from . import cute, hlo, jax, torch, triton
 from ._numpy import from_physical, relayout, to_physical
 from ._render import render
 
@@ -42,8 +42,10 @@ __all__ = [
     "cute",
     "from_physical",
     "hlo",
+    "jax",
     "relayout",
     "render",
     "to_physical",
+    "torch",
     "triton",
 ]

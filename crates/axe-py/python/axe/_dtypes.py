@@ -1,0 +1,49 @@
+"""numpy / JAX / PyTorch dtype names as XLA element types."""
+
+from __future__ import annotations
+
+_XLA = {
+    "bool": "pred",
+    "int8": "s8",
+    "int16": "s16",
+    "int32": "s32",
+    "int64": "s64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float32": "f32",
+    "float64": "f64",
+    "complex64": "c64",
+    "complex128": "c128",
+    "int4": "s4",
+    "uint4": "u4",
+    "int2": "s2",
+    "uint2": "u2",
+    "float8_e4m3fn": "f8e4m3fn",
+    "float8_e5m2": "f8e5m2",
+    "float8_e4m3b11fnuz": "f8e4m3b11fnuz",
+    "float8_e4m3fnuz": "f8e4m3fnuz",
+    "float8_e5m2fnuz": "f8e5m2fnuz",
+    "float8_e4m3": "f8e4m3",
+    "float8_e3m4": "f8e3m4",
+    "float4_e2m1fn": "f4e2m1fn",
+    "float8_e8m0fnu": "f8e8m0fnu",
+}
+
+
+def xla_type(dtype) -> str:
+    """The XLA element type of a numpy, JAX or torch dtype (`float32` → `f32`, `torch.bfloat16` →
+    `bf16`); raises ``ValueError`` for a dtype XLA has no type for."""
+    try:
+        import numpy as np
+
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = str(getattr(dtype, "name", None) or dtype).removeprefix("torch.")
+    try:
+        return _XLA[name]
+    except KeyError:
+        raise ValueError(f"dtype {name} has no XLA element type") from None

@@ -1,0 +1,90 @@
+"""JAX adapters: a jax array's layout (``.format``, ``jax.experimental.layout.Layout`` / ``Format``) as an
+``axe.Shape``, and ``jax.sharding.NamedSharding`` as an ``axe.Sharding``.
+
+JAX is imported only by the functions that need it; the module itself loads without JAX.
+"""
+
+from __future__ import annotations
+
+from ._axe import Mesh, Shape, Sharding
+from ._dtypes import xla_type
+
+
+def _layout_text(layout, rank: int) -> str:
+    m2m = getattr(layout, "major_to_minor", None)
+    if m2m is None:
+        raise ValueError(f"{layout!r} has no major_to_minor: not a concrete jax Layout (AUTO?)")
+    minor_to_major = list(reversed(list(m2m)))
+    if len(minor_to_major) != rank:
+        raise ValueError(f"the layout orders {len(minor_to_major)} dims, the array has {rank}")
+    text = ",".join(str(d) for d in minor_to_major)
+    extras = ""
+    tiling = tuple(getattr(layout, "tiling", None) or getattr(layout, "_tiling", None) or ())
+    if tiling:
+        extras += "T" + "".join("(" + ",".join(str(t) for t in tile) + ")" for tile in tiling)
+    bits = getattr(layout, "sub_byte_element_size_in_bits", None) or getattr(
+        layout, "_sub_byte_element_size_in_bits", 0
+    )
+    if bits:
+        extras += f"E({bits})"
+    return "{" + text + (":" + extras if extras else "") + "}"
+
+
+def shape_of(x, shape=None, dtype=None) -> Shape:
+    """The ``axe.Shape`` of a jax array (its dtype, shape and ``.format.layout``), or of a
+    ``jax.experimental.layout.Layout`` or ``Format`` given with `shape` and `dtype`.
+
+    >>> axe.jax.shape_of(jnp.ones((8, 128), jnp.bfloat16))   # on CPU
+    Shape("bf16[8,128]{1,0}")
+    """
+    layout = x
+    if hasattr(x, "format") and hasattr(x, "shape") and hasattr(x, "dtype"):
+        shape = x.shape if shape is None else shape
+        dtype = x.dtype if dtype is None else dtype
+        layout = x.format
+    if hasattr(layout, "layout") and not hasattr(layout, "major_to_minor"):
+        layout = layout.layout  # a Format
+    if shape is None or dtype is None:
+        raise ValueError("a jax Layout or Format needs shape= and dtype=")
+    dims = ",".join(str(int(d)) for d in shape)
+    return Shape(f"{xla_type(dtype)}[{dims}]{_layout_text(layout, len(shape))}")
+
+
+def _spec_text(spec) -> str:
+    def entry(e):
+        if e is None:
+            return "None"
+        if isinstance(e, (tuple, list)):
+            return "(" + ", ".join(repr(str(a)) for a in e) + ("," if len(e) == 1 else "") + ")"
+        return repr(str(e))
+
+    return "P(" + ", ".join(entry(e) for e in tuple(spec)) + ")"
+
+
+def mesh_of(jax_mesh) -> Mesh:
+    """The ``axe.Mesh`` of a ``jax.sharding.Mesh``: its axis names and sizes, and the id of the device
+    at each position."""
+    names = list(jax_mesh.axis_names)
+    sizes = [int(s) for s in jax_mesh.devices.shape]
+    ids = [int(d.id) for d in jax_mesh.devices.flat]
+    return Mesh(dict(zip(names, sizes)), devices=ids)
+
+
+def sharding_of(x, shape=None, dtype=None) -> Sharding:
+    """The ``axe.Sharding`` of a ``jax.sharding.NamedSharding`` (mesh + PartitionSpec) over an array of
+    `shape` and `dtype`, or of a jax array's ``.sharding``."""
+    s = x
+    if hasattr(x, "sharding") and hasattr(x, "shape"):
+        shape = x.shape if shape is None else shape
+        dtype = x.dtype if dtype is None else dtype
+        s = x.sharding
+    if not (hasattr(s, "mesh") and hasattr(s, "spec")):
+        raise ValueError(f"{type(s).__name__} is not a NamedSharding (mesh + PartitionSpec)")
+    if shape is None:
+        raise ValueError("a NamedSharding needs the array's shape=")
+    dims = ",".join(str(int(d)) for d in shape)
+    array = f"{xla_type(dtype or 'float32')}[{dims}]"
+    return Sharding(_spec_text(s.spec), shape=array, mesh=mesh_of(s.mesh), notation="jax")
+
+
+__all__ = ["mesh_of", "shape_of", "sharding_of"]

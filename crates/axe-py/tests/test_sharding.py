@@ -1,0 +1,86 @@
+"""axe.Mesh and axe.Sharding: every notation, who holds what, plans, errors."""
+
+import pytest
+
+import axe
+
+
+def test_mesh_forms():
+    for m in [axe.Mesh("x=2,y=4"), axe.Mesh({"x": 2, "y": 4})]:
+        assert (m.names, m.sizes, m.devices, len(m)) == (["x", "y"], [2, 4], list(range(8)), 8)
+    assert axe.Mesh([2, 4]).names == ["d0", "d1"]
+    m = axe.Mesh("x=2", devices=[1, 0])
+    assert m.devices == [1, 0] and eval(repr(m), {"Mesh": axe.Mesh}) == m
+    for bad in ["x=0", "x=2,x=2", "x=two"]:
+        with pytest.raises(axe.ShardingError):
+            axe.Mesh(bad)
+    with pytest.raises(axe.ShardingError):
+        axe.Mesh("x=2", devices=[0, 0])
+
+
+def test_every_notation_of_the_papers_fully_sharded_array():
+    s = axe.Sharding("P('x', 'y')", shape="f32[64,128]", mesh="x=2,y=2")
+    assert s.notations() == {
+        "hlo": "{devices=[2,2]<=[4]}",
+        "jax": "P('x', 'y')",
+        "dtensor": "[Shard(0), Shard(1)]",
+        "alpa": "S0S1",
+        "axe": "S[(2,32,2,64):(1@gpu_x,64,1@gpu_y,1)]",
+    }
+    assert str(s) == "{devices=[2,2]<=[4]}"
+    assert s.to("alpa") == "S0S1"
+    for text in s.notations().values():
+        again = axe.Sharding(text, shape="f32[64,128]", mesh="x=2,y=2")
+        assert again.notations() == s.notations(), text
+    d = s.devices()
+    assert d[1] == {
+        "device": 1,
+        "region": [(0, 32), (64, 128)],
+        "replica_group": [1],
+        "local_shape": [32, 64],
+        "padded_shape": [32, 64],
+    }
+
+
+def test_replication_uneven_shards_and_inexpressible_notations():
+    s = axe.Sharding("P('x')", shape=[6, 4], mesh="x=4,y=2")
+    d = s.devices()
+    assert [x["local_shape"][0] for x in d[::2]] == [2, 2, 2, 0]  # XLA: ceil(6/4) each, the last empty
+    assert d[0]["replica_group"] == [0, 1]
+    s = axe.Sharding("[Partial(), Shard(0)]", shape=[4, 4], mesh="x=2,y=2")
+    assert s.notations()["alpa"] is None and s.notations()["dtensor"] == "[Partial(), Shard(0)]"
+    with pytest.raises(axe.ShardingError, match="alpa"):
+        s.to("alpa")
+    with pytest.raises(axe.ShardingError):
+        s.to("nope")
+
+
+def test_plans():
+    m = "x=2,y=2"
+    a = axe.Sharding("P('x', 'y')", shape="f32[64,128]", mesh=m)
+    b = axe.Sharding("P()", shape="f32[64,128]", mesh=m)
+    p = a.plan(b)
+    assert p["collective"] == "all-gather"
+    assert p["bytes"] == 4 * 3 * 64 * 128  # every device receives the 3 shards it lacks
+    assert sum(t["bytes"] for t in p["transfers"]) == p["bytes"]
+    assert a.plan(a)["bytes"] == 0
+    with pytest.raises(axe.ShardingError):
+        a.plan(axe.Sharding("P()", shape="f32[64,64]", mesh=m))
+    with pytest.raises(axe.ShardingError):
+        a.plan(axe.Sharding("P()", shape="f32[64,128]", mesh="x=4"))
+
+
+def test_errors_and_pictures(tmp_path):
+    with pytest.raises(axe.ParseError) as e:
+        axe.Sharding("P('x', ", shape=[4], mesh="x=2")
+    assert e.value.offset >= 0
+    with pytest.raises(axe.ParseError, match="unknown mesh axis") as e:
+        axe.Sharding("P('z')", shape=[4], mesh="x=2")
+    assert e.value.offset == 3
+    with pytest.raises(axe.ShardingError):
+        axe.Sharding("P('x')", shape=[4], mesh="x=0")
+    s = axe.Sharding("S0R", shape=[8, 8], mesh="x=2,y=2")
+    assert s._repr_svg_().startswith("<svg")
+    s.render(str(tmp_path / "s.svg"))
+    assert (tmp_path / "s.svg").read_text().startswith("<svg")
+    assert "Sharding(" in repr(s)
