@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 import axe
+from numpy_recipes import tile2, tile_sub, untile2
 
 
 def per_call_ns(f, n):
@@ -98,26 +99,6 @@ def latency(rounds, tvm_python):
     if ratios:
         g = statistics.geometric_mean(ratios)
         print(f"geometric mean: axe {g:.1f}x faster per call (lowest {min(ratios):.1f}x)")
-
-
-def tile_sub(x, t0, t1, s0):
-    r, c = x.shape
-    y = x.reshape(r // t0, t0, c // t1, t1).transpose(0, 2, 1, 3)
-    y = y.reshape(r // t0, c // t1, t0 // s0, s0, t1).transpose(0, 1, 2, 4, 3)
-    return np.ascontiguousarray(y).reshape(-1)
-
-
-def tile2(x, t0, t1):
-    r, c = x.shape
-    pr, pc = -r % t0, -c % t1
-    if pr or pc:
-        x = np.pad(x, ((0, pr), (0, pc)))
-    R, C = x.shape
-    return np.ascontiguousarray(x.reshape(R // t0, t0, C // t1, t1).transpose(0, 2, 1, 3)).reshape(-1)
-
-
-def untile2(flat, r, c, t0, t1):
-    return np.ascontiguousarray(flat.reshape(r // t0, c // t1, t0, t1).transpose(0, 2, 1, 3)).reshape(r, c)
 
 
 def relayouts(rounds, n):
