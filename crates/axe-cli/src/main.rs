@@ -16,6 +16,7 @@ mod relayout_cmd;
 mod render_kernel;
 mod report;
 mod shard_cmd;
+mod shard_memory;
 mod shard_run;
 mod triton_cmd;
 mod xla_cmd;

@@ -64,6 +64,10 @@ pub enum Verb {
         /// file: .svg, or .png (one sharding; needs --shape); written atomically.
         #[arg(long, value_name = "FILE")]
         svg: Option<String>,
+        /// Each device's memory layout of its shard (needs --shape): an XLA layout of the padded local
+        /// shape ('{1,0:T(8,128)}'), 'row-major', or an Axe layout on m; shows each device's buffer and bytes.
+        #[arg(long)]
+        layout: Option<String>,
         /// One JSON object per input.
         #[arg(long)]
         json: bool,
@@ -310,11 +314,27 @@ fn apparent_rank(text: &str, notation: Notation) -> usize {
     }
 }
 
-fn show(text: &str, target: &Target, mesh: Option<&Mesh>) -> Result<Report, String> {
+fn show(
+    text: &str,
+    target: &Target,
+    mesh: Option<&Mesh>,
+    layout: Option<&str>,
+) -> Result<Report, String> {
     let arr = array(target, text, mesh)?;
     let with_shape = arr.elem_bytes.is_some();
     let (mesh, s) = read(text, target.from, mesh, &arr.dims)?;
     let regions = s.regions(&mesh).map_err(|e| e.to_string())?;
+    let memory = match (layout, &target.shape) {
+        (None, _) => None,
+        (Some(_), None) => return Err("--layout needs the array: --shape 'f32[64,128]'".into()),
+        (Some(l), Some(shape)) => Some(crate::shard_memory::memory(
+            &mesh,
+            &s,
+            &regions,
+            l,
+            shape_arg(shape)?.1,
+        )?),
+    };
     let mut obj = Map::new();
     let mut t = String::new();
     for n in Notation::ALL {
@@ -341,6 +361,23 @@ fn show(text: &str, target: &Target, mesh: Option<&Mesh>) -> Result<Report, Stri
         json!({"axes": mesh.names(), "sizes": mesh.sizes(), "devices": mesh.devices()}),
     );
     t.push_str(&format!("mesh     {}\n", mesh_desc.join(",")));
+    if let Some(mem) = &memory {
+        // Each distinct buffer once, with the devices that allocate it.
+        let mut kinds: Vec<(&str, u64, usize)> = Vec::new();
+        for m in mem {
+            match kinds.iter_mut().find(|k| k.0 == m.layout && k.1 == m.bytes) {
+                Some(k) => k.2 += 1,
+                None => kinds.push((&m.layout, m.bytes, 1)),
+            }
+        }
+        for (l, b, n) in kinds {
+            t.push_str(&format!(
+                "memory   {l}: {} on {n} device{}\n",
+                human(b),
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+    }
     let rows: Vec<[String; 4]> = regions
         .iter()
         .map(|d| {
@@ -406,7 +443,13 @@ fn show(text: &str, target: &Target, mesh: Option<&Mesh>) -> Result<Report, Stri
         json!(regions
             .iter()
             .enumerate()
-            .map(|(i, d)| device_json(d, with_shape, indices.as_ref().map(|x| x[i])))
+            .map(|(i, d)| {
+                let mut v = device_json(d, with_shape, indices.as_ref().map(|x| x[i]));
+                if let Some(m) = memory.as_ref().and_then(|m| m.get(i)) {
+                    v["memory"] = json!({"layout": m.layout, "bytes": m.bytes});
+                }
+                v
+            })
             .collect::<Vec<_>>()),
     );
     Ok(Report {
@@ -584,6 +627,7 @@ pub fn run(verb: Verb) -> bool {
             shardings,
             target,
             svg,
+            layout,
             json,
         } => {
             if let Some(path) = &svg {
@@ -598,7 +642,7 @@ pub fn run(verb: Verb) -> bool {
                     let input = item.as_ref().ok().cloned();
                     let r = item.and_then(|t| {
                         let m = mesh.clone()?;
-                        show(&t, &target, m.as_ref())
+                        show(&t, &target, m.as_ref(), layout.as_deref())
                     });
                     (input.filter(|_| label), r)
                 }),

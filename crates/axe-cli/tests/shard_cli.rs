@@ -378,3 +378,45 @@ fn large_replica_groups_are_listed_once() {
     assert_eq!(code, 0);
     assert!(out.contains("0,1,2,3,… (4096 devices)"), "{}", &out[..400]);
 }
+
+#[test]
+fn show_gives_each_devices_buffer_in_its_memory_layout() {
+    let v = json_lines(&[
+        "shard",
+        "show",
+        "P('x', None)",
+        "--shape",
+        "bf16[100,300]",
+        "--mesh",
+        "x=4,y=2",
+        "--layout",
+        "{1,0:T(8,128)(2,1)}",
+        "--json",
+    ]);
+    let d = &v[0]["devices"][0];
+    // 25 rows pad to 32 and 300 columns to 384 under the (8,128) tile: 32·384·2 bytes.
+    assert_eq!(d["memory"]["layout"], "bf16[25,300]{1,0:T(8,128)(2,1)}");
+    assert_eq!(d["memory"]["bytes"], 24576);
+    // An Axe layout on m over the local shape, and row-major.
+    let v = json_lines(&[
+        "shard",
+        "show",
+        "S0R",
+        "--shape",
+        "f32[8,4]",
+        "--mesh",
+        "x=2,y=2",
+        "--layout",
+        "S[(4,4):(1,4)]",
+        "--json",
+    ]);
+    assert_eq!(v[0]["devices"][3]["memory"]["bytes"], 64);
+    fails(
+        "shard show S0R --mesh x=2,y=2 --layout {1,0}",
+        "--layout needs the array",
+    );
+    fails(
+        "shard show S0R --shape f32[8,4] --mesh x=2,y=2 --layout {1,0:T(2,}",
+        "--layout",
+    );
+}
