@@ -4,6 +4,79 @@ use std::borrow::Cow;
 
 use crate::error::Result;
 
+/// A message that lies in a buffer as `count` runs of `run` bytes, `pitch` bytes apart from the start
+/// of one run to the next (rows of a box in a row-major shard): sent as the runs in order.
+#[derive(Clone, Copy, Debug)]
+pub struct Strided<'a> {
+    buf: &'a [u8],
+    count: usize,
+    run: usize,
+    pitch: usize,
+}
+
+impl<'a> Strided<'a> {
+    /// The runs of `buf` from its first byte; `None` unless every run lies inside `buf` and runs do not
+    /// overlap (`run <= pitch`, or a single run).
+    pub fn new(buf: &'a [u8], count: usize, run: usize, pitch: usize) -> Option<Strided<'a>> {
+        let span = count.checked_sub(1)?.checked_mul(pitch)?.checked_add(run)?;
+        (span <= buf.len() && (run <= pitch || count == 1)).then_some(Strided {
+            buf,
+            count,
+            run,
+            pitch,
+        })
+    }
+
+    /// The number of runs.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Bytes per run.
+    pub fn run(&self) -> usize {
+        self.run
+    }
+
+    /// Bytes from the start of one run to the next.
+    pub fn pitch(&self) -> usize {
+        self.pitch
+    }
+
+    /// The buffer the runs lie in (from the first run's first byte).
+    pub fn buf(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    /// The message's length: `count · run`.
+    pub fn len(&self) -> usize {
+        self.count * self.run
+    }
+
+    /// Whether the message is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The message as one contiguous buffer (the runs in order).
+    pub fn packed(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        for i in 0..self.count {
+            let at = i * self.pitch;
+            out.extend_from_slice(&self.buf[at..at + self.run]);
+        }
+        out
+    }
+}
+
+/// A message to send: bytes (borrowed, or given up by the caller) or strided runs of a buffer.
+#[derive(Clone, Debug)]
+pub enum Message<'a> {
+    /// Contiguous bytes.
+    Bytes(Cow<'a, [u8]>),
+    /// Runs of a buffer, sent in order without being packed by the caller.
+    Strided(Strided<'a>),
+}
+
 /// One rank's view of a group of `size()` ranks that exchange bytes.
 ///
 /// Messages between one pair of ranks within one [`Communicator::exchange`] are matched in the order they
@@ -37,6 +110,29 @@ pub trait Communicator {
     /// an executor then hands them over; otherwise it keeps them and reuses them for the next exchange.
     fn takes_messages(&self) -> bool {
         false
+    }
+
+    /// Whether [`Communicator::exchange_messages`] sends strided messages without packing them first (as
+    /// MPI does with a derived datatype); otherwise an executor packs them itself.
+    fn sends_strided(&self) -> bool {
+        false
+    }
+
+    /// [`Communicator::exchange_cow`] where a message may also be strided runs of a buffer. The default
+    /// packs each strided message and calls `exchange_cow`.
+    fn exchange_messages(
+        &self,
+        sends: Vec<(usize, Message<'_>)>,
+        recvs: &mut [(usize, &mut [u8])],
+    ) -> Result<()> {
+        let sends = sends
+            .into_iter()
+            .map(|(to, m)| match m {
+                Message::Bytes(b) => (to, b),
+                Message::Strided(s) => (to, Cow::Owned(s.packed())),
+            })
+            .collect();
+        self.exchange_cow(sends, recvs)
     }
 
     /// Waits until every rank has reached the barrier.

@@ -9,7 +9,7 @@ use axe_relayout::{relayout, Options, TensorLayout};
 use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp, Transfer};
 
 use crate::check::{check_cover, check_plan, localize, volume, volume_of, Pending};
-use crate::comm::Communicator;
+use crate::comm::{Communicator, Message, Strided};
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{row_major, sub_box, zero_padding, DeviceBuffer, Placement};
 use crate::reduce::{combine_in_place, identity_into, in_place, Acc, Elem};
@@ -130,9 +130,21 @@ pub fn reshard<C: Communicator + ?Sized>(
     for t in &outgoing {
         let sub = sub_box(&sb.layout, &localize(&t.region, &sb.region)?)?;
         moved.sent = moved.sent.saturating_add(t.bytes);
-        match contiguous(&sub) {
-            Some((s, len)) if len as u64 == t.bytes && s + len <= src_buf.len() => {
+        let runs = if comm.sends_strided() {
+            strided(&sub).filter(|&(at, count, run, pitch)| {
+                count.checked_mul(run) == Some(t.bytes as usize)
+                    && at <= src_buf.len()
+                    && Strided::new(&src_buf[at..], count, run, pitch).is_some()
+            })
+        } else {
+            None
+        };
+        match (contiguous(&sub), runs) {
+            (Some((s, len)), _) if len as u64 == t.bytes && s + len <= src_buf.len() => {
                 sources.push(Source::Slice(s, len));
+            }
+            (_, Some((at, count, run, pitch))) => {
+                sources.push(Source::Strided(at, count, run, pitch));
             }
             _ => {
                 let i = match packed_at.get(t.region.as_slice()) {
@@ -155,10 +167,14 @@ pub fn reshard<C: Communicator + ?Sized>(
         }
     }
     let mut packed: Vec<Option<Vec<u8>>> = packed.into_iter().map(Some).collect();
-    let mut sends: Vec<(usize, Cow<'_, [u8]>)> = Vec::with_capacity(outgoing.len());
+    let mut sends: Vec<(usize, Message<'_>)> = Vec::with_capacity(outgoing.len());
     for (t, s) in outgoing.iter().zip(&sources) {
-        let bytes = match *s {
-            Source::Slice(at, len) => Cow::Borrowed(&src_buf[at..at + len]),
+        let msg = match *s {
+            Source::Slice(at, len) => Message::Bytes(Cow::Borrowed(&src_buf[at..at + len])),
+            Source::Strided(at, count, run, pitch) => Message::Strided(
+                Strided::new(&src_buf[at..], count, run, pitch)
+                    .ok_or_else(|| ExecError::Plan("strided runs outside the buffer".into()))?,
+            ),
             Source::Packed(i) => {
                 uses[i] -= 1;
                 let msg = if uses[i] == 0 {
@@ -166,10 +182,12 @@ pub fn reshard<C: Communicator + ?Sized>(
                 } else {
                     packed[i].clone()
                 };
-                Cow::Owned(msg.ok_or_else(|| ExecError::Plan("a message packed twice".into()))?)
+                Message::Bytes(Cow::Owned(
+                    msg.ok_or_else(|| ExecError::Plan("a message packed twice".into()))?,
+                ))
             }
         };
-        sends.push((t.to as usize, bytes));
+        sends.push((t.to as usize, msg));
     }
 
     // What it receives: straight into its destination buffer where the piece is contiguous there (and
@@ -226,13 +244,24 @@ pub fn reshard<C: Communicator + ?Sized>(
             return Err(ExecError::Plan("a receive has no buffer".into()));
         }
         if comm.takes_messages() {
-            comm.exchange_cow(sends, &mut recvs)?;
+            comm.exchange_messages(sends, &mut recvs)?;
         } else {
-            let borrowed: Vec<(usize, &[u8])> =
-                sends.iter().map(|(r, m)| (*r, m.as_ref())).collect();
-            comm.exchange(&borrowed, &mut recvs)?;
+            // Sent from here; packed buffers are kept for the next reshard.
+            comm.exchange_messages(
+                sends
+                    .iter()
+                    .map(|(r, m)| {
+                        let m = match m {
+                            Message::Bytes(b) => Message::Bytes(Cow::Borrowed(b.as_ref())),
+                            Message::Strided(s) => Message::Strided(*s),
+                        };
+                        (*r, m)
+                    })
+                    .collect(),
+                &mut recvs,
+            )?;
             for (_, m) in sends {
-                if let Cow::Owned(v) = m {
+                if let Message::Bytes(Cow::Owned(v)) = m {
                     give_back(v);
                 }
             }
@@ -376,6 +405,9 @@ enum Source {
     Slice(usize, usize),
     /// A packed message.
     Packed(usize),
+    /// `(at, count, run, pitch)`: `count` runs of `run` bytes of the source buffer from byte `at`,
+    /// `pitch` bytes apart, for a communicator that sends strided messages itself.
+    Strided(usize, usize, usize, usize),
 }
 
 /// The byte range a box occupies when its elements lie contiguous and row-major in the buffer (one
@@ -400,6 +432,54 @@ fn contiguous(l: &TensorLayout) -> Option<(usize, usize)> {
     Some((
         usize::try_from(start).ok()?.checked_mul(w)?,
         usize::try_from(stride).ok()?.checked_mul(w)?,
+    ))
+}
+
+/// Where a box's elements lie as equally spaced runs of contiguous row-major elements in the buffer (the
+/// rows of a block of a row-major shard), as `(start, count, run, pitch)` in bytes: the innermost dims
+/// contiguous, at most one outer dim longer than 1, its offsets an arithmetic progression of at least
+/// the run's length. `None` for a single run (see [`contiguous`]) and any other arrangement.
+fn strided(l: &TensorLayout) -> Option<(usize, usize, usize, usize)> {
+    if l.replicas.len() != 1 || !l.bits.is_multiple_of(8) {
+        return None;
+    }
+    let mut run: i64 = 1;
+    let mut start: i64 = l.replicas[0];
+    let mut k = l.tables.len();
+    while k > 0 {
+        let t = &l.tables[k - 1];
+        let first = *t.first()?;
+        let mut steps = t.iter().enumerate();
+        if !steps.all(|(i, &v)| v.checked_sub(first) == (i as i64).checked_mul(run)) {
+            break;
+        }
+        start = start.checked_add(first)?;
+        run = run.checked_mul(t.len() as i64)?;
+        k -= 1;
+    }
+    let (mut count, mut pitch) = (1usize, 0i64);
+    for t in &l.tables[..k] {
+        start = start.checked_add(*t.first()?)?;
+        if t.len() > 1 {
+            if count > 1 {
+                return None;
+            }
+            let d = t[1].checked_sub(t[0])?;
+            if d < run || t.windows(2).any(|p| p[1].checked_sub(p[0]) != Some(d)) {
+                return None;
+            }
+            (count, pitch) = (t.len(), d);
+        }
+    }
+    if count < 2 {
+        return None;
+    }
+    let w = i64::from(l.bits / 8);
+    Some((
+        usize::try_from(start.checked_mul(w)?).ok()?,
+        count,
+        usize::try_from(run.checked_mul(w)?).ok()?,
+        usize::try_from(pitch.checked_mul(w)?).ok()?,
     ))
 }
 
@@ -561,5 +641,32 @@ mod tests {
         // A row-major layout of zero elements has zero slots and needs no bytes.
         let l = row_major(&[0, 3], 32).expect("layout");
         assert_eq!(l.bytes(), 0);
+    }
+
+    #[test]
+    fn a_block_of_a_row_major_shard_is_equally_spaced_runs() {
+        let full = row_major(&[8, 6, 4], 32).expect("layout");
+        // Rows 2..5, columns 1..3 (whole last dim): 3 runs of 2·4 elements, 6·4 elements apart.
+        let sub = sub_box(&full, &[2..5, 1..3, 0..4]).expect("box");
+        assert_eq!(strided(&sub), Some(((2 * 24 + 4) * 4, 3, 8 * 4, 24 * 4)));
+        // The same runs through `Strided`: packed, they are the box row-major.
+        let buf: Vec<u8> = (0..8 * 6 * 4 * 4).map(|i| i as u8).collect();
+        let (at, count, run, pitch) = strided(&sub).expect("strided");
+        let s = Strided::new(&buf[at..], count, run, pitch).expect("inside");
+        assert_eq!(s.len(), 3 * 32);
+        assert_eq!(s.packed()[..4], buf[at..at + 4]);
+        assert_eq!(s.packed()[32..36], buf[at + pitch..at + pitch + 4]);
+        // One run is contiguous, not strided; two partial dims are neither.
+        assert_eq!(
+            strided(&sub_box(&full, &[2..3, 1..3, 0..4]).expect("box")),
+            None
+        );
+        assert_eq!(
+            strided(&sub_box(&full, &[2..5, 1..3, 1..3]).expect("box")),
+            None
+        );
+        // Runs that would leave the buffer, or overlap, are refused.
+        assert!(Strided::new(&buf[..10], 2, 4, 8).is_none());
+        assert!(Strided::new(&buf, 2, 8, 4).is_none());
     }
 }

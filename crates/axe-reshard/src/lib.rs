@@ -56,7 +56,7 @@ mod threads;
 mod verify;
 
 pub use bench::{bench_reshard, bench_threads, default_planner, BenchCase, Planner};
-pub use comm::Communicator;
+pub use comm::{Communicator, Message, Strided};
 pub use error::{CommError, Result};
 pub use exec::{reshard, Moved};
 pub use exec_error::{ExecError, ExecResult};

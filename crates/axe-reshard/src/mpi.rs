@@ -13,11 +13,14 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use std::borrow::Cow;
+
+use mpi::datatype::{UserDatatype, View};
 use mpi::environment::Universe;
 use mpi::topology::Communicator as _;
 use mpi::traits::*;
 
-use crate::comm::Communicator;
+use crate::comm::{Communicator, Message, Strided};
 use crate::error::{CommError, Result};
 
 /// The largest piece of one message MPI is handed at once (its counts are `int`).
@@ -161,28 +164,92 @@ impl Communicator for MpiComm {
     }
 
     fn exchange(&self, sends: &[(usize, &[u8])], recvs: &mut [(usize, &mut [u8])]) -> Result<()> {
+        let sends = sends
+            .iter()
+            .map(|(r, b)| (*r, Message::Bytes(Cow::Borrowed(*b))))
+            .collect();
+        self.exchange_messages(sends, recvs)
+    }
+
+    fn sends_strided(&self) -> bool {
+        true
+    }
+
+    /// Strided messages go out as one MPI vector datatype over the runs (MPI reads them in place);
+    /// bytes go out in pieces MPI can count.
+    fn exchange_messages(
+        &self,
+        sends: Vec<(usize, Message<'_>)>,
+        recvs: &mut [(usize, &mut [u8])],
+    ) -> Result<()> {
         let world = self.universe.world();
         let mut to = Vec::with_capacity(sends.len());
-        for (peer, _) in sends {
+        for (peer, _) in &sends {
             to.push(self.check_peer(*peer, "a send")?);
         }
         let mut from = Vec::with_capacity(recvs.len());
         for (peer, _) in recvs.iter() {
             from.push(self.check_peer(*peer, "a receive")?);
         }
-        let count: usize = sends
+        // A strided message MPI cannot count (runs past `int`, or past one piece in all) is packed here.
+        let types: Vec<Option<UserDatatype>> = sends
             .iter()
-            .map(|(_, b)| b.len().div_ceil(PIECE).max(1))
-            .chain(recvs.iter().map(|(_, b)| b.len().div_ceil(PIECE).max(1)))
-            .sum();
+            .map(|(_, m)| match m {
+                Message::Strided(s) => vector(s),
+                Message::Bytes(_) => None,
+            })
+            .collect();
+        let packed: Vec<Option<Vec<u8>>> = sends
+            .iter()
+            .zip(&types)
+            .map(|((_, m), t)| match (m, t) {
+                (Message::Strided(s), None) => Some(s.packed()),
+                _ => None,
+            })
+            .collect();
+        let views: Vec<Option<View<'_, '_, UserDatatype, [u8]>>> = sends
+            .iter()
+            .zip(&types)
+            .map(|((_, m), t)| match (m, t) {
+                (Message::Strided(s), Some(t)) => {
+                    let span = (s.count() - 1) * s.pitch() + s.run();
+                    // SAFETY: `t` is `count` runs of `run` bytes `pitch` apart (see `vector`), which span
+                    // `span` bytes from the first; `Strided::new` checked that they lie inside its buffer,
+                    // and the view covers exactly that slice, borrowed for the whole exchange.
+                    #[allow(unsafe_code)]
+                    let v = unsafe { View::with_count_and_datatype(&s.buf()[..span], 1, t) };
+                    Some(v)
+                }
+                _ => None,
+            })
+            .collect();
+        let bytes: Vec<&[u8]> = sends
+            .iter()
+            .zip(&packed)
+            .map(|((_, m), p)| match (m, p) {
+                (_, Some(p)) => p.as_slice(),
+                (Message::Bytes(b), None) => b.as_ref(),
+                (Message::Strided(_), None) => &[],
+            })
+            .collect();
         self.watched("an exchange of messages", || {
-            mpi::request::multiple_scope(count, |scope, coll| {
-                for ((_, buf), &peer) in sends.iter().zip(&to) {
+            mpi::request::scope(|scope| {
+                // Every send and receive is posted (in the listed order, which matches messages between
+                // a pair) before any is waited for.
+                let mut strided = Vec::new();
+                let mut plain = Vec::new();
+                for ((view, buf), &peer) in views.iter().zip(&bytes).zip(&to) {
                     let p = world.process_at_rank(peer);
-                    for r in pieces(buf.len()) {
-                        coll.add(p.immediate_send(scope, &buf[r]));
+                    match view {
+                        Some(v) => strided.push(p.immediate_send(scope, v)),
+                        None => {
+                            for r in pieces(buf.len()) {
+                                plain.push(p.immediate_send(scope, &buf[r]));
+                            }
+                        }
                     }
                 }
+                let mut receives = Vec::new();
                 for ((_, buf), &peer) in recvs.iter_mut().zip(&from) {
                     let p = world.process_at_rank(peer);
                     let len = buf.len();
@@ -190,23 +257,31 @@ impl Communicator for MpiComm {
                     for r in pieces(len) {
                         let (piece, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
                         rest = tail;
-                        coll.add(p.immediate_receive_into(scope, piece));
+                        receives.push((r.len(), p.immediate_receive_into(scope, piece)));
                     }
                 }
-                let mut done = Vec::with_capacity(count);
-                coll.wait_all(&mut done);
                 // A message longer than its receive buffer is an MPI error (fatal by default); a
                 // shorter one shows in its status.
-                for (i, status, data) in &done {
-                    let got = usize::try_from(status.count(u8::equivalent_datatype())).unwrap_or(0);
-                    if *i >= sends_pieces(sends) && got != data.len() {
-                        return Err(CommError::Usage(format!(
-                            "a message of {got} bytes arrived for a receive of {} bytes",
-                            data.len()
-                        )));
+                let mut short = None;
+                for (want, r) in receives {
+                    let got =
+                        usize::try_from(r.wait().count(u8::equivalent_datatype())).unwrap_or(0);
+                    if got != want {
+                        short = Some((got, want));
                     }
                 }
-                Ok(())
+                for r in strided {
+                    r.wait();
+                }
+                for r in plain {
+                    r.wait();
+                }
+                match short {
+                    Some((got, want)) => Err(CommError::Usage(format!(
+                        "a message of {got} bytes arrived for a receive of {want} bytes"
+                    ))),
+                    None => Ok(()),
+                }
             })
         })
     }
@@ -256,10 +331,12 @@ impl Communicator for MpiComm {
     }
 }
 
-/// How many requests the sends of an exchange post (their indices come first in the collection).
-fn sends_pieces(sends: &[(usize, &[u8])]) -> usize {
-    sends
-        .iter()
-        .map(|(_, b)| b.len().div_ceil(PIECE).max(1))
-        .sum()
+/// The MPI datatype of a strided message: `count` blocks of `run` bytes, `pitch` bytes apart; `None`
+/// where a figure does not fit MPI's `int` or the message is longer than one piece.
+fn vector(s: &Strided<'_>) -> Option<UserDatatype> {
+    let c = i32::try_from(s.count()).ok()?;
+    let r = i32::try_from(s.run()).ok()?;
+    let p = i32::try_from(s.pitch()).ok()?;
+    (s.len() <= PIECE && s.count() >= 1)
+        .then(|| UserDatatype::vector(c, r, p, &u8::equivalent_datatype()))
 }
