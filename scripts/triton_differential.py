@@ -2,8 +2,10 @@
 
 Triton aborts the process on inputs that break its preconditions (non-surjective targets, non-invertible
 layouts, non-power-of-two sizes), so it is only asked where axe-triton answered; where axe-triton refused,
-the refusal is confirmed here by enumeration. `--golden FILE` writes Triton's answers for the Gluon cases
-as checked-in expected data (one `text<TAB>shape<TAB>json` per line).
+the refusal is confirmed here by enumeration. Dot operand and NVMMA shared layouts are asked of Triton in a
+forked child, so that a case Triton aborts on counts as Triton's refusal: both must answer alike or both
+refuse. `--golden FILE` writes Triton's answers for the random Gluon cases as checked-in expected data (one
+`text<TAB>shape<TAB>json` per line); `--named FILE` writes them for a fixed list of hand-picked cases.
 """
 import argparse
 import json
@@ -61,11 +63,125 @@ def in_bits(ins):
     return sum(len(bs) for _, bs in ins)
 
 
+def triton_bases(dl, shape):
+    if hasattr(dl, "offset_bases"):
+        ins = {"offset": dl.offset_bases, "block": dl.block_bases}
+    else:
+        ins = {"register": dl.reg_bases, "lane": dl.lane_bases, "warp": dl.warp_bases, "block": dl.block_bases}
+    return json.loads(json.dumps({"in": ins, "out": {f"dim{i}": s for i, s in enumerate(shape)}}))
+
+
+def triton_forked(builder, lay, shape):
+    """Triton's linear layout of `lay` over `shape`, or None where Triton raises or aborts the process."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        try:
+            out = json.dumps(triton_bases(builder.to_linear_layout(lay._to_ir(builder), shape), shape))
+            with os.fdopen(w, "w") as f:
+                f.write(out)
+            os._exit(0)
+        except BaseException:
+            os._exit(3)
+    os.close(w)
+    with os.fdopen(r) as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    return json.loads(data) if status == 0 else None
+
+
+def rand_shape(rng, rank, hi, bits=14):
+    """Power-of-two sizes up to 2^hi each and 2^bits in all (so the golden tests enumerate them quickly)."""
+    e = [rng.randrange(0, hi + 1) for _ in range(rank)]
+    while sum(e) > bits:
+        e[e.index(max(e))] -= 1
+    return [1 << x for x in e]
+
+
+def rand_mma_case(rng):
+    """A dot operand (NVMMA or blocked parent), an accumulator over a small shape, or an NVMMA shared layout."""
+    amp = lambda: gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1 << rng.randrange(0, 3),
+                                                                          1 << rng.randrange(0, 3)],
+                                            instr_shape=[16, 8])
+    hop = lambda: gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4 << rng.randrange(0, 2),
+                                                                          1 << rng.randrange(0, 2)],
+                                            instr_shape=[16, 8 << rng.randrange(0, 6), 16])
+    kind = rng.random()
+    if kind < 0.55:
+        r = rng.random()
+        if r < 0.45:
+            parent, op, kw = amp(), rng.randrange(2), 1 << rng.randrange(0, 5)
+        elif r < 0.75:
+            parent, op, kw = hop(), (1 if rng.random() < 0.1 else 0), 1 << rng.randrange(0, 4)
+        else:
+            rank = rng.randrange(2, 4)
+            p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
+            order = list(range(rank))
+            rng.shuffle(order)
+            parent = gl.BlockedLayout(size_per_thread=p(3), threads_per_warp=p(3), warps_per_cta=p(2), order=order)
+            op, kw = rng.randrange(2), 0
+        if rng.random() < 0.05:
+            kw = 3
+        lay = gl.DotOperandLayout(operand_index=op, parent=parent, k_width=kw)
+        shape = rand_shape(rng, lay.rank, 8)
+        if rng.random() < 0.2:
+            d = rng.randrange(lay.rank)
+            lay = gl.SliceLayout(d, lay)
+            shape = shape[:d] + shape[d + 1:]
+        return lay, shape
+    if kind < 0.65:
+        return (amp() if rng.random() < 0.5 else hop()), rand_shape(rng, 2, 8)
+    swizzle = rng.choice([0, 32, 64, 128])
+    bits = rng.choice([8, 16, 32, 64])
+    fp4 = swizzle == 128 and bits == 8 and rng.random() < 0.3
+    rank = rng.choice([1, 2, 2, 2, 3])
+    transposed = rng.random() < 0.4
+    lay = gl.NVMMASharedLayout(swizzle_byte_width=swizzle, element_bitwidth=bits, rank=rank, transposed=transposed,
+                               fp4_padded=fp4)
+    shape = rand_shape(rng, rank, 9)
+    if swizzle and rng.random() < 0.8:
+        # Mostly shapes Triton accepts: one swizzle row along the contiguous dim, 8 rows.
+        contig = 0 if transposed else rank - 1
+        shape[contig] = max(shape[contig], 8 * swizzle // bits // (2 if fp4 else 1))
+        other = rank - 1 if transposed else 0
+        shape[other] = max(shape[other], 8)
+    if shape == [1] * rank:
+        # Triton's Python binding cannot return a shared layout without offset bases.
+        shape[-1] = 2
+    return lay, shape
+
+
+# Hand-picked cases for --named: kWidth variants, both operands, Ampere, Hopper and blocked parents, every
+# swizzle width, transposed, FP4 padding, a rank-3 shared buffer.
+def named_cases():
+    amp = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[2, 2], instr_shape=[16, 8])
+    hop = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    blk = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])
+    dot = gl.DotOperandLayout
+    sh = gl.NVMMASharedLayout
+    return [
+        (dot(0, amp, 2), [64, 32]), (dot(1, amp, 2), [32, 64]), (dot(0, amp, 1), [32, 16]),
+        (dot(0, amp, 4), [32, 64]), (dot(1, amp, 4), [64, 32]), (dot(0, amp, 8), [16, 64]),
+        (dot(1, amp, 8), [128, 16]), (dot(1, amp, 4), [16, 8]), (dot(0, hop, 2), [128, 64]),
+        (dot(0, hop, 4), [64, 64]), (gl.SliceLayout(1, dot(0, amp, 2)), [64]),
+        (dot(0, blk, 0), [32, 8]), (dot(1, blk, 0), [16, 32]),
+        (sh(128, 16), [64, 128]), (sh(64, 16), [32, 64]), (sh(32, 16), [16, 32]), (sh(128, 8), [16, 256]),
+        (sh(128, 16, transposed=True), [128, 64]), (sh(64, 32, transposed=True), [16, 32]),
+        (sh(32, 8, transposed=True), [32, 16]), (sh(0, 16), [32, 32]), (sh(128, 8, fp4_padded=True), [16, 64]),
+        (sh(64, 16, rank=3), [2, 8, 32]), (sh(128, 16), [512, 128]),
+    ]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--golden")
+    ap.add_argument("--named")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     axe = Oracle(os.environ["AXE_TRITON_ORACLE"])
@@ -163,16 +279,39 @@ def main():
                                           max_phase=1 << rng.randrange(0, 4), order=order)
             shape = [1 << rng.randrange(1, 6) for _ in range(rank)]
         text = repr(lay)
-        dl = builder.to_linear_layout(lay._to_ir(builder), shape)
-        if hasattr(dl, "offset_bases"):
-            ins = {"offset": dl.offset_bases, "block": dl.block_bases}
-        else:
-            ins = {"register": dl.reg_bases, "lane": dl.lane_bases, "warp": dl.warp_bases, "block": dl.block_bases}
-        theirs = {"in": ins, "out": {f"dim{i}": s for i, s in enumerate(shape)}}
-        theirs = json.loads(json.dumps(theirs))
+        theirs = triton_bases(builder.to_linear_layout(lay._to_ir(builder), shape), shape)
         shape_s = ",".join(map(str, shape))
         check("gluon " + text + " " + shape_s, axe.ask("gluon", text, shape_s), theirs)
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    # Dot operands, accumulators over small shapes and NVMMA shared layouts, Triton asked in a fork.
+    mma = {"agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 2)):
+        lay, shape = rand_mma_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                mma["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        mma["agree"] += stats["agree"] - before
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["mma_and_nvmma_shared"] = mma
+    if a.named:
+        lines = []
+        for lay, shape in named_cases():
+            text, shape_s = repr(lay), ",".join(map(str, shape))
+            theirs = triton_bases(builder.to_linear_layout(lay._to_ir(builder), shape), shape)
+            check("named " + text + " " + shape_s, axe.ask("gluon", text, shape_s), theirs)
+            lines.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+        with open(a.named, "w") as f:
+            f.write("\n".join(lines) + "\n")
     if a.golden:
         with open(a.golden, "w") as f:
             f.write("\n".join(golden) + "\n")

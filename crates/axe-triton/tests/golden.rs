@@ -1,5 +1,6 @@
 //! Golden cases: Triton's own answers (kept as data from `scripts/triton-differential`), the Gluon
-//! `BlockedLayout` of the issue over 32×16, non-power-of-two shapes, and the paper's Appendix G.
+//! `BlockedLayout` of the issue over 32×16, dot operands and NVMMA shared memory, non-power-of-two
+//! shapes, and the paper's Appendix G.
 
 use axe_layout::Layout;
 use axe_triton::{
@@ -41,7 +42,27 @@ fn check_data(data: &str) -> usize {
 #[test]
 fn gluon_layouts_match_triton_answers() {
     assert_eq!(check_data(include_str!("data/triton_gluon_named.tsv")), 6);
-    assert!(check_data(include_str!("data/triton_gluon.tsv")) >= 50);
+    // Dot operands (both operands, k_width 1 to 8, Ampere, Hopper and blocked parents) and NVMMA shared
+    // layouts (swizzles 0, 32, 64, 128, transposed, FP4 padded, rank 3): `--named`.
+    assert_eq!(
+        check_data(include_str!("data/triton_gluon_mma_named.tsv")),
+        24
+    );
+    // Random cases (`--cases 400 --seed 1 --golden`), over 100 of them dot operands.
+    let all = include_str!("data/triton_gluon.tsv");
+    assert!(check_data(all) >= 200);
+    assert!(
+        all.lines()
+            .filter(|l| l.starts_with("DotOperandLayout"))
+            .count()
+            >= 50
+    );
+    assert!(
+        all.lines()
+            .filter(|l| l.starts_with("NVMMASharedLayout"))
+            .count()
+            >= 30
+    );
 }
 
 #[test]
@@ -212,11 +233,122 @@ fn malformed_input_is_a_typed_error_with_an_offset() {
     let e = parse_gluon("BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 1])")
         .expect_err("not a permutation");
     assert!(e.to_string().contains("permutation"), "{e}");
-    let e = parse_gluon(
-        "DotOperandLayout(operand_index=0, parent=NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8]), k_width=2)",
-    )
-    .expect_err("unsupported");
+    let e =
+        parse_gluon("PaddedSharedLayout(interval_padding_pairs=[[32, 4]], offset_bases=[[0, 1]])")
+            .expect_err("unsupported");
     assert!(e.to_string().contains("not supported"), "{e}");
+}
+
+const AMPERE: &str =
+    "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[2, 2], instr_shape=[16, 8], cga_layout=[])";
+
+#[test]
+fn dot_operands_of_ampere_mma() {
+    // Triton 3.9: operand A, k_width 2, over 64×32. K (dim 1) holds k_width registers, 4 lanes, one more
+    // register; rows 8 lanes, a register, the warps along M; the warps along K hold copies.
+    let a = parse_gluon(&format!(
+        "DotOperandLayout(operand_index=0, parent={AMPERE}, k_width=2)"
+    ))
+    .expect("parses");
+    let ll = a.to_linear(&[64, 32]).expect("powers of two");
+    assert_eq!(
+        ll.to_ttg(),
+        "#ttg.linear<{register = [[0, 1], [8, 0], [0, 8], [0, 16], [32, 0]], lane = [[0, 2], [0, 4], [1, 0], \
+         [2, 0], [4, 0]], warp = [[0, 0], [16, 0]], block = []}>"
+    );
+    assert_eq!(
+        a.to_axe(&[64, 32]).expect("affine").to_string(),
+        "S[(2,2,2,8,4,4,2):(16@reg,2@warp,2@reg,4@lane,4@reg,1@lane,1@reg)] + R[2:1@warp]"
+    );
+    // Operand B: K is dim 0, the warps along N (dim 1) split it and those along K hold copies.
+    let b = parse_gluon(&format!("DotOperandLayout(1, {AMPERE}, 2)")).expect("positional");
+    assert_eq!(
+        b.to_linear(&[32, 64]).expect("powers of two").to_ttg(),
+        "#ttg.linear<{register = [[1, 0], [8, 0], [16, 0], [0, 16], [0, 32]], lane = [[2, 0], [4, 0], [0, 1], \
+         [0, 2], [0, 4]], warp = [[0, 8], [0, 0]], block = []}>"
+    );
+    // k_width 8 for A: 8 consecutive K elements per register group, lanes 8 apart.
+    let a8 = parse_gluon(&format!("DotOperandLayout(0, {AMPERE}, 8)")).expect("parses");
+    assert_eq!(
+        a8.to_linear(&[16, 64]).expect("powers of two").to_ttg(),
+        "#ttg.linear<{register = [[0, 1], [0, 2], [0, 4], [8, 0], [0, 32]], lane = [[0, 8], [0, 16], [1, 0], \
+         [2, 0], [4, 0]], warp = [[0, 0], [0, 0]], block = []}>"
+    );
+    // A tensor smaller than B's 32×8 tile (k_width 4): the register past it becomes a copy (zero base),
+    // as Triton keeps it.
+    let b4 = parse_gluon(&format!("DotOperandLayout(1, {AMPERE}, 4)")).expect("parses");
+    let ll = b4.to_linear(&[16, 8]).expect("powers of two");
+    assert_eq!(ll.in_dims()[0].bases, [vec![1, 0], vec![2, 0], vec![0, 0]]);
+    assert_eq!(
+        b4.to_axe(&[16, 8]).expect("affine").to_string(),
+        "S[(4,4,8):(1@lane,1@reg,4@lane)] + R[(2,4):(4@reg,1@warp)]"
+    );
+    // Hopper's wgmma has only A in registers; Triton refuses B, and so does the parser, at the index.
+    let e = parse_gluon(
+        "DotOperandLayout(1, NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), 2)",
+    )
+    .expect_err("Hopper B");
+    assert!(e.to_string().contains("offset 17"), "{e}");
+}
+
+#[test]
+fn nvmma_shared_layouts() {
+    // Triton 3.9: 128-byte swizzle of 16-bit elements over 64×128: 64-element rows (one swizzle row) in
+    // 8-row core matrices, row r's 8-element chunks XORed with r mod 8, then rows, then the second
+    // 64 columns.
+    let g = parse_gluon("NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=False, fp4_padded=False, cga_layout=[])")
+        .expect("parses");
+    let ll = g.to_linear(&[64, 128]).expect("powers of two");
+    assert_eq!(
+        ll.to_ttg(),
+        "#ttg.linear<{offset = [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 8], [2, 16], [4, 32], \
+         [8, 0], [16, 0], [32, 0], [0, 64]], block = []}>"
+    );
+    assert!(ll.is_injective() && ll.is_surjective());
+    match g.to_axe(&[64, 128]) {
+        Err(TritonError::NotAffine(dims)) => assert_eq!(dims, ["offset"]),
+        other => panic!("expected NotAffine, got {other:?}"),
+    }
+    // Transposed: dim 0 is contiguous. 64-byte swizzle of 16-bit elements: 32-element rows, chunks
+    // XORed with (r / 2) mod 4.
+    let t = parse_gluon("NVMMASharedLayout(64, 16, transposed=True)").expect("parses");
+    assert_eq!(
+        t.to_linear(&[64, 64]).expect("powers of two").to_ttg(),
+        "#ttg.linear<{offset = [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 1], [8, 2], [16, 4], [0, 8], \
+         [0, 16], [0, 32], [32, 0]], block = []}>"
+    );
+    // Without a swizzle: a plain buffer, contiguous dim first, so an Axe layout.
+    let p = parse_gluon("NVMMASharedLayout(0, 16, transposed=True)").expect("parses");
+    assert_eq!(
+        p.to_axe(&[4, 8]).expect("affine").to_string(),
+        "S[(4,8):(1@offset,4@offset)]"
+    );
+    // FP4 padding: the 8 padding bytes of each 16 map onto the real ones (offset bit 3 is zero).
+    let f = parse_gluon("NVMMASharedLayout(128, 8, fp4_padded=True)").expect("parses");
+    let ll = f.to_linear(&[8, 64]).expect("powers of two");
+    assert_eq!(ll.in_dims()[0].bases[3], [0, 0]);
+    assert!(!ll.is_injective() && ll.is_surjective());
+    // Shapes Triton aborts on are typed errors here.
+    for shape in [[8u64, 32], [4, 64]] {
+        assert!(matches!(g.to_linear(&shape), Err(TritonError::Gluon(_))));
+    }
+    // Malformed text: typed errors pointing at the argument.
+    for (text, at) in [
+        (
+            "NVMMASharedLayout(swizzle_byte_width=48, element_bitwidth=16)",
+            37,
+        ),
+        ("NVMMASharedLayout(128, 16, transposed=Maybe)", 38),
+        ("NVMMASharedLayout(64, 16, 2, False, True)", 36),
+        ("NVMMASharedLayout(128, 12)", 23),
+        ("NVMMASharedLayout(128, 16, rank=1)", 0),
+    ] {
+        let e = parse_gluon(text).expect_err(text);
+        assert!(
+            e.to_string().contains(&format!("offset {at}")),
+            "{text}: {e}"
+        );
+    }
 }
 
 #[test]

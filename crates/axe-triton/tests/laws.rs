@@ -465,3 +465,59 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Dot operands of NVMMA accumulators: read from text, every power-of-two shape is covered (surjective)
+    /// by an affine layout (copies along K become replicas); other shapes are typed errors.
+    #[test]
+    fn dot_operands_cover_the_tensor_affinely(
+        op in 0u64..2, hopper in any::<bool>(), kw in 0u32..5, w0 in 0u32..3, w1 in 0u32..3,
+        e0 in 0u32..8, e1 in 0u32..8, odd in any::<bool>(),
+    ) {
+        let parent = if hopper {
+            format!("NVMMADistributedLayout(version=[3, 0], warps_per_cta=[{}, {}], instr_shape=[16, 64, 16])", 4 << w0.min(1), 1 << w1)
+        } else {
+            format!("NVMMADistributedLayout(version=[2, 0], warps_per_cta=[{}, {}], instr_shape=[16, 8])", 1 << w0, 1 << w1)
+        };
+        let text = format!("DotOperandLayout(operand_index={op}, parent={parent}, k_width={})", 1u64 << kw);
+        let parsed = axe_triton::gluon::parse_gluon(&text);
+        if hopper && op == 1 {
+            prop_assert!(parsed.is_err());
+            return Ok(());
+        }
+        let g = parsed.expect("parses");
+        let shape = [(1u64 << e0) * if odd { 3 } else { 1 }, 1u64 << e1];
+        match g.to_linear(&shape) {
+            Ok(ll) => {
+                prop_assert!(!odd);
+                prop_assert!(ll.is_surjective());
+                prop_assert!(ll.to_axe().is_ok(), "{text} over {shape:?}");
+            }
+            Err(e) => prop_assert!(odd && matches!(e, TritonError::NotPowerOfTwo { .. }), "{e}"),
+        }
+    }
+
+    /// NVMMA shared layouts: a bijection wherever Triton lays them out (a typed error elsewhere), an Axe
+    /// layout exactly when there is no swizzle.
+    #[test]
+    fn nvmma_shared_is_a_bijection_affine_only_unswizzled(
+        swizzle in prop::sample::select(vec![0u64, 32, 64, 128]), bits in prop::sample::select(vec![8u64, 16, 32, 64]),
+        transposed in any::<bool>(), e0 in 0u32..10, e1 in 0u32..10,
+    ) {
+        let text = format!("NVMMASharedLayout({swizzle}, {bits}, 2, {})", if transposed { "True" } else { "False" });
+        let g = axe_triton::gluon::parse_gluon(&text).expect("parses");
+        let shape = [1u64 << e0, 1u64 << e1];
+        match g.to_linear(&shape) {
+            Ok(ll) => {
+                prop_assert!(ll.is_injective() && ll.is_surjective(), "{text} over {shape:?}");
+                prop_assert_eq!(g.to_axe(&shape).is_ok(), swizzle == 0);
+            }
+            Err(e) => prop_assert!(swizzle != 0 && matches!(e, TritonError::Gluon(_)), "{e}"),
+        }
+        // Any shape at all: an answer or a typed error, never a panic.
+        let _ = g.to_linear(&[e0 as u64 * 3, e1 as u64]);
+        let _ = g.to_axe(&[e0 as u64 * 3, e1 as u64]);
+    }
+}

@@ -12,16 +12,19 @@
 //!   which Triton cannot lay out at all; for power-of-two shapes it equals the linear layout's
 //!   [`LinearLayout::to_axe`].
 //!
-//! `NVMMADistributedLayout` (Ampere `[2, 0]` and Hopper `[3, 0]` accumulators, rank 2) has its linear layout
-//! and, through it, its Axe layout; so has `SwizzledSharedLayout` (in-dim `offset`), whose Axe layout
-//! exists only without a swizzle (`max_phase = 1`, or a swizzle that never reaches a set column bit).
-//! Multi-CTA layouts, `DotOperandLayout` and `NVMMASharedLayout` are refused with [`TritonError::Gluon`].
+//! `NVMMADistributedLayout` (Ampere `[2, 0]` and Hopper `[3, 0]` accumulators, rank 2) and
+//! `DotOperandLayout` (the operands of Ampere `mma`, the register operand A of Hopper `wgmma`, and the
+//! FMA operands of a `BlockedLayout`) have their linear layouts and, through them, their Axe layouts; so
+//! have the shared layouts (in-dim `offset`) `SwizzledSharedLayout` and `NVMMASharedLayout`, whose Axe
+//! layouts exist only without a swizzle. Multi-CTA layouts are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
 use axe_layout::{Axis, Coord, Iter, Layout};
 
+mod dot;
 mod parse;
+mod shared;
 pub use parse::parse_gluon;
 
 /// A Gluon layout.
@@ -61,6 +64,36 @@ pub enum GluonLayout {
         /// Dims from most minor to most major.
         order: Vec<usize>,
     },
+    /// `DotOperandLayout(operand_index, parent, k_width)`: operand A (`0`, K along dim 1) or B (`1`, K
+    /// along dim 0) of a dot whose accumulator is `parent`, an `NVMMADistributedLayout` (`k_width` a power
+    /// of two: consecutive K elements per register group; Hopper only for A) or a `BlockedLayout` (FMA,
+    /// `k_width = 0`: every thread holds the whole K extent).
+    DotOperand {
+        /// 0 for the left operand A, 1 for the right operand B.
+        operand_index: u64,
+        /// The accumulator's layout.
+        parent: Box<GluonLayout>,
+        /// Elements along K per register group (0 for a blocked parent).
+        k_width: u64,
+    },
+    /// `NVMMASharedLayout(swizzle_byte_width, element_bitwidth, rank, transposed, fp4_padded)`: the shared
+    /// memory that TMA and `wgmma`/`tcgen05` read, in-dim `offset`. Rows of `swizzle_byte_width` bytes along
+    /// the contiguous dim (the last, or dim 0 when `transposed`) in 8-row core matrices, 16-byte chunks of
+    /// row `r` XORed with `(r / (128 / swizzle)) mod (swizzle / 16)`; then further rows, then further
+    /// contiguous chunks. Without a swizzle (`0`) it is a plain row-major buffer in TMA blocks of at most
+    /// 256 per dim.
+    NvmmaShared {
+        /// 0, 32, 64 or 128 bytes.
+        swizzle_byte_width: u64,
+        /// 8, 16, 32 or 64.
+        element_bitwidth: u64,
+        /// Tensor rank.
+        rank: usize,
+        /// Contiguous along dim 0 instead of the last dim.
+        transposed: bool,
+        /// FP4 data padded to bytes (8 real and 8 padding bytes per 16).
+        fp4_padded: bool,
+    },
     /// `SliceLayout(dim, parent)`: the parent with tensor dim `dim` removed.
     Slice {
         /// The removed dim.
@@ -74,14 +107,27 @@ fn unit(rank: usize, d: usize, v: u64) -> Vec<u64> {
     (0..rank).map(|j| if j == d { v } else { 0 }).collect()
 }
 
+/// Doubles `covered[d]`, pushing the base of the new bit onto `level`, `times` times.
+fn grow(level: &mut Vec<Vec<u64>>, covered: &mut [u64], d: usize, times: u32) -> Result<()> {
+    for _ in 0..times {
+        level.push(unit(covered.len(), d, covered[d]));
+        covered[d] = covered[d]
+            .checked_mul(2)
+            .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
+    }
+    Ok(())
+}
+
 /// Triton's fitting of a layout to a tensor shape: a tensor larger than the layout gets more registers
-/// (dims in `order`, most minor first); for a smaller one, registers past it are dropped and lane and
-/// warp bases past it become zero (broadcast).
+/// (dims in `order`, most minor first); for a smaller one, lane and warp bases past it become zero
+/// (broadcast), and so do registers past it, except that a `BlockedLayout` drops them
+/// (`drop_registers`).
 fn fit(
     mut levels: Vec<Vec<Vec<u64>>>,
     mut covered: Vec<u64>,
     order: &[usize],
     shape: &[u64],
+    drop_registers: bool,
 ) -> Result<LinearLayout> {
     let rank = shape.len();
     for &d in order {
@@ -92,7 +138,9 @@ fn fit(
                 .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
         }
     }
-    levels[0].retain(|b| b.iter().zip(shape).all(|(c, s)| c < s));
+    if drop_registers {
+        levels[0].retain(|b| b.iter().zip(shape).all(|(c, s)| c < s));
+    }
     for level in &mut levels {
         for base in level.iter_mut() {
             for (c, s) in base.iter_mut().zip(shape) {
@@ -123,6 +171,8 @@ impl GluonLayout {
             GluonLayout::Blocked { order, .. } => order.len(),
             GluonLayout::Nvmma { .. } => 2,
             GluonLayout::SwizzledShared { order, .. } => order.len(),
+            GluonLayout::DotOperand { parent, .. } => parent.rank(),
+            GluonLayout::NvmmaShared { rank, .. } => *rank,
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
         }
     }
@@ -172,7 +222,7 @@ impl GluonLayout {
                     }
                     levels.push(bases);
                 }
-                fit(levels, covered, order, shape)
+                fit(levels, covered, order, shape, true)
             }
             GluonLayout::Nvmma {
                 version,
@@ -205,7 +255,7 @@ impl GluonLayout {
                     }
                 }
                 // Extra registers for a larger tensor go along the columns first.
-                fit(vec![reg, lane, warp], covered, &[1, 0], shape)
+                fit(vec![reg, lane, warp], covered, &[1, 0], shape, false)
             }
             GluonLayout::SwizzledShared {
                 vec,
@@ -250,6 +300,24 @@ impl GluonLayout {
                     out,
                 )
             }
+            GluonLayout::DotOperand {
+                operand_index,
+                parent,
+                k_width,
+            } => dot::dot_operand(*operand_index, parent, *k_width, shape),
+            GluonLayout::NvmmaShared {
+                swizzle_byte_width,
+                element_bitwidth,
+                transposed,
+                fp4_padded,
+                ..
+            } => shared::nvmma_shared(
+                *swizzle_byte_width,
+                *element_bitwidth,
+                *transposed,
+                *fp4_padded,
+                shape,
+            ),
             GluonLayout::Slice { dim, parent } => {
                 let mut pshape = shape.to_vec();
                 pshape.insert(*dim, 1);
@@ -406,6 +474,8 @@ impl GluonLayout {
             }
             GluonLayout::Slice { .. }
             | GluonLayout::Nvmma { .. }
+            | GluonLayout::DotOperand { .. }
+            | GluonLayout::NvmmaShared { .. }
             | GluonLayout::SwizzledShared { .. } => self.to_linear(shape)?.to_axe(),
         }
     }

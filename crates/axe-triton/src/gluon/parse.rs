@@ -45,11 +45,20 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
         "SliceLayout" => &["dim", "parent"],
         "NVMMADistributedLayout" => &["version", "warps_per_cta", "instr_shape", "cga_layout"],
         "SwizzledSharedLayout" => &["vec", "per_phase", "max_phase", "order", "cga_layout"],
+        "DotOperandLayout" => &["operand_index", "parent", "k_width"],
+        "NVMMASharedLayout" => &[
+            "swizzle_byte_width",
+            "element_bitwidth",
+            "rank",
+            "transposed",
+            "fp4_padded",
+            "cga_layout",
+        ],
         other => {
             return Err(error_at(
                 src,
                 v.at,
-                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout and SwizzledSharedLayout are)"),
+                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout and NVMMASharedLayout are)"),
             ))
         }
     };
@@ -76,6 +85,8 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
         found[k].ok_or_else(|| error_at(src, v.at, format!("`{short}` needs `{}`", keys[k])))
     };
     match short {
+        "DotOperandLayout" => dot_operand(src, v, &found, depth),
+        "NVMMASharedLayout" => nvmma_shared(src, v, &found),
         "BlockedLayout" => {
             let size_per_thread = ints(src, need(0)?, "size_per_thread")?;
             let threads_per_warp = ints(src, need(1)?, "threads_per_warp")?;
@@ -256,6 +267,162 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             })
         }
     }
+}
+
+fn int(src: &str, v: &Spanned, what: &str) -> Result<u64> {
+    match v.value {
+        Value::Int(x) if x >= 0 => Ok(x as u64),
+        _ => Err(error_at(
+            src,
+            v.at,
+            format!("{what} must be a non-negative integer"),
+        )),
+    }
+}
+
+fn boolean(src: &str, v: &Spanned, what: &str) -> Result<bool> {
+    match &v.value {
+        Value::Word(w) if w == "True" || w == "true" => Ok(true),
+        Value::Word(w) if w == "False" || w == "false" => Ok(false),
+        Value::Int(x) if *x == 0 || *x == 1 => Ok(*x == 1),
+        _ => Err(error_at(src, v.at, format!("{what} must be True or False"))),
+    }
+}
+
+fn single_cta(src: &str, a: Option<&Spanned>) -> Result<()> {
+    match a.map(|a| (a, &a.value)) {
+        None => Ok(()),
+        Some((_, Value::Word(w))) if w == "None" => Ok(()),
+        Some((_, Value::List(items))) if items.is_empty() => Ok(()),
+        Some((a, _)) => Err(error_at(src, a.at, "only single-CTA layouts are supported")),
+    }
+}
+
+/// `DotOperandLayout(operand_index, parent, k_width)` with an `NVMMADistributedLayout` or `BlockedLayout`
+/// parent.
+fn dot_operand(
+    src: &str,
+    v: &Spanned,
+    found: &[Option<&Spanned>],
+    depth: usize,
+) -> Result<GluonLayout> {
+    let need = |k: usize, key: &str| {
+        found[k].ok_or_else(|| error_at(src, v.at, format!("`DotOperandLayout` needs `{key}`")))
+    };
+    let op_v = need(0, "operand_index")?;
+    let operand_index = int(src, op_v, "operand_index")?;
+    if operand_index > 1 {
+        return Err(error_at(src, op_v.at, "operand_index must be 0 or 1"));
+    }
+    let parent_v = need(1, "parent")?;
+    if depth > 16 {
+        return Err(error_at(src, v.at, "layouts nested too deep"));
+    }
+    let parent = from_value(src, parent_v, depth + 1)?;
+    let kw_v = need(2, "k_width")?;
+    let k_width = int(src, kw_v, "k_width")?;
+    match &parent {
+        GluonLayout::Nvmma { version, .. } => {
+            if *version == 3 && operand_index == 1 {
+                return Err(error_at(
+                    src,
+                    op_v.at,
+                    "operand_index must be 0 under a Hopper (version [3, 0]) parent: wgmma reads B from shared memory",
+                ));
+            }
+            if !k_width.is_power_of_two() || k_width > 1 << 16 {
+                return Err(error_at(
+                    src,
+                    kw_v.at,
+                    "k_width must be a power of two (at most 65536) under an NVMMADistributedLayout",
+                ));
+            }
+        }
+        GluonLayout::Blocked { order, .. } => {
+            if k_width != 0 {
+                return Err(error_at(
+                    src,
+                    kw_v.at,
+                    "k_width must be 0 under a BlockedLayout",
+                ));
+            }
+            if order.len() < 2 {
+                return Err(error_at(
+                    src,
+                    parent_v.at,
+                    "a dot operand's parent has rank at least 2",
+                ));
+            }
+        }
+        _ => {
+            return Err(error_at(
+                src,
+                parent_v.at,
+                "a DotOperandLayout's parent must be an NVMMADistributedLayout or a BlockedLayout",
+            ))
+        }
+    }
+    Ok(GluonLayout::DotOperand {
+        operand_index,
+        parent: Box::new(parent),
+        k_width,
+    })
+}
+
+/// `NVMMASharedLayout(swizzle_byte_width, element_bitwidth, rank=2, transposed=False, fp4_padded=False)`.
+fn nvmma_shared(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<GluonLayout> {
+    let need = |k: usize, key: &str| {
+        found[k].ok_or_else(|| error_at(src, v.at, format!("`NVMMASharedLayout` needs `{key}`")))
+    };
+    let sw_v = need(0, "swizzle_byte_width")?;
+    let swizzle_byte_width = int(src, sw_v, "swizzle_byte_width")?;
+    if !matches!(swizzle_byte_width, 0 | 32 | 64 | 128) {
+        return Err(error_at(
+            src,
+            sw_v.at,
+            "swizzle_byte_width must be 0, 32, 64 or 128",
+        ));
+    }
+    let bw_v = need(1, "element_bitwidth")?;
+    let element_bitwidth = int(src, bw_v, "element_bitwidth")?;
+    if !matches!(element_bitwidth, 8 | 16 | 32 | 64) {
+        return Err(error_at(
+            src,
+            bw_v.at,
+            "element_bitwidth must be 8, 16, 32 or 64",
+        ));
+    }
+    let rank = match found[2] {
+        None => 2,
+        Some(r) => match int(src, r, "rank")? {
+            x @ 1..=16 => x as usize,
+            _ => return Err(error_at(src, r.at, "rank must be between 1 and 16")),
+        },
+    };
+    if rank < 2 && swizzle_byte_width != 0 {
+        return Err(error_at(
+            src,
+            v.at,
+            "a swizzled NVMMASharedLayout has rank at least 2",
+        ));
+    }
+    let transposed = found[3].map_or(Ok(false), |t| boolean(src, t, "transposed"))?;
+    let fp4_padded = found[4].map_or(Ok(false), |t| boolean(src, t, "fp4_padded"))?;
+    if fp4_padded && (swizzle_byte_width != 128 || element_bitwidth != 8) {
+        return Err(error_at(
+            src,
+            found[4].map_or(v.at, |f| f.at),
+            "fp4_padded needs swizzle_byte_width=128 and element_bitwidth=8",
+        ));
+    }
+    single_cta(src, found[5])?;
+    Ok(GluonLayout::NvmmaShared {
+        swizzle_byte_width,
+        element_bitwidth,
+        rank,
+        transposed,
+        fp4_padded,
+    })
 }
 
 /// Reads a Gluon layout from its constructor text.
