@@ -11,6 +11,9 @@ pub enum What {
     /// Reshard throughput on 2 and 4 ranks against the communicator's own all-to-all / all-gather of the
     /// same bytes in the same run, and planning time on meshes of 8 to 4,096 devices.
     Shard(crate::bench_shard::ShardBench),
+    /// ns per call of each CuTe layout operator against pycute (the pure-Python CuTe algebra of
+    /// nvidia-cutlass) on the same inputs in the same run, and whether both answer the same.
+    Cute(crate::bench_cute::CuteBench),
     /// Relayout speed on the standard cases: GB/s (bytes read + written) against memcpy of the same
     /// bytes in the same run.
     Relayout(RelayoutBench),
@@ -566,6 +569,7 @@ pub fn run(what: What) -> bool {
     match what {
         What::Relayout(b) => bench_relayout(b),
         What::Shard(b) => crate::bench_shard::run(b),
+        What::Cute(b) => crate::bench_cute::run(b),
         What::Hlo {
             json,
             instructions,

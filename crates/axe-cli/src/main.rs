@@ -3,6 +3,7 @@
 //! A thin layer over the libraries: argument handling, input collection and output formatting only.
 
 mod bench;
+mod bench_cute;
 mod bench_shard;
 mod cute_cmd;
 mod explain_cmd;

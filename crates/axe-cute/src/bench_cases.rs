@@ -1,6 +1,9 @@
 //! The workloads `axe bench cute` times: one representative call of each operator, on the inputs of
 //! CuTe's documentation, so the same calls can be timed in pycute.
 
+use std::fmt::Display;
+use std::rc::Rc;
+
 use crate::compose::Tiler;
 use crate::error::Result;
 use crate::layout::Layout;
@@ -12,131 +15,250 @@ pub struct BenchCase {
     pub name: &'static str,
     /// The inputs, in CuTe's notation.
     pub input: &'static str,
+    /// The same inputs one by one, as a peer implementation takes them: layouts, tilers (`<A,B>`) and
+    /// swizzled layouts in CuTe's notation, integers in decimal.
+    pub args: &'static [&'static str],
     /// Runs the operation once; returns a value that depends on the result so it cannot be optimized out.
     pub run: Box<dyn Fn() -> Result<u64>>,
+    /// Runs the operation once and prints its result: a layout in CuTe's notation, an integer in
+    /// decimal, an Axe layout in Axe's.
+    pub result: Box<dyn Fn() -> Result<String>>,
 }
 
 fn len(l: &Layout) -> u64 {
     l.modes_flat().len() as u64
 }
 
+/// One case: `op` is timed through `weight` (cheap, so the result is used) and printed by `result`.
+fn case<T: Display + 'static>(
+    name: &'static str,
+    input: &'static str,
+    args: &'static [&'static str],
+    op: impl Fn() -> Result<T> + 'static,
+    weight: fn(&T) -> u64,
+) -> BenchCase {
+    let op = Rc::new(op);
+    let shown = Rc::clone(&op);
+    BenchCase {
+        name,
+        input,
+        args,
+        run: Box::new(move || Ok(weight(&op()?))),
+        result: Box::new(move || Ok(shown()?.to_string())),
+    }
+}
+
+const BIG: &str = "(9,(4,8)):(59,(13,1))";
+const NEST: &str = "((2,4),(3,1),(1,5)):((1,2),(8,1),(0,24))";
+const A: &str = "(6,2):(8,2)";
+const B: &str = "(4,3):(3,1)";
+const DIV: &str = "(4,2,3):(2,1,8)";
+const INV: &str = "(4,(2,3)):(2,(1,8))";
+const TILER: &str = "<3:3,(2,4):(1,8)>";
+const BLK: &str = "(2,5):(5,1)";
+const GRID: &str = "(3,4):(1,3)";
+const SW: &str = "Sw<3,3,3> o 0 o (8,64):(64,1)";
+const TV: &str = "((4,2),2):((1,0),4)";
+
 /// The cases, inputs parsed once up front.
 pub fn bench_cases() -> Result<Vec<BenchCase>> {
-    let a: Layout = "(6,2):(8,2)".parse()?;
-    let b: Layout = "(4,3):(3,1)".parse()?;
-    let big: Layout = "(9,(4,8)):(59,(13,1))".parse()?;
-    let tiler: Tiler = "<3:3,(2,4):(1,8)>".parse()?;
-    let div: Layout = "(4,2,3):(2,1,8)".parse()?;
+    let a: Layout = A.parse()?;
+    let b: Layout = B.parse()?;
+    let big: Layout = BIG.parse()?;
+    let tiler: Tiler = TILER.parse()?;
+    let div: Layout = DIV.parse()?;
     let t42: Tiler = "4:2".parse()?;
-    let blk: Layout = "(2,5):(5,1)".parse()?;
-    let grid: Layout = "(3,4):(1,3)".parse()?;
-    let inv: Layout = "(4,(2,3)):(2,(1,8))".parse()?;
-    let nest: Layout = "((2,4),(3,1),(1,5)):((1,2),(8,1),(0,24))".parse()?;
-    let sw: ComposedLayout = "Sw<3,3,3> o 0 o (8,64):(64,1)".parse()?;
+    let blk: Layout = BLK.parse()?;
+    let grid: Layout = GRID.parse()?;
+    let grid_tiler = Tiler::Layout(grid.clone());
+    let inv: Layout = INV.parse()?;
+    let nest: Layout = NEST.parse()?;
+    let sw: ComposedLayout = SW.parse()?;
     let s1: Swizzle = "Sw<1,0,2>".parse()?;
     let s2: Swizzle = "Sw<1,1,2>".parse()?;
-    let (a2, b2, big2, div2, inv2, blk2, grid2, big3, tiler2) = (
-        a.clone(),
-        b.clone(),
-        big.clone(),
-        div.clone(),
-        inv.clone(),
-        blk.clone(),
-        grid.clone(),
-        big.clone(),
-        tiler.clone(),
-    );
+    let tv: Layout = TV.parse()?;
     Ok(vec![
-        BenchCase {
-            name: "parse",
-            input: "(9,(4,8)):(59,(13,1))",
-            run: Box::new(|| Ok(len(&"(9,(4,8)):(59,(13,1))".parse::<Layout>()?))),
-        },
-        BenchCase {
-            name: "print",
-            input: "(9,(4,8)):(59,(13,1))",
-            run: Box::new(move || Ok(big3.to_string().len() as u64)),
-        },
-        BenchCase {
-            name: "eval",
-            input: "(9,(4,8)):(59,(13,1)) at 200",
-            run: Box::new(move || Ok(big2.eval(200)?.unsigned_abs())),
-        },
-        BenchCase {
-            name: "coalesce",
-            input: "((2,4),(3,1),(1,5)):((1,2),(8,1),(0,24))",
-            run: Box::new(move || Ok(len(&nest.coalesce()?))),
-        },
-        BenchCase {
-            name: "composition",
-            input: "(6,2):(8,2) o (4,3):(3,1)",
-            run: Box::new(move || Ok(len(&a2.compose(&b2)?))),
-        },
-        BenchCase {
-            name: "complement",
-            input: "(4,2,3):(2,1,8) bound 96",
-            run: Box::new(move || Ok(len(&div2.complement(96)?))),
-        },
-        BenchCase {
-            name: "right_inverse",
-            input: "(4,(2,3)):(2,(1,8))",
-            run: Box::new(move || Ok(len(&inv2.right_inverse()?))),
-        },
-        BenchCase {
-            name: "left_inverse",
-            input: "(4,(2,3)):(2,(1,8))",
-            run: Box::new(move || Ok(len(&inv.left_inverse()?))),
-        },
-        BenchCase {
-            name: "logical_divide",
-            input: "(4,2,3):(2,1,8) / 4:2",
-            run: Box::new(move || Ok(len(&crate::logical_divide(&div, &t42)?))),
-        },
-        BenchCase {
-            name: "zipped_divide",
-            input: "(9,(4,8)):(59,(13,1)) / <3:3,(2,4):(1,8)>",
-            run: Box::new(move || Ok(len(&crate::zipped_divide(&big, &tiler2)?))),
-        },
-        BenchCase {
-            name: "logical_product",
-            input: "(2,5):(5,1) x (3,4):(1,3)",
-            run: Box::new({
-                let grid_tiler = Tiler::Layout(grid2);
-                move || Ok(len(&crate::logical_product(&blk2, &grid_tiler)?))
-            }),
-        },
-        BenchCase {
-            name: "blocked_product",
-            input: "(2,5):(5,1) x (3,4):(1,3)",
-            run: Box::new(move || Ok(len(&crate::blocked_product(&blk, &grid)?))),
-        },
-        BenchCase {
-            name: "swizzle_eval",
-            input: "Sw<3,3,3> o 0 o (8,64):(64,1) at 77",
-            run: Box::new(move || Ok(sw.eval(77)?.unsigned_abs())),
-        },
-        BenchCase {
-            name: "swizzle_compose",
-            input: "Sw<1,0,2> o Sw<1,1,2>",
-            run: Box::new(move || Ok(u64::from(s1.compose(&s2)?.params().0))),
-        },
-        BenchCase {
-            name: "to_axe",
-            input: "(6,2):(8,2)",
-            run: Box::new(move || Ok(a.to_axe()?.shard().len() as u64)),
-        },
-        BenchCase {
-            name: "tv_to_axe",
-            input: "((4,2),2):((1,0),4)",
-            run: Box::new({
-                let tv: Layout = "((4,2),2):((1,0),4)".parse()?;
-                move || Ok(crate::tv_to_axe(&tv)?.shard().len() as u64)
-            }),
-        },
-        BenchCase {
-            name: "clone (reference)",
-            input: "(4,3):(3,1)",
-            run: Box::new(move || Ok(b.clone().size().unsigned_abs())),
-        },
+        case("parse", BIG, &[BIG], || BIG.parse::<Layout>(), len),
+        case(
+            "print",
+            BIG,
+            &[BIG],
+            {
+                let l = big.clone();
+                move || Ok(l.to_string())
+            },
+            |s| s.len() as u64,
+        ),
+        case(
+            "eval",
+            "(9,(4,8)):(59,(13,1)) at 200",
+            &[BIG, "200"],
+            {
+                let l = big.clone();
+                move || l.eval(200)
+            },
+            |x| x.unsigned_abs(),
+        ),
+        case("coalesce", NEST, &[NEST], move || nest.coalesce(), len),
+        case(
+            "composition",
+            "(6,2):(8,2) o (4,3):(3,1)",
+            &[A, B],
+            {
+                let (a, b) = (a.clone(), b.clone());
+                move || a.compose(&b)
+            },
+            len,
+        ),
+        case(
+            "complement",
+            "(4,2,3):(2,1,8) bound 96",
+            &[DIV, "96"],
+            {
+                let l = div.clone();
+                move || l.complement(96)
+            },
+            len,
+        ),
+        case(
+            "right_inverse",
+            INV,
+            &[INV],
+            {
+                let l = inv.clone();
+                move || l.right_inverse()
+            },
+            len,
+        ),
+        case("left_inverse", INV, &[INV], move || inv.left_inverse(), len),
+        case(
+            "logical_divide",
+            "(4,2,3):(2,1,8) / 4:2",
+            &[DIV, "4:2"],
+            move || crate::logical_divide(&div, &t42),
+            len,
+        ),
+        case(
+            "zipped_divide",
+            "(9,(4,8)):(59,(13,1)) / <3:3,(2,4):(1,8)>",
+            &[BIG, TILER],
+            {
+                let (l, t) = (big.clone(), tiler.clone());
+                move || crate::zipped_divide(&l, &t)
+            },
+            len,
+        ),
+        case(
+            "tiled_divide",
+            "(9,(4,8)):(59,(13,1)) / <3:3,(2,4):(1,8)>",
+            &[BIG, TILER],
+            move || crate::tiled_divide(&big, &tiler),
+            len,
+        ),
+        case(
+            "logical_product",
+            "(2,5):(5,1) x (3,4):(1,3)",
+            &[BLK, GRID],
+            {
+                let (l, t) = (blk.clone(), grid_tiler.clone());
+                move || crate::logical_product(&l, &t)
+            },
+            len,
+        ),
+        case(
+            "zipped_product",
+            "(2,5):(5,1) x (3,4):(1,3)",
+            &[BLK, GRID],
+            {
+                let l = blk.clone();
+                move || crate::zipped_product(&l, &grid_tiler)
+            },
+            len,
+        ),
+        case(
+            "blocked_product",
+            "(2,5):(5,1) x (3,4):(1,3)",
+            &[BLK, GRID],
+            {
+                let (l, g) = (blk.clone(), grid.clone());
+                move || crate::blocked_product(&l, &g)
+            },
+            len,
+        ),
+        case(
+            "raked_product",
+            "(2,5):(5,1) x (3,4):(1,3)",
+            &[BLK, GRID],
+            move || crate::raked_product(&blk, &grid),
+            len,
+        ),
+        case(
+            "swizzle_eval",
+            "Sw<3,3,3> o 0 o (8,64):(64,1) at 77",
+            &[SW, "77"],
+            move || sw.eval(77),
+            |x| x.unsigned_abs(),
+        ),
+        case(
+            "swizzle_compose",
+            "Sw<1,0,2> o Sw<1,1,2>",
+            &["Sw<1,0,2>", "Sw<1,1,2>"],
+            move || s1.compose(&s2),
+            |s| u64::from(s.params().0),
+        ),
+        case(
+            "to_axe",
+            A,
+            &[A],
+            move || a.to_axe(),
+            |l| l.shard().len() as u64,
+        ),
+        case(
+            "tv_to_axe",
+            TV,
+            &[TV],
+            move || crate::tv_to_axe(&tv),
+            |l| l.shard().len() as u64,
+        ),
+        case(
+            "clone (reference)",
+            B,
+            &[B],
+            move || Ok(b.clone()),
+            |l| l.size().unsigned_abs(),
+        ),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn every_case_runs_and_prints_and_names_its_args() {
+        for c in bench_cases().unwrap() {
+            assert!((c.run)().is_ok(), "{}", c.name);
+            assert!(!(c.result)().unwrap().is_empty(), "{}", c.name);
+            for arg in c.args {
+                assert!(
+                    c.input.contains(arg),
+                    "{}: {arg} not in {}",
+                    c.name,
+                    c.input
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn results_are_cutes() {
+        let cases = bench_cases().unwrap();
+        let result = |name: &str| {
+            let c = cases.iter().find(|c| c.name == name).unwrap();
+            (c.result)().unwrap()
+        };
+        assert_eq!(result("composition"), "((2,2),3):((24,2),8)");
+        assert_eq!(result("print"), "(9,(4,8)):(59,(13,1))");
+    }
 }
