@@ -236,6 +236,23 @@ impl CuteLayout {
         Ok(r.map_err(errors::cute)?.into())
     }
 
+    /// The picture as SVG text: CuTe's `print_layout` grid, or with `tv=True` the thread/value picture
+    /// of a TV layout over its tile `shape` (`[M, N]`).
+    #[pyo3(signature = (tv = false, shape = None))]
+    fn svg(&self, tv: bool, shape: Option<Vec<u64>>) -> PyResult<String> {
+        Ok(axe_render::to_svg(&self.picture(tv, shape)?))
+    }
+
+    /// Draws the layout into `path` (`.svg`, `.png` or `.txt`); `tv` and `shape` as for `svg`.
+    #[pyo3(signature = (path, tv = false, shape = None))]
+    fn render(&self, path: &str, tv: bool, shape: Option<Vec<u64>>) -> PyResult<()> {
+        crate::picture::write(&self.picture(tv, shape)?, path)
+    }
+
+    fn _repr_svg_(&self) -> PyResult<String> {
+        self.svg(false, None)
+    }
+
     fn __str__(&self) -> String {
         self.inner.to_string()
     }
@@ -246,6 +263,11 @@ impl CuteLayout {
 }
 
 impl CuteLayout {
+    fn picture(&self, tv: bool, shape: Option<Vec<u64>>) -> PyResult<axe_render::Picture> {
+        axe_render::cute_picture(&self.inner.to_string(), tv, shape.as_deref())
+            .map_err(crate::picture::render_error)
+    }
+
     fn op(&self, f: Op, t: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(f(self.plain()?, &tiler(t)?).map_err(errors::cute)?.into())
     }

@@ -129,12 +129,33 @@ impl LinearLayout {
         self.inner.to_ttg()
     }
 
+    /// The picture as SVG text: which register, lane and warp hold each tensor element.
+    fn svg(&self) -> PyResult<String> {
+        Ok(axe_render::to_svg(&self.picture()?))
+    }
+
+    /// Draws the layout into `path` (`.svg`, `.png` or `.txt`).
+    fn render(&self, path: &str) -> PyResult<()> {
+        crate::picture::write(&self.picture()?, path)
+    }
+
+    fn _repr_svg_(&self) -> PyResult<String> {
+        self.svg()
+    }
+
     fn __str__(&self) -> String {
         self.inner.to_ttg()
     }
 
     fn __repr__(&self) -> String {
         format!("triton.LinearLayout({:?})", self.inner.to_json())
+    }
+}
+
+impl LinearLayout {
+    fn picture(&self) -> PyResult<axe_render::Picture> {
+        axe_render::triton_picture(&self.inner.to_json(), None)
+            .map_err(crate::picture::render_error)
     }
 }
 

@@ -12,9 +12,24 @@ def test_repr_svg_of_layouts_shapes_and_shardings():
         axe.Layout("S[(8,2):(4@lane,1)] + R[2:4@warp]"),
         axe.Shape("f32[3,5]{1,0:T(2,2)}"),
         axe.Sharding("P('x', 'y')", shape=[8, 8], mesh="x=2,y=2"),
+        axe.cute.Layout("(4,2):(2,1)"),
+        axe.cute.Layout("Sw<3,3,3> o 0 o (8,64):(64,1)"),
+        axe.triton.LinearLayout(
+            "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])",
+            shape=[32, 16],
+        ),
     ]:
         svg = obj._repr_svg_()
         assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+
+
+def test_kernel_layout_pictures(tmp_path):
+    tv = axe.cute.Layout("((4,2),2):((2,8),1)")
+    assert "T" in tv.svg(tv=True, shape=[4, 4])
+    with pytest.raises(axe.AxeError, match="tile"):
+        tv.svg(tv=True)
+    tv.render(str(tmp_path / "tv.txt"), tv=True, shape=[4, 4])
+    assert "T0" in (tmp_path / "tv.txt").read_text()
 
 
 def test_render_to_files(tmp_path):

@@ -11,6 +11,8 @@ mod cute;
 mod error;
 pub mod explain;
 mod holders;
+#[cfg(feature = "kernels")]
+mod kernels;
 mod memory;
 mod picture;
 mod png;
@@ -23,6 +25,8 @@ pub use axe::axe_picture;
 pub use cute::{cute_layout_picture, tv_picture};
 pub use error::{RenderError, Result};
 pub use holders::{Holders, MAX_HOLDERS};
+#[cfg(feature = "kernels")]
+pub use kernels::{cute_picture, triton_picture};
 pub use memory::memory_picture;
 pub use picture::{
     Cell, Kind, Mark, Picture, Slot, MAX_COLS, MAX_LABEL, MAX_LEGEND, MAX_ROWS, MAX_STRIP,
