@@ -149,7 +149,9 @@ impl PySharding {
             array(&t)?
         } else {
             let dims: Vec<i64> = shape.extract()?;
-            axe_xla::ArrayShape::new(axe_xla::PrimitiveType::F32, &dims)
+            let a = axe_xla::ArrayShape::new(axe_xla::PrimitiveType::F32, &dims);
+            axe_xla::validate_array(&a).map_err(errors::xla)?;
+            a
         };
         let dims = dims_u64(&shape)?;
         let mesh = mesh.map(|m| mesh_from(m, None)).transpose()?;
