@@ -148,10 +148,10 @@ impl PySharding {
         } else if let Ok(t) = shape.extract::<String>() {
             array(&t)?
         } else {
+            // Through the shape reader, which refuses negative and oversized dims.
             let dims: Vec<i64> = shape.extract()?;
-            let a = axe_xla::ArrayShape::new(axe_xla::PrimitiveType::F32, &dims);
-            axe_xla::validate_array(&a).map_err(errors::xla)?;
-            a
+            let dims: Vec<String> = dims.iter().map(i64::to_string).collect();
+            array(&format!("f32[{}]", dims.join(",")))?
         };
         let dims = dims_u64(&shape)?;
         let mesh = mesh.map(|m| mesh_from(m, None)).transpose()?;

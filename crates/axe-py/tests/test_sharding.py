@@ -79,7 +79,7 @@ def test_errors_and_pictures(tmp_path):
     assert e.value.offset == 3
     with pytest.raises(axe.ShardingError):
         axe.Sharding("P('x')", shape=[4], mesh="x=0")
-    with pytest.raises(axe.XlaError):
+    with pytest.raises(axe.ParseError, match="negative"):
         axe.Sharding("P('x')", shape=[-4], mesh="x=2")
     s = axe.Sharding("S0R", shape=[8, 8], mesh="x=2,y=2")
     assert s._repr_svg_().startswith("<svg")
