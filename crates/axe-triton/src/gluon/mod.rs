@@ -287,18 +287,7 @@ impl GluonLayout {
                         bases.push(unit(rank, d, 1u64 << k));
                     }
                 }
-                let out = shape
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (format!("dim{i}"), *s))
-                    .collect();
-                LinearLayout::new(
-                    vec![
-                        ("offset".to_string(), bases),
-                        ("block".to_string(), Vec::new()),
-                    ],
-                    out,
-                )
+                shared::offset_layout(bases, shape)
             }
             GluonLayout::DotOperand {
                 operand_index,

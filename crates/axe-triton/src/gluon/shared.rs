@@ -14,7 +14,9 @@ use super::unit;
 use crate::error::{Result, TritonError};
 use crate::linear::LinearLayout;
 
-fn offset_layout(bases: Vec<Vec<u64>>, shape: &[u64]) -> Result<LinearLayout> {
+/// The layout of a shared buffer: in-dim `offset` with these bases (and an empty `block`) onto the dims of
+/// `shape`.
+pub(super) fn offset_layout(bases: Vec<Vec<u64>>, shape: &[u64]) -> Result<LinearLayout> {
     let out = shape
         .iter()
         .enumerate()
