@@ -26,8 +26,7 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<triton::LinearLayout>()?;
     m.add_function(wrap_pyfunction!(triton::gluon_to_axe, m)?)?;
     m.add_function(wrap_pyfunction!(triton::hardware_map_of, m)?)?;
-    m.add_function(wrap_pyfunction!(relayout::_relayout_sizes, m)?)?;
-    m.add_function(wrap_pyfunction!(relayout::_relayout_into, m)?)?;
+    m.add_function(wrap_pyfunction!(relayout::_relayout, m)?)?;
     m.add_function(wrap_pyfunction!(hlo::_hlo_stats, m)?)?;
     m.add_function(wrap_pyfunction!(hlo::_hlo_format, m)?)?;
     Ok(())

@@ -6,7 +6,7 @@
 use axe_relayout::split::{self, Side};
 use axe_relayout::{Options, TensorLayout};
 use axe_xla::ArrayShape;
-use numpy::{PyReadonlyArray1, PyReadwriteArray1};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use crate::errors;
@@ -88,61 +88,65 @@ fn pieces(src: &ArrayShape, dst: &Target) -> PyResult<Vec<(TensorLayout, TensorL
     Ok(p)
 }
 
-/// `(source bytes, destination bytes, destination shape text or None for an Axe layout)`.
+/// Moves the bytes of `src_bytes` (laid out as `src`) into `out` (laid out as `dst`), or into a new
+/// zeroed `uint8` array of the destination's size when `out` is `None`, padding zeroed, with the GIL
+/// released. Returns the destination buffer and its `Shape` (`None` for an Axe layout). The layouts are
+/// read and the pieces planned once per call.
 #[pyfunction]
-pub fn _relayout_sizes(
-    src: &Bound<'_, PyAny>,
-    dst: &Bound<'_, PyAny>,
-) -> PyResult<(u64, u64, Option<String>)> {
-    let s = source(src)?;
-    let t = target(dst, &s)?;
-    let p = pieces(&s, &t)?;
-    let name = match &t {
-        Target::Xla(a) => Some(a.to_string()),
-        Target::Axe(..) => None,
-    };
-    Ok((p[0].0.bytes(), p[0].1.bytes(), name))
-}
-
-/// Moves the bytes of `src_bytes` (laid out as `src`) into `dst_bytes` (laid out as `dst`), padding
-/// zeroed, with the GIL released. Both buffers must have exactly their layout's byte size.
-#[pyfunction]
-#[pyo3(signature = (src_bytes, src, dst_bytes, dst, threads = 0))]
-pub fn _relayout_into(
-    py: Python<'_>,
-    src_bytes: PyReadonlyArray1<'_, u8>,
-    src: &Bound<'_, PyAny>,
-    mut dst_bytes: PyReadwriteArray1<'_, u8>,
-    dst: &Bound<'_, PyAny>,
+#[pyo3(signature = (src_bytes, src, dst, out = None, threads = 0))]
+pub fn _relayout<'py>(
+    py: Python<'py>,
+    src_bytes: PyReadonlyArray1<'py, u8>,
+    src: &Bound<'py, PyAny>,
+    dst: &Bound<'py, PyAny>,
+    out: Option<Bound<'py, PyArray1<u8>>>,
     threads: usize,
-) -> PyResult<()> {
+) -> PyResult<(Bound<'py, PyArray1<u8>>, Option<PyShape>)> {
     let s = source(src)?;
     let t = target(dst, &s)?;
     let p = pieces(&s, &t)?;
+    let (need_in, need_out) = (p[0].0.bytes(), p[0].1.bytes());
     let input = src_bytes
         .as_slice()
         .map_err(|e| errors::RelayoutError::new_err(format!("source: {e}")))?;
-    let output = dst_bytes
-        .as_slice_mut()
-        .map_err(|e| errors::RelayoutError::new_err(format!("destination: {e}")))?;
-    let (need_in, need_out) = (p[0].0.bytes(), p[0].1.bytes());
     if input.len() as u64 != need_in {
         return Err(errors::RelayoutError::new_err(format!(
             "the source has {} bytes, {s} needs {need_in}",
             input.len()
         )));
     }
-    if output.len() as u64 != need_out {
-        return Err(errors::RelayoutError::new_err(format!(
-            "the destination has {} bytes, its layout needs {need_out}",
-            output.len()
-        )));
-    }
-    let opts = Options {
-        threads,
-        ..Options::default()
+    let out = match out {
+        Some(o) => {
+            if o.len() as u64 != need_out {
+                return Err(errors::RelayoutError::new_err(format!(
+                    "out has {} bytes, the destination takes {need_out}",
+                    o.len()
+                )));
+            }
+            o
+        }
+        None => {
+            let n = usize::try_from(need_out).map_err(|_| {
+                errors::RelayoutError::new_err(format!("{need_out} bytes do not fit in memory"))
+            })?;
+            PyArray1::<u8>::zeros(py, n, false)
+        }
     };
-    py.detach(|| split::relayout_pieces(input, output, &p, &opts))
-        .map_err(errors::relayout)?;
-    Ok(())
+    {
+        let mut w = out.try_readwrite()?;
+        let output = w
+            .as_slice_mut()
+            .map_err(|e| errors::RelayoutError::new_err(format!("destination: {e}")))?;
+        let opts = Options {
+            threads,
+            ..Options::default()
+        };
+        py.detach(|| split::relayout_pieces(input, output, &p, &opts))
+            .map_err(errors::relayout)?;
+    }
+    let shape = match t {
+        Target::Xla(a) => Some(PyShape { inner: *a }),
+        Target::Axe(..) => None,
+    };
+    Ok((out, shape))
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._axe import Layout, RelayoutError, Shape, _relayout_into, _relayout_sizes
+from ._axe import Layout, RelayoutError, Shape, _relayout
 
 # The numpy dtype of each element type, where numpy has one of its own.
 _NATURAL = {
@@ -140,22 +140,16 @@ def relayout(array, src, dst, out=None, *, threads: int = 0) -> np.ndarray:
     """
     src = _shape(src)
     data = _source_bytes(array, src)
-    _, dst_bytes, dst_text = _relayout_sizes(src, dst)
     if out is not None:
         if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
             raise RelayoutError("out must be a writeable C-contiguous numpy array")
-        if out.nbytes != dst_bytes:
-            raise RelayoutError(f"out has {out.nbytes} bytes, the destination takes {dst_bytes}")
-        _relayout_into(data, src, out.reshape(-1).view(np.uint8), dst, threads)
+        _relayout(data, src, dst, out.reshape(-1).view(np.uint8), threads)
         return out
-    buf = np.empty(dst_bytes, dtype=np.uint8)
-    _relayout_into(data, src, buf, dst, threads)
-    if dst_text is not None:
-        d = Shape(dst_text)
-        if _is_dense_row_major(d):
-            logical = tuple(array.shape) == tuple(src.dims) and _is_dense_row_major(src)
-            dtype = array.dtype if logical else natural_dtype(d.dtype)
-            return buf.view(dtype).reshape(tuple(d.dims))
+    buf, d = _relayout(data, src, dst, None, threads)
+    if d is not None and _is_dense_row_major(d):
+        logical = tuple(array.shape) == tuple(src.dims) and _is_dense_row_major(src)
+        dtype = array.dtype if logical else natural_dtype(d.dtype)
+        return buf.view(dtype).reshape(tuple(d.dims))
     return buf
 
 
@@ -165,11 +159,7 @@ def to_physical(array, shape) -> np.ndarray:
     pad / reshape / transpose recipes (``Shape.numpy_program()``)."""
     s = _shape(shape)
     src = _row_major(s)
-    data = _source_bytes(array, src)
-    _, dst_bytes, _ = _relayout_sizes(src, s)
-    buf = np.empty(dst_bytes, dtype=np.uint8)
-    _relayout_into(data, src, buf, s, 0)
-    return buf
+    return _relayout(_source_bytes(array, src), src, s)[0]
 
 
 def from_physical(buf, shape, dtype=None) -> np.ndarray:
@@ -186,7 +176,7 @@ def from_physical(buf, shape, dtype=None) -> np.ndarray:
     if dt.itemsize * 8 != dst.element_bits:
         raise RelayoutError(f"{dt} is {dt.itemsize * 8} bits, {s.dtype} elements are {dst.element_bits}")
     out = np.empty(tuple(dst.dims), dtype=dt)
-    _relayout_into(buf.reshape(-1).view(np.uint8), s, out.reshape(-1).view(np.uint8), dst, 0)
+    _relayout(buf.reshape(-1).view(np.uint8), s, dst, out.reshape(-1).view(np.uint8))
     return out
 
 
