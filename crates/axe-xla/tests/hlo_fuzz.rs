@@ -18,7 +18,7 @@ fn check(text: &str) {
         let _ = report(&m, 5);
         for c in &m.computations {
             for i in &c.instructions {
-                let _ = i.operand_names();
+                let _ = i.operand_names().count();
                 if let Some(s) = i.attribute("sharding") {
                     if let Ok(sh) = parse_sharding(s) {
                         assert_eq!(parse_sharding(&sh.to_string()).unwrap(), sh);

@@ -21,7 +21,10 @@ fn xla_printed_module_round_trips_byte_for_byte() {
         "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}"
     );
     assert_eq!(add.opcode, "add");
-    assert_eq!(add.operand_names(), vec!["exponential.183", "Arg_1"]);
+    assert_eq!(
+        add.operand_names().collect::<Vec<_>>(),
+        vec!["exponential.183", "Arg_1"]
+    );
     let gte = entry.instructions.last().unwrap();
     assert!(gte.is_root);
     assert_eq!(gte.attribute("backend_config"), Some(r#"{"a":1}"#));
@@ -54,10 +57,13 @@ fn seed_instructions_and_fixpoint() {
     let m = parse_module(text).unwrap();
     let insts = &m.computations[1].instructions[3..];
     assert_eq!(
-        insts[0].operand_names(),
+        insts[0].operand_names().collect::<Vec<_>>(),
         vec!["exponential.183", "broadcast.3115"]
     );
-    assert_eq!(insts[1].operand_names(), vec!["fusion.32"]);
+    assert_eq!(
+        insts[1].operand_names().collect::<Vec<_>>(),
+        vec!["fusion.32"]
+    );
     assert_eq!(insts[1].attribute("calls"), Some("%all-reduce-scatter.3"));
     let s = insts[1].shape().unwrap().unwrap();
     assert_eq!(s.as_array().unwrap().layout.memory_space, 1);

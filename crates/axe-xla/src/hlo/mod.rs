@@ -33,7 +33,7 @@ pub struct Module<'a> {
     /// names it).
     pub name: std::borrow::Cow<'a, str>,
     /// Header attributes (`entry_computation_layout={...}`, ...), values verbatim.
-    pub attributes: Vec<Attribute<'a>>,
+    pub attributes: Attributes<'a>,
     /// Text between the header and the first computation (the stack-frame tables of newer dumps),
     /// verbatim, without surrounding blank lines.
     pub tables: &'a str,
@@ -50,6 +50,86 @@ pub struct Attribute<'a> {
     pub value: &'a str,
 }
 
+/// A list of attributes: the text `, a=b, c={...}` the reader checked, read again on each iteration, so that
+/// a module of millions of instructions holds no list per instruction. Two lists are equal when they hold
+/// the same names and values in the same order, however they were spaced.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Attributes<'a> {
+    text: &'a str,
+}
+
+impl<'a> Attributes<'a> {
+    /// The list spanning `text`, which the reader has checked.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Attributes { text }
+    }
+
+    /// The attributes in the order written.
+    pub fn iter(&self) -> AttributeIter<'a> {
+        AttributeIter {
+            reader: reader::Reader::new(self.text),
+        }
+    }
+
+    /// The value of attribute `name`, if present (the first, if written twice).
+    pub fn get(&self, name: &str) -> Option<&'a str> {
+        self.iter().find(|a| a.name == name).map(|a| a.value)
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// The text the list spans, from its first ',' to the end of its last value.
+    pub fn as_str(&self) -> &'a str {
+        self.text
+    }
+}
+
+impl PartialEq for Attributes<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Attributes<'_> {}
+
+impl<'a> IntoIterator for &Attributes<'a> {
+    type Item = Attribute<'a>;
+    type IntoIter = AttributeIter<'a>;
+    fn into_iter(self) -> AttributeIter<'a> {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for Attributes<'a> {
+    type Item = Attribute<'a>;
+    type IntoIter = AttributeIter<'a>;
+    fn into_iter(self) -> AttributeIter<'a> {
+        self.iter()
+    }
+}
+
+/// The attributes of an [`Attributes`] list, one at a time.
+#[derive(Clone)]
+pub struct AttributeIter<'a> {
+    reader: reader::Reader<'a>,
+}
+
+impl<'a> Iterator for AttributeIter<'a> {
+    type Item = Attribute<'a>;
+    fn next(&mut self) -> Option<Attribute<'a>> {
+        // The text was checked when the module was read: an error cannot occur, and ends the list.
+        self.reader.attribute().ok().flatten()
+    }
+}
+
 /// A computation: `ENTRY %main (p: f32[2]) -> f32[2] { ... }`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Computation<'a> {
@@ -62,7 +142,7 @@ pub struct Computation<'a> {
     /// The instructions in the order written.
     pub instructions: Vec<Instruction<'a>>,
     /// Attributes after the closing brace (`}, execution_thread="host"`), values verbatim.
-    pub attributes: Vec<Attribute<'a>>,
+    pub attributes: Attributes<'a>,
 }
 
 /// One instruction: `ROOT %add.1 = f32[2]{0} add(%a, %b), metadata={...}`.
@@ -79,7 +159,7 @@ pub struct Instruction<'a> {
     /// Everything between the operand parentheses, verbatim.
     pub operands_text: &'a str,
     /// The attributes after the operands, values verbatim.
-    pub attributes: Vec<Attribute<'a>>,
+    pub attributes: Attributes<'a>,
 }
 
 impl<'a> Instruction<'a> {
@@ -93,32 +173,26 @@ impl<'a> Instruction<'a> {
 
     /// The value of attribute `name`, if present.
     pub fn attribute(&self, name: &str) -> Option<&'a str> {
-        self.attributes
-            .iter()
-            .find(|a| a.name == name)
-            .map(|a| a.value)
+        self.attributes.get(name)
     }
 
     /// The instruction names among the operands (`%a` and `a` alike, without the `%`), in order.
     /// Operands written with their shape (`f32[2]{0} %a`) give the name after the shape.
-    pub fn operand_names(&self) -> Vec<&'a str> {
-        reader::split_top_level(self.operands_text, b',')
-            .into_iter()
-            .filter_map(|op| {
-                let op = op.trim();
-                let last = op.rsplit(|c: char| c.is_whitespace()).next().unwrap_or(op);
-                let name = last.strip_prefix('%').unwrap_or(last);
-                let ok = !name.is_empty()
-                    && name
-                        .chars()
-                        .next()
-                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                    && name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-                ok.then_some(name)
-            })
-            .collect()
+    pub fn operand_names(&self) -> impl Iterator<Item = &'a str> + 'a {
+        reader::TopLevel::new(self.operands_text, b',').filter_map(|op| {
+            let op = op.trim();
+            let last = op.rsplit(|c: char| c.is_whitespace()).next().unwrap_or(op);
+            let name = last.strip_prefix('%').unwrap_or(last);
+            let ok = !name.is_empty()
+                && name
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+            ok.then_some(name)
+        })
     }
 
     /// The name without a leading `%`.
@@ -127,7 +201,7 @@ impl<'a> Instruction<'a> {
     }
 }
 
-fn write_attributes(f: &mut fmt::Formatter<'_>, attrs: &[Attribute<'_>]) -> fmt::Result {
+fn write_attributes(f: &mut fmt::Formatter<'_>, attrs: &Attributes<'_>) -> fmt::Result {
     for a in attrs {
         write!(f, ", {}={}", a.name, a.value)?;
     }
@@ -213,10 +287,7 @@ impl Module<'_> {
 
     /// The value of header attribute `name`, if present.
     pub fn attribute(&self, name: &str) -> Option<&str> {
-        self.attributes
-            .iter()
-            .find(|a| a.name == name)
-            .map(|a| a.value)
+        self.attributes.get(name)
     }
 
     /// Number of instructions in all computations.

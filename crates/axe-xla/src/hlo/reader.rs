@@ -1,6 +1,6 @@
 //! The module reader: one pass over the bytes, borrowing every piece of text.
 
-use super::{Attribute, Computation, Instruction, Module};
+use super::{Attribute, Attributes, Computation, Instruction, Module};
 use crate::error::{Result, XlaError};
 
 /// Reads an HLO text module.
@@ -13,19 +13,31 @@ use crate::error::{Result, XlaError};
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
 pub fn parse_module(text: &str) -> Result<Module<'_>> {
-    let mut r = Reader {
-        s: text,
-        b: text.as_bytes(),
-        pos: 0,
-    };
-    r.module()
+    Reader::new(text).module()
 }
 
-struct Reader<'a> {
+/// A position in a text being read.
+#[derive(Clone)]
+pub(crate) struct Reader<'a> {
     s: &'a str,
     b: &'a [u8],
     pos: usize,
 }
+
+/// Bytes the bracket scanner stops at: brackets, quotes, '/' (a comment may start there).
+const SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    let special = b"()[]{}\"/";
+    while i < special.len() {
+        t[special[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// How many brackets [`Reader::balanced`] tracks without allocating.
+const INLINE_DEPTH: usize = 64;
 
 const TABLE_HEADINGS: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
 
@@ -60,6 +72,15 @@ pub(crate) fn module_error(text: &str, at: usize, message: impl Into<String>) ->
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the start of `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Reader {
+            s: text,
+            b: text.as_bytes(),
+            pos: 0,
+        }
+    }
+
     fn error<T>(&self, at: usize, message: impl Into<String>) -> Result<T> {
         Err(module_error(self.s, at, message))
     }
@@ -151,23 +172,45 @@ impl<'a> Reader<'a> {
 
     /// From an opening bracket at `pos`, the position just after its matching close (strings, nested
     /// brackets and comments respected).
-    fn balanced(&mut self) -> Result<usize> {
+    pub(crate) fn balanced(&mut self) -> Result<usize> {
         let open_at = self.pos;
-        let mut stack: Vec<u8> = Vec::with_capacity(8);
-        while let Some(c) = self.peek() {
+        // The closing bracket each open one expects: the first INLINE_DEPTH in place, deeper ones spilled.
+        let mut inline = [0u8; INLINE_DEPTH];
+        let mut spilled: Vec<u8> = Vec::new();
+        let mut depth = 0usize;
+        let b = self.b;
+        let mut i = self.pos;
+        while i < b.len() {
+            let c = b[i];
+            if !SPECIAL[c as usize] {
+                i += 1;
+                continue;
+            }
             match c {
                 b'(' | b'[' | b'{' => {
-                    stack.push(match c {
+                    let want = match c {
                         b'(' => b')',
                         b'[' => b']',
                         _ => b'}',
-                    });
-                    self.pos += 1;
+                    };
+                    if depth < INLINE_DEPTH {
+                        inline[depth] = want;
+                    } else {
+                        spilled.push(want);
+                    }
+                    depth += 1;
+                    i += 1;
                 }
                 b')' | b']' | b'}' => {
-                    if stack.pop() != Some(c) {
-                        let (line, col) = self.line_col(self.pos);
-                        let open = self.b[open_at] as char;
+                    let want = match depth {
+                        0 => None,
+                        d if d <= INLINE_DEPTH => Some(inline[d - 1]),
+                        _ => spilled.pop(),
+                    };
+                    if want != Some(c) {
+                        self.pos = i;
+                        let (line, col) = self.line_col(i);
+                        let open = b[open_at] as char;
                         return self.error(
                             open_at,
                             format!(
@@ -176,35 +219,43 @@ impl<'a> Reader<'a> {
                             ),
                         );
                     }
-                    self.pos += 1;
-                    if stack.is_empty() {
-                        return Ok(self.pos);
+                    depth -= 1;
+                    i += 1;
+                    if depth == 0 {
+                        self.pos = i;
+                        return Ok(i);
                     }
                 }
-                b'"' => self.string()?,
-                b'/' if self.b[self.pos..].starts_with(b"/*") => {
-                    self.skip_comment()?;
+                b'"' => {
+                    self.pos = i;
+                    self.string()?;
+                    i = self.pos;
                 }
-                _ => self.pos += 1,
+                b'/' if b.get(i + 1) == Some(&b'*') => {
+                    self.pos = i;
+                    self.skip_comment()?;
+                    i = self.pos;
+                }
+                _ => i += 1,
             }
         }
+        self.pos = i;
         self.error(open_at, "this bracket is never closed")
     }
 
     /// A string literal at `pos` (with backslash escapes).
     fn string(&mut self) -> Result<()> {
         let start = self.pos;
-        self.pos += 1;
-        while let Some(c) = self.peek() {
-            match c {
-                b'\\' => self.pos += 2,
-                b'"' => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => self.pos += 1,
+        let mut i = self.pos + 1;
+        while let Some(k) = memchr::memchr2(b'"', b'\\', &self.b[i.min(self.b.len())..]) {
+            i += k;
+            if self.b[i] == b'"' {
+                self.pos = i + 1;
+                return Ok(());
             }
+            i += 2;
         }
+        self.pos = self.b.len();
         self.error(start, "this string is never closed")
     }
 
@@ -245,39 +296,53 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
-    /// `, name=value` pairs, as long as a ',' follows (line breaks are white space).
-    fn attributes(&mut self) -> Result<Vec<Attribute<'a>>> {
-        let mut out = Vec::new();
+    /// `, name=value` pairs, as long as a ',' follows (line breaks are white space): the text they span.
+    fn attributes(&mut self) -> Result<Attributes<'a>> {
+        let mut first = None;
+        let mut end = self.pos;
         loop {
             let before = self.pos;
             self.skip(true)?;
-            if self.peek() != Some(b',') {
+            let comma = self.pos;
+            self.pos = before;
+            if self.attribute()?.is_none() {
                 self.pos = before;
-                return Ok(out);
+                let start = first.unwrap_or(end);
+                return Ok(Attributes::new(&self.s[start..end]));
             }
-            self.pos += 1;
-            self.skip(true)?;
-            let start = self.pos;
-            while self.peek().is_some_and(|c| {
-                !matches!(
-                    c,
-                    b'=' | b',' | b'\n' | b'\r' | b' ' | b'\t' | b'{' | b'}' | b'(' | b')'
-                )
-            }) {
-                self.pos += 1;
-            }
-            let name = &self.s[start..self.pos];
-            if name.is_empty() || self.peek() != Some(b'=') {
-                return self.error(
-                    self.pos,
-                    format!("expected an attribute name=value{}", self.found()),
-                );
-            }
-            self.pos += 1;
-            self.skip(true)?;
-            let value = self.value()?;
-            out.push(Attribute { name, value });
+            first.get_or_insert(comma);
+            end = self.pos;
         }
+    }
+
+    /// The next `, name=value` (blanks and line breaks before it skipped), or `None` where no ',' follows.
+    pub(crate) fn attribute(&mut self) -> Result<Option<Attribute<'a>>> {
+        self.skip(true)?;
+        if self.peek() != Some(b',') {
+            return Ok(None);
+        }
+        self.pos += 1;
+        self.skip(true)?;
+        let start = self.pos;
+        while self.peek().is_some_and(|c| {
+            !matches!(
+                c,
+                b'=' | b',' | b'\n' | b'\r' | b' ' | b'\t' | b'{' | b'}' | b'(' | b')'
+            )
+        }) {
+            self.pos += 1;
+        }
+        let name = &self.s[start..self.pos];
+        if name.is_empty() || self.peek() != Some(b'=') {
+            return self.error(
+                self.pos,
+                format!("expected an attribute name=value{}", self.found()),
+            );
+        }
+        self.pos += 1;
+        self.skip(true)?;
+        let value = self.value()?;
+        Ok(Some(Attribute { name, value }))
     }
 
     /// A shape at `pos`: a tuple `( ... )` or `type[...]` with an optional layout `{...}`.
@@ -425,7 +490,7 @@ impl<'a> Reader<'a> {
     fn module(&mut self) -> Result<Module<'a>> {
         self.skip(true)?;
         let mut name = std::borrow::Cow::Borrowed("");
-        let mut attributes = Vec::new();
+        let mut attributes = Attributes::default();
         let header = self.eat_word("HloModule");
         if header {
             self.skip(false)?;
@@ -505,17 +570,19 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Splits `s` at top-level occurrences of `sep` (outside brackets and strings); blank pieces are left
-/// out.
-pub(crate) fn split_top_level(s: &str, sep: u8) -> Vec<&str> {
-    TopLevel { s, sep, at: 0 }.collect()
+/// The pieces of `s` between top-level occurrences of `sep` (outside brackets and strings), blank pieces
+/// left out, one at a time (no allocation).
+pub(crate) struct TopLevel<'s> {
+    s: &'s str,
+    sep: u8,
+    at: usize,
 }
 
-/// The pieces of [`split_top_level`], one at a time (no allocation).
-pub(crate) struct TopLevel<'s> {
-    pub(crate) s: &'s str,
-    pub(crate) sep: u8,
-    pub(crate) at: usize,
+impl<'s> TopLevel<'s> {
+    /// The pieces of `s` split at `sep`.
+    pub(crate) fn new(s: &'s str, sep: u8) -> Self {
+        TopLevel { s, sep, at: 0 }
+    }
 }
 
 impl<'s> Iterator for TopLevel<'s> {

@@ -308,11 +308,7 @@ fn operands<'s>(
             format!("instructions nest more than {MAX_NESTED} deep in operands"),
         ));
     }
-    let pieces = super::reader::TopLevel {
-        s: operands_text,
-        sep: b',',
-        at: 0,
-    };
+    let pieces = super::reader::TopLevel::new(operands_text, b',');
     for piece in pieces {
         let piece = skip_comments(piece);
         let rest = skip_shape(piece);
@@ -413,13 +409,9 @@ fn pairing(text: &str, inst: &Instruction<'_>, defined: &HashMap<&str, &str>) ->
     else {
         return Ok(());
     };
-    let operand = super::reader::TopLevel {
-        s: inst.operands_text,
-        sep: b',',
-        at: 0,
-    }
-    .next()
-    .map(|p| skip_shape(skip_comments(p)).trim());
+    let operand = super::reader::TopLevel::new(inst.operands_text, b',')
+        .next()
+        .map(|p| skip_shape(skip_comments(p)).trim());
     let op = operand.and_then(|n| defined.get(bare(n)).copied());
     let ok = op.is_some_and(|op| {
         op.strip_suffix("-start").or(op.strip_suffix("-update")) == Some(base)
