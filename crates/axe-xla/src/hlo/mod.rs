@@ -13,6 +13,7 @@
 pub mod calls;
 mod literal;
 pub mod per_device;
+mod pieces;
 mod reader;
 pub mod sharding;
 pub mod stats;

@@ -435,6 +435,31 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// A reader at byte `pos` of `text`.
+    pub(crate) fn at(text: &'a str, pos: usize) -> Self {
+        Reader {
+            s: text,
+            b: text.as_bytes(),
+            pos,
+        }
+    }
+
+    /// Computations from `pos` on, until white space and comments after one reach `end` (or the text
+    /// ends): the computations and the position where reading stopped (at or past `end`).
+    pub(crate) fn computations_until(
+        &mut self,
+        end: usize,
+    ) -> Result<(Vec<Computation<'a>>, usize)> {
+        let mut computations = Vec::new();
+        loop {
+            self.skip(true)?;
+            if self.pos >= end || self.pos >= self.b.len() {
+                return Ok((computations, self.pos));
+            }
+            computations.push(self.computation()?);
+        }
+    }
+
     fn computation(&mut self) -> Result<Computation<'a>> {
         let is_entry = self.eat_word("ENTRY");
         self.skip(true)?;
@@ -539,14 +564,7 @@ impl<'a> Reader<'a> {
         }
         let tables = &self.s[tables_start..tables_end];
         self.pos = tables_end;
-        let mut computations = Vec::new();
-        loop {
-            self.skip(true)?;
-            if self.pos >= self.b.len() {
-                break;
-            }
-            computations.push(self.computation()?);
-        }
+        let computations = super::pieces::read_checked(self.s, self.pos)?;
         if !header {
             // XLA names a module without a header after its entry computation.
             let entry = computations
@@ -565,7 +583,6 @@ impl<'a> Reader<'a> {
             tables,
             computations,
         };
-        super::validate::check(self.s, &module)?;
         Ok(module)
     }
 }

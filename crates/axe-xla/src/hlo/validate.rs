@@ -5,10 +5,10 @@
 //! Errors point into the module text (`line:col`, the line, a caret): every piece of a [`Module`] borrows
 //! from the text, so its position is where its slice starts.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::reader::module_error;
-use super::{Computation, Instruction, Module};
+use super::{Computation, Instruction};
 use crate::error::{Result, XlaError};
 use crate::shape::{Dim, Shape};
 
@@ -169,11 +169,13 @@ const CALLS: &[&str] = &[
 
 /// Whether XLA knows `opcode` (directly, or as the async form of an opcode it knows).
 pub fn known_opcode(opcode: &str) -> bool {
-    let base = ["-start", "-update", "-done"]
-        .iter()
-        .find_map(|s| opcode.strip_suffix(s))
-        .unwrap_or(opcode);
-    OPCODES.binary_search(&opcode).is_ok() || OPCODES.binary_search(&base).is_ok()
+    static SET: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
+    let set = SET.get_or_init(|| OPCODES.iter().copied().collect());
+    set.contains(opcode)
+        || ["-start", "-update", "-done"]
+            .iter()
+            .find_map(|s| opcode.strip_suffix(s))
+            .is_some_and(|base| set.contains(base))
 }
 
 /// Where `piece` (a slice of `text`) starts in `text`.
@@ -187,23 +189,58 @@ fn bare(name: &str) -> &str {
     name.strip_prefix('%').unwrap_or(name)
 }
 
-/// Checks `m`, read from `text`, as XLA's parser does.
-pub(crate) fn check(text: &str, m: &Module<'_>) -> Result<()> {
-    let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
-    let mut computations: HashSet<&str> = HashSet::with_capacity(m.computations.len());
-    for c in &m.computations {
-        if !computations.insert(bare(c.name)) {
-            return Err(err(
-                c.name,
+/// Checks `computations`, read from `text`, as XLA's parser does, one after the other: the error is the
+/// first one in module order.
+pub(crate) fn check(text: &str, computations: &[Computation<'_>]) -> Result<()> {
+    let names = computation_names(text, computations)?;
+    let mut checker = Checker::new(text);
+    for c in computations {
+        checker.computation(c, &mut |name| names.contains(name))?;
+    }
+    Ok(())
+}
+
+/// The computations' names (without `%`), or the error at the first one defined twice.
+pub(crate) fn computation_names<'s>(
+    text: &str,
+    computations: &[Computation<'s>],
+) -> Result<HashSet<&'s str>> {
+    let mut names: HashSet<&str> = HashSet::with_capacity(computations.len());
+    for c in computations {
+        if !names.insert(bare(c.name)) {
+            return Err(module_error(
+                text,
+                at(text, c.name),
                 format!("computation {} is defined twice", bare(c.name)),
             ));
         }
     }
-    let mut shapes: HashSet<&str> = HashSet::new();
-    for c in &m.computations {
-        computation(text, c, &computations, &mut shapes)?;
+    Ok(names)
+}
+
+/// Checks computations one at a time, remembering the shapes it has already checked.
+pub(crate) struct Checker<'t, 's> {
+    text: &'t str,
+    shapes: HashSet<&'s str>,
+}
+
+impl<'t, 's> Checker<'t, 's> {
+    /// A checker of computations read from `text`.
+    pub(crate) fn new(text: &'t str) -> Self {
+        Checker {
+            text,
+            shapes: HashSet::new(),
+        }
     }
-    Ok(())
+
+    /// Checks `c`; `exists` says whether a computation it calls (bare name) exists.
+    pub(crate) fn computation(
+        &mut self,
+        c: &Computation<'s>,
+        exists: &mut dyn FnMut(&'s str) -> bool,
+    ) -> Result<()> {
+        computation(self.text, c, exists, &mut self.shapes)
+    }
 }
 
 /// `shape_text` (a slice of `text`) parsed and validated, or the error at its place in the module.
@@ -235,7 +272,7 @@ fn check_shape<'s>(text: &str, shape_text: &'s str, seen: &mut HashSet<&'s str>)
 fn computation<'s>(
     text: &str,
     c: &Computation<'s>,
-    computations: &HashSet<&str>,
+    exists: &mut dyn FnMut(&'s str) -> bool,
     shapes: &mut HashSet<&'s str>,
 ) -> Result<()> {
     let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
@@ -271,7 +308,7 @@ fn computation<'s>(
             if CALLS.contains(&a.name) {
                 let list = a.value.trim_start_matches('{').trim_end_matches('}');
                 for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                    if !computations.contains(bare(name)) {
+                    if !exists(bare(name)) {
                         return Err(err(
                             name,
                             format!("computation {} does not exist", bare(name)),

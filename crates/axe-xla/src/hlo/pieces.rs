@@ -1,0 +1,193 @@
+//! A large module's computations read in pieces, in parallel, with the result and the errors of reading
+//! them one after the other.
+//!
+//! The text after the header is cut where a line holding only `}` ends a computation. Reading is the same
+//! from any position between two computations, so a piece read from where the previous one stopped is
+//! exactly what a reading from the start gives there. Each piece reads whole computations until it stops
+//! at or past the next cut; when a piece stops exactly at the cut, the next piece began at the right
+//! place. When it stops past it (the cut was inside a computation, in a string or a nested bracket), the
+//! pieces after it are discarded and the rest is read in one go from where it stopped. The first error in
+//! text order is the one a reading from the start would meet.
+
+use rayon::prelude::*;
+
+use super::reader::Reader;
+use super::{validate, Computation};
+use crate::error::Result;
+
+thread_local!(static T0: std::cell::RefCell<std::time::Instant> = std::cell::RefCell::new(std::time::Instant::now()));
+/// Below this many bytes, a module is read in one piece.
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// About how many bytes each piece holds.
+const PIECE_BYTES: usize = 1 << 20;
+
+/// The computations of `text` from byte `start` (just after the header and tables) to the end, read and
+/// checked as XLA's parser does ([`super::validate`]).
+///
+/// A large module is read and checked in pieces, in parallel; should anything be wrong, it is read and
+/// checked again one computation after the other, so that the error reported is the first one in module
+/// order (every syntax error before any other, as a reading from the start meets them).
+pub(crate) fn read_checked(text: &str, start: usize) -> Result<Vec<Computation<'_>>> {
+    let len = text.len();
+    if len.saturating_sub(start) >= PARALLEL_BYTES && rayon::current_num_threads() >= 2 {
+        if let Some(computations) = read_in_pieces(text, start) {
+            return Ok(computations);
+        }
+    }
+    let (computations, _) = Reader::at(text, start).computations_until(len)?;
+    validate::check(text, &computations)?;
+    Ok(computations)
+}
+
+/// The computations read and checked in parallel pieces; `None` when anything is wrong.
+fn read_in_pieces(text: &str, start: usize) -> Option<Vec<Computation<'_>>> {
+    let len = text.len();
+    let cuts = cuts(text, start);
+    // Each piece: its computations, where it stopped, and the computations they call (checked at the end,
+    // once every name is known).
+    let read_piece = |from: usize, to: usize| {
+        let (computations, stopped) = Reader::at(text, from).computations_until(to).ok()?;
+        let mut called = Vec::new();
+        let mut checker = validate::Checker::new(text);
+        for c in &computations {
+            checker
+                .computation(c, &mut |name| {
+                    called.push(name);
+                    true
+                })
+                .ok()?;
+        }
+        Some((computations, stopped, called))
+    };
+    let pieces: Vec<_> = cuts
+        .par_windows(2)
+        .map(|w| read_piece(w[0], w[1]))
+        .collect();
+    let mut out: Vec<Computation<'_>> = Vec::new();
+    let mut called = Vec::new();
+    let mut at = start;
+    for (piece, &begin) in pieces.into_iter().zip(&cuts) {
+        if at != begin {
+            // The previous piece read past this cut: read the rest from where it stopped.
+            let (rest, _, more) = read_piece(at, len)?;
+            out.extend(rest);
+            called.extend(more);
+            break;
+        }
+        let (computations, stopped, more) = piece?;
+        out.extend(computations);
+        called.extend(more);
+        at = stopped;
+    }
+    let names = validate::computation_names(text, &out).ok()?;
+    called
+        .iter()
+        .all(|name| names.contains(name))
+        .then_some(out)
+}
+
+/// Where pieces begin: `start`, then about every [`PIECE_BYTES`] the first non-blank byte after a line
+/// holding only `}`, and last the end of the text.
+fn cuts(text: &str, start: usize) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut cuts = vec![start];
+    let mut from = start;
+    let finder = memchr::memmem::Finder::new(b"\n}\n");
+    while from + PIECE_BYTES < b.len() {
+        let target = from + PIECE_BYTES;
+        let Some(k) = finder.find(&b[target..]) else {
+            break;
+        };
+        let mut q = target + k + 3;
+        while q < b.len() && matches!(b[q], b' ' | b'\t' | b'\r' | b'\n') {
+            q += 1;
+        }
+        if q >= b.len() {
+            break;
+        }
+        cuts.push(q);
+        from = q;
+    }
+    cuts.push(b.len());
+    cuts
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Pieces read in parallel give what one reading gives, wherever the cuts fall (here: inside a string
+    /// holding a line with only `}`, and inside an unclosed computation).
+    #[test]
+    fn pieces_read_as_one_reading() {
+        let mut text = String::from("HloModule m\n\n");
+        for i in 0..30_000 {
+            text.push_str(&format!(
+                "%c{i} (p: f32[2]) -> f32[2] {{\n  ROOT %p = f32[2]{{0}} parameter(0), metadata={{op_name=\"a\n}}\nb\"}}\n}}\n\n"
+            ));
+        }
+        let start = "HloModule m\n\n".len();
+        let whole = Reader::at(&text, start)
+            .computations_until(text.len())
+            .unwrap()
+            .0;
+        assert!(cuts(&text, start).len() > 3);
+        assert_eq!(read_in_pieces(&text, start).unwrap(), whole);
+        assert_eq!(read_checked(&text, start).unwrap(), whole);
+        let broken = format!("{text}%open (p: f32[2]) -> f32[2] {{\n");
+        let one = Reader::at(&broken, start)
+            .computations_until(broken.len())
+            .unwrap_err();
+        assert_eq!(
+            read_checked(&broken, start).unwrap_err().to_string(),
+            one.to_string()
+        );
+    }
+
+    /// Whatever is wrong, and wherever, the error is the one a reading from the start reports.
+    #[test]
+    fn errors_are_those_of_one_reading() {
+        let body = |i: usize| {
+            format!("%c{i} (p: f32[2]) -> f32[2] {{\n  ROOT %p = f32[2]{{0}} parameter(0)\n}}\n\n")
+        };
+        let start = "HloModule m\n\n".len();
+        let faults = [
+            // an undefined operand late, a syntax error later: the syntax error wins
+            (
+                20_000,
+                "%u (p: f32[2]) -> f32[2] {\n  ROOT %n = f32[2]{0} negate(%q)\n}\n\n",
+            ),
+            (
+                25_000,
+                "%s (p: f32[2]) -> f32[2] {\n  ROOT %n = f32[2]{0} negate(\n}\n\n",
+            ),
+        ];
+        let calls = "%k (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n  ROOT %f = f32[2]{0} fusion(%p), kind=kLoop, calls=%nowhere\n}\n\n";
+        let twice = body(3);
+        let cases: Vec<Vec<(usize, &str)>> = vec![
+            faults.to_vec(),
+            vec![faults[0]],
+            vec![(29_000, calls)],
+            vec![(10, calls), (29_000, twice.as_str())],
+        ];
+        for case in cases {
+            let mut text = String::from("HloModule m\n\n");
+            for i in 0..30_000 {
+                for (at, extra) in &case {
+                    if *at == i {
+                        text.push_str(extra);
+                    }
+                }
+                text.push_str(&body(i));
+            }
+            let one = Reader::at(&text, start)
+                .computations_until(text.len())
+                .and_then(|(c, _)| validate::check(&text, &c));
+            let got = read_checked(&text, start).map(|_| ());
+            assert!(one.is_err());
+            assert_eq!(got.unwrap_err().to_string(), one.unwrap_err().to_string());
+        }
+    }
+}
