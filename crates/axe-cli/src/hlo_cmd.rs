@@ -242,15 +242,16 @@ pub fn run(verb: Verb) -> bool {
         Verb::Fmt { file } => {
             let result = Bytes::open(&file).and_then(|b| {
                 let text = b.text(&file)?;
-                parse_module(text)
-                    .map(|m| m.to_string())
-                    .map_err(|e| format!("{file}:{e}"))
+                let module = parse_module(text).map_err(|e| format!("{file}:{e}"))?;
+                // Printed straight to stdout: the printed module is never held whole in memory.
+                crate::report::stream_stdout(|out| module.write_to(out));
+                // The process ends after the answer: freeing a module of millions of pieces one by one
+                // would cost more than reading it.
+                std::mem::forget(module);
+                Ok(())
             });
             match result {
-                Ok(s) => {
-                    crate::out!("{s}");
-                    true
-                }
+                Ok(()) => true,
                 Err(e) => {
                     eprintln!("error: {e}");
                     false

@@ -62,6 +62,19 @@ pub fn write_stdout(text: &str) {
     }
 }
 
+/// Runs `write` on a buffered stdout and flushes it, with the errors of [`write_stdout`].
+pub fn stream_stdout(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) {
+    let stdout = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout);
+    if let Err(e) = write(&mut out).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 /// `print!` through [`write_stdout`].
 #[macro_export]
 macro_rules! out {

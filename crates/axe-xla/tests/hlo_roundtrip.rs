@@ -155,7 +155,7 @@ ENTRY %e {
 /// Printing normalizes the layout of any module XLA accepts, once: the printed text reads back to the
 /// same text (every accepted module of the corpus, continued lines and comments included).
 #[test]
-fn printing_any_accepted_module_is_a_fixpoint() {
+fn printing_any_accepted_module_is_a_fixpoint_and_streams_the_same() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hlo_corpus");
     let mut n = 0;
     for group in ["jax", "styles"] {
@@ -165,9 +165,17 @@ fn printing_any_accepted_module_is_a_fixpoint() {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            let once = parse_module(&text)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-                .to_string();
+            let module = parse_module(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let once = module.to_string();
+            // Streaming the module out writes what printing it gives.
+            let mut streamed = Vec::new();
+            module.write_to(&mut streamed).unwrap();
+            assert_eq!(
+                String::from_utf8(streamed).unwrap(),
+                once,
+                "{}",
+                path.display()
+            );
             let twice = parse_module(&once)
                 .unwrap_or_else(|e| panic!("{} printed: {e}", path.display()))
                 .to_string();
@@ -176,4 +184,41 @@ fn printing_any_accepted_module_is_a_fixpoint() {
         }
     }
     assert!(n > 50, "{n} modules");
+}
+
+/// A shape read again is the same text at its own place; a shape that merely starts like the last one
+/// read is scanned whole.
+#[test]
+fn repeated_shapes_are_read_at_their_place() {
+    let text = "HloModule m\n\nENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2] parameter(0)\n  \
+                %a = f32[2]{0} negate(%p)\n  %b = f32[2]{0:T(2)} negate(%a)\n  %c = f32[2]{0} negate(%b)\n  \
+                %t = (f32[2], f32[2]) tuple(%a, %c)\n  %u = (f32[2], f32[2]) tuple(%a, %c)\n  \
+                ROOT %d = f32[2] negate(%c)\n}\n\n";
+    let m = parse_module(text).unwrap();
+    let shapes: Vec<&str> = m.computations[0]
+        .instructions
+        .iter()
+        .map(|i| i.shape_text)
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            "f32[2]",
+            "f32[2]{0}",
+            "f32[2]{0:T(2)}",
+            "f32[2]{0}",
+            "(f32[2], f32[2])",
+            "(f32[2], f32[2])",
+            "f32[2]"
+        ]
+    );
+    for i in &m.computations[0].instructions {
+        let at = i.shape_text.as_ptr() as usize - text.as_ptr() as usize;
+        assert_eq!(&text[at..at + i.shape_text.len()], i.shape_text);
+        assert!(
+            text[..at].ends_with(" = "),
+            "{} is read at its own place",
+            i.name
+        );
+    }
 }

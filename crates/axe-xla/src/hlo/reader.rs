@@ -22,6 +22,9 @@ pub(crate) struct Reader<'a> {
     s: &'a str,
     b: &'a [u8],
     pos: usize,
+    /// The last two shapes read, most recent first: dumps repeat a few shapes over and over, and a shape
+    /// that is the same text again needs no bracket scan.
+    recent: [&'a str; 2],
 }
 
 /// Bytes the bracket scanner stops at: brackets, quotes, '/' (a comment may start there).
@@ -41,8 +44,21 @@ const INLINE_DEPTH: usize = 64;
 
 const TABLE_HEADINGS: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
 
+/// The bytes of names: letters, digits, `_ . - % $`.
+const NAME_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'%' | b'$');
+        c += 1;
+    }
+    t
+};
+
+#[inline]
 fn is_name_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'%' | b'$')
+    NAME_BYTES[c as usize]
 }
 
 /// The error for byte `at` of module `text`: `line:col`, the message, the line and a caret.
@@ -74,11 +90,7 @@ pub(crate) fn module_error(text: &str, at: usize, message: impl Into<String>) ->
 impl<'a> Reader<'a> {
     /// A reader at the start of `text`.
     pub(crate) fn new(text: &'a str) -> Self {
-        Reader {
-            s: text,
-            b: text.as_bytes(),
-            pos: 0,
-        }
+        Reader::at(text, 0)
     }
 
     fn error<T>(&self, at: usize, message: impl Into<String>) -> Result<T> {
@@ -122,7 +134,15 @@ impl<'a> Reader<'a> {
     }
 
     /// Skips spaces, tabs and comments, and newlines too when `lines` is set.
+    #[inline]
     fn skip(&mut self, lines: bool) -> Result<()> {
+        match self.peek() {
+            Some(b' ' | b'\t' | b'\r' | b'\n' | b'/') => self.skip_more(lines),
+            _ => Ok(()),
+        }
+    }
+
+    fn skip_more(&mut self, lines: bool) -> Result<()> {
         while let Some(c) = self.peek() {
             match c {
                 b' ' | b'\t' | b'\r' => self.pos += 1,
@@ -348,6 +368,28 @@ impl<'a> Reader<'a> {
     /// A shape at `pos`: a tuple `( ... )` or `type[...]` with an optional layout `{...}`.
     fn shape(&mut self) -> Result<&'a str> {
         let start = self.pos;
+        for k in 0..2 {
+            let seen = self.recent[k];
+            let end = start + seen.len();
+            // A shape read before, again: scanning it would end at the same place, unless an array shape
+            // without a layout is followed by one here.
+            if !seen.is_empty()
+                && self.b[start..].starts_with(seen.as_bytes())
+                && (self.b.get(end) != Some(&b'{') || seen.ends_with('}'))
+            {
+                self.pos = end;
+                self.recent = [seen, self.recent[0]];
+                // The text at its own place: errors and positions refer to where each piece is.
+                return Ok(&self.s[start..end]);
+            }
+        }
+        let shape = self.scan_shape()?;
+        self.recent = [shape, self.recent[0]];
+        Ok(shape)
+    }
+
+    fn scan_shape(&mut self) -> Result<&'a str> {
+        let start = self.pos;
         if self.peek() == Some(b'(') {
             self.balanced()?;
             return Ok(&self.s[start..self.pos]);
@@ -441,6 +483,7 @@ impl<'a> Reader<'a> {
             s: text,
             b: text.as_bytes(),
             pos,
+            recent: [""; 2],
         }
     }
 
