@@ -167,116 +167,6 @@ fn bench_xla(json: bool, n: usize) -> bool {
 }
 
 /// A field of /proc/self/status in bytes (Linux), e.g. `VmHWM`.
-fn proc_status_bytes(field: &str) -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-fn bench_hlo(json: bool, instructions: usize, file: Option<String>, runs: usize) -> bool {
-    let (path, temporary) = match file {
-        Some(f) => (f, false),
-        None => {
-            let p = std::env::temp_dir().join(format!("axe-bench-{}.hlo", std::process::id()));
-            let p = p.to_string_lossy().to_string();
-            let text = axe_xla::hlo::synth::synth_module(instructions, 1);
-            if let Err(e) = crate::output::write_atomically(&p, text.as_bytes()) {
-                eprintln!("error: {e}");
-                return false;
-            }
-            (p, true)
-        }
-    };
-    let result = (|| -> Result<(), String> {
-        let bytes = crate::file::Bytes::open(&path)?;
-        let text = bytes.text(&path)?;
-        let size = text.len();
-        // memcpy of the same bytes (also brings the file into memory before timing the parser).
-        let mut dst = vec![0u8; size];
-        let mut memcpy = f64::INFINITY;
-        for _ in 0..runs.max(1) {
-            let t = Instant::now();
-            dst.copy_from_slice(black_box(text.as_bytes()));
-            black_box(&dst);
-            memcpy = memcpy.min(t.elapsed().as_secs_f64());
-        }
-        drop(dst);
-        // Peak memory of the first parse, above what the process held before it (the file's pages were
-        // brought in by the memcpy above); measured before any other parse can leave freed memory behind.
-        let before = proc_status_bytes("VmRSS");
-        let _ = std::fs::write("/proc/self/clear_refs", "5");
-        let m = axe_xla::hlo::parse_module(text).map_err(|e| format!("{path}:{e}"))?;
-        let peak = proc_status_bytes("VmHWM");
-        let count = m.instruction_count();
-        drop(black_box(m));
-        let extra = match (before, peak) {
-            (Some(b), Some(p)) if p >= b => Some(p - b),
-            _ => None,
-        };
-        let mut best = f64::INFINITY;
-        for _ in 0..runs.max(1) {
-            let t = Instant::now();
-            let m =
-                axe_xla::hlo::parse_module(black_box(text)).map_err(|e| format!("{path}:{e}"))?;
-            best = best.min(t.elapsed().as_secs_f64());
-            black_box(&m);
-        }
-        // The cost report on top: every distinct shape parsed (cached by text), sizes, relayouts.
-        let m = axe_xla::hlo::parse_module(text).map_err(|e| format!("{path}:{e}"))?;
-        let t = Instant::now();
-        let r = axe_xla::hlo::stats::report(&m, 10).map_err(|e| e.to_string())?;
-        let stats_s = t.elapsed().as_secs_f64();
-        black_box(&r);
-        let mbps = size as f64 / best / 1e6;
-        let memcpy_mbps = size as f64 / memcpy / 1e6;
-        let peak_total = extra.map(|e| e + size as u64);
-        if json {
-            crate::outln!(
-                "{}",
-                json!({"file": path, "bytes": size, "instructions": count, "seconds": best, "mb_per_second": mbps,
-                       "memcpy_mb_per_second": memcpy_mbps, "ratio_to_memcpy": mbps / memcpy_mbps,
-                       "peak_parse_bytes": extra, "peak_with_file_bytes": peak_total,
-                       "peak_ratio_to_file": peak_total.map(|p| p as f64 / size as f64),
-                       "stats_seconds": stats_s})
-            );
-        } else {
-            crate::outln!("{path}: {:.1} MB, {count} instructions", size as f64 / 1e6);
-            crate::outln!(
-                "parse     {:>9.1} MB/s  ({:.1} ms, best of {runs})",
-                mbps,
-                best * 1e3
-            );
-            crate::outln!(
-                "memcpy    {:>9.1} MB/s  (reference, same bytes)   ratio {:.4}",
-                memcpy_mbps,
-                mbps / memcpy_mbps
-            );
-            crate::outln!("stats     {:>9.1} ms   (the cost report on the read module: every distinct shape parsed)", stats_s * 1e3);
-            match (extra, peak_total) {
-                (Some(e), Some(p)) => crate::outln!(
-                    "peak memory: {:.1} MB for the parsed module, {:.1} MB with the mapped file = {:.2}x the file",
-                    e as f64 / 1e6,
-                    p as f64 / 1e6,
-                    p as f64 / size as f64
-                ),
-                _ => crate::outln!("peak memory: not available on this system"),
-            }
-        }
-        Ok(())
-    })();
-    if temporary {
-        let _ = std::fs::remove_file(&path);
-    }
-    match result {
-        Ok(()) => true,
-        Err(e) => {
-            eprintln!("error: {e}");
-            false
-        }
-    }
-}
-
 /// The standard relayout cases: (name, source shape, destination layout).
 pub const RELAYOUT_CASES: &[(&str, &str, &str)] = &[
     ("f32 -> T(8,128)", "f32[8192,8192]{1,0}", "{1,0:T(8,128)}"),
@@ -450,7 +340,7 @@ fn relayout_case(
 }
 
 /// The median of some numbers (the mean of the middle two for an even count).
-fn median(mut xs: Vec<f64>) -> f64 {
+pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
     if n == 0 {
@@ -575,7 +465,7 @@ pub fn run(what: What) -> bool {
             instructions,
             file,
             runs,
-        } => bench_hlo(json, instructions, file, runs),
+        } => crate::bench_hlo::run(json, instructions, file, runs),
         What::Xla { json, shapes } => bench_xla(json, shapes),
         What::Layout { json, millis } => {
             let cases = match axe_layout::bench_cases::bench_cases() {

@@ -204,18 +204,7 @@ fn sample(f: &dyn Fn() -> u64, n: u64) -> f64 {
             t.elapsed().as_nanos() as f64 / n.max(1) as f64
         })
         .collect();
-    median(samples)
-}
-
-/// The median (the mean of the middle two for an even count; NaN for none).
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    match (xs.get(n / 2), n.checked_sub(1).and_then(|m| xs.get(m / 2))) {
-        (Some(&hi), Some(&lo)) if n.is_multiple_of(2) => (lo + hi) / 2.0,
-        (Some(&mid), _) => mid,
-        _ => f64::NAN,
-    }
+    crate::bench::median(samples)
 }
 
 /// A printed result with pycute's spacing and 1-tuples (`(4, (2,)):(1, (4,))`) as axe prints them.
@@ -377,7 +366,7 @@ fn report(
     let ratios: Vec<f64> = rows
         .iter()
         .filter(|r| !r.ratios.is_empty())
-        .map(|r| median(r.ratios.clone()))
+        .map(|r| crate::bench::median(r.ratios.clone()))
         .collect();
     let geomean = (!ratios.is_empty())
         .then(|| (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp());
@@ -400,9 +389,9 @@ fn report(
             .iter()
             .zip(&verdicts)
             .map(|(r, agree)| {
-                let ratio = (!r.ratios.is_empty()).then(|| median(r.ratios.clone()));
-                let peer_ns = (!r.peer.is_empty()).then(|| median(r.peer.clone()));
-                json!({"case": r.case.name, "input": r.case.input, "axe_ns": median(r.axe.clone()),
+                let ratio = (!r.ratios.is_empty()).then(|| crate::bench::median(r.ratios.clone()));
+                let peer_ns = (!r.peer.is_empty()).then(|| crate::bench::median(r.peer.clone()));
+                json!({"case": r.case.name, "input": r.case.input, "axe_ns": crate::bench::median(r.axe.clone()),
                        "axe_ns_rounds": r.axe, "pycute_ns": peer_ns, "pycute_ns_rounds": r.peer,
                        "ratio": ratio, "ratios": r.ratios, "axe_result": r.result,
                        "pycute_result": peer_result(r), "agree": agree.key(), "note": peer_note(r)})
@@ -459,8 +448,8 @@ fn report(
     );
     for (r, agree) in rows.iter().zip(&verdicts) {
         let dash = || "-".to_string();
-        let peer_ns = (!r.peer.is_empty()).then(|| median(r.peer.clone()));
-        let ratio = (!r.ratios.is_empty()).then(|| median(r.ratios.clone()));
+        let peer_ns = (!r.peer.is_empty()).then(|| crate::bench::median(r.peer.clone()));
+        let ratio = (!r.ratios.is_empty()).then(|| crate::bench::median(r.ratios.clone()));
         let (lo, hi) = r
             .ratios
             .iter()
@@ -473,7 +462,7 @@ fn report(
         crate::outln!(
             "{:<18} {:>9.0} {:>10} {:>8}{range}  {:<14} {}",
             r.case.name,
-            median(r.axe.clone()),
+            crate::bench::median(r.axe.clone()),
             peer_ns.map_or_else(dash, |n| format!("{n:.0}")),
             ratio.map_or_else(dash, |x| format!("{x:.0}x")),
             agree.shown(),
@@ -529,9 +518,9 @@ mod tests {
 
     #[test]
     fn median_of_few() {
-        assert!(median(vec![]).is_nan());
-        assert_eq!(median(vec![3.0]), 3.0);
-        assert_eq!(median(vec![4.0, 1.0]), 2.5);
-        assert_eq!(median(vec![5.0, 1.0, 3.0]), 3.0);
+        assert!(crate::bench::median(vec![]).is_nan());
+        assert_eq!(crate::bench::median(vec![3.0]), 3.0);
+        assert_eq!(crate::bench::median(vec![4.0, 1.0]), 2.5);
+        assert_eq!(crate::bench::median(vec![5.0, 1.0, 3.0]), 3.0);
     }
 }

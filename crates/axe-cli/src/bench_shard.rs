@@ -33,11 +33,6 @@ pub struct ShardBench {
 /// The planning time's budget: a plan for 4,096 devices in well under this.
 const PLAN_BUDGET_S: f64 = 1.0;
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(0.0)
-}
-
 /// Prints one case; returns false on an error.
 fn emit_case(json_mode: bool, v: serde_json::Value, text: String) {
     if json_mode {
@@ -95,7 +90,7 @@ fn plans(b: &ShardBench) -> Result<(), String> {
             times.push(t.elapsed().as_secs_f64());
             transfers = p.transfers.len();
         }
-        let s = median(times);
+        let s = crate::bench::median(times);
         emit_case(
             b.json,
             json!({"case": name, "devices": mesh.len(), "seconds": s, "transfers": transfers,

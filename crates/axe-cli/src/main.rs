@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_cute;
+mod bench_hlo;
 mod bench_shard;
 mod cute_cmd;
 mod explain_cmd;

@@ -57,12 +57,31 @@ pub struct Attribute<'a> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Attributes<'a> {
     text: &'a str,
+    /// What the reader saw: [`Attributes::CANONICAL`], [`Attributes::CALLS`], [`Attributes::SHARDING`].
+    flags: u8,
 }
 
 impl<'a> Attributes<'a> {
-    /// The list spanning `text`, which the reader has checked.
-    pub(crate) fn new(text: &'a str) -> Self {
-        Attributes { text }
+    /// The text is written as printed (`, a=b, c=d`).
+    pub(crate) const CANONICAL: u8 = 1;
+    /// Some attribute names called computations (`calls=`, `to_apply=`, ...).
+    pub(crate) const CALLS: u8 = 2;
+    /// There is a `sharding=`.
+    pub(crate) const SHARDING: u8 = 4;
+
+    /// The list spanning `text`, which the reader has checked and found to be as `flags` say.
+    pub(crate) fn with_flags(text: &'a str, flags: u8) -> Self {
+        Attributes { text, flags }
+    }
+
+    /// Whether the text is written exactly as it prints.
+    pub(crate) fn is_canonical(&self) -> bool {
+        self.flags & Self::CANONICAL != 0
+    }
+
+    /// Whether some attribute names called computations.
+    pub(crate) fn has_calls(&self) -> bool {
+        self.flags & Self::CALLS != 0
     }
 
     /// The attributes in the order written.
@@ -74,6 +93,9 @@ impl<'a> Attributes<'a> {
 
     /// The value of attribute `name`, if present (the first, if written twice).
     pub fn get(&self, name: &str) -> Option<&'a str> {
+        if name == "sharding" && self.flags & Self::SHARDING == 0 {
+            return None;
+        }
         self.iter().find(|a| a.name == name).map(|a| a.value)
     }
 
@@ -228,6 +250,9 @@ fn print_attributes<S: Sink>(
     out: &mut S,
     attrs: &Attributes<'_>,
 ) -> std::result::Result<(), S::Error> {
+    if attrs.is_canonical() {
+        return out.put(attrs.as_str());
+    }
     for a in attrs {
         out.put(", ")?;
         out.put(a.name)?;

@@ -320,15 +320,32 @@ impl<'a> Reader<'a> {
     fn attributes(&mut self) -> Result<Attributes<'a>> {
         let mut first = None;
         let mut end = self.pos;
+        let mut flags = Attributes::CANONICAL;
         loop {
             let before = self.pos;
             self.skip(true)?;
             let comma = self.pos;
             self.pos = before;
-            if self.attribute()?.is_none() {
+            let Some(a) = self.attribute()? else {
                 self.pos = before;
                 let start = first.unwrap_or(end);
-                return Ok(Attributes::new(&self.s[start..end]));
+                return Ok(Attributes::with_flags(&self.s[start..end], flags));
+            };
+            let name_at = a.name.as_ptr() as usize - self.s.as_ptr() as usize;
+            let value_at = a.value.as_ptr() as usize - self.s.as_ptr() as usize;
+            // Written as printed: `, name=value` right after the previous value.
+            let printed = (first.is_none() || comma == end)
+                && name_at == comma + 2
+                && self.b[comma + 1] == b' '
+                && value_at == name_at + a.name.len() + 1;
+            if !printed {
+                flags &= !Attributes::CANONICAL;
+            }
+            if super::validate::CALLS.contains(&a.name) {
+                flags |= Attributes::CALLS;
+            }
+            if a.name == "sharding" {
+                flags |= Attributes::SHARDING;
             }
             first.get_or_insert(comma);
             end = self.pos;

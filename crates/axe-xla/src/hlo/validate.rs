@@ -154,7 +154,7 @@ const OPCODES: &[&str] = &[
 ];
 
 /// Attributes naming called computations (a name, or `{a, b}`).
-const CALLS: &[&str] = &[
+pub(crate) const CALLS: &[&str] = &[
     "to_apply",
     "calls",
     "condition",
@@ -304,15 +304,18 @@ fn computation<'s>(
             _ => operands(text, inst.operands_text, &defined, shapes, 0)?,
         }
         pairing(text, inst, &defined)?;
-        for a in &inst.attributes {
-            if CALLS.contains(&a.name) {
-                let list = a.value.trim_start_matches('{').trim_end_matches('}');
-                for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                    if !exists(bare(name)) {
-                        return Err(err(
-                            name,
-                            format!("computation {} does not exist", bare(name)),
-                        ));
+        // Called computations exist (the reader noted whether any attribute names one).
+        if inst.attributes.has_calls() {
+            for a in &inst.attributes {
+                if CALLS.contains(&a.name) {
+                    let list = a.value.trim_start_matches('{').trim_end_matches('}');
+                    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                        if !exists(bare(name)) {
+                            return Err(err(
+                                name,
+                                format!("computation {} does not exist", bare(name)),
+                            ));
+                        }
                     }
                 }
             }

@@ -1,0 +1,216 @@
+//! `axe bench hlo`: reading an HLO module, timed as a user runs it (`axe hlo stats FILE` and `axe hlo fmt
+//! FILE`, whole processes, end to end) and in process (reading with every check, the cost report), against
+//! memcpy of the same bytes in the same run.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::io::Write as _;
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::bench::median;
+
+fn proc_status_bytes(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Seconds of each of `runs` runs of this executable with `args`, its output sent to a file (as a
+/// redirect would); an error when a run fails.
+fn end_to_end(args: &[&str], runs: usize) -> Result<Vec<f64>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("finding this executable: {e}"))?;
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let out = tempfile::tempfile().map_err(|e| format!("a file for the output: {e}"))?;
+        let t = Instant::now();
+        let status = std::process::Command::new(&exe)
+            .args(args)
+            .stdout(out)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map_err(|e| format!("running {}: {e}", exe.display()))?;
+        times.push(t.elapsed().as_secs_f64());
+        if !status.success() {
+            return Err(format!("axe {} failed ({status})", args.join(" ")));
+        }
+    }
+    Ok(times)
+}
+
+/// What one run measured.
+struct Figures {
+    size: usize,
+    instructions: usize,
+    memcpy: f64,
+    parse: f64,
+    report: f64,
+    /// Bytes the process gained while reading the module and reporting on it, if the system says.
+    peak_extra: Option<u64>,
+    stats_e2e: Vec<f64>,
+    fmt_e2e: Vec<f64>,
+}
+
+fn measure(path: &str, runs: usize) -> Result<Figures, String> {
+    let bytes = crate::file::Bytes::open(path)?;
+    let text = bytes.text(path)?;
+    let size = text.len();
+    // memcpy of the same bytes (also brings the file into memory before timing the reader).
+    let mut dst = vec![0u8; size];
+    let mut memcpy = f64::INFINITY;
+    for _ in 0..runs {
+        let t = Instant::now();
+        dst.copy_from_slice(black_box(text.as_bytes()));
+        black_box(&dst);
+        memcpy = memcpy.min(t.elapsed().as_secs_f64());
+    }
+    drop(dst);
+    // The peak of the first reading and report, above what the process held before (the file's pages were
+    // brought in by the memcpy above); measured before any other run can leave freed memory behind.
+    let before = proc_status_bytes("VmRSS");
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let m = axe_xla::hlo::parse_module(text).map_err(|e| format!("{path}:{e}"))?;
+    let r = axe_xla::hlo::stats::report(&m, 10).map_err(|e| e.to_string())?;
+    let peak = proc_status_bytes("VmHWM");
+    let instructions = m.instruction_count();
+    drop(black_box(r));
+    let peak_extra = match (before, peak) {
+        (Some(b), Some(p)) if p >= b => Some(p - b),
+        _ => None,
+    };
+    let mut parse = f64::INFINITY;
+    let mut report = f64::INFINITY;
+    for _ in 0..runs {
+        let t = Instant::now();
+        let m = axe_xla::hlo::parse_module(black_box(text)).map_err(|e| format!("{path}:{e}"))?;
+        parse = parse.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let r = axe_xla::hlo::stats::report(&m, 10).map_err(|e| e.to_string())?;
+        report = report.min(t.elapsed().as_secs_f64());
+        black_box((&m, &r));
+    }
+    drop(m);
+    let rounds = runs.max(3);
+    Ok(Figures {
+        size,
+        instructions,
+        memcpy,
+        parse,
+        report,
+        peak_extra,
+        stats_e2e: end_to_end(&["hlo", "stats", path], rounds)?,
+        fmt_e2e: end_to_end(&["hlo", "fmt", path], rounds)?,
+    })
+}
+
+fn print(path: &str, f: &Figures, runs: usize, json: bool) {
+    let mb = |secs: f64| f.size as f64 / secs / 1e6;
+    let (stats, fmt) = (median(f.stats_e2e.clone()), median(f.fmt_e2e.clone()));
+    let peak_total = f.peak_extra.map(|e| e + f.size as u64);
+    let rounds = f.stats_e2e.len();
+    if json {
+        crate::outln!(
+            "{}",
+            json!({"file": path, "bytes": f.size, "instructions": f.instructions,
+                   "stats_end_to_end_seconds": stats, "stats_end_to_end_mb_per_second": mb(stats),
+                   "fmt_end_to_end_seconds": fmt, "fmt_end_to_end_mb_per_second": mb(fmt),
+                   "end_to_end_rounds": rounds,
+                   "seconds": f.parse, "mb_per_second": mb(f.parse),
+                   "memcpy_mb_per_second": mb(f.memcpy), "ratio_to_memcpy": f.memcpy / f.parse,
+                   "stats_seconds": f.report,
+                   "peak_parse_bytes": f.peak_extra, "peak_with_file_bytes": peak_total,
+                   "peak_ratio_to_file": peak_total.map(|p| p as f64 / f.size as f64),
+                   "threads": rayon::current_num_threads()})
+        );
+        return;
+    }
+    let mut o = format!(
+        "{path}: {:.1} MB, {} instructions, {} threads\n",
+        f.size as f64 / 1e6,
+        f.instructions,
+        rayon::current_num_threads()
+    );
+    let _ = writeln!(
+        o,
+        "axe hlo stats  {:>8.1} MB/s  ({:.1} ms end to end, the median of {rounds} processes)",
+        mb(stats),
+        stats * 1e3
+    );
+    let _ = writeln!(
+        o,
+        "axe hlo fmt    {:>8.1} MB/s  ({:.1} ms end to end, the median of {rounds} processes)",
+        mb(fmt),
+        fmt * 1e3
+    );
+    let _ = writeln!(
+        o,
+        "read + check   {:>8.1} MB/s  ({:.1} ms in process, best of {runs})",
+        mb(f.parse),
+        f.parse * 1e3
+    );
+    let _ = writeln!(
+        o,
+        "cost report    {:>8.1} ms    (in process, best of {runs}: every distinct shape parsed)",
+        f.report * 1e3
+    );
+    let _ = writeln!(
+        o,
+        "memcpy         {:>8.1} MB/s  (reference, same bytes)   read + check / memcpy {:.4}",
+        mb(f.memcpy),
+        f.memcpy / f.parse
+    );
+    match (f.peak_extra, peak_total) {
+        (Some(e), Some(p)) => {
+            let _ = writeln!(
+                o,
+                "peak memory: {:.1} MB to read and report, {:.1} MB with the mapped file = {:.2}x the file",
+                e as f64 / 1e6,
+                p as f64 / 1e6,
+                p as f64 / f.size as f64
+            );
+        }
+        _ => o.push_str("peak memory: not available on this system\n"),
+    }
+    crate::out!("{o}");
+}
+
+/// Runs the benchmark on `file`, or on a synthetic module of about `instructions` instructions.
+pub fn run(json: bool, instructions: usize, file: Option<String>, runs: usize) -> bool {
+    let runs = runs.max(1);
+    // A synthetic module lives in a temporary file, removed however the run ends.
+    let synthetic = match file {
+        Some(_) => None,
+        None => {
+            let text = axe_xla::hlo::synth::synth_module(instructions, 1);
+            let made = tempfile::Builder::new()
+                .prefix("axe-bench-")
+                .suffix(".hlo")
+                .tempfile()
+                .and_then(|mut f| f.write_all(text.as_bytes()).map(|()| f));
+            match made {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    eprintln!("error: writing the synthetic module: {e}");
+                    return false;
+                }
+            }
+        }
+    };
+    let path = match (&file, &synthetic) {
+        (Some(f), _) => f.clone(),
+        (None, Some(t)) => t.path().to_string_lossy().to_string(),
+        (None, None) => return false,
+    };
+    match measure(&path, runs) {
+        Ok(f) => {
+            print(&path, &f, runs, json);
+            true
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            false
+        }
+    }
+}
