@@ -29,8 +29,11 @@ impl Bytes {
         // SAFETY: the map is read-only and lives as long as the returned value. If another process
         // truncates the file while it is mapped, reads may fault; that is the documented risk of mapping
         // files, accepted here for reading large dumps in place.
+        // Every page is mapped at once (the whole file is read anyway): one request to the kernel rather
+        // than a page fault per page.
         #[allow(unsafe_code)]
-        let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| format!("{path}: {e}"))?;
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }
+            .map_err(|e| format!("{path}: {e}"))?;
         Ok(Bytes::Mapped(map))
     }
 
