@@ -482,56 +482,155 @@ const CLASS: [u8; 256] = {
 };
 
 /// Puts into `out` the instruction names among `inst`'s operands, as [`Instruction::operand_names`] gives
-/// them. A list without brackets, strings or non-ASCII text (the common case) is read here in one pass:
-/// each piece between commas gives its last blank-separated word, without one leading '%', when that is a
-/// name.
+/// them: of each piece between commas, its last blank-separated word without one leading '%', when that is
+/// a name. A list without brackets, strings or non-ASCII text (the common case) is read here in one pass;
+/// any other goes through the general reader.
 fn operand_names<'a>(inst: &Instruction<'a>, out: &mut Vec<&'a str>) {
     out.clear();
     let text = inst.operands_text;
     let b = text.as_bytes();
-    // The last word of the piece at hand, if it has one.
-    let (mut start, mut end, mut word, mut in_word) = (0, 0, false, false);
+    let n = b.len();
+    // The end of the text closes the last piece, as a comma would.
+    let class = |i: usize| b.get(i).map_or(COMMA, |&c| CLASS[usize::from(c)]);
+    // The last word of the piece at hand, when it is a name.
+    let mut last: Option<(usize, usize)> = None;
     let mut i = 0;
     loop {
-        let class = match b.get(i) {
-            Some(&c) => CLASS[usize::from(c)],
-            None => COMMA,
-        };
-        match class {
-            BLANK => in_word = false,
+        match class(i) {
+            BLANK => i += 1,
             COMMA => {
-                if word {
-                    let w = &b[start..end];
-                    let w = w.strip_prefix(b"%").unwrap_or(w);
-                    if w.first()
-                        .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
-                        && w.iter().all(|&c| CLASS[usize::from(c)] == NAME)
-                    {
-                        // ASCII between piece boundaries: `end - w.len()..end` is on char boundaries.
-                        out.push(&text[end - w.len()..end]);
-                    }
+                if let Some((start, end)) = last.take() {
+                    // ASCII bytes: `start..end` lies on char boundaries.
+                    out.push(&text[start..end]);
                 }
-                if i >= b.len() {
+                if i >= n {
                     return;
                 }
-                (word, in_word) = (false, false);
+                i += 1;
             }
-            SPECIAL => {
-                out.clear();
-                out.extend(inst.operand_names());
-                return;
-            }
+            SPECIAL => break,
             _ => {
-                if !in_word {
-                    (start, in_word, word) = (i, true, true);
+                // A word: an optional '%', then the bytes of a name.
+                let start = if b[i] == b'%' { i + 1 } else { i };
+                let mut end = start;
+                while class(end) == NAME {
+                    end += 1;
                 }
-                end = i + 1;
+                let name = end > start && (b[start].is_ascii_alphabetic() || b[start] == b'_');
+                match class(end) {
+                    BLANK | COMMA => last = name.then_some((start, end)),
+                    SPECIAL => break,
+                    _ => {
+                        // Some other byte: the word is no name; it ends at a blank or comma.
+                        last = None;
+                        while matches!(class(end), NAME | OTHER) {
+                            end += 1;
+                        }
+                    }
+                }
+                i = end;
             }
         }
-        i += 1;
     }
+    out.clear();
+    out.extend(inst.operand_names());
 }
 
 fn located(comp: &Computation<'_>, name: &str, e: XlaError) -> XlaError {
     XlaError::Unsupported(format!("in {} instruction {name}: {e}", comp.name))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::hlo::{parse_module, Attributes};
+    use proptest::prelude::*;
+
+    fn with_operands(text: &str) -> Instruction<'_> {
+        Instruction {
+            is_root: false,
+            name: "%x",
+            shape_text: "",
+            opcode: "add",
+            operands_text: text,
+            attributes: Attributes::default(),
+        }
+    }
+
+    fn names(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        operand_names(&with_operands(text), &mut out);
+        out
+    }
+
+    #[test]
+    fn operand_lists_read_as_the_general_reader_reads_them() {
+        for text in [
+            "",
+            "%a, %b",
+            " %a ,b ",
+            "%a,,%b,",
+            "f32[2]{0} %a, %b",
+            "s32[] %a",
+            "%%a, %a%b, a:b, 9a, %_a.1-2, %",
+            "a b, c\td\n",
+            "a\u{b}b, c\u{c}",
+            "a\u{a0}b, %c",
+            "\"s, t\", %u",
+            "(%a, %b), %c",
+            "%a, {1, 2}",
+        ] {
+            let general: Vec<&str> = with_operands(text).operand_names().collect();
+            assert_eq!(names(text), general, "{text:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn operand_lists_of_any_text(text in "[ %,a_.9\\-:/\t\n\u{b}\u{c}\u{a0}\u{2003}\"(){}\\[\\]\\\\b]{0,24}") {
+            let general: Vec<&str> = with_operands(&text).operand_names().collect();
+            prop_assert_eq!(names(&text), general);
+        }
+    }
+
+    #[test]
+    fn relayouts_memory_spaces_and_transposes() {
+        let text = "HloModule m\n\n\
+            ENTRY %e (p: f32[8,4]) -> f32[4,8] {\n  \
+            %p = f32[8,4]{1,0} parameter(0)\n  \
+            %s = f32[8,4]{1,0:S(1)} copy(%p)\n  \
+            %c = f32[8,4]{0,1} copy(f32[8,4]{1,0:S(1)} %s)\n  \
+            %n = f32[8,4]{0,1} negate(%c)\n  \
+            ROOT %t = f32[4,8]{1,0} transpose(%n), dimensions={1,0}\n}\n";
+        let r = report(&parse_module(text).unwrap(), 3).unwrap();
+        let seen: Vec<(&str, &str, &str, &str, &str)> = r
+            .relayouts
+            .iter()
+            .map(|x| {
+                (
+                    x.instruction.as_str(),
+                    x.operand.as_str(),
+                    x.from.as_str(),
+                    x.to.as_str(),
+                    x.kind,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (
+                    "%s",
+                    "p",
+                    "f32[8,4]{1,0}",
+                    "f32[8,4]{1,0:S(1)}",
+                    "memory space"
+                ),
+                ("%c", "s", "f32[8,4]{1,0:S(1)}", "f32[8,4]{0,1}", "layout"),
+                ("%t", "n", "f32[8,4]{0,1}", "f32[4,8]{1,0}", "transpose"),
+            ]
+        );
+        assert!(r.relayouts.iter().all(|x| x.bytes == 128));
+    }
 }
