@@ -7,7 +7,8 @@
 //! or on-chip memory, and the `to_apply=` of a reduce, map, sort, scatter or collective is a scalar
 //! function applied per element. [`materialized`] follows the first kind from the entry.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
+use memchr::memmem;
 
 use super::{Computation, Instruction, Module};
 
@@ -18,28 +19,28 @@ const PROGRAM_CALLS: [&str; 4] = ["body", "condition", "true_computation", "fals
 /// from it through program calls (see the module doc), as flags in module order. A computation reached
 /// only through fusions or per-element functions, or not at all, is `false`.
 pub fn materialized(module: &Module<'_>) -> Vec<bool> {
-    let index: HashMap<&str, usize> = module
-        .computations
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (bare(c.name), i))
-        .collect();
     let mut seen = vec![false; module.computations.len()];
     let Some(entry) = entry_index(module) else {
         return seen;
     };
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(module.computations.len());
+    for (i, c) in module.computations.iter().enumerate() {
+        // The last of a name wins, as when collecting into a map.
+        index.insert(bare(c.name), i);
+    }
+    let finders = Finders::new();
     seen[entry] = true;
     let mut stack = vec![entry];
     while let Some(c) = stack.pop() {
         for inst in &module.computations[c].instructions {
-            for callee in program_callees(inst) {
+            program_callees(inst, &finders, |callee| {
                 if let Some(&i) = index.get(callee) {
                     if !seen[i] {
                         seen[i] = true;
                         stack.push(i);
                     }
                 }
-            }
+            });
         }
     }
     seen
@@ -54,25 +55,59 @@ pub fn entry_index(module: &Module<'_>) -> Option<usize> {
         .or_else(|| module.computations.len().checked_sub(1))
 }
 
-/// The computations `inst` runs as programs (bare names).
-fn program_callees<'a>(inst: &Instruction<'a>) -> Vec<&'a str> {
-    let mut out = Vec::new();
+/// Searchers for the words every program-call attribute name holds: an instruction whose attribute text
+/// holds none of them calls no program, and its attributes need not be read.
+struct Finders {
+    /// `body`, `condition`, `computation` (`true_computation`, `false_computation`,
+    /// `branch_computations`).
+    any: [memmem::Finder<'static>; 3],
+    /// `to_apply` (of a `call`).
+    to_apply: memmem::Finder<'static>,
+    /// `calls` (of anything but a `fusion`).
+    calls: memmem::Finder<'static>,
+}
+
+impl Finders {
+    fn new() -> Self {
+        Finders {
+            any: [
+                memmem::Finder::new("body"),
+                memmem::Finder::new("condition"),
+                memmem::Finder::new("computation"),
+            ],
+            to_apply: memmem::Finder::new("to_apply"),
+            calls: memmem::Finder::new("calls"),
+        }
+    }
+
+    /// Whether `inst`'s attributes may name a program callee.
+    fn may_call(&self, inst: &Instruction<'_>) -> bool {
+        let text = inst.attributes.as_str().as_bytes();
+        self.any.iter().any(|f| f.find(text).is_some())
+            || (inst.opcode == "call" && self.to_apply.find(text).is_some())
+            || (inst.opcode != "fusion" && self.calls.find(text).is_some())
+    }
+}
+
+/// Calls `f` on each computation `inst` runs as a program (bare names), in the order written.
+fn program_callees<'a>(inst: &Instruction<'a>, finders: &Finders, mut f: impl FnMut(&'a str)) {
+    if !finders.may_call(inst) {
+        return;
+    }
     for a in &inst.attributes {
         let program = PROGRAM_CALLS.contains(&a.name)
             || a.name == "branch_computations"
             || (a.name == "to_apply" && inst.opcode == "call")
             || (a.name == "calls" && inst.opcode != "fusion");
         if program {
-            out.extend(
-                a.value
-                    .trim_matches(|c| c == '{' || c == '}')
-                    .split(',')
-                    .map(|n| bare(n.trim()))
-                    .filter(|n| !n.is_empty()),
-            );
+            a.value
+                .trim_matches(|c| c == '{' || c == '}')
+                .split(',')
+                .map(|n| bare(n.trim()))
+                .filter(|n| !n.is_empty())
+                .for_each(&mut f);
         }
     }
-    out
 }
 
 fn bare(name: &str) -> &str {

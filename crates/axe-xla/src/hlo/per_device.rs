@@ -6,7 +6,7 @@
 //! manual or unannotated value is whole on every device; a maximal one is whole on its device and absent
 //! elsewhere. Tuple shardings give one sharding per leaf.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use super::sharding::{parse_sharding, Sharding};
 use crate::error::{overflow, Result};
@@ -34,14 +34,15 @@ type Leaf = (Option<Vec<usize>>, i64);
 
 /// Running sums: bytes every device holds, and bytes of particular devices.
 #[derive(Default)]
-pub(crate) struct Tally {
+pub(crate) struct Tally<'a> {
     common: i64,
     by_device: HashMap<usize, i64>,
     most_device: usize,
     sharded: usize,
     unannotated: usize,
     any_sharding: bool,
-    cache: HashMap<(String, String), Vec<Leaf>>,
+    /// Per (shape text, sharding text): its leaves.
+    cache: HashMap<(&'a str, &'a str), Vec<Leaf>>,
 }
 
 /// The bytes `a` takes as a `grid`-tiled shard (`ceil(D/n)` per dim) in its layout.
@@ -106,40 +107,45 @@ fn leaves(shape: &Shape, sharding: &Sharding) -> Result<Vec<Leaf>> {
     Ok(out)
 }
 
-impl Tally {
-    /// Adds a materialized value of `shape_text` / `shape` with its `sharding` text, if any.
-    pub(crate) fn add(
+/// The bytes a value of `shape` holds on every device without a sharding: every array whole.
+pub(crate) fn whole_bytes(shape: &Shape) -> Result<i64> {
+    let mut bytes = 0i64;
+    for (_, a) in shape.arrays() {
+        bytes = bytes
+            .checked_add(crate::size::sizes(a)?.physical_bytes)
+            .ok_or_else(|| overflow("adding up bytes per device"))?;
+    }
+    Ok(bytes)
+}
+
+impl<'a> Tally<'a> {
+    /// Adds a materialized value without a sharding, of `bytes` (see [`whole_bytes`]).
+    pub(crate) fn add_unannotated(&mut self, bytes: i64) -> Result<()> {
+        self.unannotated += 1;
+        self.common = self
+            .common
+            .checked_add(bytes)
+            .ok_or_else(|| overflow("adding up bytes per device"))?;
+        Ok(())
+    }
+
+    /// Adds a materialized value of `shape_text` / `shape` with the sharding `text`.
+    pub(crate) fn add_sharded(
         &mut self,
-        shape_text: &str,
+        shape_text: &'a str,
         shape: &Shape,
-        sharding: Option<&str>,
+        text: &'a str,
     ) -> Result<()> {
-        let Some(text) = sharding else {
-            self.unannotated += 1;
-            let mut bytes = 0i64;
-            for (_, a) in shape.arrays() {
-                bytes = bytes
-                    .checked_add(crate::size::sizes(a)?.physical_bytes)
-                    .ok_or_else(|| overflow("adding up bytes per device"))?;
-            }
-            self.common = self
-                .common
-                .checked_add(bytes)
-                .ok_or_else(|| overflow("adding up bytes per device"))?;
-            return Ok(());
-        };
         self.sharded += 1;
         self.any_sharding = true;
-        let key = (shape_text.to_string(), text.to_string());
-        if !self.cache.contains_key(&key) {
-            let s = parse_sharding(text)?;
-            let l = leaves(shape, &s)?;
-            self.cache.insert(key.clone(), l);
-        }
-        let Some(parts) = self.cache.get(&key) else {
-            return Ok(());
+        let parts = match self.cache.entry((shape_text, text)) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let s = parse_sharding(text)?;
+                e.insert(leaves(shape, &s)?)
+            }
         };
-        for (devices, bytes) in parts {
+        for (devices, bytes) in parts.iter() {
             match devices {
                 None => {
                     self.common = self

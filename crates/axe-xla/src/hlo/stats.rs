@@ -6,15 +6,16 @@
 //! the sum over *every* instruction of every computation, fusion bodies and their parameters included,
 //! which only bounds what the text describes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use super::{Computation, Module};
+use foldhash::{HashMap, HashMapExt};
+use memchr::memmem;
+
+use super::{Computation, Instruction, Module};
 use crate::error::{Result, XlaError};
-use crate::shape::Shape;
+use crate::primitive::PrimitiveType;
+use crate::shape::{ArrayShape, Dims, Shape};
 use crate::size::sizes;
-
-/// Opcodes whose result only aliases other values (counting them would count bytes twice).
-const ALIASING: [&str; 3] = ["tuple", "get-tuple-element", "bitcast"];
 
 /// Bytes of a set of arrays.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -132,22 +133,24 @@ pub struct Report {
     pub per_device: Option<super::per_device::PerDevice>,
 }
 
+/// A distinct shape text, parsed and sized once.
 struct Info {
-    /// Per array leaf: (shape text, memory space, sizes).
-    leaves: Vec<(String, i64, Totals)>,
     shape: Shape,
+    /// Per array leaf with a size (unbounded dynamic arrays have none): its position among
+    /// [`Shape::arrays`], its memory space and its sizes.
+    leaves: Vec<(usize, i64, Totals)>,
 }
 
 fn info_of(text: &str) -> Result<Info> {
     let shape = crate::text::parse_shape(text)?;
     let mut leaves = Vec::new();
-    for (_, a) in shape.arrays() {
+    for (k, (_, a)) in shape.arrays().into_iter().enumerate() {
         if a.dims.iter().any(|d| d.bound().is_none()) {
             continue; // unbounded dynamic: no size
         }
         let z = sizes(a)?;
         leaves.push((
-            a.to_string(),
+            k,
             a.layout.memory_space,
             Totals {
                 arrays: 1,
@@ -157,7 +160,136 @@ fn info_of(text: &str) -> Result<Info> {
             },
         ));
     }
-    Ok(Info { leaves, shape })
+    Ok(Info { shape, leaves })
+}
+
+/// Text as a map key, hashed as its bytes alone (a `str` key adds a terminator, hashed separately).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Text<'a>(&'a str);
+
+impl std::hash::Hash for Text<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write(self.0.as_bytes());
+    }
+}
+
+/// The module's distinct shape texts, each parsed once: a text's id is its position in `infos`.
+#[derive(Default)]
+struct Shapes<'a> {
+    ids: HashMap<Text<'a>, usize>,
+    infos: Vec<Info>,
+    /// Per id: the array printed, once a relayout names it.
+    printed: Vec<Option<String>>,
+    /// Per id: the bytes a value without `sharding=` holds on every device, once needed.
+    whole: Vec<Option<i64>>,
+    /// The last text looked up, and its id.
+    last: Option<(&'a str, usize)>,
+    /// Per id of an array shape: its group, the arrays of its element type and dimensions.
+    group_of: Vec<Option<usize>>,
+    /// The groups by element type and dimensions.
+    groups: HashMap<(PrimitiveType, Dims), usize>,
+    /// Per group: the id of its first array, and whether another array of the group has another layout.
+    group: Vec<(usize, bool)>,
+}
+
+impl<'a> Shapes<'a> {
+    /// The id of `text`, parsed and sized the first time it is seen.
+    fn id(&mut self, text: &'a str) -> Result<usize> {
+        if let Some((last, id)) = self.last {
+            if last == text {
+                return Ok(id);
+            }
+        }
+        let id = match self.ids.get(&Text(text)) {
+            Some(&id) => id,
+            None => self.add(text)?,
+        };
+        self.last = Some((text, id));
+        Ok(id)
+    }
+
+    fn add(&mut self, text: &'a str) -> Result<usize> {
+        let id = self.infos.len();
+        let info = info_of(text)?;
+        let group = match &info.shape {
+            Shape::Array(a) => Some(match self.groups.entry((a.element_type, a.dims.clone())) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let g = *e.get();
+                    let (first, mixed) = &mut self.group[g];
+                    if !*mixed {
+                        if let Shape::Array(f) = &self.infos[*first].shape {
+                            *mixed = f.layout != a.layout;
+                        }
+                    }
+                    g
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    self.group.push((id, false));
+                    *e.insert(self.group.len() - 1)
+                }
+            }),
+            _ => None,
+        };
+        self.infos.push(info);
+        self.group_of.push(group);
+        self.printed.push(None);
+        self.whole.push(None);
+        self.ids.insert(Text(text), id);
+        Ok(id)
+    }
+
+    /// Whether some array seen so far has the dimensions and element type of array shape `id` but
+    /// another layout: only then can an operand's layout differ from a result's of shape `id`.
+    fn relayouts_possible(&self, id: usize) -> bool {
+        self.group_of[id].is_some_and(|g| self.group[g].1)
+    }
+
+    /// The array of shape `id` printed (`id` must be an array shape).
+    fn printed(&mut self, id: usize) -> String {
+        let info = &self.infos[id];
+        self.printed[id]
+            .get_or_insert_with(|| match &info.shape {
+                Shape::Array(a) => a.to_string(),
+                s => s.to_string(),
+            })
+            .clone()
+    }
+
+    /// The bytes a value of shape `id` without `sharding=` holds on every device.
+    fn whole(&mut self, id: usize) -> Result<i64> {
+        if let Some(b) = self.whole[id] {
+            return Ok(b);
+        }
+        let b = super::per_device::whole_bytes(&self.infos[id].shape)?;
+        self.whole[id] = Some(b);
+        Ok(b)
+    }
+}
+
+/// Opcodes whose result only aliases other values (counting them would count bytes twice).
+fn aliasing(opcode: &str) -> bool {
+    matches!(opcode, "tuple" | "get-tuple-element" | "bitcast")
+}
+
+/// How data moves from an operand of shape `src` into a result `result` that is not a transpose: `None`
+/// unless `src` is an array of the result's dimensions and type in another layout.
+fn relayout_kind(src: &Shape, result: &ArrayShape) -> Option<&'static str> {
+    let Shape::Array(src) = src else {
+        return None;
+    };
+    if src.dims != result.dims
+        || src.element_type != result.element_type
+        || src.layout == result.layout
+    {
+        return None;
+    }
+    let mut same_space = src.layout.clone();
+    same_space.memory_space = result.layout.memory_space;
+    Some(if same_space == result.layout {
+        "memory space"
+    } else {
+        "layout"
+    })
 }
 
 /// A padded leaf in the running for the top list: (padding, reverse order, index into the kept list,
@@ -166,44 +298,44 @@ type Candidate = (i64, usize, usize, usize, usize);
 
 /// The cost report of a module (see [`Report`]); `top` is how many wasteful tensors to keep.
 pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
-    let mut cache: HashMap<&str, std::rc::Rc<Info>> = HashMap::new();
+    let mut shapes = Shapes::default();
     let mut r = Report {
         instructions: module.instruction_count(),
         ..Report::default()
     };
     // The `top` most padded leaves so far, least padded first: (padding, order, computation, instruction,
-    // shape), kept as borrowed text until the end so that a module of many padded tensors costs no
-    // allocation per tensor.
+    // shape), kept as borrowed text and shape ids until the end so that a module of many padded tensors
+    // costs no allocation per tensor.
     let mut waste: std::collections::BinaryHeap<std::cmp::Reverse<Candidate>> =
         std::collections::BinaryHeap::with_capacity(top.saturating_add(1).min(1 << 16));
     let mut seen = 0usize;
-    let mut kept: Vec<(&str, &str, std::rc::Rc<Info>, Totals)> = Vec::new();
+    let mut kept: Vec<(&str, &str, usize, Totals)> = Vec::new();
     let flags = super::calls::materialized(module);
     let mut tally = super::per_device::Tally::default();
     let entry = super::calls::entry_index(module);
+    // The kind of relayout from one shape id to another (see `relayout_kind`), decided once per pair.
+    let mut kinds: HashMap<(usize, usize), Option<&'static str>> = HashMap::new();
+    let sharding = memmem::Finder::new("sharding");
+    // The shape id of each instruction of the computation at hand, by bare name (the last of a name).
+    let mut by_name: HashMap<Text<'_>, usize> = HashMap::new();
+    // The operand names of the instruction at hand.
+    let mut names: Vec<&str> = Vec::new();
     for (ci, comp) in module.computations.iter().enumerate() {
         let is_entry = entry == Some(ci);
         let mut ctotal = Totals::default();
-        let mut by_name: HashMap<&str, std::rc::Rc<Info>> =
-            HashMap::with_capacity(comp.instructions.len());
+        by_name.clear();
+        by_name.reserve(comp.instructions.len());
         for inst in &comp.instructions {
             if inst.shape_text.is_empty() {
                 continue;
             }
-            let info = match cache.get(inst.shape_text) {
-                Some(i) => i.clone(),
-                None => {
-                    let i = std::rc::Rc::new(
-                        info_of(inst.shape_text).map_err(|e| located(comp, inst.name, e))?,
-                    );
-                    cache.insert(inst.shape_text, i.clone());
-                    i
-                }
-            };
-            by_name.insert(inst.bare_name(), info.clone());
-            if !ALIASING.contains(&inst.opcode) {
+            let id = shapes
+                .id(inst.shape_text)
+                .map_err(|e| located(comp, inst.name, e))?;
+            by_name.insert(Text(inst.bare_name()), id);
+            let info = &shapes.infos[id];
+            if !aliasing(inst.opcode) {
                 let held = flags[ci] && (is_entry || inst.opcode != "parameter");
-
                 for (leaf, (_, space, t)) in info.leaves.iter().enumerate() {
                     ctotal.add(t)?;
                     if !held {
@@ -218,7 +350,7 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                     if pad > 0 && top > 0 {
                         let least = waste.peek().map(|w| w.0 .0);
                         if waste.len() < top || least.is_some_and(|l| pad > l) {
-                            kept.push((comp.name, inst.name, info.clone(), *t));
+                            kept.push((comp.name, inst.name, id, *t));
                             waste.push(std::cmp::Reverse((
                                 pad,
                                 usize::MAX - seen,
@@ -234,51 +366,65 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                     }
                 }
                 if held {
-                    tally
-                        .add(inst.shape_text, &info.shape, inst.attribute("sharding"))
-                        .map_err(|e| located(comp, inst.name, e))?;
+                    // An attribute named `sharding` is written in the text: look it up only then.
+                    let attrs = inst.attributes.as_str();
+                    let sharded = if sharding.find(attrs.as_bytes()).is_some() {
+                        inst.attribute("sharding")
+                    } else {
+                        None
+                    };
+                    match sharded {
+                        Some(text) => tally.add_sharded(inst.shape_text, &info.shape, text),
+                        None => shapes.whole(id).and_then(|b| tally.add_unannotated(b)),
+                    }
+                    .map_err(|e| located(comp, inst.name, e))?;
                 }
             }
             // Relayouts: an array operand with the result's dimensions but another layout, or a transpose.
-            let Shape::Array(result) = &info.shape else {
+            let Shape::Array(result) = &shapes.infos[id].shape else {
                 continue;
             };
-            for op in inst.operand_names() {
-                let Some(op_info) = by_name.get(op) else {
+            let transpose = inst.opcode == "transpose";
+            if !transpose && !shapes.relayouts_possible(id) {
+                continue; // every array of the result's dimensions and type has its layout
+            }
+            operand_names(inst, &mut names);
+            for &op in &names {
+                let Some(&src) = by_name.get(&Text(op)) else {
                     continue;
                 };
-                let Shape::Array(src) = &op_info.shape else {
-                    continue;
-                };
-                let kind = if inst.opcode == "transpose" {
-                    Some("transpose")
-                } else if src.dims != result.dims
-                    || src.element_type != result.element_type
-                    || src.layout == result.layout
-                {
-                    None
+                let kind = if transpose {
+                    if !matches!(shapes.infos[src].shape, Shape::Array(_)) {
+                        continue;
+                    }
+                    "transpose"
+                } else if src == id {
+                    continue; // the same shape: the same layout
                 } else {
-                    let mut same_space = src.layout.clone();
-                    same_space.memory_space = result.layout.memory_space;
-                    Some(if same_space == result.layout {
-                        "memory space"
-                    } else {
-                        "layout"
-                    })
+                    let infos = &shapes.infos;
+                    let kind = *kinds
+                        .entry((src, id))
+                        .or_insert_with(|| relayout_kind(&infos[src].shape, result));
+                    match kind {
+                        Some(kind) => kind,
+                        None => continue,
+                    }
                 };
-                if let Some(kind) = kind {
-                    r.relayouts.push(Relayout {
-                        computation: comp.name.to_string(),
-                        instruction: inst.name.to_string(),
-                        opcode: inst.opcode.to_string(),
-                        operand: op.to_string(),
-                        from: src.to_string(),
-                        to: result.to_string(),
-                        bytes: info.leaves.first().map_or(0, |l| l.2.physical_bytes),
-                        kind,
-                    });
-                    break; // one entry per instruction
-                }
+                let bytes = shapes.infos[id]
+                    .leaves
+                    .first()
+                    .map_or(0, |l| l.2.physical_bytes);
+                r.relayouts.push(Relayout {
+                    computation: comp.name.to_string(),
+                    instruction: inst.name.to_string(),
+                    opcode: inst.opcode.to_string(),
+                    operand: op.to_string(),
+                    from: shapes.printed(src),
+                    to: shapes.printed(id),
+                    bytes,
+                    kind,
+                });
+                break; // one entry per instruction
             }
         }
         r.total.add(&ctotal)?;
@@ -298,18 +444,193 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
     r.top_waste = best
         .into_iter()
         .map(|(_, _, k, leaf)| {
-            let (computation, instruction, info, totals) = &kept[k];
+            let (computation, instruction, id, totals) = kept[k];
+            let shape = &shapes.infos[id].shape;
+            let array = shapes.infos[id].leaves[leaf].0;
             Waste {
                 computation: computation.to_string(),
                 instruction: instruction.to_string(),
-                shape: info.leaves[leaf].0.clone(),
-                totals: *totals,
+                shape: shape.arrays()[array].1.to_string(),
+                totals,
             }
         })
         .collect();
     Ok(r)
 }
 
+/// Byte classes for reading operand lists (see [`operand_names`]).
+const NAME: u8 = 0; // a byte of a name: ASCII letters, digits, '_', '.', '-'
+const BLANK: u8 = 1; // white space as `char::is_whitespace` has it
+const COMMA: u8 = 2;
+const OTHER: u8 = 3; // any other ASCII byte ('%' among them): no part of a name
+const SPECIAL: u8 = 4; // brackets, quotes and non-ASCII bytes: the general reader's business
+
+const CLASS: [u8; 256] = {
+    let mut t = [SPECIAL; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match b as u8 {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' | b'-' => NAME,
+            b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ' => BLANK,
+            b',' => COMMA,
+            b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' => SPECIAL,
+            _ => OTHER,
+        };
+        b += 1;
+    }
+    t
+};
+
+/// Puts into `out` the instruction names among `inst`'s operands, as [`Instruction::operand_names`] gives
+/// them: of each piece between commas, its last blank-separated word without one leading '%', when that is
+/// a name. A list without brackets, strings or non-ASCII text (the common case) is read here in one pass;
+/// any other goes through the general reader.
+fn operand_names<'a>(inst: &Instruction<'a>, out: &mut Vec<&'a str>) {
+    out.clear();
+    let text = inst.operands_text;
+    let b = text.as_bytes();
+    let n = b.len();
+    // The end of the text closes the last piece, as a comma would.
+    let class = |i: usize| b.get(i).map_or(COMMA, |&c| CLASS[usize::from(c)]);
+    // The last word of the piece at hand, when it is a name.
+    let mut last: Option<(usize, usize)> = None;
+    let mut i = 0;
+    loop {
+        match class(i) {
+            BLANK => i += 1,
+            COMMA => {
+                if let Some((start, end)) = last.take() {
+                    // ASCII bytes: `start..end` lies on char boundaries.
+                    out.push(&text[start..end]);
+                }
+                if i >= n {
+                    return;
+                }
+                i += 1;
+            }
+            SPECIAL => break,
+            _ => {
+                // A word: an optional '%', then the bytes of a name.
+                let start = if b[i] == b'%' { i + 1 } else { i };
+                let mut end = start;
+                while class(end) == NAME {
+                    end += 1;
+                }
+                let name = end > start && (b[start].is_ascii_alphabetic() || b[start] == b'_');
+                match class(end) {
+                    BLANK | COMMA => last = name.then_some((start, end)),
+                    SPECIAL => break,
+                    _ => {
+                        // Some other byte: the word is no name; it ends at a blank or comma.
+                        last = None;
+                        while matches!(class(end), NAME | OTHER) {
+                            end += 1;
+                        }
+                    }
+                }
+                i = end;
+            }
+        }
+    }
+    out.clear();
+    out.extend(inst.operand_names());
+}
+
 fn located(comp: &Computation<'_>, name: &str, e: XlaError) -> XlaError {
     XlaError::Unsupported(format!("in {} instruction {name}: {e}", comp.name))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::hlo::{parse_module, Attributes};
+    use proptest::prelude::*;
+
+    fn with_operands(text: &str) -> Instruction<'_> {
+        Instruction {
+            is_root: false,
+            name: "%x",
+            shape_text: "",
+            opcode: "add",
+            operands_text: text,
+            attributes: Attributes::default(),
+        }
+    }
+
+    fn names(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        operand_names(&with_operands(text), &mut out);
+        out
+    }
+
+    #[test]
+    fn operand_lists_read_as_the_general_reader_reads_them() {
+        for text in [
+            "",
+            "%a, %b",
+            " %a ,b ",
+            "%a,,%b,",
+            "f32[2]{0} %a, %b",
+            "s32[] %a",
+            "%%a, %a%b, a:b, 9a, %_a.1-2, %",
+            "a b, c\td\n",
+            "a\u{b}b, c\u{c}",
+            "a\u{a0}b, %c",
+            "\"s, t\", %u",
+            "(%a, %b), %c",
+            "%a, {1, 2}",
+        ] {
+            let general: Vec<&str> = with_operands(text).operand_names().collect();
+            assert_eq!(names(text), general, "{text:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn operand_lists_of_any_text(text in "[ %,a_.9\\-:/\t\n\u{b}\u{c}\u{a0}\u{2003}\"(){}\\[\\]\\\\b]{0,24}") {
+            let general: Vec<&str> = with_operands(&text).operand_names().collect();
+            prop_assert_eq!(names(&text), general);
+        }
+    }
+
+    #[test]
+    fn relayouts_memory_spaces_and_transposes() {
+        let text = "HloModule m\n\n\
+            ENTRY %e (p: f32[8,4]) -> f32[4,8] {\n  \
+            %p = f32[8,4]{1,0} parameter(0)\n  \
+            %s = f32[8,4]{1,0:S(1)} copy(%p)\n  \
+            %c = f32[8,4]{0,1} copy(f32[8,4]{1,0:S(1)} %s)\n  \
+            %n = f32[8,4]{0,1} negate(%c)\n  \
+            ROOT %t = f32[4,8]{1,0} transpose(%n), dimensions={1,0}\n}\n";
+        let r = report(&parse_module(text).unwrap(), 3).unwrap();
+        let seen: Vec<(&str, &str, &str, &str, &str)> = r
+            .relayouts
+            .iter()
+            .map(|x| {
+                (
+                    x.instruction.as_str(),
+                    x.operand.as_str(),
+                    x.from.as_str(),
+                    x.to.as_str(),
+                    x.kind,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (
+                    "%s",
+                    "p",
+                    "f32[8,4]{1,0}",
+                    "f32[8,4]{1,0:S(1)}",
+                    "memory space"
+                ),
+                ("%c", "s", "f32[8,4]{1,0:S(1)}", "f32[8,4]{0,1}", "layout"),
+                ("%t", "n", "f32[8,4]{0,1}", "f32[4,8]{1,0}", "transpose"),
+            ]
+        );
+        assert!(r.relayouts.iter().all(|x| x.bytes == 128));
+    }
 }
