@@ -1,9 +1,10 @@
 //! `axe hlo <verb>`: whole HLO modules.
 
 use axe_xla::hlo::sharding::parse_sharding;
-use axe_xla::hlo::stats::{report, Totals};
+use axe_xla::hlo::stats::{report, Relayout, Totals};
 use axe_xla::hlo::{parse_module, synth::synth_module};
 use clap::Subcommand;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::file::Bytes;
@@ -80,63 +81,111 @@ fn human(b: i64) -> String {
     }
 }
 
-/// The report of `file`: the JSON object when `json_mode`, else the text (the other left empty).
-fn stats(file: &str, top: usize, json_mode: bool) -> Result<Report, String> {
-    let bytes = Bytes::open(file)?;
-    let text = bytes.text(file)?;
-    let module = parse_module(text).map_err(|e| format!("{file}:{e}"))?;
-    let r = report(&module, top).map_err(|e| e.to_string())?;
-    if json_mode {
-        let json = stats_json(&module.name, &r);
+/// Prints the report of `file`, as JSON when `json_mode` (streamed: a module's relayouts may number in
+/// the hundreds of thousands); returns whether it succeeded.
+fn stats(file: &str, top: usize, json_mode: bool) -> bool {
+    let result = (|| -> Result<(), String> {
+        let bytes = Bytes::open(file)?;
+        let text = bytes.text(file)?;
+        let module = parse_module(text).map_err(|e| format!("{file}:{e}"))?;
+        let r = report(&module, top).map_err(|e| e.to_string())?;
+        if json_mode {
+            crate::report::stream_stdout(|out| {
+                serde_json::to_writer(&mut *out, &StatsJson::new(&module.name, &r))?;
+                out.write_all(b"\n")
+            });
+        } else {
+            crate::report::write_stdout(&format!("{}\n", stats_text(&module.name, &r).trim_end()));
+        }
+        // The process ends after the answer: freeing a module of millions of pieces one by one would
+        // cost more than reading it.
         std::mem::forget(r);
         std::mem::forget(module);
-        return Ok(Report {
-            json,
-            text: String::new(),
-        });
+        Ok(())
+    })();
+    match result {
+        Ok(()) => true,
+        Err(e) => emit([Err::<Report, String>(e)], json_mode),
     }
-    let mut t = stats_text(&module.name, &r);
-    // The process ends after the answer: freeing a module of millions of pieces one by one would cost
-    // more than reading it.
-    std::mem::forget(r);
-    std::mem::forget(module);
-    t.shrink_to_fit();
-    Ok(Report {
-        json: Value::Null,
-        text: t,
-    })
 }
 
-fn stats_json(name: &str, r: &axe_xla::hlo::stats::Report) -> Value {
-    let spaces: serde_json::Map<String, Value> = r
-        .spaces
-        .iter()
-        .map(|(s, t)| (s.to_string(), totals_json(t)))
-        .collect();
-    json!({
-        "module": name,
-        "instructions": r.instructions,
-        "materialized": totals_json(&r.materialized),
-        "entry": totals_json(&r.entry),
-        "total": totals_json(&r.total),
-        "meaning": {
-            "materialized": "values held in memory: the entry and the computations it runs as programs (while, conditional, call, async), each value once; fusion bodies, reducers and the parameters of called computations left out",
-            "entry": "the part of materialized in the entry computation, its parameters included",
-            "total": "every instruction of every computation, fusion bodies included: a bound on what the text describes, not a footprint",
-            "memory_spaces": "materialized bytes per memory space S(n)",
-            "per_device": "for a module with sharding= attributes: the materialized bytes each device holds (its shard of each value, ceil(D/n) per sharded dim in the value's layout; values without sharding= whole on every device)"
-        },
-        "memory_spaces": spaces,
-        "per_device": r.per_device.as_ref().map(|p| json!({"devices": p.devices, "largest_bytes": p.largest_bytes,
-            "largest_device": p.largest_device, "smallest_bytes": p.smallest_bytes, "sharded_values": p.sharded_values,
-            "unannotated_values": p.unannotated_values})),
-        "top_padding": r.top_waste.iter().map(|w| json!({"computation": w.computation, "instruction": w.instruction,
-            "shape": w.shape, "logical_bytes": w.totals.logical_bytes, "physical_bytes": w.totals.physical_bytes,
-            "padding_bytes": w.totals.padding_bytes()})).collect::<Vec<_>>(),
-        "relayouts": r.relayouts.iter().map(|x| json!({"computation": x.computation, "instruction": x.instruction,
-            "opcode": x.opcode, "operand": x.operand, "from": x.from, "to": x.to, "bytes": x.bytes, "kind": x.kind})).collect::<Vec<_>>(),
-        "computations": r.computations.iter().zip(&r.materialized_computations).map(|((n, t), m)| { let mut v = totals_json(t); v["name"] = json!(n); v["materialized"] = json!(m); v }).collect::<Vec<_>>(),
-    })
+/// The JSON of a report, fields in the order written.
+#[derive(Serialize)]
+struct StatsJson<'r> {
+    module: &'r str,
+    instructions: usize,
+    materialized: Value,
+    entry: Value,
+    total: Value,
+    meaning: Value,
+    memory_spaces: Value,
+    per_device: Value,
+    top_padding: Value,
+    relayouts: RelayoutsJson<'r>,
+    computations: Value,
+}
+
+/// Every relayout, written one at a time.
+struct RelayoutsJson<'r>(&'r [Relayout<'r>]);
+
+#[derive(Serialize)]
+struct RelayoutJson<'r> {
+    computation: &'r str,
+    instruction: &'r str,
+    opcode: &'r str,
+    operand: &'r str,
+    from: &'r str,
+    to: &'r str,
+    bytes: i64,
+    kind: &'r str,
+}
+
+impl Serialize for RelayoutsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|x| RelayoutJson {
+            computation: x.computation,
+            instruction: x.instruction,
+            opcode: x.opcode,
+            operand: x.operand,
+            from: &x.from,
+            to: &x.to,
+            bytes: x.bytes,
+            kind: x.kind,
+        }))
+    }
+}
+
+impl<'r> StatsJson<'r> {
+    fn new(name: &'r str, r: &'r axe_xla::hlo::stats::Report<'r>) -> Self {
+        StatsJson {
+            module: name,
+            instructions: r.instructions,
+            materialized: totals_json(&r.materialized),
+            entry: totals_json(&r.entry),
+            total: totals_json(&r.total),
+            meaning: json!({
+                "materialized": "values held in memory: the entry and the computations it runs as programs (while, conditional, call, async), each value once; fusion bodies, reducers and the parameters of called computations left out",
+                "entry": "the part of materialized in the entry computation, its parameters included",
+                "total": "every instruction of every computation, fusion bodies included: a bound on what the text describes, not a footprint",
+                "memory_spaces": "materialized bytes per memory space S(n)",
+                "per_device": "for a module with sharding= attributes: the materialized bytes each device holds (its shard of each value, ceil(D/n) per sharded dim in the value's layout; values without sharding= whole on every device)"
+            }),
+            memory_spaces: Value::Object(
+                r.spaces
+                    .iter()
+                    .map(|(s, t)| (s.to_string(), totals_json(t)))
+                    .collect(),
+            ),
+            per_device: r.per_device.as_ref().map_or(Value::Null, |p| json!({"devices": p.devices, "largest_bytes": p.largest_bytes,
+                "largest_device": p.largest_device, "smallest_bytes": p.smallest_bytes, "sharded_values": p.sharded_values,
+                "unannotated_values": p.unannotated_values})),
+            top_padding: r.top_waste.iter().map(|w| json!({"computation": w.computation, "instruction": w.instruction,
+                "shape": w.shape, "logical_bytes": w.totals.logical_bytes, "physical_bytes": w.totals.physical_bytes,
+                "padding_bytes": w.totals.padding_bytes()})).collect(),
+            relayouts: RelayoutsJson(&r.relayouts),
+            computations: r.computations.iter().zip(&r.materialized_computations).map(|((n, t), m)| { let mut v = totals_json(t); v["name"] = json!(n); v["materialized"] = json!(m); v }).collect(),
+        }
+    }
 }
 
 fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
@@ -238,7 +287,7 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
 
 pub fn run(verb: Verb) -> bool {
     match verb {
-        Verb::Stats { file, top, json } => emit([stats(&file, top, json)], json),
+        Verb::Stats { file, top, json } => stats(&file, top, json),
         Verb::Fmt { file } => {
             let result = Bytes::open(&file).and_then(|b| {
                 let text = b.text(&file)?;

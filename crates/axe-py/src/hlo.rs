@@ -54,12 +54,12 @@ fn to_dict<'py>(py: Python<'py>, name: &str, r: &Report) -> PyResult<Bound<'py, 
     let relayouts = PyList::empty(py);
     for x in &r.relayouts {
         let v = PyDict::new(py);
-        v.set_item("computation", &x.computation)?;
-        v.set_item("instruction", &x.instruction)?;
-        v.set_item("opcode", &x.opcode)?;
-        v.set_item("operand", &x.operand)?;
-        v.set_item("from_shape", &x.from)?;
-        v.set_item("to_shape", &x.to)?;
+        v.set_item("computation", x.computation)?;
+        v.set_item("instruction", x.instruction)?;
+        v.set_item("opcode", x.opcode)?;
+        v.set_item("operand", x.operand)?;
+        v.set_item("from_shape", &*x.from)?;
+        v.set_item("to_shape", &*x.to)?;
         v.set_item("bytes", x.bytes)?;
         v.set_item("kind", x.kind)?;
         relayouts.append(v)?;

@@ -14,19 +14,19 @@ fn xla_printed_module_round_trips_byte_for_byte() {
     let add = entry
         .instructions
         .iter()
-        .find(|i| i.name == "%add.936")
+        .find(|i| i.name() == "%add.936")
         .unwrap();
     assert_eq!(
-        add.shape_text,
+        add.shape_text(),
         "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}"
     );
-    assert_eq!(add.opcode, "add");
+    assert_eq!(add.opcode(), "add");
     assert_eq!(
         add.operand_names().collect::<Vec<_>>(),
         vec!["exponential.183", "Arg_1"]
     );
     let gte = entry.instructions.last().unwrap();
-    assert!(gte.is_root);
+    assert!(gte.is_root());
     assert_eq!(gte.attribute("backend_config"), Some(r#"{"a":1}"#));
     assert_eq!(
         gte.attribute("frontend_attributes"),
@@ -107,7 +107,7 @@ ENTRY %e /* entry */ (p: f32[2]) -> f32[2] {
     assert_eq!(r.attribute("custom_call_target"), Some("\"foo\""));
     assert_eq!(r.attribute("slice"), Some("{[0:1], [0:5]}"));
     let c = &m.computations[0].instructions[1];
-    assert_eq!(c.operands_text, "{1, 2}");
+    assert_eq!(c.operands_text(), "{1, 2}");
     assert_eq!(
         c.attribute("backend_config"),
         Some(r#""{\"x\": \"a,b}\"}""#)
@@ -198,7 +198,7 @@ fn repeated_shapes_are_read_at_their_place() {
     let shapes: Vec<&str> = m.computations[0]
         .instructions
         .iter()
-        .map(|i| i.shape_text)
+        .map(|i| i.shape_text())
         .collect();
     assert_eq!(
         shapes,
@@ -213,12 +213,12 @@ fn repeated_shapes_are_read_at_their_place() {
         ]
     );
     for i in &m.computations[0].instructions {
-        let at = i.shape_text.as_ptr() as usize - text.as_ptr() as usize;
-        assert_eq!(&text[at..at + i.shape_text.len()], i.shape_text);
+        let at = i.shape_text().as_ptr() as usize - text.as_ptr() as usize;
+        assert_eq!(&text[at..at + i.shape_text().len()], i.shape_text());
         assert!(
             text[..at].ends_with(" = "),
             "{} is read at its own place",
-            i.name
+            i.name()
         );
     }
 }

@@ -27,7 +27,8 @@ fn totals_add_up() {
 fn totals_past_i64_are_an_error() {
     // Each array is 4·(2^58 − 1) = 2^60 − 4 bytes (its bit count just fits i64): eight fit, nine do not.
     let big = "f32[288230376151711743]{0}";
-    let eight = report(&parse_module(&module(big, 8)).unwrap(), 5).unwrap();
+    let text = module(big, 8);
+    let eight = report(&parse_module(&text).unwrap(), 5).unwrap();
     assert_eq!(eight.total.logical_bytes, 8 * ((1i64 << 60) - 4));
     let err = report(&parse_module(&module(big, 9)).unwrap(), 5).unwrap_err();
     assert!(err.to_string().contains("exceed 2^63"), "{err}");

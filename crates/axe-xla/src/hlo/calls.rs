@@ -82,10 +82,10 @@ impl Finders {
 
     /// Whether `inst`'s attributes may name a program callee.
     fn may_call(&self, inst: &Instruction<'_>) -> bool {
-        let text = inst.attributes.as_str().as_bytes();
+        let text = inst.attributes().as_str().as_bytes();
         self.any.iter().any(|f| f.find(text).is_some())
-            || (inst.opcode == "call" && self.to_apply.find(text).is_some())
-            || (inst.opcode != "fusion" && self.calls.find(text).is_some())
+            || (inst.opcode() == "call" && self.to_apply.find(text).is_some())
+            || (inst.opcode() != "fusion" && self.calls.find(text).is_some())
     }
 }
 
@@ -94,11 +94,11 @@ fn program_callees<'a>(inst: &Instruction<'a>, finders: &Finders, mut f: impl Fn
     if !finders.may_call(inst) {
         return;
     }
-    for a in &inst.attributes {
+    for a in &inst.attributes() {
         let program = PROGRAM_CALLS.contains(&a.name)
             || a.name == "branch_computations"
-            || (a.name == "to_apply" && inst.opcode == "call")
-            || (a.name == "calls" && inst.opcode != "fusion");
+            || (a.name == "to_apply" && inst.opcode() == "call")
+            || (a.name == "calls" && inst.opcode() != "fusion");
         if program {
             a.value
                 .trim_matches(|c| c == '{' || c == '}')

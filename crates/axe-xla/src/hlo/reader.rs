@@ -1,5 +1,6 @@
 //! The module reader: one pass over the bytes, borrowing every piece of text.
 
+use super::instruction::Parts;
 use super::{Attribute, Attributes, Computation, Instruction, Module};
 use crate::error::{Result, XlaError};
 
@@ -8,7 +9,7 @@ use crate::error::{Result, XlaError};
 /// ```
 /// let text = "HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n  ROOT %p = f32[2]{0} parameter(0)\n}\n\n";
 /// let m = axe_xla::hlo::parse_module(text)?;
-/// assert_eq!(m.computations[0].instructions[0].opcode, "parameter");
+/// assert_eq!(m.computations[0].instructions[0].opcode(), "parameter");
 /// assert_eq!(m.to_string(), text);
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
@@ -484,14 +485,18 @@ impl<'a> Reader<'a> {
         let close = self.balanced()?;
         let operands_text = &self.s[open + 1..close - 1];
         let attributes = self.attributes()?;
-        Ok(Instruction {
-            is_root,
-            name,
-            shape_text,
-            opcode,
-            operands_text,
-            attributes,
-        })
+        Instruction::new(
+            self.s,
+            Parts {
+                is_root,
+                name,
+                shape: shape_text,
+                opcode,
+                operands: operands_text,
+                attributes,
+            },
+        )
+        .map_err(|e| module_error(self.s, name_at, e.to_string()))
     }
 
     /// A reader at byte `pos` of `text`.

@@ -7,6 +7,7 @@
 //! which only bounds what the text describes.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
 use memchr::memmem;
@@ -82,19 +83,19 @@ pub struct Waste {
 /// An instruction whose result layout differs from an operand's (one with the same dimensions), or a
 /// transpose: data moves between layouts there.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Relayout {
+pub struct Relayout<'a> {
     /// The computation.
-    pub computation: String,
+    pub computation: &'a str,
     /// The instruction.
-    pub instruction: String,
+    pub instruction: &'a str,
     /// Its opcode.
-    pub opcode: String,
+    pub opcode: &'a str,
     /// The operand whose layout differs.
-    pub operand: String,
-    /// The operand's shape.
-    pub from: String,
-    /// The result's shape.
-    pub to: String,
+    pub operand: &'a str,
+    /// The operand's shape, printed (shared by every relayout from it).
+    pub from: Arc<str>,
+    /// The result's shape, printed (shared by every relayout to it).
+    pub to: Arc<str>,
     /// Physical bytes written.
     pub bytes: i64,
     /// `"layout"` when the order, tiles or packing differ; `"memory space"` when only `S(n)` does;
@@ -104,7 +105,7 @@ pub struct Relayout {
 
 /// The whole report.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Report {
+pub struct Report<'a> {
     /// Instructions read.
     pub instructions: usize,
     /// Materialized totals per memory space `S(n)`.
@@ -123,7 +124,7 @@ pub struct Report {
     /// The materialized tensors with the most padding, worst first.
     pub top_waste: Vec<Waste>,
     /// Every relayout, in module order.
-    pub relayouts: Vec<Relayout>,
+    pub relayouts: Vec<Relayout<'a>>,
     /// Totals per computation, in module order (every instruction but aliasing ones).
     pub computations: Vec<(String, Totals)>,
     /// Per computation, in module order: whether its values are materialized.
@@ -179,7 +180,7 @@ struct Shapes<'a> {
     ids: HashMap<Text<'a>, usize>,
     infos: Vec<Info>,
     /// Per id: the array printed, once a relayout names it.
-    printed: Vec<Option<String>>,
+    printed: Vec<Option<Arc<str>>>,
     /// Per id: the bytes a value without `sharding=` holds on every device, once needed.
     whole: Vec<Option<i64>>,
     /// The last text looked up, and its id.
@@ -245,12 +246,12 @@ impl<'a> Shapes<'a> {
     }
 
     /// The array of shape `id` printed (`id` must be an array shape).
-    fn printed(&mut self, id: usize) -> String {
+    fn printed(&mut self, id: usize) -> Arc<str> {
         let info = &self.infos[id];
         self.printed[id]
             .get_or_insert_with(|| match &info.shape {
-                Shape::Array(a) => a.to_string(),
-                s => s.to_string(),
+                Shape::Array(a) => a.to_string().into(),
+                s => s.to_string().into(),
             })
             .clone()
     }
@@ -297,7 +298,7 @@ fn relayout_kind(src: &Shape, result: &ArrayShape) -> Option<&'static str> {
 type Candidate = (i64, usize, usize, usize, usize);
 
 /// The cost report of a module (see [`Report`]); `top` is how many wasteful tensors to keep.
-pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
+pub fn report<'a>(module: &Module<'a>, top: usize) -> Result<Report<'a>> {
     let mut shapes = Shapes::default();
     let mut r = Report {
         instructions: module.instruction_count(),
@@ -326,16 +327,16 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
         by_name.clear();
         by_name.reserve(comp.instructions.len());
         for inst in &comp.instructions {
-            if inst.shape_text.is_empty() {
+            if inst.shape_text().is_empty() {
                 continue;
             }
             let id = shapes
-                .id(inst.shape_text)
-                .map_err(|e| located(comp, inst.name, e))?;
+                .id(inst.shape_text())
+                .map_err(|e| located(comp, inst.name(), e))?;
             by_name.insert(Text(inst.bare_name()), id);
             let info = &shapes.infos[id];
-            if !aliasing(inst.opcode) {
-                let held = flags[ci] && (is_entry || inst.opcode != "parameter");
+            if !aliasing(inst.opcode()) {
+                let held = flags[ci] && (is_entry || inst.opcode() != "parameter");
                 for (leaf, (_, space, t)) in info.leaves.iter().enumerate() {
                     ctotal.add(t)?;
                     if !held {
@@ -350,7 +351,7 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                     if pad > 0 && top > 0 {
                         let least = waste.peek().map(|w| w.0 .0);
                         if waste.len() < top || least.is_some_and(|l| pad > l) {
-                            kept.push((comp.name, inst.name, id, *t));
+                            kept.push((comp.name, inst.name(), id, *t));
                             waste.push(std::cmp::Reverse((
                                 pad,
                                 usize::MAX - seen,
@@ -367,24 +368,24 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                 }
                 if held {
                     // An attribute named `sharding` is written in the text: look it up only then.
-                    let attrs = inst.attributes.as_str();
+                    let attrs = inst.attributes().as_str();
                     let sharded = if sharding.find(attrs.as_bytes()).is_some() {
                         inst.attribute("sharding")
                     } else {
                         None
                     };
                     match sharded {
-                        Some(text) => tally.add_sharded(inst.shape_text, &info.shape, text),
+                        Some(text) => tally.add_sharded(inst.shape_text(), &info.shape, text),
                         None => shapes.whole(id).and_then(|b| tally.add_unannotated(b)),
                     }
-                    .map_err(|e| located(comp, inst.name, e))?;
+                    .map_err(|e| located(comp, inst.name(), e))?;
                 }
             }
             // Relayouts: an array operand with the result's dimensions but another layout, or a transpose.
             let Shape::Array(result) = &shapes.infos[id].shape else {
                 continue;
             };
-            let transpose = inst.opcode == "transpose";
+            let transpose = inst.opcode() == "transpose";
             if !transpose && !shapes.relayouts_possible(id) {
                 continue; // every array of the result's dimensions and type has its layout
             }
@@ -415,10 +416,10 @@ pub fn report(module: &Module<'_>, top: usize) -> Result<Report> {
                     .first()
                     .map_or(0, |l| l.2.physical_bytes);
                 r.relayouts.push(Relayout {
-                    computation: comp.name.to_string(),
-                    instruction: inst.name.to_string(),
-                    opcode: inst.opcode.to_string(),
-                    operand: op.to_string(),
+                    computation: comp.name,
+                    instruction: inst.name(),
+                    opcode: inst.opcode(),
+                    operand: op,
                     from: shapes.printed(src),
                     to: shapes.printed(id),
                     bytes,
@@ -487,7 +488,7 @@ const CLASS: [u8; 256] = {
 /// any other goes through the general reader.
 fn operand_names<'a>(inst: &Instruction<'a>, out: &mut Vec<&'a str>) {
     out.clear();
-    let text = inst.operands_text;
+    let text = inst.operands_text();
     let b = text.as_bytes();
     let n = b.len();
     // The end of the text closes the last piece, as a comma would.
@@ -544,24 +545,29 @@ fn located(comp: &Computation<'_>, name: &str, e: XlaError) -> XlaError {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::hlo::instruction::Parts;
     use crate::hlo::{parse_module, Attributes};
     use proptest::prelude::*;
 
-    fn with_operands(text: &str) -> Instruction<'_> {
-        Instruction {
-            is_root: false,
-            name: "%x",
-            shape_text: "",
-            opcode: "add",
-            operands_text: text,
-            attributes: Attributes::default(),
-        }
-    }
-
-    fn names(text: &str) -> Vec<&str> {
-        let mut out = Vec::new();
-        operand_names(&with_operands(text), &mut out);
-        out
+    /// The operand names of `%x = add(TEXT)`, read by the fast reader and by the general one.
+    fn both(text: &str) -> (Vec<String>, Vec<String>) {
+        let line = format!("%x = add({text})");
+        let inst = Instruction::new(
+            &line,
+            Parts {
+                is_root: false,
+                name: &line[..2],
+                shape: "",
+                opcode: &line[5..8],
+                operands: &line[9..9 + text.len()],
+                attributes: Attributes::with_flags(&line[line.len()..], Attributes::CANONICAL),
+            },
+        )
+        .unwrap();
+        let mut fast = Vec::new();
+        operand_names(&inst, &mut fast);
+        let owned = |v: Vec<&str>| v.into_iter().map(String::from).collect();
+        (owned(fast), owned(inst.operand_names().collect()))
     }
 
     #[test]
@@ -581,16 +587,16 @@ mod tests {
             "(%a, %b), %c",
             "%a, {1, 2}",
         ] {
-            let general: Vec<&str> = with_operands(text).operand_names().collect();
-            assert_eq!(names(text), general, "{text:?}");
+            let (fast, general) = both(text);
+            assert_eq!(fast, general, "{text:?}");
         }
     }
 
     proptest! {
         #[test]
         fn operand_lists_of_any_text(text in "[ %,a_.9\\-:/\t\n\u{b}\u{c}\u{a0}\u{2003}\"(){}\\[\\]\\\\b]{0,24}") {
-            let general: Vec<&str> = with_operands(&text).operand_names().collect();
-            prop_assert_eq!(names(&text), general);
+            let (fast, general) = both(&text);
+            prop_assert_eq!(fast, general);
         }
     }
 
@@ -607,15 +613,7 @@ mod tests {
         let seen: Vec<(&str, &str, &str, &str, &str)> = r
             .relayouts
             .iter()
-            .map(|x| {
-                (
-                    x.instruction.as_str(),
-                    x.operand.as_str(),
-                    x.from.as_str(),
-                    x.to.as_str(),
-                    x.kind,
-                )
-            })
+            .map(|x| (x.instruction, x.operand, &*x.from, &*x.to, x.kind))
             .collect();
         assert_eq!(
             seen,

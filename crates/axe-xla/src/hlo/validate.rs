@@ -280,33 +280,33 @@ fn computation<'s>(
     let mut defined: HashMap<&str, &str> = HashMap::with_capacity(c.instructions.len());
     let mut root: Option<&Instruction<'_>> = None;
     for inst in &c.instructions {
-        if inst.is_root {
+        if inst.is_root() {
             if root.is_some() {
-                return Err(err(inst.name, "a computation has only one ROOT".into()));
+                return Err(err(inst.name(), "a computation has only one ROOT".into()));
             }
             root = Some(inst);
         }
-        if !inst.shape_text.is_empty() {
-            check_shape(text, inst.shape_text, shapes)?;
+        if !inst.shape_text().is_empty() {
+            check_shape(text, inst.shape_text(), shapes)?;
         }
-        if !known_opcode(inst.opcode) {
+        if !known_opcode(inst.opcode()) {
             return Err(err(
-                inst.opcode,
-                format!("unknown opcode {:?}", inst.opcode),
+                inst.opcode(),
+                format!("unknown opcode {:?}", inst.opcode()),
             ));
         }
-        match inst.opcode {
+        match inst.opcode() {
             "parameter" => {}
-            "constant" if !inst.shape_text.is_empty() => {
-                let s = parse_at(text, inst.shape_text)?;
-                super::literal::check(text, inst.operands_text, &s)?;
+            "constant" if !inst.shape_text().is_empty() => {
+                let s = parse_at(text, inst.shape_text())?;
+                super::literal::check(text, inst.operands_text(), &s)?;
             }
-            _ => operands(text, inst.operands_text, &defined, shapes, 0)?,
+            _ => operands(text, inst.operands_text(), &defined, shapes, 0)?,
         }
         pairing(text, inst, &defined)?;
         // Called computations exist (the reader noted whether any attribute names one).
-        if inst.attributes.has_calls() {
-            for a in &inst.attributes {
+        if inst.attributes().has_calls() {
+            for a in &inst.attributes() {
                 if CALLS.contains(&a.name) {
                     let list = a.value.trim_start_matches('{').trim_end_matches('}');
                     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -320,10 +320,10 @@ fn computation<'s>(
                 }
             }
         }
-        if defined.insert(bare(inst.name), inst.opcode).is_some() {
+        if defined.insert(bare(inst.name()), inst.opcode()).is_some() {
             return Err(err(
-                inst.name,
-                format!("instruction {} is defined twice", bare(inst.name)),
+                inst.name(),
+                format!("instruction {} is defined twice", bare(inst.name())),
             ));
         }
     }
@@ -445,11 +445,11 @@ fn close(b: &[u8], open: usize) -> usize {
 fn pairing(text: &str, inst: &Instruction<'_>, defined: &HashMap<&str, &str>) -> Result<()> {
     let Some(base) = ["-done", "-update"]
         .iter()
-        .find_map(|s| inst.opcode.strip_suffix(s))
+        .find_map(|s| inst.opcode().strip_suffix(s))
     else {
         return Ok(());
     };
-    let operand = super::reader::TopLevel::new(inst.operands_text, b',')
+    let operand = super::reader::TopLevel::new(inst.operands_text(), b',')
         .next()
         .map(|p| skip_shape(skip_comments(p)).trim());
     let op = operand.and_then(|n| defined.get(bare(n)).copied());
@@ -460,13 +460,13 @@ fn pairing(text: &str, inst: &Instruction<'_>, defined: &HashMap<&str, &str>) ->
     if ok {
         Ok(())
     } else {
-        let piece = operand.filter(|p| !p.is_empty()).unwrap_or(inst.opcode);
+        let piece = operand.filter(|p| !p.is_empty()).unwrap_or(inst.opcode());
         Err(module_error(
             text,
             at(text, piece),
             format!(
                 "{} completes an async op: its operand must be a {base}-start or {base}-update",
-                inst.opcode
+                inst.opcode()
             ),
         ))
     }
@@ -480,10 +480,10 @@ fn signature(text: &str, c: &Computation<'_>, root: Option<&Instruction<'_>>) ->
     let result = result.trim();
     let want = parse_at(text, result)?;
     let root = root.or(c.instructions.last());
-    let Some(root) = root.filter(|r| !r.shape_text.is_empty()) else {
+    let Some(root) = root.filter(|r| !r.shape_text().is_empty()) else {
         return Ok(());
     };
-    let got = parse_at(text, root.shape_text)?;
+    let got = parse_at(text, root.shape_text())?;
     if !compatible(&want, &got) {
         return Err(module_error(
             text,
@@ -491,8 +491,8 @@ fn signature(text: &str, c: &Computation<'_>, root: Option<&Instruction<'_>>) ->
             format!(
                 "the result shape of computation {}, {result}, is not compatible with its root {}, {}",
                 bare(c.name),
-                bare(root.name),
-                root.shape_text
+                bare(root.name()),
+                root.shape_text()
             ),
         ));
     }
