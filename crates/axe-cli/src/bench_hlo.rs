@@ -18,9 +18,17 @@ fn proc_status_bytes(field: &str) -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// The largest peak memory (bytes) of the children waited for so far, if the system says.
+fn children_peak() -> Option<u64> {
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).ok()?;
+    // Linux reports kilobytes.
+    u64::try_from(usage.max_rss()).ok().map(|kb| kb * 1024)
+}
+
 /// Seconds of each of `runs` runs of this executable with `args`, its output sent to a file (as a
-/// redirect would); an error when a run fails.
-fn end_to_end(args: &[&str], runs: usize) -> Result<Vec<f64>, String> {
+/// redirect would), and the largest peak memory of any child so far; an error when a run fails.
+fn end_to_end(args: &[&str], runs: usize) -> Result<(Vec<f64>, Option<u64>), String> {
     let exe = std::env::current_exe().map_err(|e| format!("finding this executable: {e}"))?;
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
@@ -37,7 +45,7 @@ fn end_to_end(args: &[&str], runs: usize) -> Result<Vec<f64>, String> {
             return Err(format!("axe {} failed ({status})", args.join(" ")));
         }
     }
-    Ok(times)
+    Ok((times, children_peak()))
 }
 
 /// What one run measured.
@@ -51,9 +59,16 @@ struct Figures {
     peak_extra: Option<u64>,
     stats_e2e: Vec<f64>,
     fmt_e2e: Vec<f64>,
+    /// The peak memory of the `stats` processes, and of the `stats` and `fmt` processes.
+    stats_peak: Option<u64>,
+    both_peak: Option<u64>,
 }
 
 fn measure(path: &str, runs: usize) -> Result<Figures, String> {
+    // The commands first, while this process is small: a child's peak counts what it held before exec.
+    let rounds = runs.max(3);
+    let (stats_e2e, stats_peak) = end_to_end(&["hlo", "stats", path], rounds)?;
+    let (fmt_e2e, both_peak) = end_to_end(&["hlo", "fmt", path], rounds)?;
     let bytes = crate::file::Bytes::open(path)?;
     let text = bytes.text(path)?;
     let size = text.len();
@@ -92,7 +107,6 @@ fn measure(path: &str, runs: usize) -> Result<Figures, String> {
         black_box((&m, &r));
     }
     drop(m);
-    let rounds = runs.max(3);
     Ok(Figures {
         size,
         instructions,
@@ -100,8 +114,10 @@ fn measure(path: &str, runs: usize) -> Result<Figures, String> {
         parse,
         report,
         peak_extra,
-        stats_e2e: end_to_end(&["hlo", "stats", path], rounds)?,
-        fmt_e2e: end_to_end(&["hlo", "fmt", path], rounds)?,
+        stats_e2e,
+        fmt_e2e,
+        stats_peak,
+        both_peak,
     })
 }
 
@@ -110,6 +126,7 @@ fn print(path: &str, f: &Figures, runs: usize, json: bool) {
     let (stats, fmt) = (median(f.stats_e2e.clone()), median(f.fmt_e2e.clone()));
     let peak_total = f.peak_extra.map(|e| e + f.size as u64);
     let rounds = f.stats_e2e.len();
+    let ratio = |p: Option<u64>| p.map(|p| p as f64 / f.size as f64);
     if json {
         crate::outln!(
             "{}",
@@ -117,6 +134,8 @@ fn print(path: &str, f: &Figures, runs: usize, json: bool) {
                    "stats_end_to_end_seconds": stats, "stats_end_to_end_mb_per_second": mb(stats),
                    "fmt_end_to_end_seconds": fmt, "fmt_end_to_end_mb_per_second": mb(fmt),
                    "end_to_end_rounds": rounds,
+                   "stats_peak_bytes": f.stats_peak, "stats_peak_ratio_to_file": ratio(f.stats_peak),
+                   "stats_and_fmt_peak_bytes": f.both_peak, "stats_and_fmt_peak_ratio_to_file": ratio(f.both_peak),
                    "seconds": f.parse, "mb_per_second": mb(f.parse),
                    "memcpy_mb_per_second": mb(f.memcpy), "ratio_to_memcpy": f.memcpy / f.parse,
                    "stats_seconds": f.report,
@@ -144,6 +163,17 @@ fn print(path: &str, f: &Figures, runs: usize, json: bool) {
         mb(fmt),
         fmt * 1e3
     );
+    match (ratio(f.stats_peak), ratio(f.both_peak)) {
+        (Some(s), Some(b)) => {
+            let _ = writeln!(
+                o,
+                "               peak memory of the stats processes {s:.2}x the file, of stats and fmt {b:.2}x"
+            );
+        }
+        _ => o.push_str(
+            "               peak memory of the processes: not available on this system\n",
+        ),
+    }
     let _ = writeln!(
         o,
         "read + check   {:>8.1} MB/s  ({:.1} ms in process, best of {runs})",
