@@ -15,7 +15,6 @@ use super::reader::Reader;
 use super::{validate, Computation};
 use crate::error::Result;
 
-thread_local!(static T0: std::cell::RefCell<std::time::Instant> = std::cell::RefCell::new(std::time::Instant::now()));
 /// Below this many bytes, a module is read in one piece.
 const PARALLEL_BYTES: usize = 1 << 20;
 
@@ -29,9 +28,20 @@ const PIECE_BYTES: usize = 1 << 20;
 /// checked again one computation after the other, so that the error reported is the first one in module
 /// order (every syntax error before any other, as a reading from the start meets them).
 pub(crate) fn read_checked(text: &str, start: usize) -> Result<Vec<Computation<'_>>> {
+    let parallel =
+        text.len().saturating_sub(start) >= PARALLEL_BYTES && rayon::current_num_threads() >= 2;
+    read_checked_in(text, start, parallel.then_some(PIECE_BYTES))
+}
+
+/// [`read_checked`], in pieces of about `piece_bytes` when given.
+fn read_checked_in(
+    text: &str,
+    start: usize,
+    piece_bytes: Option<usize>,
+) -> Result<Vec<Computation<'_>>> {
     let len = text.len();
-    if len.saturating_sub(start) >= PARALLEL_BYTES && rayon::current_num_threads() >= 2 {
-        if let Some(computations) = read_in_pieces(text, start) {
+    if let Some(piece_bytes) = piece_bytes {
+        if let Some(computations) = read_in_pieces(text, start, piece_bytes) {
             return Ok(computations);
         }
     }
@@ -41,9 +51,9 @@ pub(crate) fn read_checked(text: &str, start: usize) -> Result<Vec<Computation<'
 }
 
 /// The computations read and checked in parallel pieces; `None` when anything is wrong.
-fn read_in_pieces(text: &str, start: usize) -> Option<Vec<Computation<'_>>> {
+fn read_in_pieces(text: &str, start: usize, piece_bytes: usize) -> Option<Vec<Computation<'_>>> {
     let len = text.len();
-    let cuts = cuts(text, start);
+    let cuts = cuts(text, start, piece_bytes);
     // Each piece: its computations, where it stopped, and the computations they call (checked at the end,
     // once every name is known).
     let read_piece = |from: usize, to: usize| {
@@ -87,15 +97,16 @@ fn read_in_pieces(text: &str, start: usize) -> Option<Vec<Computation<'_>>> {
         .then_some(out)
 }
 
-/// Where pieces begin: `start`, then about every [`PIECE_BYTES`] the first non-blank byte after a line
-/// holding only `}`, and last the end of the text.
-fn cuts(text: &str, start: usize) -> Vec<usize> {
+/// Where pieces begin: `start`, then about every `piece_bytes` (at least 1) the first non-blank byte after
+/// a line holding only `}`, and last the end of the text.
+fn cuts(text: &str, start: usize, piece_bytes: usize) -> Vec<usize> {
+    let piece_bytes = piece_bytes.max(1);
     let b = text.as_bytes();
     let mut cuts = vec![start];
     let mut from = start;
     let finder = memchr::memmem::Finder::new(b"\n}\n");
-    while from + PIECE_BYTES < b.len() {
-        let target = from + PIECE_BYTES;
+    while from + piece_bytes < b.len() {
+        let target = from + piece_bytes;
         let Some(k) = finder.find(&b[target..]) else {
             break;
         };
@@ -133,8 +144,8 @@ mod tests {
             .computations_until(text.len())
             .unwrap()
             .0;
-        assert!(cuts(&text, start).len() > 3);
-        assert_eq!(read_in_pieces(&text, start).unwrap(), whole);
+        assert!(cuts(&text, start, PIECE_BYTES).len() > 3);
+        assert_eq!(read_in_pieces(&text, start, PIECE_BYTES).unwrap(), whole);
         assert_eq!(read_checked(&text, start).unwrap(), whole);
         let broken = format!("{text}%open (p: f32[2]) -> f32[2] {{\n");
         let one = Reader::at(&broken, start)
@@ -188,6 +199,74 @@ mod tests {
             let got = read_checked(&text, start).map(|_| ());
             assert!(one.is_err());
             assert_eq!(got.unwrap_err().to_string(), one.unwrap_err().to_string());
+        }
+    }
+
+    /// One reading of `text` from `start`, checked: the computations or the error's text.
+    fn one_reading(text: &str, start: usize) -> std::result::Result<Vec<Computation<'_>>, String> {
+        Reader::at(text, start)
+            .computations_until(text.len())
+            .and_then(|(c, _)| validate::check(text, &c).map(|()| c))
+            .map_err(|e| e.to_string())
+    }
+
+    const STYLES: [&str; 4] = [
+        include_str!("../../tests/hlo_corpus/styles/continued_lines.hlo"),
+        include_str!("../../tests/hlo_corpus/styles/host_thread.hlo"),
+        include_str!("../../tests/hlo_corpus/styles/nested_instructions.hlo"),
+        include_str!("../../tests/hlo_corpus/styles/attributes_and_literals.hlo"),
+    ];
+
+    /// `copies` copies of the computations of style `style` (names with `%` renamed, so that they stay
+    /// unique), and where the computations start.
+    fn copies_of(style: usize, copies: usize) -> (String, usize) {
+        let source = STYLES[style];
+        let body_at = source.find("\n\n").map_or(0, |p| p + 2);
+        let mut text = source[..body_at].to_string();
+        for k in 0..copies {
+            text.push_str(
+                &source[body_at..]
+                    .replace("ENTRY ", "")
+                    .replace('%', &format!("%k{k}_")),
+            );
+        }
+        (text, body_at)
+    }
+
+    #[test]
+    fn copies_of_the_styles_read_in_small_pieces() {
+        let mut cut = 0;
+        for style in 0..STYLES.len() {
+            let (text, start) = copies_of(style, 1);
+            cut += cuts(&text, start, 20).len() - 2;
+            let whole = one_reading(&text, start).unwrap();
+            let pieces = read_in_pieces(&text, start, 20).unwrap();
+            assert_eq!(pieces, whole, "style {style}");
+        }
+        assert!(cut >= 4, "{cut} cuts");
+    }
+
+    proptest::proptest! {
+        /// Modules of XLA's styles, cut into pieces of any size and damaged anywhere: the pieces give the
+        /// computations, or the error, of one reading.
+        #[test]
+        fn any_cut_of_any_module_reads_as_one_reading(
+            style in 0..STYLES.len(),
+            copies in 1usize..4,
+            piece in 1usize..400,
+            damage in proptest::collection::vec((0usize..100_000, proptest::sample::select(vec!["}", "\n}\n", "\"", "(", ")", "{", "/*", "%x", ",", ""])), 0..3),
+        ) {
+            let (mut text, body_at) = copies_of(style, copies);
+            for (at, piece_text) in &damage {
+                let mut at = at % (text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                text.insert_str(at, piece_text);
+            }
+            let start = body_at.min(text.len());
+            let pieces = read_checked_in(&text, start, Some(piece)).map_err(|e| e.to_string());
+            proptest::prop_assert_eq!(pieces, one_reading(&text, start));
         }
     }
 }
