@@ -10,6 +10,9 @@ trait Sink {
     fn put(&mut self, s: &str) -> std::result::Result<(), Self::Error>;
 }
 
+/// What printing into `S` returns.
+type Printed<S> = std::result::Result<(), <S as Sink>::Error>;
+
 impl Sink for fmt::Formatter<'_> {
     type Error = fmt::Error;
     fn put(&mut self, s: &str) -> fmt::Result {
@@ -26,10 +29,7 @@ impl Sink for Vec<u8> {
     }
 }
 
-fn print_attributes<S: Sink>(
-    out: &mut S,
-    attrs: &Attributes<'_>,
-) -> std::result::Result<(), S::Error> {
+fn print_attributes<S: Sink>(out: &mut S, attrs: &Attributes<'_>) -> Printed<S> {
     if attrs.is_canonical() {
         return out.put(attrs.as_str());
     }
@@ -43,10 +43,7 @@ fn print_attributes<S: Sink>(
 }
 
 /// `ROOT name = shape opcode(operands), attributes`.
-fn print_instruction<S: Sink>(
-    out: &mut S,
-    i: &Instruction<'_>,
-) -> std::result::Result<(), S::Error> {
+fn print_instruction<S: Sink>(out: &mut S, i: &Instruction<'_>) -> Printed<S> {
     if i.is_root() {
         out.put("ROOT ")?;
     }
@@ -81,10 +78,7 @@ fn print_instruction<S: Sink>(
 }
 
 /// The computation, from `ENTRY` to its closing brace and attributes.
-fn print_computation<S: Sink>(
-    out: &mut S,
-    c: &Computation<'_>,
-) -> std::result::Result<(), S::Error> {
+fn print_computation<S: Sink>(out: &mut S, c: &Computation<'_>) -> Printed<S> {
     print_opening(out, c)?;
     for i in &c.instructions {
         out.put("  ")?;
@@ -95,7 +89,7 @@ fn print_computation<S: Sink>(
 }
 
 /// `ENTRY name signature {` and the line break.
-fn print_opening<S: Sink>(out: &mut S, c: &Computation<'_>) -> std::result::Result<(), S::Error> {
+fn print_opening<S: Sink>(out: &mut S, c: &Computation<'_>) -> Printed<S> {
     if c.is_entry {
         out.put("ENTRY ")?;
     }
@@ -108,13 +102,13 @@ fn print_opening<S: Sink>(out: &mut S, c: &Computation<'_>) -> std::result::Resu
 }
 
 /// The closing brace and the computation's attributes.
-fn print_closing<S: Sink>(out: &mut S, c: &Computation<'_>) -> std::result::Result<(), S::Error> {
+fn print_closing<S: Sink>(out: &mut S, c: &Computation<'_>) -> Printed<S> {
     out.put("}")?;
     print_attributes(out, &c.attributes)
 }
 
 /// The header line and a blank line, the stack-frame tables and two blank lines.
-fn print_header<S: Sink>(out: &mut S, m: &Module<'_>) -> std::result::Result<(), S::Error> {
+fn print_header<S: Sink>(out: &mut S, m: &Module<'_>) -> Printed<S> {
     out.put("HloModule ")?;
     out.put(&m.name)?;
     print_attributes(out, &m.attributes)?;
