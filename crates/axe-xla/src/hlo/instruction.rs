@@ -1,6 +1,6 @@
 //! One instruction, held compactly: the text it spans and where its parts lie in it.
 
-use super::{reader, Attributes};
+use super::{scan, Attributes};
 use crate::error::{overflow, Result};
 use crate::shape::Shape;
 
@@ -134,7 +134,7 @@ impl<'a> Instruction<'a> {
     /// The instruction names among the operands (`%a` and `a` alike, without the `%`), in order.
     /// Operands written with their shape (`f32[2]{0} %a`) give the name after the shape.
     pub fn operand_names(&self) -> impl Iterator<Item = &'a str> + 'a {
-        reader::TopLevel::new(self.operands_text(), b',').filter_map(|op| {
+        scan::TopLevel::new(self.operands_text(), b',').filter_map(|op| {
             let op = op.trim();
             let last = op.rsplit(|c: char| c.is_whitespace()).next().unwrap_or(op);
             let name = last.strip_prefix('%').unwrap_or(last);

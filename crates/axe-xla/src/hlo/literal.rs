@@ -1,7 +1,7 @@
 //! Literals of `constant(...)`: each number in its element type's range, and as many elements per
 //! nesting level as the shape's dims (what XLA's parser checks).
 
-use super::reader::module_error;
+use super::scan::module_error;
 use crate::error::Result;
 use crate::shape::{Dim, Shape};
 use crate::PrimitiveType;

@@ -7,7 +7,7 @@
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use super::reader::module_error;
+use super::scan::module_error;
 use super::{Computation, Instruction};
 use crate::error::{Result, XlaError};
 use crate::shape::{Dim, Shape};
@@ -348,7 +348,16 @@ fn operands<'s>(
             format!("instructions nest more than {MAX_NESTED} deep in operands"),
         ));
     }
-    let pieces = super::reader::TopLevel::new(operands_text, b',');
+    if operands_text.bytes().all(|c| PLAIN_LIST[usize::from(c)]) {
+        // Names, '%', commas and spaces only (the common list): each piece between commas is a name.
+        for name in operands_text.split(',').map(|p| p.trim_matches(' ')) {
+            if !name.is_empty() {
+                defined_before(text, name, defined)?;
+            }
+        }
+        return Ok(());
+    }
+    let pieces = super::scan::TopLevel::new(operands_text, b',');
     for piece in pieces {
         let piece = skip_comments(piece);
         let rest = skip_shape(piece);
@@ -376,21 +385,39 @@ fn operands<'s>(
             continue;
         }
         let name = rest;
-        if name.is_empty() {
-            continue;
-        }
-        if !defined.contains_key(bare(name)) {
-            return Err(module_error(
-                text,
-                at(text, name),
-                format!(
-                    "{} is not an instruction defined before this one in its computation",
-                    bare(name)
-                ),
-            ));
+        if !name.is_empty() {
+            defined_before(text, name, defined)?;
         }
     }
     Ok(())
+}
+
+/// The bytes of a list of plain operand names: letters, digits, `_ . - % $`, commas and spaces.
+const PLAIN_LIST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric()
+            || matches!(b, b'_' | b'.' | b'-' | b'%' | b'$' | b',' | b' ');
+        c += 1;
+    }
+    t
+};
+
+/// An operand `name` (a slice of `text`) names an instruction defined before, or the error at it.
+fn defined_before(text: &str, name: &str, defined: &HashMap<&str, &str>) -> Result<()> {
+    if defined.contains_key(bare(name)) {
+        return Ok(());
+    }
+    Err(module_error(
+        text,
+        at(text, name),
+        format!(
+            "{} is not an instruction defined before this one in its computation",
+            bare(name)
+        ),
+    ))
 }
 
 /// `piece` without surrounding white space and leading `/* ... */` comments (`/*index=5*/%x`).
@@ -449,7 +476,7 @@ fn pairing(text: &str, inst: &Instruction<'_>, defined: &HashMap<&str, &str>) ->
     else {
         return Ok(());
     };
-    let operand = super::reader::TopLevel::new(inst.operands_text(), b',')
+    let operand = super::scan::TopLevel::new(inst.operands_text(), b',')
         .next()
         .map(|p| skip_shape(skip_comments(p)).trim());
     let op = operand.and_then(|n| defined.get(bare(n)).copied());
