@@ -72,7 +72,22 @@ fn measure(path: &str, runs: usize) -> Result<Figures, String> {
     let bytes = crate::file::Bytes::open(path)?;
     let text = bytes.text(path)?;
     let size = text.len();
-    // memcpy of the same bytes (also brings the file into memory before timing the reader).
+    // The peak of the first reading and report, above what the process held before (the file is mapped
+    // with its pages in); measured before anything else in this process allocates, so that no memory
+    // freed earlier is reused.
+    let before = proc_status_bytes("VmRSS");
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let m = axe_xla::hlo::parse_module(text).map_err(|e| format!("{path}:{e}"))?;
+    let r = axe_xla::hlo::stats::report(&m, 10).map_err(|e| e.to_string())?;
+    let peak = proc_status_bytes("VmHWM");
+    let instructions = m.instruction_count();
+    drop(black_box(r));
+    drop(m);
+    let peak_extra = match (before, peak) {
+        (Some(b), Some(p)) if p >= b => Some(p - b),
+        _ => None,
+    };
+    // memcpy of the same bytes, the reference.
     let mut dst = vec![0u8; size];
     let mut memcpy = f64::INFINITY;
     for _ in 0..runs {
@@ -82,19 +97,6 @@ fn measure(path: &str, runs: usize) -> Result<Figures, String> {
         memcpy = memcpy.min(t.elapsed().as_secs_f64());
     }
     drop(dst);
-    // The peak of the first reading and report, above what the process held before (the file's pages were
-    // brought in by the memcpy above); measured before any other run can leave freed memory behind.
-    let before = proc_status_bytes("VmRSS");
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let m = axe_xla::hlo::parse_module(text).map_err(|e| format!("{path}:{e}"))?;
-    let r = axe_xla::hlo::stats::report(&m, 10).map_err(|e| e.to_string())?;
-    let peak = proc_status_bytes("VmHWM");
-    let instructions = m.instruction_count();
-    drop(black_box(r));
-    let peak_extra = match (before, peak) {
-        (Some(b), Some(p)) if p >= b => Some(p - b),
-        _ => None,
-    };
     let mut parse = f64::INFINITY;
     let mut report = f64::INFINITY;
     for _ in 0..runs {
@@ -106,7 +108,6 @@ fn measure(path: &str, runs: usize) -> Result<Figures, String> {
         report = report.min(t.elapsed().as_secs_f64());
         black_box((&m, &r));
     }
-    drop(m);
     Ok(Figures {
         size,
         instructions,
