@@ -119,4 +119,16 @@ fn bench_hlo_reports_speed_and_memory() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(v["mb_per_second"].as_f64().unwrap() > 0.0);
     assert!(v["memcpy_mb_per_second"].as_f64().unwrap() > 0.0);
+    // The commands as a user runs them: three processes each (the fewest rounds), with their peak memory.
+    assert_eq!(v["end_to_end_rounds"], 3);
+    for command in ["stats", "fmt"] {
+        let secs = v[format!("{command}_end_to_end_seconds")].as_f64().unwrap();
+        assert!(secs > 0.0, "{command}: {secs}");
+    }
+    let peak = v["stats_peak_bytes"].as_u64().unwrap();
+    assert!(
+        peak >= v["bytes"].as_u64().unwrap(),
+        "a process holds at least the file: {peak}"
+    );
+    assert!(v["stats_and_fmt_peak_bytes"].as_u64().unwrap() >= peak);
 }
