@@ -2,6 +2,20 @@
 
 use super::reader;
 
+/// Attributes naming called computations (a name, or `{a, b}`).
+pub(crate) const CALLING_ATTRIBUTES: &[&str] = &[
+    "to_apply",
+    "calls",
+    "condition",
+    "body",
+    "branch_computations",
+    "true_computation",
+    "false_computation",
+    "select",
+    "scatter",
+    "called_computations",
+];
+
 /// `name=value` with the value as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Attribute<'a> {
@@ -24,7 +38,7 @@ pub struct Attributes<'a> {
 impl<'a> Attributes<'a> {
     /// The text is written as printed (`, a=b, c=d`).
     pub(crate) const CANONICAL: u8 = 1;
-    /// Some attribute names called computations (`calls=`, `to_apply=`, ...).
+    /// Some attribute names called computations (one of [`CALLING_ATTRIBUTES`]).
     pub(crate) const CALLS: u8 = 2;
     /// There is a `sharding=`.
     pub(crate) const SHARDING: u8 = 4;

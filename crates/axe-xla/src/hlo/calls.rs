@@ -8,7 +8,6 @@
 //! function applied per element. [`materialized`] follows the first kind from the entry.
 
 use foldhash::{HashMap, HashMapExt};
-use memchr::memmem;
 
 use super::{Computation, Instruction, Module};
 
@@ -28,12 +27,11 @@ pub fn materialized(module: &Module<'_>) -> Vec<bool> {
         // The last of a name wins, as when collecting into a map.
         index.insert(bare(c.name), i);
     }
-    let finders = Finders::new();
     seen[entry] = true;
     let mut stack = vec![entry];
     while let Some(c) = stack.pop() {
         for inst in &module.computations[c].instructions {
-            program_callees(inst, &finders, |callee| {
+            program_callees(inst, |callee| {
                 if let Some(&i) = index.get(callee) {
                     if !seen[i] {
                         seen[i] = true;
@@ -55,43 +53,10 @@ pub fn entry_index(module: &Module<'_>) -> Option<usize> {
         .or_else(|| module.computations.len().checked_sub(1))
 }
 
-/// Searchers for the words every program-call attribute name holds: an instruction whose attribute text
-/// holds none of them calls no program, and its attributes need not be read.
-struct Finders {
-    /// `body`, `condition`, `computation` (`true_computation`, `false_computation`,
-    /// `branch_computations`).
-    any: [memmem::Finder<'static>; 3],
-    /// `to_apply` (of a `call`).
-    to_apply: memmem::Finder<'static>,
-    /// `calls` (of anything but a `fusion`).
-    calls: memmem::Finder<'static>,
-}
-
-impl Finders {
-    fn new() -> Self {
-        Finders {
-            any: [
-                memmem::Finder::new("body"),
-                memmem::Finder::new("condition"),
-                memmem::Finder::new("computation"),
-            ],
-            to_apply: memmem::Finder::new("to_apply"),
-            calls: memmem::Finder::new("calls"),
-        }
-    }
-
-    /// Whether `inst`'s attributes may name a program callee.
-    fn may_call(&self, inst: &Instruction<'_>) -> bool {
-        let text = inst.attributes().as_str().as_bytes();
-        self.any.iter().any(|f| f.find(text).is_some())
-            || (inst.opcode() == "call" && self.to_apply.find(text).is_some())
-            || (inst.opcode() != "fusion" && self.calls.find(text).is_some())
-    }
-}
-
 /// Calls `f` on each computation `inst` runs as a program (bare names), in the order written.
-fn program_callees<'a>(inst: &Instruction<'a>, finders: &Finders, mut f: impl FnMut(&'a str)) {
-    if !finders.may_call(inst) {
+fn program_callees<'a>(inst: &Instruction<'a>, mut f: impl FnMut(&'a str)) {
+    // The reader noted whether any attribute names a called computation.
+    if !inst.attributes().has_calls() {
         return;
     }
     for a in &inst.attributes() {

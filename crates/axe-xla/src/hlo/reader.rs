@@ -46,7 +46,6 @@ impl<'a> Reader<'a> {
             let before = self.pos;
             self.skip(true)?;
             let comma = self.pos;
-            self.pos = before;
             let Some(a) = self.attribute()? else {
                 self.pos = before;
                 let start = first.unwrap_or(end);
@@ -62,7 +61,7 @@ impl<'a> Reader<'a> {
             if !printed {
                 flags &= !Attributes::CANONICAL;
             }
-            if super::validate::CALLS.contains(&a.name) {
+            if super::attributes::CALLING_ATTRIBUTES.contains(&a.name) {
                 flags |= Attributes::CALLS;
             }
             if a.name == "sharding" {

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
-use memchr::memmem;
 
 use super::{Computation, Module};
 use crate::error::{Result, XlaError};
@@ -316,7 +315,6 @@ pub fn report<'a>(module: &Module<'a>, top: usize) -> Result<Report<'a>> {
     let entry = super::calls::entry_index(module);
     // The kind of relayout from one shape id to another (see `relayout_kind`), decided once per pair.
     let mut kinds: HashMap<(usize, usize), Option<&'static str>> = HashMap::new();
-    let sharding = memmem::Finder::new("sharding");
     // The shape id of each instruction of the computation at hand, by bare name (the last of a name).
     let mut by_name: HashMap<Text<'_>, usize> = HashMap::new();
     // The operand names of the instruction at hand.
@@ -367,14 +365,8 @@ pub fn report<'a>(module: &Module<'a>, top: usize) -> Result<Report<'a>> {
                     }
                 }
                 if held {
-                    // An attribute named `sharding` is written in the text: look it up only then.
-                    let attrs = inst.attributes().as_str();
-                    let sharded = if sharding.find(attrs.as_bytes()).is_some() {
-                        inst.attribute("sharding")
-                    } else {
-                        None
-                    };
-                    match sharded {
+                    // Read only where the reader saw a `sharding=`.
+                    match inst.attribute("sharding") {
                         Some(text) => tally.add_sharded(inst.shape_text(), &info.shape, text),
                         None => shapes.whole(id).and_then(|b| tally.add_unannotated(b)),
                     }

@@ -153,20 +153,6 @@ const OPCODES: &[&str] = &[
     "xor",
 ];
 
-/// Attributes naming called computations (a name, or `{a, b}`).
-pub(crate) const CALLS: &[&str] = &[
-    "to_apply",
-    "calls",
-    "condition",
-    "body",
-    "branch_computations",
-    "true_computation",
-    "false_computation",
-    "select",
-    "scatter",
-    "called_computations",
-];
-
 /// Whether XLA knows `opcode` (directly, or as the async form of an opcode it knows).
 pub fn known_opcode(opcode: &str) -> bool {
     static SET: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
@@ -307,7 +293,7 @@ fn computation<'s>(
         // Called computations exist (the reader noted whether any attribute names one).
         if inst.attributes().has_calls() {
             for a in &inst.attributes() {
-                if CALLS.contains(&a.name) {
+                if super::attributes::CALLING_ATTRIBUTES.contains(&a.name) {
                     let list = a.value.trim_start_matches('{').trim_end_matches('}');
                     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                         if !exists(bare(name)) {
@@ -348,7 +334,10 @@ fn operands<'s>(
             format!("instructions nest more than {MAX_NESTED} deep in operands"),
         ));
     }
-    if operands_text.bytes().all(|c| PLAIN_LIST[usize::from(c)]) {
+    if operands_text
+        .bytes()
+        .all(|c| super::scan::is_name_byte(c) || c == b',' || c == b' ')
+    {
         // Names, '%', commas and spaces only (the common list): each piece between commas is a name.
         for name in operands_text.split(',').map(|p| p.trim_matches(' ')) {
             if !name.is_empty() {
@@ -391,19 +380,6 @@ fn operands<'s>(
     }
     Ok(())
 }
-
-/// The bytes of a list of plain operand names: letters, digits, `_ . - % $`, commas and spaces.
-const PLAIN_LIST: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        t[c] = b.is_ascii_alphanumeric()
-            || matches!(b, b'_' | b'.' | b'-' | b'%' | b'$' | b',' | b' ');
-        c += 1;
-    }
-    t
-};
 
 /// An operand `name` (a slice of `text`) names an instruction defined before, or the error at it.
 fn defined_before(text: &str, name: &str, defined: &HashMap<&str, &str>) -> Result<()> {
