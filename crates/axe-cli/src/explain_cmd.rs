@@ -103,6 +103,9 @@ fn read_as(text: &str, shape: &Option<ShapeArg>, from: Option<Source>) -> Result
         return read_axe(text, shape).map_err(|e| e.to_string());
     }
     match axe_xla::parse_shape(text) {
+        Ok(axe_xla::Shape::Array(a)) if shape.is_some() => Err(format!(
+            "--shape is for Axe layouts; the XLA shape {a} has its own dimensions"
+        )),
         Ok(axe_xla::Shape::Array(a)) => Ok(Input::Xla(a)),
         Ok(other) => Err(format!("{other} is not an array shape")),
         Err(xla_err) if from == Some(Source::Xla) => Err(xla_err.to_string()),

@@ -45,7 +45,8 @@ pub enum Verb {
         #[command(flatten)]
         common: Common,
     },
-    /// Whether two layouts induce the same map (exact).
+    /// Whether two layouts induce the same map (exact). Exit status as cmp's and diff's: 0 when every
+    /// pair is equivalent, 1 when one is not (or could not be read).
     Equiv {
         /// The first layout (`-`: one per stdin line; `- -`: `A ; B` per line).
         a: String,
@@ -278,16 +279,22 @@ pub fn run(verb: Verb) -> bool {
             }),
             common.json,
         ),
-        Verb::Equiv { a, b, common } => emit(
-            each_pair(&a, &b, |a, b| {
-                let eq = a.equivalent(b).map_err(err)?;
-                Ok(Report {
-                    json: json!({ "equivalent": eq }),
-                    text: if eq { "equivalent" } else { "not equivalent" }.into(),
-                })
-            }),
-            common.json,
-        ),
+        Verb::Equiv { a, b, common } => {
+            // As cmp and diff: success only when every pair is equivalent.
+            let all_equivalent = std::cell::Cell::new(true);
+            let ok = emit(
+                each_pair(&a, &b, |a, b| {
+                    let eq = a.equivalent(b).map_err(err)?;
+                    all_equivalent.set(all_equivalent.get() && eq);
+                    Ok(Report {
+                        json: json!({ "equivalent": eq }),
+                        text: if eq { "equivalent" } else { "not equivalent" }.into(),
+                    })
+                }),
+                common.json,
+            );
+            ok && all_equivalent.get()
+        }
         Verb::Group {
             layouts,
             shape,

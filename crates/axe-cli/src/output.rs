@@ -82,6 +82,25 @@ enum Target {
 
 impl Output {
     /// Opens the output `path` as the [module documentation](self) describes.
+    /// Why no file can be made in `dir`, the output's folder, in the user's terms: the folder, not the
+    /// temporary file's name.
+    fn folder_error(path: &str, dir: &Path, e: &std::io::Error) -> String {
+        let dir = dir.display();
+        match std::fs::metadata(dir.to_string()) {
+            Err(_) => format!("{path}: the folder {dir} does not exist"),
+            Ok(m) if !m.is_dir() => format!("{path}: {dir} is not a folder"),
+            Ok(_) => {
+                // The io error without the path tempfile appends to it.
+                let what = std::io::Error::from(e.kind());
+                let what = match e.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+                    None => what.to_string(),
+                };
+                format!("{path}: cannot create a file in {dir}: {what}")
+            }
+        }
+    }
+
     pub fn create(path: &str) -> Result<Output, String> {
         let p = Path::new(path);
         let mut kept_mode = None;
@@ -129,12 +148,7 @@ impl Output {
             // Less the umask, as for any newly created file.
             .permissions(std::fs::Permissions::from_mode(kept_mode.unwrap_or(0o666)))
             .tempfile_in(dir)
-            .map_err(|e| {
-                format!(
-                    "{path}: creating a temporary file in {}: {e}",
-                    dir.display()
-                )
-            })?;
+            .map_err(|e| Self::folder_error(path, dir, &e))?;
         files.push(tmp.path().to_path_buf());
         drop(files);
         let out = Output {

@@ -20,9 +20,11 @@ pub struct RelayoutArgs {
     /// The output layout: an XLA layout '{1,0:T(8,128)}', a whole shape, or an Axe layout on m 'S[...]'.
     #[arg(long)]
     to: String,
-    /// Input file: .npy (row-major) or raw bytes (.bin) in --shape's layout.
+    /// Input file: .npy (row-major, or column-major when saved in Fortran order) or raw bytes (.bin) in
+    /// --shape's layout.
     input: String,
-    /// Output file: raw bytes (.bin) in --to's layout, or .npy when --to is row-major. Written atomically.
+    /// Output file: raw bytes (.bin) in --to's layout, or .npy when --to is row-major (or column-major:
+    /// a Fortran-order .npy). Written atomically.
     output: String,
     /// Worker threads (0: all cores; at most 1024).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=MAX_THREADS))]
@@ -45,6 +47,22 @@ fn array(text: &str) -> Result<ArrayShape, String> {
 
 fn is_row_major_dense(a: &ArrayShape) -> bool {
     a.layout == axe_xla::Layout::default_for_rank(a.rank())
+}
+
+/// The layout of a Fortran-order `.npy` array: column-major (`{0,1,...}`), nothing else.
+fn column_major(rank: usize) -> axe_xla::Layout {
+    axe_xla::Layout::with_minor_to_major((0..rank as i64).collect::<Vec<i64>>())
+}
+
+/// The order a `.npy` file keeps `a` in: C (row-major), Fortran (column-major), or none (other layouts).
+fn npy_order(a: &ArrayShape) -> Option<npyz::Order> {
+    if is_row_major_dense(a) {
+        Some(npyz::Order::C)
+    } else if a.layout == column_major(a.rank()) {
+        Some(npyz::Order::Fortran)
+    } else {
+        None
+    }
 }
 
 /// The output layout `--to` names: an XLA array, or an Axe layout over the source's dimensions.
@@ -111,8 +129,10 @@ struct Input {
 
 /// Opens the input and checks its header and size against `src` (`need` bytes of data) before
 /// anything of the tensor's size is allocated. A regular file's size is known now; a pipe's is checked
-/// as it is read ([`read_tensor`]).
-fn open_input(path: &str, src: &ArrayShape, need: u64) -> Result<Input, String> {
+/// as it is read ([`read_tensor`]). A `.npy` file's header says its order: a Fortran-order array is
+/// read as the column-major layout (`src` is changed to it; `--shape` may say row-major, the default, or
+/// column-major).
+fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
     let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
     if meta.is_dir() {
@@ -130,8 +150,18 @@ fn open_input(path: &str, src: &ArrayShape, need: u64) -> Result<Input, String> 
     }
     let npy =
         npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| format!("{path}: {e}"))?;
-    if !is_row_major_dense(src) {
-        return Err(format!("{path} holds a row-major array, but --shape says {src}; give raw bytes (.bin) for other layouts"));
+    let order = npy.order();
+    let fortran = order == npyz::Order::Fortran;
+    if !is_row_major_dense(src) && !(fortran && npy_order(src) == Some(order)) {
+        let kind = if fortran {
+            "column-major (Fortran order)"
+        } else {
+            "row-major"
+        };
+        return Err(format!("{path} holds a {kind} array, but --shape says {src}; give raw bytes (.bin) for other layouts"));
+    }
+    if fortran {
+        src.layout = column_major(src.rank());
     }
     let dims: Vec<u64> = axe_xla::static_dims(src)
         .map_err(|e| e.to_string())?
@@ -143,9 +173,6 @@ fn open_input(path: &str, src: &ArrayShape, need: u64) -> Result<Input, String> 
             "{path} has shape {:?}, --shape says {dims:?}",
             npy.shape()
         ));
-    }
-    if npy.order() != npyz::Order::C {
-        return Err(format!("{path} is in Fortran order; save it in C order"));
     }
     let swap = crate::npy::byte_swap_unit(&npy.header().dtype(), src.element_type)
         .map_err(|e| format!("{path} {e}"))?;
@@ -209,11 +236,13 @@ fn npy_header(path: &str, dst_shape: Option<&ArrayShape>) -> Result<Option<Vec<u
     if !path.ends_with(".npy") {
         return Ok(None);
     }
-    let a = dst_shape.filter(|a| is_row_major_dense(a)).ok_or_else(|| {
-        format!(
-            "{path}: a .npy file holds a row-major array; write other layouts as raw bytes (.bin)"
-        )
-    })?;
+    let (a, order) = dst_shape
+        .and_then(|a| Some((a, npy_order(a)?)))
+        .ok_or_else(|| {
+            format!(
+                "{path}: a .npy file holds a row-major or column-major array; write other layouts as raw bytes (.bin)"
+            )
+        })?;
     let descr = crate::npy::descr(a.element_type)
         .ok_or_else(|| format!("{path}: {} has no numpy dtype; use .bin", a.element_type))?;
     let dims: Vec<u64> = a
@@ -226,6 +255,7 @@ fn npy_header(path: &str, dst_shape: Option<&ArrayShape>) -> Result<Option<Vec<u
     let dtype = npyz::DType::Plain(descr.parse().map_err(|e| format!("{descr}: {e}"))?);
     npyz::WriteOptions::new_header_only()
         .dtype(dtype)
+        .order(order)
         .shape(&dims)
         .writer(&mut header)
         .write_header_only()
@@ -235,13 +265,13 @@ fn npy_header(path: &str, dst_shape: Option<&ArrayShape>) -> Result<Option<Vec<u
 
 pub fn run(args: RelayoutArgs) -> bool {
     let result = (|| -> Result<String, String> {
-        let src = array(&args.shape)?;
+        let mut src = array(&args.shape)?;
         // The input is checked against the shape's size before any table or buffer is built for it.
         let size = axe_xla::sizes(&src)
             .map_err(|e| e.to_string())?
             .physical_bytes;
         let need = u64::try_from(size).map_err(|_| format!("{src} has a negative size"))?;
-        let input = open_input(&args.input, &src, need)?;
+        let input = open_input(&args.input, &mut src, need)?;
         let dst = destination(&args.to, &src)?;
         // Both layouts at once: large dimensions they cut alike are split (a padded one into a body and a
         // tail first), so the offset tables stay proportional to the sum of the factors.

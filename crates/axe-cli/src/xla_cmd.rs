@@ -25,12 +25,13 @@ pub enum Verb {
     },
     /// Where an element lives: logical and tiled linear index, byte and bit offset (or, with --all, the
     /// whole memory order).
+    #[command(group(clap::ArgGroup::new("element").required(true).args(["index", "all"])))]
     Index {
         /// XLA shapes with layouts, e.g. 'f32[3,5]{1,0:T(2,2)}'; `-` reads one per line from stdin.
         #[arg(required = true)]
         shapes: Vec<String>,
-        /// The element, e.g. `2,3`.
-        #[arg(long, required_unless_present = "all")]
+        /// The element, e.g. `2,3` (one coordinate per dimension). Either --index or --all is needed.
+        #[arg(long)]
         index: Option<ShapeArg>,
         /// List every memory slot in order: the element it holds, or padding.
         #[arg(long)]
@@ -70,7 +71,8 @@ pub enum Verb {
     },
     /// The TPU's default tiled layout for a shape.
     TpuLayout {
-        /// XLA shapes with layouts, e.g. 'f32[3,5]{1,0:T(2,2)}'; `-` reads one per line from stdin.
+        /// XLA shapes, e.g. 'bf16[16,256]' (a layout given is replaced by the TPU's); `-` reads one per line
+        /// from stdin.
         #[arg(required = true)]
         shapes: Vec<String>,
         #[command(flatten)]

@@ -21,6 +21,14 @@ pub enum XlaError {
     /// A checked integer operation overflowed.
     #[error("integer overflow while {0}")]
     Overflow(String),
+    /// An index with another number of coordinates than the array has dimensions.
+    #[error("index {index:?} has {} coordinate(s), but the array has {} dimension(s) {dims:?}", index.len(), dims.len())]
+    IndexRank {
+        /// The index.
+        index: Vec<i64>,
+        /// The array's dimensions.
+        dims: Vec<i64>,
+    },
     /// An index outside the array.
     #[error("index {index:?} is out of bounds for dimensions {dims:?}")]
     IndexOutOfBounds {

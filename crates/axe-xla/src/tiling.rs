@@ -152,18 +152,7 @@ impl Tiling {
     }
 
     fn check(&self, index: &[i64]) -> Result<()> {
-        if index.len() != self.logical.len()
-            || index
-                .iter()
-                .zip(&self.logical)
-                .any(|(i, d)| *i < 0 || i >= d)
-        {
-            return Err(XlaError::IndexOutOfBounds {
-                index: index.to_vec(),
-                dims: self.logical.clone(),
-            });
-        }
-        Ok(())
+        check_index(index, &self.logical)
     }
 
     /// Index in the expanded shape of logical element `index`.
@@ -275,15 +264,28 @@ impl Tiling {
     }
 }
 
+/// `index` names an element of an array of dimensions `dims`: as many coordinates as dimensions, each in
+/// `0..dim`.
+fn check_index(index: &[i64], dims: &[i64]) -> Result<()> {
+    if index.len() != dims.len() {
+        return Err(XlaError::IndexRank {
+            index: index.to_vec(),
+            dims: dims.to_vec(),
+        });
+    }
+    if index.iter().zip(dims).any(|(i, d)| *i < 0 || i >= d) {
+        return Err(XlaError::IndexOutOfBounds {
+            index: index.to_vec(),
+            dims: dims.to_vec(),
+        });
+    }
+    Ok(())
+}
+
 /// The untiled linear index of `index` under `minor_to_major` (row-major in physical order).
 pub fn linear_index(a: &ArrayShape, index: &[i64]) -> Result<i64> {
     let dims = static_dims(a)?;
-    if index.len() != dims.len() || index.iter().zip(&dims).any(|(i, d)| *i < 0 || i >= d) {
-        return Err(XlaError::IndexOutOfBounds {
-            index: index.to_vec(),
-            dims,
-        });
-    }
+    check_index(index, &dims)?;
     crate::validate::validate_array(a)?;
     let mut x: i64 = 0;
     for &d in a.layout.minor_to_major.iter().rev() {

@@ -1,0 +1,157 @@
+//! What a new user meets first: help that says what a command takes, errors that name the real problem,
+//! exit codes that scripts can use, and `.npy` files in either order.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::run;
+
+#[test]
+fn an_index_of_the_wrong_rank_is_a_rank_mismatch_not_out_of_bounds() {
+    let (code, _, err) = run(&["xla", "index", "f32[3,5]", "--index", "1"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("has 1 coordinate(s), but the array has 2 dimension(s) [3, 5]"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["xla", "index", "f32[3,5]", "--index", "3,0"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("out of bounds"), "{err}");
+}
+
+#[test]
+fn xla_index_without_an_element_names_both_ways_to_give_one() {
+    let (code, _, err) = run(&["xla", "index", "f32[3,5]"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--index") && err.contains("--all"), "{err}");
+    let (code, _, err) = run(&["xla", "index", "f32[3,5]", "--index", "1,1", "--all"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn tpu_layout_asks_for_shapes_not_shapes_with_layouts() {
+    let (code, out, _) = run(&["xla", "tpu-layout", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("'bf16[16,256]'"), "{out}");
+    assert!(!out.contains("with layouts"), "{out}");
+    let (code, out, err) = run(&["xla", "tpu-layout", "bf16[16,256]"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("{1,0:T(8,128)(2,1)}"), "{out}");
+}
+
+#[test]
+fn layout_equiv_exits_as_cmp_does() {
+    let (code, out, _) = run(&["layout", "equiv", "S[(2,4):(4,1)]", "S[8:1]"]);
+    assert_eq!((code, out.trim()), (0, "equivalent"));
+    let (code, out, _) = run(&["layout", "equiv", "S[4:1]", "S[4:2]"]);
+    assert_eq!((code, out.trim()), (1, "not equivalent"));
+    let (code, out, _) = run(&["layout", "equiv", "S[4:1]", "S[4:2]", "--json"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("\"equivalent\":false"), "{out}");
+}
+
+#[test]
+fn explain_refuses_a_shape_option_it_would_ignore() {
+    let (code, _, err) = run(&["explain", "f32[4,4]", "--shape", "4,4"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--shape is for Axe layouts"), "{err}");
+    let (code, _, err) = run(&["explain", "S[16:1]", "--shape", "4,4"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_missing_output_folder_is_named_not_the_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, [0u8; 16]).unwrap();
+    let out = dir.path().join("no-such-folder/out.bin");
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "f32[2,2]",
+        "--to",
+        "{0,1}",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no-such-folder does not exist"), "{err}");
+    assert!(!err.contains(".out.bin."), "{err}");
+}
+
+/// A `.npy` file of `dims` f32 values `values` (in the file's order), C or Fortran order.
+fn npy(path: &std::path::Path, dims: &[u64], values: &[f32], order: npyz::Order) {
+    use npyz::WriterBuilder;
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .order(order)
+        .shape(dims)
+        .writer(std::fs::File::create(path).unwrap())
+        .begin_nd()
+        .unwrap();
+    w.extend(values.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+fn read_npy(path: &std::path::Path) -> (Vec<u64>, npyz::Order, Vec<f32>) {
+    let f = npyz::NpyFile::new(std::fs::File::open(path).unwrap()).unwrap();
+    let (shape, order) = (f.shape().to_vec(), f.order());
+    (shape, order, f.into_vec::<f32>().unwrap())
+}
+
+#[test]
+fn fortran_order_npy_files_are_the_column_major_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    // The 2×3 array [[0,1,2],[3,4,5]], kept column by column.
+    let f = dir.path().join("f.npy");
+    npy(&f, &[2, 3], &[0., 3., 1., 4., 2., 5.], npyz::Order::Fortran);
+    let f = f.to_str().unwrap();
+    // Read as what it is: to row-major .npy ...
+    let c = dir.path().join("c.npy");
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "f32[2,3]",
+        "--to",
+        "{1,0}",
+        f,
+        c.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        read_npy(&c),
+        (vec![2, 3], npyz::Order::C, vec![0., 1., 2., 3., 4., 5.])
+    );
+    // ... and to column-major, which is the file's own layout: the same bytes, in a Fortran-order .npy.
+    let back = dir.path().join("back.npy");
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "f32[2,3]{0,1}",
+        "--to",
+        "{0,1}",
+        f,
+        back.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        read_npy(&back),
+        (
+            vec![2, 3],
+            npyz::Order::Fortran,
+            vec![0., 3., 1., 4., 2., 5.]
+        )
+    );
+    // A tiled --shape is not what a Fortran-order file holds.
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "f32[2,3]{0,1:T(2,2)}",
+        "--to",
+        "{1,0}",
+        f,
+        "x.bin",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("column-major (Fortran order)"), "{err}");
+}
