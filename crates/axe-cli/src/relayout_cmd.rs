@@ -152,7 +152,8 @@ fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, Stri
         npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| format!("{path}: {e}"))?;
     let order = npy.order();
     let fortran = order == npyz::Order::Fortran;
-    if !is_row_major_dense(src) && !(fortran && npy_order(src) == Some(order)) {
+    let readable = is_row_major_dense(src) || (fortran && npy_order(src) == Some(order));
+    if !readable {
         let kind = if fortran {
             "column-major (Fortran order)"
         } else {
