@@ -26,7 +26,8 @@ pub enum Colour {
 
 #[derive(Args)]
 pub struct ExplainArgs {
-    /// An XLA shape with layout ('bf16[8,128]{1,0:T(8,128)(2,1)}') or an Axe layout (with --shape).
+    /// An XLA shape with layout ('bf16[8,128]{1,0:T(8,128)(2,1)}'), an Axe layout (with --shape), or a
+    /// CuTe ('(8,(4,2)):(4,(1,32))'), Triton or Gluon layout (with --shape), explained through its Axe form.
     /// Default: f32[3,5]{1,0:T(2,2)}, the XLA tiling doc's Figure 1. Several may be given, and `-` reads
     /// one per line from stdin.
     inputs: Vec<String>,
@@ -55,12 +56,17 @@ pub enum Format {
 pub struct RenderArgs {
     /// An XLA shape with layout, an Axe layout (with --shape), a CuTe layout ('(4,2):(2,1)',
     /// 'Sw<3,3,3> o 0 o (8,64):(64,1)'; a TV layout with --tv --shape M,N), a Triton linear layout
-    /// ('{"in": ...}', '#ttg.linear<{...}>') or a Gluon layout ('BlockedLayout(...)', with --shape).
+    /// ('{"in": ...}', '#ttg.linear<{...}>'), a Gluon layout ('BlockedLayout(...)', with --shape), or a
+    /// sharding in any notation (with --shape and, but for HLO text, --mesh).
     input: String,
     /// The logical shape an Axe layout is viewed over; the tensor shape of a Gluon layout; the tile
     /// (M,N) of a CuTe TV layout.
     #[arg(long)]
     shape: Option<ShapeArg>,
+    /// The device mesh a sharding (`P('x', None)`, `{devices=[2,1]<=[2]}`, `[Shard(0)]`) is drawn over:
+    /// 'x=2,y=4', sizes '2,4' or a device count '8' (with --shape, the array's dims).
+    #[arg(long)]
+    mesh: Option<String>,
     /// The input's notation, when not the one it looks like.
     #[arg(long, value_enum)]
     from: Option<Source>,
@@ -93,8 +99,93 @@ enum Input {
     Axe(axe_layout::Layout, Vec<u64>),
 }
 
-fn read_input(text: &str, shape: &Option<ShapeArg>) -> Result<Input, String> {
-    read_as(text, shape, None)
+/// An input to `explain`: its Axe or XLA reading, and for a CuTe, Triton or Gluon layout the note that
+/// says which notation it was read in and what its Axe form is.
+struct Read {
+    input: Input,
+    from: Option<String>,
+}
+
+/// The input of `explain`, in whichever notation it is written: an XLA shape, an Axe layout, or a CuTe,
+/// Triton or Gluon layout (explained through its Axe form). A sharding is refused with the command
+/// that explains it.
+fn read_input(text: &str, shape: &Option<ShapeArg>) -> Result<Read, String> {
+    let t = text.trim();
+    if looks_like_sharding(t) {
+        return Err(format!(
+            "{t} is a sharding; `axe shard show \"{t}\" --shape 'f32[64,128]' --mesh x=2,y=4` explains it \
+             (every notation, and who holds what), and `axe render` draws it"
+        ));
+    }
+    let dims = shape.as_ref().map(|s| s.0.as_slice());
+    match render_kernel::detect(t) {
+        Some(Source::Cute) => {
+            if t.starts_with("Sw<") {
+                return Err(
+                    "a swizzled CuTe layout is not affine, so it has no Axe form to explain: \
+                     `axe cute show` lists its offsets and `axe render` draws it"
+                        .into(),
+                );
+            }
+            let l: axe_cute::Layout = t.parse().map_err(|e: axe_cute::CuteError| e.to_string())?;
+            let axe = l.to_axe().map_err(|e| e.to_string())?;
+            let note = format!("CuTe layout {l}, explained through its Axe form {axe} (index i in CuTe's colexicographic order)");
+            Ok(Read {
+                input: axe_over(axe, shape)?,
+                from: Some(note),
+            })
+        }
+        Some(Source::Triton) => {
+            let (axe, over) = if t.starts_with('{') || t.starts_with("#ttg") {
+                let ll = axe_triton::parse_linear(t).map_err(|e| e.to_string())?;
+                let axe = ll.to_axe().map_err(|e| e.to_string())?;
+                (axe, axe_triton::out_shape(&ll))
+            } else {
+                let g = axe_triton::gluon::parse_gluon(t).map_err(|e| e.to_string())?;
+                let dims = dims.ok_or("a Gluon layout needs the tensor shape: --shape 32,16")?;
+                (g.to_axe(dims).map_err(|e| e.to_string())?, dims.to_vec())
+            };
+            let note = format!(
+                "Triton layout, explained through its Axe form {axe} over the tensor {over:?}"
+            );
+            Ok(Read {
+                input: Input::Axe(axe, over),
+                from: Some(note),
+            })
+        }
+        _ => Ok(Read {
+            input: read_as(text, shape, None)?,
+            from: None,
+        }),
+    }
+}
+
+/// An Axe layout over `--shape`, or over one dimension of its size.
+fn axe_over(l: axe_layout::Layout, shape: &Option<ShapeArg>) -> Result<Input, String> {
+    let s = shape
+        .as_ref()
+        .map_or_else(|| vec![l.size()], |s| s.0.clone());
+    Ok(Input::Axe(l, s))
+}
+
+/// Text in one of the sharding notations that no layout notation shares: JAX's `P(...)`, DTensor's
+/// `[Shard(0), ...]`, HloSharding's `{devices=...}` and its other forms.
+fn looks_like_sharding(t: &str) -> bool {
+    let head = t.split('(').next().unwrap_or("").trim();
+    (t.contains('(') && (head == "P" || head == "PartitionSpec" || head.ends_with(".P")))
+        || ["[Shard", "[Replicate", "[Partial", "[_StridedShard"]
+            .iter()
+            .any(|p| t.starts_with(p))
+        || [
+            "{devices=",
+            "{replicated",
+            "{maximal",
+            "{manual",
+            "{unknown",
+            "{{",
+        ]
+        .iter()
+        .any(|p| t.starts_with(p))
 }
 
 /// The input read as an XLA shape or an Axe layout: either (`from` absent), or only the one named.
@@ -148,7 +239,12 @@ fn picture(input: &Input) -> Result<Picture, String> {
 }
 
 fn explain_one(text: &str, args: &ExplainArgs, colour: bool) -> Result<Report, String> {
-    let e = read_input(text, &args.shape).and_then(|i| explanation(&i))?;
+    let read = read_input(text, &args.shape)?;
+    let mut e = explanation(&read.input)?;
+    if let Some(note) = &read.from {
+        e.title = text.trim().to_string();
+        e.fields.insert(0, ("notation".into(), note.clone()));
+    }
     let fields: serde_json::Map<String, serde_json::Value> = e
         .fields
         .iter()
@@ -207,6 +303,14 @@ pub fn explain(args: ExplainArgs) -> bool {
 /// The picture of the input, in the notation `--from` names or the one it looks like.
 fn render_picture(args: &RenderArgs) -> Result<Picture, String> {
     let shape = args.shape.as_ref().map(|s| s.0.as_slice());
+    if args.from.is_none() && looks_like_sharding(args.input.trim()) {
+        return sharding_picture(&args.input, shape, args.mesh.as_deref());
+    }
+    if args.mesh.is_some() {
+        return Err(
+            "--mesh is for shardings (P('x', None), {devices=...}, [Shard(0), ...])".into(),
+        );
+    }
     match args.from.or_else(|| render_kernel::detect(&args.input)) {
         Some(Source::Cute) => render_kernel::cute(&args.input, args.tv, shape),
         _ if args.tv => {
@@ -215,6 +319,23 @@ fn render_picture(args: &RenderArgs) -> Result<Picture, String> {
         Some(Source::Triton) => render_kernel::triton(&args.input, shape),
         from => read_as(&args.input, &args.shape, from).and_then(|i| picture(&i)),
     }
+}
+
+/// Which device holds each element of an array of `--shape` under a sharding, over `--mesh`.
+fn sharding_picture(
+    text: &str,
+    dims: Option<&[u64]>,
+    mesh: Option<&str>,
+) -> Result<Picture, String> {
+    let dims = dims.ok_or("a sharding is drawn over an array: --shape 64,128")?;
+    let mesh = mesh
+        .map(|m| axe_shard::Mesh::from_spec(m, None))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let (mesh, s) = axe_shard::notation::any::parse_any(text, None, mesh.as_ref(), dims)
+        .map_err(|e| e.to_string())?;
+    let layout = axe_shard::axe::to_axe(&mesh, &s, None).map_err(|e| e.to_string())?;
+    axe_render::axe_picture(&layout, dims).map_err(|e| e.to_string())
 }
 
 /// The picture format: `--format`, else the output's extension (any case: `.svg`, `.png`, `.txt`), else

@@ -155,3 +155,50 @@ fn fortran_order_npy_files_are_the_column_major_layout() {
     assert_eq!(code, 1);
     assert!(err.contains("column-major (Fortran order)"), "{err}");
 }
+
+#[test]
+fn explain_reads_every_layout_notation_and_names_the_command_for_shardings() {
+    let (code, out, err) = run(&["explain", "(8,(4,2)):(4,(1,32))"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("CuTe layout") && out.contains("S[(2,4,8):(32,1,4)]"),
+        "{out}"
+    );
+    let gluon = "BlockedLayout(size_per_thread=[1,4], threads_per_warp=[8,4], warps_per_cta=[2,1], order=[1,0])";
+    let (code, out, err) = run(&["explain", gluon, "--shape", "16,16"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Triton layout") && out.contains("@lane"),
+        "{out}"
+    );
+    let (code, _, err) = run(&["explain", "Sw<3,3,3> o 0 o (8,64):(64,1)"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("axe cute show"), "{err}");
+    for sharding in ["P('x')", "{devices=[2,1]<=[2]}", "[Shard(0), Replicate()]"] {
+        let (code, _, err) = run(&["explain", sharding]);
+        assert_eq!(code, 1, "{sharding}");
+        assert!(err.contains("is a sharding; `axe shard show"), "{err}");
+    }
+}
+
+#[test]
+fn render_draws_a_sharding_over_its_mesh() {
+    let (code, out, err) = run(&[
+        "render",
+        "P('x','y')",
+        "--shape",
+        "8,16",
+        "--mesh",
+        "x=2,y=2",
+        "--format",
+        "txt",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1@gpu_x") && out.contains("1/1"), "{out}");
+    let (code, _, err) = run(&["render", "P('x')", "--format", "txt"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--shape"), "{err}");
+    let (code, _, err) = run(&["render", "(4,2):(2,1)", "--mesh", "x=2"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--mesh is for shardings"), "{err}");
+}
