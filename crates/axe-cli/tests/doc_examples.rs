@@ -226,3 +226,21 @@ fn blocks_split_into_commands_and_their_output() {
     assert_eq!(blocks[0][1].command, "axe c");
     assert_eq!(blocks[0][1].line, 8);
 }
+
+#[test]
+fn every_crate_is_in_the_readme_and_the_architecture() {
+    let root = repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let arch = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        assert!(
+            readme.contains(&format!("| `crates/{name}` |")),
+            "README.md's repository table leaves out crates/{name}"
+        );
+        assert!(
+            arch.contains(&format!("crates/{name}/")),
+            "docs/architecture.md leaves out crates/{name}"
+        );
+    }
+}
