@@ -8,7 +8,9 @@
 //! Any device list that is a transposed iota prints in that canonical iota form (so
 //! `{devices=[2,4]<=[2,2,2]T(1,2,0)}` reads back as `{devices=[2,4]<=[2,4]T(1,0)}`, as XLA prints it); other
 //! lists print explicitly. (XLA keeps an explicit list that happens to be an iota explicit; the two texts
-//! are the same sharding.) All-ones grids print `{replicated}` (or `{manual}`).
+//! are the same sharding.) The devices of each replica group (the last tile-grid dim under
+//! `last_tile_dim_replicate`) print in ascending order, as XLA sorts them. All-ones grids print
+//! `{replicated}` (or `{manual}`); XLA keeps a one-device iota `{devices=[1,1]<=[1]}` tiled.
 //!
 //! Refused as XLA refuses them: an explicit tile assignment of one device (`{devices=[1]0}`: a non-maximal
 //! sharding needs more than one device), a transpose of a one-dim iota (`{devices=[4]<=[4]T(0)}`), and a
@@ -77,7 +79,13 @@ pub fn to_hlo(mesh: &Mesh, s: &Sharding) -> Result<String> {
         k => format!(" last_tile_dims={{{}}}", k.join(", ")),
     };
     let grid = join(&tiles);
-    let list = transposed(mesh, s, &perm);
+    let mut list = transposed(mesh, s, &perm);
+    if r > 1 {
+        // XLA sorts the devices of each replica group (the last tile-grid dim).
+        for group in list.chunks_mut(r as usize) {
+            group.sort_unstable();
+        }
+    }
     let devices = iota_text(&list).unwrap_or_else(|| join(&list));
     Ok(format!("{{devices=[{grid}]{devices}{suffix}}}"))
 }
