@@ -35,7 +35,7 @@ impl Rng {
         let mut rest = n;
         let mut p = 2;
         while rest > 1 {
-            while rest % p == 0 {
+            while rest.is_multiple_of(p) {
                 let i = self.below(out.len() as u64) as usize;
                 out[i] *= p;
                 rest /= p;
@@ -258,7 +258,7 @@ proptest! {
 
 /// The pair of `src` and `dst` over an array of `dims` read without a mesh.
 fn pair(src: &str, dst: &str, dims: &[u64]) -> (Mesh, Sharding, Sharding) {
-    parse_pair(src, dst, None, None, dims).unwrap_or_else(|e| panic!("{src} -> {dst}: {e}"))
+    parse_pair(src, dst, None, None, dims).expect("a pair over the same devices")
 }
 
 #[test]
@@ -298,7 +298,11 @@ fn a_replicated_list_in_another_order_holds_everything_everywhere() {
     )
     .expect("read");
     let r = s.regions(&m).expect("regions");
-    assert!(r.iter().all(|d| d.region == [0..4]), "{r:?}");
+    assert!(
+        r.iter()
+            .all(|d| d.region == std::iter::once(0..4u64).collect::<Vec<_>>()),
+        "{r:?}"
+    );
     assert_eq!(to_hlo(&m, &s).expect("hlo"), "{replicated}");
 }
 
