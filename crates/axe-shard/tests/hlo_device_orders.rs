@@ -360,3 +360,28 @@ fn refused_where_xla_refuses() {
     let e = axe_shard::parse_any("{devices=[4]0,1,2,9}", None, Some(&mesh), &[8]).expect_err("9");
     assert!(e.to_string().contains('9'), "{e}");
 }
+
+#[test]
+fn manual_subgroups_must_keep_each_device_at_its_manual_coordinate() {
+    let src = "{devices=[2,1,2]<=[4] last_tile_dims={manual}}";
+    // The tiles swap between the manual groups' members; each device keeps its manual coordinate.
+    let (mesh, a, b) = pair(
+        src,
+        "{devices=[2,1,2]2,3,0,1 last_tile_dims={manual}}",
+        &[4, 4],
+    );
+    let p = plan(&mesh, &a, &b, 4, &CostModel::default()).expect("plan");
+    assert_eq!(p.collective.name(), "collective-permute");
+    assert_eq!(p.bytes, 4 * 32);
+    for t in &p.transfers {
+        assert_eq!(t.from % 2, t.to % 2, "{t:?}");
+    }
+    // Device 0 would move from manual coordinate 0 to 1: refused, saying which.
+    let (mesh, a, b) = pair(
+        src,
+        "{devices=[2,1,2]1,0,3,2 last_tile_dims={manual}}",
+        &[4, 4],
+    );
+    let e = plan(&mesh, &a, &b, 4, &CostModel::default()).expect_err("manual moves");
+    assert!(e.to_string().contains("manual"), "{e}");
+}

@@ -294,8 +294,10 @@ fn fit(text: &str, mesh: &Mesh, dims: &[u64], place: bool) -> Result<Sharding> {
     }
     let plain = Sharding::new(mesh, dims.to_vec(), dim_axes, &others)?;
     let placed = plain.clone().with_placement(mesh, placement)?;
-    // A placement that moves devices only within their replica groups changes nothing: drop it.
-    if placed.regions(mesh)? == plain.regions(mesh)? {
+    // A placement that moves devices only within their replica groups changes nothing: drop it. (Not
+    // where there are manual axes: a device's manual coordinate is more than its region.)
+    let manual = plain.axis_use().contains(&AxisUse::Manual);
+    if !manual && placed.regions(mesh)? == plain.regions(mesh)? {
         return Ok(plain);
     }
     Ok(placed)
