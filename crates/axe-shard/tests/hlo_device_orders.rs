@@ -385,3 +385,30 @@ fn manual_subgroups_must_keep_each_device_at_its_manual_coordinate() {
     let e = plan(&mesh, &a, &b, 4, &CostModel::default()).expect_err("manual moves");
     assert!(e.to_string().contains("manual"), "{e}");
 }
+
+#[test]
+fn specs_on_meshes_whose_device_order_is_a_transposed_iota_print_as_iotas() {
+    use axe_shard::notation::jax::parse_jax;
+    // The mesh x=2,y=4 holding arange(8).reshape(4,2).T: its device list is an iota with a transpose.
+    let mesh =
+        Mesh::with_devices(&[("x", 2), ("y", 4)], vec![0, 2, 4, 6, 1, 3, 5, 7]).expect("mesh");
+    for (spec, want) in [
+        ("P('x','y')", "{devices=[2,4]<=[4,2]T(1,0)}"),
+        ("P('y','x')", "{devices=[4,2]<=[8]}"),
+        (
+            "P('x')",
+            "{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}",
+        ),
+        (
+            "P(None,'y')",
+            "{devices=[1,4,2]<=[8] last_tile_dim_replicate}",
+        ),
+    ] {
+        let s = parse_jax(spec, &mesh, &[8, 8]).expect(spec);
+        let text = to_hlo(&mesh, &s).expect("hlo");
+        assert_eq!(text, want, "{spec}");
+        // Read back onto the mesh, it is the same sharding.
+        let (m, back) = axe_shard::parse_any(&text, None, Some(&mesh), &[8, 8]).expect("back");
+        assert_eq!((&m, &back), (&mesh, &s), "{spec}");
+    }
+}
