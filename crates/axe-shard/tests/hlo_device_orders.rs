@@ -182,14 +182,20 @@ fn inside(e: &[u64], r: &[Range<u64>]) -> bool {
     e.iter().zip(r).all(|(&x, y)| y.contains(&x))
 }
 
-/// Checks one pair; `named`: read onto `--mesh n` rather than the source's own mesh.
+/// Checks one pair; `named`: read onto a given mesh of the device count rather than the source's own.
 fn check(seed: u64, named: bool) -> Result<(), TestCaseError> {
     let mut rng = Rng(seed | 1);
     let n = [1u64, 2, 3, 4, 6, 8, 12][rng.below(7) as usize];
     let rank = 1 + rng.below(3) as usize;
     let dims: Vec<u64> = (0..rank).map(|_| 1 + rng.below(9)).collect();
     let (src, dst) = (random_hlo(&mut rng, n, rank), random_hlo(&mut rng, n, rank));
-    let given = Mesh::new(&[("d0", n)]).expect("mesh");
+    // A device count, or a mesh of several axes (its sizes a random factorisation of the count).
+    let sizes = if rng.below(2) == 0 {
+        vec![n]
+    } else {
+        rng.factors(n, 2)
+    };
+    let given = Mesh::from_sizes(&sizes).expect("mesh");
     let (mesh, a, b) = parse_pair(&src.text, &dst.text, None, named.then_some(&given), &dims)
         .map_err(|e| TestCaseError::fail(format!("{} -> {}: {e}", src.text, dst.text)))?;
     let (want_a, want_b) = (brute(&src, &dims), brute(&dst, &dims));
@@ -410,5 +416,69 @@ fn specs_on_meshes_whose_device_order_is_a_transposed_iota_print_as_iotas() {
         // Read back onto the mesh, it is the same sharding.
         let (m, back) = axe_shard::parse_any(&text, None, Some(&mesh), &[8, 8]).expect("back");
         assert_eq!((&m, &back), (&mesh, &s), "{spec}");
+    }
+}
+
+#[test]
+fn a_partition_spec_to_a_tile_list_in_another_order() {
+    // P('x') on x=2,y=2 holds rows 0..2 on devices 0 and 1, rows 2..4 on 2 and 3; the list gives devices
+    // 3, 1, 0, 2 one row each. Device 1 keeps row 1 and 2 keeps row 3; 0 and 3 receive theirs.
+    let mesh = Mesh::new(&[("x", 2), ("y", 2)]).expect("mesh");
+    let (m, a, b) = parse_pair(
+        "P('x')",
+        "{devices=[4,1]3,1,0,2}",
+        None,
+        Some(&mesh),
+        &[4, 4],
+    )
+    .expect("pair");
+    let p = plan(&m, &a, &b, 4, &CostModel::default()).expect("plan");
+    assert_eq!((p.bytes, p.transfers.len(), p.locals.len()), (32, 2, 2));
+    // And back: every device needs two rows and holds at most one of them.
+    let (m, a, b) = parse_pair(
+        "{devices=[4,1]3,1,0,2}",
+        "P('x')",
+        None,
+        Some(&mesh),
+        &[4, 4],
+    )
+    .expect("pair");
+    let p = plan(&m, &a, &b, 4, &CostModel::default()).expect("plan");
+    assert_eq!(p.bytes, 6 * 16);
+    // The destination keeps the mesh's order as its placement; JAX cannot print it, HLO can.
+    assert!(b.placement().is_some());
+    assert!(axe_shard::print(axe_shard::Notation::Jax, &m, &b).is_err());
+    assert_eq!(
+        to_hlo(&m, &b).expect("hlo"),
+        "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A random iota (reshape with size-1 dims, any transpose) prints in a canonical form that expands to
+    /// the same devices: no size-1 dims, no two dims adjacent in both the transpose and the reshape.
+    #[test]
+    fn iotas_print_canonically(seed in any::<u64>()) {
+        let mut rng = Rng(seed | 1);
+        let n = [1u64, 2, 4, 6, 8, 12, 16, 24, 36][rng.below(9) as usize];
+        let k = 1 + rng.below(4) as usize;
+        let reshape = rng.factors(n, k);
+        let mut perm: Vec<usize> = (0..k).collect();
+        rng.shuffle(&mut perm);
+        let list = iota(&reshape, &perm);
+        let text = axe_shard::notation::iota::iota_text(&list).expect("an iota");
+        let body = text.trim_start_matches("<=[");
+        let (r, t) = match body.split_once("]T(") {
+            Some((r, t)) => (r, t.trim_end_matches(')')),
+            None => (body.trim_end_matches(']'), "0"),
+        };
+        let r: Vec<u64> = r.split(',').map(|x| x.parse().expect("dim")).collect();
+        let t: Vec<usize> = t.split(',').map(|x| x.parse().expect("perm")).collect();
+        prop_assert_eq!(iota(&r, &t), list, "{}", text);
+        prop_assert!(r.len() == 1 || r.iter().all(|&d| d > 1), "{}", text);
+        prop_assert!(t.windows(2).all(|w| w[1] != w[0] + 1), "{}", text);
+        prop_assert!(r.len() > 1 || !text.contains('T'), "{}", text);
     }
 }
