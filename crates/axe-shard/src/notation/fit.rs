@@ -340,11 +340,21 @@ pub(crate) fn onto(
 }
 
 /// Puts the first sharding's placement (if any) into the mesh's device order, so that it has none; the
-/// others keep theirs (the mesh's old order where they had none).
+/// others keep theirs (the mesh's old order where they had none). Not where a sharding has partial axes:
+/// those keep the mesh's order.
 pub(crate) fn rebase(mesh: Mesh, ss: Vec<Sharding>) -> Result<(Mesh, Vec<Sharding>)> {
     let Some(first) = ss.first().and_then(|s| s.placement()).map(<[u64]>::to_vec) else {
         return Ok((mesh, ss));
     };
+    // Partial axes stay in the mesh's order (a placement would move their contributions).
+    let partial = |s: &Sharding| {
+        s.axis_use()
+            .iter()
+            .any(|u| matches!(u, AxisUse::Partial(_)))
+    };
+    if ss.iter().any(partial) {
+        return Ok((mesh, ss));
+    }
     let axes: Vec<(&str, u64)> = mesh
         .names()
         .iter()
