@@ -35,7 +35,8 @@ pub fn split_range(len: u64, n: u64, i: u64) -> Range<u64> {
 }
 
 impl Sharding {
-    /// Per device of `mesh` (in mesh-position order), what it holds.
+    /// Per device of `mesh` (in mesh-position order), what it holds: the region of the mesh position it
+    /// plays (its own, or the one the sharding's device placement gives it).
     pub fn regions(&self, mesh: &Mesh) -> Result<Vec<DeviceRegion>> {
         if self.axis_use().len() != mesh.rank() {
             return Err(ShardError::Sharding(format!(

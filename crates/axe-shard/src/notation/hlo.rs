@@ -268,6 +268,10 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
 /// combination of whole mesh axes (the device at every mesh position has, along each grid dim, the tile
 /// index `Σ coordinate × weight` of that dim's axes), the device at mesh coordinate 0 holding tile 0.
 ///
+/// This is the strict reading (whole mesh axes, the mesh's device order); [`crate::parse_any`] with a mesh
+/// and [`crate::parse_pair`] read any tile assignment over the mesh's devices, splitting mesh axes or
+/// giving the sharding a device placement of its own where this one refuses.
+///
 /// Errors: a device count that is not the mesh's, devices not in the mesh, and a tile assignment no
 /// sharding on this mesh gives (a grid dim that splits a mesh axis, or devices out of mesh order), each
 /// saying which.
