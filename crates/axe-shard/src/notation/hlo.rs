@@ -55,7 +55,9 @@ pub fn to_hlo(mesh: &Mesh, s: &Sharding) -> Result<String> {
     let size = |axes: &[usize]| -> u64 { axes.iter().map(|&a| mesh.sizes()[a]).product() };
     let (m, r) = (size(&manual), size(&replicated));
     if tiles.iter().all(|&t| t == 1) {
-        if m > 1 && r == 1 {
+        // (A manual axis of one device is still manual: `{devices=[1,1]<=[1] last_tile_dims={manual}}`
+        // is `{manual}` in XLA.)
+        if !manual.is_empty() && r == 1 {
             return Ok("{manual}".to_string());
         }
         if m == 1 {
