@@ -262,6 +262,75 @@ proptest! {
     }
 }
 
+/// A random pair with a manual subgroup of `m` devices: the destination's tiles are dealt out again among
+/// the devices of each manual coordinate (a device never changes its manual coordinate).
+fn manual_pair(rng: &mut Rng, m: u64, per: u64, rank: usize) -> (Hlo, Hlo, HashMap<u64, u64>) {
+    let n = m * per;
+    let mut list: Vec<u64> = (0..n).collect();
+    rng.shuffle(&mut list);
+    let manual_of: HashMap<u64, u64> = list
+        .iter()
+        .enumerate()
+        .map(|(f, &d)| (d, f as u64 % m))
+        .collect();
+    let make = |rng: &mut Rng, list: Vec<u64>| {
+        let mut grid = rng.factors(per, rank);
+        grid.push(m);
+        Hlo {
+            text: format!(
+                "{{devices=[{}]{} last_tile_dims={{manual}}}}",
+                join(&grid),
+                join(&list)
+            ),
+            grid,
+            list,
+        }
+    };
+    let src = make(rng, list.clone());
+    let mut groups: Vec<Vec<u64>> = (0..m)
+        .map(|k| list.iter().copied().filter(|d| manual_of[d] == k).collect())
+        .collect();
+    for g in &mut groups {
+        rng.shuffle(g);
+    }
+    let dst_list: Vec<u64> = (0..n)
+        .map(|f| groups[(f % m) as usize][(f / m) as usize])
+        .collect();
+    let dst = make(rng, dst_list);
+    (src, dst, manual_of)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Manual subgroups: regions as XLA's semantics give them, bytes each device lacks, and data never
+    /// crossing a manual coordinate.
+    #[test]
+    fn random_manual_pairs(seed in any::<u64>()) {
+        let mut rng = Rng(seed | 1);
+        let m = [2u64, 3, 4][rng.below(3) as usize];
+        let per = [1u64, 2, 3, 4][rng.below(4) as usize];
+        let rank = 1 + rng.below(2) as usize;
+        let dims: Vec<u64> = (0..rank).map(|_| 1 + rng.below(7)).collect();
+        let (src, dst, manual_of) = manual_pair(&mut rng, m, per, rank);
+        let (mesh, a, b) = parse_pair(&src.text, &dst.text, None, None, &dims)
+            .map_err(|e| TestCaseError::fail(format!("{} -> {}: {e}", src.text, dst.text)))?;
+        let (want_a, want_b) = (brute(&src, &dims), brute(&dst, &dims));
+        prop_assert_eq!(&regions_by_device(&mesh, &a), &want_a);
+        prop_assert_eq!(&regions_by_device(&mesh, &b), &want_b);
+        let p = plan(&mesh, &a, &b, 1, &CostModel::default()).expect("plan");
+        let lacks: u64 = want_b
+            .iter()
+            .map(|(d, r)| volume(r) - volume(&intersect(r, &want_a[d])))
+            .sum();
+        prop_assert_eq!(p.bytes, lacks, "{} -> {}", &src.text, &dst.text);
+        for t in &p.transfers {
+            prop_assert_eq!(manual_of[&t.from], manual_of[&t.to], "{:?}", t);
+            prop_assert!(within(&t.region, &want_a[&t.from]));
+        }
+    }
+}
+
 /// The pair of `src` and `dst` over an array of `dims` read without a mesh.
 fn pair(src: &str, dst: &str, dims: &[u64]) -> (Mesh, Sharding, Sharding) {
     parse_pair(src, dst, None, None, dims).expect("a pair over the same devices")
