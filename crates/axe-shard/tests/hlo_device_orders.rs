@@ -551,3 +551,20 @@ proptest! {
         prop_assert!(r.len() > 1 || !text.contains('T'), "{}", text);
     }
 }
+
+#[test]
+fn a_source_without_a_device_list_takes_the_destinations_devices() {
+    let (mesh, a, b) = pair("{replicated}", "{devices=[4]0,3,1,2}", &[8]);
+    assert_eq!(mesh.len(), 4);
+    let p = plan(&mesh, &a, &b, 1, &CostModel::default()).expect("plan");
+    assert_eq!((p.bytes, p.collective.name()), (0, "local-slice"));
+    let (mesh, a, b) = pair(
+        "{maximal device=1}",
+        "{devices=[2,2]<=[2,2]T(1,0)}",
+        &[4, 4],
+    );
+    assert_eq!(mesh.len(), 4);
+    let p = plan(&mesh, &a, &b, 1, &CostModel::default()).expect("plan");
+    assert_eq!(p.bytes, 12);
+    assert!(p.transfers.iter().all(|t| t.from == 1));
+}

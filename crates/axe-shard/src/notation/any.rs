@@ -143,7 +143,8 @@ pub fn parse_any(
 }
 
 /// Reads a source and a destination sharding of one array of `dims` onto one mesh: `mesh` where given,
-/// else the one the source brings (HLO text and Axe layouts bring their own). HLO text is over device ids:
+/// else the one the source brings (HLO text and Axe layouts bring their own; the destination's where an
+/// HLO source does not fix the device count, as `{replicated}` does not). HLO text is over device ids:
 /// a tile assignment in any device order is read onto the mesh, splitting its axes into the factors the
 /// tile grid needs and giving a sharding a device placement of its own where no mesh order serves both
 /// (see [`Sharding::with_placement`]); the mesh's device order is then the source's, so that only the
@@ -167,7 +168,15 @@ pub fn parse_pair(
     let (ns, nd) = (which(src)?, which(dst)?);
     let base = match mesh {
         Some(m) => m.clone(),
-        None => parse_any(src, Some(ns), None, dims)?.0,
+        None => {
+            let own = parse_any(src, Some(ns), None, dims)?.0;
+            // `{replicated}`, `{manual}` and `{maximal device=N}` do not fix the device count: a
+            // destination listing more devices brings the mesh.
+            match parse_any(dst, Some(nd), None, dims) {
+                Ok((theirs, _)) if ns == Notation::Hlo && theirs.len() > own.len() => theirs,
+                _ => own,
+            }
+        }
     };
     let (m, ss) = crate::notation::fit::onto(&[(src, ns), (dst, nd)], &base, dims)?;
     let (m, ss) = crate::notation::fit::rebase(m, ss)?;
