@@ -129,3 +129,36 @@ fn random_device_orders_run_and_every_device_gets_its_shard() {
         }
     }
 }
+
+#[test]
+fn iota_tile_assignments_print_as_xla_prints_them_and_xlas_refusals_are_errors() {
+    for (text, want) in [
+        (
+            "{devices=[2,4]<=[2,2,2]T(1,2,0)}",
+            "{devices=[2,4]<=[2,4]T(1,0)}",
+        ),
+        (
+            "{devices=[4,2]<=[2,4]T(1,0)}",
+            "{devices=[4,2]<=[2,4]T(1,0)}",
+        ),
+    ] {
+        let (code, out, err) = run(&["shard", "convert", text, "--to", "hlo"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out.trim(), want);
+    }
+    for (args, want) in [
+        (
+            vec!["shard", "show", "{devices=[1]0}"],
+            "more than one device",
+        ),
+        (vec!["shard", "show", "{devices=[4]<=[4]T(0)}"], "offset 17"),
+        (
+            vec!["shard", "show", "{devices=[4]0,1,2,9}", "--mesh", "4"],
+            "device 9",
+        ),
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 1, "{args:?}");
+        assert!(err.contains(want) && !err.contains("panicked"), "{err}");
+    }
+}
