@@ -485,9 +485,16 @@ fn pair(
         .as_deref()
         .ok_or("a plan needs the array: --shape 'f32[64,128]'")?;
     let (dims, ty) = shape_arg(shape)?;
-    let (mesh, a) = read(src, target.from, mesh, &dims).map_err(|e| format!("source: {e}"))?;
-    let (_, b) =
-        read(dst, target.from, Some(&mesh), &dims).map_err(|e| format!("destination: {e}"))?;
+    let (m, _) = read(src, target.from, mesh, &dims).map_err(|e| format!("source: {e}"))?;
+    // One mesh for both (an HloSharding over the same devices in another order reads onto it); an error
+    // says which text it is in where the destination alone fails.
+    let (mesh, a, b) =
+        axe_shard::parse_pair(src, dst, target.from.map(Notation::from), mesh, &dims).map_err(
+            |e| match read(dst, target.from, Some(mesh.unwrap_or(&m)), &dims) {
+                Err(d) => format!("destination: {d}"),
+                Ok(_) => e.to_string(),
+            },
+        )?;
     Ok((mesh, a, b, ty))
 }
 

@@ -67,7 +67,8 @@ pub fn is_device_axis(axis: &Axis) -> bool {
 /// coordinates of the devices whose region ([`Sharding::regions`]) holds `e`, and the memory part is
 /// `local` at `e`'s index within the device's region.
 ///
-/// Inexpressible: `Partial` or `Manual` mesh axes, dims that do not divide evenly into their shards (the
+/// Inexpressible: a sharding with a device placement of its own ([`Sharding::with_placement`]: its device
+/// axes would not be strided), `Partial` or `Manual` mesh axes, dims that do not divide evenly into their shards (the
 /// Axe form has no padding), zero-size dims.
 ///
 /// ```
@@ -81,6 +82,7 @@ pub fn is_device_axis(axis: &Axis) -> bool {
 /// # Ok::<(), axe_shard::ShardError>(())
 /// ```
 pub fn to_axe(mesh: &Mesh, s: &Sharding, local: Option<&Layout>) -> Result<Layout> {
+    s.require_mesh_order("axe")?;
     let mut local_shape = Vec::with_capacity(s.dims().len());
     for (d, &len) in s.dims().iter().enumerate() {
         let n = if s.maximal_device().is_some() {

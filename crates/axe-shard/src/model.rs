@@ -77,6 +77,7 @@ pub struct Sharding {
     axis_use: Vec<AxisUse>,
     maximal: Option<u64>,
     uneven: Uneven,
+    placement: Option<std::sync::Arc<[u64]>>,
 }
 
 impl Sharding {
@@ -132,6 +133,7 @@ impl Sharding {
             axis_use,
             maximal: None,
             uneven: Uneven::Xla,
+            placement: None,
         })
     }
 
@@ -144,6 +146,7 @@ impl Sharding {
             axis_use: vec![AxisUse::Replicated; mesh.rank()],
             maximal: None,
             uneven: Uneven::Xla,
+            placement: None,
         }
     }
 
@@ -163,6 +166,71 @@ impl Sharding {
     pub fn with_uneven(mut self, uneven: Uneven) -> Sharding {
         self.uneven = uneven;
         self
+    }
+
+    /// The same sharding with its own device placement: `devices[v]` is the device that plays mesh position
+    /// `v` (row-major) for this sharding, where the mesh's own order is not the one its tiles follow (an
+    /// HloSharding's tile assignment names devices in any order). `devices` must hold the mesh's device ids,
+    /// each once; the mesh's own order is no placement. A maximal sharding has none (it names its device).
+    pub fn with_placement(mut self, mesh: &Mesh, devices: Vec<u64>) -> Result<Sharding> {
+        let mut a = devices.clone();
+        let mut b = mesh.devices().to_vec();
+        a.sort_unstable();
+        b.sort_unstable();
+        if a != b {
+            return Err(ShardError::Sharding(format!(
+                "a placement of devices {devices:?} is not an order of the mesh's devices {:?}",
+                mesh.devices()
+            )));
+        }
+        self.placement = (self.maximal.is_none() && devices.as_slice() != mesh.devices())
+            .then(|| std::sync::Arc::from(devices));
+        Ok(self)
+    }
+
+    /// The sharding's own device placement, where it has one (see [`Sharding::with_placement`]).
+    pub fn placement(&self) -> Option<&[u64]> {
+        self.placement.as_deref()
+    }
+
+    /// The device playing mesh position `v` for this sharding.
+    pub fn device_at(&self, mesh: &Mesh, v: usize) -> u64 {
+        match &self.placement {
+            Some(p) => p[v],
+            None => mesh.devices()[v],
+        }
+    }
+
+    /// Per mesh position `p`, the position its device plays for this sharding (the identity without a
+    /// placement).
+    pub fn played_positions(&self, mesh: &Mesh) -> Vec<usize> {
+        match &self.placement {
+            None => (0..mesh.len()).collect(),
+            Some(pl) => {
+                let at: std::collections::HashMap<u64, usize> =
+                    pl.iter().enumerate().map(|(v, &d)| (d, v)).collect();
+                mesh.devices()
+                    .iter()
+                    .enumerate()
+                    .map(|(p, d)| at.get(d).copied().unwrap_or(p))
+                    .collect()
+            }
+        }
+    }
+
+    /// [`ShardError::Inexpressible`] for `notation` (which places devices by the mesh's order) when the
+    /// sharding has a placement of its own.
+    pub(crate) fn require_mesh_order(&self, notation: &'static str) -> Result<()> {
+        match &self.placement {
+            None => Ok(()),
+            Some(p) => Err(ShardError::Inexpressible {
+                notation,
+                why: format!(
+                    "its tiles follow the device order {p:?}, not the mesh's; {notation} places devices by \
+                     the mesh's order"
+                ),
+            }),
+        }
     }
 
     /// The array's dims.

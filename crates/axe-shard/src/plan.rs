@@ -143,7 +143,9 @@ pub struct Fill {
     pub op: ReduceOp,
 }
 
-/// The plan moving an array of `elem_bytes`-byte elements from `src` to `dst`, both on `mesh`.
+/// The plan moving an array of `elem_bytes`-byte elements from `src` to `dst`, both on `mesh`. A sharding
+/// with a device placement of its own ([`Sharding::with_placement`]) gives each device the region of the
+/// position it plays; senders are chosen among the devices holding a piece under the source's placement.
 ///
 /// Law: for every destination device except those in [`identity_fills`], its [`Local`] copies and the
 /// [`Transfer`]s it receives cover its destination region exactly once; with a `Partial` source axis being
@@ -154,7 +156,8 @@ pub struct Fill {
 /// least-loaded sender (in bytes so far) sends it. Per-device memory layouts do not enter: regions are
 /// boxes of the global index space.
 ///
-/// Errors: shardings for another mesh or another array, manual axes that differ, a partial axis whose op
+/// Errors: shardings for another mesh or another array, manual axes that differ (or a device at another
+/// coordinate of a manual or still-partial axis in the two shardings), a partial axis whose op
 /// changes, reduced (or new) partial axes with different ops, sizes overflowing 64 bits.
 ///
 /// ```

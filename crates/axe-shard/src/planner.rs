@@ -229,11 +229,26 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
     let rank = src.dims().len();
     let (siv, div) = (intervals(mesh, src), intervals(mesh, dst));
     let coords: Vec<Vec<u64>> = (0..n).map(|p| mesh.coords(p)).collect();
+    // Per mesh position, the position its device plays in each sharding (they differ where a sharding has
+    // a device placement of its own). Senders are chosen among the source's played positions.
+    let (src_at, dst_at) = (src.played_positions(mesh), dst.played_positions(mesh));
+    for a in (0..mesh.rank()).filter(|&a| role[a] == Role::Channel) {
+        if let Some(p) = (0..n).find(|&p| coords[src_at[p]][a] != coords[dst_at[p]][a]) {
+            return Err(ShardError::Sharding(format!(
+                "device {} is at coordinate {} of mesh axis {:?} in the source and {} in the destination: \
+                 manual (or still partial) axes must hold each device at one coordinate",
+                mesh.devices()[p],
+                coords[src_at[p]][a],
+                mesh.names()[a],
+                coords[dst_at[p]][a]
+            )));
+        }
+    }
     let src_regions: Vec<Vec<Range<u64>>> = (0..n)
-        .map(|p| region_at(mesh, src, &siv, p, &coords[p]))
+        .map(|p| region_at(mesh, src, &siv, p, &coords[src_at[p]]))
         .collect();
     let dst_regions: Vec<Vec<Range<u64>>> = (0..n)
-        .map(|p| region_at(mesh, dst, &div, p, &coords[p]))
+        .map(|p| region_at(mesh, dst, &div, p, &coords[dst_at[p]]))
         .collect();
     let src_max_pos = src
         .maximal_device()
@@ -269,7 +284,9 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
         if region.iter().any(|r| r.is_empty()) || dst_max.is_some_and(|m| m != mesh.devices()[q]) {
             continue;
         }
-        let cq = &coords[q];
+        // q's coordinates as the destination places it (for fills) and as the source does (for what it
+        // holds and the groups it shares).
+        let (cq, cs) = (&coords[dst_at[q]], &coords[src_at[q]]);
         if let Some(op) = into_op.filter(|&op| fills_identity(op)) {
             if into_axes.iter().any(|&a| cq[a] != 0) {
                 out.fills.push(Fill {
@@ -283,11 +300,11 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
         // q's position with its free coordinates zeroed: the group q itself belongs to.
         let q_base: usize = (0..mesh.rank())
             .filter(|&a| role[a] != Role::Free)
-            .map(|a| cq[a] as usize * st[a])
+            .map(|a| cs[a] as usize * st[a])
             .sum();
         let chan_base: usize = (0..mesh.rank())
             .filter(|&a| role[a] == Role::Channel)
-            .map(|a| cq[a] as usize * st[a])
+            .map(|a| cs[a] as usize * st[a])
             .sum();
         // Per dim, the source shards meeting the destination interval and the part they hold.
         let pieces: Vec<Vec<(usize, Range<u64>)>> = (0..rank)
@@ -368,7 +385,11 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
                     };
                     set.insert((sent.saturating_add(bytes), o, p));
                     out.transfers.push(Transfer {
-                        from: mesh.devices()[p],
+                        from: if src_max_pos.is_some() {
+                            mesh.devices()[p]
+                        } else {
+                            src.device_at(mesh, p)
+                        },
                         to: mesh.devices()[q],
                         region: part,
                         bytes,

@@ -35,7 +35,8 @@ pub fn split_range(len: u64, n: u64, i: u64) -> Range<u64> {
 }
 
 impl Sharding {
-    /// Per device of `mesh` (in mesh-position order), what it holds.
+    /// Per device of `mesh` (in mesh-position order), what it holds: the region of the mesh position it
+    /// plays (its own, or the one the sharding's device placement gives it).
     pub fn regions(&self, mesh: &Mesh) -> Result<Vec<DeviceRegion>> {
         if self.axis_use().len() != mesh.rank() {
             return Err(ShardError::Sharding(format!(
@@ -66,11 +67,13 @@ impl Sharding {
                 })
                 .collect());
         }
+        // Each device's coordinates are those of the position it plays (its placement, if any).
+        let played = self.played_positions(mesh);
         // Replica groups: devices that differ only along replicated axes.
         let mut groups: HashMap<Vec<u64>, Vec<u64>> = HashMap::new();
         let keys: Vec<Vec<u64>> = (0..mesh.len())
             .map(|p| {
-                let c = mesh.coords(p);
+                let c = mesh.coords(played[p]);
                 c.iter()
                     .zip(self.axis_use())
                     .map(|(&x, u)| if *u == AxisUse::Replicated { 0 } else { x })
@@ -86,7 +89,7 @@ impl Sharding {
             .collect();
         Ok((0..mesh.len())
             .map(|p| {
-                let c = mesh.coords(p);
+                let c = mesh.coords(played[p]);
                 let mut region = Vec::with_capacity(self.dims().len());
                 let mut padded = Vec::with_capacity(self.dims().len());
                 for (d, &len) in self.dims().iter().enumerate() {

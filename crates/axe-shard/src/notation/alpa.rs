@@ -64,6 +64,7 @@ pub fn parse_alpa(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
 /// The Alpa spec of `s` on `mesh`: only replicated unsplit axes, and meshes of at most 10 axes.
 pub fn to_alpa(mesh: &Mesh, s: &Sharding) -> Result<String> {
     s.require_rule(mesh, crate::model::Uneven::Xla, "alpa")?;
+    s.require_mesh_order("alpa")?;
     let bad = |why: String| ShardError::Inexpressible {
         notation: "alpa",
         why,

@@ -105,7 +105,14 @@ pub fn parse_any(
     };
     match notation {
         Notation::Hlo => match mesh {
-            Some(m) => Ok((m.clone(), hlo::parse_hlo_on(text, m, dims)?)),
+            Some(m) => {
+                let (m, ss) = crate::notation::fit::onto(&[(text, Notation::Hlo)], m, dims)?;
+                let (m, mut ss) = crate::notation::fit::rebase(m, ss)?;
+                let s = ss
+                    .pop()
+                    .ok_or_else(|| ShardError::Sharding("no sharding read".into()))?;
+                Ok((m, s))
+            }
             None => hlo::parse_hlo(text, dims, None),
         },
         Notation::Jax => {
@@ -132,6 +139,50 @@ pub fn parse_any(
             let a = crate::axe::from_axe(&layout, dims, mesh)?;
             Ok((a.mesh, a.sharding))
         }
+    }
+}
+
+/// Reads a source and a destination sharding of one array of `dims` onto one mesh: `mesh` where given,
+/// else the one the source brings (HLO text and Axe layouts bring their own; the destination's where an
+/// HLO source does not fix the device count, as `{replicated}` does not). HLO text is over device ids:
+/// a tile assignment in any device order is read onto the mesh, splitting its axes into the factors the
+/// tile grid needs and giving a sharding a device placement of its own where no mesh order serves both
+/// (see [`Sharding::with_placement`]); the mesh's device order is then the source's, so that only the
+/// destination has one. `notation` applies to both texts (each detected from its syntax when `None`).
+///
+/// Law: each sharding's regions ([`Sharding::regions`]) on the returned mesh are, per device id, the
+/// regions its text gives that device.
+pub fn parse_pair(
+    src: &str,
+    dst: &str,
+    notation: Option<Notation>,
+    mesh: Option<&Mesh>,
+    dims: &[u64],
+) -> Result<(Mesh, Sharding, Sharding)> {
+    let which = |t: &str| -> Result<Notation> {
+        match notation {
+            Some(n) => Ok(n),
+            None => Notation::detect(t),
+        }
+    };
+    let (ns, nd) = (which(src)?, which(dst)?);
+    let base = match mesh {
+        Some(m) => m.clone(),
+        None => {
+            let own = parse_any(src, Some(ns), None, dims)?.0;
+            // `{replicated}`, `{manual}` and `{maximal device=N}` do not fix the device count: a
+            // destination listing more devices brings the mesh.
+            match parse_any(dst, Some(nd), None, dims) {
+                Ok((theirs, _)) if ns == Notation::Hlo && theirs.len() > own.len() => theirs,
+                _ => own,
+            }
+        }
+    };
+    let (m, ss) = crate::notation::fit::onto(&[(src, ns), (dst, nd)], &base, dims)?;
+    let (m, ss) = crate::notation::fit::rebase(m, ss)?;
+    match <[Sharding; 2]>::try_from(ss) {
+        Ok([a, b]) => Ok((m, a, b)),
+        Err(_) => Err(ShardError::Sharding("two shardings expected".into())),
     }
 }
 

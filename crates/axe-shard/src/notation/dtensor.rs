@@ -92,6 +92,7 @@ pub fn parse_dtensor(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> 
 /// The placements of `s` on `mesh`: a dim's mesh axes must run left to right (major first).
 pub fn to_dtensor(mesh: &Mesh, s: &Sharding) -> Result<String> {
     s.require_rule(mesh, crate::model::Uneven::TorchChunk, "dtensor")?;
+    s.require_mesh_order("dtensor")?;
     let bad = |why: String| ShardError::Inexpressible {
         notation: "dtensor",
         why,

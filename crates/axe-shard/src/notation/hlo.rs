@@ -5,11 +5,21 @@
 //! (each dim's axes in order, then the manual axes, then the replicated axes). With the default device
 //! order that is an iota, printed canonically: size-1 dims dropped, runs of consecutive axes merged, and
 //! `<=[N]` when no transpose remains (so `P('y','x')` on `x=2,y=4` is `{devices=[4,2]<=[2,4]T(1,0)}`).
-//! All-ones grids print `{replicated}` (or `{manual}`).
+//! Any device list that is a transposed iota prints in that canonical iota form (so
+//! `{devices=[2,4]<=[2,2,2]T(1,2,0)}` reads back as `{devices=[2,4]<=[2,4]T(1,0)}`, as XLA prints it); other
+//! lists print explicitly. (XLA keeps an explicit list that happens to be an iota explicit; the two texts
+//! are the same sharding.) The devices of each replica group (the last tile-grid dim under
+//! `last_tile_dim_replicate`) print in ascending order, as XLA sorts them. All-ones grids print
+//! `{replicated}` (or `{manual}`); XLA keeps a one-device iota `{devices=[1,1]<=[1]}` tiled.
+//!
+//! Refused as XLA refuses them: an explicit tile assignment of one device (`{devices=[1]0}`: a non-maximal
+//! sharding needs more than one device), a transpose of a one-dim iota (`{devices=[4]<=[4]T(0)}`), and a
+//! device id beyond the device count where there is one.
 
 use crate::error::{Result, ShardError};
 use crate::mesh::Mesh;
 use crate::model::{AxisUse, Sharding};
+use crate::notation::iota::iota_text;
 
 /// The XLA `HloSharding` text of `s` on `mesh`. `Partial` axes have no HloSharding form.
 pub fn to_hlo(mesh: &Mesh, s: &Sharding) -> Result<String> {
@@ -45,7 +55,9 @@ pub fn to_hlo(mesh: &Mesh, s: &Sharding) -> Result<String> {
     let size = |axes: &[usize]| -> u64 { axes.iter().map(|&a| mesh.sizes()[a]).product() };
     let (m, r) = (size(&manual), size(&replicated));
     if tiles.iter().all(|&t| t == 1) {
-        if m > 1 && r == 1 {
+        // (A manual axis of one device is still manual: `{devices=[1,1]<=[1] last_tile_dims={manual}}`
+        // is `{manual}` in XLA.)
+        if !manual.is_empty() && r == 1 {
             return Ok("{manual}".to_string());
         }
         if m == 1 {
@@ -69,48 +81,20 @@ pub fn to_hlo(mesh: &Mesh, s: &Sharding) -> Result<String> {
         k => format!(" last_tile_dims={{{}}}", k.join(", ")),
     };
     let grid = join(&tiles);
-    let devices = if mesh.is_default_order() {
-        iota(mesh.sizes(), &perm)
-    } else {
-        join(&transposed(mesh, &perm))
-    };
+    let mut list = transposed(mesh, s, &perm);
+    if r > 1 {
+        // XLA sorts the devices of each replica group (the last tile-grid dim).
+        for group in list.chunks_mut(r as usize) {
+            group.sort_unstable();
+        }
+    }
+    let devices = iota_text(&list).unwrap_or_else(|| join(&list));
     Ok(format!("{{devices=[{grid}]{devices}{suffix}}}"))
 }
 
-/// The canonical iota text `<=[dims]T(perm)` of the mesh transposed by `perm` (axes absent from `perm`
-/// have size 1 here).
-fn iota(sizes: &[u64], perm: &[usize]) -> String {
-    // Drop size-1 axes, then merge runs of consecutive axes.
-    let kept: Vec<usize> = perm.iter().copied().filter(|&a| sizes[a] > 1).collect();
-    let mut runs: Vec<Vec<usize>> = Vec::new();
-    for a in kept {
-        match runs.last_mut() {
-            Some(run) if run.last().is_some_and(|&l| l + 1 == a) => run.push(a),
-            _ => runs.push(vec![a]),
-        }
-    }
-    let mut order: Vec<usize> = (0..runs.len()).collect();
-    order.sort_by_key(|&i| runs[i][0]);
-    // order[k]: which run comes k-th in mesh order; the transpose lists, per output position, its source.
-    let reshape: Vec<u64> = order
-        .iter()
-        .map(|&i| runs[i].iter().map(|&a| sizes[a]).product())
-        .collect();
-    let mut t = vec![0usize; runs.len()];
-    for (k, &i) in order.iter().enumerate() {
-        t[i] = k;
-    }
-    let n: u64 = reshape.iter().product();
-    if t.iter().enumerate().all(|(i, &x)| i == x) {
-        format!("<=[{n}]")
-    } else {
-        let tt: Vec<String> = t.iter().map(|x| x.to_string()).collect();
-        format!("<=[{}]T({})", join(&reshape), tt.join(","))
-    }
-}
-
-/// The mesh's device ids read with the axes in `perm` order (row-major).
-fn transposed(mesh: &Mesh, perm: &[usize]) -> Vec<u64> {
+/// The device ids of `s` read with the mesh axes in `perm` order (row-major): the tile assignment. Each
+/// mesh position's device is the one the sharding places there.
+fn transposed(mesh: &Mesh, s: &Sharding, perm: &[usize]) -> Vec<u64> {
     let sizes = mesh.sizes();
     let mut stride = vec![1usize; sizes.len()];
     for i in (0..sizes.len().saturating_sub(1)).rev() {
@@ -124,7 +108,7 @@ fn transposed(mesh: &Mesh, perm: &[usize]) -> Vec<u64> {
             .zip(&idx)
             .map(|(&a, &i)| i as usize * stride[a])
             .sum();
-        out.push(mesh.devices()[pos]);
+        out.push(s.device_at(mesh, pos));
         for k in (0..idx.len()).rev() {
             idx[k] += 1;
             if idx[k] < sizes[perm[k]] {
@@ -196,6 +180,30 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
                 .collect::<Option<_>>()
                 .ok_or_else(|| bad("a tile-grid dim below 1".into()))?;
             crate::mesh::count(grid.iter().copied())?;
+            use axe_xla::hlo::sharding::TileAssignment as Ta;
+            match &tile_assignment {
+                Ta::Explicit { devices, .. } if devices.len() <= 1 => {
+                    return Err(bad(
+                        "a tiled sharding over one device (XLA: non-maximal shardings must have more \
+                         than one device assigned; write {maximal device=N} or {replicated})"
+                            .into(),
+                    ))
+                }
+                Ta::Iota {
+                    reshape,
+                    transpose: Some(_),
+                    ..
+                } if reshape.len() <= 1 => {
+                    return Err(ShardError::Parse {
+                        msg: "a transpose T(...) needs an iota of more than one dim (XLA reads none after \
+                              <=[N])"
+                            .into(),
+                        text: text.to_string(),
+                        offset: text.find("T(").unwrap_or(0),
+                    })
+                }
+                _ => {}
+            }
             let kinds: Vec<&str> = if last_tile_dim_replicate {
                 vec!["replicated"]
             } else {
@@ -221,6 +229,14 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
                 .collect::<Result<_>>()?;
             if let Some(n) = devices.filter(|&n| n != ids.len() as u64) {
                 return Err(bad(format!("{} devices for a mesh of {n}", ids.len())));
+            }
+            if let Some((&d, n)) =
+                devices.and_then(|n| ids.iter().find(|&&d| d >= n).map(|d| (d, n)))
+            {
+                return Err(bad(format!(
+                    "device id {d} is beyond the {n} devices (ids 0..{})",
+                    n.saturating_sub(1)
+                )));
             }
             let names: Vec<String> = (0..grid.len()).map(|i| format!("t{i}")).collect();
             let axes: Vec<(&str, u64)> = names
@@ -253,6 +269,10 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
 /// sharding): the device ids of the text must be the mesh's, and each tile-grid dim must be a mixed-radix
 /// combination of whole mesh axes (the device at every mesh position has, along each grid dim, the tile
 /// index `Σ coordinate × weight` of that dim's axes), the device at mesh coordinate 0 holding tile 0.
+///
+/// This is the strict reading (whole mesh axes, the mesh's device order); [`crate::parse_any`] with a mesh
+/// and [`crate::parse_pair`] read any tile assignment over the mesh's devices, splitting mesh axes or
+/// giving the sharding a device placement of its own where this one refuses.
 ///
 /// Errors: a device count that is not the mesh's, devices not in the mesh, and a tile assignment no
 /// sharding on this mesh gives (a grid dim that splits a mesh axis, or devices out of mesh order), each

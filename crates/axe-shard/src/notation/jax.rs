@@ -127,6 +127,7 @@ pub fn parse_jax(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
 /// The `P(...)` text of `s` on `mesh`: only replicated unsplit axes are expressible.
 pub fn to_jax(mesh: &Mesh, s: &Sharding) -> Result<String> {
     s.require_rule(mesh, crate::model::Uneven::Xla, "jax")?;
+    s.require_mesh_order("jax")?;
     if s.maximal_device().is_some() {
         return Err(ShardError::Inexpressible {
             notation: "jax",

@@ -3,5 +3,7 @@
 pub mod alpa;
 pub mod any;
 pub mod dtensor;
+mod fit;
 pub mod hlo;
+pub mod iota;
 pub mod jax;
