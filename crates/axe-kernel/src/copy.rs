@@ -18,19 +18,32 @@ use crate::spread::{access, replica_offsets, spread, workers};
 /// Whether `w`-element vectors fit tensor `t` (see the module docs); the reason if not. `role` names
 /// the tensor in the reason ("the destination"). A source's replicas are ignored (one copy is read); a
 /// destination's replica offsets must be multiples of `w` as well.
-pub fn vector_fits(t: &Tensor, w: u64, role: &str, write: bool) -> Result<std::result::Result<(), String>> {
+pub fn vector_fits(
+    t: &Tensor,
+    w: u64,
+    role: &str,
+    write: bool,
+) -> Result<std::result::Result<(), String>> {
     if !t.in_memory() {
-        return Ok(Err(format!("{role} lives in registers, which this variant does not address")));
+        return Ok(Err(format!(
+            "{role} lives in registers, which this variant does not address"
+        )));
     }
     if w <= 1 {
         return Ok(Ok(()));
     }
     let size = t.size();
-    if size % w != 0 {
-        return Ok(Err(format!("{role} has {size} elements, not a multiple of {w}")));
+    if !size.is_multiple_of(w) {
+        return Ok(Err(format!(
+            "{role} has {size} elements, not a multiple of {w}"
+        )));
     }
     let m = Axis::memory();
-    let replicas = if write { t.layout.replica().to_vec() } else { Vec::new() };
+    let replicas = if write {
+        t.layout.replica().to_vec()
+    } else {
+        Vec::new()
+    };
     let plain = Layout::new(t.layout.shard().to_vec(), replicas, Coord::zero())
         .map_err(layout(format!("tensor {}", t.name)))?;
     let atom = Layout::row_major(&[w]).map_err(layout("a vector atom"))?;
@@ -39,7 +52,9 @@ pub fn vector_fits(t: &Tensor, w: u64, role: &str, write: bool) -> Result<std::r
     }
     let o = t.layout.offset().get(&m);
     if o % w as i64 != 0 {
-        return Ok(Err(format!("{role} starts at element {o}, not a multiple of {w}")));
+        return Ok(Err(format!(
+            "{role} starts at element {o}, not a multiple of {w}"
+        )));
     }
     Ok(Ok(()))
 }
@@ -55,9 +70,16 @@ fn why_not(plain: &Layout, w: u64, role: &str) -> Result<String> {
         return Ok(format!("{role}'s innermost stride is {}", inner.stride()));
     }
     if inner.extent() % w != 0 {
-        return Ok(format!("{role}'s innermost contiguous run is {} elements", inner.extent()));
+        return Ok(format!(
+            "{role}'s innermost contiguous run is {} elements",
+            inner.extent()
+        ));
     }
-    if let Some(it) = shard.iter().chain(canon.replica()).find(|it| it.stride() % w as i64 != 0) {
+    if let Some(it) = shard
+        .iter()
+        .chain(canon.replica())
+        .find(|it| it.stride() % w as i64 != 0)
+    {
         return Ok(format!(
             "{role}'s stride {} (over {} steps) is not a multiple of {w}, so chunks would be misaligned",
             it.stride(),
@@ -106,7 +128,11 @@ impl Variant for Vector {
     }
     fn priority(&self) -> i32 {
         // Wider first; element-sized vectors (bytes 0 here: the element) last.
-        if self.bytes == 0 { 0 } else { self.bytes as i32 }
+        if self.bytes == 0 {
+            0
+        } else {
+            self.bytes as i32
+        }
     }
     fn targets(&self) -> &'static [Target] {
         ALL
@@ -115,7 +141,12 @@ impl Variant for Vector {
         let (dst, src, value) = match &call.op {
             Op::Copy { dst, src } => (dst, Some(src), None),
             Op::Fill { dst, value } => (dst, None, Some(*value)),
-            _ => return Ok(Outcome::Declined(format!("{} lowers copy and fill only", self.name))),
+            _ => {
+                return Ok(Outcome::Declined(format!(
+                    "{} lowers copy and fill only",
+                    self.name
+                )))
+            }
         };
         let eb = dst.dtype.bytes();
         let bytes = if self.bytes == 0 { eb } else { self.bytes };
@@ -137,7 +168,10 @@ impl Variant for Vector {
                 } else if src.is_some() {
                     format!("{bytes}-byte vectors need {w} contiguous {} in both layouts, aligned to {w} elements; ", dst.dtype)
                 } else {
-                    format!("{bytes}-byte vectors need {w} contiguous {} aligned to {w} elements; ", dst.dtype)
+                    format!(
+                        "{bytes}-byte vectors need {w} contiguous {} aligned to {w} elements; ",
+                        dst.dtype
+                    )
                 };
                 return Ok(Outcome::Declined(format!("{need}{reason}")));
             }
@@ -161,14 +195,29 @@ impl Variant for Vector {
             for r in &reps {
                 let d = access(dst, &c, w, *r)?;
                 out.push(match (src, &pattern) {
-                    (Some(s), _) => LStmt::Move { call: id, dst: d, src: access(s, &c, w, 0)?, bytes },
-                    (None, Some(p)) => LStmt::Store { call: id, dst: d, value: p.clone() },
+                    (Some(s), _) => LStmt::Move {
+                        call: id,
+                        dst: d,
+                        src: access(s, &c, w, 0)?,
+                        bytes,
+                    },
+                    (None, Some(p)) => LStmt::Store {
+                        call: id,
+                        dst: d,
+                        value: p.clone(),
+                    },
                     (None, None) => continue,
                 });
             }
             Ok(out)
         })?;
-        let space = |t: &Tensor| if matches!(t.space, Space::Global) { "global" } else { "shared" };
+        let space = |t: &Tensor| {
+            if matches!(t.space, Space::Global) {
+                "global"
+            } else {
+                "shared"
+            }
+        };
         let why = match src {
             Some(s) => format!(
                 "{bytes}-byte vectors ({w} × {}) fit both layouts: {} {} → {} {}; {chunks} vectors over {} threads",
@@ -184,16 +233,56 @@ impl Variant for Vector {
 }
 
 static VARIANTS: [Vector; 10] = [
-    Vector { name: "copy.vec16", op: "copy", bytes: 16 },
-    Vector { name: "copy.vec8", op: "copy", bytes: 8 },
-    Vector { name: "copy.vec4", op: "copy", bytes: 4 },
-    Vector { name: "copy.vec2", op: "copy", bytes: 2 },
-    Vector { name: "copy.element", op: "copy", bytes: 0 },
-    Vector { name: "fill.vec16", op: "fill", bytes: 16 },
-    Vector { name: "fill.vec8", op: "fill", bytes: 8 },
-    Vector { name: "fill.vec4", op: "fill", bytes: 4 },
-    Vector { name: "fill.vec2", op: "fill", bytes: 2 },
-    Vector { name: "fill.element", op: "fill", bytes: 0 },
+    Vector {
+        name: "copy.vec16",
+        op: "copy",
+        bytes: 16,
+    },
+    Vector {
+        name: "copy.vec8",
+        op: "copy",
+        bytes: 8,
+    },
+    Vector {
+        name: "copy.vec4",
+        op: "copy",
+        bytes: 4,
+    },
+    Vector {
+        name: "copy.vec2",
+        op: "copy",
+        bytes: 2,
+    },
+    Vector {
+        name: "copy.element",
+        op: "copy",
+        bytes: 0,
+    },
+    Vector {
+        name: "fill.vec16",
+        op: "fill",
+        bytes: 16,
+    },
+    Vector {
+        name: "fill.vec8",
+        op: "fill",
+        bytes: 8,
+    },
+    Vector {
+        name: "fill.vec4",
+        op: "fill",
+        bytes: 4,
+    },
+    Vector {
+        name: "fill.vec2",
+        op: "fill",
+        bytes: 2,
+    },
+    Vector {
+        name: "fill.element",
+        op: "fill",
+        bytes: 0,
+    },
 ];
 
 /// The copy and fill variants.
@@ -222,7 +311,9 @@ pub fn encode(dtype: DType, v: Value) -> std::result::Result<Vec<u8>, String> {
         DType::S8 => (int(-128, 127)? as i8).to_le_bytes().to_vec(),
         DType::U8 => vec![int(0, 255)? as u8],
         DType::S16 => (int(-32768, 32767)? as i16).to_le_bytes().to_vec(),
-        DType::S32 => (int(i32::MIN.into(), i32::MAX.into())? as i32).to_le_bytes().to_vec(),
+        DType::S32 => (int(i32::MIN.into(), i32::MAX.into())? as i32)
+            .to_le_bytes()
+            .to_vec(),
         DType::S64 => int(i64::MIN, i64::MAX)?.to_le_bytes().to_vec(),
     })
 }

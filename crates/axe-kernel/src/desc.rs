@@ -301,7 +301,7 @@ pub enum Stmt {
     /// A CTA-wide barrier (`__syncthreads`): every thread of the CTA must reach it.
     Barrier,
     /// An operator call.
-    Call(Call),
+    Call(Box<Call>),
 }
 
 /// A kernel: a name, a launch shape, buffers and a body.
@@ -330,7 +330,10 @@ pub struct KernelBuilder {
 impl KernelBuilder {
     /// A kernel named `name` (a C identifier) with launch shape `launch`.
     pub fn new(name: &str, launch: Launch) -> Result<KernelBuilder> {
-        let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        let ident = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !ident {
             return Err(KernelError::Invalid(format!(
@@ -352,7 +355,13 @@ impl KernelBuilder {
     }
 
     /// Declares a buffer of `elems` elements in `space`.
-    pub fn buffer(&mut self, name: &str, space: Space, dtype: DType, elems: u64) -> Result<BufferId> {
+    pub fn buffer(
+        &mut self,
+        name: &str,
+        space: Space,
+        dtype: DType,
+        elems: u64,
+    ) -> Result<BufferId> {
         let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !ident || self.kernel.buffers.iter().any(|b| b.name == name) {
@@ -361,9 +370,16 @@ impl KernelBuilder {
             )));
         }
         if elems == 0 {
-            return Err(KernelError::Invalid(format!("buffer {name} has no elements")));
+            return Err(KernelError::Invalid(format!(
+                "buffer {name} has no elements"
+            )));
         }
-        let b = Buffer { name: name.to_string(), space, dtype, elems };
+        let b = Buffer {
+            name: name.to_string(),
+            space,
+            dtype,
+            elems,
+        };
         b.bytes()?;
         self.kernel.buffers.push(b);
         Ok(BufferId(self.kernel.buffers.len() - 1))
@@ -371,12 +387,16 @@ impl KernelBuilder {
 
     /// A tensor of `shape` in `buffer` with `layout`; checks the layout admits the shape, names only the
     /// axes the buffer's space has, and stays inside the buffer.
-    pub fn tensor(&self, name: &str, buffer: BufferId, shape: &[u64], layout: Layout) -> Result<Tensor> {
-        let b = self
-            .kernel
-            .buffers
-            .get(buffer.0)
-            .ok_or_else(|| KernelError::Invalid(format!("tensor {name}: no buffer #{}", buffer.0)))?;
+    pub fn tensor(
+        &self,
+        name: &str,
+        buffer: BufferId,
+        shape: &[u64],
+        layout: Layout,
+    ) -> Result<Tensor> {
+        let b = self.kernel.buffers.get(buffer.0).ok_or_else(|| {
+            KernelError::Invalid(format!("tensor {name}: no buffer #{}", buffer.0))
+        })?;
         layout
             .check_admits(shape)
             .map_err(crate::error::layout(format!("tensor {name}")))?;
@@ -394,7 +414,11 @@ impl KernelBuilder {
                 )));
             }
         }
-        let axis = if b.space == Space::Registers { Axis::new("reg").map_err(crate::error::layout("reg"))? } else { Axis::memory() };
+        let axis = if b.space == Space::Registers {
+            Axis::new("reg").map_err(crate::error::layout("reg"))?
+        } else {
+            Axis::memory()
+        };
         let (lo, hi) = extent_on(&layout, &axis)?;
         if lo < 0 || hi >= b.elems as i64 {
             return Err(KernelError::Invalid(format!(
@@ -427,17 +451,29 @@ impl KernelBuilder {
     }
 
     /// `for v in 0..extent { body(v) }`.
-    pub fn for_loop(&mut self, extent: u64, body: impl FnOnce(&mut Self, Var) -> Result<()>) -> Result<()> {
+    pub fn for_loop(
+        &mut self,
+        extent: u64,
+        body: impl FnOnce(&mut Self, Var) -> Result<()>,
+    ) -> Result<()> {
         let var = self.var();
         self.open.push(Vec::new());
         body(self, var)?;
         let b = self.open.pop().unwrap_or_default();
-        self.push(Stmt::For { var, extent, body: b });
+        self.push(Stmt::For {
+            var,
+            extent,
+            body: b,
+        });
         Ok(())
     }
 
     /// `if cond { body }`.
-    pub fn if_then(&mut self, cond: Expr, body: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+    pub fn if_then(
+        &mut self,
+        cond: Expr,
+        body: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
         self.open.push(Vec::new());
         body(self)?;
         let b = self.open.pop().unwrap_or_default();
@@ -484,18 +520,35 @@ impl KernelBuilder {
             }
         }
         self.calls += 1;
-        self.push(Stmt::Call(Call { id, op, scope, force: force.map(str::to_string) }));
+        self.push(Stmt::Call(Box::new(Call {
+            id,
+            op,
+            scope,
+            force: force.map(str::to_string),
+        })));
         Ok(id)
     }
 
     /// `copy(dst, src)` at `scope`.
     pub fn copy(&mut self, scope: Scope, dst: &Tensor, src: &Tensor) -> Result<usize> {
-        self.call(scope, Op::Copy { dst: dst.clone(), src: src.clone() })
+        self.call(
+            scope,
+            Op::Copy {
+                dst: dst.clone(),
+                src: src.clone(),
+            },
+        )
     }
 
     /// `fill(dst, value)` at `scope`.
     pub fn fill(&mut self, scope: Scope, dst: &Tensor, value: Value) -> Result<usize> {
-        self.call(scope, Op::Fill { dst: dst.clone(), value })
+        self.call(
+            scope,
+            Op::Fill {
+                dst: dst.clone(),
+                value,
+            },
+        )
     }
 
     /// The finished kernel.
@@ -529,9 +582,13 @@ pub fn extent_on(l: &Layout, axis: &Axis) -> Result<(i64, i64)> {
             .and_then(|e| e.checked_mul(it.stride()))
             .ok_or_else(|| overflow("bounding a layout"))?;
         if reach < 0 {
-            lo = lo.checked_add(reach).ok_or_else(|| overflow("bounding a layout"))?;
+            lo = lo
+                .checked_add(reach)
+                .ok_or_else(|| overflow("bounding a layout"))?;
         } else {
-            hi = hi.checked_add(reach).ok_or_else(|| overflow("bounding a layout"))?;
+            hi = hi
+                .checked_add(reach)
+                .ok_or_else(|| overflow("bounding a layout"))?;
         }
     }
     Ok((lo, hi))

@@ -65,7 +65,11 @@ impl FromStr for Target {
         Target::ALL
             .into_iter()
             .find(|t| t.name() == s)
-            .ok_or_else(|| KernelError::Invalid(format!("unknown target {s:?}; expected cpu, sm_80 or sm_90a")))
+            .ok_or_else(|| {
+                KernelError::Invalid(format!(
+                    "unknown target {s:?}; expected cpu, sm_80 or sm_90a"
+                ))
+            })
     }
 }
 
@@ -82,7 +86,11 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     /// A context for lowering `kernel` for `target`.
     pub fn new(kernel: &'a Kernel, target: Target) -> Ctx<'a> {
-        Ctx { kernel, target, next_var: kernel.vars }
+        Ctx {
+            kernel,
+            target,
+            next_var: kernel.vars,
+        }
     }
 
     /// A fresh variable.
@@ -179,9 +187,10 @@ impl Registry {
                 });
             };
             return match v.lower(call, ctx)? {
-                Outcome::Lowered { why, code } => {
-                    Ok((decision(v.name(), format!("forced; {why}"), Vec::new()), code))
-                }
+                Outcome::Lowered { why, code } => Ok((
+                    decision(v.name(), format!("forced; {why}"), Vec::new()),
+                    code,
+                )),
                 Outcome::Declined(reason) => Err(KernelError::Forced {
                     op: call.label(),
                     variant: forced.clone(),
@@ -192,7 +201,9 @@ impl Registry {
         let mut declined = Vec::new();
         for v in candidates {
             match v.lower(call, ctx)? {
-                Outcome::Lowered { why, code } => return Ok((decision(v.name(), why, declined), code)),
+                Outcome::Lowered { why, code } => {
+                    return Ok((decision(v.name(), why, declined), code))
+                }
                 Outcome::Declined(reason) => declined.push((v.name().to_string(), reason)),
             }
         }

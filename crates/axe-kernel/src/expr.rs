@@ -60,19 +60,19 @@ impl Expr {
     }
 
     /// `self + other`.
-    pub fn add(self, other: Expr) -> Expr {
+    pub fn plus(self, other: Expr) -> Expr {
         Expr::bin(BinOp::Add, self, other)
     }
     /// `self * other`.
-    pub fn mul(self, other: Expr) -> Expr {
+    pub fn times(self, other: Expr) -> Expr {
         Expr::bin(BinOp::Mul, self, other)
     }
     /// `self / other`.
-    pub fn div(self, other: Expr) -> Expr {
+    pub fn over(self, other: Expr) -> Expr {
         Expr::bin(BinOp::Div, self, other)
     }
     /// `self % other`.
-    pub fn rem(self, other: Expr) -> Expr {
+    pub fn modulo(self, other: Expr) -> Expr {
         Expr::bin(BinOp::Rem, self, other)
     }
     /// `self < other`.

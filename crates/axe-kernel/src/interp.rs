@@ -21,7 +21,9 @@ pub struct RunLimits {
 
 impl Default for RunLimits {
     fn default() -> Self {
-        RunLimits { max_steps: 200_000_000 }
+        RunLimits {
+            max_steps: 200_000_000,
+        }
     }
 }
 
@@ -57,7 +59,9 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
                 out[at] = Ins::JumpUnless(cond, end);
             }
             LStmt::Let { var, value } => out.push(Ins::Set(var.0, value)),
-            LStmt::Move { .. } | LStmt::Store { .. } | LStmt::Compute { .. } => out.push(Ins::Mem(s)),
+            LStmt::Move { .. } | LStmt::Store { .. } | LStmt::Compute { .. } => {
+                out.push(Ins::Mem(s))
+            }
             LStmt::Barrier => out.push(Ins::Barrier),
             LStmt::Comment(_) => {}
         }
@@ -111,7 +115,8 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
         }
         full[*i] = g;
     }
-    let shared_len = usize::try_from(prog.shared_bytes).map_err(|_| KernelError::TooLarge("shared memory".into()))?;
+    let shared_len = usize::try_from(prog.shared_bytes)
+        .map_err(|_| KernelError::TooLarge("shared memory".into()))?;
     let mut m = Machine {
         prog,
         global_writer: full.iter().map(|g| vec![(NONE, 0); g.len()]).collect(),
@@ -170,16 +175,29 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
             }
         }
     }
-    Ok(m.globals.into_iter().zip(&prog.buffers).filter(|(_, b)| b.space == Space::Global).map(|(g, _)| g).collect())
+    Ok(m.globals
+        .into_iter()
+        .zip(&prog.buffers)
+        .filter(|(_, b)| b.space == Space::Global)
+        .map(|(g, _)| g)
+        .collect())
 }
 
 impl<'p> Machine<'p> {
     /// Runs one thread until a barrier (returns its pc) or the end (`None`).
-    fn step_until_barrier(&mut self, code: &[Ins<'_>], pc: &mut usize, vars: &mut [i64]) -> Result<Option<usize>> {
+    fn step_until_barrier(
+        &mut self,
+        code: &[Ins<'_>],
+        pc: &mut usize,
+        vars: &mut [i64],
+    ) -> Result<Option<usize>> {
         while *pc < code.len() {
             self.steps += 1;
             if self.steps > self.limits.max_steps {
-                return Err(KernelError::TooLarge(format!("the simulation passed {} steps", self.limits.max_steps)));
+                return Err(KernelError::TooLarge(format!(
+                    "the simulation passed {} steps",
+                    self.limits.max_steps
+                )));
             }
             match &code[*pc] {
                 Ins::Set(v, e) => vars[*v as usize] = self.eval(e, vars, None)?,
@@ -225,18 +243,30 @@ impl<'p> Machine<'p> {
                 let (a, b) = (self.eval(a, vars, call)?, self.eval(b, vars, call)?);
                 eval_bin(*op, a, b).ok_or_else(|| KernelError::Run {
                     op: call.map_or("an expression".to_string(), |c| self.op_name(c)),
-                    message: format!("integer overflow or division by zero computing {a} {op:?} {b}"),
+                    message: format!(
+                        "integer overflow or division by zero computing {a} {op:?} {b}"
+                    ),
                 })?
             }
         })
     }
 
     /// Locates `n` bytes at `a`: (is_global, buffer, physical byte offset), checking bounds.
-    fn locate(&self, a: &Access, n: usize, vars: &[i64], call: usize, write: bool) -> Result<(u8, usize, usize)> {
+    fn locate(
+        &self,
+        a: &Access,
+        n: usize,
+        vars: &[i64],
+        call: usize,
+        write: bool,
+    ) -> Result<(u8, usize, usize)> {
         let buf = &self.prog.buffers[a.buf];
         let logical = self.eval(&a.byte, vars, Some(call))?;
         let size = buf.bytes()? as i64;
-        if logical < 0 || logical.checked_add(n as i64).is_none_or(|end| end > size) || logical % n as i64 != 0 {
+        if logical < 0
+            || logical.checked_add(n as i64).is_none_or(|end| end > size)
+            || logical % n as i64 != 0
+        {
             return Err(KernelError::Run {
                 op: self.op_name(call),
                 message: format!(
@@ -254,10 +284,18 @@ impl<'p> Machine<'p> {
             Space::Global => (0, a.buf, logical as usize),
             Space::Shared(sw) => {
                 let phys = sw.map_or(logical, |s| s.apply(logical));
-                (1, a.buf, (self.prog.shared_offsets[a.buf] as i64 + phys) as usize)
+                (
+                    1,
+                    a.buf,
+                    (self.prog.shared_offsets[a.buf] as i64 + phys) as usize,
+                )
             }
             Space::Registers => {
-                let base: u64 = self.prog.buffers[..a.buf].iter().filter(|b| b.space == Space::Registers).map(|b| b.bytes().unwrap_or(0)).sum();
+                let base: u64 = self.prog.buffers[..a.buf]
+                    .iter()
+                    .filter(|b| b.space == Space::Registers)
+                    .map(|b| b.bytes().unwrap_or(0))
+                    .sum();
                 (2, a.buf, base as usize + logical as usize)
             }
         })
@@ -303,7 +341,12 @@ impl<'p> Machine<'p> {
                 for i in at..at + n {
                     let (w, r) = (self.shared_writer[i], self.shared_reader[i]);
                     if (w != NONE && w != me) || (r != NONE && r != me) {
-                        return Err(self.race(call, "writes", a.buf, if w != NONE && w != me { w } else { r }));
+                        return Err(self.race(
+                            call,
+                            "writes",
+                            a.buf,
+                            if w != NONE && w != me { w } else { r },
+                        ));
                     }
                     self.shared_writer[i] = me;
                 }
@@ -316,7 +359,11 @@ impl<'p> Machine<'p> {
 
     fn race(&self, call: usize, what: &str, buf: usize, other: u64) -> KernelError {
         let b = &self.prog.buffers[buf];
-        let other = if other == MANY { "other threads".to_string() } else { format!("thread {} of CTA {}", other & 0xfffff, other >> 20) };
+        let other = if other == MANY {
+            "other threads".to_string()
+        } else {
+            format!("thread {} of CTA {}", other & 0xfffff, other >> 20)
+        };
         KernelError::Run {
             op: self.op_name(call),
             message: format!(
@@ -331,7 +378,12 @@ impl<'p> Machine<'p> {
 
     fn mem(&mut self, s: &LStmt, vars: &[i64]) -> Result<()> {
         match s {
-            LStmt::Move { call, dst, src, bytes } => {
+            LStmt::Move {
+                call,
+                dst,
+                src,
+                bytes,
+            } => {
                 let v = self.read(src, *bytes as usize, vars, *call)?;
                 self.write(dst, &v, vars, *call)
             }
@@ -411,26 +463,44 @@ impl Num {
 }
 
 fn compute(f: &Compute, v: &[Num]) -> Num {
-    let f32op = |d: DType, x: f64| if d == DType::F32 { f64::from(x as f32) } else { x };
+    let f32op = |d: DType, x: f64| {
+        if d == DType::F32 {
+            f64::from(x as f32)
+        } else {
+            x
+        }
+    };
     match (f, v) {
-        (Compute::Unary(op, d), [Num::F(x)]) => Num::F(f32op(*d, match op {
-            UnaryOp::Neg => -x,
-            UnaryOp::Abs => x.abs(),
-            UnaryOp::Exp => if *d == DType::F32 { f64::from((*x as f32).exp()) } else { x.exp() },
-            UnaryOp::Relu => x.max(0.0),
-        })),
+        (Compute::Unary(op, d), [Num::F(x)]) => Num::F(f32op(
+            *d,
+            match op {
+                UnaryOp::Neg => -x,
+                UnaryOp::Abs => x.abs(),
+                UnaryOp::Exp => {
+                    if *d == DType::F32 {
+                        f64::from((*x as f32).exp())
+                    } else {
+                        x.exp()
+                    }
+                }
+                UnaryOp::Relu => x.max(0.0),
+            },
+        )),
         (Compute::Unary(op, _), [Num::I(x)]) => Num::I(match op {
             UnaryOp::Neg => (*x as i32).wrapping_neg().into(),
             UnaryOp::Abs => (*x as i32).wrapping_abs().into(),
             UnaryOp::Exp | UnaryOp::Relu => (*x).max(0),
         }),
-        (Compute::Binary(op, d), [Num::F(a), Num::F(b)]) => Num::F(f32op(*d, match op {
-            BinaryOp::Add => a + b,
-            BinaryOp::Sub => a - b,
-            BinaryOp::Mul => a * b,
-            BinaryOp::Max => a.max(*b),
-            BinaryOp::Min => a.min(*b),
-        })),
+        (Compute::Binary(op, d), [Num::F(a), Num::F(b)]) => Num::F(f32op(
+            *d,
+            match op {
+                BinaryOp::Add => a + b,
+                BinaryOp::Sub => a - b,
+                BinaryOp::Mul => a * b,
+                BinaryOp::Max => a.max(*b),
+                BinaryOp::Min => a.min(*b),
+            },
+        )),
         (Compute::Binary(op, _), [Num::I(a), Num::I(b)]) => {
             let (a, b) = (*a as i32, *b as i32);
             Num::I(i64::from(match op {

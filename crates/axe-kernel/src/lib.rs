@@ -40,8 +40,8 @@ mod scope;
 pub mod spread;
 
 pub use desc::{
-    extent_on, space_name, BinaryOp, Buffer, BufferId, Call, Kernel, KernelBuilder, Op, Space, Stmt,
-    Swizzle, Tensor, UnaryOp, Value,
+    extent_on, space_name, BinaryOp, Buffer, BufferId, Call, Kernel, KernelBuilder, Op, Space,
+    Stmt, Swizzle, Tensor, UnaryOp, Value,
 };
 pub use dispatch::{Ctx, Outcome, Registry, Target, Variant};
 pub use dtype::DType;

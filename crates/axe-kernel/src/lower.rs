@@ -20,15 +20,24 @@ pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Resul
     let mut shared: u64 = 0;
     for b in &kernel.buffers {
         if let Space::Shared(_) = b.space {
-            shared = shared.div_ceil(SHARED_ALIGN).checked_mul(SHARED_ALIGN).ok_or_else(|| overflow("laying out shared memory"))?;
+            shared = shared
+                .div_ceil(SHARED_ALIGN)
+                .checked_mul(SHARED_ALIGN)
+                .ok_or_else(|| overflow("laying out shared memory"))?;
             shared_offsets.push(shared);
-            shared = shared.checked_add(b.bytes()?).ok_or_else(|| overflow("laying out shared memory"))?;
+            shared = shared
+                .checked_add(b.bytes()?)
+                .ok_or_else(|| overflow("laying out shared memory"))?;
         } else {
             shared_offsets.push(0);
         }
     }
     if shared > target.shared_capacity() {
-        return Err(KernelError::SharedCapacity { bytes: shared, target: target.to_string(), capacity: target.shared_capacity() });
+        return Err(KernelError::SharedCapacity {
+            bytes: shared,
+            target: target.to_string(),
+            capacity: target.shared_capacity(),
+        });
     }
     let mut ctx = Ctx::new(kernel, target);
     let mut decisions = Vec::new();
@@ -58,17 +67,30 @@ fn lower_block(
             Stmt::For { var, extent, body } => {
                 let extent = i64::try_from(*extent).map_err(|_| overflow("a loop extent"))?;
                 let body = lower_block(body, ctx, registry, decisions)?;
-                out.push(LStmt::For { var: *var, extent, body });
+                out.push(LStmt::For {
+                    var: *var,
+                    extent,
+                    body,
+                });
             }
             Stmt::If { cond, body } => {
                 let body = lower_block(body, ctx, registry, decisions)?;
-                out.push(LStmt::If { cond: cond.clone(), body });
+                out.push(LStmt::If {
+                    cond: cond.clone(),
+                    body,
+                });
             }
-            Stmt::Let { var, value } => out.push(LStmt::Let { var: *var, value: value.clone() }),
+            Stmt::Let { var, value } => out.push(LStmt::Let {
+                var: *var,
+                value: value.clone(),
+            }),
             Stmt::Barrier => out.push(LStmt::Barrier),
             Stmt::Call(call) => {
                 let (d, code) = registry.dispatch(call, ctx)?;
-                out.push(LStmt::Comment(format!("{} at {} scope: {} — {}", d.op, d.scope, d.variant, d.why)));
+                out.push(LStmt::Comment(format!(
+                    "{} at {} scope: {} — {}",
+                    d.op, d.scope, d.variant, d.why
+                )));
                 out.extend(code);
                 decisions.push(d);
             }

@@ -57,14 +57,26 @@ pub fn compile_here(lib: &Path, source: &str, name: &str, arch: &str) -> Result<
     let err = |m: String| KernelError::Nvrtc(m);
     let src = CString::new(source).map_err(|_| err("the source contains a NUL byte".into()))?;
     let cname = CString::new(name).map_err(|_| err("the name contains a NUL byte".into()))?;
-    let opts: Vec<CString> = [format!("--gpu-architecture={arch}"), "--std=c++17".into(), "-lineinfo".into()]
-        .into_iter()
-        .filter_map(|o| CString::new(o).ok())
-        .collect();
+    let opts: Vec<CString> = [
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".into(),
+        "-lineinfo".into(),
+    ]
+    .into_iter()
+    .filter_map(|o| CString::new(o).ok())
+    .collect();
     let opt_ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
     // SAFETY: loading NVRTC runs its initialisers; the library is NVIDIA's, found by the caller.
-    let l = unsafe { libloading::Library::new(lib) }.map_err(|e| err(format!("cannot load {}: {e}", lib.display())))?;
-    type Create = unsafe extern "C" fn(*mut Prog, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int;
+    let l = unsafe { libloading::Library::new(lib) }
+        .map_err(|e| err(format!("cannot load {}: {e}", lib.display())))?;
+    type Create = unsafe extern "C" fn(
+        *mut Prog,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> c_int;
     type Compile = unsafe extern "C" fn(Prog, c_int, *const *const c_char) -> c_int;
     type Size = unsafe extern "C" fn(Prog, *mut usize) -> c_int;
     type Get = unsafe extern "C" fn(Prog, *mut c_char) -> c_int;
@@ -73,7 +85,8 @@ pub fn compile_here(lib: &Path, source: &str, name: &str, arch: &str) -> Result<
     macro_rules! sym {
         ($t:ty, $n:literal) => {
             // SAFETY: the symbol has this C signature in every NVRTC since 11.
-            *unsafe { l.get::<$t>($n) }.map_err(|e| err(format!("NVRTC lacks {}: {e}", String::from_utf8_lossy($n))))?
+            *unsafe { l.get::<$t>($n) }
+                .map_err(|e| err(format!("NVRTC lacks {}: {e}", String::from_utf8_lossy($n))))?
         };
     }
     let create: Create = sym!(Create, b"nvrtcCreateProgram\0");
@@ -89,11 +102,24 @@ pub fn compile_here(lib: &Path, source: &str, name: &str, arch: &str) -> Result<
     let describe = |code: c_int| -> String {
         // SAFETY: NVRTC returns a static NUL-terminated string for every code.
         let p = unsafe { err_str(code) };
-        if p.is_null() { format!("error {code}") } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+        if p.is_null() {
+            format!("error {code}")
+        } else {
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
     };
     let mut prog: Prog = std::ptr::null_mut();
     // SAFETY: valid NUL-terminated strings; no headers.
-    let rc = unsafe { create(&mut prog, src.as_ptr(), cname.as_ptr(), 0, std::ptr::null(), std::ptr::null()) };
+    let rc = unsafe {
+        create(
+            &mut prog,
+            src.as_ptr(),
+            cname.as_ptr(),
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
     if rc != 0 {
         return Err(err(format!("nvrtcCreateProgram: {}", describe(rc))));
     }
@@ -111,10 +137,15 @@ pub fn compile_here(lib: &Path, source: &str, name: &str, arch: &str) -> Result<
     };
     // SAFETY: prog is live; the option pointers outlive the call.
     let rc = unsafe { compile(prog, opt_ptrs.len() as c_int, opt_ptrs.as_ptr()) };
-    let text = |b: Vec<u8>| String::from_utf8_lossy(b.split(|&c| c == 0).next().unwrap_or(&[])).into_owned();
+    let text = |b: Vec<u8>| {
+        String::from_utf8_lossy(b.split(|&c| c == 0).next().unwrap_or(&[])).into_owned()
+    };
     let log = fetch(log_size, get_log).map(text).unwrap_or_default();
     let out = if rc != 0 {
-        Err(err(format!("compiling {name} for {arch}: {}\n{log}", describe(rc))))
+        Err(err(format!(
+            "compiling {name} for {arch}: {}\n{log}",
+            describe(rc)
+        )))
     } else {
         Ok(Compiled {
             log,
@@ -136,7 +167,13 @@ fn put(out: &mut Vec<u8>, tag: &str, bytes: &[u8]) {
 
 /// The child's side: reads the source from `input`, compiles with `lib` for `arch`, writes the framed
 /// result to `output`. Returns the process exit code.
-pub fn child_main(lib: &Path, name: &str, arch: &str, input: &mut dyn Read, output: &mut dyn Write) -> i32 {
+pub fn child_main(
+    lib: &Path,
+    name: &str,
+    arch: &str,
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+) -> i32 {
     let mut src = String::new();
     let mut out = MAGIC.to_vec();
     let r = match input.read_to_string(&mut src) {
@@ -179,7 +216,15 @@ fn parse_frames(mut b: &[u8]) -> Result<Vec<(String, Vec<u8>)>> {
 
 /// Compiles `source` for `arch` in a child process: `helper` is run with `args` (they must make it call
 /// [`child_main`] with `lib`, `name`, `arch`). With `cache`, a result already there is reused.
-pub fn compile(helper: &Path, args: &[String], lib: &Path, source: &str, name: &str, arch: &str, cache: Option<&Path>) -> Result<Compiled> {
+pub fn compile(
+    helper: &Path,
+    args: &[String],
+    lib: &Path,
+    source: &str,
+    name: &str,
+    arch: &str,
+    cache: Option<&Path>,
+) -> Result<Compiled> {
     let key = cache_key(lib, source, arch);
     let cached = cache.map(|d| d.join(format!("{name}-{arch}-{key:016x}.bin")));
     if let Some(p) = &cached {
@@ -197,9 +242,13 @@ pub fn compile(helper: &Path, args: &[String], lib: &Path, source: &str, name: &
         .spawn()
         .map_err(|e| KernelError::Nvrtc(format!("starting {}: {e}", helper.display())))?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(source.as_bytes()).map_err(|e| KernelError::Nvrtc(format!("sending the source: {e}")))?;
+        stdin
+            .write_all(source.as_bytes())
+            .map_err(|e| KernelError::Nvrtc(format!("sending the source: {e}")))?;
     }
-    let out = child.wait_with_output().map_err(|e| KernelError::Nvrtc(format!("waiting for the compiler: {e}")))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| KernelError::Nvrtc(format!("waiting for the compiler: {e}")))?;
     if out.stdout.is_empty() {
         return Err(KernelError::Nvrtc(format!(
             "the compiler process died ({}) without an answer: {}",
@@ -221,10 +270,18 @@ pub fn compile(helper: &Path, args: &[String], lib: &Path, source: &str, name: &
 }
 
 fn decode(b: &[u8]) -> Result<Compiled> {
-    let mut c = Compiled { log: String::new(), ptx: String::new(), cubin: Vec::new() };
+    let mut c = Compiled {
+        log: String::new(),
+        ptx: String::new(),
+        cubin: Vec::new(),
+    };
     for (tag, body) in parse_frames(b)? {
         match tag.as_str() {
-            "error" => return Err(KernelError::Nvrtc(String::from_utf8_lossy(&body).into_owned())),
+            "error" => {
+                return Err(KernelError::Nvrtc(
+                    String::from_utf8_lossy(&body).into_owned(),
+                ))
+            }
             "log" => c.log = String::from_utf8_lossy(&body).into_owned(),
             "ptx" => c.ptx = String::from_utf8_lossy(&body).into_owned(),
             "cubin" => c.cubin = body,
@@ -262,7 +319,10 @@ mod tests {
         put(&mut out, "ptx", b".version 9.0");
         put(&mut out, "cubin", &[0x7f, b'E', 0, 1]);
         let c = decode(&out).unwrap();
-        assert_eq!((c.log.as_str(), c.ptx.as_str(), c.cubin.as_slice()), ("warn", ".version 9.0", &[0x7f, b'E', 0, 1][..]));
+        assert_eq!(
+            (c.log.as_str(), c.ptx.as_str(), c.cubin.as_slice()),
+            ("warn", ".version 9.0", &[0x7f, b'E', 0, 1][..])
+        );
         assert!(decode(b"garbage").is_err());
         assert!(decode(&out[..out.len() - 1]).is_err());
         let mut e = MAGIC.to_vec();

@@ -36,16 +36,24 @@ impl Variant for Element {
         let f = match &call.op {
             Op::Unary { op, src, .. } => {
                 if !ARITH.contains(&src.dtype) {
-                    return Ok(Outcome::Declined(format!("pointwise arithmetic on {} is not lowered yet (f32, f64, s32 are)", src.dtype)));
+                    return Ok(Outcome::Declined(format!(
+                        "pointwise arithmetic on {} is not lowered yet (f32, f64, s32 are)",
+                        src.dtype
+                    )));
                 }
                 if *op == UnaryOp::Exp && src.dtype == DType::S32 {
-                    return Ok(Outcome::Declined("exp needs a floating-point dtype, the operand is s32".into()));
+                    return Ok(Outcome::Declined(
+                        "exp needs a floating-point dtype, the operand is s32".into(),
+                    ));
                 }
                 Compute::Unary(*op, src.dtype)
             }
             Op::Binary { op, a, .. } => {
                 if !ARITH.contains(&a.dtype) {
-                    return Ok(Outcome::Declined(format!("pointwise arithmetic on {} is not lowered yet (f32, f64, s32 are)", a.dtype)));
+                    return Ok(Outcome::Declined(format!(
+                        "pointwise arithmetic on {} is not lowered yet (f32, f64, s32 are)",
+                        a.dtype
+                    )));
                 }
                 Compute::Binary(*op, a.dtype)
             }
@@ -55,13 +63,24 @@ impl Variant for Element {
                         return Ok(Outcome::Declined(format!("casts from or to {d} are not lowered yet (f32, f64, f16, bf16, s32 are)")));
                     }
                 }
-                Compute::Cast { from: src.dtype, to: dst.dtype }
+                Compute::Cast {
+                    from: src.dtype,
+                    to: dst.dtype,
+                }
             }
-            _ => return Ok(Outcome::Declined(format!("{} lowers pointwise operators only", self.name))),
+            _ => {
+                return Ok(Outcome::Declined(format!(
+                    "{} lowers pointwise operators only",
+                    self.name
+                )))
+            }
         };
         for t in srcs.iter().chain([&dst]) {
             if !t.in_memory() {
-                return Ok(Outcome::Declined(format!("{} lives in registers, which this variant does not address", t.name)));
+                return Ok(Outcome::Declined(format!(
+                    "{} lives in registers, which this variant does not address",
+                    t.name
+                )));
             }
         }
         let workers = match workers(&call.scope, ctx) {
@@ -77,19 +96,37 @@ impl Variant for Element {
             }
             let mut out = Vec::new();
             for r in &reps {
-                out.push(LStmt::Compute { call: id, f, dst: access(dst, &c, 1, *r)?, srcs: ins.clone() });
+                out.push(LStmt::Compute {
+                    call: id,
+                    f,
+                    dst: access(dst, &c, 1, *r)?,
+                    srcs: ins.clone(),
+                });
             }
             Ok(out)
         })?;
-        let why = format!("one element per thread per round, {} elements over {} threads", dst.size(), workers.count);
+        let why = format!(
+            "one element per thread per round, {} elements over {} threads",
+            dst.size(),
+            workers.count
+        );
         Ok(Outcome::Lowered { why, code })
     }
 }
 
 static VARIANTS: [Element; 3] = [
-    Element { name: "unary.element", op: "unary" },
-    Element { name: "binary.element", op: "binary" },
-    Element { name: "cast.element", op: "cast" },
+    Element {
+        name: "unary.element",
+        op: "unary",
+    },
+    Element {
+        name: "binary.element",
+        op: "binary",
+    },
+    Element {
+        name: "cast.element",
+        op: "cast",
+    },
 ];
 
 /// The pointwise variants.

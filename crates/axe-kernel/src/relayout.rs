@@ -49,7 +49,9 @@ pub fn relayout_kernel(src: &ArrayShape, dst: &ArrayShape) -> Result<Relayout> {
     let eb = u64::from(dtype.bytes());
     let xla = |a: &ArrayShape| -> Result<(axe_xla::AxeForm, u64)> {
         let form = to_axe(a).map_err(|e| KernelError::Invalid(format!("{a}: {e}")))?;
-        let bytes = sizes(a).map_err(|e| KernelError::Invalid(format!("{a}: {e}")))?.physical_bytes;
+        let bytes = sizes(a)
+            .map_err(|e| KernelError::Invalid(format!("{a}: {e}")))?
+            .physical_bytes;
         let bytes = u64::try_from(bytes).map_err(|_| overflow("sizing a buffer"))?;
         Ok((form, bytes))
     };
@@ -58,7 +60,14 @@ pub fn relayout_kernel(src: &ArrayShape, dst: &ArrayShape) -> Result<Relayout> {
     let dims: Vec<u64> = sf.region.iter().map(|r| r.end).collect();
     let total: u64 = dims.iter().product();
     let grid = u32::try_from(total.div_ceil(u64::from(THREADS) * 4).clamp(1, 4096)).unwrap_or(4096);
-    let mut k = KernelBuilder::new("relayout", Launch { grid, cluster: 1, threads: THREADS })?;
+    let mut k = KernelBuilder::new(
+        "relayout",
+        Launch {
+            grid,
+            cluster: 1,
+            threads: THREADS,
+        },
+    )?;
     let sb = k.buffer("src", Space::Global, dtype, src_bytes / eb)?;
     let db = k.buffer("dst", Space::Global, dtype, dst_bytes / eb)?;
     let st = k.tensor("src", sb, &sf.padded_shape, sf.layout.clone())?;
@@ -67,7 +76,8 @@ pub fn relayout_kernel(src: &ArrayShape, dst: &ArrayShape) -> Result<Relayout> {
     // The logical box, cut where both layouts slice.
     let logical: Vec<Range<u64>> = dims.iter().map(|&d| 0..d).collect();
     let slots = dst_bytes / eb;
-    let mut hit = vec![false; usize::try_from(slots).map_err(|_| overflow("sizing the destination"))?];
+    let mut hit =
+        vec![false; usize::try_from(slots).map_err(|_| overflow("sizing the destination"))?];
     for region in boxes(&[&st, &dt], &logical, &mut pieces)? {
         let s = st.region(&region)?;
         let d = dt.region(&region)?;
@@ -83,7 +93,11 @@ pub fn relayout_kernel(src: &ArrayShape, dst: &ArrayShape) -> Result<Relayout> {
         let t = k.tensor(&format!("dst_pad{n}"), db, &shape, l)?;
         k.fill(Scope::kernel(), &t, Value::Int(0))?;
     }
-    Ok(Relayout { kernel: k.build()?, src_bytes, dst_bytes })
+    Ok(Relayout {
+        kernel: k.build()?,
+        src_bytes,
+        dst_bytes,
+    })
 }
 
 /// A strided family of runs: shape, strides (innermost 1) and start, in elements.
@@ -95,9 +109,15 @@ fn mark(hit: &mut [bool], l: &Layout) -> Result<()> {
     let mut digits = vec![0u64; shard.len()];
     let mut off = l.offset().get(&axe_layout::Axis::memory());
     loop {
-        let at = usize::try_from(off).ok().filter(|&a| a < hit.len()).ok_or_else(|| {
-            KernelError::Invalid(format!("the destination layout {l} reaches element {off}, outside its {} slots", hit.len()))
-        })?;
+        let at = usize::try_from(off)
+            .ok()
+            .filter(|&a| a < hit.len())
+            .ok_or_else(|| {
+                KernelError::Invalid(format!(
+                    "the destination layout {l} reaches element {off}, outside its {} slots",
+                    hit.len()
+                ))
+            })?;
         hit[at] = true;
         // Odometer over the iters, last fastest.
         let mut j = shard.len();
@@ -171,7 +191,11 @@ fn merge(mut fams: Vec<Family>) -> Vec<Family> {
 }
 
 /// Cuts `region` into boxes that every tensor in `ts` can slice, dimension by dimension.
-fn boxes(ts: &[&Tensor], region: &[Range<u64>], pieces: &mut usize) -> Result<Vec<Vec<Range<u64>>>> {
+fn boxes(
+    ts: &[&Tensor],
+    region: &[Range<u64>],
+    pieces: &mut usize,
+) -> Result<Vec<Vec<Range<u64>>>> {
     let mut out: Vec<Vec<Range<u64>>> = vec![Vec::new()];
     for (dim, r) in region.iter().enumerate() {
         let cuts = cut(ts, dim, r.start, r.end, 0)?;
@@ -184,7 +208,9 @@ fn boxes(ts: &[&Tensor], region: &[Range<u64>], pieces: &mut usize) -> Result<Ve
             }
         }
         if next.len() + *pieces > MAX_PIECES {
-            return Err(KernelError::TooLarge(format!("the relayout needs more than {MAX_PIECES} pieces")));
+            return Err(KernelError::TooLarge(format!(
+                "the relayout needs more than {MAX_PIECES} pieces"
+            )));
         }
         out = next;
     }
@@ -207,15 +233,20 @@ fn cut(ts: &[&Tensor], dim: usize, lo: u64, hi: u64, depth: usize) -> Result<Vec
         })
     };
     if slices(lo, hi) {
-        return Ok(vec![lo..hi]);
+        return Ok(std::iter::once(lo..hi).collect());
     }
     if depth > 64 || hi - lo < 2 {
-        return Err(KernelError::Invalid(format!("dimension {dim}'s range {lo}..{hi} has no slice in the layouts")));
+        return Err(KernelError::Invalid(format!(
+            "dimension {dim}'s range {lo}..{hi} has no slice in the layouts"
+        )));
     }
     // Digit boundaries of every layout in this dimension, coarsest first.
     let mut grains = Vec::new();
     for t in ts {
-        let g = t.layout.group(&t.shape).map_err(layout(format!("grouping tensor {}", t.name)))?;
+        let g = t
+            .layout
+            .group(&t.shape)
+            .map_err(layout(format!("grouping tensor {}", t.name)))?;
         let mut p = 1u64;
         for it in g.block(dim).iter().rev() {
             grains.push(p);

@@ -59,27 +59,45 @@ pub struct Scope {
 impl Scope {
     /// The whole grid.
     pub fn kernel() -> Scope {
-        Scope { level: Level::Kernel, units: None }
+        Scope {
+            level: Level::Kernel,
+            units: None,
+        }
     }
     /// Every CTA.
     pub fn cta() -> Scope {
-        Scope { level: Level::Cta, units: None }
+        Scope {
+            level: Level::Cta,
+            units: None,
+        }
     }
     /// Every warp.
     pub fn warp() -> Scope {
-        Scope { level: Level::Warp, units: None }
+        Scope {
+            level: Level::Warp,
+            units: None,
+        }
     }
     /// The warps `r` of each CTA.
     pub fn warps(r: Range<u32>) -> Scope {
-        Scope { level: Level::Warp, units: Some(r) }
+        Scope {
+            level: Level::Warp,
+            units: Some(r),
+        }
     }
     /// The warpgroups `r` of each CTA.
     pub fn warpgroups(r: Range<u32>) -> Scope {
-        Scope { level: Level::Warpgroup, units: Some(r) }
+        Scope {
+            level: Level::Warpgroup,
+            units: Some(r),
+        }
     }
     /// The threads `r` of each CTA, each on its own.
     pub fn threads(r: Range<u32>) -> Scope {
-        Scope { level: Level::Thread, units: Some(r) }
+        Scope {
+            level: Level::Thread,
+            units: Some(r),
+        }
     }
 }
 
@@ -113,13 +131,13 @@ impl Launch {
                 self.grid, self.cluster, self.threads
             ));
         }
-        if self.threads > 1024 || self.threads % WARP != 0 {
+        if self.threads > 1024 || !self.threads.is_multiple_of(WARP) {
             return bad(format!(
                 "{} threads per CTA: a multiple of 32 up to 1024 is needed",
                 self.threads
             ));
         }
-        if self.grid % self.cluster != 0 || self.cluster > 16 {
+        if !self.grid.is_multiple_of(self.cluster) || self.cluster > 16 {
             return bad(format!(
                 "clusters of {} CTAs must divide the grid of {} and hold at most 16",
                 self.cluster, self.grid
@@ -147,7 +165,7 @@ impl Launch {
 
     /// Checks that a scope names units this launch has.
     pub fn check_scope(&self, scope: &Scope) -> Result<()> {
-        if scope.level == Level::Warpgroup && self.threads % WARPGROUP != 0 {
+        if scope.level == Level::Warpgroup && !self.threads.is_multiple_of(WARPGROUP) {
             return Err(KernelError::Invalid(format!(
                 "scope {scope}: warpgroups need a multiple of 128 threads per CTA, the launch has {}",
                 self.threads

@@ -31,22 +31,38 @@ pub struct Workers {
 /// The workers of `scope`, or why a scope is not handled (clusters need distributed shared memory).
 pub fn workers(scope: &Scope, ctx: &Ctx<'_>) -> std::result::Result<Workers, String> {
     let threads = i64::from(ctx.kernel.launch.threads);
-    let per = |n: u32| Expr::Thread.rem(Expr::Const(i64::from(n)));
+    let per = |n: u32| Expr::Thread.modulo(Expr::Const(i64::from(n)));
     let (index, count, unit) = match scope.level {
-        Level::Kernel => (Expr::Cta.mul(Expr::Const(threads)).add(Expr::Thread), threads * i64::from(ctx.kernel.launch.grid), Expr::Const(0)),
+        Level::Kernel => (
+            Expr::Cta.times(Expr::Const(threads)).plus(Expr::Thread),
+            threads * i64::from(ctx.kernel.launch.grid),
+            Expr::Const(0),
+        ),
         Level::Cluster => {
             return Err("cluster scope needs distributed shared memory, not lowered yet".into())
         }
         Level::Cta => (Expr::Thread, threads, Expr::Cta),
-        Level::Warpgroup => (per(WARPGROUP), i64::from(WARPGROUP), Expr::Thread.div(Expr::Const(i64::from(WARPGROUP)))),
-        Level::Warp => (per(WARP), i64::from(WARP), Expr::Thread.div(Expr::Const(i64::from(WARP)))),
+        Level::Warpgroup => (
+            per(WARPGROUP),
+            i64::from(WARPGROUP),
+            Expr::Thread.over(Expr::Const(i64::from(WARPGROUP))),
+        ),
+        Level::Warp => (
+            per(WARP),
+            i64::from(WARP),
+            Expr::Thread.over(Expr::Const(i64::from(WARP))),
+        ),
         Level::Thread => (Expr::Const(0), 1, Expr::Thread),
     };
     let guard = scope.units.as_ref().map(|r| {
         let lo = Expr::bin(BinOp::Lt, Expr::Const(i64::from(r.start) - 1), unit.clone());
         lo.and(unit.lt(Expr::Const(i64::from(r.end))))
     });
-    Ok(Workers { index, count, guard })
+    Ok(Workers {
+        index,
+        count,
+        guard,
+    })
 }
 
 /// Runs `body(chunk)` for chunks `0..chunks` spread over the scope's workers.
@@ -60,32 +76,50 @@ pub fn spread(
     let rounds = (chunks + w.count - 1) / w.count;
     let c = ctx.var();
     let i = ctx.var();
-    let value = Expr::Var(i).mul(Expr::Const(w.count)).add(w.index.clone());
+    let value = Expr::Var(i)
+        .times(Expr::Const(w.count))
+        .plus(w.index.clone());
     let inner = body(ctx, Expr::Var(c))?;
     let mut round = vec![LStmt::Let { var: c, value }];
     if chunks % w.count == 0 {
         round.extend(inner);
     } else {
-        round.push(LStmt::If { cond: Expr::Var(c).lt(Expr::Const(chunks)), body: inner });
+        round.push(LStmt::If {
+            cond: Expr::Var(c).lt(Expr::Const(chunks)),
+            body: inner,
+        });
     }
     let looped = if rounds == 1 {
         // One round: the loop variable is 0.
-        let mut r = vec![LStmt::Let { var: i, value: Expr::Const(0) }];
+        let mut r = vec![LStmt::Let {
+            var: i,
+            value: Expr::Const(0),
+        }];
         r.extend(round);
         r
     } else {
-        vec![LStmt::For { var: i, extent: rounds, body: round }]
+        vec![LStmt::For {
+            var: i,
+            extent: rounds,
+            body: round,
+        }]
     };
     Ok(match &w.guard {
         None => looped,
-        Some(g) => vec![LStmt::If { cond: g.clone(), body: looped }],
+        Some(g) => vec![LStmt::If {
+            cond: g.clone(),
+            body: looped,
+        }],
     })
 }
 
 /// The element offset (on `m`) of the first element of chunk `c` of `w` elements, in the base copy.
 /// Requires (checked by the vector predicates) `w` to divide the innermost canonical extent when `w > 1`.
 pub fn chunk_offset(t: &Tensor, c: &Expr, w: u64) -> Result<Expr> {
-    let canon = t.layout.canonicalize().map_err(layout(format!("tensor {}", t.name)))?;
+    let canon = t
+        .layout
+        .canonicalize()
+        .map_err(layout(format!("tensor {}", t.name)))?;
     let axis = Axis::memory();
     let mut sum = Expr::Const(canon.offset().get(&axis));
     let shard = canon.shard();
@@ -93,20 +127,30 @@ pub fn chunk_offset(t: &Tensor, c: &Expr, w: u64) -> Result<Expr> {
     let w = w.max(1);
     for (j, it) in shard.iter().enumerate().rev() {
         let e = it.extent();
-        let digit = if rad % w == 0 {
-            let d = c.clone().div(Expr::Const(to_i64(rad / w)?));
-            if j == 0 { d } else { d.rem(Expr::Const(to_i64(e)?)) }
+        let digit = if rad.is_multiple_of(w) {
+            let d = c.clone().over(Expr::Const(to_i64(rad / w)?));
+            if j == 0 {
+                d
+            } else {
+                d.modulo(Expr::Const(to_i64(e)?))
+            }
         } else if rad == 1 && e % w == 0 {
-            let d = if j == 0 { c.clone() } else { c.clone().rem(Expr::Const(to_i64(e / w)?)) };
-            d.mul(Expr::Const(to_i64(w)?))
+            let d = if j == 0 {
+                c.clone()
+            } else {
+                c.clone().modulo(Expr::Const(to_i64(e / w)?))
+            };
+            d.times(Expr::Const(to_i64(w)?))
         } else {
             return Err(KernelError::Invalid(format!(
                 "tensor {}: chunks of {w} do not follow its layout {canon} (a dispatch bug)",
                 t.name
             )));
         };
-        sum = sum.add(digit.mul(Expr::Const(it.stride())));
-        rad = rad.checked_mul(e).ok_or_else(|| overflow("addressing a chunk"))?;
+        sum = sum.plus(digit.times(Expr::Const(it.stride())));
+        rad = rad
+            .checked_mul(e)
+            .ok_or_else(|| overflow("addressing a chunk"))?;
     }
     Ok(sum)
 }
@@ -120,16 +164,22 @@ pub fn replica_offsets(t: &Tensor) -> Result<Vec<i64>> {
             t.layout.replica_count()
         )));
     }
-    let pts = t.layout.replica_points().map_err(layout(format!("tensor {}", t.name)))?;
+    let pts = t
+        .layout
+        .replica_points()
+        .map_err(layout(format!("tensor {}", t.name)))?;
     Ok(pts.iter().map(|p| p.get(&Axis::memory())).collect())
 }
 
 /// The byte access of chunk `c` of tensor `t` (plus `extra` elements, for a replica).
 pub fn access(t: &Tensor, c: &Expr, w: u64, extra: i64) -> Result<Access> {
-    let elems = chunk_offset(t, c, w)?.add(Expr::Const(extra));
+    let elems = chunk_offset(t, c, w)?.plus(Expr::Const(extra));
     let bytes = i64::from(t.dtype.bytes());
     debug_assert!(!matches!(t.space, Space::Registers));
-    Ok(Access { buf: t.buffer.0, byte: elems.mul(Expr::Const(bytes)) })
+    Ok(Access {
+        buf: t.buffer.0,
+        byte: elems.times(Expr::Const(bytes)),
+    })
 }
 
 pub(crate) fn to_i64(v: u64) -> Result<i64> {

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 //! The relayout kernel on the interpreter is byte-identical to `axe relayout`.
 
 use axe_kernel::relayout::relayout_kernel;
@@ -6,7 +7,11 @@ use axe_relayout::{relayout, Options, TensorLayout};
 use proptest::prelude::*;
 
 fn shape(s: &str) -> axe_xla::ArrayShape {
-    axe_xla::parse_shape(s).expect("shape").as_array().expect("array").clone()
+    axe_xla::parse_shape(s)
+        .expect("shape")
+        .as_array()
+        .expect("array")
+        .clone()
 }
 
 /// Runs the kernel and the reference on the same pseudo-random source; returns both destinations.
@@ -14,10 +19,19 @@ fn both(src: &str, dst: &str) -> (Vec<u8>, Vec<u8>) {
     let (a, b) = (shape(src), shape(dst));
     let r = relayout_kernel(&a, &b).expect("kernel");
     let prog = lower(&r.kernel, Target::Cpu).expect("lower");
-    let input: Vec<u8> = (0..r.src_bytes).map(|i| (i.wrapping_mul(2654435761) >> 7) as u8).collect();
-    let out = run(&prog, vec![input.clone(), vec![0xAB; r.dst_bytes as usize]], RunLimits::default())
-        .expect("run");
-    let (la, lb) = (TensorLayout::from_xla(&a).expect("src"), TensorLayout::from_xla(&b).expect("dst"));
+    let input: Vec<u8> = (0..r.src_bytes)
+        .map(|i| (i.wrapping_mul(2654435761) >> 7) as u8)
+        .collect();
+    let out = run(
+        &prog,
+        vec![input.clone(), vec![0xAB; r.dst_bytes as usize]],
+        RunLimits::default(),
+    )
+    .expect("run");
+    let (la, lb) = (
+        TensorLayout::from_xla(&a).expect("src"),
+        TensorLayout::from_xla(&b).expect("dst"),
+    );
     let mut want = vec![0xCD; lb.bytes() as usize];
     relayout(&input, &la, &mut want, &lb, &Options::default()).expect("reference");
     (out[1].clone(), want)
@@ -37,15 +51,26 @@ fn relayout_matches_axe_relayout_on_the_bench_shapes_at_test_sizes() {
         ("f64[5,7]{0,1}", "f64[5,7]{1,0}"),
     ] {
         let (got, want) = both(src, dst);
-        assert!(got == want, "{src} -> {dst}: the kernel's bytes differ from axe relayout's");
+        assert!(
+            got == want,
+            "{src} -> {dst}: the kernel's bytes differ from axe relayout's"
+        );
     }
 }
 
 #[test]
 fn contiguous_pieces_get_16_byte_vectors_and_transposes_do_not() {
-    let r = relayout_kernel(&shape("f32[16,256]{1,0}"), &shape("f32[16,256]{1,0:T(8,128)}")).unwrap();
+    let r = relayout_kernel(
+        &shape("f32[16,256]{1,0}"),
+        &shape("f32[16,256]{1,0:T(8,128)}"),
+    )
+    .unwrap();
     let p = lower(&r.kernel, Target::Sm80).unwrap();
-    assert!(p.decisions.iter().all(|d| d.variant == "copy.vec16"), "{:?}", p.decisions);
+    assert!(
+        p.decisions.iter().all(|d| d.variant == "copy.vec16"),
+        "{:?}",
+        p.decisions
+    );
     let src = emit_cuda(&p).unwrap();
     assert!(src.contains("uint4"));
     let r = relayout_kernel(&shape("f32[24,40]{1,0}"), &shape("f32[24,40]{0,1}")).unwrap();
@@ -53,14 +78,21 @@ fn contiguous_pieces_get_16_byte_vectors_and_transposes_do_not() {
     // One f32 per access: 4-byte vectors; the wider ones declined with the reason.
     assert_eq!(p.decisions[0].variant, "copy.vec4");
     assert_eq!(p.decisions[0].declined.len(), 2);
-    assert!(p.decisions[0].declined[0].1.contains("16-byte vectors need 4 contiguous s32"), "{:?}", p.decisions[0]);
+    assert!(
+        p.decisions[0].declined[0]
+            .1
+            .contains("16-byte vectors need 4 contiguous s32"),
+        "{:?}",
+        p.decisions[0]
+    );
 }
 
 #[test]
 fn mismatched_arrays_are_refused() {
     let e = relayout_kernel(&shape("f32[4,4]{1,0}"), &shape("f32[4,5]{1,0}")).unwrap_err();
     assert!(e.to_string().contains("differ"), "{e}");
-    let e = relayout_kernel(&shape("s4[4,4]{1,0}"), &shape("s4[4,4]{0,1}")).unwrap_err();
+    let e =
+        relayout_kernel(&shape("f32[3,5]{1,0:E(4)}"), &shape("f32[3,5]{0,1:E(4)}")).unwrap_err();
     assert!(e.to_string().contains("whole-byte"), "{e}");
 }
 
@@ -105,4 +137,3 @@ proptest! {
         prop_assert!(got == want, "{} -> {}", a, b);
     }
 }
-
