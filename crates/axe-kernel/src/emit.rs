@@ -35,7 +35,7 @@ pub fn emit_cuda(prog: &Program) -> Result<String> {
             let _ = writeln!(s, "//   declined {v}: {r}");
         }
     }
-    s.push_str("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n\n");
+    s.push_str(PRELUDE);
     let params: Vec<String> = prog
         .buffers
         .iter()
@@ -78,6 +78,15 @@ pub fn emit_cuda(prog: &Program) -> Result<String> {
     Ok(s)
 }
 
+/// Conversions of 16-bit floats (held as `unsigned short`) through PTX, so no CUDA header is needed.
+/// bf16 is rounded from f32 (`cvt.rn.bf16.f32`), f16 directly from f64.
+const PRELUDE: &str = r#"__device__ __forceinline__ double axe_f16_to_f64(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return (double)f; }
+__device__ __forceinline__ unsigned short axe_f64_to_f16(double d) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(d)); return h; }
+__device__ __forceinline__ double axe_bf16_to_f64(unsigned short b) { return (double)__uint_as_float(((unsigned int)b) << 16); }
+__device__ __forceinline__ unsigned short axe_f64_to_bf16(double d) { unsigned short h; float f = __double2float_rn(d); asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+
+"#;
+
 fn vector_type(bytes: u32) -> &'static str {
     match bytes {
         16 => "uint4",
@@ -107,8 +116,7 @@ fn c_type(d: DType) -> &'static str {
     match d {
         DType::F64 => "double",
         DType::F32 => "float",
-        DType::F16 => "__half",
-        DType::BF16 => "__nv_bfloat16",
+        DType::F16 | DType::BF16 => "unsigned short",
         DType::S32 => "int",
         DType::S64 => "long long",
         DType::S16 => "short",
@@ -120,8 +128,8 @@ fn c_type(d: DType) -> &'static str {
 /// `x` (of dtype `d`) as a double.
 fn to_double(d: DType, x: &str) -> String {
     match d {
-        DType::F16 => format!("(double)__half2float({x})"),
-        DType::BF16 => format!("(double)__bfloat162float({x})"),
+        DType::F16 => format!("axe_f16_to_f64({x})"),
+        DType::BF16 => format!("axe_bf16_to_f64({x})"),
         _ => format!("(double)({x})"),
     }
 }
@@ -129,8 +137,8 @@ fn to_double(d: DType, x: &str) -> String {
 /// The double `x` converted to `d` (round to nearest even; integers truncate and saturate).
 fn from_double(d: DType, x: &str) -> String {
     match d {
-        DType::F16 => format!("__double2half({x})"),
-        DType::BF16 => format!("__double2bfloat16({x})"),
+        DType::F16 => format!("axe_f64_to_f16({x})"),
+        DType::BF16 => format!("axe_f64_to_bf16({x})"),
         DType::F32 => format!("__double2float_rn({x})"),
         DType::S32 => format!("__double2int_rz({x})"),
         _ => format!("({})({x})", c_type(d)),

@@ -450,7 +450,8 @@ impl Num {
             DType::F64 => self.f().to_le_bytes().to_vec(),
             DType::F32 => (self.f() as f32).to_le_bytes().to_vec(),
             DType::F16 => half::f16::from_f64(self.f()).to_le_bytes().to_vec(),
-            DType::BF16 => half::bf16::from_f64(self.f()).to_le_bytes().to_vec(),
+            // Through f32, as the CUDA emission's `cvt.rn.bf16.f32` (exact for f32 sources).
+            DType::BF16 => half::bf16::from_f32(self.f() as f32).to_le_bytes().to_vec(),
             DType::S32 => match self {
                 Num::I(i) => (i as i32).to_le_bytes().to_vec(),
                 Num::F(f) => (f as i32).to_le_bytes().to_vec(),
