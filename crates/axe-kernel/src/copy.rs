@@ -161,6 +161,11 @@ impl Variant for Vector {
         if let Some(s) = src {
             roles.push((s, "the source", false));
         }
+        if let Some((_, role, _)) = roles.iter().find(|(t, _, _)| !t.in_memory()) {
+            return Ok(Outcome::Declined(format!(
+                "{role} lives in registers, which this variant does not address"
+            )));
+        }
         for (t, role, write) in &roles {
             if let Err(reason) = vector_fits(t, w, role, *write)? {
                 let need = if w == 1 {

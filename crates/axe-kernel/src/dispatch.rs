@@ -144,6 +144,7 @@ impl Registry {
         let mut variants: Vec<&'static dyn Variant> = Vec::new();
         variants.extend(crate::copy::variants());
         variants.extend(crate::pointwise::variants());
+        variants.extend(crate::registers::variants());
         variants.sort_by_key(|v| std::cmp::Reverse(v.priority()));
         Registry { variants }
     }

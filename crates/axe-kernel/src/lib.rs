@@ -35,6 +35,7 @@ mod ir;
 mod lower;
 pub mod nvrtc;
 pub mod pointwise;
+pub mod registers;
 pub mod relayout;
 mod scope;
 pub mod spread;

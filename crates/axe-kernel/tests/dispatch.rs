@@ -222,7 +222,7 @@ fn when_nothing_applies_every_variant_is_listed() {
     let KernelError::NoVariant { declined, .. } = &e else {
         panic!("{e}")
     };
-    assert_eq!(declined.len(), 5);
+    assert_eq!(declined.len(), 6);
     let text = e.to_string();
     for v in [
         "copy.vec16",
@@ -230,6 +230,7 @@ fn when_nothing_applies_every_variant_is_listed() {
         "copy.vec4",
         "copy.vec2",
         "copy.element",
+        "copy.registers",
     ] {
         assert!(text.contains(v), "{text}");
     }

@@ -368,20 +368,51 @@ fn bad_descriptions_get_clear_errors() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("outside buffer r of 2 elements"), "{e}");
-    let frag = k
+    let ta64 = k.tensor("a64", a, &[64], rm(&[64])).unwrap();
+    // Lanes with gaps, and more lanes than a warp has: the register variant declines, nothing else applies.
+    let gappy = k
         .tensor(
-            "frag",
+            "gappy",
             r,
             &[64],
-            "S[(32,2):(1@lane,1@reg)]".parse().unwrap(),
+            "S[(2,32):(1@reg,2@lane)]".parse().unwrap(),
         )
         .unwrap();
-    let ta64 = k.tensor("a64", a, &[64], rm(&[64])).unwrap();
-    k.copy(Scope::warp(), &frag, &ta64).unwrap();
+    k.copy(Scope::warp(), &gappy, &ta64).unwrap();
     let e = lower(&k.build().unwrap(), Target::Sm80)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("lives in registers"), "{e}");
+    assert!(
+        e.contains("copy.registers: the register layout's lane iters (32:2) do not split lanes"),
+        "{e}"
+    );
+    assert!(
+        e.contains("copy.vec16: the destination lives in registers"),
+        "{e}"
+    );
+    let mut k = KernelBuilder::new(
+        "k",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 32,
+        },
+    )
+    .unwrap();
+    let a = k.buffer("a", Space::Global, DType::F32, 64).unwrap();
+    let r = k.buffer("r", Space::Registers, DType::F32, 2).unwrap();
+    let wide = k
+        .tensor("wide", r, &[64], "S[64:1@lane]".parse().unwrap())
+        .unwrap();
+    let ta64 = k.tensor("a64", a, &[64], rm(&[64])).unwrap();
+    k.copy(Scope::warp(), &wide, &ta64).unwrap();
+    let e = lower(&k.build().unwrap(), Target::Sm80)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("needs 64 lanes; a warp has 32, so it does not cover the tile"),
+        "{e}"
+    );
     assert!(KernelBuilder::new(
         "k",
         Launch {
@@ -440,4 +471,60 @@ fn emitted_cuda_names_each_operator_and_variant() {
         src.contains(">> 7) & 7LL) << 4"),
         "the 128-byte swizzle is applied: {src}"
     );
+}
+
+/// a (8×8 row-major) → registers of an mma-like fragment → b (column-major), at `scope`.
+fn through_registers(warps: u32, frag: &str, scope: Scope) -> axe_kernel::Program {
+    let mut k = KernelBuilder::new(
+        "frag",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 32 * warps,
+        },
+    )
+    .unwrap();
+    let a = k.buffer("a", Space::Global, DType::F32, 64).unwrap();
+    let b = k.buffer("b", Space::Global, DType::F32, 64).unwrap();
+    let r = k.buffer("r", Space::Registers, DType::F32, 2).unwrap();
+    let ta = k.tensor("a", a, &[8, 8], rm(&[8, 8])).unwrap();
+    let tb = k
+        .tensor("b", b, &[8, 8], "S[(8,8):(1,8)]".parse().unwrap())
+        .unwrap();
+    let tr = k.tensor("frag", r, &[8, 8], frag.parse().unwrap()).unwrap();
+    k.copy(scope.clone(), &tr, &ta).unwrap();
+    k.copy(scope, &tb, &tr).unwrap();
+    lower(&k.build().unwrap(), Target::Cpu).unwrap()
+}
+
+#[test]
+fn registers_are_loaded_and_stored_by_their_layout() {
+    let input: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    for (warps, frag, scope) in [
+        (1, "S[(8,4,2):(4@lane,1@lane,1@reg)]", Scope::warp()),
+        // Replicated over two warps: both load, only warp 0 stores (no race).
+        (
+            2,
+            "S[(8,4,2):(4@lane,1@lane,1@reg)] + R[2:1@warp]",
+            Scope::cta(),
+        ),
+        // Rows over two warps, lanes 0..16 only.
+        (2, "S[(2,4,4,2):(1@warp,4@lane,1@lane,1@reg)]", Scope::cta()),
+    ] {
+        let p = through_registers(warps, frag, scope);
+        assert_eq!(
+            p.decisions[0].variant, "copy.registers",
+            "{:?}",
+            p.decisions[0]
+        );
+        let out = run(&p, vec![f32s(&input), vec![0; 256]], RunLimits::default()).unwrap();
+        let b = from_f32s(&out[1]);
+        for i in 0..8 {
+            for j in 0..8 {
+                assert_eq!(b[i + 8 * j], input[8 * i + j], "{frag}: element ({i}, {j})");
+            }
+        }
+        let src = emit_cuda(&p).unwrap();
+        assert!(src.contains("__align__(16) unsigned char r[8];"), "{src}");
+    }
 }

@@ -72,6 +72,23 @@ fn pointwise_and_staged() -> axe_kernel::Kernel {
     )
     .unwrap();
     k.fill(Scope::kernel(), &tb, Value::Float(0.0)).unwrap();
+    // A register fragment loaded from the tile and stored to another buffer.
+    let o = k.buffer("o", Space::Global, DType::F32, 512).unwrap();
+    let r = k.buffer("frag", Space::Registers, DType::F32, 4).unwrap();
+    let to = k
+        .tensor("o", o, &[16, 32], Layout::row_major(&[16, 32]).unwrap())
+        .unwrap();
+    let tr = k
+        .tensor(
+            "frag",
+            r,
+            &[16, 32],
+            "S[(4,4,32):(1@warp,1@reg,1@lane)]".parse().unwrap(),
+        )
+        .unwrap();
+    k.barrier();
+    k.copy(Scope::warpgroups(0..1), &tr, &ts).unwrap();
+    k.copy(Scope::warpgroups(0..1), &to, &tr).unwrap();
     k.build().unwrap()
 }
 
