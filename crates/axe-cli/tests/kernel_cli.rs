@@ -45,7 +45,7 @@ fn explain_gives_every_decision_with_the_declined_variants() {
     let calls = v["calls"].as_array().unwrap();
     assert_eq!(calls[0]["op"], "copy #0");
     assert_eq!(calls[0]["scope"], "kernel");
-    assert_eq!(calls[0]["variant"], "copy.vec4");
+    assert_eq!(calls[0]["variant"], "copy.staged");
     assert_eq!(calls[0]["declined"][0]["variant"], "copy.vec16");
     assert!(calls[0]["declined"][0]["reason"]
         .as_str()

@@ -81,6 +81,7 @@ pub struct Ctx<'a> {
     /// The target.
     pub target: Target,
     next_var: u32,
+    extra: Vec<crate::desc::Buffer>,
 }
 
 impl<'a> Ctx<'a> {
@@ -90,7 +91,25 @@ impl<'a> Ctx<'a> {
             kernel,
             target,
             next_var: kernel.vars,
+            extra: Vec::new(),
         }
+    }
+
+    /// Adds a buffer a variant needs (a shared-memory tile, a register stage); its index. Call it only
+    /// once the variant applies.
+    pub fn add_buffer(&mut self, b: crate::desc::Buffer) -> usize {
+        self.extra.push(b);
+        self.kernel.buffers.len() + self.extra.len() - 1
+    }
+
+    /// The kernel's buffers and those variants added.
+    pub fn buffers(&self) -> Vec<crate::desc::Buffer> {
+        self.kernel
+            .buffers
+            .iter()
+            .chain(&self.extra)
+            .cloned()
+            .collect()
     }
 
     /// A fresh variable.
@@ -145,6 +164,7 @@ impl Registry {
         variants.extend(crate::copy::variants());
         variants.extend(crate::pointwise::variants());
         variants.extend(crate::registers::variants());
+        variants.extend(crate::staged::variants());
         variants.sort_by_key(|v| std::cmp::Reverse(v.priority()));
         Registry { variants }
     }

@@ -39,6 +39,7 @@ pub mod registers;
 pub mod relayout;
 mod scope;
 pub mod spread;
+pub mod staged;
 
 pub use desc::{
     extent_on, space_name, BinaryOp, Buffer, BufferId, Call, Kernel, KernelBuilder, Op, Space,

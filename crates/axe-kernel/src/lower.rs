@@ -16,9 +16,13 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Program> {
 
 /// Lowers `kernel` for `target` with the variants of `registry`.
 pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Result<Program> {
-    let mut shared_offsets = Vec::with_capacity(kernel.buffers.len());
+    let mut ctx = Ctx::new(kernel, target);
+    let mut decisions = Vec::new();
+    let body = lower_block(&kernel.body, &mut ctx, registry, &mut decisions)?;
+    let buffers = ctx.buffers();
+    let mut shared_offsets = Vec::with_capacity(buffers.len());
     let mut shared: u64 = 0;
-    for b in &kernel.buffers {
+    for b in &buffers {
         if let Space::Shared(_) = b.space {
             shared = shared
                 .div_ceil(SHARED_ALIGN)
@@ -39,14 +43,11 @@ pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Resul
             capacity: target.shared_capacity(),
         });
     }
-    let mut ctx = Ctx::new(kernel, target);
-    let mut decisions = Vec::new();
-    let body = lower_block(&kernel.body, &mut ctx, registry, &mut decisions)?;
     Ok(Program {
         name: kernel.name.clone(),
         target: target.to_string(),
         launch: kernel.launch,
-        buffers: kernel.buffers.clone(),
+        buffers,
         shared_offsets,
         shared_bytes: shared,
         vars: ctx.vars(),

@@ -60,7 +60,7 @@ fn vector_width_golden() {
             vec![8, 8],
             "S[(8,8):(8,1)]",
             "S[(8,8):(1,8)]",
-            "copy.vec4",
+            "copy.staged",
         ),
         (
             DType::BF16,
@@ -187,7 +187,7 @@ fn a_forced_variant_is_used_or_refused_with_its_reason() {
     .unwrap();
     let e = lower(&k, Target::Sm80).unwrap_err().to_string();
     assert!(
-        e.contains("no such variant") && e.contains("copy.vec16, copy.vec8"),
+        e.contains("no such variant") && e.contains("copy.vec16, copy.staged, copy.vec8"),
         "{e}"
     );
 }
@@ -222,7 +222,7 @@ fn when_nothing_applies_every_variant_is_listed() {
     let KernelError::NoVariant { declined, .. } = &e else {
         panic!("{e}")
     };
-    assert_eq!(declined.len(), 6);
+    assert_eq!(declined.len(), 7);
     let text = e.to_string();
     for v in [
         "copy.vec16",
@@ -231,6 +231,7 @@ fn when_nothing_applies_every_variant_is_listed() {
         "copy.vec2",
         "copy.element",
         "copy.registers",
+        "copy.staged",
     ] {
         assert!(text.contains(v), "{text}");
     }
