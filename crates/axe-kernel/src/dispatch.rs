@@ -102,6 +102,19 @@ impl<'a> Ctx<'a> {
         self.kernel.buffers.len() + self.extra.len() - 1
     }
 
+    /// A scratch buffer like `b` (same space, dtype and size) that an earlier call added, else `b` added.
+    /// Only for variants that end with a CTA barrier, so the next call may reuse the scratch.
+    pub fn scratch(&mut self, b: crate::desc::Buffer) -> usize {
+        match self
+            .extra
+            .iter()
+            .position(|e| e.space == b.space && e.dtype == b.dtype && e.elems == b.elems)
+        {
+            Some(i) => self.kernel.buffers.len() + i,
+            None => self.add_buffer(b),
+        }
+    }
+
     /// The kernel's buffers and those variants added.
     pub fn buffers(&self) -> Vec<crate::desc::Buffer> {
         self.kernel

@@ -170,14 +170,14 @@ impl Variant for Staged {
         let tiles = to_i64(src.size() / (ta * tb))?;
         let row = to_i64(ta + ws)?; // shared row: T_a elements plus one vector of padding
         let ebi = i64::from(eb);
-        let tile = ctx.add_buffer(Buffer {
-            name: format!("stage{}_tile", call.id),
+        let tile = ctx.scratch(Buffer {
+            name: format!("_stage{}_tile", ctx.buffers().len()),
             space: Space::Shared(None),
             dtype: src.dtype,
             elems: (tb * (ta + ws)),
         });
-        let regs = ctx.add_buffer(Buffer {
-            name: format!("stage{}_regs", call.id),
+        let regs = ctx.scratch(Buffer {
+            name: format!("_stage{}_regs", ctx.buffers().len()),
             space: Space::Registers,
             dtype: src.dtype,
             elems: wd,

@@ -137,3 +137,29 @@ proptest! {
         prop_assert!(got == want, "{} -> {}", a, b);
     }
 }
+
+#[test]
+fn staged_pieces_share_one_shared_tile() {
+    // A transpose cut into several pieces (the padded dimension): every staged piece reuses the tile.
+    let r = relayout_kernel(
+        &shape("f32[40,100]{1,0}"),
+        &shape("f32[40,100]{0,1:T(8,128)}"),
+    )
+    .unwrap();
+    let p = lower(&r.kernel, Target::Sm90a).unwrap();
+    let staged = p
+        .decisions
+        .iter()
+        .filter(|d| d.variant == "copy.staged")
+        .count();
+    let tiles = p
+        .buffers
+        .iter()
+        .filter(|b| b.name.ends_with("_tile"))
+        .count();
+    assert!(
+        staged >= 1 && tiles == 1,
+        "{staged} staged calls, {tiles} tiles: {:?}",
+        p.decisions
+    );
+}
