@@ -156,7 +156,9 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
                 let stop = m.step_until_barrier(&code, &mut pcs[t], &mut vars[t])?;
                 at_barrier.push(stop);
             }
-            let first = at_barrier[0];
+            let Some(&first) = at_barrier.first() else {
+                break;
+            };
             if let Some(t) = at_barrier.iter().position(|s| *s != first) {
                 let said = |s: Option<usize>| match s {
                     None => "reached the end".to_string(),
@@ -200,8 +202,11 @@ impl<'p> Machine<'p> {
                 )));
             }
             match &code[*pc] {
-                Ins::Set(v, e) => vars[*v as usize] = self.eval(e, vars, None)?,
-                Ins::Incr(v) => vars[*v as usize] += 1,
+                Ins::Set(v, e) => {
+                    let value = self.eval(e, vars, None)?;
+                    *slot(vars, *v)? = value;
+                }
+                Ins::Incr(v) => *slot(vars, *v)? += 1,
                 Ins::JumpUnless(e, to) => {
                     if self.eval(e, vars, None)? == 0 {
                         *pc = *to;
@@ -209,7 +214,7 @@ impl<'p> Machine<'p> {
                     }
                 }
                 Ins::JumpUnlessLt(v, n, to) => {
-                    if vars[*v as usize] >= *n {
+                    if *slot(vars, *v)? >= *n {
                         *pc = *to;
                         continue;
                     }
@@ -236,7 +241,7 @@ impl<'p> Machine<'p> {
     fn eval(&self, e: &Expr, vars: &[i64], call: Option<usize>) -> Result<i64> {
         Ok(match e {
             Expr::Const(c) => *c,
-            Expr::Var(v) => vars[v.0 as usize],
+            Expr::Var(v) => *vars.get(v.0 as usize).ok_or_else(|| undeclared(v.0))?,
             Expr::Thread => self.tid,
             Expr::Cta => self.cta,
             Expr::Bin(op, a, b) => {
@@ -260,7 +265,14 @@ impl<'p> Machine<'p> {
         call: usize,
         write: bool,
     ) -> Result<(u8, usize, usize)> {
-        let buf = &self.prog.buffers[a.buf];
+        let buf = self
+            .prog
+            .buffers
+            .get(a.buf)
+            .ok_or_else(|| KernelError::Run {
+                op: self.op_name(call),
+                message: format!("buffer #{} does not exist", a.buf),
+            })?;
         let logical = self.eval(&a.byte, vars, Some(call))?;
         let size = buf.bytes()? as i64;
         if logical < 0
@@ -284,10 +296,29 @@ impl<'p> Machine<'p> {
             Space::Global => (0, a.buf, logical as usize),
             Space::Shared(sw) => {
                 let phys = sw.map_or(logical, |s| s.apply(logical));
+                let base = self
+                    .prog
+                    .shared_offsets
+                    .get(a.buf)
+                    .copied()
+                    .unwrap_or(u64::MAX);
+                if base.saturating_add(phys as u64).saturating_add(n as u64)
+                    > self.shared.len() as u64
+                {
+                    return Err(KernelError::Run {
+                        op: self.op_name(call),
+                        message: format!(
+                            "shared buffer {} lies outside the program's {} bytes of shared memory",
+                            buf.name,
+                            self.shared.len()
+                        ),
+                    });
+                }
                 (
                     1,
                     a.buf,
-                    (self.prog.shared_offsets[a.buf] as i64 + phys) as usize,
+                    (self.prog.shared_offsets.get(a.buf).copied().unwrap_or(0) as i64 + phys)
+                        as usize,
                 )
             }
             Space::Registers => {
@@ -405,6 +436,16 @@ impl<'p> Machine<'p> {
             _ => Ok(()),
         }
     }
+}
+
+fn undeclared(v: u32) -> KernelError {
+    KernelError::Invalid(format!(
+        "variable v{v} is used but the program declares fewer variables"
+    ))
+}
+
+fn slot(vars: &mut [i64], v: u32) -> Result<&mut i64> {
+    vars.get_mut(v as usize).ok_or_else(|| undeclared(v))
 }
 
 /// An element value during computation.

@@ -528,3 +528,23 @@ fn registers_are_loaded_and_stored_by_their_layout() {
         assert!(src.contains("__align__(16) unsigned char r[8];"), "{src}");
     }
 }
+
+#[test]
+fn an_undeclared_variable_is_an_error_not_a_panic() {
+    let mut k = KernelBuilder::new(
+        "k",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 32,
+        },
+    )
+    .unwrap();
+    k.if_then(Expr::Var(axe_kernel::Var(7)).lt(Expr::Const(1)), |_| Ok(()))
+        .unwrap();
+    let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
+    let e = run(&p, vec![], RunLimits::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("variable v7 is used"), "{e}");
+}
