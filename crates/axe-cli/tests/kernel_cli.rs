@@ -159,6 +159,21 @@ fn run_on_the_interpreter_matches_axe_relayout() {
     assert_eq!(v["bytes_out"], 30 * 260 * 2);
     let back = std::fs::read(at("back.npy")).unwrap();
     assert!(back.ends_with(&input), "the round trip restores the input");
+    // A .npy input (row-major) gives the same bytes as the raw one.
+    let (code, _, err) = run(&[
+        "kernel",
+        "run",
+        "relayout",
+        "--src",
+        src,
+        "--dst",
+        dst,
+        &at("back.npy"),
+        "-o",
+        &at("k2.bin"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(at("k2.bin")).unwrap() == std::fs::read(at("k.bin")).unwrap());
 }
 
 #[test]
