@@ -11,13 +11,6 @@ use serde_json::{json, Value};
 
 use crate::report::{emit, Report};
 
-/// The kernels `axe kernel` ships.
-#[derive(Subcommand, Clone, Copy)]
-pub enum Which {
-    /// Rewrite one array from one XLA layout into another.
-    Relayout,
-}
-
 /// Which relayout: the source array and the destination layout.
 #[derive(Args)]
 pub struct RelayoutShape {
@@ -266,12 +259,14 @@ fn compile(
         "kernel": p.name, "target": arch, "nvrtc": lib.display().to_string(), "log": c.log,
         "ptx_bytes": c.ptx.len(), "cubin_bytes": c.cubin.len(),
         "threads_per_cta": p.launch.threads, "shared_bytes_per_cta": p.shared_bytes,
+        "registers_per_thread": nvrtc::cubin_registers(&c.cubin),
     });
     let text = format!(
-        "{} for {arch}: PTX {} bytes, cubin {} bytes; {} threads and {} bytes of shared memory per CTA\nnvrtc log: {}",
+        "{} for {arch}: PTX {} bytes, cubin {} bytes; {} registers per thread; {} threads and {} bytes of shared memory per CTA\nnvrtc log: {}",
         p.name,
         c.ptx.len(),
         c.cubin.len(),
+        nvrtc::cubin_registers(&c.cubin).map_or("?".to_string(), |r| r.to_string()),
         p.launch.threads,
         p.shared_bytes,
         if c.log.trim().is_empty() { "(empty)" } else { c.log.trim() }

@@ -299,4 +299,5 @@ fn compile_runs_nvrtc_in_a_child_when_installed() {
         "{v}"
     );
     assert_eq!(v["target"], "sm_80");
+    assert!(v["registers_per_thread"].as_u64().unwrap() > 0, "{v}");
 }

@@ -158,6 +158,71 @@ pub fn compile_here(lib: &Path, source: &str, name: &str, arch: &str) -> Result<
     out
 }
 
+/// Registers per thread of the cubin's kernels (the largest `EIATTR_REGCOUNT` in its `.nv.info`
+/// sections), or `None` when the ELF has none or is malformed. Every read is bounds-checked.
+pub fn cubin_registers(cubin: &[u8]) -> Option<u32> {
+    let u16_at = |o: usize| {
+        cubin
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let u32_at = |o: usize| {
+        cubin
+            .get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let u64_at = |o: usize| {
+        cubin
+            .get(o..o + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+    };
+    if !cubin.starts_with(b"\x7fELF\x02") {
+        return None;
+    }
+    let shoff = usize::try_from(u64_at(0x28)?).ok()?;
+    let (entsize, count, strndx) = (
+        usize::from(u16_at(0x3a)?),
+        usize::from(u16_at(0x3c)?),
+        usize::from(u16_at(0x3e)?),
+    );
+    let section = |i: usize| -> Option<(u32, usize, usize)> {
+        let o = shoff.checked_add(i.checked_mul(entsize)?)?;
+        Some((
+            u32_at(o)?,
+            usize::try_from(u64_at(o + 24)?).ok()?,
+            usize::try_from(u64_at(o + 32)?).ok()?,
+        ))
+    };
+    let strtab = section(strndx)?.1;
+    let mut best = None;
+    for i in 0..count {
+        let (name, off, size) = section(i)?;
+        let start = strtab.checked_add(name as usize)?;
+        let end = start + cubin.get(start..)?.iter().position(|&c| c == 0)?;
+        if !cubin.get(start..end)?.starts_with(b".nv.info") {
+            continue;
+        }
+        let (mut p, stop) = (off, off.checked_add(size)?);
+        while p + 2 <= stop {
+            let (fmt, attr) = (*cubin.get(p)?, *cubin.get(p + 1)?);
+            match fmt {
+                4 => {
+                    let len = usize::from(u16_at(p + 2)?);
+                    if attr == 0x2f {
+                        let regs = u32_at(p + 8)?;
+                        best = Some(best.map_or(regs, |b: u32| b.max(regs)));
+                    }
+                    p += 4 + len;
+                }
+                2 | 3 => p += 4,
+                _ => p += 2,
+            }
+        }
+    }
+    best
+}
+
 const MAGIC: &[u8] = b"AXE-NVRTC 1\n";
 
 fn put(out: &mut Vec<u8>, tag: &str, bytes: &[u8]) {

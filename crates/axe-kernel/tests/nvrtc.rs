@@ -115,8 +115,14 @@ fn emitted_kernels_compile_for_both_gpu_targets() {
                 .unwrap_or_else(|e| panic!("{e}\n{src}"));
             assert!(c.ptx.contains(".entry"), "{}", c.ptx);
             assert!(c.cubin.starts_with(b"\x7fELF"));
+            let regs = axe_kernel::nvrtc::cubin_registers(&c.cubin).expect("registers");
+            assert!((1..=255).contains(&regs), "{regs} registers");
         }
     }
+    assert_eq!(
+        axe_kernel::nvrtc::cubin_registers(b"\x7fELF\x02 truncated"),
+        None
+    );
     // Bad source is an error carrying NVRTC's log, not a crash.
     let e = compile_here(
         &lib,
