@@ -44,7 +44,11 @@ pub fn relayout_kernel(src: &ArrayShape, dst: &ArrayShape) -> Result<Relayout> {
     let dtype = u32::try_from(bits)
         .ok()
         .filter(|b| b % 8 == 0)
-        .and_then(|b| DType::of_bytes(b / 8))
+        .and_then(|b| {
+            // The array's own dtype where axe-kernel has it (messages read "f32"), else one of its width.
+            let own = src.element_type.to_string().parse::<DType>().ok();
+            own.filter(|d| d.bytes() == b / 8).or_else(|| DType::of_bytes(b / 8))
+        })
         .ok_or_else(|| KernelError::Invalid(format!("{src}: relayout kernels move whole-byte elements of 1, 2, 4 or 8 bytes, not {bits}-bit ones")))?;
     let eb = u64::from(dtype.bytes());
     let xla = |a: &ArrayShape| -> Result<(axe_xla::AxeForm, u64)> {

@@ -82,7 +82,7 @@ fn contiguous_pieces_get_16_byte_vectors_and_transposes_go_through_shared_memory
     assert!(
         d.declined[0]
             .1
-            .contains("16-byte vectors need 4 contiguous s32"),
+            .contains("16-byte vectors need 4 contiguous f32"),
         "{d:?}"
     );
 }
