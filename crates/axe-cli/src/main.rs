@@ -11,6 +11,7 @@ mod explain_cmd;
 mod file;
 mod hlo_cmd;
 mod input;
+mod kernel_cmd;
 mod layout_cmd;
 mod npy;
 mod output;
@@ -74,6 +75,11 @@ enum Command {
         #[command(subcommand)]
         verb: triton_cmd::Verb,
     },
+    /// Kernels described with Axe layouts: list, emit CUDA, explain dispatch, compile, run.
+    Kernel {
+        #[command(subcommand)]
+        verb: kernel_cmd::Verb,
+    },
     /// Measure speed against a reference measured in the same run.
     Bench {
         #[command(subcommand)]
@@ -93,6 +99,7 @@ fn main() -> ExitCode {
         Command::Shard { verb } => shard_cmd::run(verb),
         Command::Cute { verb } => cute_cmd::run(verb),
         Command::Triton { verb } => triton_cmd::run(verb),
+        Command::Kernel { verb } => kernel_cmd::run(verb),
         Command::Bench { what } => bench::run(what),
     };
     if ok {

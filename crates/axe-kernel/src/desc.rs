@@ -1,0 +1,595 @@
+//! The kernel description: buffers, tensors with Axe layouts, statements and operators at scopes.
+//!
+//! A [`Tensor`] is a view: a dtype, a logical shape and an Axe layout mapping each logical index to the
+//! place its element lives — the memory axis `m` (in elements) of a global or shared buffer, or the axes
+//! `reg`, `lane`, `warp` of a register buffer. A region of a tensor is again a tensor ([`Tensor::region`],
+//! the layout's `slice`). Operators ([`Op`]) are called at a [`Scope`]; dispatch picks their schedule.
+
+use std::ops::Range;
+
+use axe_layout::{Axis, Layout};
+
+use crate::dtype::DType;
+use crate::error::{layout, overflow, KernelError, Result};
+use crate::expr::{Expr, Var};
+use crate::scope::{Launch, Scope};
+
+/// A shared-memory swizzle: within each `bytes`-byte row of 16-byte chunks, chunk `c` of row `r` is
+/// stored at chunk `c ^ (r mod (bytes/16))` (the 32/64/128-byte swizzles of TMA and wgmma).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swizzle {
+    /// 32-byte span: 2 chunks.
+    B32,
+    /// 64-byte span: 4 chunks.
+    B64,
+    /// 128-byte span: 8 chunks.
+    B128,
+}
+
+impl Swizzle {
+    /// The span in bytes.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Swizzle::B32 => 32,
+            Swizzle::B64 => 64,
+            Swizzle::B128 => 128,
+        }
+    }
+
+    /// The physical byte offset of logical byte offset `b`: the 16-byte chunk bits `[4, 4+k)` are XORed
+    /// with the row bits `[7, 7+k)`, `k = log2(bytes/16)`. An involution; bytes within a chunk keep order.
+    pub fn apply(self, b: i64) -> i64 {
+        let mask = (self.bytes() as i64 / 16) - 1;
+        b ^ (((b >> 7) & mask) << 4)
+    }
+}
+
+/// Where a buffer lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    /// Global memory: a kernel parameter.
+    Global,
+    /// Shared memory of each CTA, optionally swizzled.
+    Shared(Option<Swizzle>),
+    /// Registers: `elems` per thread; tensors address them through `reg`, `lane`, `warp`.
+    Registers,
+}
+
+/// A buffer: named storage of `elems` elements of one dtype.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buffer {
+    /// Its name (a kernel parameter's name for global buffers).
+    pub name: String,
+    /// Where it lives.
+    pub space: Space,
+    /// Element type.
+    pub dtype: DType,
+    /// Elements (per thread for registers).
+    pub elems: u64,
+}
+
+impl Buffer {
+    /// Bytes it holds (per thread for registers).
+    pub fn bytes(&self) -> Result<u64> {
+        self.elems
+            .checked_mul(u64::from(self.dtype.bytes()))
+            .ok_or_else(|| overflow("sizing a buffer"))
+    }
+}
+
+/// A buffer's index in its kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BufferId(pub usize);
+
+/// A tensor: `layout` maps each index of `shape` to where its element lives in `buffer`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tensor {
+    /// The tensor's name in messages.
+    pub name: String,
+    /// The buffer holding it.
+    pub buffer: BufferId,
+    /// Where that buffer lives.
+    pub space: Space,
+    /// Element type.
+    pub dtype: DType,
+    /// Logical shape.
+    pub shape: Vec<u64>,
+    /// The Axe layout over `shape`.
+    pub layout: Layout,
+}
+
+impl Tensor {
+    /// Elements (the product of the shape).
+    pub fn size(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// The region `Π [r_i.start, r_i.end)` as a tensor of shape `(r_i.end - r_i.start)`, with the layout
+    /// `slice(L, shape, region)`: element `x` of the region is element `start + x` of `self`.
+    pub fn region(&self, region: &[Range<u64>]) -> Result<Tensor> {
+        let layout = self
+            .layout
+            .slice(&self.shape, region)
+            .map_err(layout(format!("region {region:?} of tensor {}", self.name)))?;
+        Ok(Tensor {
+            name: format!("{}{}", self.name, show_region(region)),
+            shape: region.iter().map(|r| r.end - r.start).collect(),
+            layout,
+            ..self.clone()
+        })
+    }
+
+    /// Whether the tensor lives in memory addressed by `m` (global or shared).
+    pub fn in_memory(&self) -> bool {
+        !matches!(self.space, Space::Registers)
+    }
+}
+
+fn show_region(region: &[Range<u64>]) -> String {
+    let parts: Vec<String> = region
+        .iter()
+        .map(|r| format!("{}:{}", r.start, r.end))
+        .collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// A scalar constant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+}
+
+/// Pointwise unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-x`.
+    Neg,
+    /// `|x|`.
+    Abs,
+    /// `e^x` (floating point only).
+    Exp,
+    /// `max(x, 0)`.
+    Relu,
+}
+
+/// Pointwise binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `max(a, b)`.
+    Max,
+    /// `min(a, b)`.
+    Min,
+}
+
+/// An operator. Every operand tensor has the destination's logical shape.
+///
+/// Later operators (`reduce`, `gemm`, `copy_async` with mbarrier completion) join this enum; dispatch,
+/// lowering and the backends are keyed by [`Op::kind`], so each is a new variant set, not a rewrite.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// `dst[x] = src[x]` for every logical index `x` (same dtype).
+    Copy {
+        /// Destination.
+        dst: Tensor,
+        /// Source.
+        src: Tensor,
+    },
+    /// `dst[x] = value`.
+    Fill {
+        /// Destination.
+        dst: Tensor,
+        /// The value, converted to the destination's dtype.
+        value: Value,
+    },
+    /// `dst[x] = f(src[x])`.
+    Unary {
+        /// The function.
+        op: UnaryOp,
+        /// Destination.
+        dst: Tensor,
+        /// Source.
+        src: Tensor,
+    },
+    /// `dst[x] = f(a[x], b[x])`.
+    Binary {
+        /// The function.
+        op: BinaryOp,
+        /// Destination.
+        dst: Tensor,
+        /// Left operand.
+        a: Tensor,
+        /// Right operand.
+        b: Tensor,
+    },
+    /// `dst[x] = convert(src[x])` (rounding to nearest even; integers saturate).
+    Cast {
+        /// Destination.
+        dst: Tensor,
+        /// Source.
+        src: Tensor,
+    },
+}
+
+impl Op {
+    /// The operator's name (`copy`, `fill`, `unary`, `binary`, `cast`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Copy { .. } => "copy",
+            Op::Fill { .. } => "fill",
+            Op::Unary { .. } => "unary",
+            Op::Binary { .. } => "binary",
+            Op::Cast { .. } => "cast",
+        }
+    }
+
+    /// The destination tensor.
+    pub fn dst(&self) -> &Tensor {
+        match self {
+            Op::Copy { dst, .. }
+            | Op::Fill { dst, .. }
+            | Op::Unary { dst, .. }
+            | Op::Binary { dst, .. }
+            | Op::Cast { dst, .. } => dst,
+        }
+    }
+
+    /// The source tensors, in order.
+    pub fn sources(&self) -> Vec<&Tensor> {
+        match self {
+            Op::Copy { src, .. } | Op::Unary { src, .. } | Op::Cast { src, .. } => vec![src],
+            Op::Fill { .. } => vec![],
+            Op::Binary { a, b, .. } => vec![a, b],
+        }
+    }
+}
+
+/// An operator called at a scope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// Its index among the kernel's calls.
+    pub id: usize,
+    /// The operator.
+    pub op: Op,
+    /// Where it runs.
+    pub scope: Scope,
+    /// A variant the caller forces, bypassing priorities (it must still apply).
+    pub force: Option<String>,
+}
+
+impl Call {
+    /// `copy #3` — how messages name the call.
+    pub fn label(&self) -> String {
+        format!("{} #{}", self.op.kind(), self.id)
+    }
+}
+
+/// A statement of the description.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// `for var in 0..extent { body }`.
+    For {
+        /// The loop variable.
+        var: Var,
+        /// Iterations.
+        extent: u64,
+        /// The body.
+        body: Vec<Stmt>,
+    },
+    /// `if cond != 0 { body }`.
+    If {
+        /// The condition.
+        cond: Expr,
+        /// The body.
+        body: Vec<Stmt>,
+    },
+    /// `let var = value`.
+    Let {
+        /// The variable.
+        var: Var,
+        /// Its value.
+        value: Expr,
+    },
+    /// A CTA-wide barrier (`__syncthreads`): every thread of the CTA must reach it.
+    Barrier,
+    /// An operator call.
+    Call(Box<Call>),
+}
+
+/// A kernel: a name, a launch shape, buffers and a body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    /// The kernel's name (a C identifier).
+    pub name: String,
+    /// The launch shape.
+    pub launch: Launch,
+    /// Buffers; global ones are the parameters, in order.
+    pub buffers: Vec<Buffer>,
+    /// The statements.
+    pub body: Vec<Stmt>,
+    /// Variables used.
+    pub vars: u32,
+}
+
+/// Builds a [`Kernel`], checking each tensor and call as it is added.
+#[derive(Debug)]
+pub struct KernelBuilder {
+    kernel: Kernel,
+    open: Vec<Vec<Stmt>>,
+    calls: usize,
+}
+
+impl KernelBuilder {
+    /// A kernel named `name` (a C identifier) with launch shape `launch`.
+    pub fn new(name: &str, launch: Launch) -> Result<KernelBuilder> {
+        let ident = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident {
+            return Err(KernelError::Invalid(format!(
+                "kernel name {name:?} is not a C identifier"
+            )));
+        }
+        launch.check()?;
+        Ok(KernelBuilder {
+            kernel: Kernel {
+                name: name.to_string(),
+                launch,
+                buffers: Vec::new(),
+                body: Vec::new(),
+                vars: 0,
+            },
+            open: vec![Vec::new()],
+            calls: 0,
+        })
+    }
+
+    /// Declares a buffer of `elems` elements in `space`.
+    pub fn buffer(
+        &mut self,
+        name: &str,
+        space: Space,
+        dtype: DType,
+        elems: u64,
+    ) -> Result<BufferId> {
+        let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident || self.kernel.buffers.iter().any(|b| b.name == name) {
+            return Err(KernelError::Invalid(format!(
+                "buffer name {name:?} must be a new C identifier starting with a letter"
+            )));
+        }
+        if elems == 0 {
+            return Err(KernelError::Invalid(format!(
+                "buffer {name} has no elements"
+            )));
+        }
+        let b = Buffer {
+            name: name.to_string(),
+            space,
+            dtype,
+            elems,
+        };
+        b.bytes()?;
+        self.kernel.buffers.push(b);
+        Ok(BufferId(self.kernel.buffers.len() - 1))
+    }
+
+    /// A tensor of `shape` in `buffer` with `layout`; checks the layout admits the shape, names only the
+    /// axes the buffer's space has, and stays inside the buffer.
+    pub fn tensor(
+        &self,
+        name: &str,
+        buffer: BufferId,
+        shape: &[u64],
+        layout: Layout,
+    ) -> Result<Tensor> {
+        let b = self.kernel.buffers.get(buffer.0).ok_or_else(|| {
+            KernelError::Invalid(format!("tensor {name}: no buffer #{}", buffer.0))
+        })?;
+        layout
+            .check_admits(shape)
+            .map_err(crate::error::layout(format!("tensor {name}")))?;
+        let allowed: &[&str] = match b.space {
+            Space::Global | Space::Shared(_) => &["m"],
+            Space::Registers => &["reg", "lane", "warp"],
+        };
+        for a in layout.axes() {
+            if !allowed.contains(&a.name()) {
+                return Err(KernelError::Invalid(format!(
+                    "tensor {name}: its layout {layout} uses axis {a}, but buffer {} ({}) has only {}",
+                    b.name,
+                    space_name(b.space),
+                    allowed.join(", ")
+                )));
+            }
+        }
+        let axis = if b.space == Space::Registers {
+            Axis::new("reg").map_err(crate::error::layout("reg"))?
+        } else {
+            Axis::memory()
+        };
+        let (lo, hi) = extent_on(&layout, &axis)?;
+        if lo < 0 || hi >= b.elems as i64 {
+            return Err(KernelError::Invalid(format!(
+                "tensor {name}: its layout {layout} reaches {} elements {lo}..={hi}, outside buffer {} of {} elements",
+                axis.name(),
+                b.name,
+                b.elems
+            )));
+        }
+        Ok(Tensor {
+            name: name.to_string(),
+            buffer,
+            space: b.space,
+            dtype: b.dtype,
+            shape: shape.to_vec(),
+            layout,
+        })
+    }
+
+    /// A new variable.
+    pub fn var(&mut self) -> Var {
+        self.kernel.vars += 1;
+        Var(self.kernel.vars - 1)
+    }
+
+    fn push(&mut self, s: Stmt) {
+        if let Some(b) = self.open.last_mut() {
+            b.push(s);
+        }
+    }
+
+    /// `for v in 0..extent { body(v) }`.
+    pub fn for_loop(
+        &mut self,
+        extent: u64,
+        body: impl FnOnce(&mut Self, Var) -> Result<()>,
+    ) -> Result<()> {
+        let var = self.var();
+        self.open.push(Vec::new());
+        body(self, var)?;
+        let b = self.open.pop().unwrap_or_default();
+        self.push(Stmt::For {
+            var,
+            extent,
+            body: b,
+        });
+        Ok(())
+    }
+
+    /// `if cond { body }`.
+    pub fn if_then(
+        &mut self,
+        cond: Expr,
+        body: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        self.open.push(Vec::new());
+        body(self)?;
+        let b = self.open.pop().unwrap_or_default();
+        self.push(Stmt::If { cond, body: b });
+        Ok(())
+    }
+
+    /// `let v = value`.
+    pub fn let_(&mut self, value: Expr) -> Var {
+        let var = self.var();
+        self.push(Stmt::Let { var, value });
+        var
+    }
+
+    /// A CTA barrier.
+    pub fn barrier(&mut self) {
+        self.push(Stmt::Barrier);
+    }
+
+    /// Calls `op` at `scope`; checks operand shapes and dtypes. Returns the call's index.
+    pub fn call(&mut self, scope: Scope, op: Op) -> Result<usize> {
+        self.call_forced(scope, op, None)
+    }
+
+    /// [`KernelBuilder::call`] with a forced variant.
+    pub fn call_forced(&mut self, scope: Scope, op: Op, force: Option<&str>) -> Result<usize> {
+        let id = self.calls;
+        let label = format!("{} #{id}", op.kind());
+        self.kernel.launch.check_scope(&scope)?;
+        let dst = op.dst();
+        for s in op.sources() {
+            if s.shape != dst.shape {
+                return Err(KernelError::Invalid(format!(
+                    "{label}: source {} has shape {:?}, the destination {} has {:?}",
+                    s.name, s.shape, dst.name, dst.shape
+                )));
+            }
+            let same = !matches!(op, Op::Cast { .. });
+            if same && s.dtype != dst.dtype {
+                return Err(KernelError::Invalid(format!(
+                    "{label}: source {} is {}, the destination {} is {} (use cast to convert)",
+                    s.name, s.dtype, dst.name, dst.dtype
+                )));
+            }
+        }
+        self.calls += 1;
+        self.push(Stmt::Call(Box::new(Call {
+            id,
+            op,
+            scope,
+            force: force.map(str::to_string),
+        })));
+        Ok(id)
+    }
+
+    /// `copy(dst, src)` at `scope`.
+    pub fn copy(&mut self, scope: Scope, dst: &Tensor, src: &Tensor) -> Result<usize> {
+        self.call(
+            scope,
+            Op::Copy {
+                dst: dst.clone(),
+                src: src.clone(),
+            },
+        )
+    }
+
+    /// `fill(dst, value)` at `scope`.
+    pub fn fill(&mut self, scope: Scope, dst: &Tensor, value: Value) -> Result<usize> {
+        self.call(
+            scope,
+            Op::Fill {
+                dst: dst.clone(),
+                value,
+            },
+        )
+    }
+
+    /// The finished kernel.
+    pub fn build(mut self) -> Result<Kernel> {
+        if self.open.len() != 1 {
+            return Err(KernelError::Invalid("unclosed block".into()));
+        }
+        self.kernel.body = self.open.pop().unwrap_or_default();
+        Ok(self.kernel)
+    }
+}
+
+/// The name of a space in messages.
+pub fn space_name(s: Space) -> &'static str {
+    match s {
+        Space::Global => "global",
+        Space::Shared(_) => "shared",
+        Space::Registers => "registers",
+    }
+}
+
+/// The lowest and highest coordinate a layout reaches on `axis` (shard, replicas and offset).
+pub fn extent_on(l: &Layout, axis: &Axis) -> Result<(i64, i64)> {
+    let (mut lo, mut hi) = (l.offset().get(axis), l.offset().get(axis));
+    for it in l.shard().iter().chain(l.replica()) {
+        if it.axis() != axis {
+            continue;
+        }
+        let reach = i64::try_from(it.extent() - 1)
+            .ok()
+            .and_then(|e| e.checked_mul(it.stride()))
+            .ok_or_else(|| overflow("bounding a layout"))?;
+        if reach < 0 {
+            lo = lo
+                .checked_add(reach)
+                .ok_or_else(|| overflow("bounding a layout"))?;
+        } else {
+            hi = hi
+                .checked_add(reach)
+                .ok_or_else(|| overflow("bounding a layout"))?;
+        }
+    }
+    Ok((lo, hi))
+}

@@ -1,0 +1,251 @@
+//! Dispatch: each operator has variants registered per target with a priority and a predicate. The
+//! first variant (highest priority) that applies lowers the call; a variant that does not apply declines
+//! with a reason a person understands; when none applies the error lists every variant and its reason; a
+//! call may force a variant (which must still apply).
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::desc::{Call, Kernel};
+use crate::error::{KernelError, Result};
+use crate::expr::Var;
+use crate::ir::{Decision, LStmt};
+
+/// A compilation target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// The CPU interpreter (any variant without a GPU-only instruction).
+    Cpu,
+    /// Ampere (A100): `cp.async`, `ldmatrix`, `mma.sync`.
+    Sm80,
+    /// Hopper with the `a` features: TMA, `wgmma`, clusters.
+    Sm90a,
+}
+
+impl Target {
+    /// Every target.
+    pub const ALL: [Target; 3] = [Target::Cpu, Target::Sm80, Target::Sm90a];
+
+    /// `cpu`, `sm_80`, `sm_90a`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Cpu => "cpu",
+            Target::Sm80 => "sm_80",
+            Target::Sm90a => "sm_90a",
+        }
+    }
+
+    /// Shared memory one CTA may use, in bytes (sm_80: 163 KiB; sm_90: 227 KiB; the interpreter: as sm_90).
+    pub fn shared_capacity(self) -> u64 {
+        match self {
+            Target::Sm80 => 163 * 1024,
+            Target::Cpu | Target::Sm90a => 227 * 1024,
+        }
+    }
+
+    /// The NVRTC `--gpu-architecture` value, for GPU targets.
+    pub fn arch(self) -> Option<&'static str> {
+        match self {
+            Target::Cpu => None,
+            Target::Sm80 => Some("sm_80"),
+            Target::Sm90a => Some("sm_90a"),
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Target {
+    type Err = KernelError;
+    fn from_str(s: &str) -> Result<Target> {
+        Target::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| {
+                KernelError::Invalid(format!(
+                    "unknown target {s:?}; expected cpu, sm_80 or sm_90a"
+                ))
+            })
+    }
+}
+
+/// What a variant sees: the kernel, the target, and a supply of fresh variables.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// The kernel being lowered.
+    pub kernel: &'a Kernel,
+    /// The target.
+    pub target: Target,
+    next_var: u32,
+    extra: Vec<crate::desc::Buffer>,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context for lowering `kernel` for `target`.
+    pub fn new(kernel: &'a Kernel, target: Target) -> Ctx<'a> {
+        Ctx {
+            kernel,
+            target,
+            next_var: kernel.vars,
+            extra: Vec::new(),
+        }
+    }
+
+    /// Adds a buffer a variant needs (a shared-memory tile, a register stage); its index. Call it only
+    /// once the variant applies.
+    pub fn add_buffer(&mut self, b: crate::desc::Buffer) -> usize {
+        self.extra.push(b);
+        self.kernel.buffers.len() + self.extra.len() - 1
+    }
+
+    /// A scratch buffer like `b` (same space, dtype and size) that an earlier call added, else `b` added.
+    /// Only for variants that end with a CTA barrier, so the next call may reuse the scratch.
+    pub fn scratch(&mut self, b: crate::desc::Buffer) -> usize {
+        match self
+            .extra
+            .iter()
+            .position(|e| e.space == b.space && e.dtype == b.dtype && e.elems == b.elems)
+        {
+            Some(i) => self.kernel.buffers.len() + i,
+            None => self.add_buffer(b),
+        }
+    }
+
+    /// The kernel's buffers and those variants added.
+    pub fn buffers(&self) -> Vec<crate::desc::Buffer> {
+        self.kernel
+            .buffers
+            .iter()
+            .chain(&self.extra)
+            .cloned()
+            .collect()
+    }
+
+    /// A fresh variable.
+    pub fn var(&mut self) -> Var {
+        self.next_var += 1;
+        Var(self.next_var - 1)
+    }
+
+    /// Variables used so far.
+    pub fn vars(&self) -> u32 {
+        self.next_var
+    }
+}
+
+/// A variant's answer.
+#[derive(Debug)]
+pub enum Outcome {
+    /// It applies: why, and the lowered statements.
+    Lowered {
+        /// Why it applies (the facts it checked).
+        why: String,
+        /// The code.
+        code: Vec<LStmt>,
+    },
+    /// It does not apply, and why.
+    Declined(String),
+}
+
+/// One way to lower an operator.
+pub trait Variant: Sync {
+    /// The variant's name (`copy.vec16`).
+    fn name(&self) -> &'static str;
+    /// The operator it lowers (`copy`).
+    fn op(&self) -> &'static str;
+    /// Higher runs first.
+    fn priority(&self) -> i32;
+    /// The targets it is registered for.
+    fn targets(&self) -> &'static [Target];
+    /// Applies or declines.
+    fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome>;
+}
+
+/// The registered variants.
+pub struct Registry {
+    variants: Vec<&'static dyn Variant>,
+}
+
+impl Registry {
+    /// The standard variants of every operator.
+    pub fn standard() -> Registry {
+        let mut variants: Vec<&'static dyn Variant> = Vec::new();
+        variants.extend(crate::copy::variants());
+        variants.extend(crate::pointwise::variants());
+        variants.extend(crate::registers::variants());
+        variants.extend(crate::staged::variants());
+        variants.sort_by_key(|v| std::cmp::Reverse(v.priority()));
+        Registry { variants }
+    }
+
+    /// The variants for `op` on `target`, highest priority first.
+    pub fn for_op(&self, op: &str, target: Target) -> Vec<&'static dyn Variant> {
+        self.variants
+            .iter()
+            .copied()
+            .filter(|v| v.op() == op && v.targets().contains(&target))
+            .collect()
+    }
+
+    /// Every variant, for listings.
+    pub fn all(&self) -> &[&'static dyn Variant] {
+        &self.variants
+    }
+
+    /// Dispatches one call: the forced variant, or the first that applies.
+    pub fn dispatch(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<(Decision, Vec<LStmt>)> {
+        let op = call.op.kind();
+        let candidates = self.for_op(op, ctx.target);
+        let decision = |variant: &str, why: String, declined| Decision {
+            op: call.label(),
+            scope: call.scope.to_string(),
+            variant: variant.to_string(),
+            why,
+            declined,
+        };
+        if let Some(forced) = &call.force {
+            let Some(v) = candidates.iter().find(|v| v.name() == forced) else {
+                let names: Vec<&str> = candidates.iter().map(|v| v.name()).collect();
+                return Err(KernelError::Forced {
+                    op: call.label(),
+                    variant: forced.clone(),
+                    reason: format!(
+                        "no such variant of {op} on {}; it has {}",
+                        ctx.target,
+                        names.join(", ")
+                    ),
+                });
+            };
+            return match v.lower(call, ctx)? {
+                Outcome::Lowered { why, code } => Ok((
+                    decision(v.name(), format!("forced; {why}"), Vec::new()),
+                    code,
+                )),
+                Outcome::Declined(reason) => Err(KernelError::Forced {
+                    op: call.label(),
+                    variant: forced.clone(),
+                    reason,
+                }),
+            };
+        }
+        let mut declined = Vec::new();
+        for v in candidates {
+            match v.lower(call, ctx)? {
+                Outcome::Lowered { why, code } => {
+                    return Ok((decision(v.name(), why, declined), code))
+                }
+                Outcome::Declined(reason) => declined.push((v.name().to_string(), reason)),
+            }
+        }
+        Err(KernelError::NoVariant {
+            op: call.label(),
+            scope: call.scope.to_string(),
+            target: ctx.target.to_string(),
+            declined,
+        })
+    }
+}

@@ -1,0 +1,560 @@
+//! The CPU interpreter: runs a lowered [`Program`] by simulating every CTA, warp and thread.
+//!
+//! Threads of a CTA run one at a time up to the next barrier; then the next thread runs. Every thread
+//! must reach the same barrier (or the end) — a barrier some threads skip is an error. Between two
+//! barriers, two threads touching the same shared byte with at least one write is a race; two threads
+//! (of different CTAs, or of one CTA between the same barriers) writing the same global byte is a race;
+//! any access outside its buffer is an error. Each names the operator and the variant it runs.
+
+use crate::desc::{BinaryOp, Space, UnaryOp};
+use crate::dtype::DType;
+use crate::error::{KernelError, Result};
+use crate::expr::{eval_bin, Expr};
+use crate::ir::{Access, Compute, LStmt, Program};
+
+/// Bounds on a simulation.
+#[derive(Debug, Clone, Copy)]
+pub struct RunLimits {
+    /// Most instructions executed by all threads together.
+    pub max_steps: u64,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            max_steps: 200_000_000,
+        }
+    }
+}
+
+enum Ins<'a> {
+    Set(u32, &'a Expr),
+    Incr(u32),
+    JumpUnless(&'a Expr, usize),
+    JumpUnlessLt(u32, i64, usize),
+    Jump(usize),
+    Mem(&'a LStmt),
+    Barrier,
+}
+
+fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
+    for s in body {
+        match s {
+            LStmt::For { var, extent, body } => {
+                static ZERO: Expr = Expr::Const(0);
+                out.push(Ins::Set(var.0, &ZERO));
+                let head = out.len();
+                out.push(Ins::JumpUnlessLt(var.0, *extent, 0));
+                flatten(body, out);
+                out.push(Ins::Incr(var.0));
+                out.push(Ins::Jump(head));
+                let end = out.len();
+                out[head] = Ins::JumpUnlessLt(var.0, *extent, end);
+            }
+            LStmt::If { cond, body } => {
+                let at = out.len();
+                out.push(Ins::JumpUnless(cond, 0));
+                flatten(body, out);
+                let end = out.len();
+                out[at] = Ins::JumpUnless(cond, end);
+            }
+            LStmt::Let { var, value } => out.push(Ins::Set(var.0, value)),
+            LStmt::Move { .. } | LStmt::Store { .. } | LStmt::Compute { .. } => {
+                out.push(Ins::Mem(s))
+            }
+            LStmt::Barrier => out.push(Ins::Barrier),
+            LStmt::Comment(_) => {}
+        }
+    }
+}
+
+const NONE: u64 = u64::MAX;
+const MANY: u64 = u64::MAX - 1;
+
+struct Machine<'p> {
+    prog: &'p Program,
+    globals: Vec<Vec<u8>>,
+    global_writer: Vec<Vec<(u64, u64)>>, // (global thread, phase stamp)
+    shared: Vec<u8>,
+    shared_writer: Vec<u64>,
+    shared_reader: Vec<u64>,
+    regs: Vec<Vec<u8>>,
+    cta: i64,
+    tid: i64,
+    phase: u64,
+    steps: u64,
+    limits: RunLimits,
+}
+
+/// Runs `prog` on `globals` (one byte vector per global buffer, in buffer order, each exactly the
+/// buffer's size). Returns the global buffers after the kernel.
+pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<Vec<Vec<u8>>> {
+    let expected: Vec<(usize, u64)> = prog
+        .buffers
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.space == Space::Global)
+        .map(|(i, b)| Ok((i, b.bytes()?)))
+        .collect::<Result<_>>()?;
+    if expected.len() != globals.len() {
+        return Err(KernelError::Invalid(format!(
+            "{} takes {} global buffers, {} were given",
+            prog.name,
+            expected.len(),
+            globals.len()
+        )));
+    }
+    let mut full: Vec<Vec<u8>> = vec![Vec::new(); prog.buffers.len()];
+    for ((i, bytes), g) in expected.iter().zip(globals) {
+        if g.len() as u64 != *bytes {
+            return Err(KernelError::Invalid(format!(
+                "buffer {} needs {bytes} bytes, {} were given",
+                prog.buffers[*i].name,
+                g.len()
+            )));
+        }
+        full[*i] = g;
+    }
+    let shared_len = usize::try_from(prog.shared_bytes)
+        .map_err(|_| KernelError::TooLarge("shared memory".into()))?;
+    let mut m = Machine {
+        prog,
+        global_writer: full.iter().map(|g| vec![(NONE, 0); g.len()]).collect(),
+        globals: full,
+        shared: vec![0; shared_len],
+        shared_writer: vec![NONE; shared_len],
+        shared_reader: vec![NONE; shared_len],
+        regs: Vec::new(),
+        cta: 0,
+        tid: 0,
+        phase: 0,
+        steps: 0,
+        limits,
+    };
+    let mut code = Vec::new();
+    flatten(&prog.body, &mut code);
+    let threads = prog.launch.threads as usize;
+    let reg_bytes: usize = prog
+        .buffers
+        .iter()
+        .filter(|b| b.space == Space::Registers)
+        .map(|b| b.bytes().map(|v| v as usize))
+        .sum::<Result<usize>>()?;
+    for cta in 0..i64::from(prog.launch.grid) {
+        m.cta = cta;
+        m.shared.fill(0);
+        m.regs = vec![vec![0; reg_bytes]; threads];
+        let mut pcs = vec![0usize; threads];
+        let mut vars = vec![vec![0i64; prog.vars as usize]; threads];
+        loop {
+            m.phase += 1;
+            m.shared_writer.fill(NONE);
+            m.shared_reader.fill(NONE);
+            let mut at_barrier = Vec::with_capacity(threads);
+            for t in 0..threads {
+                m.tid = t as i64;
+                let stop = m.step_until_barrier(&code, &mut pcs[t], &mut vars[t])?;
+                at_barrier.push(stop);
+            }
+            let Some(&first) = at_barrier.first() else {
+                break;
+            };
+            if let Some(t) = at_barrier.iter().position(|s| *s != first) {
+                let said = |s: Option<usize>| match s {
+                    None => "reached the end".to_string(),
+                    Some(pc) => format!("waits at the barrier #{pc}"),
+                };
+                return Err(KernelError::Run {
+                    op: format!("barrier (CTA {cta})"),
+                    message: format!("thread 0 {} but thread {t} {}: every thread of a CTA must reach each barrier", said(first), said(at_barrier[t])),
+                });
+            }
+            if first.is_none() {
+                break;
+            }
+            for pc in pcs.iter_mut() {
+                *pc += 1;
+            }
+        }
+    }
+    Ok(m.globals
+        .into_iter()
+        .zip(&prog.buffers)
+        .filter(|(_, b)| b.space == Space::Global)
+        .map(|(g, _)| g)
+        .collect())
+}
+
+impl<'p> Machine<'p> {
+    /// Runs one thread until a barrier (returns its pc) or the end (`None`).
+    fn step_until_barrier(
+        &mut self,
+        code: &[Ins<'_>],
+        pc: &mut usize,
+        vars: &mut [i64],
+    ) -> Result<Option<usize>> {
+        while *pc < code.len() {
+            self.steps += 1;
+            if self.steps > self.limits.max_steps {
+                return Err(KernelError::TooLarge(format!(
+                    "the simulation passed {} steps",
+                    self.limits.max_steps
+                )));
+            }
+            match &code[*pc] {
+                Ins::Set(v, e) => {
+                    let value = self.eval(e, vars, None)?;
+                    *slot(vars, *v)? = value;
+                }
+                Ins::Incr(v) => *slot(vars, *v)? += 1,
+                Ins::JumpUnless(e, to) => {
+                    if self.eval(e, vars, None)? == 0 {
+                        *pc = *to;
+                        continue;
+                    }
+                }
+                Ins::JumpUnlessLt(v, n, to) => {
+                    if *slot(vars, *v)? >= *n {
+                        *pc = *to;
+                        continue;
+                    }
+                }
+                Ins::Jump(to) => {
+                    *pc = *to;
+                    continue;
+                }
+                Ins::Mem(s) => self.mem(s, vars)?,
+                Ins::Barrier => return Ok(Some(*pc)),
+            }
+            *pc += 1;
+        }
+        Ok(None)
+    }
+
+    fn op_name(&self, call: usize) -> String {
+        match self.prog.decisions.get(call) {
+            Some(d) => format!("{} ({})", d.op, d.variant),
+            None => format!("call #{call}"),
+        }
+    }
+
+    fn eval(&self, e: &Expr, vars: &[i64], call: Option<usize>) -> Result<i64> {
+        Ok(match e {
+            Expr::Const(c) => *c,
+            Expr::Var(v) => *vars.get(v.0 as usize).ok_or_else(|| undeclared(v.0))?,
+            Expr::Thread => self.tid,
+            Expr::Cta => self.cta,
+            Expr::Bin(op, a, b) => {
+                let (a, b) = (self.eval(a, vars, call)?, self.eval(b, vars, call)?);
+                eval_bin(*op, a, b).ok_or_else(|| KernelError::Run {
+                    op: call.map_or("an expression".to_string(), |c| self.op_name(c)),
+                    message: format!(
+                        "integer overflow or division by zero computing {a} {op:?} {b}"
+                    ),
+                })?
+            }
+        })
+    }
+
+    /// Locates `n` bytes at `a`: (is_global, buffer, physical byte offset), checking bounds.
+    fn locate(
+        &self,
+        a: &Access,
+        n: usize,
+        vars: &[i64],
+        call: usize,
+        write: bool,
+    ) -> Result<(u8, usize, usize)> {
+        let buf = self
+            .prog
+            .buffers
+            .get(a.buf)
+            .ok_or_else(|| KernelError::Run {
+                op: self.op_name(call),
+                message: format!("buffer #{} does not exist", a.buf),
+            })?;
+        let logical = self.eval(&a.byte, vars, Some(call))?;
+        let size = buf.bytes()? as i64;
+        if logical < 0
+            || logical.checked_add(n as i64).is_none_or(|end| end > size)
+            || logical % n as i64 != 0
+        {
+            return Err(KernelError::Run {
+                op: self.op_name(call),
+                message: format!(
+                    "thread {} of CTA {} {} {n} bytes at byte {logical} of {} buffer {} ({size} bytes){}",
+                    self.tid,
+                    self.cta,
+                    if write { "writes" } else { "reads" },
+                    crate::desc::space_name(buf.space),
+                    buf.name,
+                    if logical % n as i64 != 0 { ": misaligned vector" } else { ": out of bounds" }
+                ),
+            });
+        }
+        Ok(match buf.space {
+            Space::Global => (0, a.buf, logical as usize),
+            Space::Shared(sw) => {
+                let phys = sw.map_or(logical, |s| s.apply(logical));
+                let base = self
+                    .prog
+                    .shared_offsets
+                    .get(a.buf)
+                    .copied()
+                    .unwrap_or(u64::MAX);
+                if base.saturating_add(phys as u64).saturating_add(n as u64)
+                    > self.shared.len() as u64
+                {
+                    return Err(KernelError::Run {
+                        op: self.op_name(call),
+                        message: format!(
+                            "shared buffer {} lies outside the program's {} bytes of shared memory",
+                            buf.name,
+                            self.shared.len()
+                        ),
+                    });
+                }
+                (
+                    1,
+                    a.buf,
+                    (self.prog.shared_offsets.get(a.buf).copied().unwrap_or(0) as i64 + phys)
+                        as usize,
+                )
+            }
+            Space::Registers => {
+                let base: u64 = self.prog.buffers[..a.buf]
+                    .iter()
+                    .filter(|b| b.space == Space::Registers)
+                    .map(|b| b.bytes().unwrap_or(0))
+                    .sum();
+                (2, a.buf, base as usize + logical as usize)
+            }
+        })
+    }
+
+    fn read(&mut self, a: &Access, n: usize, vars: &[i64], call: usize) -> Result<Vec<u8>> {
+        let (kind, buf, at) = self.locate(a, n, vars, call, false)?;
+        let me = (self.cta as u64) << 20 | self.tid as u64;
+        Ok(match kind {
+            0 => self.globals[buf][at..at + n].to_vec(),
+            1 => {
+                for i in at..at + n {
+                    let w = self.shared_writer[i];
+                    if w != NONE && w != me {
+                        return Err(self.race(call, "reads", a.buf, w));
+                    }
+                    let r = &mut self.shared_reader[i];
+                    *r = if *r == NONE || *r == me { me } else { MANY };
+                }
+                self.shared[at..at + n].to_vec()
+            }
+            _ => self.regs[self.tid as usize][at..at + n].to_vec(),
+        })
+    }
+
+    fn write(&mut self, a: &Access, bytes: &[u8], vars: &[i64], call: usize) -> Result<()> {
+        let n = bytes.len();
+        let (kind, buf, at) = self.locate(a, n, vars, call, true)?;
+        let me = (self.cta as u64) << 20 | self.tid as u64;
+        match kind {
+            0 => {
+                for i in at..at + n {
+                    let (w, phase) = self.global_writer[buf][i];
+                    let same_cta = w >> 20 == self.cta as u64;
+                    if w != NONE && w != me && (!same_cta || phase == self.phase) {
+                        return Err(self.race(call, "writes", a.buf, w));
+                    }
+                    self.global_writer[buf][i] = (me, self.phase);
+                }
+                self.globals[buf][at..at + n].copy_from_slice(bytes);
+            }
+            1 => {
+                for i in at..at + n {
+                    let (w, r) = (self.shared_writer[i], self.shared_reader[i]);
+                    if (w != NONE && w != me) || (r != NONE && r != me) {
+                        return Err(self.race(
+                            call,
+                            "writes",
+                            a.buf,
+                            if w != NONE && w != me { w } else { r },
+                        ));
+                    }
+                    self.shared_writer[i] = me;
+                }
+                self.shared[at..at + n].copy_from_slice(bytes);
+            }
+            _ => self.regs[self.tid as usize][at..at + n].copy_from_slice(bytes),
+        }
+        Ok(())
+    }
+
+    fn race(&self, call: usize, what: &str, buf: usize, other: u64) -> KernelError {
+        let b = &self.prog.buffers[buf];
+        let other = if other == MANY {
+            "other threads".to_string()
+        } else {
+            format!("thread {} of CTA {}", other & 0xfffff, other >> 20)
+        };
+        KernelError::Run {
+            op: self.op_name(call),
+            message: format!(
+                "race on {} buffer {}: thread {} of CTA {} {what} bytes that {other} also touched with no barrier between",
+                crate::desc::space_name(b.space),
+                b.name,
+                self.tid,
+                self.cta
+            ),
+        }
+    }
+
+    fn mem(&mut self, s: &LStmt, vars: &[i64]) -> Result<()> {
+        match s {
+            LStmt::Move {
+                call,
+                dst,
+                src,
+                bytes,
+            } => {
+                let v = self.read(src, *bytes as usize, vars, *call)?;
+                self.write(dst, &v, vars, *call)
+            }
+            LStmt::Store { call, dst, value } => self.write(dst, value, vars, *call),
+            LStmt::Compute { call, f, dst, srcs } => {
+                let (ins, out) = match f {
+                    Compute::Unary(_, d) => (vec![*d], *d),
+                    Compute::Binary(_, d) => (vec![*d, *d], *d),
+                    Compute::Cast { from, to } => (vec![*from], *to),
+                };
+                let mut vals = Vec::new();
+                for (a, d) in srcs.iter().zip(&ins) {
+                    let b = self.read(a, d.bytes() as usize, vars, *call)?;
+                    vals.push(Num::decode(*d, &b));
+                }
+                let r = compute(f, &vals);
+                self.write(dst, &r.encode(out), vars, *call)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn undeclared(v: u32) -> KernelError {
+    KernelError::Invalid(format!(
+        "variable v{v} is used but the program declares fewer variables"
+    ))
+}
+
+fn slot(vars: &mut [i64], v: u32) -> Result<&mut i64> {
+    vars.get_mut(v as usize).ok_or_else(|| undeclared(v))
+}
+
+/// An element value during computation.
+#[derive(Debug, Clone, Copy)]
+enum Num {
+    F(f64),
+    I(i64),
+}
+
+impl Num {
+    fn decode(d: DType, b: &[u8]) -> Num {
+        let arr = |n: usize| -> [u8; 8] {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(&b[..n]);
+            a
+        };
+        match d {
+            DType::F64 => Num::F(f64::from_le_bytes(arr(8))),
+            DType::F32 => Num::F(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+            DType::F16 => Num::F(half::f16::from_le_bytes([b[0], b[1]]).to_f64()),
+            DType::BF16 => Num::F(half::bf16::from_le_bytes([b[0], b[1]]).to_f64()),
+            DType::S32 => Num::I(i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+            DType::S64 => Num::I(i64::from_le_bytes(arr(8))),
+            DType::S16 => Num::I(i64::from(i16::from_le_bytes([b[0], b[1]]))),
+            DType::S8 => Num::I(i64::from(b[0] as i8)),
+            DType::U8 | DType::F8E4M3 => Num::I(i64::from(b[0])),
+        }
+    }
+
+    fn f(self) -> f64 {
+        match self {
+            Num::F(f) => f,
+            Num::I(i) => i as f64,
+        }
+    }
+
+    fn encode(self, d: DType) -> Vec<u8> {
+        let int = || match self {
+            Num::I(i) => i,
+            Num::F(f) => f as i64, // truncates toward zero, saturates, NaN → 0 (cvt.rzi.sat)
+        };
+        match d {
+            DType::F64 => self.f().to_le_bytes().to_vec(),
+            DType::F32 => (self.f() as f32).to_le_bytes().to_vec(),
+            DType::F16 => half::f16::from_f64(self.f()).to_le_bytes().to_vec(),
+            // Through f32, as the CUDA emission's `cvt.rn.bf16.f32` (exact for f32 sources).
+            DType::BF16 => half::bf16::from_f32(self.f() as f32).to_le_bytes().to_vec(),
+            DType::S32 => match self {
+                Num::I(i) => (i as i32).to_le_bytes().to_vec(),
+                Num::F(f) => (f as i32).to_le_bytes().to_vec(),
+            },
+            DType::S64 => int().to_le_bytes().to_vec(),
+            DType::S16 => (int() as i16).to_le_bytes().to_vec(),
+            DType::S8 | DType::U8 | DType::F8E4M3 => vec![int() as u8],
+        }
+    }
+}
+
+fn compute(f: &Compute, v: &[Num]) -> Num {
+    let f32op = |d: DType, x: f64| {
+        if d == DType::F32 {
+            f64::from(x as f32)
+        } else {
+            x
+        }
+    };
+    match (f, v) {
+        (Compute::Unary(op, d), [Num::F(x)]) => Num::F(f32op(
+            *d,
+            match op {
+                UnaryOp::Neg => -x,
+                UnaryOp::Abs => x.abs(),
+                UnaryOp::Exp => {
+                    if *d == DType::F32 {
+                        f64::from((*x as f32).exp())
+                    } else {
+                        x.exp()
+                    }
+                }
+                UnaryOp::Relu => x.max(0.0),
+            },
+        )),
+        (Compute::Unary(op, _), [Num::I(x)]) => Num::I(match op {
+            UnaryOp::Neg => (*x as i32).wrapping_neg().into(),
+            UnaryOp::Abs => (*x as i32).wrapping_abs().into(),
+            UnaryOp::Exp | UnaryOp::Relu => (*x).max(0),
+        }),
+        (Compute::Binary(op, d), [Num::F(a), Num::F(b)]) => Num::F(f32op(
+            *d,
+            match op {
+                BinaryOp::Add => a + b,
+                BinaryOp::Sub => a - b,
+                BinaryOp::Mul => a * b,
+                BinaryOp::Max => a.max(*b),
+                BinaryOp::Min => a.min(*b),
+            },
+        )),
+        (Compute::Binary(op, _), [Num::I(a), Num::I(b)]) => {
+            let (a, b) = (*a as i32, *b as i32);
+            Num::I(i64::from(match op {
+                BinaryOp::Add => a.wrapping_add(b),
+                BinaryOp::Sub => a.wrapping_sub(b),
+                BinaryOp::Mul => a.wrapping_mul(b),
+                BinaryOp::Max => a.max(b),
+                BinaryOp::Min => a.min(b),
+            }))
+        }
+        (Compute::Cast { .. }, [x]) => *x,
+        (_, [x, ..]) => *x,
+        (_, []) => Num::I(0),
+    }
+}

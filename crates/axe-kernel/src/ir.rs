@@ -1,0 +1,133 @@
+//! The lowered program: per-thread loops, conditions and memory instructions, one per chosen variant.
+//! Both backends (the CPU interpreter and CUDA emission) read only this.
+
+use crate::desc::{BinaryOp, Buffer, UnaryOp};
+use crate::dtype::DType;
+use crate::expr::{Expr, Var};
+use crate::scope::Launch;
+
+/// A byte address in a buffer (before the buffer's swizzle).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    /// The buffer's index.
+    pub buf: usize,
+    /// Byte offset; for register buffers, into the thread's own registers.
+    pub byte: Expr,
+}
+
+/// A pointwise computation on one element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compute {
+    /// `f(x)` in `DType`.
+    Unary(UnaryOp, DType),
+    /// `f(a, b)` in `DType`.
+    Binary(BinaryOp, DType),
+    /// Conversion.
+    Cast {
+        /// From.
+        from: DType,
+        /// To.
+        to: DType,
+    },
+}
+
+/// A lowered statement, executed by each thread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LStmt {
+    /// `for var in 0..extent`.
+    For {
+        /// Loop variable.
+        var: Var,
+        /// Iterations.
+        extent: i64,
+        /// Body.
+        body: Vec<LStmt>,
+    },
+    /// `if cond != 0`.
+    If {
+        /// Condition.
+        cond: Expr,
+        /// Body.
+        body: Vec<LStmt>,
+    },
+    /// `let var = value`.
+    Let {
+        /// Variable.
+        var: Var,
+        /// Value.
+        value: Expr,
+    },
+    /// Moves `bytes` bytes (one vector of 1, 2, 4, 8 or 16 bytes, naturally aligned).
+    Move {
+        /// The call it lowers.
+        call: usize,
+        /// Destination.
+        dst: Access,
+        /// Source.
+        src: Access,
+        /// Vector bytes.
+        bytes: u32,
+    },
+    /// Stores the constant bytes `value` (a vector).
+    Store {
+        /// The call it lowers.
+        call: usize,
+        /// Destination.
+        dst: Access,
+        /// The bytes.
+        value: Vec<u8>,
+    },
+    /// `dst = f(srcs)` on one element.
+    Compute {
+        /// The call it lowers.
+        call: usize,
+        /// The computation.
+        f: Compute,
+        /// Destination.
+        dst: Access,
+        /// Operands.
+        srcs: Vec<Access>,
+    },
+    /// CTA barrier.
+    Barrier,
+    /// A comment in emitted code (names the operator and variant).
+    Comment(String),
+}
+
+/// What dispatch decided for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// `copy #0`.
+    pub op: String,
+    /// The scope.
+    pub scope: String,
+    /// The variant chosen.
+    pub variant: String,
+    /// Why it applies.
+    pub why: String,
+    /// Higher-priority variants that declined, with reasons.
+    pub declined: Vec<(String, String)>,
+}
+
+/// A lowered kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    /// Kernel name.
+    pub name: String,
+    /// Target it was lowered for.
+    pub target: String,
+    /// Launch shape.
+    pub launch: Launch,
+    /// Buffers (global ones are the parameters).
+    pub buffers: Vec<Buffer>,
+    /// Byte offset of each shared buffer in the CTA's shared memory (0 for others).
+    pub shared_offsets: Vec<u64>,
+    /// Shared bytes per CTA.
+    pub shared_bytes: u64,
+    /// Variables used.
+    pub vars: u32,
+    /// The body.
+    pub body: Vec<LStmt>,
+    /// One decision per call, in call order.
+    pub decisions: Vec<Decision>,
+}

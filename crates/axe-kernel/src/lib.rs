@@ -1,0 +1,56 @@
+//! # axe-kernel: kernels described with Axe layouts
+//!
+//! A kernel is described ([`KernelBuilder`]) as buffers, tensors whose Axe layouts say where each element
+//! lives (global or shared memory on axis `m`, registers on `reg`/`lane`/`warp`), and statements: `for`,
+//! `if`, `let`, CTA barriers and operators (`copy`, `fill`, pointwise, `cast`) called at a scope (kernel,
+//! CTA, warpgroup, warp, thread, or a slice of them). [`lower`] dispatches every call to the first
+//! variant registered for the target that applies ([`Registry`]); each declining variant says why. The
+//! lowered [`Program`] runs on the CPU interpreter ([`run`]) — every CTA, warp and thread simulated,
+//! out-of-bounds accesses and shared-memory races reported by operator — or is emitted as CUDA C++
+//! ([`emit_cuda`]) and compiled by NVRTC in a child process ([`nvrtc`]).
+//!
+//! ```
+//! use axe_kernel::{DType, KernelBuilder, Launch, Scope, Space, Target};
+//! use axe_layout::Layout;
+//! let mut k = KernelBuilder::new("transpose_copy", Launch { grid: 1, cluster: 1, threads: 64 })?;
+//! let a = k.buffer("a", Space::Global, DType::F32, 64)?;
+//! let b = k.buffer("b", Space::Global, DType::F32, 64)?;
+//! let ta = k.tensor("a", a, &[8, 8], Layout::row_major(&[8, 8]).unwrap())?;
+//! let tb = k.tensor("b", b, &[8, 8], Layout::row_major(&[8, 8]).unwrap())?;
+//! k.copy(Scope::cta(), &tb, &ta)?;
+//! let p = axe_kernel::lower(&k.build()?, Target::Sm80)?;
+//! assert_eq!(p.decisions[0].variant, "copy.vec16");
+//! # Ok::<(), axe_kernel::KernelError>(())
+//! ```
+
+pub mod copy;
+mod desc;
+pub mod dispatch;
+mod dtype;
+mod emit;
+mod error;
+mod expr;
+mod interp;
+mod ir;
+mod lower;
+pub mod nvrtc;
+pub mod pointwise;
+pub mod registers;
+pub mod relayout;
+mod scope;
+pub mod spread;
+pub mod staged;
+
+pub use desc::{
+    extent_on, space_name, BinaryOp, Buffer, BufferId, Call, Kernel, KernelBuilder, Op, Space,
+    Stmt, Swizzle, Tensor, UnaryOp, Value,
+};
+pub use dispatch::{Ctx, Outcome, Registry, Target, Variant};
+pub use dtype::DType;
+pub use emit::emit_cuda;
+pub use error::{KernelError, Result};
+pub use expr::{BinOp, Expr, Var};
+pub use interp::{run, RunLimits};
+pub use ir::{Access, Compute, Decision, LStmt, Program};
+pub use lower::{lower, lower_with, SHARED_ALIGN};
+pub use scope::{Launch, Level, Scope, WARP, WARPGROUP};

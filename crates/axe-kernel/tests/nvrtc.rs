@@ -1,0 +1,135 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! Emitted CUDA compiles with NVRTC for sm_80 and sm_90a (when the pip wheel is installed in the
+//! workspace's .venv; skipped otherwise — scripts/kernel-check installs it and runs this in CI).
+
+use std::path::Path;
+
+use axe_kernel::nvrtc::{compile_here, find_nvrtc};
+use axe_kernel::relayout::relayout_kernel;
+use axe_kernel::{
+    emit_cuda, lower, BinaryOp, DType, KernelBuilder, Launch, Op, Scope, Space, Swizzle, Target,
+    UnaryOp, Value,
+};
+use axe_layout::Layout;
+
+fn pointwise_and_staged() -> axe_kernel::Kernel {
+    let mut k = KernelBuilder::new(
+        "mix",
+        Launch {
+            grid: 2,
+            cluster: 1,
+            threads: 128,
+        },
+    )
+    .unwrap();
+    let a = k.buffer("a", Space::Global, DType::F32, 512).unwrap();
+    let h = k.buffer("h", Space::Global, DType::F16, 512).unwrap();
+    let bh = k.buffer("bh", Space::Global, DType::BF16, 512).unwrap();
+    let s = k
+        .buffer("tile", Space::Shared(Some(Swizzle::B128)), DType::F32, 512)
+        .unwrap();
+    let rm = Layout::row_major(&[16, 32]).unwrap();
+    let ta = k.tensor("a", a, &[16, 32], rm.clone()).unwrap();
+    let th = k.tensor("h", h, &[16, 32], rm.clone()).unwrap();
+    let tb = k.tensor("bh", bh, &[16, 32], rm.clone()).unwrap();
+    let ts = k.tensor("tile", s, &[16, 32], rm).unwrap();
+    k.copy(Scope::cta(), &ts, &ta).unwrap();
+    k.barrier();
+    k.call(
+        Scope::warps(0..1),
+        Op::Unary {
+            op: UnaryOp::Exp,
+            dst: ts.clone(),
+            src: ts.clone(),
+        },
+    )
+    .unwrap();
+    k.call(
+        Scope::threads(32..33),
+        Op::Binary {
+            op: BinaryOp::Max,
+            dst: ts.clone(),
+            a: ts.clone(),
+            b: ts.clone(),
+        },
+    )
+    .unwrap();
+    k.barrier();
+    k.call(
+        Scope::kernel(),
+        Op::Cast {
+            dst: th,
+            src: ta.clone(),
+        },
+    )
+    .unwrap();
+    k.call(
+        Scope::kernel(),
+        Op::Cast {
+            dst: tb.clone(),
+            src: ta,
+        },
+    )
+    .unwrap();
+    k.fill(Scope::kernel(), &tb, Value::Float(0.0)).unwrap();
+    // A register fragment loaded from the tile and stored to another buffer.
+    let o = k.buffer("o", Space::Global, DType::F32, 512).unwrap();
+    let r = k.buffer("frag", Space::Registers, DType::F32, 4).unwrap();
+    let to = k
+        .tensor("o", o, &[16, 32], Layout::row_major(&[16, 32]).unwrap())
+        .unwrap();
+    let tr = k
+        .tensor(
+            "frag",
+            r,
+            &[16, 32],
+            "S[(4,4,32):(1@warp,1@reg,1@lane)]".parse().unwrap(),
+        )
+        .unwrap();
+    k.barrier();
+    k.copy(Scope::warpgroups(0..1), &tr, &ts).unwrap();
+    k.copy(Scope::warpgroups(0..1), &to, &tr).unwrap();
+    k.build().unwrap()
+}
+
+#[test]
+fn emitted_kernels_compile_for_both_gpu_targets() {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv");
+    let Some(lib) = find_nvrtc(&venv) else {
+        eprintln!(
+            "skipped: no NVRTC under {} (scripts/kernel-check installs it)",
+            venv.display()
+        );
+        return;
+    };
+    let shape = |s: &str| axe_xla::parse_shape(s).unwrap().as_array().unwrap().clone();
+    let relayout = relayout_kernel(
+        &shape("bf16[30,260]{1,0}"),
+        &shape("bf16[30,260]{1,0:T(8,128)(2,1)}"),
+    )
+    .unwrap();
+    for kernel in [pointwise_and_staged(), relayout.kernel] {
+        for t in [Target::Sm80, Target::Sm90a] {
+            let src = emit_cuda(&lower(&kernel, t).unwrap()).unwrap();
+            let c = compile_here(&lib, &src, &kernel.name, t.arch().unwrap())
+                .unwrap_or_else(|e| panic!("{e}\n{src}"));
+            assert!(c.ptx.contains(".entry"), "{}", c.ptx);
+            assert!(c.cubin.starts_with(b"\x7fELF"));
+            let regs = axe_kernel::nvrtc::cubin_registers(&c.cubin).expect("registers");
+            assert!((1..=255).contains(&regs), "{regs} registers");
+        }
+    }
+    assert_eq!(
+        axe_kernel::nvrtc::cubin_registers(b"\x7fELF\x02 truncated"),
+        None
+    );
+    // Bad source is an error carrying NVRTC's log, not a crash.
+    let e = compile_here(
+        &lib,
+        "__global__ void k() { undeclared(); }",
+        "bad",
+        "sm_80",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("undeclared"), "{e}");
+}
