@@ -284,7 +284,9 @@ pub fn run(args: RelayoutArgs) -> bool {
         if let Some(h) = header {
             out.put(&h)?;
         }
-        out.put(&output)?;
+        // The buffer is at least one byte long (an empty mapping is not allowed); the output is its
+        // layout's bytes, none for an empty tensor.
+        out.put(output.get(..dst_layout.bytes() as usize).unwrap_or(&output))?;
         out.commit()?;
         if let Some(p) = progress {
             p.finish_and_clear();

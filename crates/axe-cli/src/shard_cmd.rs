@@ -706,17 +706,13 @@ pub fn run(verb: Verb) -> bool {
             run,
             json,
         } => {
-            let result = (|| {
+            let setup = || {
                 let mesh = mesh_of(&target)?;
                 let (mesh, a, b, ty) = pair(&src, &dst, &target, mesh.as_ref())?;
                 let placements = layouts.placements(a, b, ty)?;
-                crate::shard_run::run(&mesh, placements, &CostModel::default(), &run)
-            })();
-            match result {
-                Ok(None) => true,
-                Ok(Some(r)) => emit([Ok(r)], json),
-                Err(e) => emit([Err(e)], json),
-            }
+                Ok((mesh, placements))
+            };
+            crate::shard_run::run_verb(setup, &CostModel::default(), &run, json)
         }
     }
 }
