@@ -140,8 +140,9 @@ fn open_input(path: &str, src: &ArrayShape, need: u64) -> Result<Input, String> 
         .collect();
     if npy.shape() != dims.as_slice() {
         return Err(format!(
-            "{path} has shape {:?}, --shape says {dims:?}",
-            npy.shape()
+            "{path} has shape [{}], --shape says [{}]",
+            join(npy.shape()),
+            join(&dims)
         ));
     }
     if npy.order() != npyz::Order::C {
@@ -321,4 +322,9 @@ pub fn run(args: RelayoutArgs) -> bool {
             false
         }
     }
+}
+
+/// `4,4`: dims joined as the shape notation writes them.
+fn join<T: ToString>(v: &[T]) -> String {
+    v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }

@@ -87,3 +87,13 @@ proptest! {
         prop_assert!(out.iter().all(|&b| b == 0));
     }
 }
+
+#[test]
+fn a_mismatch_names_the_dims_in_shape_notation() {
+    let s = TensorLayout::from_xla(&array("f32[4,4]{1,0}")).unwrap();
+    let d = TensorLayout::from_xla(&array("f32[4,8]{1,0}")).unwrap();
+    let m = axe_relayout::plan(&s, &d, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(m.contains("dimensions [4,4] vs [4,8]"), "{m}");
+}

@@ -44,6 +44,18 @@ pub enum ExecError {
 /// Results of executing a reshard.
 pub type ExecResult<T> = std::result::Result<T, ExecError>;
 
+/// `[4,4]`: dims or an index as the shape notation writes them (no Rust `Debug` text in messages).
+pub(crate) fn dims_text(d: &[u64]) -> String {
+    let parts: Vec<String> = d.iter().map(u64::to_string).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// `[0:4, 2:3]`: a box of index ranges as `axe shard show` writes regions.
+pub(crate) fn region_text(r: &[std::ops::Range<u64>]) -> String {
+    let parts: Vec<String> = r.iter().map(|r| format!("{}:{}", r.start, r.end)).collect();
+    format!("[{}]", parts.join(", "))
+}
+
 /// `element [1,2]`, or `a padding byte` for an empty index (a padding byte).
 fn element_text(index: &[u64]) -> String {
     if index.is_empty() {
