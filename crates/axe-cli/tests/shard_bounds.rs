@@ -153,3 +153,25 @@ fn svg_pictures_are_named_as_svg_or_png() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn every_notation_reports_one_location() {
+    for (text, offset) in [
+        ("{unknown}", 1),
+        ("{devices=[2]<=[2] foo}", 18),
+        ("S[(2,4):(1@gpu_x,1", 18),
+        ("P('x',", 6),
+        ("[Shard(q)]", 1),
+    ] {
+        let (code, _, err) = run(&[
+            "shard", "show", text, "--mesh", "x=2", "--shape", "f32[8,8]",
+        ]);
+        assert_ne!(code, 0, "{text}");
+        assert_eq!(err.matches("at offset").count(), 1, "{text}: {err}");
+        assert_eq!(err.matches('^').count(), 1, "{text}: {err}");
+        assert!(
+            err.contains(&format!("at offset {offset}:")),
+            "{text}: {err}"
+        );
+    }
+}
