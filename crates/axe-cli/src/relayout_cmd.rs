@@ -171,8 +171,9 @@ fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, Stri
         .collect();
     if npy.shape() != dims.as_slice() {
         return Err(format!(
-            "{path} has shape {:?}, --shape says {dims:?}",
-            npy.shape()
+            "{path} has shape [{}], --shape says [{}]",
+            join(npy.shape()),
+            join(&dims)
         ));
     }
     let swap = crate::npy::byte_swap_unit(&npy.header().dtype(), src.element_type)
@@ -315,7 +316,9 @@ pub fn run(args: RelayoutArgs) -> bool {
         if let Some(h) = header {
             out.put(&h)?;
         }
-        out.put(&output)?;
+        // The buffer is at least one byte long (an empty mapping is not allowed); the output is its
+        // layout's bytes, none for an empty tensor.
+        out.put(output.get(..dst_layout.bytes() as usize).unwrap_or(&output))?;
         out.commit()?;
         if let Some(p) = progress {
             p.finish_and_clear();
@@ -350,4 +353,9 @@ pub fn run(args: RelayoutArgs) -> bool {
             false
         }
     }
+}
+
+/// `4,4`: dims joined as the shape notation writes them.
+fn join<T: ToString>(v: &[T]) -> String {
+    v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }

@@ -314,16 +314,58 @@ fn apparent_rank(text: &str, notation: Notation) -> usize {
     }
 }
 
+/// Text lists every device of a mesh up to this size; past it, the first [`HEAD_ROWS`] and the last
+/// [`TAIL_ROWS`] devices and a line counting the rest (`--json` lists every device).
+const LISTED_ROWS: usize = 64;
+const HEAD_ROWS: usize = 32;
+const TAIL_ROWS: usize = 8;
+
 fn show(
     text: &str,
     target: &Target,
     mesh: Option<&Mesh>,
     layout: Option<&str>,
+    json_mode: bool,
 ) -> Result<Report, String> {
     let arr = array(target, text, mesh)?;
     let with_shape = arr.elem_bytes.is_some();
     let (mesh, s) = read(text, target.from, mesh, &arr.dims)?;
-    let regions = s.regions(&mesh).map_err(|e| e.to_string())?;
+    let view = s.region_view(&mesh).map_err(|e| e.to_string())?;
+    // Text past LISTED_ROWS devices (without --layout, which sums every device) shows only the rows it
+    // prints: the regions of the devices between are never computed.
+    let folded = !json_mode && layout.is_none() && view.len() > LISTED_ROWS;
+    let shown: Vec<usize> = if folded {
+        (0..HEAD_ROWS)
+            .chain(view.len() - TAIL_ROWS..view.len())
+            .collect()
+    } else {
+        (0..view.len()).collect()
+    };
+    let regions: Vec<DeviceRegion> = if folded {
+        shown
+            .iter()
+            .filter_map(|&p| {
+                let place = view.place(p)?;
+                // The group's first members and its size are all a row prints.
+                let mut group: Vec<u64> = view.group_members(place.group).take(9).collect();
+                if view.group_len() > 8 {
+                    group.truncate(4);
+                }
+                Some((place, group))
+            })
+            .map(|(p, g)| DeviceRegion {
+                device: p.device,
+                position: p.position,
+                region: p.region,
+                replica_group: g.into(),
+                local_shape: p.local_shape,
+                padded_shape: p.padded_shape,
+            })
+            .collect()
+    } else {
+        s.regions(&mesh).map_err(|e| e.to_string())?
+    };
+    let group_size = view.group_len();
     let memory = match (layout, &target.shape) {
         (None, _) => None,
         (Some(_), None) => return Err("--layout needs the array: --shape 'f32[64,128]'".into()),
@@ -356,10 +398,12 @@ fn show(
         .zip(mesh.sizes())
         .map(|(n, s)| format!("{n}={s}"))
         .collect();
-    obj.insert(
-        "mesh".into(),
-        json!({"axes": mesh.names(), "sizes": mesh.sizes(), "devices": mesh.devices()}),
-    );
+    if !folded {
+        obj.insert(
+            "mesh".into(),
+            json!({"axes": mesh.names(), "sizes": mesh.sizes(), "devices": mesh.devices()}),
+        );
+    }
     t.push_str(&format!("mesh     {}\n", mesh_desc.join(",")));
     if let Some(mem) = &memory {
         // Each distinct buffer once, with the devices that allocate it.
@@ -397,7 +441,14 @@ fn show(
             } else {
                 String::new()
             };
-            let group = group_text(&d.replica_group);
+            let group = if folded && group_size > 8 {
+                format!("{},… ({group_size} devices)", {
+                    let ids: Vec<String> = d.replica_group.iter().map(u64::to_string).collect();
+                    ids.join(",")
+                })
+            } else {
+                group_text(&d.replica_group)
+            };
             [d.device.to_string(), reg, local, group]
         })
         .collect();
@@ -416,10 +467,27 @@ fn show(
     };
     let (w0, w1, w2) = (width(0), width(1), width(2));
     t.push('\n');
-    for r in std::iter::once(head.map(String::from)).chain(rows) {
+    for (i, r) in std::iter::once(head.map(String::from))
+        .chain(rows)
+        .enumerate()
+    {
+        if folded && i == HEAD_ROWS + 1 {
+            t.push_str(&format!(
+                "{:>w0$}  ({} more devices; --json lists every one)\n",
+                "…",
+                view.len() - HEAD_ROWS - TAIL_ROWS
+            ));
+        }
         let line = format!("{:>w0$}  {:<w1$}  {:<w2$}  {}", r[0], r[1], r[2], r[3]);
         t.push_str(line.trim_end());
         t.push('\n');
+    }
+    if folded {
+        // Only the text is printed; the JSON below is built for `--json` alone.
+        return Ok(Report {
+            json: Value::Object(obj),
+            text: t,
+        });
     }
     let members: usize = regions.iter().map(|d| d.replica_group.len()).sum();
     let indices: Option<Vec<usize>> = (members > LISTED_MEMBERS).then(|| {
@@ -596,6 +664,19 @@ fn human(b: u64) -> String {
 
 /// Draws the one sharding of `shardings` over `--shape` into `path` (SVG, or PNG by its extension).
 fn picture(shardings: &[String], target: &Target, path: &str) -> Result<(), String> {
+    // The format from the extension, checked before any work (as `render -o` does): SVG, or PNG.
+    let ext = std::path::Path::new(path)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let png = match ext.as_deref() {
+        None | Some("svg") => false,
+        Some("png") => true,
+        Some(other) => {
+            return Err(format!(
+                "--svg {path}: axe draws sharding pictures as .svg or .png, not .{other}; name the file accordingly"
+            ))
+        }
+    };
     let [text] = shardings else {
         return Err("--svg draws one sharding; give one".into());
     };
@@ -612,7 +693,7 @@ fn picture(shardings: &[String], target: &Target, path: &str) -> Result<(), Stri
     let layout = axe_shard::axe::to_axe(&mesh, &s, None).map_err(|e| e.to_string())?;
     let p = axe_render::axe_picture(&layout, &dims).map_err(|e| e.to_string())?;
     let svg = axe_render::to_svg(&p);
-    let bytes = if path.to_ascii_lowercase().ends_with(".png") {
+    let bytes = if png {
         axe_render::to_png(&svg, 2.0).map_err(|e| e.to_string())?
     } else {
         svg.into_bytes()
@@ -649,7 +730,7 @@ pub fn run(verb: Verb) -> bool {
                     let input = item.as_ref().ok().cloned();
                     let r = item.and_then(|t| {
                         let m = mesh.clone()?;
-                        show(&t, &target, m.as_ref(), layout.as_deref())
+                        show(&t, &target, m.as_ref(), layout.as_deref(), json)
                     });
                     (input.filter(|_| label), r)
                 }),
@@ -713,17 +794,13 @@ pub fn run(verb: Verb) -> bool {
             run,
             json,
         } => {
-            let result = (|| {
+            let setup = || {
                 let mesh = mesh_of(&target)?;
                 let (mesh, a, b, ty) = pair(&src, &dst, &target, mesh.as_ref())?;
                 let placements = layouts.placements(a, b, ty)?;
-                crate::shard_run::run(&mesh, placements, &CostModel::default(), &run)
-            })();
-            match result {
-                Ok(None) => true,
-                Ok(Some(r)) => emit([Ok(r)], json),
-                Err(e) => emit([Err(e)], json),
-            }
+                Ok((mesh, placements))
+            };
+            crate::shard_run::run_verb(setup, &CostModel::default(), &run, json)
         }
     }
 }

@@ -8,7 +8,7 @@ use axe_shard::{plan, CostModel, Mesh, Sharding};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use crate::report::Report;
+use crate::report::{emit, Report};
 
 /// Where a reshard runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -72,15 +72,38 @@ impl Layouts {
     }
 }
 
-/// Runs `src` → `dst` on `mesh` on the backend and checks every destination element. Under MPI every
-/// rank runs this; only rank 0 reports (the others return `None`).
-pub fn run(
-    mesh: &Mesh,
-    placements: (Placement, Placement),
+/// What a run needs, read from the arguments: the mesh and the two placements.
+pub type Setup = (Mesh, (Placement, Placement));
+
+/// `axe shard run`: sets the run up from the arguments, runs it and reports; returns whether it
+/// succeeded. Under MPI, MPI starts first (watched by `--timeout`), so that every rank takes part in
+/// agreeing on the inputs even when its own arguments are unusable, and every rank reports its error
+/// as one line of its own (`error: rank R: ...`).
+pub fn run_verb(
+    setup: impl FnOnce() -> Result<Setup, String>,
     cost: &CostModel,
     args: &RunArgs,
-) -> Result<Option<Report>, String> {
-    let (src, dst) = placements;
+    json: bool,
+) -> bool {
+    match args.backend {
+        Backend::Threads => {
+            match setup().and_then(|(mesh, placements)| run(&mesh, placements, cost, args)) {
+                Ok(None) => true,
+                Ok(Some(r)) => emit([Ok(r)], json),
+                Err(e) => emit([Err(e)], json),
+            }
+        }
+        Backend::Mpi => mpi_verb(setup, cost, args, json),
+    }
+}
+
+/// The plan of `src` → `dst` on `mesh`, once the mesh is known to put device id `r` on rank `r`.
+fn plan_of(
+    mesh: &Mesh,
+    src: &Placement,
+    dst: &Placement,
+    cost: &CostModel,
+) -> Result<axe_shard::Plan, String> {
     let ids_are_ranks = {
         let mut ids = mesh.devices().to_vec();
         ids.sort_unstable();
@@ -92,54 +115,83 @@ pub fn run(
             mesh.len()
         ));
     }
-    let p = plan(mesh, &src.sharding, &dst.sharding, src.elem_bytes(), cost)
-        .map_err(|e| e.to_string())?;
-    let timeout = Duration::from_secs(args.timeout);
-    let (verified, rank) = match args.backend {
-        Backend::Threads => (
-            axe_reshard::verify_threads(mesh, &p, &src, &dst, timeout)
-                .map_err(|e| e.to_string())?,
-            0,
-        ),
-        Backend::Mpi => mpi_run(mesh, &p, &src, &dst, timeout)?,
-    };
-    if rank != 0 {
-        return Ok(None);
-    }
+    plan(mesh, &src.sharding, &dst.sharding, src.elem_bytes(), cost).map_err(|e| e.to_string())
+}
+
+/// The report of a verified run.
+fn report(mesh: &Mesh, p: &axe_shard::Plan, backend: Backend, verified: Verified) -> Report {
     let Verified { bytes, seconds } = verified;
     let gbps = if seconds > 0.0 {
         bytes as f64 / seconds / 1e9
     } else {
         0.0
     };
-    Ok(Some(Report {
+    Report {
         json: json!({"verified": true, "bytes": bytes, "seconds": seconds, "gb_per_second": gbps,
-                     "collective": p.collective.name(), "backend": args.backend.name(),
+                     "collective": p.collective.name(), "backend": backend.name(),
                      "devices": mesh.len()}),
         text: format!(
             "verified: every destination element on {} devices ({}, {} backend)\n{bytes} bytes moved in {:.6} s: {gbps:.2} GB/s",
             mesh.len(),
             p.collective.name(),
-            args.backend.name(),
+            backend.name(),
             seconds
         ),
-    }))
+    }
+}
+
+/// Runs `src` → `dst` on `mesh` on the threads backend and checks every destination element.
+fn run(
+    mesh: &Mesh,
+    placements: (Placement, Placement),
+    cost: &CostModel,
+    args: &RunArgs,
+) -> Result<Option<Report>, String> {
+    let (src, dst) = placements;
+    let p = plan_of(mesh, &src, &dst, cost)?;
+    let timeout = Duration::from_secs(args.timeout);
+    match args.backend {
+        Backend::Threads => {
+            let v = axe_reshard::verify_threads(mesh, &p, &src, &dst, timeout)
+                .map_err(|e| e.to_string())?;
+            Ok(Some(report(mesh, &p, args.backend, v)))
+        }
+        Backend::Mpi => Err("an MPI run is set up by `run_verb`".into()),
+    }
+}
+
+/// One rank's error as one whole line, written at once (so ranks' lines never interleave): to stderr,
+/// or as a JSON object to stdout.
+fn rank_error(rank: Option<usize>, e: &str, json_mode: bool) {
+    use std::io::Write as _;
+    let line = match (json_mode, rank) {
+        (true, Some(r)) => format!("{}\n", json!({"error": e, "rank": r})),
+        (true, None) => format!("{}\n", json!({ "error": e })),
+        (false, Some(r)) => format!("error: rank {r}: {e}\n"),
+        (false, None) => format!("error: {e}\n"),
+    };
+    let _ = if json_mode {
+        std::io::stdout().lock().write_all(line.as_bytes())
+    } else {
+        std::io::stderr().lock().write_all(line.as_bytes())
+    };
 }
 
 #[cfg(not(feature = "mpi"))]
-fn mpi_run(
-    _mesh: &Mesh,
-    _plan: &axe_shard::Plan,
-    _src: &Placement,
-    _dst: &Placement,
-    _timeout: Duration,
-) -> Result<(Verified, usize), String> {
-    Err(
-        "this axe was built without MPI: build it with `cargo build --release --features mpi` \
-         (needs Open MPI: scripts/install-mpi) and run it under `mpirun -n N`"
-            .into(),
-    )
+fn mpi_verb(
+    _setup: impl FnOnce() -> Result<Setup, String>,
+    _cost: &CostModel,
+    _args: &RunArgs,
+    json: bool,
+) -> bool {
+    rank_error(None, NO_MPI, json);
+    false
 }
+
+#[cfg(not(feature = "mpi"))]
+const NO_MPI: &str =
+    "this axe was built without MPI: build it with `cargo build --release --features mpi` \
+                      (needs Open MPI: scripts/install-mpi) and run it under `mpirun -n N`";
 
 /// The bench of `axe bench shard --backend mpi` on this rank: the cases, this rank and the rank count.
 #[cfg(not(feature = "mpi"))]
@@ -147,50 +199,79 @@ pub fn mpi_bench(
     _shard_bytes: u64,
     _rounds: usize,
 ) -> Result<(Vec<axe_reshard::BenchCase>, usize, usize), String> {
-    Err(
-        "this axe was built without MPI: build it with `cargo build --release --features mpi` \
-         (needs Open MPI: scripts/install-mpi) and run it under `mpirun -n N`"
-            .into(),
-    )
+    Err(NO_MPI.into())
 }
 
+/// An MPI run on this rank: MPI starts (watched), the arguments are read, every rank agrees on the
+/// inputs (or learns which rank failed or differs), then the verified reshard; rank 0 reports.
 #[cfg(feature = "mpi")]
-fn mpi_run(
-    mesh: &Mesh,
-    plan: &axe_shard::Plan,
-    src: &Placement,
-    dst: &Placement,
-    timeout: Duration,
-) -> Result<(Verified, usize), String> {
-    use axe_reshard::Communicator;
-    let comm = axe_reshard::MpiComm::with_timeout(timeout).map_err(|e| e.to_string())?;
-    if comm.size() != mesh.len() {
-        return Err(format!(
-            "the mesh has {} devices but mpirun started {} ranks (one rank per device: mpirun -n {})",
-            mesh.len(),
-            comm.size(),
-            mesh.len()
-        ));
-    }
+fn mpi_verb(
+    setup: impl FnOnce() -> Result<Setup, String>,
+    cost: &CostModel,
+    args: &RunArgs,
+    json: bool,
+) -> bool {
+    use axe_reshard::{Communicator, InputHash};
+    let timeout = Duration::from_secs(args.timeout);
+    let comm = match axe_reshard::MpiComm::with_timeout(timeout) {
+        Ok(c) => c,
+        Err(e) => {
+            rank_error(None, &e.to_string(), json);
+            return false;
+        }
+    };
     let rank = comm.rank();
-    match axe_reshard::verify_run(&comm, mesh, plan, src, dst) {
-        Ok(v) => Ok((v, rank)),
-        // Every rank reaches the same verdict; one of them says it.
-        Err(e) if rank == 0 => Err(e.to_string()),
-        Err(_) => std::process::exit(1),
+    let local = setup().and_then(|(mesh, (src, dst))| {
+        if comm.size() != mesh.len() {
+            return Err(format!(
+                "the mesh has {} devices but mpirun started {} ranks (one rank per device: mpirun -n {})",
+                mesh.len(),
+                comm.size(),
+                mesh.len()
+            ));
+        }
+        let p = plan_of(&mesh, &src, &dst, cost)?;
+        Ok((mesh, p, src, dst))
+    });
+    let inputs = local.as_ref().ok().map(|(mesh, p, src, dst)| {
+        let mut v = axe_reshard::run_inputs(mesh, p, src, dst);
+        v.push(("--timeout", InputHash::of_debug(&args.timeout)));
+        v
+    });
+    let agreed = axe_reshard::agree(&comm, inputs.as_deref());
+    let outcome = match (local, agreed) {
+        (Err(e), _) => Err(e),
+        (Ok(_), Err(e)) => Err(e.to_string()),
+        (Ok((mesh, p, src, dst)), Ok(())) => axe_reshard::verify_run(&comm, &mesh, &p, &src, &dst)
+            .map(|v| report(&mesh, &p, args.backend, v))
+            .map_err(|e| e.to_string()),
+    };
+    match outcome {
+        Ok(_) if rank != 0 => true,
+        Ok(r) => emit([Ok(r)], json),
+        Err(e) => {
+            rank_error(Some(rank), &e, json);
+            false
+        }
     }
 }
 
 /// The bench of `axe bench shard --backend mpi` on this rank: the cases, this rank and the rank count.
+/// The ranks first agree on the bench's arguments.
 #[cfg(feature = "mpi")]
 pub fn mpi_bench(
     shard_bytes: u64,
     rounds: usize,
 ) -> Result<(Vec<axe_reshard::BenchCase>, usize, usize), String> {
-    use axe_reshard::Communicator;
+    use axe_reshard::{Communicator, InputHash};
     let comm = axe_reshard::MpiComm::init().map_err(|e| e.to_string())?;
+    let inputs = [
+        ("--shard-mib", InputHash::of_debug(&shard_bytes)),
+        ("--rounds", InputHash::of_debug(&rounds)),
+    ];
+    axe_reshard::agree(&comm, Some(&inputs)).map_err(|e| format!("rank {}: {e}", comm.rank()))?;
     let cases =
         axe_reshard::bench_reshard(&comm, &axe_reshard::default_planner, shard_bytes, rounds)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("rank {}: {e}", comm.rank()))?;
     Ok((cases, comm.rank(), comm.size()))
 }

@@ -137,3 +137,40 @@ fn threads_are_capped_with_a_clear_error() {
     ]);
     assert!(err.contains("1024"), "{err}");
 }
+
+#[test]
+fn an_empty_tensor_relayouts_to_an_empty_output() {
+    let dir = std::env::temp_dir().join(format!("axe-relayout-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).to_string_lossy().to_string();
+    std::fs::write(p("z.bin"), b"").unwrap();
+    for to in ["{0,1}", "{1,0:T(8,128)}", "f32[0,5]{1,0}"] {
+        let (code, _, err) = run(&[
+            "relayout",
+            "--shape",
+            "f32[0,5]",
+            "--to",
+            to,
+            &p("z.bin"),
+            &p("o.bin"),
+        ]);
+        assert_eq!(code, 0, "{to}: {err}");
+        assert_eq!(std::fs::read(p("o.bin")).unwrap(), b"", "{to}: no bytes");
+    }
+    // A .npy output holds the header and no data.
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "f32[0,5]",
+        "--to",
+        "{1,0}",
+        &p("z.bin"),
+        &p("o.npy"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let npy = std::fs::read(p("o.npy")).unwrap();
+    let text = String::from_utf8_lossy(&npy);
+    assert!(text.contains("'shape': (0, 5, )"), "{text}");
+    assert!(npy.ends_with(b"\n"), "nothing after the header");
+    std::fs::remove_dir_all(&dir).ok();
+}

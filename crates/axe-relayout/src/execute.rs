@@ -66,6 +66,8 @@ pub fn relayout(
     for (l, name) in [(src_layout, "source"), (dst_layout, "destination")] {
         match offset_range(l) {
             Some((lo, hi)) if lo >= 0 && (hi as u64) < l.slots => {}
+            // No element: nothing is addressed.
+            _ if l.count() == 0 => {}
             _ => {
                 return Err(RelayoutError::Layout(format!(
                     "the {name} layout addresses outside its {} slots",

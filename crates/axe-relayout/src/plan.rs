@@ -196,7 +196,10 @@ impl Plan {
         let every = |then: Option<usize>| {
             let mut e = String::new();
             if !self.outer.is_empty() {
-                e.push_str(&format!("for every index of dimensions {:?}", self.outer));
+                e.push_str(&format!(
+                    "for every index of dimensions [{}]",
+                    join(&self.outer)
+                ));
             }
             if let Some(a) = then {
                 e.push_str(&if e.is_empty() {
@@ -391,8 +394,9 @@ pub(crate) fn offset_range(l: &TensorLayout) -> Option<(i64, i64)> {
 pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Plan> {
     if src.dims != dst.dims {
         return Err(RelayoutError::Mismatch(format!(
-            "dimensions {:?} vs {:?}",
-            src.dims, dst.dims
+            "dimensions [{}] vs [{}]",
+            join(&src.dims),
+            join(&dst.dims)
         )));
     }
     // Element widths may differ only by packing (a sub-byte width on one side, at most a byte on both).
@@ -669,4 +673,9 @@ fn reads_straight_through(
             extent = extent.saturating_mul(s.dims[i] as i64);
             ok
         })
+}
+
+/// `4,4`: numbers joined as the shape notation writes dims.
+fn join<T: ToString>(v: &[T]) -> String {
+    v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }

@@ -13,7 +13,8 @@ pub struct TensorLayout {
     pub dims: Vec<u64>,
     /// Bits per element (with packing: `E(n)`).
     pub bits: u32,
-    /// Per logical dimension, the element offset of each index.
+    /// Per logical dimension, the element offset of each index (all empty when some dimension is 0:
+    /// there is no index to look up).
     pub tables: Vec<Vec<i64>>,
     /// Offsets added to every element, one per copy (`[0]` without replicas).
     pub replicas: Vec<i64>,
@@ -50,6 +51,10 @@ impl TensorLayout {
         let expanded = tiling.expanded_elements()?;
         let slots = xla_slots(a, &tiling)?;
         let count: u64 = dims.iter().product();
+        if count == 0 {
+            // No element to place: every slot (if the tiles leave any) is padding, zeroed whole.
+            return Ok(TensorLayout::empty(dims, bits, slots));
+        }
         let Ok(form) = to_axe(a) else {
             return Err(RelayoutError::Layout(format!(
                 "{a}: a later tile interleaves elements and padding, which has no per-dimension offsets"
@@ -148,6 +153,22 @@ impl TensorLayout {
             padded: None,
             padded_slots: 0,
         })
+    }
+
+    /// The layout of a tensor with no elements (a dimension of extent 0) in a buffer of `slots` slots,
+    /// all padding: its tables are empty, since no index exists to look up.
+    fn empty(dims: Vec<u64>, bits: u32, slots: u64) -> TensorLayout {
+        TensorLayout {
+            tables: vec![Vec::new(); dims.len()],
+            dims,
+            bits,
+            replicas: vec![0],
+            slots,
+            dense: slots == 0,
+            injective: true,
+            padded: None,
+            padded_slots: 0,
+        }
     }
 
     /// Bytes the buffer needs (saturating at `u64::MAX`).

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding};
 
-use crate::exec_error::{ExecError, ExecResult};
+use crate::exec_error::{region_text, ExecError, ExecResult};
 
 /// The partial values a reshard between two shardings deals with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,8 +102,10 @@ pub(crate) fn localize(region: &[Range<u64>], held: &DeviceRegion) -> ExecResult
         .map(|(r, h)| {
             if r.start < h.start || r.end > h.end || r.start >= r.end {
                 Err(ExecError::Plan(format!(
-                    "region {region:?} is empty or not within device {}'s {:?}",
-                    held.device, held.region
+                    "region {} is empty or not within device {}'s {}",
+                    region_text(region),
+                    held.device,
+                    region_text(&held.region)
                 )))
             } else {
                 Ok(r.start - h.start..r.end - h.start)
@@ -148,7 +150,8 @@ pub(crate) fn check_plan(
     let mut piece = |to: u64, region: &[Range<u64>], op: Option<ReduceOp>| -> ExecResult<()> {
         if op != reduce.map(|r| r.0) {
             return Err(ExecError::Plan(format!(
-                "a piece of {region:?} for device {to} is {} but the reshard {}",
+                "a piece of {} for device {to} is {} but the reshard {}",
+                region_text(region),
                 op.map_or("stored".to_string(), |o| format!(
                     "combined by {}",
                     o.name()
@@ -179,8 +182,11 @@ pub(crate) fn check_plan(
         let bytes = volume_of(&t.region).checked_mul(elem);
         if bytes != Some(t.bytes) {
             return Err(ExecError::Plan(format!(
-                "a transfer of {:?} claims {} bytes; its {}-byte elements make {bytes:?}",
-                t.region, t.bytes, elem
+                "a transfer of {} claims {} bytes; its {}-byte elements make {}",
+                region_text(&t.region),
+                t.bytes,
+                elem,
+                bytes.map_or("more than 2^64".to_string(), |b| b.to_string())
             )));
         }
         if !dropped {
@@ -270,7 +276,8 @@ pub(crate) fn check_cover(
     let k = pending.reduce.map_or(1, |r| r.1);
     if let Some((region, n)) = times.iter().find(|(_, &n)| n != k) {
         return Err(ExecError::Plan(format!(
-            "device {device} gets the piece {region:?} {n} times where the reshard combines {k}"
+            "device {device} gets the piece {} {n} times where the reshard combines {k}",
+            region_text(region)
         )));
     }
     Ok(())

@@ -10,7 +10,7 @@ use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp, Transfer};
 
 use crate::check::{check_cover, check_plan, localize, volume, volume_of, Pending};
 use crate::comm::{Communicator, Message, Strided};
-use crate::exec_error::{ExecError, ExecResult};
+use crate::exec_error::{dims_text, ExecError, ExecResult};
 use crate::placement::{row_major, sub_box, zero_padding, DeviceBuffer, Placement};
 use crate::reduce::{combine_in_place, identity_into, in_place, Acc, Elem};
 
@@ -61,9 +61,9 @@ pub fn reshard<C: Communicator + ?Sized>(
     }
     if src.sharding.dims() != dst.sharding.dims() {
         return Err(ExecError::Input(format!(
-            "the source is an array of {:?}, the destination of {:?}",
-            src.sharding.dims(),
-            dst.sharding.dims()
+            "the source is an array of {}, the destination of {}",
+            dims_text(src.sharding.dims()),
+            dims_text(dst.sharding.dims())
         )));
     }
     if src.dtype != dst.dtype {

@@ -20,8 +20,15 @@ pub enum ExecError {
     /// A buffer, element type or argument is unusable.
     #[error("bad input: {0}")]
     Input(String),
+    /// The ranks were not given the same inputs, or some could not set up the run (see
+    /// [`crate::agree`]); nothing was moved.
+    #[error("{0}")]
+    Disagree(String),
     /// Verification found a destination element that differs from the expected value.
-    #[error("device {device}: element {index:?} is {got}, expected {expected}")]
+    #[error(
+        "device {device}: {} is {got}, expected {expected}",
+        element_text(index)
+    )]
     Mismatch {
         /// The device.
         device: u64,
@@ -36,3 +43,24 @@ pub enum ExecError {
 
 /// Results of executing a reshard.
 pub type ExecResult<T> = std::result::Result<T, ExecError>;
+
+/// `[4,4]`: dims or an index as the shape notation writes them (no Rust `Debug` text in messages).
+pub(crate) fn dims_text(d: &[u64]) -> String {
+    let parts: Vec<String> = d.iter().map(u64::to_string).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// `[0:4, 2:3]`: a box of index ranges as `axe shard show` writes regions.
+pub(crate) fn region_text(r: &[std::ops::Range<u64>]) -> String {
+    let parts: Vec<String> = r.iter().map(|r| format!("{}:{}", r.start, r.end)).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// `element [1,2]`, or `a padding byte` for an empty index (a padding byte).
+fn element_text(index: &[u64]) -> String {
+    if index.is_empty() {
+        return "a padding byte".into();
+    }
+    let parts: Vec<String> = index.iter().map(|i| i.to_string()).collect();
+    format!("element [{}]", parts.join(","))
+}

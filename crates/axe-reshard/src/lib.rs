@@ -42,6 +42,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod agree;
 mod bench;
 mod check;
 mod comm;
@@ -55,6 +56,7 @@ mod reduce;
 mod threads;
 mod verify;
 
+pub use agree::{agree, run_inputs, InputHash, AGREE_BYTES, MAX_INPUTS};
 pub use bench::{bench_reshard, bench_threads, default_planner, BenchCase, Planner};
 pub use comm::{Communicator, Message, Strided};
 pub use error::{CommError, Result};

@@ -4,9 +4,9 @@
 //! (non-blocking, then one wait for all); messages longer than MPI's `int` count are sent in pieces of
 //! 1 GiB, which MPI's non-overtaking rule keeps in order. Collectives are MPI's own.
 //!
-//! Every operation is watched: if it has not finished within the timeout ([`MpiComm::with_timeout`], or
-//! `AXE_MPI_TIMEOUT` seconds, default 60), this rank prints what it was waiting for and exits with
-//! status 1, and `mpirun` ends the job — a rank that dies mid-reshard never leaves the others hanging.
+//! Every operation is watched, start-up (`MPI_Init`) and finalizing included: if it has not finished
+//! within the timeout ([`MpiComm::with_timeout`], or `AXE_MPI_TIMEOUT` seconds, default 60), this rank
+//! prints what it was waiting for as one line and exits with status 1, and `mpirun` ends the job — a rank that dies mid-reshard never leaves the others hanging.
 //! (MPI cannot cancel a collective that a dead peer will never join, so ending the process is the only
 //! bounded answer; `mpirun` also ends the job by itself when a rank is killed or exits early.)
 
@@ -32,7 +32,8 @@ type Armed = Arc<(Mutex<Option<(Instant, String)>>, Condvar)>;
 /// One MPI rank's communicator over `MPI_COMM_WORLD`. Create one per process, first thing; MPI is
 /// finalized when it is dropped.
 pub struct MpiComm {
-    universe: Universe,
+    /// `None` only while being dropped.
+    universe: Option<Universe>,
     rank: usize,
     size: usize,
     timeout: Duration,
@@ -59,9 +60,24 @@ impl MpiComm {
         MpiComm::with_timeout(Duration::from_secs(secs))
     }
 
-    /// Initializes MPI with the given timeout per operation.
+    /// Initializes MPI with the given timeout per operation. The watchdog starts first: start-up itself
+    /// (`MPI_Init`, which waits for every rank) is watched too, so a rank stopped at launch ends the run
+    /// within the timeout rather than holding the others forever.
     pub fn with_timeout(timeout: Duration) -> Result<MpiComm> {
-        let universe = mpi::initialize().ok_or_else(|| CommError::Backend {
+        let armed: Armed = Arc::new((Mutex::new(None), Condvar::new()));
+        watchdog(Arc::clone(&armed));
+        let label = launch_rank().map_or_else(|| "a rank".to_string(), |r| format!("rank {r}"));
+        arm(
+            &armed,
+            timeout,
+            format!(
+                "{label}: the other ranks did not start within {} s",
+                timeout.as_secs()
+            ),
+        );
+        let universe = mpi::initialize();
+        disarm(&armed);
+        let universe = universe.ok_or_else(|| CommError::Backend {
             backend: "mpi",
             why: "MPI is already initialized in this process".into(),
         })?;
@@ -69,10 +85,8 @@ impl MpiComm {
         let (rank, size) = (world.rank(), world.size());
         let rank = usize::try_from(rank).map_err(|_| backend(format!("rank {rank}")))?;
         let size = usize::try_from(size).map_err(|_| backend(format!("size {size}")))?;
-        let armed: Armed = Arc::new((Mutex::new(None), Condvar::new()));
-        watchdog(Arc::clone(&armed), rank);
         Ok(MpiComm {
-            universe,
+            universe: Some(universe),
             rank,
             size,
             timeout,
@@ -87,16 +101,26 @@ impl MpiComm {
 
     /// Runs `f` with the watchdog armed for `what`.
     fn watched<T>(&self, what: &str, f: impl FnOnce() -> T) -> T {
-        let (lock, cv) = &*self.armed;
-        if let Ok(mut g) = lock.lock() {
-            *g = Some((Instant::now() + self.timeout, what.to_string()));
-        }
-        cv.notify_all();
+        arm(
+            &self.armed,
+            self.timeout,
+            format!(
+                "rank {}: no answer from the other ranks within {} s while waiting for {what} (a \
+                 rank died or stalled); ending the run",
+                self.rank,
+                self.timeout.as_secs()
+            ),
+        );
         let out = f();
-        if let Ok(mut g) = lock.lock() {
-            *g = None;
-        }
+        disarm(&self.armed);
         out
+    }
+
+    fn world(&self) -> Result<mpi::topology::SimpleCommunicator> {
+        self.universe
+            .as_ref()
+            .map(Universe::world)
+            .ok_or_else(|| backend("MPI was finalized".into()))
     }
 
     fn check_peer(&self, peer: usize, what: &str) -> Result<i32> {
@@ -122,24 +146,67 @@ fn backend(why: String) -> CommError {
     }
 }
 
-/// A thread that ends the process when an armed operation passes its deadline.
-fn watchdog(armed: Armed, rank: usize) {
+impl Drop for MpiComm {
+    /// Finalizes MPI, watched like any operation (finalizing waits for the other ranks).
+    fn drop(&mut self) {
+        if let Some(u) = self.universe.take() {
+            arm(
+                &self.armed,
+                self.timeout,
+                format!(
+                    "rank {}: the other ranks did not finish within {} s",
+                    self.rank,
+                    self.timeout.as_secs()
+                ),
+            );
+            drop(u);
+            disarm(&self.armed);
+        }
+    }
+}
+
+/// This process's rank as the launcher announces it (before MPI is initialized), if it does.
+fn launch_rank() -> Option<u64> {
+    ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+}
+
+/// Arms the watchdog: unless disarmed within `timeout`, it prints `message` and ends the process.
+fn arm(armed: &Armed, timeout: Duration, message: String) {
+    let (lock, cv) = &**armed;
+    if let Ok(mut g) = lock.lock() {
+        *g = Some((Instant::now() + timeout, message));
+    }
+    cv.notify_all();
+}
+
+fn disarm(armed: &Armed) {
+    if let Ok(mut g) = armed.0.lock() {
+        *g = None;
+    }
+}
+
+/// A thread that ends the process when an armed operation passes its deadline, after printing its
+/// message as one whole line (one write, so lines of ranks sharing a terminal do not interleave).
+fn watchdog(armed: Armed) {
     std::thread::spawn(move || {
         let (lock, cv) = &*armed;
         let Ok(mut g) = lock.lock() else { return };
         loop {
             let wait = match &*g {
                 None => Duration::from_secs(3600),
-                Some((deadline, what)) => match deadline.checked_duration_since(Instant::now()) {
-                    Some(left) => left,
-                    None => {
-                        eprintln!(
-                            "error: rank {rank}: no answer from the other ranks while waiting for \
-                             {what} (a rank died or stalled); ending the run"
-                        );
-                        std::process::exit(1);
+                Some((deadline, message)) => {
+                    match deadline.checked_duration_since(Instant::now()) {
+                        Some(left) => left,
+                        None => {
+                            use std::io::Write as _;
+                            let line = format!("error: {message}\n");
+                            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+                            std::process::exit(1);
+                        }
                     }
-                },
+                }
             };
             g = match cv.wait_timeout(g, wait) {
                 Ok((g, _)) => g,
@@ -182,7 +249,7 @@ impl Communicator for MpiComm {
         sends: Vec<(usize, Message<'_>)>,
         recvs: &mut [(usize, &mut [u8])],
     ) -> Result<()> {
-        let world = self.universe.world();
+        let world = self.world()?;
         let mut to = Vec::with_capacity(sends.len());
         for (peer, _) in &sends {
             to.push(self.check_peer(*peer, "a send")?);
@@ -287,7 +354,7 @@ impl Communicator for MpiComm {
     }
 
     fn barrier(&self) -> Result<()> {
-        let world = self.universe.world();
+        let world = self.world()?;
         self.watched("a barrier", || world.barrier());
         Ok(())
     }
@@ -306,7 +373,7 @@ impl Communicator for MpiComm {
                 "all_gather of more than 2^31 - 1 bytes in all".into(),
             ));
         }
-        let world = self.universe.world();
+        let world = self.world()?;
         self.watched("an all-gather", || world.all_gather_into(send, recv));
         Ok(())
     }
@@ -325,7 +392,7 @@ impl Communicator for MpiComm {
                 "all_to_all of more than 2^31 - 1 bytes in all".into(),
             ));
         }
-        let world = self.universe.world();
+        let world = self.world()?;
         self.watched("an all-to-all", || world.all_to_all_into(send, recv));
         Ok(())
     }

@@ -7,7 +7,7 @@ use axe_relayout::TensorLayout;
 use axe_shard::{DeviceRegion, Mesh, Sharding};
 use axe_xla::{ArrayShape, Dim, PrimitiveType};
 
-use crate::exec_error::{ExecError, ExecResult};
+use crate::exec_error::{dims_text, region_text, ExecError, ExecResult};
 
 /// A shard's layout keeps one offset per index of each dimension; their count may pass the shard's
 /// element count by at most this much (so an empty shard with one enormous dimension is refused rather
@@ -136,8 +136,9 @@ impl Placement {
         let entries = shape.iter().fold(0u64, |a, &d| a.saturating_add(d));
         if bytes.is_none() || entries > elements.saturating_add(MAX_TABLE) {
             return Err(ExecError::Input(format!(
-                "device {}'s shard {shape:?} of {} is too large for one device",
+                "device {}'s shard {} of {} is too large for one device",
                 region.device,
+                dims_text(shape),
                 self.dtype.name()
             )));
         }
@@ -211,7 +212,10 @@ pub fn row_major(shape: &[u64], bits: u32) -> ExecResult<TensorLayout> {
         .map(|b| b.div_ceil(8))
         .and_then(|b| usize::try_from(b).ok())
         .ok_or_else(|| {
-            ExecError::Input(format!("a buffer of shape {shape:?} overflows 64 bits"))
+            ExecError::Input(format!(
+                "a buffer of shape {} overflows 64 bits",
+                dims_text(shape)
+            ))
         })?;
     if bytes > 1 << 30 && Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
         return Err(ExecError::Input(format!(
@@ -271,8 +275,9 @@ pub fn sub_box(full: &TensorLayout, region: &[Range<u64>]) -> ExecResult<TensorL
         let (s, e) = (r.start as usize, r.end as usize);
         if r.start > r.end || e > t.len() {
             return Err(ExecError::Plan(format!(
-                "the local box {region:?} leaves the buffer's shape {:?}",
-                full.dims
+                "the local box {} leaves the buffer's shape {}",
+                region_text(region),
+                dims_text(&full.dims)
             )));
         }
         tables.push(t[s..e].to_vec());

@@ -349,7 +349,7 @@ pub fn check_destination(
         return Err(ExecError::Mismatch {
             device,
             index: vec![],
-            got: format!("padding byte {p} = {:02x}", buf[p]),
+            got: format!("{:02x} (byte {p})", buf[p]),
             expected: "00".into(),
         });
     }
@@ -369,7 +369,8 @@ pub struct Verified {
     pub seconds: f64,
 }
 
-/// Runs a verified reshard on this rank (collective: every rank calls it with the same arguments): fills
+/// Runs a verified reshard on this rank (collective: every rank calls it with the same arguments, which
+/// the ranks check first with [`crate::agree`], so ranks given different ones all fail cleanly): fills
 /// this device's source with [`fill_source`], executes `plan`, checks the destination with
 /// [`check_destination`], and agrees with every other rank on the outcome. Every rank returns the same
 /// `Ok`, or an error (its own, or naming the first rank that failed).
@@ -380,6 +381,7 @@ pub fn verify_run<C: Communicator + ?Sized>(
     src: &Placement,
     dst: &Placement,
 ) -> ExecResult<Verified> {
+    crate::agree::agree(comm, Some(&crate::agree::run_inputs(mesh, plan, src, dst)))?;
     let me = comm.rank() as u64;
     let src_buf = fill_source(mesh, src, me)?;
     let mut dst_buf = filled(dst.buffer(mesh, me)?.bytes()?, 0xa5)?;

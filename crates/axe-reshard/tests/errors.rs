@@ -271,3 +271,54 @@ fn overlapping_pieces_are_refused() {
     );
     assert!(out[1].is_ok(), "{:?}", out[1]);
 }
+
+#[test]
+fn messages_write_shapes_and_indices_as_the_notation_does() {
+    use axe_reshard::{reshard, ExecError, MemoryLayout, Placement, ThreadComm};
+    let e = ExecError::Mismatch {
+        device: 1,
+        index: vec![2, 3],
+        got: "00".into(),
+        expected: "01".into(),
+    };
+    assert_eq!(e.to_string(), "device 1: element [2,3] is 00, expected 01");
+    let e = ExecError::Mismatch {
+        device: 1,
+        index: vec![],
+        got: "5a (byte 3)".into(),
+        expected: "00".into(),
+    };
+    assert_eq!(
+        e.to_string(),
+        "device 1: a padding byte is 5a (byte 3), expected 00"
+    );
+    // Arrays of different shapes: their dims as the shape notation writes them.
+    let mesh = axe_shard::Mesh::new(&[("x", 1)]).unwrap();
+    let place = |dims: &[u64]| {
+        let s = axe_shard::notation::jax::parse_jax("P()", &mesh, dims).unwrap();
+        Placement::new(s, MemoryLayout::RowMajor, axe_xla::PrimitiveType::F32).unwrap()
+    };
+    let (a, b) = (place(&[4, 4]), place(&[4, 8]));
+    let p = axe_shard::plan(
+        &mesh,
+        &a.sharding,
+        &a.sharding,
+        4,
+        &axe_shard::CostModel::default(),
+    )
+    .unwrap();
+    let comm = ThreadComm::group(1, std::time::Duration::from_secs(5))
+        .unwrap()
+        .pop()
+        .unwrap();
+    let mut out = vec![0u8; 128];
+    let e = reshard(&comm, &mesh, &p, &a, &b, &[0u8; 64], &mut out).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("an array of [4,4], the destination of [4,8]"),
+        "{m}"
+    );
+    assert!(!m.contains(", 4]"), "{m}");
+    let m = mesh.axis("q").unwrap_err().to_string();
+    assert!(m.contains("(the mesh has \"x\")"), "{m}");
+}

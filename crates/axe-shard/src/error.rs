@@ -9,8 +9,10 @@ pub enum ShardError {
     /// The sharding does not fit the mesh or the array.
     #[error("bad sharding: {0}")]
     Sharding(String),
-    /// Text in a notation could not be read; `offset` is a byte offset into `text`.
-    #[error("{msg} at offset {offset}:\n  {text}\n  {caret}^", caret = " ".repeat(*offset))]
+    /// Text in a notation could not be read; `offset` is a byte offset into `text`. Shown with a window
+    /// of the text around the offset (at most 80 characters, `…` marking cuts) and a caret under it, so a
+    /// huge line is never echoed whole.
+    #[error("{msg} at offset {offset}:\n  {}", caret(text, *offset))]
     Parse {
         /// What was wrong.
         msg: String,
@@ -31,3 +33,16 @@ pub enum ShardError {
 
 /// Results of this crate.
 pub type Result<T> = std::result::Result<T, ShardError>;
+
+/// The window of `text` around byte `offset` and, on the next line, a caret under it (see
+/// [`axe_layout::caret_window`]); of a multi-line text, the line holding the offset.
+fn caret(text: &str, offset: usize) -> String {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |p| at + p);
+    let (shown, col) = axe_layout::caret_window(&text[start..end], at - start);
+    format!("{shown}\n  {}^", " ".repeat(col))
+}

@@ -28,4 +28,4 @@ pub use model::{AxisUse, ReduceOp, Sharding, Uneven};
 pub use notation::any::{parse_any, parse_pair, print, Notation};
 pub use plan::{identity_fills, plan, Collective, CostModel, Fill, Local, Plan, Transfer};
 pub use planner::MAX_PIECES;
-pub use regions::{split_range, DeviceRegion};
+pub use regions::{split_range, DevicePlace, DeviceRegion, RegionView};

@@ -128,8 +128,12 @@ impl Mesh {
     pub fn axis(&self, name: &str) -> Result<usize> {
         self.names.iter().position(|n| n == name).ok_or_else(|| {
             ShardError::Sharding(format!(
-                "unknown mesh axis {name:?} (the mesh has {:?})",
+                "unknown mesh axis {name:?} (the mesh has {})",
                 self.names
+                    .iter()
+                    .map(|n| format!("{n:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })
     }

@@ -178,3 +178,189 @@ impl Sharding {
         }
     }
 }
+
+/// One device's part of the array without its replica group's members: the group is named by its
+/// index ([`RegionView::group_members`] lists it). O(dims + mesh axes) to build, whatever the mesh size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DevicePlace {
+    /// The device id.
+    pub device: u64,
+    /// Its mesh position (row-major index).
+    pub position: usize,
+    /// The index range held along each tensor dim (as [`DeviceRegion::region`]).
+    pub region: Vec<Range<u64>>,
+    /// The extents of `region`.
+    pub local_shape: Vec<u64>,
+    /// The shape the device allocates (as [`DeviceRegion::padded_shape`]).
+    pub padded_shape: Vec<u64>,
+    /// The index of its replica group, in `0..RegionView::group_count()`.
+    pub group: usize,
+}
+
+/// Who holds what, device by device on demand: [`Sharding::regions`] without building every device's
+/// region and replica group at once. Each query costs what it returns, so a caller can page, fold or
+/// summarise the devices of a mesh of millions (and [`Sharding::regions`] equals, device by device,
+/// [`RegionView::region`]).
+#[derive(Clone, Debug)]
+pub struct RegionView<'a> {
+    sharding: &'a Sharding,
+    mesh: &'a Mesh,
+}
+
+impl Sharding {
+    /// A lazy view of [`Sharding::regions`] on `mesh` (checked to fit it); nothing is computed yet.
+    pub fn region_view<'a>(&'a self, mesh: &'a Mesh) -> Result<RegionView<'a>> {
+        if self.axis_use().len() != mesh.rank() {
+            return Err(ShardError::Sharding(format!(
+                "the sharding is for a mesh of {} axes, not {}",
+                self.axis_use().len(),
+                mesh.rank()
+            )));
+        }
+        Ok(RegionView {
+            sharding: self,
+            mesh,
+        })
+    }
+}
+
+impl RegionView<'_> {
+    /// The number of devices (mesh positions).
+    pub fn len(&self) -> usize {
+        self.mesh.len()
+    }
+
+    /// Whether the mesh has no devices.
+    pub fn is_empty(&self) -> bool {
+        self.mesh.is_empty()
+    }
+
+    /// The mesh axes whose coordinate does not tell the members of a replica group apart.
+    fn replicated(&self, a: usize) -> bool {
+        self.sharding.maximal_device().is_none()
+            && self.sharding.axis_use()[a] == AxisUse::Replicated
+    }
+
+    /// The number of replica groups: one per device for a maximal sharding, else the product of the
+    /// sizes of the axes that are not replicated.
+    pub fn group_count(&self) -> usize {
+        (0..self.mesh.rank())
+            .filter(|&a| !self.replicated(a))
+            .map(|a| self.mesh.sizes()[a] as usize)
+            .product()
+    }
+
+    /// The number of devices in every replica group.
+    pub fn group_len(&self) -> usize {
+        (0..self.mesh.rank())
+            .filter(|&a| self.replicated(a))
+            .map(|a| self.mesh.sizes()[a] as usize)
+            .product()
+    }
+
+    /// The members of replica group `group` (device ids, ascending by mesh position), lazily; none for a
+    /// group index out of range.
+    pub fn group_members(&self, group: usize) -> impl Iterator<Item = u64> + '_ {
+        let rank = self.mesh.rank();
+        let sizes = self.mesh.sizes();
+        // The group's coordinates on the axes that are not replicated (row-major over them).
+        let mut fixed = vec![0u64; rank];
+        let mut rest = group;
+        for a in (0..rank).rev().filter(|&a| !self.replicated(a)) {
+            fixed[a] = rest as u64 % sizes[a];
+            rest /= sizes[a] as usize;
+        }
+        let n = if group < self.group_count() {
+            self.group_len()
+        } else {
+            0
+        };
+        (0..n).map(move |k| {
+            // Member k: row-major over the replicated axes.
+            let mut c = fixed.clone();
+            let mut rest = k as u64;
+            for a in (0..rank).rev().filter(|&a| self.replicated(a)) {
+                c[a] = rest % sizes[a];
+                rest /= sizes[a];
+            }
+            let p = c.iter().zip(sizes).fold(0u64, |acc, (&x, &s)| acc * s + x);
+            self.mesh.devices()[p as usize]
+        })
+    }
+
+    /// Device `position`'s place: region, shapes and replica group index. `None` past the mesh.
+    pub fn place(&self, position: usize) -> Option<DevicePlace> {
+        let s = self.sharding;
+        let device = *self.mesh.devices().get(position)?;
+        let c = self.mesh.coords(position);
+        let sizes = self.mesh.sizes();
+        let group = (0..self.mesh.rank())
+            .filter(|&a| !self.replicated(a))
+            .fold(0usize, |acc, a| acc * sizes[a] as usize + c[a] as usize);
+        let (region, padded) = match s.maximal_device() {
+            Some(dev) => {
+                let r: Vec<Range<u64>> = s
+                    .dims()
+                    .iter()
+                    .map(|&d| if device == dev { 0..d } else { 0..0 })
+                    .collect();
+                let p = r.iter().map(|r| r.end - r.start).collect();
+                (r, p)
+            }
+            None => {
+                let mut region = Vec::with_capacity(s.dims().len());
+                let mut padded = Vec::with_capacity(s.dims().len());
+                for (d, &len) in s.dims().iter().enumerate() {
+                    let axes = &s.dim_axes()[d];
+                    match s.uneven() {
+                        Uneven::Xla => {
+                            let (mut i, mut n) = (0u64, 1u64);
+                            for &a in axes {
+                                i = i * sizes[a] + c[a];
+                                n *= sizes[a];
+                            }
+                            region.push(split_range(len, n, i));
+                            padded.push(len.div_ceil(n));
+                        }
+                        Uneven::TorchChunk => {
+                            let mut r = 0..len;
+                            for &a in axes {
+                                let sub = split_range(r.end - r.start, sizes[a], c[a]);
+                                r = r.start + sub.start..r.start + sub.end;
+                            }
+                            padded.push(r.end - r.start);
+                            region.push(r);
+                        }
+                    }
+                }
+                (region, padded)
+            }
+        };
+        Some(DevicePlace {
+            device,
+            position,
+            local_shape: region.iter().map(|r| r.end - r.start).collect(),
+            region,
+            padded_shape: padded,
+            group,
+        })
+    }
+
+    /// Device `position`'s [`DeviceRegion`], its replica group listed (costs the group's size).
+    pub fn region(&self, position: usize) -> Option<DeviceRegion> {
+        let p = self.place(position)?;
+        Some(DeviceRegion {
+            device: p.device,
+            position: p.position,
+            region: p.region,
+            replica_group: self.group_members(p.group).collect(),
+            local_shape: p.local_shape,
+            padded_shape: p.padded_shape,
+        })
+    }
+
+    /// Every device's place in mesh-position order, lazily.
+    pub fn places(&self) -> impl Iterator<Item = DevicePlace> + '_ {
+        (0..self.len()).filter_map(|p| self.place(p))
+    }
+}

@@ -131,10 +131,18 @@ pub fn parse_any(
             Ok((m, s))
         }
         Notation::Axe => {
-            let layout: axe_layout::Layout = text.parse().map_err(|e| ShardError::Parse {
-                msg: format!("{e}"),
-                text: text.to_string(),
-                offset: 0,
+            let layout: axe_layout::Layout = text.parse().map_err(|e| match e {
+                // The reader's own location, shown once.
+                axe_layout::LayoutError::Parse(p) => ShardError::Parse {
+                    msg: p.message,
+                    text: text.to_string(),
+                    offset: p.offset,
+                },
+                e => ShardError::Parse {
+                    msg: e.to_string(),
+                    text: text.to_string(),
+                    offset: 0,
+                },
             })?;
             let a = crate::axe::from_axe(&layout, dims, mesh)?;
             Ok((a.mesh, a.sharding))

@@ -134,10 +134,18 @@ fn join(v: &[u64]) -> String {
 pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh, Sharding)> {
     use axe_xla::hlo::sharding::Sharding as Hlo;
     let bad = |msg: String| ShardError::Sharding(format!("{msg} in {text:?}"));
-    let parsed = axe_xla::hlo::sharding::parse_sharding(text).map_err(|e| ShardError::Parse {
-        msg: e.to_string(),
-        text: text.to_string(),
-        offset: 0,
+    let parsed = axe_xla::hlo::sharding::parse_sharding(text).map_err(|e| match e {
+        // The reader's own location, shown once.
+        axe_xla::XlaError::Parse(p) => ShardError::Parse {
+            msg: p.message,
+            text: text.to_string(),
+            offset: p.offset,
+        },
+        e => ShardError::Parse {
+            msg: e.to_string(),
+            text: text.to_string(),
+            offset: 0,
+        },
     })?;
     let flat = |n: u64, name: &str| Mesh::new(&[(name, n)]);
     match parsed {

@@ -109,6 +109,9 @@ pub fn parse_jax(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
     for (d, (group, _)) in entries.iter().enumerate() {
         for (n, off) in group {
             let a = mesh.axis(n).map_err(|e| err(e.to_string(), *off))?;
+            if used[a] == Some(d) {
+                return Err(err(format!("mesh axis '{n}' is named twice"), *off));
+            }
             if let Some(prev) = used[a] {
                 return Err(err(
                     format!(

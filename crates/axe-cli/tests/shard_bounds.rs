@@ -1,0 +1,177 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! `axe shard` within bounds: output, time and memory follow what is printed (a mesh of a million
+//! devices is summarised), errors show one location in a bounded window, and pictures are written only
+//! in a format their name says.
+
+mod common;
+
+use assert_cmd::Command;
+use common::run;
+
+#[test]
+fn a_mesh_of_a_million_devices_is_summarised_in_text() {
+    let start = std::time::Instant::now();
+    let (code, out, err) = run(&[
+        "shard",
+        "show",
+        "P('x')",
+        "--mesh",
+        "x=1048576",
+        "--shape",
+        "f32[4]",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // A debug build; before, this took minutes and gigabytes.
+    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+    assert!(out.lines().count() < 60, "{out}");
+    assert!(
+        out.contains("(1048536 more devices; --json lists every one)"),
+        "{out}"
+    );
+    assert!(out.contains("      3  [3:4]   [1]          3\n"), "{out}");
+    assert!(
+        out.contains("1048575  [4:4]   [0]          1048575"),
+        "{out}"
+    );
+    // Replica groups of a replicated sharding: the first members and the count.
+    let (code, out, err) = run(&[
+        "shard",
+        "show",
+        "P()",
+        "--mesh",
+        "x=1024,y=1024",
+        "--shape",
+        "f32[4]",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("0,1,2,3,… (1048576 devices)"), "{out}");
+    assert!(out.lines().count() < 60, "{out}");
+}
+
+#[test]
+fn meshes_up_to_64_devices_list_every_device() {
+    let (_, out, _) = run(&[
+        "shard", "show", "P('x')", "--mesh", "x=64", "--shape", "f32[64]",
+    ]);
+    assert!(!out.contains("more devices"), "{out}");
+    assert!(out.contains("    40  [40:41]"), "{out}");
+    let (_, out, _) = run(&[
+        "shard", "show", "P('x')", "--mesh", "x=65", "--shape", "f32[65]",
+    ]);
+    assert!(
+        out.contains("(25 more devices; --json lists every one)"),
+        "{out}"
+    );
+    assert!(!out.contains("\n    40  "), "{out}");
+    assert!(out.contains("    64  [64:65]"), "{out}");
+}
+
+#[test]
+fn an_error_has_one_location() {
+    let (code, _, err) = run(&["shard", "show", "{unknown}", "--mesh", "4"]);
+    assert_ne!(code, 0);
+    assert_eq!(err.matches("at offset").count(), 1, "{err}");
+    assert_eq!(err.matches('^').count(), 1, "{err}");
+    assert!(err.contains("at offset 1"), "{err}");
+    let (code, _, err) = run(&[
+        "shard",
+        "show",
+        "P(('x','x'))",
+        "--mesh",
+        "x=2,y=2",
+        "--shape",
+        "f32[8]",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("mesh axis 'x' is named twice at offset 8"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\n          ^"),
+        "the caret under the second 'x': {err}"
+    );
+}
+
+#[test]
+fn a_long_line_is_shown_in_a_window_once() {
+    // 600 kB of sharding text, the error near its end: the echo stays short.
+    let text = format!("P({}'q')", "None, ".repeat(100_000));
+    let out = Command::cargo_bin("axe")
+        .unwrap()
+        .args(["shard", "show", "-", "--mesh", "x=2"])
+        .write_stdin(format!("{text}\n"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.len() < 2000, "{} bytes of stderr", err.len());
+    assert!(err.contains('…'), "{err}");
+    assert_eq!(err.matches('^').count(), 1, "{err}");
+}
+
+#[test]
+fn svg_pictures_are_named_as_svg_or_png() {
+    let dir = std::env::temp_dir().join(format!("axe-shard-svg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).to_string_lossy().to_string();
+    for bad in ["pic.jpg", "pic.txt", "pic.SVGZ"] {
+        let (code, _, err) = run(&[
+            "shard",
+            "show",
+            "P('x')",
+            "--mesh",
+            "x=2",
+            "--shape",
+            "f32[8]",
+            "--svg",
+            &p(bad),
+        ]);
+        assert_ne!(code, 0, "{bad}");
+        assert!(err.contains("as .svg or .png"), "{bad}: {err}");
+        assert!(!dir.join(bad).exists(), "{bad} was written");
+    }
+    for good in ["pic.svg", "pic"] {
+        let (code, _, err) = run(&[
+            "shard",
+            "show",
+            "P('x')",
+            "--mesh",
+            "x=2",
+            "--shape",
+            "f32[8]",
+            "--svg",
+            &p(good),
+        ]);
+        assert_eq!(code, 0, "{good}: {err}");
+        assert!(
+            std::fs::read_to_string(p(good))
+                .unwrap()
+                .starts_with("<svg"),
+            "{good}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn every_notation_reports_one_location() {
+    for (text, offset) in [
+        ("{unknown}", 1),
+        ("{devices=[2]<=[2] foo}", 18),
+        ("S[(2,4):(1@gpu_x,1", 18),
+        ("P('x',", 6),
+        ("[Shard(q)]", 1),
+    ] {
+        let (code, _, err) = run(&[
+            "shard", "show", text, "--mesh", "x=2", "--shape", "f32[8,8]",
+        ]);
+        assert_ne!(code, 0, "{text}");
+        assert_eq!(err.matches("at offset").count(), 1, "{text}: {err}");
+        assert_eq!(err.matches('^').count(), 1, "{text}: {err}");
+        assert!(
+            err.contains(&format!("at offset {offset}:")),
+            "{text}: {err}"
+        );
+    }
+}
