@@ -58,8 +58,16 @@ pub enum Verb {
     },
     /// R with A(R(i)) = i on R's domain, as long as possible.
     RightInverse(One),
-    /// L with L(A(i)) = i on A's domain.
-    LeftInverse(One),
+    /// L with L(A(i)) = i on A's domain; for a non-injective A, CuTe's generalised inverse
+    /// (A(L(A(i))) = A(i), noted as not a true inverse) unless --strict.
+    LeftInverse {
+        #[command(flatten)]
+        one: One,
+        /// Refuse a non-injective layout (no true left inverse exists) instead of answering with a
+        /// generalised inverse.
+        #[arg(long)]
+        strict: bool,
+    },
     /// A ∘ (B, complement(B)): A's elements grouped by the tiles of B.
     LogicalDivide(Two),
     /// The logical divide with tiles and rest gathered: ((tile), (rest)).
@@ -192,6 +200,26 @@ fn each_pair(two: Two, f: impl Fn(&Layout, &str) -> Result<Layout, String>) -> b
     )
 }
 
+/// The left inverse, with a note when it is only a generalised inverse (a non-injective layout).
+fn left_inverse(text: &str, strict: bool) -> Result<Report, String> {
+    let l = layout(text)?;
+    if strict {
+        return answer(axe_cute::left_inverse_strict(&l).map_err(err));
+    }
+    let r = axe_cute::left_inverse(&l).map_err(err)?.to_string();
+    if axe_cute::is_true_left_inverse(&l).map_err(err)? {
+        return Ok(Report {
+            json: json!({"result": r}),
+            text: r,
+        });
+    }
+    let note = "not a true inverse: the layout is not injective; L(R(L(i))) = L(i) holds (--strict refuses)";
+    Ok(Report {
+        json: json!({"result": r, "generalised": true, "note": note}),
+        text: format!("{r}\nnote: {note}"),
+    })
+}
+
 fn tiler(b: &str) -> Result<Tiler, String> {
     b.parse::<Tiler>().map_err(err)
 }
@@ -215,7 +243,7 @@ pub fn run(verb: Verb) -> bool {
         Verb::RightInverse(one) => {
             each(one, |t| answer(c::right_inverse(&layout(t)?).map_err(err)))
         }
-        Verb::LeftInverse(one) => each(one, |t| answer(c::left_inverse(&layout(t)?).map_err(err))),
+        Verb::LeftInverse { one, strict } => each(one, |t| left_inverse(t, strict)),
         Verb::LogicalDivide(two) => {
             each_pair(two, |a, b| c::logical_divide(a, &tiler(b)?).map_err(err))
         }

@@ -126,3 +126,55 @@ fn axe_forms_both_ways() {
     ]);
     assert!(back[0]["result"].is_string(), "{back:?}");
 }
+
+#[test]
+fn cutes_complement_and_the_products_on_it() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["complement", "(4,6):(1,6)"], "1:0"),
+        (&["complement", "(4,10):(1,10)"], "2:4"),
+        (
+            &["logical-product", "(4,6):(1,6)", "2:1"],
+            "((4,6),2):((1,6),36)",
+        ),
+        (&["composition", "(1):(1)", "(4):(1)"], "(4):(1)"),
+        (
+            &["composition", "(4,3,1):(3,1,0)", "24:1"],
+            "(4,3,2):(3,1,0)",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["cute"];
+        a.extend_from_slice(args);
+        a.push("--json");
+        let v = json_lines(&a);
+        assert_eq!(v[0]["result"], want, "{args:?}");
+    }
+    // CuTe's answer 4:6 breaks its own size postcondition: refused, naming it.
+    let (code, _, err) = run(&["cute", "complement", "(2,2):(1,3)", "--bound", "24"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("postcondition size(R)"), "{err}");
+}
+
+#[test]
+fn left_inverse_is_generalised_unless_strict() {
+    let v = json_lines(&["cute", "left-inverse", "(2,2):(0,1)", "--json"]);
+    assert_eq!(v[0]["result"], "2:2");
+    assert_eq!(v[0]["generalised"], true);
+    assert!(v[0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("not a true inverse"));
+    let (code, out, _) = run(&["cute", "left-inverse", "(2,2):(0,1)"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("2:2") && out.contains("note: not a true inverse"),
+        "{out}"
+    );
+    let (code, _, err) = run(&["cute", "left-inverse", "(2,2):(0,1)", "--strict"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not injective"), "{err}");
+    // A true inverse carries no note.
+    let v = json_lines(&["cute", "left-inverse", "(4,2):(2,1)", "--json"]);
+    assert_eq!(v[0]["result"], "(2,4):(4,1)");
+    assert!(v[0].get("note").is_none());
+}

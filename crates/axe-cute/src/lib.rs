@@ -57,7 +57,7 @@ mod swizzle;
 
 pub use axe::{tv_from_axe, tv_to_axe, TID, VAL};
 pub use bench_cases::{bench_cases, BenchCase};
-pub use complement::complement;
+pub use complement::{complement, complement_is_exact};
 pub use compose::{composition, composition_tiler, Tiler};
 pub use divide::{
     blocked_product, flat_divide, flat_product, logical_divide, logical_product, raked_product,
@@ -67,7 +67,7 @@ pub use error::{CuteError, Result};
 pub use fit::MAX_CHECK;
 pub use grid::{layout_grid, tv_grid};
 pub use int_tuple::{IntTuple, MAX_DEPTH};
-pub use inverse::{left_inverse, right_inverse};
+pub use inverse::{is_true_left_inverse, left_inverse, left_inverse_strict, right_inverse};
 pub use layout::{crd2idx, idx2crd, Layout};
 pub use parse::parse_int_tuple;
 pub use swizzle::{AnyLayout, ComposedLayout, Swizzle};

@@ -1,0 +1,138 @@
+//! CuTe's own semantics where they go past an exact tiling: complement by CuTe's definition (and the
+//! products and divides built on it), generalised left inverses, evaluation past the size, and trailing
+//! extent-1 modes in composition. Each example is checked against its law by enumeration as well.
+
+use axe_cute::{
+    blocked_product, complement, composition, is_true_left_inverse, left_inverse,
+    left_inverse_strict, logical_divide, logical_product, raked_product, CuteError, Layout, Tiler,
+};
+
+fn l(s: &str) -> Layout {
+    s.parse().expect("layout")
+}
+
+fn values(x: &Layout) -> Vec<i64> {
+    (0..x.size()).map(|i| x.eval(i).expect("eval")).collect()
+}
+
+#[test]
+fn complement_follows_cutes_definition_where_no_exact_tiling_exists() {
+    // Default bound: the cosize.
+    for (a, want) in [("(4,6):(1,6)", "1:0"), ("(4,10):(1,10)", "2:4")] {
+        let a = l(a);
+        let r = complement(&a, a.cosize().expect("cosize")).expect("complement");
+        assert_eq!(r.to_string(), want, "{a}");
+        assert!(!axe_cute::complement_is_exact(&a));
+    }
+    // Larger bounds run the rest mode on from the span of A's leaves.
+    assert_eq!(
+        complement(&l("(4,6):(1,6)"), 48).expect("c").to_string(),
+        "2:36"
+    );
+    assert_eq!(
+        complement(&l("(3,2):(1,7)"), 30).expect("c").to_string(),
+        "(2,3):(3,14)"
+    );
+    // Nothing of R but R(0) meets A's image; R increases.
+    let a = l("(3,2):(1,7)");
+    let av = values(&a);
+    let r = complement(&a, 30).expect("c");
+    let rv = values(&r);
+    assert!(rv.windows(2).all(|w| w[0] < w[1]));
+    assert!(rv[1..].iter().all(|v| !av.contains(v)));
+}
+
+#[test]
+fn complement_refuses_and_names_the_broken_postcondition() {
+    // A leaf starting inside the span of the smaller ones: CuTe's non-injective assertion.
+    let e = complement(&l("(2,2):(2,3)"), 8).expect_err("overlap");
+    assert!(matches!(e, CuteError::NoLayout { .. }));
+    assert!(e.to_string().contains("non-injective"), "{e}");
+    // CuTe's answer 4:6 has size 4 < 24 / 4.
+    let e = complement(&l("(2,2):(1,3)"), 24).expect_err("size");
+    assert!(
+        e.to_string().contains("size(R) ≥ M / size(filter(A))"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("4:6"), "{e}");
+}
+
+#[test]
+fn products_and_divides_built_on_a_gapped_complement() {
+    // (A, complement(A, 24·2) ∘ 2:1): copies of A at 0 and 36.
+    let a = l("(4,6):(1,6)");
+    let p = logical_product(&a, &Tiler::Layout(l("2:1"))).expect("product");
+    assert_eq!(p.to_string(), "((4,6),2):((1,6),36)");
+    let pv = values(&p);
+    let mut sorted = pv.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), pv.len(), "the copies do not overlap");
+    let b = blocked_product(&a, &l("(2,1):(1,0)")).expect("blocked");
+    assert_eq!(b.to_string(), "((4,2),6):((1,36),6)");
+    assert_eq!(b.mode(1).expect("m").size(), 6);
+    let r = raked_product(&a, &l("(2,1):(1,0)")).expect("raked");
+    assert_eq!(r.to_string(), "((2,4),6):((36,1),6)");
+    // Dividing by a tiler whose complement has gaps.
+    let d = logical_divide(&l("64:1"), &Tiler::Layout(l("(4,6):(1,6)"))).expect("divide");
+    assert_eq!(d.to_string(), "((4,6),2):((1,6),36)");
+    for i in 0..d.size() {
+        assert_eq!(
+            d.eval(i).expect("d"),
+            l("(4,6,2):(1,6,36)").eval(i).expect("e")
+        );
+    }
+}
+
+#[test]
+fn left_inverse_of_a_non_injective_layout_is_cutes_generalised_inverse() {
+    for (text, want) in [("(2,2):(0,1)", "2:2"), ("(4,2):(1,0)", "4:1")] {
+        let x = l(text);
+        assert!(!is_true_left_inverse(&x).expect("check"));
+        let r = left_inverse(&x).expect("generalised");
+        assert_eq!(r.to_string(), want);
+        for i in 0..x.size() {
+            let v = x.eval(i).expect("L");
+            assert_eq!(x.eval(r.eval(v).expect("R")).expect("L"), v, "{x} {r}");
+        }
+        assert!(matches!(
+            left_inverse_strict(&x),
+            Err(CuteError::NoLayout { .. })
+        ));
+    }
+    // An injective layout gets its true inverse either way.
+    let x = l("(4,(2,3)):(2,(1,8))");
+    assert!(is_true_left_inverse(&x).expect("check"));
+    assert_eq!(
+        left_inverse(&x).expect("li"),
+        left_inverse_strict(&x).expect("li")
+    );
+}
+
+#[test]
+fn evaluation_past_the_size_runs_the_last_mode_on() {
+    let x = l("(4,3):(1,10)");
+    // 12 = (0, 3), 13 = (1, 3): the last mode's coordinate passes its extent 3.
+    assert_eq!(x.eval(12).expect("past"), 30);
+    assert_eq!(x.eval(13).expect("past"), 31);
+    assert_eq!(l("(4,1):(1,0)").eval(7).expect("past"), 3);
+    assert_eq!(l("(4,(2,3)):(1,(4,8))").eval(24).expect("past"), 3 * 8);
+    assert_eq!(x.idx2crd(13).expect("crd").to_string(), "(1,3)");
+    assert!(x.eval(-1).is_err());
+}
+
+#[test]
+fn trailing_extent_1_modes_run_on_in_composition() {
+    assert_eq!(
+        composition(&l("(1):(1)"), &l("(4):(1)"))
+            .expect("c")
+            .to_string(),
+        "(4):(1)"
+    );
+    let a = l("(4,3,1):(3,1,0)");
+    let r = composition(&a, &l("24:1")).expect("c");
+    assert_eq!(r.to_string(), "(4,3,2):(3,1,0)");
+    for i in 0..24 {
+        assert_eq!(r.eval(i).expect("r"), a.eval(i).expect("a"));
+    }
+}
