@@ -136,3 +136,16 @@ fn trailing_extent_1_modes_run_on_in_composition() {
         assert_eq!(r.eval(i).expect("r"), a.eval(i).expect("a"));
     }
 }
+
+#[test]
+fn filter_drops_stride_0_and_extent_1_leaves() {
+    assert_eq!(
+        l("(2,(3,4)):(1,(0,2))").filter().expect("f").to_string(),
+        "8:1"
+    );
+    assert_eq!(l("(3,1):(0,5)").filter().expect("f").to_string(), "1:0");
+    let by = l("((2,3),(4,5)):((0,1),(3,0))")
+        .filter_by(&axe_cute::parse_int_tuple("(1,1)").expect("p"))
+        .expect("f");
+    assert_eq!(by.to_string(), "(3,4):(1,3)");
+}

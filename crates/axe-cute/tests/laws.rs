@@ -57,6 +57,29 @@ proptest! {
     }
 
     #[test]
+    fn filter_keeps_the_values_of_the_nonzero_stride_leaves(l in layout(5, -3..=9)) {
+        let f = l.filter().expect("filter");
+        // The indices whose stride-0 digits are 0, in order, written out from the definition.
+        let shape = l.shape().leaves();
+        let stride = l.stride().leaves();
+        let lv = brute(&l);
+        let want: Vec<i64> = (0..l.size())
+            .filter(|&i| {
+                let mut rest = i;
+                shape.iter().zip(&stride).all(|(s, d)| {
+                    let digit = rest % s;
+                    rest /= s;
+                    *d != 0 || digit == 0
+                })
+            })
+            .map(|i| lv[i as usize])
+            .collect();
+        prop_assert_eq!(brute(&f), want);
+        let m = f.modes_flat();
+        prop_assert!(m.iter().all(|x| x.1 != 0 || f.size() == 1));
+    }
+
+    #[test]
     fn composition_is_a_after_b_or_no_layout_exists(
         a in layout(5, -2..=9),
         b in layout(4, 0..=7),
