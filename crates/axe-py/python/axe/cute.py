@@ -261,8 +261,6 @@ class Layout(LayoutBase):
     default) or ``Layout("(4,(2,3)):(1,(4,8))")`` from CuTe's notation; a swizzled text gives a
     ``ComposedLayout``. Index order is colexicographic (leftmost mode fastest)."""
 
-    __slots__ = ("shape", "stride", "_n")
-
     def __new__(cls, _shape=None, _stride=None, _native=None):
         if isinstance(_shape, str) and _shape.lstrip().startswith("Sw"):
             return ComposedLayout._from_text(str(_Native(_shape)))
@@ -279,7 +277,10 @@ class Layout(LayoutBase):
         _check_tuple(_shape, "shape")
         _check_tuple(_stride, "stride")
         self.shape, self.stride = _shape, _stride
-        self._n = _native or _Native(f"{_text(_shape)}:{_text(_stride)}")
+        try:
+            self._n = _native or _Native(f"{_text(_shape)}:{_text(_stride)}")
+        except _axe.ParseError as e:  # no text of the user's: say what was wrong without a caret
+            raise CuteError(f"Layout({_shape!r}, {_stride!r}): {str(e).splitlines()[0]}") from None
 
     # -- pycute's protocol --------------------------------------------------------------------------
 
@@ -519,15 +520,16 @@ def _unzip(one, a, t):
 
 
 def _composition1(a, b):
-    if isinstance(a, ComposedLayout):
-        return a._with(composition(a.layoutA, b))
     return _from_native(a._n.composition(b._n))
 
 
 def composition(layoutA, layoutB):
     """``A ∘ B``: ``(A ∘ B)(c) = A(B(c))`` for every ``c`` of ``B``; ``B`` an int, a tuple of tilers (by
-    mode, ``None`` keeping a mode) or ``None``."""
-    return _by_mode(_composition1, _as_any(layoutA), layoutB)
+    mode, ``None`` keeping a mode) or ``None``. A swizzled ``A`` keeps its swizzle outermost."""
+    a = _as_any(layoutA)
+    if isinstance(a, ComposedLayout):
+        return a._with(composition(a.layoutA, layoutB))
+    return _by_mode(_composition1, a, layoutB)
 
 
 def complement(layout, max_idx=1):
@@ -555,8 +557,6 @@ def left_inverse(layout, strict=False):
 
 
 def _divide1(a, b):
-    if isinstance(a, ComposedLayout):
-        return a._with(logical_divide(a.layoutA, b))
     return _from_native(a._n.logical_divide(b._n))
 
 
@@ -566,8 +566,11 @@ def _product1(a, b):
 
 def logical_divide(layoutA, layoutB):
     """``A ∘ (B, complement(B, size(A)))``: the elements of each tile of ``B``, then the tiles; by mode
-    for a tuple tiler."""
-    return _by_mode(_divide1, _as_any(layoutA), layoutB)
+    for a tuple tiler. A swizzled ``A`` keeps its swizzle outermost."""
+    a = _as_any(layoutA)
+    if isinstance(a, ComposedLayout):
+        return a._with(logical_divide(a.layoutA, layoutB))
+    return _by_mode(_divide1, a, layoutB)
 
 
 def logical_product(layoutA, layoutB):
@@ -644,8 +647,6 @@ class Swizzle:
     """CuTe's ``Swizzle<B, M, S>``: XORs the ``B`` bits at ``M + max(0, S)`` into those at
     ``M - min(0, S)``."""
 
-    __slots__ = ("bits", "base", "shift")
-
     def __init__(self, bits, base, shift):
         _Native(f"Sw<{bits},{base},{shift}> o 0 o 1:0")  # validates, raising CuteError
         self.bits, self.base, self.shift = bits, base, shift
@@ -681,8 +682,6 @@ class ComposedLayout(LayoutBase):
     """``layoutB o offset o layoutA`` (CuTe's ``ComposedLayout``), ``layoutB`` a ``Swizzle``: its value at
     a coordinate is ``layoutB(offset + layoutA(c))``. Composition, divides and coalesce act on
     ``layoutA`` and keep the swizzle outermost."""
-
-    __slots__ = ("layoutB", "offset", "layoutA")
 
     def __init__(self, layoutB, offset, layoutA):
         if not isinstance(layoutB, Swizzle):
