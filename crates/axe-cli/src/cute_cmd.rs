@@ -1,6 +1,6 @@
 //! `axe cute <verb>`: CuTe layouts and their algebra on the command line.
 
-use axe_cute::{AnyLayout, IntTuple, Layout, Tiler};
+use axe_cute::{AnyLayout, ComposedLayout, IntTuple, Layout, Tiler};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
@@ -220,6 +220,30 @@ fn left_inverse(text: &str, strict: bool) -> Result<Report, String> {
     })
 }
 
+/// Like `each_pair`, for operators that also take a swizzled A (the swizzle kept outermost).
+fn each_any_pair(two: Two, f: impl Fn(&Layout, &str) -> Result<Layout, String>) -> bool {
+    let label = two.a == "-" || two.b == "-";
+    emit(
+        pairs(&two.a, &two.b).map(|item| {
+            let input = item.as_ref().ok().map(|(a, b)| format!("{a} ; {b}"));
+            let r = item.and_then(|(a, b)| {
+                let s = match a.parse::<AnyLayout>().map_err(err)? {
+                    AnyLayout::Plain(l) => f(&l, &b)?.to_string(),
+                    AnyLayout::Composed(c) => {
+                        ComposedLayout::new(c.swizzle, c.offset, f(&c.layout, &b)?).to_string()
+                    }
+                };
+                Ok(Report {
+                    json: json!({"result": s}),
+                    text: s,
+                })
+            });
+            (input.filter(|_| label), r)
+        }),
+        two.json,
+    )
+}
+
 fn tiler(b: &str) -> Result<Tiler, String> {
     b.parse::<Tiler>().map_err(err)
 }
@@ -228,9 +252,16 @@ pub fn run(verb: Verb) -> bool {
     use axe_cute as c;
     match verb {
         Verb::Show { one, max_map } => each(one, |t| show(t, max_map)),
-        Verb::Coalesce(one) => each(one, |t| answer(layout(t)?.coalesce().map_err(err))),
+        Verb::Coalesce(one) => each(one, |t| {
+            let any: AnyLayout = t.parse().map_err(err)?;
+            let s = any.map_inner(Layout::coalesce).map_err(err)?.to_string();
+            Ok(Report {
+                json: json!({"result": s}),
+                text: s,
+            })
+        }),
         Verb::Composition(two) => {
-            each_pair(two, |a, b| c::composition_tiler(a, &tiler(b)?).map_err(err))
+            each_any_pair(two, |a, b| c::composition_tiler(a, &tiler(b)?).map_err(err))
         }
         Verb::Complement { one, bound } => each(one, |t| {
             let l = layout(t)?;
@@ -245,15 +276,17 @@ pub fn run(verb: Verb) -> bool {
         }
         Verb::LeftInverse { one, strict } => each(one, |t| left_inverse(t, strict)),
         Verb::LogicalDivide(two) => {
-            each_pair(two, |a, b| c::logical_divide(a, &tiler(b)?).map_err(err))
+            each_any_pair(two, |a, b| c::logical_divide(a, &tiler(b)?).map_err(err))
         }
         Verb::ZippedDivide(two) => {
-            each_pair(two, |a, b| c::zipped_divide(a, &tiler(b)?).map_err(err))
+            each_any_pair(two, |a, b| c::zipped_divide(a, &tiler(b)?).map_err(err))
         }
         Verb::TiledDivide(two) => {
-            each_pair(two, |a, b| c::tiled_divide(a, &tiler(b)?).map_err(err))
+            each_any_pair(two, |a, b| c::tiled_divide(a, &tiler(b)?).map_err(err))
         }
-        Verb::FlatDivide(two) => each_pair(two, |a, b| c::flat_divide(a, &tiler(b)?).map_err(err)),
+        Verb::FlatDivide(two) => {
+            each_any_pair(two, |a, b| c::flat_divide(a, &tiler(b)?).map_err(err))
+        }
         Verb::LogicalProduct(two) => {
             each_pair(two, |a, b| c::logical_product(a, &tiler(b)?).map_err(err))
         }

@@ -178,3 +178,29 @@ fn left_inverse_is_generalised_unless_strict() {
     assert_eq!(v[0]["result"], "(2,4):(4,1)");
     assert!(v[0].get("note").is_none());
 }
+
+#[test]
+fn swizzled_layouts_compose_divide_and_coalesce_with_the_swizzle_outermost() {
+    let sw = "Sw<3,3,3> o 0 o (8,64):(64,1)";
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["composition", sw, "(4,8):(1,8)"],
+            "Sw<3,3,3> o 0 o (4,8):(64,1)",
+        ),
+        (
+            &["logical-divide", sw, "<2:1,16:1>"],
+            "Sw<3,3,3> o 0 o ((2,4),(16,4)):((64,128),(1,16))",
+        ),
+        (
+            &["coalesce", "Sw<2,0,3> o 4 o (2,4):(1,2)"],
+            "Sw<2,0,3> o 4 o 8:1",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["cute"];
+        a.extend_from_slice(args);
+        a.push("--json");
+        let v = json_lines(&a);
+        assert_eq!(v[0]["result"], want, "{args:?}");
+    }
+}

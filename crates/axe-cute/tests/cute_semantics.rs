@@ -149,3 +149,30 @@ fn filter_drops_stride_0_and_extent_1_leaves() {
         .expect("f");
     assert_eq!(by.to_string(), "(3,4):(1,3)");
 }
+
+#[test]
+fn algebra_on_a_swizzled_layout_keeps_the_swizzle_outermost() {
+    let sw: axe_cute::AnyLayout = "Sw<3,3,3> o 8 o (8,64):(64,1)".parse().expect("sw");
+    let b = l("(4,8):(1,8)");
+    let c = sw.map_inner(|x| x.compose(&b)).expect("compose");
+    for i in 0..c.size() {
+        assert_eq!(
+            c.eval(i).expect("c"),
+            sw.eval(b.eval(i).expect("b")).expect("sw")
+        );
+    }
+    let t = Tiler::Layout(l("4:2"));
+    let d = sw.map_inner(|x| logical_divide(x, &t)).expect("divide");
+    // (B, B*) itself: the identity divided by B = 4:2.
+    let bb = logical_divide(&l("512:1"), &t).expect("(B, B*)");
+    for i in 0..d.size() {
+        assert_eq!(
+            d.eval(i).expect("d"),
+            sw.eval(bb.eval(i).expect("bb")).expect("sw")
+        );
+    }
+    let k = sw.map_inner(Layout::coalesce).expect("coalesce");
+    for i in 0..k.size() {
+        assert_eq!(k.eval(i).expect("k"), sw.eval(i).expect("sw"));
+    }
+}
