@@ -53,6 +53,7 @@ mod inverse;
 mod layout;
 mod left_search;
 mod parse;
+mod slice;
 mod swizzle;
 
 pub use axe::{tv_from_axe, tv_to_axe, TID, VAL};
@@ -70,4 +71,5 @@ pub use int_tuple::{IntTuple, MAX_DEPTH};
 pub use inverse::{is_true_left_inverse, left_inverse, left_inverse_strict, right_inverse};
 pub use layout::{crd2idx, idx2crd, Layout};
 pub use parse::parse_int_tuple;
+pub use slice::SliceCoord;
 pub use swizzle::{AnyLayout, ComposedLayout, Swizzle};

@@ -2,6 +2,8 @@
 //! products and divides built on it), generalised left inverses, evaluation past the size, and trailing
 //! extent-1 modes in composition. Each example is checked against its law by enumeration as well.
 
+mod common;
+
 use axe_cute::{
     blocked_product, complement, composition, is_true_left_inverse, left_inverse,
     left_inverse_strict, logical_divide, logical_product, raked_product, CuteError, Layout, Tiler,
@@ -174,5 +176,64 @@ fn algebra_on_a_swizzled_layout_keeps_the_swizzle_outermost() {
     let k = sw.map_inner(Layout::coalesce).expect("coalesce");
     for i in 0..k.size() {
         assert_eq!(k.eval(i).expect("k"), sw.eval(i).expect("sw"));
+    }
+}
+
+mod slicing {
+    use axe_cute::{IntTuple, Layout, SliceCoord};
+    use proptest::prelude::*;
+
+    use super::common;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// offset + R(j) = L(c with the kept modes' coordinates taken from j), by enumeration.
+        #[test]
+        fn slice_law(l in common::layout(4, -3..=9), picks in proptest::collection::vec(any::<u16>(), 3)) {
+            let modes = l.modes().expect("modes");
+            if modes.len() < 2 { return Ok(()); }
+            let sizes: Vec<i64> = modes.iter().map(Layout::size).collect();
+            // Mode k kept when its pick is even (at least one kept), else fixed at pick % size.
+            let mut keep: Vec<bool> = (0..sizes.len()).map(|k| picks[k % 3] % 2 == 0).collect();
+            if !keep.iter().any(|&b| b) { keep[0] = true; }
+            let coord = SliceCoord::Modes((0..sizes.len()).map(|k| if keep[k] {
+                SliceCoord::All
+            } else {
+                SliceCoord::At(IntTuple::Int(i64::from(picks[k % 3]) % sizes[k]))
+            }).collect());
+            let (r, off) = l.slice_and_offset(&coord).expect("slice");
+            let kept: Vec<usize> = (0..sizes.len()).filter(|&k| keep[k]).collect();
+            prop_assert_eq!(r.size(), kept.iter().map(|&k| sizes[k]).product::<i64>());
+            for j in 0..r.size() {
+                let mut rest = j;
+                let mut c = Vec::new();
+                for k in 0..sizes.len() {
+                    if keep[k] {
+                        c.push(IntTuple::Int(rest % sizes[k]));
+                        rest /= sizes[k];
+                    } else {
+                        c.push(IntTuple::Int(i64::from(picks[k % 3]) % sizes[k]));
+                    }
+                }
+                let want = l.eval_coord(&IntTuple::Tuple(c)).expect("L");
+                prop_assert_eq!(off + r.eval(j).expect("R"), want, "{} {} {}", l, coord, r);
+            }
+        }
+    }
+
+    #[test]
+    fn examples() {
+        let l: Layout = "(4,(2,3)):(1,(4,8))".parse().expect("l");
+        let s = |t: &str| t.parse::<SliceCoord>().expect("coord");
+        assert_eq!(l.slice(&s("(_,0)")).expect("s").to_string(), "(4):(1)");
+        assert_eq!(
+            l.slice_and_offset(&s("(2,_)")).expect("s").0.to_string(),
+            "((2,3)):((4,8))"
+        );
+        assert_eq!(l.slice_and_offset(&s("(2,_)")).expect("s").1, 2);
+        assert!(l.slice(&s("(1,2)")).is_err(), "nothing kept");
+        assert!(l.slice(&s("(_,_,_)")).is_err(), "rank mismatch");
+        assert!("(_,".parse::<SliceCoord>().is_err());
     }
 }

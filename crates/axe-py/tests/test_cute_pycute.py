@@ -67,9 +67,9 @@ def test_layout_from_tuples_and_its_protocol():
     assert l != Layout((4, (2, 3)), (1, (4, 9)))
     assert Layout((4,), (1,)).shape == (4,) and len(Layout(4, 1)) == 1
     # Slicing: None keeps a mode.
-    assert l(None, 0) == Layout(4, 1) and l(2, None) == Layout((2, 3), (4, 8))
+    assert l(None, 0) == Layout((4,), (1,)) and l(2, None) == Layout(((2, 3),), ((4, 8),))
     assert l(None, (1, None)) == Layout((4, 3), (1, 8))
-    assert cute.slice_and_offset((None, (1, 2)), l) == (Layout(4, 1), 4 + 16)
+    assert cute.slice_and_offset((None, (1, 2)), l) == (Layout((4,), (1,)), 4 + 16)
     assert cute.make_layout(Layout(2, 1), Layout(3, 2)) == Layout((2, 3), (1, 2))
     with pytest.raises(axe.CuteError):
         Layout((2, 3), (1,))

@@ -305,10 +305,11 @@ class Layout(LayoutBase):
 
     def __call__(self, *args):
         """The value at a coordinate (``l(i)``, ``l(i, j)``, ``l((i, (j, k)))``; past the size the last
-        mode runs on), or with ``None`` in the coordinate the sliced layout (``l(None, 2)``)."""
+        mode runs on), or with ``None`` in the coordinate the sliced layout: the kept modes as a tuple,
+        as CuTe builds it (``Layout((4, 3))(None, 2) == Layout((4,), (1,))``)."""
         crd = args[0] if len(args) == 1 else args
         if has_none(crd):
-            return Layout(_unwrap1(slice_(crd, self.shape)), _unwrap1(slice_(crd, self.stride)))
+            return Layout(slice_(crd, self.shape), slice_(crd, self.stride))
         _check_tuple(crd, "coordinate")
         return crd2idx(crd, self.shape, self.stride)
 
@@ -444,10 +445,6 @@ class Layout(LayoutBase):
 
     def _repr_svg_(self):
         return self._n._repr_svg_()
-
-
-def _unwrap1(t):
-    return t[0] if is_tuple(t) and len(t) == 1 else t
 
 
 def _as_layout(x, what="layout"):
@@ -634,7 +631,7 @@ def raked_product(layoutA, layoutB):
 
 def slice_and_offset(crd, layout):
     """``(the layout sliced at crd, the offset of crd with its None parts at 0)``."""
-    return (Layout(_unwrap1(slice_(crd, layout.shape)), _unwrap1(slice_(crd, layout.stride))),
+    return (Layout(slice_(crd, layout.shape), slice_(crd, layout.stride)),
             crd2idx(crd, layout.shape, layout.stride))
 
 
