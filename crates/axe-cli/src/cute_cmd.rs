@@ -46,6 +46,8 @@ pub enum Verb {
     },
     /// Fewest modes, same map (`coalesce`).
     Coalesce(One),
+    /// The stride-0 and extent-1 modes removed, then coalesced (`filter`).
+    Filter(One),
     /// A ∘ B: B's offsets fed to A.
     Composition(Two),
     /// The layout that tiles A's image up to a bound: A and its complement together cover 0..bound once.
@@ -252,6 +254,7 @@ pub fn run(verb: Verb) -> bool {
     use axe_cute as c;
     match verb {
         Verb::Show { one, max_map } => each(one, |t| show(t, max_map)),
+        Verb::Filter(one) => each(one, |t| answer(layout(t)?.filter().map_err(err))),
         Verb::Coalesce(one) => each(one, |t| {
             let any: AnyLayout = t.parse().map_err(err)?;
             let s = any.map_inner(Layout::coalesce).map_err(err)?.to_string();

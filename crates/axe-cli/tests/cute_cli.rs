@@ -129,7 +129,7 @@ fn axe_forms_both_ways() {
 
 #[test]
 fn cutes_complement_and_the_products_on_it() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["complement", "(4,6):(1,6)"], "1:0"),
         (&["complement", "(4,10):(1,10)"], "2:4"),
         (
@@ -141,6 +141,7 @@ fn cutes_complement_and_the_products_on_it() {
             &["composition", "(4,3,1):(3,1,0)", "24:1"],
             "(4,3,2):(3,1,0)",
         ),
+        (&["filter", "(2,(3,4)):(1,(0,2))"], "8:1"),
     ];
     for (args, want) in cases {
         let mut a = vec!["cute"];
