@@ -114,6 +114,7 @@ def test_negative_strides():
 def test_swizzled_layouts_compose_divide_and_coalesce():
     sw = Layout("Sw<3,3,3> o 0 o (8,64):(64,1)")
     assert isinstance(sw, cute.ComposedLayout) and sw(1) == 72 and sw(0, 1) == 1
+    assert sw.size() == 512 and sw.cosize == 512 and len(sw) == 2 and sw[0](1) == 72
     c = cute.ComposedLayout(cute.Swizzle(3, 3, 3), 0, Layout((8, 64), (64, 1)))
     assert c == sw and pickle.loads(pickle.dumps(c)) == c
     s = cute.Swizzle(3, 3, 3)
@@ -176,3 +177,27 @@ def test_left_inverse_law(l):
         assert all(r(v) == i for i, v in enumerate(lv))
     else:
         assert all(l(r(v)) == v for v in lv)
+
+
+@settings(max_examples=150, deadline=None)
+@given(layouts, st.lists(st.integers(0, 7), min_size=3, max_size=3))
+def test_slice_law(l, picks):
+    if not cute.is_tuple(l.shape) or len(l) < 2:
+        return
+    sizes = [cute.size(l[k]) for k in range(len(l))]
+    keep = [picks[k % 3] % 2 == 0 for k in range(len(l))]
+    keep[0] = keep[0] or not any(keep)
+    crd = tuple(None if keep[k] else picks[k % 3] % sizes[k] for k in range(len(l)))
+    r, off = cute.slice_and_offset(crd, l)
+    assert r == l(*crd)
+    kept = [k for k in range(len(l)) if keep[k]]
+    for j in range(cute.size(r)):
+        full, rest = [], j
+        for k in range(len(l)):
+            if keep[k]:
+                full.append(rest % sizes[k])
+                rest //= sizes[k]
+            else:
+                full.append(crd[k])
+        assert off + r(j) == l(tuple(full))
+    assert cute.size(r) == cute.product(tuple(sizes[k] for k in kept))

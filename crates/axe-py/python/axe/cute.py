@@ -718,8 +718,9 @@ class ComposedLayout(LayoutBase):
 
     @property
     def cosize(self):
-        """One more than the largest value (also callable)."""
-        return _Count(max(self(i) for i in range(int(self.size))) + 1)
+        """One more than the largest value (also callable); ``None`` past 2^20 elements."""
+        c = _Native(str(self)).cosize
+        return None if c is None else _Count(c)
 
     @property
     def rank(self):
