@@ -39,6 +39,7 @@
 //! [`MAX_DEPTH`], and no function panics on any input.
 
 mod axe;
+mod basis;
 #[doc(hidden)]
 pub mod bench_cases;
 mod coalesce;
@@ -57,6 +58,7 @@ mod slice;
 mod swizzle;
 
 pub use axe::{tv_from_axe, tv_to_axe, TID, VAL};
+pub use basis::BasisLayout;
 pub use bench_cases::{bench_cases, BenchCase};
 pub use complement::{complement, complement_is_exact};
 pub use compose::{composition, composition_tiler, Tiler};
