@@ -24,9 +24,12 @@
 //! |---|---|
 //! | [`Layout::coalesce`], [`Layout::coalesce_by`] | same map, fewest modes (per mode for a profile) |
 //! | [`composition`] | `R(c) = A(B(c))`, `size(R_i) = size(B_i)` |
-//! | [`complement`] | `(A', R)` is a bijection of `[0, N)`, `N ≥ M`, `R` increasing |
+//! | [`Layout::filter`] | the values through the nonzero-stride leaves, coalesced |
+//! | [`complement`] | CuTe's postconditions: `R` increasing, `R(i) ∉ A` for `i ≥ 1`, size and cosize bounds |
 //! | [`right_inverse`] | `L(R(i)) = i` on `[0, size(R))` |
-//! | [`left_inverse`] | `R(L(i)) = i` on `[0, size(L))` |
+//! | [`left_inverse`] | `R(L(i)) = i` on `[0, size(L))`; `L(R(L(i))) = L(i)` for a non-injective `L` |
+//! | [`Layout::slice_and_offset`] | `offset + R(j) = L(c[_ ← j])` |
+//! | [`BasisLayout::compose`] | `R(c) = A(B(c))` as coordinates (`1@0`-style strides) |
 //! | [`logical_divide`] & co. | `A ∘ (B, complement(B, size A))`, regrouped |
 //! | [`logical_product`] & co. | `(A, complement(A, size A·cosize B) ∘ B)`, regrouped |
 //! | [`Swizzle::compose`] | `R(x) = S1(S2(x))` for every offset |
