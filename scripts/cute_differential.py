@@ -4,7 +4,7 @@ Each case ends in one of:
   agree          both answer and the maps (values at every index, sizes of the top-level modes) match,
                  or both refuse;
   peer-refuses   pycute raises (or returns nothing) where axe-cute answers; axe-cute's answer is checked
-                 against the operator's law here, independently;
+                 against the operator's law (CuTe's postconditions) here, independently;
   peer-wrong     both answer, the maps differ, and pycute's answer breaks the law (the law is named);
   axe-refuses    axe-cute errs where pycute answers: expected only where pycute's answer breaks the law
                  (then counted as peer-wrong) or the error is `Unsupported` (a documented gap);
