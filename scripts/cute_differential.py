@@ -4,7 +4,7 @@ Each case ends in one of:
   agree          both answer and the maps (values at every index, sizes of the top-level modes) match,
                  or both refuse;
   peer-refuses   pycute raises (or returns nothing) where axe-cute answers; axe-cute's answer is checked
-                 against the operator's law here, independently;
+                 against the operator's law (CuTe's postconditions) here, independently;
   peer-wrong     both answer, the maps differ, and pycute's answer breaks the law (the law is named);
   axe-refuses    axe-cute errs where pycute answers: expected only where pycute's answer breaks the law
                  (then counted as peer-wrong) or the error is `Unsupported` (a documented gap);
@@ -86,18 +86,12 @@ def mode_sizes(layout):
 
 
 def extended(a, x):
-    """A(x) for any x >= 0: the last mode of coalesce(A) runs on."""
-    c = cute.coalesce(a)
-    shapes = list(cute.flatten(c.shape)) if isinstance(c.shape, tuple) else [c.shape]
-    strides = list(cute.flatten(c.stride)) if isinstance(c.stride, tuple) else [c.stride]
-    v = 0
-    for k, (s, d) in enumerate(zip(shapes, strides)):
-        if k + 1 == len(shapes):
-            v += x * d
-        else:
-            v += (x % s) * d
-            x //= s
-    return v
+    """A(x) for any x >= 0 as CuTe evaluates it: the last leaf runs on (pycute's A(x) does the same)."""
+    return a(x)
+
+
+def injective(vals):
+    return len(set(vals)) == len(vals)
 
 
 def law(op, a, b, r):
@@ -119,13 +113,25 @@ def law(op, a, b, r):
         bad = [i for i, y in enumerate(bv) if rv[i] != extended(a, y)]
         return None if not bad else f"(A o B)(i) = A(B(i)) fails at i = {bad[0]}"
     if op == "complement":
-        av = values(cute.filter(a))
-        n = len(av) * len(rv)
+        # CuTe's postconditions: R increasing, R(i) outside A's image for i >= 1,
+        # size(R) >= M / size(filter(A)), and cosize((A, R)) >= M.
+        av = set(values(a))
+        if not rv:
+            return "every extent is at least 1 (CuTe: non-injective layout)"
         if any(x >= y for x, y in zip(rv, rv[1:])):
             return "R is strictly increasing"
-        pts = {x + y for x in av for y in rv}
-        if n < b or len(pts) != n or any(not 0 <= p < n for p in pts):
-            return "(A', R) is a bijection of [0, N) with N >= M"
+        if any(v in av for v in rv[1:]):
+            return "R(i) is not a value of A for i >= 1"
+        if len(rv) < b // cute.size(cute.filter(a)):
+            return "size(R) >= M / size(filter(A))"
+        if cute.cosize(a) + rv[-1] < b:
+            return "cosize((A, R)) >= M"
+        return None
+    if op == "filter":
+        return None if rv == [x for x in _filter_brute(a)] else "filter(L) = the nonzero-stride values"
+    if op == "coalesce_by":
+        if rv != values(a) or mode_sizes(r) != mode_sizes(a):
+            return "coalesce(L, profile) keeps the map and the mode sizes"
         return None
     if op == "right_inverse":
         av = values(a)
@@ -133,9 +139,29 @@ def law(op, a, b, r):
         return None if not bad else f"L(R(i)) = i fails at i = {bad[0]}"
     if op == "left_inverse":
         av = values(a)
-        bad = [i for i, x in enumerate(av) if x >= len(rv) or rv[x] != i]
-        return None if not bad else f"R(L(i)) = i fails at i = {bad[0]}"
+        if injective(av):
+            bad = [i for i, x in enumerate(av) if x >= len(rv) or rv[x] != i]
+            return None if not bad else f"R(L(i)) = i fails at i = {bad[0]}"
+        # Not injective: a generalised inverse, L(R(L(i))) = L(i) with R(L(i)) an index of L.
+        bad = [i for i, x in enumerate(av)
+               if x >= len(rv) or not 0 <= rv[x] < len(av) or av[rv[x]] != x]
+        return None if not bad else f"L(R(L(i))) = L(i) fails at i = {bad[0]}"
     return None  # compound operators: compared by map only
+
+
+def _filter_brute(a):
+    """The values of A at the indices whose stride-0 digits are 0, in order (filter's definition)."""
+    sh, sd = cute.flatten(a.shape), cute.flatten(a.stride)
+    out = []
+    for i in range(cute.size(a)):
+        rest, ok = i, True
+        for s, d in zip(sh, sd):
+            if d == 0 and rest % s:
+                ok = False
+            rest //= s
+        if ok:
+            out.append(a(i))
+    return out
 
 
 def inner_broken(op, a, b):
@@ -181,19 +207,26 @@ def pycute_op(op, a, b):
         return cute.right_inverse(a)
     if op == "left_inverse":
         return cute.left_inverse(a)
+    if op == "filter":
+        return cute.filter(a)
+    if op == "coalesce_by":
+        return cute.coalesce(a, b)
     return getattr(cute, op)(a, b)
 
 
 OPS = ["coalesce", "composition", "complement", "right_inverse", "left_inverse", "logical_divide",
-       "zipped_divide", "tiled_divide", "logical_product", "zipped_product", "tiled_product"]
+       "zipped_divide", "tiled_divide", "logical_product", "zipped_product", "tiled_product", "filter",
+       "coalesce_by"]
 
 
 def make_case(rng, op):
     a = rand_layout(rng)
     if op == "complement":
         return a, rng.randint(1, 100)
-    if op in ("coalesce", "right_inverse", "left_inverse"):
+    if op in ("coalesce", "right_inverse", "left_inverse", "filter"):
         return a, None
+    if op == "coalesce_by":
+        return a, tuple(1 for _ in range(len(a))) if isinstance(a.shape, tuple) else 1
     if op in ("composition", "logical_divide", "zipped_divide", "tiled_divide") and rng.random() < 0.3 \
             and isinstance(a.shape, tuple):
         k = rng.randint(1, len(a))

@@ -1,6 +1,6 @@
 //! `axe cute <verb>`: CuTe layouts and their algebra on the command line.
 
-use axe_cute::{AnyLayout, IntTuple, Layout, Tiler};
+use axe_cute::{AnyLayout, ComposedLayout, IntTuple, Layout, Tiler};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
@@ -46,6 +46,8 @@ pub enum Verb {
     },
     /// Fewest modes, same map (`coalesce`).
     Coalesce(One),
+    /// The stride-0 and extent-1 modes removed, then coalesced (`filter`).
+    Filter(One),
     /// A ∘ B: B's offsets fed to A.
     Composition(Two),
     /// The layout that tiles A's image up to a bound: A and its complement together cover 0..bound once.
@@ -58,8 +60,16 @@ pub enum Verb {
     },
     /// R with A(R(i)) = i on R's domain, as long as possible.
     RightInverse(One),
-    /// L with L(A(i)) = i on A's domain.
-    LeftInverse(One),
+    /// L with L(A(i)) = i on A's domain; for a non-injective A, CuTe's generalised inverse
+    /// (A(L(A(i))) = A(i), noted as not a true inverse) unless --strict.
+    LeftInverse {
+        #[command(flatten)]
+        one: One,
+        /// Refuse a non-injective layout (no true left inverse exists) instead of answering with a
+        /// generalised inverse.
+        #[arg(long)]
+        strict: bool,
+    },
     /// A ∘ (B, complement(B)): A's elements grouped by the tiles of B.
     LogicalDivide(Two),
     /// The logical divide with tiles and rest gathered: ((tile), (rest)).
@@ -192,6 +202,50 @@ fn each_pair(two: Two, f: impl Fn(&Layout, &str) -> Result<Layout, String>) -> b
     )
 }
 
+/// The left inverse, with a note when it is only a generalised inverse (a non-injective layout).
+fn left_inverse(text: &str, strict: bool) -> Result<Report, String> {
+    let l = layout(text)?;
+    if strict {
+        return answer(axe_cute::left_inverse_strict(&l).map_err(err));
+    }
+    let r = axe_cute::left_inverse(&l).map_err(err)?.to_string();
+    if axe_cute::is_true_left_inverse(&l).map_err(err)? {
+        return Ok(Report {
+            json: json!({"result": r}),
+            text: r,
+        });
+    }
+    let note = "not a true inverse: the layout is not injective; L(R(L(i))) = L(i) holds (--strict refuses)";
+    Ok(Report {
+        json: json!({"result": r, "generalised": true, "note": note}),
+        text: format!("{r}\nnote: {note}"),
+    })
+}
+
+/// Like `each_pair`, for operators that also take a swizzled A (the swizzle kept outermost).
+fn each_any_pair(two: Two, f: impl Fn(&Layout, &str) -> Result<Layout, String>) -> bool {
+    let label = two.a == "-" || two.b == "-";
+    emit(
+        pairs(&two.a, &two.b).map(|item| {
+            let input = item.as_ref().ok().map(|(a, b)| format!("{a} ; {b}"));
+            let r = item.and_then(|(a, b)| {
+                let s = match a.parse::<AnyLayout>().map_err(err)? {
+                    AnyLayout::Plain(l) => f(&l, &b)?.to_string(),
+                    AnyLayout::Composed(c) => {
+                        ComposedLayout::new(c.swizzle, c.offset, f(&c.layout, &b)?).to_string()
+                    }
+                };
+                Ok(Report {
+                    json: json!({"result": s}),
+                    text: s,
+                })
+            });
+            (input.filter(|_| label), r)
+        }),
+        two.json,
+    )
+}
+
 fn tiler(b: &str) -> Result<Tiler, String> {
     b.parse::<Tiler>().map_err(err)
 }
@@ -200,9 +254,17 @@ pub fn run(verb: Verb) -> bool {
     use axe_cute as c;
     match verb {
         Verb::Show { one, max_map } => each(one, |t| show(t, max_map)),
-        Verb::Coalesce(one) => each(one, |t| answer(layout(t)?.coalesce().map_err(err))),
+        Verb::Filter(one) => each(one, |t| answer(layout(t)?.filter().map_err(err))),
+        Verb::Coalesce(one) => each(one, |t| {
+            let any: AnyLayout = t.parse().map_err(err)?;
+            let s = any.map_inner(Layout::coalesce).map_err(err)?.to_string();
+            Ok(Report {
+                json: json!({"result": s}),
+                text: s,
+            })
+        }),
         Verb::Composition(two) => {
-            each_pair(two, |a, b| c::composition_tiler(a, &tiler(b)?).map_err(err))
+            each_any_pair(two, |a, b| c::composition_tiler(a, &tiler(b)?).map_err(err))
         }
         Verb::Complement { one, bound } => each(one, |t| {
             let l = layout(t)?;
@@ -215,17 +277,19 @@ pub fn run(verb: Verb) -> bool {
         Verb::RightInverse(one) => {
             each(one, |t| answer(c::right_inverse(&layout(t)?).map_err(err)))
         }
-        Verb::LeftInverse(one) => each(one, |t| answer(c::left_inverse(&layout(t)?).map_err(err))),
+        Verb::LeftInverse { one, strict } => each(one, |t| left_inverse(t, strict)),
         Verb::LogicalDivide(two) => {
-            each_pair(two, |a, b| c::logical_divide(a, &tiler(b)?).map_err(err))
+            each_any_pair(two, |a, b| c::logical_divide(a, &tiler(b)?).map_err(err))
         }
         Verb::ZippedDivide(two) => {
-            each_pair(two, |a, b| c::zipped_divide(a, &tiler(b)?).map_err(err))
+            each_any_pair(two, |a, b| c::zipped_divide(a, &tiler(b)?).map_err(err))
         }
         Verb::TiledDivide(two) => {
-            each_pair(two, |a, b| c::tiled_divide(a, &tiler(b)?).map_err(err))
+            each_any_pair(two, |a, b| c::tiled_divide(a, &tiler(b)?).map_err(err))
         }
-        Verb::FlatDivide(two) => each_pair(two, |a, b| c::flat_divide(a, &tiler(b)?).map_err(err)),
+        Verb::FlatDivide(two) => {
+            each_any_pair(two, |a, b| c::flat_divide(a, &tiler(b)?).map_err(err))
+        }
         Verb::LogicalProduct(two) => {
             each_pair(two, |a, b| c::logical_product(a, &tiler(b)?).map_err(err))
         }

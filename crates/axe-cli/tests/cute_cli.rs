@@ -126,3 +126,82 @@ fn axe_forms_both_ways() {
     ]);
     assert!(back[0]["result"].is_string(), "{back:?}");
 }
+
+#[test]
+fn cutes_complement_and_the_products_on_it() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["complement", "(4,6):(1,6)"], "1:0"),
+        (&["complement", "(4,10):(1,10)"], "2:4"),
+        (
+            &["logical-product", "(4,6):(1,6)", "2:1"],
+            "((4,6),2):((1,6),36)",
+        ),
+        (&["composition", "(1):(1)", "(4):(1)"], "(4):(1)"),
+        (
+            &["composition", "(4,3,1):(3,1,0)", "24:1"],
+            "(4,3,2):(3,1,0)",
+        ),
+        (&["filter", "(2,(3,4)):(1,(0,2))"], "8:1"),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["cute"];
+        a.extend_from_slice(args);
+        a.push("--json");
+        let v = json_lines(&a);
+        assert_eq!(v[0]["result"], want, "{args:?}");
+    }
+    // CuTe's answer 4:6 breaks its own size postcondition: refused, naming it.
+    let (code, _, err) = run(&["cute", "complement", "(2,2):(1,3)", "--bound", "24"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("postcondition size(R)"), "{err}");
+}
+
+#[test]
+fn left_inverse_is_generalised_unless_strict() {
+    let v = json_lines(&["cute", "left-inverse", "(2,2):(0,1)", "--json"]);
+    assert_eq!(v[0]["result"], "2:2");
+    assert_eq!(v[0]["generalised"], true);
+    assert!(v[0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("not a true inverse"));
+    let (code, out, _) = run(&["cute", "left-inverse", "(2,2):(0,1)"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("2:2") && out.contains("note: not a true inverse"),
+        "{out}"
+    );
+    let (code, _, err) = run(&["cute", "left-inverse", "(2,2):(0,1)", "--strict"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not injective"), "{err}");
+    // A true inverse carries no note.
+    let v = json_lines(&["cute", "left-inverse", "(4,2):(2,1)", "--json"]);
+    assert_eq!(v[0]["result"], "(2,4):(4,1)");
+    assert!(v[0].get("note").is_none());
+}
+
+#[test]
+fn swizzled_layouts_compose_divide_and_coalesce_with_the_swizzle_outermost() {
+    let sw = "Sw<3,3,3> o 0 o (8,64):(64,1)";
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["composition", sw, "(4,8):(1,8)"],
+            "Sw<3,3,3> o 0 o (4,8):(64,1)",
+        ),
+        (
+            &["logical-divide", sw, "<2:1,16:1>"],
+            "Sw<3,3,3> o 0 o ((2,4),(16,4)):((64,128),(1,16))",
+        ),
+        (
+            &["coalesce", "Sw<2,0,3> o 4 o (2,4):(1,2)"],
+            "Sw<2,0,3> o 4 o 8:1",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["cute"];
+        a.extend_from_slice(args);
+        a.push("--json");
+        let v = json_lines(&a);
+        assert_eq!(v[0]["result"], want, "{args:?}");
+    }
+}

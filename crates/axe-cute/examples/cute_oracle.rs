@@ -17,6 +17,10 @@ fn run(op: &str, a: &str, b: &str) -> Result<String, CuteError> {
     let lb = || b.parse::<Layout>();
     let s = match op {
         "coalesce" => la()?.coalesce()?.to_string(),
+        "filter" => la()?.filter()?.to_string(),
+        "coalesce_by" => la()?
+            .coalesce_by(&axe_cute::parse_int_tuple(b)?)?
+            .to_string(),
         "composition" => axe_cute::composition_tiler(&la()?, &tb()?)?.to_string(),
         "complement" => {
             let bound: i64 = b

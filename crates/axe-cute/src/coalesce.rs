@@ -79,4 +79,44 @@ impl Layout {
             }
         }
     }
+
+    /// `filter(L)`: `L` with its stride-0 and extent-1 leaves removed, coalesced (CuTe's `filter`).
+    ///
+    /// **Law**: the values of `R` are the distinct values `L` takes through its nonzero-stride leaves:
+    /// `R(j) = L(i_j)` where `i_j` runs over the indices whose stride-0 digits are 0, in order, and
+    /// `size(R)` is the product of the extents of those leaves (`1:0` when none).
+    ///
+    /// ```
+    /// let l: axe_cute::Layout = "(2,(3,4)):(1,(0,2))".parse()?;
+    /// assert_eq!(l.filter()?.to_string(), "8:1");
+    /// # Ok::<(), axe_cute::CuteError>(())
+    /// ```
+    pub fn filter(&self) -> Result<Layout> {
+        let kept: Vec<(i64, i64)> = self.modes_flat().into_iter().filter(|m| m.1 != 0).collect();
+        Layout::from_modes(&coalesce_modes(kept))
+    }
+
+    /// `filter(L, profile)`: [`Layout::filter`] applied mode by mode as [`Layout::coalesce_by`] does.
+    pub fn filter_by(&self, profile: &IntTuple) -> Result<Layout> {
+        match profile {
+            IntTuple::Int(_) => self.filter(),
+            IntTuple::Tuple(ps) => {
+                if ps.len() > self.rank() {
+                    return Err(crate::CuteError::RankMismatch(format!(
+                        "profile {profile} has {} modes, the layout {}",
+                        ps.len(),
+                        self.rank()
+                    )));
+                }
+                let mut modes = Vec::new();
+                for (i, m) in self.modes()?.into_iter().enumerate() {
+                    modes.push(match ps.get(i) {
+                        Some(p) => m.filter_by(p)?,
+                        None => m,
+                    });
+                }
+                Layout::concat(&modes)
+            }
+        }
+    }
 }

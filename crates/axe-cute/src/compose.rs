@@ -99,9 +99,18 @@ impl fmt::Display for Tiler {
 }
 
 /// The leaves of `A` for composition: coalesced, at least one mode; the last mode runs on past its
-/// extent (A is evaluated at any `x ≥ 0` as CuTe does).
+/// extent (A is evaluated at any `x ≥ 0` as CuTe does). As in CuTe, a last leaf of extent 1 is kept
+/// with its stride to run on (`(4,3,1):(3,1,0)` runs on with stride 0, `1:1` with stride 1), where
+/// plain coalescing would drop it.
 pub(crate) fn extended_modes(a: &Layout) -> Vec<(i64, i64)> {
-    let m = coalesce_modes(a.modes_flat());
+    let mut flat = a.modes_flat();
+    if let Some(last) = flat.last_mut() {
+        if last.0 == 1 {
+            // Extent 2 stands for "runs on": only the last mode's stride matters past the others.
+            last.0 = 2;
+        }
+    }
+    let m = coalesce_modes(flat);
     if m.is_empty() {
         vec![(1, 0)]
     } else {
@@ -223,8 +232,9 @@ fn replace_leaves(
 /// `composition(A, B)` (`A ∘ B`).
 ///
 /// **Law**: `R(c) = A(B(c))` for every index `c ∈ [0, size(B))`, `size(R) = size(B)`, and when `B`'s
-/// shape is a tuple `rank(R) = rank(B)` and `size(R_i) = size(B_i)` for every top-level mode, where `A` is evaluated past its size by letting the
-/// last mode of `coalesce(A)` run on (as CuTe does). `B` must not take negative values.
+/// shape is a tuple `rank(R) = rank(B)` and `size(R_i) = size(B_i)` for every top-level mode, where `A` is
+/// evaluated past its size as [`Layout::eval`] does (the last leaf runs on, even of extent 1, as in CuTe:
+/// `(1):(1) ∘ 4:1 = 4:1`, `(4,3,1):(3,1,0) ∘ 24:1 = (4,3,2):(3,1,0)`). `B` must not take negative values.
 ///
 /// The result follows CuTe's closed form leaf by leaf when its divisibility conditions hold and `B`'s
 /// leaves nest (a proof, no enumeration). Otherwise the function `c ↦ A(B(c))` is enumerated (up to

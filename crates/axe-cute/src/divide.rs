@@ -179,20 +179,26 @@ fn zip_product(a: &Layout, b: &Layout, block_first: bool) -> Result<Layout> {
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    Layout::concat_owned(modes)
+    // CuTe coalesces each mode (profile `(1,…,1)`): same map, same mode sizes.
+    let profile = crate::IntTuple::Tuple(vec![crate::IntTuple::Int(1); modes.len()]);
+    Layout::concat_owned(modes)?.coalesce_by(&profile)
 }
 
 /// `blocked_product(A, B)`: with both padded to rank `r = max(rank A, rank B)` by `1:0` modes and
 /// `P = logical_product(A, B) = (A, C)`, the result's mode `i` is `(A_i, C_i)`: a block `A` repeated
 /// over `B`'s grid, `A`'s index fastest.
 ///
-/// **Law**: `R((a_i, c_i)_i) = A(a) + C(c)`, the `logical_product` map with the modes zipped.
+/// Each mode is then coalesced, as CuTe does (mode `i` keeps its size; an index `a_i + size(A_i)·c_i`
+/// within it is the pair `(a_i, c_i)`).
+///
+/// **Law**: `R((a_i + size(A_i)·c_i)_i) = A(a) + C(c)`, the `logical_product` map with the modes
+/// zipped.
 ///
 /// ```
 /// use axe_cute::{blocked_product, Layout};
 /// let a: Layout = "(2,5):(5,1)".parse()?;
 /// let b: Layout = "(3,4):(1,3)".parse()?;
-/// assert_eq!(blocked_product(&a, &b)?.to_string(), "((2,3),(5,4)):((5,10),(1,30))");
+/// assert_eq!(blocked_product(&a, &b)?.to_string(), "(6,(5,4)):(5,(1,30))");
 /// # Ok::<(), axe_cute::CuteError>(())
 /// ```
 pub fn blocked_product(a: &Layout, b: &Layout) -> Result<Layout> {
@@ -202,7 +208,8 @@ pub fn blocked_product(a: &Layout, b: &Layout) -> Result<Layout> {
 /// `raked_product(A, B)`: as [`blocked_product`] with each mode `(C_i, A_i)`: `A`'s elements raked
 /// across the copies, the copy index fastest.
 ///
-/// **Law**: `R((c_i, a_i)_i) = A(a) + C(c)`.
+/// **Law**: `R((c_i + size(C_i)·a_i)_i) = A(a) + C(c)` (each mode coalesced, as for
+/// [`blocked_product`]).
 ///
 /// ```
 /// use axe_cute::{raked_product, Layout};

@@ -1,7 +1,7 @@
 //! `right_inverse` and `left_inverse`.
 
 use crate::coalesce::coalesce_modes;
-use crate::complement::complement;
+use crate::complement::{complement, complement_is_exact};
 use crate::error::{mul, no_layout, CuteError, Result};
 use crate::fit::MAX_CHECK;
 use crate::layout::Layout;
@@ -44,15 +44,124 @@ fn right_inverse_modes(flat: &[(i64, i64)]) -> Result<Vec<(i64, i64)>> {
     Ok(out)
 }
 
-/// `left_inverse(L)`.
+/// `left_inverse(L)`, as CuTe gives it: for an injective `L` the true left inverse
+/// ([`left_inverse_strict`]); for a non-injective one a generalised inverse.
+///
+/// **Law**: for an injective `L`, `R(L(i)) = i` for every `i ∈ [0, size(L))` and
+/// `size(R) ≥ cosize(L)`. For a non-injective `L` (no true left inverse exists) `R` is a generalised
+/// inverse: `L(R(L(i))) = L(i)` for every `i`, `R(L(i)) ∈ [0, size(L))` and `size(R) ≥ cosize(L)`;
+/// it picks one index of each value. It is CuTe's `right_inverse((L, complement(L)))` when that
+/// satisfies the law, else `L'`'s inverse mapped back to `L`'s indices, where `L'` is `L` without its
+/// stride-0 leaves. [`is_true_left_inverse`] tells the two cases apart.
+///
+/// ```
+/// let l: axe_cute::Layout = "(2,2):(0,1)".parse()?;
+/// let r = l.left_inverse()?;                 // not a true inverse: L(0) = L(1)
+/// assert_eq!(r.to_string(), "2:2");
+/// for i in 0..l.size() { assert_eq!(l.eval(r.eval(l.eval(i)?)?)?, l.eval(i)?); }
+/// assert!(axe_cute::left_inverse_strict(&l).is_err());
+/// # Ok::<(), axe_cute::CuteError>(())
+/// ```
+pub fn left_inverse(l: &Layout) -> Result<Layout> {
+    match left_inverse_strict(l) {
+        Err(CuteError::NoLayout { reason, .. }) if reason.contains("not injective") => {
+            generalised_inverse(l).map_err(|e| match e {
+                CuteError::NoLayout { reason: why, .. } => no_layout(
+                    "left_inverse",
+                    format!("{reason}; and no generalised inverse was found: {why}"),
+                ),
+                other => other,
+            })
+        }
+        other => other,
+    }
+}
+
+/// Whether `L` is injective (so [`left_inverse`] is a true left inverse), by enumeration.
+pub fn is_true_left_inverse(l: &Layout) -> Result<bool> {
+    Ok(collision(l)?.is_none())
+}
+
+/// A generalised inverse of a non-injective `L`: CuTe's answer if it obeys the law, else the inverse of
+/// `L` without its stride-0 leaves mapped back to `L`'s indices.
+fn generalised_inverse(l: &Layout) -> Result<Layout> {
+    let cosize = l.cosize()?;
+    if let Ok(c) = complement(l, cosize) {
+        let mut flat = l.modes_flat();
+        flat.extend(c.modes_flat());
+        let r = Layout::from_modes(&coalesce_modes(right_inverse_modes(&flat)?))?;
+        if generalised_law(l, &r)? {
+            return Ok(r);
+        }
+    }
+    // L' = the leaves with a nonzero stride; E maps an index of L' to the index of L with the same
+    // value (the stride-0 digits zero).
+    let mut kept = Vec::new();
+    let mut weights = Vec::new();
+    let mut w = 1i64;
+    for (s, d) in l.modes_flat() {
+        if s > 1 && d != 0 {
+            kept.push((s, d));
+            weights.push((s, w));
+        }
+        w = mul(w, s)?;
+    }
+    let reduced = Layout::from_modes(&kept)?;
+    let inner = left_inverse_strict(&reduced)?;
+    let embed = Layout::from_modes(&weights)?;
+    let r = match crate::compose::composition(&embed, &inner) {
+        Ok(r) => Some(r),
+        // `inner` may take negative values: fit E ∘ inner from its values instead.
+        Err(_) => {
+            let vals = inner
+                .values(MAX_CHECK)?
+                .into_iter()
+                .map(|j| embed.eval(j))
+                .collect::<Result<Vec<_>>>();
+            match vals {
+                Ok(v) => crate::fit::fit(&v)?
+                    .map(|m| Layout::from_modes(&m))
+                    .transpose()?,
+                Err(_) => None,
+            }
+        }
+    };
+    match r {
+        Some(r) if generalised_law(l, &r)? => Ok(r),
+        _ => Err(CuteError::Unsupported {
+            op: "left_inverse",
+            reason: format!(
+                "{l} is not injective, and no generalised inverse (L(R(L(i))) = L(i)) was found from the left inverse {inner} of {reduced}"
+            ),
+        }),
+    }
+}
+
+/// `L(R(L(i))) = L(i)` with `R(L(i)) ∈ [0, size(L))` for every `i`, and `size(R) ≥ cosize(L)`.
+fn generalised_law(l: &Layout, r: &Layout) -> Result<bool> {
+    if r.size() < l.cosize()? {
+        return Ok(false);
+    }
+    let lv = l.values(MAX_CHECK)?;
+    for &v in &lv {
+        let j = r.eval(v)?;
+        if j < 0 || j >= l.size() || l.eval(j)? != v {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `left_inverse(L)` for an injective `L` only (the CLI's `--strict`).
 ///
 /// **Law**: `R(L(i)) = i` for every `i ∈ [0, size(L))`, and `size(R) ≥ cosize(L)` (every value of `L`
-/// is in `R`'s domain). It is `right_inverse((L, complement(L, cosize(L))))`, exact because
-/// `(L, complement)` is a bijection onto an interval.
+/// is in `R`'s domain). When `complement(L)` is exact ([`crate::complement_is_exact`]) it is
+/// `right_inverse((L, complement(L, cosize(L))))`, exact because `(L, complement)` is then a
+/// bijection onto an interval.
 ///
-/// When `L` has no complement but is injective and its strides, sorted, each divide the next with room
-/// for the leaf (`d_{k+1}/d_k ≥ s_k`), `R` reads the leaves' digits directly: `(2,3):(1,3)` (which
-/// pycute answers wrongly) has `(3,3):(1,2)`.
+/// When `L` is injective but its complement is not exact and its strides, sorted, each divide the next
+/// with room for the leaf (`d_{k+1}/d_k ≥ s_k`), `R` reads the leaves' digits directly:
+/// `(2,3):(1,3)` (which pycute answers wrongly) has `(3,3):(1,2)`.
 ///
 /// Otherwise, for `size(L) ≤ 64`, a bounded search: each size `N ∈ [cosize, 2·cosize]` and each ordered
 /// factorization of `N`, the strides solving `R(L(i)) = i` exactly over the integers (`(4,3):(6,5)` has
@@ -62,14 +171,15 @@ fn right_inverse_modes(flat: &[(i64, i64)]) -> Result<Vec<(i64, i64)>> {
 /// `L` injective and nothing found ([`CuteError::Unsupported`]: an answer may exist past the bounds).
 ///
 /// ```
+/// use axe_cute::left_inverse_strict as li;
 /// let l: axe_cute::Layout = "(4,(2,3)):(2,(1,8))".parse()?;
-/// assert_eq!(l.left_inverse()?.to_string(), "(2,4,3):(4,1,8)");
-/// assert!("(2,2):(0,1)".parse::<axe_cute::Layout>()?.left_inverse().is_err());
+/// assert_eq!(li(&l)?.to_string(), "(2,4,3):(4,1,8)");
+/// assert!(li(&"(2,2):(0,1)".parse()?).is_err());
 /// let l: axe_cute::Layout = "(2,3):(1,3)".parse()?;
-/// assert_eq!(l.left_inverse()?.to_string(), "(3,3):(1,2)");
+/// assert_eq!(li(&l)?.to_string(), "(3,3):(1,2)");
 /// # Ok::<(), axe_cute::CuteError>(())
 /// ```
-pub fn left_inverse(l: &Layout) -> Result<Layout> {
+pub fn left_inverse_strict(l: &Layout) -> Result<Layout> {
     const OP: &str = "left_inverse";
     let mut flat = l.modes_flat();
     if let Some(&(s, _)) = flat.iter().find(|&&(s, d)| s > 1 && d == 0) {
@@ -79,9 +189,10 @@ pub fn left_inverse(l: &Layout) -> Result<Layout> {
         ));
     }
     let cosize = l.cosize()?;
+    let exact = complement_is_exact(l);
     let c = match complement(l, cosize) {
-        Ok(c) => c,
-        Err(CuteError::NoLayout { .. }) => {
+        Ok(c) if exact => c,
+        Ok(_) | Err(CuteError::NoLayout { .. }) => {
             return Err(match collision(l)? {
                 Some((i, j, v)) => {
                     no_layout(OP, format!("{l} is not injective: L({i}) = L({j}) = {v}"))
@@ -98,7 +209,7 @@ pub fn left_inverse(l: &Layout) -> Result<Layout> {
                     CuteError::Unsupported {
                         op: OP,
                         reason: format!(
-                            "{l} is injective and has no complement; no left inverse was found among the layouts of size {cosize}..{} whose strides solve R(L(i)) = i",
+                            "{l} is injective and has no exact complement; no left inverse was found among the layouts of size {cosize}..{} whose strides solve R(L(i)) = i",
                             cosize.saturating_mul(2)
                         ),
                     }
@@ -169,5 +280,10 @@ impl Layout {
     /// `left_inverse(self)`; see [`left_inverse`].
     pub fn left_inverse(&self) -> Result<Layout> {
         left_inverse(self)
+    }
+
+    /// `left_inverse_strict(self)`; see [`left_inverse_strict`].
+    pub fn left_inverse_strict(&self) -> Result<Layout> {
+        left_inverse_strict(self)
     }
 }

@@ -221,14 +221,19 @@ impl Layout {
         )
     }
 
-    /// `L(i)` for a flat index `i ∈ [0, size)`: `i` written colexicographically in the leaves' radix, each
-    /// digit times its stride.
+    /// `L(i)` for a flat index `i ≥ 0`: `i` written colexicographically in the leaves' radix, each
+    /// digit times its stride. Past the size the last leaf runs on, as CuTe evaluates it: its digit is
+    /// whatever is left of `i` after the other leaves (`(4,1):(1,0)` at 4 is 0, `4:1` at 4 is 4).
+    /// Negative indices are errors.
     pub fn eval(&self, i: i64) -> Result<i64> {
-        if i < 0 || i >= self.size {
+        if i < 0 {
             return Err(CuteError::IndexOutOfRange {
                 index: i,
                 size: self.size,
             });
+        }
+        if i >= self.size {
+            return eval_modes(&self.modes_flat(), i);
         }
         let (mut rest, mut acc) = (i, 0i64);
         eval_tree(&self.shape, &self.stride, &mut rest, &mut acc)?;
@@ -241,9 +246,10 @@ impl Layout {
         crd2idx(coord, &self.shape, &self.stride)
     }
 
-    /// The coordinate (congruent to the shape) of flat index `i` (CuTe's `idx2crd`).
+    /// The coordinate (congruent to the shape) of flat index `i ≥ 0` (CuTe's `idx2crd`); past the size
+    /// the last leaf's component runs on.
     pub fn idx2crd(&self, i: i64) -> Result<IntTuple> {
-        if i < 0 || i >= self.size {
+        if i < 0 {
             return Err(CuteError::IndexOutOfRange {
                 index: i,
                 size: self.size,

@@ -24,9 +24,12 @@
 //! |---|---|
 //! | [`Layout::coalesce`], [`Layout::coalesce_by`] | same map, fewest modes (per mode for a profile) |
 //! | [`composition`] | `R(c) = A(B(c))`, `size(R_i) = size(B_i)` |
-//! | [`complement`] | `(A', R)` is a bijection of `[0, N)`, `N ≥ M`, `R` increasing |
+//! | [`Layout::filter`] | the values through the nonzero-stride leaves, coalesced |
+//! | [`complement`] | CuTe's postconditions: `R` increasing, `R(i) ∉ A` for `i ≥ 1`, size and cosize bounds |
 //! | [`right_inverse`] | `L(R(i)) = i` on `[0, size(R))` |
-//! | [`left_inverse`] | `R(L(i)) = i` on `[0, size(L))` |
+//! | [`left_inverse`] | `R(L(i)) = i` on `[0, size(L))`; `L(R(L(i))) = L(i)` for a non-injective `L` |
+//! | [`Layout::slice_and_offset`] | `offset + R(j) = L(c[_ ← j])` |
+//! | [`BasisLayout::compose`] | `R(c) = A(B(c))` as coordinates (`1@0`-style strides) |
 //! | [`logical_divide`] & co. | `A ∘ (B, complement(B, size A))`, regrouped |
 //! | [`logical_product`] & co. | `(A, complement(A, size A·cosize B) ∘ B)`, regrouped |
 //! | [`Swizzle::compose`] | `R(x) = S1(S2(x))` for every offset |
@@ -39,6 +42,7 @@
 //! [`MAX_DEPTH`], and no function panics on any input.
 
 mod axe;
+mod basis;
 #[doc(hidden)]
 pub mod bench_cases;
 mod coalesce;
@@ -53,11 +57,13 @@ mod inverse;
 mod layout;
 mod left_search;
 mod parse;
+mod slice;
 mod swizzle;
 
 pub use axe::{tv_from_axe, tv_to_axe, TID, VAL};
+pub use basis::BasisLayout;
 pub use bench_cases::{bench_cases, BenchCase};
-pub use complement::complement;
+pub use complement::{complement, complement_is_exact};
 pub use compose::{composition, composition_tiler, Tiler};
 pub use divide::{
     blocked_product, flat_divide, flat_product, logical_divide, logical_product, raked_product,
@@ -67,7 +73,8 @@ pub use error::{CuteError, Result};
 pub use fit::MAX_CHECK;
 pub use grid::{layout_grid, tv_grid};
 pub use int_tuple::{IntTuple, MAX_DEPTH};
-pub use inverse::{left_inverse, right_inverse};
+pub use inverse::{is_true_left_inverse, left_inverse, left_inverse_strict, right_inverse};
 pub use layout::{crd2idx, idx2crd, Layout};
 pub use parse::parse_int_tuple;
+pub use slice::SliceCoord;
 pub use swizzle::{AnyLayout, ComposedLayout, Swizzle};

@@ -301,6 +301,31 @@ impl AnyLayout {
             AnyLayout::Composed(c) => c.eval(i),
         }
     }
+
+    /// `op` applied to the (inner) layout, a swizzle kept outermost: CuTe's algebra on a
+    /// `ComposedLayout` for the operators that act on the domain side (composition, the divides,
+    /// coalesce, filter).
+    ///
+    /// **Law**: `Sw ∘ off ∘ op(L)`; when `op(L)(c) = L(g(c))` for some `g` (composition: `g = B`; a
+    /// divide: `g = (B, B*)`; coalesce: `g = id`), then `R(c) = self(g(c))`.
+    ///
+    /// ```
+    /// use axe_cute::{AnyLayout, Layout};
+    /// let sw: AnyLayout = "Sw<3,3,3> o 0 o (8,64):(64,1)".parse()?;
+    /// let b: Layout = "(4,8):(1,8)".parse()?;
+    /// let r = sw.map_inner(|l| l.compose(&b))?;
+    /// assert_eq!(r.to_string(), "Sw<3,3,3> o 0 o (4,8):(64,1)");
+    /// for i in 0..r.size() { assert_eq!(r.eval(i)?, sw.eval(b.eval(i)?)?); }
+    /// # Ok::<(), axe_cute::CuteError>(())
+    /// ```
+    pub fn map_inner(&self, op: impl FnOnce(&Layout) -> Result<Layout>) -> Result<AnyLayout> {
+        Ok(match self {
+            AnyLayout::Plain(l) => AnyLayout::Plain(op(l)?),
+            AnyLayout::Composed(c) => {
+                AnyLayout::Composed(ComposedLayout::new(c.swizzle, c.offset, op(&c.layout)?))
+            }
+        })
+    }
 }
 
 impl FromStr for AnyLayout {

@@ -131,7 +131,7 @@ fn product_examples() {
     let b = l("(3,4):(1,3)");
     assert_eq!(
         blocked_product(&a, &b).expect("ok").to_string(),
-        "((2,3),(5,4)):((5,10),(1,30))"
+        "(6,(5,4)):(5,(1,30))"
     );
     assert_eq!(
         raked_product(&a, &b).expect("ok").to_string(),

@@ -119,9 +119,28 @@ impl CuteLayout {
         Ok(PyArray1::from_vec(py, v))
     }
 
-    /// Merges modes without changing the map: `coalesce(L)(i) = L(i)` for every `i`.
-    fn coalesce(&self) -> PyResult<Self> {
-        Ok(self.plain()?.coalesce().map_err(errors::cute)?.into())
+    /// Merges modes without changing the map: `coalesce(L)(i) = L(i)` for every `i`; with a profile
+    /// (CuTe's notation, e.g. `"(1,1)"`) mode by mode, keeping each mode's size.
+    #[pyo3(signature = (profile = None))]
+    fn coalesce(&self, profile: Option<&str>) -> PyResult<Self> {
+        let l = self.plain()?;
+        let r = match profile {
+            None => l.coalesce(),
+            Some(p) => l.coalesce_by(&c::parse_int_tuple(p).map_err(errors::cute)?),
+        };
+        Ok(r.map_err(errors::cute)?.into())
+    }
+
+    /// CuTe's `filter`: the stride-0 and extent-1 leaves removed, then coalesced; with a profile mode by
+    /// mode.
+    #[pyo3(signature = (profile = None))]
+    fn filter(&self, profile: Option<&str>) -> PyResult<Self> {
+        let l = self.plain()?;
+        let r = match profile {
+            None => l.filter(),
+            Some(p) => l.filter_by(&c::parse_int_tuple(p).map_err(errors::cute)?),
+        };
+        Ok(r.map_err(errors::cute)?.into())
     }
 
     /// `self ∘ other`: `(A ∘ B)(i) = A(B(i))` for every `i` of `B`'s domain; `other` may be a by-mode
@@ -150,9 +169,23 @@ impl CuteLayout {
             .into())
     }
 
-    /// `L` with `L(self(i)) = i` for every `i` (`self` injective).
-    fn left_inverse(&self) -> PyResult<Self> {
-        Ok(c::left_inverse(self.plain()?).map_err(errors::cute)?.into())
+    /// `L` with `L(self(i)) = i` for every `i` when `self` is injective; otherwise CuTe's generalised
+    /// inverse (`self(L(self(i))) = self(i)`, not a true inverse), or with `strict=True` an error.
+    #[pyo3(signature = (strict = false))]
+    fn left_inverse(&self, strict: bool) -> PyResult<Self> {
+        let l = self.plain()?;
+        let r = if strict {
+            c::left_inverse_strict(l)
+        } else {
+            c::left_inverse(l)
+        };
+        Ok(r.map_err(errors::cute)?.into())
+    }
+
+    /// Whether `self` is injective, so that `left_inverse()` is a true left inverse.
+    #[getter]
+    fn injective(&self) -> PyResult<bool> {
+        c::is_true_left_inverse(self.plain()?).map_err(errors::cute)
     }
 
     /// `self ∘ (T, complement(T))`: the tiles of `tiler` first, then their repetitions.

@@ -47,25 +47,15 @@ pub fn brute(l: &Layout) -> Vec<i64> {
         .collect()
 }
 
-/// `A(x)` for any `x ≥ 0`, letting the last mode of `coalesce(A)` run on (the definition, written out).
+/// `A(x)` for any `x ≥ 0` as CuTe evaluates it (the definition, written out): `x`'s colexicographic
+/// digits over the flat leaves, the last leaf taking whatever is left (its extent, even 1, ignored).
 pub fn extended(a: &Layout, x: i64) -> i64 {
-    let mut modes: Vec<(i64, i64)> = Vec::new();
-    for (s, d) in a.shape().leaves().into_iter().zip(a.stride().leaves()) {
-        if s == 1 {
-            continue;
-        }
-        match modes.last_mut() {
-            Some(last) if last.0 * last.1 == d => last.0 *= s,
-            _ => modes.push((s, d)),
-        }
-    }
-    if modes.is_empty() {
-        return 0;
-    }
+    let shape = a.shape().leaves();
+    let stride = a.stride().leaves();
     let mut rest = x;
     let mut v = 0;
-    for (k, (s, d)) in modes.iter().enumerate() {
-        if k + 1 == modes.len() {
+    for (k, (s, d)) in shape.iter().zip(&stride).enumerate() {
+        if k + 1 == shape.len() {
             v += rest * d;
         } else {
             v += (rest % s) * d;
