@@ -629,3 +629,77 @@ proptest! {
         prop_assert_eq!(p, inv);
     }
 }
+
+/// Layouts whose out-dims are `dim0..` in order, in another order, or named otherwise, and whose in-dims
+/// have any name, some of which the attribute cannot spell.
+fn any_named_layout() -> impl Strategy<Value = LinearLayout> {
+    let outs = prop_oneof![
+        Just(vec!["dim0", "dim1"]),
+        Just(vec!["dim1", "dim0"]),
+        Just(vec!["dim0"]),
+        Just(vec!["dim1"]),
+        Just(vec!["x", "y"]),
+        Just(vec!["dim0", "dim2"]),
+        Just(vec!["dim0", "dim1", "dim2"]),
+    ];
+    let ins = prop_oneof![
+        Just(vec!["register", "lane"]),
+        Just(vec!["offset"]),
+        Just(vec!["dim0", "dim1"]),
+        Just(vec!["a b"]),
+        Just(vec!["9lives", "warp"]),
+    ];
+    (outs, ins).prop_flat_map(|(o, i)| {
+        layout_with(
+            o.iter().map(|s| s.to_string()).collect(),
+            i.iter().map(|s| s.to_string()).collect(),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// `ttg()` reads back as the same layout, and refuses only where the attribute would read back as
+    /// another one.
+    #[test]
+    fn ttg_reads_back_as_the_same_layout_or_is_refused(l in any_named_layout()) {
+        let unchecked_ok = parse_ttg(&l.to_ttg()).map(|b| b == l).unwrap_or(false);
+        match l.ttg() {
+            Ok(text) => {
+                prop_assert_eq!(&text, &l.to_ttg());
+                prop_assert_eq!(parse_ttg(&text).expect("own output"), l);
+            }
+            Err(TritonError::NotExpressible(why)) => {
+                prop_assert!(!unchecked_ok, "refused a form that reads back: {}", why);
+                prop_assert!(why.contains("JSON form"), "{}", why);
+            }
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
+    }
+}
+
+#[test]
+fn ttg_refuses_out_dims_out_of_order_naming_why() {
+    // Registers move dim1; read back as `dim0, dim1` they would move dim0.
+    let l = parse_json(r#"{"in": {"register": [[1, 0], [2, 0]], "lane": [[0, 1]]}, "out": {"dim1": 4, "dim0": 2}}"#)
+        .expect("valid");
+    let why = l.ttg().expect_err("out of order").to_string();
+    assert!(
+        why.contains("dim1, dim0") && why.contains("out-dim 0 is `dim1`"),
+        "{why}"
+    );
+    let named = parse_json(r#"{"in": {"register": [[1]]}, "out": {"x": 2}}"#).expect("valid");
+    assert!(named.ttg().expect_err("named").to_string().contains("`x`"));
+    let larger = parse_json(r#"{"in": {"register": [[1]]}, "out": {"dim0": 4}}"#).expect("valid");
+    let why = larger.ttg().expect_err("sizes").to_string();
+    assert!(why.contains("size 4") && why.contains("only 2"), "{why}");
+    let fine = parse_json(
+        r#"{"in": {"register": [[1, 0]], "lane": [[0, 1]]}, "out": {"dim0": 2, "dim1": 2}}"#,
+    )
+    .expect("valid");
+    assert_eq!(
+        fine.ttg().expect("fits"),
+        "#ttg.linear<{register = [[1, 0]], lane = [[0, 1]]}>"
+    );
+}

@@ -192,7 +192,7 @@ impl GluonLayout {
         self.check_shape(shape)?;
         for (i, s) in shape.iter().enumerate() {
             log2_exact(*s, || {
-                format!("tensor dim {i} (Axe lays it out: use to_axe)")
+                format!("tensor dim {i} (an Axe layout covers it: `axe triton to-axe`)")
             })?;
         }
         match self {
