@@ -132,7 +132,9 @@ fn show_text_lists_dims_and_the_map() {
     );
     assert!(out.contains("out dims    dim0=4 dim1=4"), "{out}");
     assert!(
-        out.contains("map         flat input (register, lane, warp, block, first fastest) -> (dim0, dim1)"),
+        out.contains(
+            "map         flat input (register, lane, warp, block, first fastest) -> (dim0, dim1)"
+        ),
         "{out}"
     );
     // Every flat input's coordinates, eight per line: the text map is the JSON map.
@@ -163,7 +165,10 @@ fn show_text_lists_dims_and_the_map() {
     assert_eq!(code, 0);
     assert!(out.contains("out dims    dim0=48 dim1=64"), "{out}");
     assert!(out.contains("in dims     register=24 lane=32 warp=4 block=1"));
-    assert_eq!(out.lines().filter(|l| l.starts_with("  ")).count(), 48 * 64 / 8);
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("  ")).count(),
+        48 * 64 / 8
+    );
     assert!(out.contains("axe triton to-axe"), "{out}");
 }
 
@@ -196,7 +201,11 @@ fn ttg_is_printed_only_where_it_reads_back_as_the_same_layout() {
     let (_, out, _) = run(&["triton", "show", swapped]);
     assert!(out.contains("ttg         - (not expressible"), "{out}");
     // Wherever it is printed, it reads back as the same map and dims.
-    for l in [BASES, swapped, r#"{"in": {"register": [[1]]}, "out": {"dim0": 4}}"#] {
+    for l in [
+        BASES,
+        swapped,
+        r#"{"in": {"register": [[1]]}, "out": {"dim0": 4}}"#,
+    ] {
         let v = json_lines(&["triton", "show", l, "--json"]);
         if let Some(ttg) = v[0]["ttg"].as_str() {
             let again = json_lines(&["triton", "show", ttg, "--json"]);
@@ -210,7 +219,8 @@ fn ttg_is_printed_only_where_it_reads_back_as_the_same_layout() {
 
 #[test]
 fn invert_of_an_xor_swizzle_over_shared_names() {
-    let l = r#"{"in": {"dim0": [[1,1],[2,2]], "dim1": [[0,1],[0,2]]}, "out": {"dim0": 4, "dim1": 4}}"#;
+    let l =
+        r#"{"in": {"dim0": [[1,1],[2,2]], "dim1": [[0,1],[0,2]]}, "out": {"dim0": 4, "dim1": 4}}"#;
     let v = json_lines(&["triton", "invert", l, "--json"]);
     // Self-inverse: (a, b) -> (a, a xor b) undoes itself.
     assert_eq!(
