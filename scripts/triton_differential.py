@@ -155,6 +155,49 @@ def rand_mma_case(rng):
     return lay, shape
 
 
+def rand_cga(rng, rank):
+    """A CGA encoding over `rank` dims: each CTA bit a unit vector (the next power of two along its dim)
+    or, now and then, zeros (CTAs holding copies); rarely a base Triton rejects."""
+    nxt = [1] * rank
+    bases = []
+    for _ in range(rng.randrange(1, 4)):
+        if rng.random() < 0.15:
+            bases.append([0] * rank)
+            continue
+        d = rng.randrange(rank)
+        b = [0] * rank
+        b[d] = nxt[d]
+        nxt[d] *= 2
+        bases.append(b)
+    rng.shuffle(bases)
+    if rng.random() < 0.05:
+        bases.append([1] * rank)  # not a permutation: both refuse
+    return bases
+
+
+def rand_multi_cta_case(rng):
+    """A multi-CTA BlockedLayout or NVMMASharedLayout over a power-of-two shape."""
+    if rng.random() < 0.6:
+        rank = rng.randrange(1, 4)
+        p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
+        order = list(range(rank))
+        rng.shuffle(order)
+        lay = gl.BlockedLayout(size_per_thread=p(3), threads_per_warp=p(3), warps_per_cta=p(2), order=order,
+                               cga_layout=rand_cga(rng, rank))
+        return lay, p(7)
+    swizzle = rng.choice([0, 32, 64, 128])
+    bits = rng.choice([8, 16, 32])
+    rank = rng.choice([2, 2, 3])
+    transposed = rng.random() < 0.3
+    lay = gl.NVMMASharedLayout(swizzle_byte_width=swizzle, element_bitwidth=bits, rank=rank, transposed=transposed,
+                               cga_layout=rand_cga(rng, rank))
+    shape = rand_shape(rng, rank, 9)
+    contig = 0 if transposed else rank - 1
+    shape[contig] = max(shape[contig], 4 * 8 * max(swizzle, 16) // bits)
+    shape[rank - 1 if transposed else 0] = max(shape[rank - 1 if transposed else 0], 32)
+    return lay, shape
+
+
 # Hand-picked cases for --named: kWidth variants, both operands, Ampere, Hopper and blocked parents, every
 # swizzle width, transposed, FP4 padding, a rank-3 shared buffer.
 def named_cases():
@@ -303,6 +346,25 @@ def main():
         mma["agree"] += stats["agree"] - before
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
     stats["mma_and_nvmma_shared"] = mma
+    # Multi-CTA Blocked and NVMMA shared layouts, Triton asked in a fork.
+    multi = {"agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 2)):
+        lay, shape = rand_multi_cta_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                multi["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        multi["agree"] += stats["agree"] - before
+    stats["multi_cta"] = multi
     if a.named:
         lines = []
         for lay, shape in named_cases():

@@ -439,3 +439,45 @@ fn hardware_map_of_an_axe_layout_is_tritons_map_where_triton_has_one() {
     let e = axe_triton::hardware_map(&odd, &[4], &dims).unwrap_err();
     assert!(e.to_string().contains("tid"), "{e}");
 }
+
+/// Multi-CTA layouts, against the bases Triton 3.9's `GluonOpBuilder.to_linear_layout` gives for them.
+#[test]
+fn multi_cta_layouts_follow_triton() {
+    let blocked = |cga: &str| {
+        axe_triton::gluon::parse_gluon(&format!(
+            "BlockedLayout(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[2, 2], order=[1, 0], cga_layout={cga})"
+        ))
+    };
+    let lanes = "[[0, 1], [0, 2], [0, 4], [1, 0], [2, 0]]";
+    for (cga, shape, want) in [
+        ("[[1, 0]]", [16u64, 16], format!(r#"{{"in": {{"register": [], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[8, 0]]}}, "out": {{"dim0": 16, "dim1": 16}}}}"#)),
+        ("[[1, 0]]", [64, 16], format!(r#"{{"in": {{"register": [[8, 0], [16, 0]], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[32, 0]]}}, "out": {{"dim0": 64, "dim1": 16}}}}"#)),
+        ("[[0, 1], [1, 0]]", [64, 64], format!(r#"{{"in": {{"register": [[0, 16], [8, 0], [16, 0]], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[0, 32], [32, 0]]}}, "out": {{"dim0": 64, "dim1": 64}}}}"#)),
+        ("[[0, 0]]", [8, 16], format!(r#"{{"in": {{"register": [], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[0, 0]]}}, "out": {{"dim0": 8, "dim1": 16}}}}"#)),
+        ("[[1, 0]]", [4, 16], r#"{"in": {"register": [], "lane": [[0, 1], [0, 2], [0, 4], [1, 0], [0, 0]], "warp": [[0, 8], [0, 0]], "block": [[2, 0]]}, "out": {"dim0": 4, "dim1": 16}}"#.to_string()),
+        ("[[2, 0], [1, 0]]", [64, 64], format!(r#"{{"in": {{"register": [[0, 16], [0, 32], [8, 0]], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[32, 0], [16, 0]]}}, "out": {{"dim0": 64, "dim1": 64}}}}"#)),
+    ] {
+        let ll = blocked(cga).expect("valid").to_linear(&shape).expect("powers of two");
+        assert_eq!(ll.to_json(), want, "cga_layout={cga} over {shape:?}");
+    }
+    // Not a permutation of CTA bits: Triton rejects it, and so does axe.
+    let e = blocked("[[1, 0], [1, 0]]").expect_err("two CTA bits on one position").to_string();
+    assert!(e.contains("cga_layout along dim 0"), "{e}");
+    assert!(blocked("[[1, 1]]").is_err());
+    assert!(blocked("[[3, 0]]").is_err());
+    assert!(blocked("[[1]]").is_err());
+    let shared = axe_triton::gluon::parse_gluon(
+        "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=False, fp4_padded=False, cga_layout=[[0, 1]])",
+    )
+    .expect("valid");
+    assert_eq!(
+        shared.to_linear(&[64, 128]).expect("fits").to_json(),
+        r#"{"in": {"offset": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 8], [2, 16], [4, 32], [8, 0], [16, 0], [32, 0]], "block": [[0, 64]]}, "out": {"dim0": 64, "dim1": 128}}"#
+    );
+    // Two CTAs along the rows: an Axe layout over reg/lane/warp/block.
+    let ll = blocked("[[1, 0]]").expect("valid").to_linear(&[16, 16]).expect("fits");
+    assert_eq!(
+        ll.to_axe().expect("affine").to_string(),
+        "S[(2,2,4,2,8):(1@block,2@warp,8@lane,1@warp,1@lane)]"
+    );
+}

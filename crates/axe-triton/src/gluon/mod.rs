@@ -22,6 +22,7 @@ use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
 use axe_layout::{Axis, Coord, Iter, Layout};
 
+mod cga;
 mod dot;
 mod parse;
 mod shared;
@@ -93,6 +94,15 @@ pub enum GluonLayout {
         transposed: bool,
         /// FP4 data padded to bytes (8 real and 8 padding bytes per 16).
         fp4_padded: bool,
+    },
+    /// A `BlockedLayout` or `NVMMASharedLayout` with `cga_layout=[[...], ...]`: spread over the CTAs of a
+    /// cluster (in-dim `block`), each CTA laying `layout` over its part of the tensor (see the `cga`
+    /// module's rules).
+    MultiCta {
+        /// The layout each CTA lays over its part.
+        layout: Box<GluonLayout>,
+        /// The tensor position of each CTA bit, in units of the per-CTA part.
+        cga_layout: Vec<Vec<u64>>,
     },
     /// `SliceLayout(dim, parent)`: the parent with tensor dim `dim` removed.
     Slice {
@@ -174,6 +184,7 @@ impl GluonLayout {
             GluonLayout::DotOperand { parent, .. } => parent.rank(),
             GluonLayout::NvmmaShared { rank, .. } => *rank,
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
+            GluonLayout::MultiCta { layout, .. } => layout.rank(),
         }
     }
 
@@ -307,6 +318,9 @@ impl GluonLayout {
                 *fp4_padded,
                 shape,
             ),
+            GluonLayout::MultiCta { layout, cga_layout } => {
+                cga::to_linear(layout, cga_layout, shape)
+            }
             GluonLayout::Slice { dim, parent } => {
                 let mut pshape = shape.to_vec();
                 pshape.insert(*dim, 1);
@@ -465,6 +479,7 @@ impl GluonLayout {
             | GluonLayout::Nvmma { .. }
             | GluonLayout::DotOperand { .. }
             | GluonLayout::NvmmaShared { .. }
+            | GluonLayout::MultiCta { .. }
             | GluonLayout::SwizzledShared { .. } => self.to_linear(shape)?.to_axe(),
         }
     }

@@ -132,7 +132,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                         Value::List(items)
                             if k < 6 && items.iter().all(|i| i.value == Value::Int(1)) => {}
                         Value::List(_) if k == 6 => {}
-                        Value::List(items) if k == 7 && items.is_empty() => {}
+                        Value::List(_) if k == 7 => {}
                         _ => {
                             return Err(error_at(
                                 src,
@@ -143,12 +143,16 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                     }
                 }
             }
-            Ok(GluonLayout::Blocked {
-                size_per_thread,
-                threads_per_warp,
-                warps_per_cta,
-                order,
-            })
+            let cga = cga_bases(src, found[7], rank)?;
+            Ok(with_cga(
+                GluonLayout::Blocked {
+                    size_per_thread,
+                    threads_per_warp,
+                    warps_per_cta,
+                    order,
+                },
+                cga,
+            ))
         }
         "SwizzledSharedLayout" => {
             let mut three = Vec::new();
@@ -289,12 +293,52 @@ fn boolean(src: &str, v: &Spanned, what: &str) -> Result<bool> {
     }
 }
 
-fn single_cta(src: &str, a: Option<&Spanned>) -> Result<()> {
-    match a.map(|a| (a, &a.value)) {
-        None => Ok(()),
-        Some((_, Value::Word(w))) if w == "None" => Ok(()),
-        Some((_, Value::List(items))) if items.is_empty() => Ok(()),
-        Some((a, _)) => Err(error_at(src, a.at, "only single-CTA layouts are supported")),
+/// The bases of a `cga_layout` argument (none for `None` or `[]`), checked as Triton's CGA encoding over
+/// `rank` dims.
+fn cga_bases(src: &str, a: Option<&Spanned>, rank: usize) -> Result<Vec<Vec<u64>>> {
+    let Some(a) = a else { return Ok(Vec::new()) };
+    let items = match &a.value {
+        Value::Word(w) if w == "None" => return Ok(Vec::new()),
+        Value::List(items) => items,
+        _ => return Err(error_at(src, a.at, "cga_layout must be a list of bases")),
+    };
+    let mut bases = Vec::new();
+    for b in items {
+        let Value::List(cs) = &b.value else {
+            return Err(error_at(
+                src,
+                b.at,
+                "a cga_layout base must be a list of coordinates",
+            ));
+        };
+        let mut base = Vec::new();
+        for c in cs {
+            match c.value {
+                Value::Int(x) if x >= 0 => base.push(x as u64),
+                _ => {
+                    return Err(error_at(
+                        src,
+                        c.at,
+                        "cga_layout coordinates must be integers ≥ 0",
+                    ))
+                }
+            }
+        }
+        bases.push(base);
+    }
+    super::cga::check(&bases, rank).map_err(|why| error_at(src, a.at, why))?;
+    Ok(bases)
+}
+
+/// `layout` spread over CTAs by `cga` (itself when `cga` is empty).
+fn with_cga(layout: GluonLayout, cga: Vec<Vec<u64>>) -> GluonLayout {
+    if cga.is_empty() {
+        layout
+    } else {
+        GluonLayout::MultiCta {
+            layout: Box::new(layout),
+            cga_layout: cga,
+        }
     }
 }
 
@@ -415,14 +459,17 @@ fn nvmma_shared(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<Gl
             "fp4_padded needs swizzle_byte_width=128 and element_bitwidth=8",
         ));
     }
-    single_cta(src, found[5])?;
-    Ok(GluonLayout::NvmmaShared {
-        swizzle_byte_width,
-        element_bitwidth,
-        rank,
-        transposed,
-        fp4_padded,
-    })
+    let cga = cga_bases(src, found[5], rank)?;
+    Ok(with_cga(
+        GluonLayout::NvmmaShared {
+            swizzle_byte_width,
+            element_bitwidth,
+            rank,
+            transposed,
+            fp4_padded,
+        },
+        cga,
+    ))
 }
 
 /// Reads a Gluon layout from its constructor text.
