@@ -17,6 +17,7 @@ import sys
 from triton._C.libtriton import ir, gluon_ir
 from triton._C.libtriton.linear_layout import LinearLayout as LL
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language import amd
 
 IN_NAMES = ["register", "lane", "warp", "block"]
 
@@ -176,7 +177,15 @@ def rand_cga(rng, rank):
 
 
 def rand_multi_cta_case(rng):
-    """A multi-CTA BlockedLayout or NVMMASharedLayout over a power-of-two shape."""
+    """An AMD MFMA accumulator, or a multi-CTA BlockedLayout or NVMMASharedLayout, over a power-of-two shape."""
+    if rng.random() < 0.3:
+        # AMD's MFMA accumulator (one CTA; 16×16 and 32×32 tiles).
+        m = rng.choice([16, 32])
+        version = rng.randrange(1, 5)
+        k = rng.choice([8, 16]) if m == 32 else rng.choice([16, 32])
+        lay = amd.AMDMFMALayout(version=version, instr_shape=[m, m, k], transposed=rng.random() < 0.5,
+                                warps_per_cta=[1 << rng.randrange(0, 3), 1 << rng.randrange(0, 3)])
+        return lay, rand_shape(rng, 2, 8)
     if rng.random() < 0.6:
         rank = rng.randrange(1, 4)
         p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
@@ -346,8 +355,8 @@ def main():
         mma["agree"] += stats["agree"] - before
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
     stats["mma_and_nvmma_shared"] = mma
-    # Multi-CTA Blocked and NVMMA shared layouts, Triton asked in a fork.
-    multi = {"agree": 0, "both_refused": 0}
+    # AMD MFMA accumulators, multi-CTA Blocked and NVMMA shared layouts, Triton asked in a fork.
+    multi = {"agree": 0, "both_refused": 0, "amd_mfma_agree": 0}
     for _ in range(max(1, a.cases // 2)):
         lay, shape = rand_multi_cta_case(rng)
         text = repr(lay)
@@ -364,7 +373,9 @@ def main():
         before = stats["agree"]
         check("gluon " + text + " " + shape_s, ours, theirs)
         multi["agree"] += stats["agree"] - before
-    stats["multi_cta"] = multi
+        if text.startswith("AMDMFMALayout"):
+            multi["amd_mfma_agree"] += stats["agree"] - before
+    stats["multi_cta_and_amd"] = multi
     if a.named:
         lines = []
         for lay, shape in named_cases():

@@ -461,7 +461,9 @@ fn multi_cta_layouts_follow_triton() {
         assert_eq!(ll.to_json(), want, "cga_layout={cga} over {shape:?}");
     }
     // Not a permutation of CTA bits: Triton rejects it, and so does axe.
-    let e = blocked("[[1, 0], [1, 0]]").expect_err("two CTA bits on one position").to_string();
+    let e = blocked("[[1, 0], [1, 0]]")
+        .expect_err("two CTA bits on one position")
+        .to_string();
     assert!(e.contains("cga_layout along dim 0"), "{e}");
     assert!(blocked("[[1, 1]]").is_err());
     assert!(blocked("[[3, 0]]").is_err());
@@ -475,9 +477,67 @@ fn multi_cta_layouts_follow_triton() {
         r#"{"in": {"offset": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 8], [2, 16], [4, 32], [8, 0], [16, 0], [32, 0]], "block": [[0, 64]]}, "out": {"dim0": 64, "dim1": 128}}"#
     );
     // Two CTAs along the rows: an Axe layout over reg/lane/warp/block.
-    let ll = blocked("[[1, 0]]").expect("valid").to_linear(&[16, 16]).expect("fits");
+    let ll = blocked("[[1, 0]]")
+        .expect("valid")
+        .to_linear(&[16, 16])
+        .expect("fits");
     assert_eq!(
         ll.to_axe().expect("affine").to_string(),
         "S[(2,2,4,2,8):(1@block,2@warp,8@lane,1@warp,1@lane)]"
     );
+}
+
+/// AMD MFMA accumulators, against the bases Triton 3.9 gives for them.
+#[test]
+fn amd_mfma_follows_triton() {
+    let mfma = |args: &str| {
+        axe_triton::gluon::parse_gluon(&format!(
+            "AMDMFMALayout({args}, element_bitwidth=32, tiles_per_warp=[1, 1], cga_layout=[])"
+        ))
+        .expect("valid")
+    };
+    for (args, shape, want) in [
+        (
+            "version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1]",
+            [32u64, 32],
+            r#"{"in": {"register": [[1, 0], [2, 0], [8, 0], [16, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": [], "block": []}, "out": {"dim0": 32, "dim1": 32}}"#,
+        ),
+        (
+            "version=3, instr_shape=[32, 32, 8], transposed=True, warps_per_cta=[1, 1]",
+            [32, 32],
+            r#"{"in": {"register": [[0, 1], [0, 2], [0, 8], [0, 16]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 4]], "warp": [], "block": []}, "out": {"dim0": 32, "dim1": 32}}"#,
+        ),
+        (
+            "version=3, instr_shape=[16, 16, 16], transposed=False, warps_per_cta=[2, 2]",
+            [64, 64],
+            r#"{"in": {"register": [[1, 0], [2, 0], [0, 32], [32, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [4, 0], [8, 0]], "warp": [[0, 16], [16, 0]], "block": []}, "out": {"dim0": 64, "dim1": 64}}"#,
+        ),
+        (
+            "version=4, instr_shape=[32, 32, 16], transposed=False, warps_per_cta=[2, 1]",
+            [64, 32],
+            r#"{"in": {"register": [[1, 0], [2, 0], [8, 0], [16, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": [[32, 0]], "block": []}, "out": {"dim0": 64, "dim1": 32}}"#,
+        ),
+        (
+            "version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1]",
+            [8, 8],
+            r#"{"in": {"register": [[1, 0], [2, 0], [0, 0], [0, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 0], [0, 0], [4, 0]], "warp": [], "block": []}, "out": {"dim0": 8, "dim1": 8}}"#,
+        ),
+    ] {
+        let got = mfma(args).to_linear(&shape).expect("powers of two").to_json();
+        assert_eq!(got, want, "{args} over {shape:?}");
+    }
+    // What is not covered yet is refused, not guessed.
+    for bad in [
+        "AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1], element_bitwidth=64)",
+        "AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1], tiles_per_warp=[2, 1])",
+        "AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1], cga_layout=[[1, 0]])",
+        "AMDMFMALayout(version=5, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1])",
+    ] {
+        assert!(axe_triton::gluon::parse_gluon(bad).is_err(), "{bad}");
+    }
+    let four = axe_triton::gluon::parse_gluon(
+        "AMDMFMALayout(version=3, instr_shape=[4, 4, 4], transposed=False, warps_per_cta=[1, 1])",
+    )
+    .expect("parses");
+    assert!(four.to_linear(&[4, 4]).is_err());
 }

@@ -22,6 +22,7 @@ use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
 use axe_layout::{Axis, Coord, Iter, Layout};
 
+mod amd;
 mod cga;
 mod dot;
 mod parse;
@@ -94,6 +95,18 @@ pub enum GluonLayout {
         transposed: bool,
         /// FP4 data padded to bytes (8 real and 8 padding bytes per 16).
         fp4_padded: bool,
+    },
+    /// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta)`: the accumulator of AMD's `mfma`
+    /// (16×16 or 32×32 tiles, 64 lanes; `element_bitwidth` 32, one tile per warp, one CTA).
+    AmdMfma {
+        /// The CDNA generation (1 to 4).
+        version: u64,
+        /// The instruction's shape `[M, N, K]`.
+        instr_shape: Vec<u64>,
+        /// Rows along dim 1 instead of dim 0.
+        transposed: bool,
+        /// Warps per CTA along each dim.
+        warps_per_cta: Vec<u64>,
     },
     /// A `BlockedLayout` or `NVMMASharedLayout` with `cga_layout=[[...], ...]`: spread over the CTAs of a
     /// cluster (in-dim `block`), each CTA laying `layout` over its part of the tensor (see the `cga`
@@ -185,6 +198,7 @@ impl GluonLayout {
             GluonLayout::NvmmaShared { rank, .. } => *rank,
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
             GluonLayout::MultiCta { layout, .. } => layout.rank(),
+            GluonLayout::AmdMfma { .. } => 2,
         }
     }
 
@@ -321,6 +335,12 @@ impl GluonLayout {
             GluonLayout::MultiCta { layout, cga_layout } => {
                 cga::to_linear(layout, cga_layout, shape)
             }
+            GluonLayout::AmdMfma {
+                instr_shape,
+                transposed,
+                warps_per_cta,
+                ..
+            } => amd::mfma(instr_shape, *transposed, warps_per_cta, shape),
             GluonLayout::Slice { dim, parent } => {
                 let mut pshape = shape.to_vec();
                 pshape.insert(*dim, 1);
@@ -480,6 +500,7 @@ impl GluonLayout {
             | GluonLayout::DotOperand { .. }
             | GluonLayout::NvmmaShared { .. }
             | GluonLayout::MultiCta { .. }
+            | GluonLayout::AmdMfma { .. }
             | GluonLayout::SwizzledShared { .. } => self.to_linear(shape)?.to_axe(),
         }
     }

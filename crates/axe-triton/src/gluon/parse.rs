@@ -46,6 +46,15 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
         "NVMMADistributedLayout" => &["version", "warps_per_cta", "instr_shape", "cga_layout"],
         "SwizzledSharedLayout" => &["vec", "per_phase", "max_phase", "order", "cga_layout"],
         "DotOperandLayout" => &["operand_index", "parent", "k_width"],
+        "AMDMFMALayout" => &[
+            "version",
+            "instr_shape",
+            "transposed",
+            "warps_per_cta",
+            "element_bitwidth",
+            "tiles_per_warp",
+            "cga_layout",
+        ],
         "NVMMASharedLayout" => &[
             "swizzle_byte_width",
             "element_bitwidth",
@@ -58,7 +67,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             return Err(error_at(
                 src,
                 v.at,
-                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout and NVMMASharedLayout are)"),
+                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout and AMDMFMALayout are)"),
             ))
         }
     };
@@ -87,6 +96,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
     match short {
         "DotOperandLayout" => dot_operand(src, v, &found, depth),
         "NVMMASharedLayout" => nvmma_shared(src, v, &found),
+        "AMDMFMALayout" => amd_mfma(src, v, &found),
         "BlockedLayout" => {
             let size_per_thread = ints(src, need(0)?, "size_per_thread")?;
             let threads_per_warp = ints(src, need(1)?, "threads_per_warp")?;
@@ -470,6 +480,55 @@ fn nvmma_shared(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<Gl
         },
         cga,
     ))
+}
+
+/// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta, element_bitwidth=None,
+/// tiles_per_warp=None, cga_layout=[])`: 32-bit elements, one tile per warp and one CTA only.
+fn amd_mfma(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<GluonLayout> {
+    let need = |k: usize, key: &str| {
+        found[k].ok_or_else(|| error_at(src, v.at, format!("`AMDMFMALayout` needs `{key}`")))
+    };
+    let version_v = need(0, "version")?;
+    let version = int(src, version_v, "version")?;
+    if !(1..=4).contains(&version) {
+        return Err(error_at(src, version_v.at, "version must be 1, 2, 3 or 4"));
+    }
+    let instr_shape = ints(src, need(1, "instr_shape")?, "instr_shape")?;
+    let transposed = boolean(src, need(2, "transposed")?, "transposed")?;
+    let wv = need(3, "warps_per_cta")?;
+    let warps_per_cta = ints(src, wv, "warps_per_cta")?;
+    if warps_per_cta.len() != 2 {
+        return Err(error_at(src, wv.at, "warps_per_cta must have two entries"));
+    }
+    if let Some(a) = found[4] {
+        if !matches!(&a.value, Value::Int(32)) && !matches!(&a.value, Value::Word(w) if w == "None")
+        {
+            return Err(error_at(src, a.at, "only element_bitwidth=32 is supported"));
+        }
+    }
+    if let Some(a) = found[5] {
+        let ones = matches!(&a.value, Value::List(items) if items.iter().all(|i| i.value == Value::Int(1)));
+        if !ones && !matches!(&a.value, Value::Word(w) if w == "None") {
+            return Err(error_at(
+                src,
+                a.at,
+                "only tiles_per_warp of ones is supported",
+            ));
+        }
+    }
+    if !cga_bases(src, found[6], 2)?.is_empty() {
+        return Err(error_at(
+            src,
+            found[6].map_or(v.at, |a| a.at),
+            "a multi-CTA AMDMFMALayout is not supported",
+        ));
+    }
+    Ok(GluonLayout::AmdMfma {
+        version,
+        instr_shape,
+        transposed,
+        warps_per_cta,
+    })
 }
 
 /// Reads a Gluon layout from its constructor text.
