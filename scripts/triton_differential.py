@@ -177,7 +177,19 @@ def rand_cga(rng, rank):
 
 
 def rand_multi_cta_case(rng):
-    """An AMD MFMA accumulator, or a multi-CTA BlockedLayout or NVMMASharedLayout, over a power-of-two shape."""
+    """An AMD WMMA or MFMA accumulator, or a multi-CTA BlockedLayout or NVMMASharedLayout, over a power-of-two shape."""
+    if rng.random() < 0.2:
+        # AMD's WMMA accumulator (RDNA3 and RDNA4; warp bases in tiles, each a CTA-like permutation bit).
+        nxt, warps = [1, 1], []
+        for _ in range(rng.randrange(0, 4)):
+            d = rng.randrange(2)
+            w = [0, 0]
+            w[d] = nxt[d]
+            nxt[d] *= 2
+            warps.append(w)
+        rng.shuffle(warps)
+        lay = amd.AMDWMMALayout(version=rng.randrange(1, 3), transposed=rng.random() < 0.5, warp_bases=warps)
+        return lay, rand_shape(rng, 2, 8)
     if rng.random() < 0.3:
         # AMD's MFMA accumulator (one CTA; 16×16 and 32×32 tiles).
         m = rng.choice([16, 32])
@@ -356,7 +368,7 @@ def main():
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
     stats["mma_and_nvmma_shared"] = mma
     # AMD MFMA accumulators, multi-CTA Blocked and NVMMA shared layouts, Triton asked in a fork.
-    multi = {"agree": 0, "both_refused": 0, "amd_mfma_agree": 0}
+    multi = {"agree": 0, "both_refused": 0, "amd_mfma_agree": 0, "amd_wmma_agree": 0}
     for _ in range(max(1, a.cases // 2)):
         lay, shape = rand_multi_cta_case(rng)
         text = repr(lay)
@@ -375,6 +387,8 @@ def main():
         multi["agree"] += stats["agree"] - before
         if text.startswith("AMDMFMALayout"):
             multi["amd_mfma_agree"] += stats["agree"] - before
+        if text.startswith("AMDWMMALayout"):
+            multi["amd_wmma_agree"] += stats["agree"] - before
     stats["multi_cta_and_amd"] = multi
     if a.named:
         lines = []

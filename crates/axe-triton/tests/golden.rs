@@ -523,7 +523,10 @@ fn amd_mfma_follows_triton() {
             r#"{"in": {"register": [[1, 0], [2, 0], [0, 0], [0, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 0], [0, 0], [4, 0]], "warp": [], "block": []}, "out": {"dim0": 8, "dim1": 8}}"#,
         ),
     ] {
-        let got = mfma(args).to_linear(&shape).expect("powers of two").to_json();
+        let got = mfma(args)
+            .to_linear(&shape)
+            .expect("powers of two")
+            .to_json();
         assert_eq!(got, want, "{args} over {shape:?}");
     }
     // What is not covered yet is refused, not guessed.
@@ -540,4 +543,56 @@ fn amd_mfma_follows_triton() {
     )
     .expect("parses");
     assert!(four.to_linear(&[4, 4]).is_err());
+}
+
+/// AMD WMMA accumulators, against the bases Triton 3.9 gives for them.
+#[test]
+fn amd_wmma_follows_triton() {
+    let wmma = |args: &str| {
+        axe_triton::gluon::parse_gluon(&format!(
+            "AMDWMMALayout({args}, reg_bases=[], instr_shape=[16, 16, 16], cga_layout=[], rank=2)"
+        ))
+        .expect("valid")
+    };
+    for (args, shape, want) in [
+        (
+            "version=1, transposed=False, warp_bases=[[1, 0]]",
+            [32u64, 16],
+            r#"{"in": {"register": [[2, 0], [4, 0], [8, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0]], "warp": [[16, 0]], "block": []}, "out": {"dim0": 32, "dim1": 16}}"#,
+        ),
+        (
+            "version=2, transposed=True, warp_bases=[[1, 0]]",
+            [32, 16],
+            r#"{"in": {"register": [[0, 1], [0, 2], [0, 4]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 8]], "warp": [[16, 0]], "block": []}, "out": {"dim0": 32, "dim1": 16}}"#,
+        ),
+        (
+            "version=2, transposed=False, warp_bases=[[0, 1], [1, 0]]",
+            [64, 64],
+            r#"{"in": {"register": [[1, 0], [2, 0], [4, 0], [0, 32], [32, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]], "warp": [[0, 16], [16, 0]], "block": []}, "out": {"dim0": 64, "dim1": 64}}"#,
+        ),
+        (
+            "version=1, transposed=True, warp_bases=[[0, 1]]",
+            [16, 64],
+            r#"{"in": {"register": [[0, 2], [0, 4], [0, 8], [0, 32]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]], "warp": [[0, 16]], "block": []}, "out": {"dim0": 16, "dim1": 64}}"#,
+        ),
+        (
+            "version=2, transposed=False, warp_bases=[]",
+            [8, 8],
+            r#"{"in": {"register": [[1, 0], [2, 0], [4, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 0], [0, 0]], "warp": [], "block": []}, "out": {"dim0": 8, "dim1": 8}}"#,
+        ),
+    ] {
+        let got = wmma(args)
+            .to_linear(&shape)
+            .expect("powers of two")
+            .to_json();
+        assert_eq!(got, want, "{args} over {shape:?}");
+    }
+    for bad in [
+        "AMDWMMALayout(version=3, transposed=False, warp_bases=[[1, 0]])",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 1]])",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0]], reg_bases=[[1, 0]])",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0]], rank=3)",
+    ] {
+        assert!(axe_triton::gluon::parse_gluon(bad).is_err(), "{bad}");
+    }
 }

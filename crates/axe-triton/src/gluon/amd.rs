@@ -61,3 +61,52 @@ pub(crate) fn mfma(
     }
     fit(vec![reg, lane, warp], covered, &[1, 0], shape, false)
 }
+
+/// The linear layout of `AMDWMMALayout(version, transposed, warp_bases)` (versions 1 and 2: RDNA3 and
+/// RDNA4, one 16×16 tile per instruction, 32 lanes) over `shape`. In a tile (rows dim 0, or dim 1 when
+/// `transposed`) the 16 lanes of a half walk the columns; version 1 puts the last lane bit on row 1 and
+/// registers on rows 2, 4, 8, version 2 registers on rows 1, 2, 4 and the last lane bit on row 8. Each warp
+/// base moves a whole number of tiles (`[1, 0]`: 16 rows); a larger tensor gets more registers, columns
+/// first. `warp_bases` must move one dim each by a power of two, 1, 2, 4, ... along each dim.
+pub(crate) fn wmma(
+    version: u64,
+    transposed: bool,
+    warp_bases: &[Vec<u64>],
+    shape: &[u64],
+) -> Result<LinearLayout> {
+    const TILE: u64 = 16;
+    let (r, c) = if transposed { (1, 0) } else { (0, 1) };
+    let mut lane: Vec<Vec<u64>> = (0..4).map(|k| unit(2, c, 1 << k)).collect();
+    let reg: Vec<Vec<u64>> = match version {
+        1 => {
+            lane.push(unit(2, r, 1));
+            vec![unit(2, r, 2), unit(2, r, 4), unit(2, r, 8)]
+        }
+        2 => {
+            lane.push(unit(2, r, 8));
+            vec![unit(2, r, 1), unit(2, r, 2), unit(2, r, 4)]
+        }
+        v => {
+            return Err(TritonError::Gluon(format!(
+                "AMDWMMALayout version {v} is not supported (1 and 2 are)"
+            )))
+        }
+    };
+    super::cga::check(warp_bases, 2).map_err(|why| {
+        TritonError::Gluon(format!("warp_bases: {}", why.replace("cga_layout ", "")))
+    })?;
+    let mut covered = vec![TILE, TILE];
+    let mut warp = Vec::new();
+    for b in warp_bases {
+        let w: Vec<u64> = b.iter().map(|v| v * TILE).collect();
+        for (d, v) in b.iter().enumerate() {
+            if *v != 0 {
+                covered[d] = covered[d]
+                    .checked_mul(2)
+                    .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
+            }
+        }
+        warp.push(w);
+    }
+    fit(vec![reg, lane, warp], covered, &[1, 0], shape, false)
+}

@@ -26,6 +26,7 @@ mod amd;
 mod cga;
 mod dot;
 mod parse;
+mod parse_amd;
 mod shared;
 pub use parse::parse_gluon;
 
@@ -107,6 +108,16 @@ pub enum GluonLayout {
         transposed: bool,
         /// Warps per CTA along each dim.
         warps_per_cta: Vec<u64>,
+    },
+    /// `AMDWMMALayout(version, transposed, warp_bases)`: the accumulator of AMD's `wmma` (RDNA3 and RDNA4,
+    /// versions 1 and 2; 16×16 tiles, 32 lanes; no extra `reg_bases`, one CTA).
+    AmdWmma {
+        /// 1 (RDNA3) or 2 (RDNA4).
+        version: u64,
+        /// Rows along dim 1 instead of dim 0.
+        transposed: bool,
+        /// Each warp bit's move, in tiles.
+        warp_bases: Vec<Vec<u64>>,
     },
     /// A `BlockedLayout` or `NVMMASharedLayout` with `cga_layout=[[...], ...]`: spread over the CTAs of a
     /// cluster (in-dim `block`), each CTA laying `layout` over its part of the tensor (see the `cga`
@@ -198,7 +209,7 @@ impl GluonLayout {
             GluonLayout::NvmmaShared { rank, .. } => *rank,
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
             GluonLayout::MultiCta { layout, .. } => layout.rank(),
-            GluonLayout::AmdMfma { .. } => 2,
+            GluonLayout::AmdMfma { .. } | GluonLayout::AmdWmma { .. } => 2,
         }
     }
 
@@ -341,6 +352,11 @@ impl GluonLayout {
                 warps_per_cta,
                 ..
             } => amd::mfma(instr_shape, *transposed, warps_per_cta, shape),
+            GluonLayout::AmdWmma {
+                version,
+                transposed,
+                warp_bases,
+            } => amd::wmma(*version, *transposed, warp_bases, shape),
             GluonLayout::Slice { dim, parent } => {
                 let mut pshape = shape.to_vec();
                 pshape.insert(*dim, 1);
@@ -501,6 +517,7 @@ impl GluonLayout {
             | GluonLayout::NvmmaShared { .. }
             | GluonLayout::MultiCta { .. }
             | GluonLayout::AmdMfma { .. }
+            | GluonLayout::AmdWmma { .. }
             | GluonLayout::SwizzledShared { .. } => self.to_linear(shape)?.to_axe(),
         }
     }

@@ -5,7 +5,7 @@ use super::GluonLayout;
 use crate::error::Result;
 use crate::syntax::{error_at, parse_value, Spanned, Value};
 
-fn ints(src: &str, v: &Spanned, what: &str) -> Result<Vec<u64>> {
+pub(super) fn ints(src: &str, v: &Spanned, what: &str) -> Result<Vec<u64>> {
     match &v.value {
         Value::List(items) => items
             .iter()
@@ -46,6 +46,15 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
         "NVMMADistributedLayout" => &["version", "warps_per_cta", "instr_shape", "cga_layout"],
         "SwizzledSharedLayout" => &["vec", "per_phase", "max_phase", "order", "cga_layout"],
         "DotOperandLayout" => &["operand_index", "parent", "k_width"],
+        "AMDWMMALayout" => &[
+            "version",
+            "transposed",
+            "warp_bases",
+            "reg_bases",
+            "instr_shape",
+            "cga_layout",
+            "rank",
+        ],
         "AMDMFMALayout" => &[
             "version",
             "instr_shape",
@@ -67,7 +76,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             return Err(error_at(
                 src,
                 v.at,
-                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout and AMDMFMALayout are)"),
+                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout, AMDMFMALayout and AMDWMMALayout are)"),
             ))
         }
     };
@@ -96,7 +105,8 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
     match short {
         "DotOperandLayout" => dot_operand(src, v, &found, depth),
         "NVMMASharedLayout" => nvmma_shared(src, v, &found),
-        "AMDMFMALayout" => amd_mfma(src, v, &found),
+        "AMDMFMALayout" => super::parse_amd::amd_mfma(src, v, &found),
+        "AMDWMMALayout" => super::parse_amd::amd_wmma(src, v, &found),
         "BlockedLayout" => {
             let size_per_thread = ints(src, need(0)?, "size_per_thread")?;
             let threads_per_warp = ints(src, need(1)?, "threads_per_warp")?;
@@ -283,7 +293,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
     }
 }
 
-fn int(src: &str, v: &Spanned, what: &str) -> Result<u64> {
+pub(super) fn int(src: &str, v: &Spanned, what: &str) -> Result<u64> {
     match v.value {
         Value::Int(x) if x >= 0 => Ok(x as u64),
         _ => Err(error_at(
@@ -294,7 +304,7 @@ fn int(src: &str, v: &Spanned, what: &str) -> Result<u64> {
     }
 }
 
-fn boolean(src: &str, v: &Spanned, what: &str) -> Result<bool> {
+pub(super) fn boolean(src: &str, v: &Spanned, what: &str) -> Result<bool> {
     match &v.value {
         Value::Word(w) if w == "True" || w == "true" => Ok(true),
         Value::Word(w) if w == "False" || w == "false" => Ok(false),
@@ -305,7 +315,7 @@ fn boolean(src: &str, v: &Spanned, what: &str) -> Result<bool> {
 
 /// The bases of a `cga_layout` argument (none for `None` or `[]`), checked as Triton's CGA encoding over
 /// `rank` dims.
-fn cga_bases(src: &str, a: Option<&Spanned>, rank: usize) -> Result<Vec<Vec<u64>>> {
+pub(super) fn cga_bases(src: &str, a: Option<&Spanned>, rank: usize) -> Result<Vec<Vec<u64>>> {
     let Some(a) = a else { return Ok(Vec::new()) };
     let items = match &a.value {
         Value::Word(w) if w == "None" => return Ok(Vec::new()),
@@ -480,55 +490,6 @@ fn nvmma_shared(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<Gl
         },
         cga,
     ))
-}
-
-/// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta, element_bitwidth=None,
-/// tiles_per_warp=None, cga_layout=[])`: 32-bit elements, one tile per warp and one CTA only.
-fn amd_mfma(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<GluonLayout> {
-    let need = |k: usize, key: &str| {
-        found[k].ok_or_else(|| error_at(src, v.at, format!("`AMDMFMALayout` needs `{key}`")))
-    };
-    let version_v = need(0, "version")?;
-    let version = int(src, version_v, "version")?;
-    if !(1..=4).contains(&version) {
-        return Err(error_at(src, version_v.at, "version must be 1, 2, 3 or 4"));
-    }
-    let instr_shape = ints(src, need(1, "instr_shape")?, "instr_shape")?;
-    let transposed = boolean(src, need(2, "transposed")?, "transposed")?;
-    let wv = need(3, "warps_per_cta")?;
-    let warps_per_cta = ints(src, wv, "warps_per_cta")?;
-    if warps_per_cta.len() != 2 {
-        return Err(error_at(src, wv.at, "warps_per_cta must have two entries"));
-    }
-    if let Some(a) = found[4] {
-        if !matches!(&a.value, Value::Int(32)) && !matches!(&a.value, Value::Word(w) if w == "None")
-        {
-            return Err(error_at(src, a.at, "only element_bitwidth=32 is supported"));
-        }
-    }
-    if let Some(a) = found[5] {
-        let ones = matches!(&a.value, Value::List(items) if items.iter().all(|i| i.value == Value::Int(1)));
-        if !ones && !matches!(&a.value, Value::Word(w) if w == "None") {
-            return Err(error_at(
-                src,
-                a.at,
-                "only tiles_per_warp of ones is supported",
-            ));
-        }
-    }
-    if !cga_bases(src, found[6], 2)?.is_empty() {
-        return Err(error_at(
-            src,
-            found[6].map_or(v.at, |a| a.at),
-            "a multi-CTA AMDMFMALayout is not supported",
-        ));
-    }
-    Ok(GluonLayout::AmdMfma {
-        version,
-        instr_shape,
-        transposed,
-        warps_per_cta,
-    })
 }
 
 /// Reads a Gluon layout from its constructor text.
