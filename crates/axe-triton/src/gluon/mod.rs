@@ -16,7 +16,10 @@
 //! `DotOperandLayout` (the operands of Ampere `mma`, the register operand A of Hopper `wgmma`, and the
 //! FMA operands of a `BlockedLayout`) have their linear layouts and, through them, their Axe layouts; so
 //! have the shared layouts (in-dim `offset`) `SwizzledSharedLayout` and `NVMMASharedLayout`, whose Axe
-//! layouts exist only without a swizzle. Multi-CTA layouts are refused with [`TritonError::Gluon`].
+//! layouts exist only without a swizzle. `BlockedLayout` and `NVMMASharedLayout` spread over several CTAs
+//! (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (16×16 and 32×32 tiles, 32-bit) and
+//! `AMDWMMALayout` (versions 1 and 2) accumulators are laid out as Triton lays them out. Other multi-CTA
+//! layouts and AMD variants are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
