@@ -228,3 +228,34 @@ fn invert_of_an_xor_swizzle_over_shared_names() {
         r#"{"in": {"dim0": [[1, 1], [2, 2]], "dim1": [[0, 1], [0, 2]]}, "out": {"dim0": 4, "dim1": 4}}"#
     );
 }
+
+#[test]
+fn multi_cta_and_amd_layouts_on_the_command_line() {
+    let g = "BlockedLayout(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[2, 2], order=[1, 0], cga_layout=[[1, 0]])";
+    let v = json_lines(&["triton", "show", g, "--shape", "16,16", "--json"]);
+    assert_eq!(
+        v[0]["in_dims"],
+        json!({"register": 1, "lane": 32, "warp": 4, "block": 2})
+    );
+    assert_eq!(
+        v[0]["axe"],
+        "S[(2,2,4,2,8):(1@block,2@warp,8@lane,1@warp,1@lane)]"
+    );
+    // Not a permutation of CTA bits: refused at the argument, as Triton refuses it.
+    let bad = g.replace("[[1, 0]]", "[[1, 1]]");
+    let (code, _, err) = run(&["triton", "show", &bad, "--shape", "16,16"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("cga_layout base 0") && err.contains('^'),
+        "{err}"
+    );
+    let mfma = "AMDMFMALayout(version=3, instr_shape=[16, 16, 16], transposed=False, warps_per_cta=[2, 2], element_bitwidth=32, tiles_per_warp=[1, 1], cga_layout=[])";
+    let v = json_lines(&["triton", "show", mfma, "--shape", "64,64", "--json"]);
+    assert_eq!(
+        v[0]["in_dims"],
+        json!({"register": 16, "lane": 64, "warp": 4, "block": 1})
+    );
+    // Every element held once.
+    assert_eq!(v[0]["injective"], true);
+    assert_eq!(v[0]["surjective"], true);
+}

@@ -124,7 +124,10 @@ pub fn hardware_picture(title: &str, holders: Holders) -> Result<Picture> {
         .iter()
         .map(|l| {
             let names: Vec<String> = l.iter().map(|&d| format!("{}s", name(d))).collect();
-            names.join(" and ")
+            match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+                _ => names.join(""),
+            }
         })
         .collect();
     let style = Style {
