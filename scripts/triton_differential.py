@@ -17,6 +17,7 @@ import sys
 from triton._C.libtriton import ir, gluon_ir
 from triton._C.libtriton.linear_layout import LinearLayout as LL
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language import amd
 
 IN_NAMES = ["register", "lane", "warp", "block"]
 
@@ -152,6 +153,69 @@ def rand_mma_case(rng):
     if shape == [1] * rank:
         # Triton's Python binding cannot return a shared layout without offset bases.
         shape[-1] = 2
+    return lay, shape
+
+
+def rand_cga(rng, rank):
+    """A CGA encoding over `rank` dims: each CTA bit a unit vector (the next power of two along its dim)
+    or, now and then, zeros (CTAs holding copies); rarely a base Triton rejects."""
+    nxt = [1] * rank
+    bases = []
+    for _ in range(rng.randrange(1, 4)):
+        if rng.random() < 0.15:
+            bases.append([0] * rank)
+            continue
+        d = rng.randrange(rank)
+        b = [0] * rank
+        b[d] = nxt[d]
+        nxt[d] *= 2
+        bases.append(b)
+    rng.shuffle(bases)
+    if rng.random() < 0.05:
+        bases.append([1] * rank)  # not a permutation: both refuse
+    return bases
+
+
+def rand_multi_cta_case(rng):
+    """An AMD WMMA or MFMA accumulator, or a multi-CTA BlockedLayout or NVMMASharedLayout, over a power-of-two shape."""
+    if rng.random() < 0.2:
+        # AMD's WMMA accumulator (RDNA3 and RDNA4; warp bases in tiles, each a CTA-like permutation bit).
+        nxt, warps = [1, 1], []
+        for _ in range(rng.randrange(0, 4)):
+            d = rng.randrange(2)
+            w = [0, 0]
+            w[d] = nxt[d]
+            nxt[d] *= 2
+            warps.append(w)
+        rng.shuffle(warps)
+        lay = amd.AMDWMMALayout(version=rng.randrange(1, 3), transposed=rng.random() < 0.5, warp_bases=warps)
+        return lay, rand_shape(rng, 2, 8)
+    if rng.random() < 0.3:
+        # AMD's MFMA accumulator (one CTA; 16×16 and 32×32 tiles).
+        m = rng.choice([16, 32])
+        version = rng.randrange(1, 5)
+        k = rng.choice([8, 16]) if m == 32 else rng.choice([16, 32])
+        lay = amd.AMDMFMALayout(version=version, instr_shape=[m, m, k], transposed=rng.random() < 0.5,
+                                warps_per_cta=[1 << rng.randrange(0, 3), 1 << rng.randrange(0, 3)])
+        return lay, rand_shape(rng, 2, 8)
+    if rng.random() < 0.6:
+        rank = rng.randrange(1, 4)
+        p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
+        order = list(range(rank))
+        rng.shuffle(order)
+        lay = gl.BlockedLayout(size_per_thread=p(3), threads_per_warp=p(3), warps_per_cta=p(2), order=order,
+                               cga_layout=rand_cga(rng, rank))
+        return lay, p(7)
+    swizzle = rng.choice([0, 32, 64, 128])
+    bits = rng.choice([8, 16, 32])
+    rank = rng.choice([2, 2, 3])
+    transposed = rng.random() < 0.3
+    lay = gl.NVMMASharedLayout(swizzle_byte_width=swizzle, element_bitwidth=bits, rank=rank, transposed=transposed,
+                               cga_layout=rand_cga(rng, rank))
+    shape = rand_shape(rng, rank, 9)
+    contig = 0 if transposed else rank - 1
+    shape[contig] = max(shape[contig], 4 * 8 * max(swizzle, 16) // bits)
+    shape[rank - 1 if transposed else 0] = max(shape[rank - 1 if transposed else 0], 32)
     return lay, shape
 
 
@@ -303,6 +367,29 @@ def main():
         mma["agree"] += stats["agree"] - before
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
     stats["mma_and_nvmma_shared"] = mma
+    # AMD MFMA accumulators, multi-CTA Blocked and NVMMA shared layouts, Triton asked in a fork.
+    multi = {"agree": 0, "both_refused": 0, "amd_mfma_agree": 0, "amd_wmma_agree": 0}
+    for _ in range(max(1, a.cases // 2)):
+        lay, shape = rand_multi_cta_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                multi["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        multi["agree"] += stats["agree"] - before
+        if text.startswith("AMDMFMALayout"):
+            multi["amd_mfma_agree"] += stats["agree"] - before
+        if text.startswith("AMDWMMALayout"):
+            multi["amd_wmma_agree"] += stats["agree"] - before
+    stats["multi_cta_and_amd"] = multi
     if a.named:
         lines = []
         for lay, shape in named_cases():

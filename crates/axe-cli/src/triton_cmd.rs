@@ -41,12 +41,17 @@ pub struct Two {
 
 #[derive(Subcommand)]
 pub enum Verb {
-    /// In- and out-dims, the out coordinates of every flat input (first in-dim fastest; for Gluon layouts
-    /// register, lane, warp, block), injectivity, surjectivity, and the Axe form. A Gluon layout over a
+    /// In- and out-dims, the bases as JSON and as a `#ttg.linear` attribute (where one stands for the
+    /// layout), injectivity, surjectivity, the Axe form, and the out coordinates of every flat input (first
+    /// in-dim fastest; for Gluon layouts register, lane, warp, block). A Gluon layout over a
     /// shape Triton cannot lay out (not powers of two) gives its Axe layout alone.
     Show(One),
     /// Triton's `A.compose(B)`: B after A.
     Compose(Two),
+    /// The Axe layout alone: tensor index to the hardware axes (reg/lane/warp/block, or the layout's
+    /// other in-dims), for linear layouts and for Gluon layouts over any shape they tile (with --shape);
+    /// refused with the reason where none exists (an XOR swizzle is not a sum of strides).
+    ToAxe(One),
     /// The inverse of an invertible layout.
     Invert(One),
     /// A right inverse: A(A⁺(y)) = y.
@@ -82,6 +87,39 @@ fn linear(text: &str, shape: Option<&[u64]>) -> Result<LinearLayout, String> {
     g.to_linear(shape).map_err(err)
 }
 
+/// `name=size` pairs, space-separated.
+fn dims_text(dims: &[(String, u64)]) -> String {
+    dims.iter()
+        .map(|(n, s)| format!("{n}={s}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The map as text: a header naming the out-dims, then the out coordinates of every flat input, eight per
+/// line, each line led by the flat input of its first entry.
+fn map_text(map: &[Vec<u64>], in_dims: &[(String, u64)], out_dims: &[String]) -> String {
+    let mut s = format!(
+        "map         flat input ({}, first fastest) -> ({})",
+        in_dims
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        out_dims.join(", ")
+    );
+    for (k, chunk) in map.chunks(8).enumerate() {
+        let cells: Vec<String> = chunk
+            .iter()
+            .map(|c| {
+                let c: Vec<String> = c.iter().map(u64::to_string).collect();
+                format!("({})", c.join(", "))
+            })
+            .collect();
+        s.push_str(&format!("\n  {:>6}: {}", k * 8, cells.join(" ")));
+    }
+    s
+}
+
 /// The answer about one linear layout: its dims, map, properties, text forms and Axe form.
 fn describe(ll: &LinearLayout) -> Result<Report, String> {
     let dims = |d: Vec<(String, u64)>| -> Map<String, Value> {
@@ -89,6 +127,7 @@ fn describe(ll: &LinearLayout) -> Result<Report, String> {
     };
     let map = ll.map().map_err(err)?;
     let axe = ll.to_axe().map(|a| a.to_string()).map_err(err);
+    let ttg = ll.ttg().map_err(err);
     let mut json = json!({
         "in_dims": dims(ll.in_dim_sizes()),
         "out_dims": dims(ll.out_dims().to_vec()),
@@ -97,20 +136,60 @@ fn describe(ll: &LinearLayout) -> Result<Report, String> {
         "surjective": ll.is_surjective(),
         "axe": axe.as_ref().ok(),
         "linear": ll.to_json(),
-        "ttg": ll.to_ttg(),
+        "ttg": ttg.as_ref().ok(),
     });
     if let Err(why) = &axe {
         json["axe_why"] = json!(why);
     }
+    if let Err(why) = &ttg {
+        json["ttg_why"] = json!(why);
+    }
+    let out_names: Vec<String> = ll.out_dims().iter().map(|(n, _)| n.clone()).collect();
     let text = format!(
-        "linear      {}\nttg         {}\ninjective   {}\nsurjective  {}\naxe         {}",
+        "in dims     {}\nout dims    {}\nlinear      {}\nttg         {}\ninjective   {}\nsurjective  {}\naxe         {}\n{}",
+        dims_text(&ll.in_dim_sizes()),
+        dims_text(ll.out_dims()),
         ll.to_json(),
-        ll.to_ttg(),
+        ttg.unwrap_or_else(|why| format!("- ({why})")),
         ll.is_injective(),
         ll.is_surjective(),
-        axe.unwrap_or_else(|why| format!("- ({why})"))
+        axe.unwrap_or_else(|why| format!("- ({why})")),
+        map_text(&map, &ll.in_dim_sizes(), &out_names)
     );
     Ok(Report { json, text })
+}
+
+/// The Axe layout of a Gluon layout over a shape Triton cannot lay out, with its hardware map.
+fn gluon_beyond_triton(text: &str, shape: &[u64], why: String) -> Result<Report, String> {
+    let g = parse_gluon(text.trim()).map_err(err)?;
+    let axe = g.to_axe(shape).map_err(err)?;
+    let hw = hardware_map(&axe, shape, &["register", "lane", "warp", "block"]).map_err(err)?;
+    let out: Vec<(String, u64)> = shape
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("dim{i}"), *s))
+        .collect();
+    let out_dims: Map<String, Value> = out.iter().map(|(n, s)| (n.clone(), json!(s))).collect();
+    let in_dims: Map<String, Value> = hw
+        .in_dims
+        .iter()
+        .map(|(n, s)| (n.clone(), json!(s)))
+        .collect();
+    let injective = hw.map.len() as u64 == axe.size();
+    let out_names: Vec<String> = out.iter().map(|(n, _)| n.clone()).collect();
+    Ok(Report {
+        json: json!({
+            "in_dims": in_dims, "out_dims": out_dims, "map": hw.map,
+            "injective": injective, "surjective": true,
+            "axe": axe.to_string(), "linear": null, "linear_why": why,
+        }),
+        text: format!(
+            "in dims     {}\nout dims    {}\nlinear      - ({why})\ninjective   {injective}\nsurjective  true\naxe         {axe}\n{}",
+            dims_text(&hw.in_dims),
+            dims_text(&out),
+            map_text(&hw.map, &hw.in_dims, &out_names)
+        ),
+    })
 }
 
 fn show(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
@@ -118,36 +197,30 @@ fn show(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
         Ok(ll) => describe(&ll),
         Err(why) => {
             // A Gluon layout Triton cannot lay out may still have an Axe form.
+            let (Ok(_), Some(shape)) = (parse_gluon(text.trim()), shape) else {
+                return Err(why);
+            };
+            gluon_beyond_triton(text, shape, why)
+        }
+    }
+}
+
+/// The Axe layout alone: from tensor index to the hardware axes `reg`/`lane`/`warp`/`block` (or the
+/// layout's other in-dims), for linear layouts and for Gluon layouts over any shape they tile.
+fn to_axe(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
+    let axe = match linear(text, shape) {
+        Ok(ll) => ll.to_axe().map_err(err)?,
+        Err(why) => {
             let (Ok(g), Some(shape)) = (parse_gluon(text.trim()), shape) else {
                 return Err(why);
             };
-            let axe = g.to_axe(shape).map_err(err)?;
-            let hw =
-                hardware_map(&axe, shape, &["register", "lane", "warp", "block"]).map_err(err)?;
-            let out_dims: Map<String, Value> = shape
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (format!("dim{i}"), json!(s)))
-                .collect();
-            let in_dims: Map<String, Value> = hw
-                .in_dims
-                .iter()
-                .map(|(n, s)| (n.clone(), json!(s)))
-                .collect();
-            let injective = hw.map.len() as u64 == axe.size();
-            Ok(Report {
-                json: json!({
-                    "in_dims": in_dims, "out_dims": out_dims, "map": hw.map,
-                    "injective": injective, "surjective": true,
-                    "axe": axe.to_string(), "linear": null, "linear_why": why,
-                }),
-                text: format!(
-                    "linear      - ({why})\nin dims     {}\ninjective   {injective}\nsurjective  true\naxe         {axe}",
-                    hw.in_dims.iter().map(|(n, s)| format!("{n}={s}")).collect::<Vec<_>>().join(" ")
-                ),
-            })
+            g.to_axe(shape).map_err(err)?
         }
-    }
+    };
+    Ok(Report {
+        json: json!({ "axe": axe.to_string() }),
+        text: axe.to_string(),
+    })
 }
 
 fn each(one: One, f: impl Fn(&str, Option<&[u64]>) -> Result<Report, String>) -> bool {
@@ -188,6 +261,7 @@ fn each_pair(
 pub fn run(verb: Verb) -> bool {
     match verb {
         Verb::Show(one) => each(one, show),
+        Verb::ToAxe(one) => each(one, to_axe),
         Verb::Compose(two) => each_pair(two, |a, b| a.compose(b).map_err(err)),
         Verb::Invert(one) => each(one, |t, s| describe(&linear(t, s)?.invert().map_err(err)?)),
         Verb::Pseudoinvert(one) => each(one, |t, s| {

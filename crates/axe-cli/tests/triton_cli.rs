@@ -121,3 +121,141 @@ fn from_axe_and_errors() {
     assert!(lines[0]["map"].is_array() && lines[1]["error"].is_string());
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn show_text_lists_dims_and_the_map() {
+    let (code, out, err) = run(&["triton", "show", BASES]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("in dims     register=4 lane=4 warp=1 block=1"),
+        "{out}"
+    );
+    assert!(out.contains("out dims    dim0=4 dim1=4"), "{out}");
+    assert!(
+        out.contains(
+            "map         flat input (register, lane, warp, block, first fastest) -> (dim0, dim1)"
+        ),
+        "{out}"
+    );
+    // Every flat input's coordinates, eight per line: the text map is the JSON map.
+    let json = json_lines(&["triton", "show", BASES, "--json"]);
+    let want: Vec<String> = json[0]["map"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("({}, {})", c[0], c[1]))
+        .collect();
+    let got: Vec<String> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("map"))
+        .skip(1)
+        .flat_map(|l| {
+            let (_, cells) = l.split_once(": ").unwrap();
+            cells
+                .split(") ")
+                .map(|c| format!("{})", c.trim_end_matches(')')))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert!(!out.contains("use to_axe"));
+    // A Gluon layout beyond Triton's powers of two lists its dims and map too.
+    let g = "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[2, 2], order=[1, 0])";
+    let (code, out, _) = run(&["triton", "show", g, "--shape", "48,64"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("out dims    dim0=48 dim1=64"), "{out}");
+    assert!(out.contains("in dims     register=24 lane=32 warp=4 block=1"));
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("  ")).count(),
+        48 * 64 / 8
+    );
+    assert!(out.contains("axe triton to-axe"), "{out}");
+}
+
+#[test]
+fn to_axe_gives_the_axe_layout_or_says_why_not() {
+    let (code, out, _) = run(&["triton", "to-axe", BASES]);
+    assert_eq!((code, out.trim()), (0, "S[(4,4):(1@lane,1@reg)]"));
+    let g = "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[2, 2], order=[1, 0])";
+    let v = json_lines(&["triton", "to-axe", g, "--shape", "48,64", "--json"]);
+    assert_eq!(
+        v[0]["axe"],
+        "S[(3,2,8,2,2,4,4):(8@reg,2@warp,4@lane,4@reg,1@warp,1@lane,1@reg)]"
+    );
+    let (code, _, err) = run(&[
+        "triton",
+        "to-axe",
+        "#ttg.linear<{offset = [[0, 1], [0, 2], [1, 1], [2, 2]]}>",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("XOR"), "{err}");
+}
+
+#[test]
+fn ttg_is_printed_only_where_it_reads_back_as_the_same_layout() {
+    // Out-dims in another order: the attribute would move dim0 with the registers.
+    let swapped = r#"{"in": {"register": [[0, 1], [0, 2]], "lane": [[1, 0], [2, 0]]}, "out": {"dim1": 4, "dim0": 4}}"#;
+    let v = json_lines(&["triton", "show", swapped, "--json"]);
+    assert!(v[0]["ttg"].is_null());
+    assert!(v[0]["ttg_why"].as_str().unwrap().contains("dim1, dim0"));
+    let (_, out, _) = run(&["triton", "show", swapped]);
+    assert!(out.contains("ttg         - (not expressible"), "{out}");
+    // Wherever it is printed, it reads back as the same map and dims.
+    for l in [
+        BASES,
+        swapped,
+        r#"{"in": {"register": [[1]]}, "out": {"dim0": 4}}"#,
+    ] {
+        let v = json_lines(&["triton", "show", l, "--json"]);
+        if let Some(ttg) = v[0]["ttg"].as_str() {
+            let again = json_lines(&["triton", "show", ttg, "--json"]);
+            assert_eq!(again[0]["map"], v[0]["map"]);
+            assert_eq!(again[0]["out_dims"], v[0]["out_dims"]);
+        } else {
+            assert!(v[0]["ttg_why"].is_string());
+        }
+    }
+}
+
+#[test]
+fn invert_of_an_xor_swizzle_over_shared_names() {
+    let l =
+        r#"{"in": {"dim0": [[1,1],[2,2]], "dim1": [[0,1],[0,2]]}, "out": {"dim0": 4, "dim1": 4}}"#;
+    let v = json_lines(&["triton", "invert", l, "--json"]);
+    // Self-inverse: (a, b) -> (a, a xor b) undoes itself.
+    assert_eq!(
+        v[0]["linear"],
+        r#"{"in": {"dim0": [[1, 1], [2, 2]], "dim1": [[0, 1], [0, 2]]}, "out": {"dim0": 4, "dim1": 4}}"#
+    );
+}
+
+#[test]
+fn multi_cta_and_amd_layouts_on_the_command_line() {
+    let g = "BlockedLayout(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[2, 2], order=[1, 0], cga_layout=[[1, 0]])";
+    let v = json_lines(&["triton", "show", g, "--shape", "16,16", "--json"]);
+    assert_eq!(
+        v[0]["in_dims"],
+        json!({"register": 1, "lane": 32, "warp": 4, "block": 2})
+    );
+    assert_eq!(
+        v[0]["axe"],
+        "S[(2,2,4,2,8):(1@block,2@warp,8@lane,1@warp,1@lane)]"
+    );
+    // Not a permutation of CTA bits: refused at the argument, as Triton refuses it.
+    let bad = g.replace("[[1, 0]]", "[[1, 1]]");
+    let (code, _, err) = run(&["triton", "show", &bad, "--shape", "16,16"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("cga_layout base 0") && err.contains('^'),
+        "{err}"
+    );
+    let mfma = "AMDMFMALayout(version=3, instr_shape=[16, 16, 16], transposed=False, warps_per_cta=[2, 2], element_bitwidth=32, tiles_per_warp=[1, 1], cga_layout=[])";
+    let v = json_lines(&["triton", "show", mfma, "--shape", "64,64", "--json"]);
+    assert_eq!(
+        v[0]["in_dims"],
+        json!({"register": 16, "lane": 64, "warp": 4, "block": 1})
+    );
+    // Every element held once.
+    assert_eq!(v[0]["injective"], true);
+    assert_eq!(v[0]["surjective"], true);
+}

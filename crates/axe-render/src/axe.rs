@@ -6,8 +6,8 @@ use axe_layout::{flatten, Axis, AxisKind, Coord, Layout};
 
 use crate::error::Result;
 use crate::picture::{
-    clip, corner_notes, first_boundary, index_of, view, visible, Cell, Groups, Kind, Mark, Picture,
-    MAX_COLS, MAX_LEGEND, MAX_ROWS,
+    clip, corner_notes, first_appearances, first_boundary, fold_note, index_of, view, visible,
+    visible_covering, Cell, Groups, Kind, Mark, Picture, MAX_COLS, MAX_LEGEND, MAX_ROWS, MAX_SCAN,
 };
 use crate::replicas::Replicas;
 
@@ -195,10 +195,50 @@ pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
             first_boundary(n, f)
         }
     };
-    let row_b = bounded(rows, &|r| Ok(cell_at(r, 0)?.0 != origin))?;
-    let col_b = bounded(cols, &|c| Ok(cell_at(0, c)?.0 != origin))?;
-    let row_index = visible(rows, MAX_ROWS, row_b);
-    let col_index = visible(cols, MAX_COLS, col_b);
+    // Owners: devices (or sets of devices) or the coarsest thread axis. A view of at most MAX_SCAN cells
+    // is compared row by row and column by column, and only rows and columns that repeat the owners of
+    // one shown are left out; a larger one is folded around its first boundary.
+    let cut = rows > MAX_ROWS as u64 || cols > MAX_COLS as u64;
+    let work = rows
+        .saturating_mul(cols)
+        .saturating_mul(device_shifts.len() as u64 + 1);
+    let scan = kind != Kind::Memory && cut && work <= MAX_SCAN;
+    let (row_index, col_index, fold) = if scan {
+        let mut ids = Groups::default();
+        let mut owner = Vec::with_capacity((rows * cols) as usize);
+        for r in 0..rows {
+            for c in 0..cols {
+                owner.push(ids.of(&cell_at(r, c)?.0).0);
+            }
+        }
+        let cols_us = cols as usize;
+        let by_row = (0..rows).map(|r| {
+            let at = r as usize * cols_us;
+            (r, &owner[at..at + cols_us])
+        });
+        let row_firsts = first_appearances(rows, by_row, &[][..]);
+        let by_col = (0..cols).map(|c| {
+            let col: Vec<usize> = owner
+                .iter()
+                .skip(c as usize)
+                .step_by(cols_us)
+                .copied()
+                .collect();
+            (c, col)
+        });
+        let col_firsts = first_appearances(cols, by_col, Vec::new());
+        let (ri, rc) = visible_covering(rows, MAX_ROWS, &row_firsts);
+        let (ci, cc) = visible_covering(cols, MAX_COLS, &col_firsts);
+        (ri, ci, Some((rc, cc)))
+    } else {
+        let row_b = bounded(rows, &|r| Ok(cell_at(r, 0)?.0 != origin))?;
+        let col_b = bounded(cols, &|c| Ok(cell_at(0, c)?.0 != origin))?;
+        (
+            visible(rows, MAX_ROWS, row_b),
+            visible(cols, MAX_COLS, col_b),
+            None,
+        )
+    };
     let mut notes = vec![match kind {
         Kind::Devices => format!(
             "each cell: the {} holding it{}; colour: the device or set of devices",
@@ -227,6 +267,19 @@ pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
         Kind::Memory => format!("each cell: its coordinates ({})", label_key(&axes)),
     }];
     corner_notes(&mut notes, rank, (rows, cols), (&row_index, &col_index));
+    if kind != Kind::Memory {
+        let what = match kind {
+            Kind::Devices => "devices".to_string(),
+            _ => format!("{}s", threads[0].name()),
+        };
+        let (rc, cc) = fold.unwrap_or((true, true));
+        notes.extend(fold_note(
+            &what,
+            fold.is_some() || !cut,
+            (rows, &row_index, rc),
+            (cols, &col_index, cc),
+        ));
+    }
     let mut groups = Groups::default();
     let mut legend = Vec::new();
     let mut cells = Vec::with_capacity(row_index.len() * col_index.len());

@@ -90,6 +90,7 @@ pub fn tv_picture(title: &str, holders: Holders) -> Result<Picture> {
         levels: vec![vec![0]],
         legend: &legend,
         borders: vec!["a boundary between threads".into()],
+        owners: vec!["threads".into()],
         notes: vec![
             "each cell: the thread (T) and value (V) the TV layout maps to this element of the tile (index row + rows·column); colour: the thread"
                 .into(),

@@ -8,8 +8,8 @@
 
 use crate::error::{RenderError, Result};
 use crate::picture::{
-    clip, corner_notes, first_boundary, view, visible, Cell, Groups, Kind, Mark, Picture, MAX_COLS,
-    MAX_LEGEND, MAX_ROWS,
+    clip, corner_notes, first_appearances, fold_note, view, visible_covering, Cell, Groups, Kind,
+    Mark, Picture, MAX_COLS, MAX_LEGEND, MAX_ROWS,
 };
 
 /// The most (element, holder) pairs a [`Holders`] keeps.
@@ -138,6 +138,9 @@ impl Holders {
     }
 }
 
+/// The owners along one row (column): (column (row), the owners at each level) of each held cell.
+type Pattern<'a> = Vec<(u64, &'a [Vec<i64>])>;
+
 /// A cell's label and sublabel from its first holder's coordinates and its holder count.
 pub(crate) type LabelFn<'a> = &'a dyn Fn(&[u64], usize) -> (String, Option<String>);
 
@@ -158,24 +161,19 @@ pub(crate) struct Style<'a> {
     pub borders: Vec<String>,
     /// The notes under the title.
     pub notes: Vec<String>,
+    /// What the levels name, for the fold note: entry `k` names levels `0..=k` together (`warps`, `warps
+    /// and lanes`).
+    pub owners: Vec<String>,
     /// What a cell held by several inputs shows, for a note.
     pub replicated: String,
     /// What a cell held by no input means, for the key.
     pub empty: String,
 }
 
-/// The first index in `1..n` whose colour `differs` from index 0's: looked for among the first `budget`
-/// (a boundary there needs no fold), else by bisection (exact when colours form runs).
-fn boundary(n: u64, budget: usize, differs: impl Fn(u64) -> bool) -> Result<Option<u64>> {
-    let corner = n.min(budget as u64);
-    if let Some(b) = (1..corner).find(|&i| differs(i)) {
-        return Ok(Some(b));
-    }
-    first_boundary(n, |i| Ok(differs(i)))
-}
-
-/// The picture of `holders` drawn in `style`: at most [`MAX_ROWS`]×[`MAX_COLS`] cells, folded to show
-/// the first colour boundary along each dimension when it lies beyond the corner.
+/// The picture of `holders` drawn in `style`: at most [`MAX_ROWS`]×[`MAX_COLS`] cells. A larger view
+/// leaves out only rows and columns whose owners (cell by cell, at every level, else at the colour level)
+/// repeat those of a row or column shown, and says so; where more distinct rows or columns exist than fit,
+/// the note says that some are left out. So every owner appears whenever the distinct rows and columns fit.
 pub(crate) fn holders_picture(title: String, mut h: Holders, style: Style) -> Result<Picture> {
     h.sort();
     // The holder a cell shows: the least flat input (first dim fastest), or the least coordinates
@@ -199,11 +197,59 @@ pub(crate) fn holders_picture(title: String, mut h: Holders, style: Style) -> Re
                 .collect()
         }))
     };
-    let origin = key_of(0, 0, 0);
-    let row_b = boundary(h.rows, MAX_ROWS, |r| key_of(r, 0, 0) != origin)?;
-    let col_b = boundary(h.cols, MAX_COLS, |c| key_of(0, c, 0) != origin)?;
-    let row_index = visible(h.rows, MAX_ROWS, row_b);
-    let col_index = visible(h.cols, MAX_COLS, col_b);
+    // Every held cell's owners at each level (from the pairs, so bounded by MAX_HOLDERS).
+    let mut held_cells: Vec<(u64, u64, Vec<Vec<i64>>)> = Vec::new();
+    let mut i = 0;
+    while i < h.entries.len() {
+        let cell = h.entries[i].0;
+        let j = h.entries[i..].partition_point(|e| e.0 == cell) + i;
+        let (r, c) = (cell / h.cols, cell % h.cols);
+        let keys = (0..style.levels.len())
+            .map(|l| key_of(r, c, l).unwrap_or_default())
+            .collect();
+        held_cells.push((r, c, keys));
+        i = j;
+    }
+    // Rows and columns shown: every row (column) left out has the owners, cell by cell across the other
+    // dimension, of one shown — at every level when that fits, else at the colour level.
+    let choose = |depth: usize| {
+        let mut by_row: Vec<(u64, Pattern)> = Vec::new();
+        for (r, c, k) in &held_cells {
+            let key = (*c, &k[..depth.min(k.len())]);
+            match by_row.last_mut() {
+                Some((lr, v)) if lr == r => v.push(key),
+                _ => by_row.push((*r, vec![key])),
+            }
+        }
+        let mut sorted: Vec<&(u64, u64, Vec<Vec<i64>>)> = held_cells.iter().collect();
+        sorted.sort_by_key(|(r, c, _)| (*c, *r));
+        let mut by_col: Vec<(u64, Pattern)> = Vec::new();
+        for (r, c, k) in sorted {
+            let key = (*r, &k[..depth.min(k.len())]);
+            match by_col.last_mut() {
+                Some((lc, v)) if lc == c => v.push(key),
+                _ => by_col.push((*c, vec![key])),
+            }
+        }
+        let rows = visible_covering(
+            h.rows,
+            MAX_ROWS,
+            &first_appearances(h.rows, by_row, Vec::new()),
+        );
+        let cols = visible_covering(
+            h.cols,
+            MAX_COLS,
+            &first_appearances(h.cols, by_col, Vec::new()),
+        );
+        (rows, cols)
+    };
+    let levels = style.levels.len().max(1);
+    let mut depth = levels;
+    let ((mut row_index, mut rows_complete), (mut col_index, mut cols_complete)) = choose(depth);
+    if !(rows_complete && cols_complete) && levels > 1 {
+        depth = 1;
+        ((row_index, rows_complete), (col_index, cols_complete)) = choose(depth);
+    }
     let mut notes = style.notes;
     let mut groups = Groups::default();
     let mut legend = Vec::new();
@@ -265,6 +311,17 @@ pub(crate) fn holders_picture(title: String, mut h: Holders, style: Style) -> Re
         (h.rows, h.cols),
         (&row_index, &col_index),
     );
+    let what = style
+        .owners
+        .get(depth - 1)
+        .cloned()
+        .unwrap_or_else(|| "holders".into());
+    notes.extend(fold_note(
+        &what,
+        true,
+        (h.rows, &row_index, rows_complete),
+        (h.cols, &col_index, cols_complete),
+    ));
     let mut p = Picture {
         legend,
         ..Picture::grid(

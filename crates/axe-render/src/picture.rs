@@ -247,6 +247,115 @@ pub(crate) fn visible(n: u64, budget: usize, boundary: Option<u64>) -> Vec<u64> 
     }
 }
 
+/// The most work (view cells times the replicas each one names) an Axe picture spends comparing rows
+/// and columns, to fold only rows and columns that repeat ones it shows; a larger view is folded around
+/// its first boundary and says that not every row was compared.
+pub const MAX_SCAN: u64 = 1 << 18;
+
+/// The visible indices of a view dimension of `n` whose index `i` has a pattern (its owners across the
+/// whole other dimension) first seen at the indices `firsts` (increasing, `0` first). Law: when the
+/// answer is complete (`true`), every index left out has the pattern of one shown. At most `budget`:
+/// all when they fit; the first `budget` when every pattern appears among them; else a head `0..h`
+/// and each later first appearance (with the index before it, showing the boundary, when that fits).
+/// With more patterns than `budget`, the first appearances of the first `budget` patterns, incomplete.
+pub(crate) fn visible_covering(n: u64, budget: usize, firsts: &[u64]) -> (Vec<u64>, bool) {
+    let budget = budget.max(4) as u64;
+    if n <= budget {
+        return ((0..n).collect(), true);
+    }
+    if firsts.iter().all(|&f| f < budget) {
+        return ((0..budget).collect(), true);
+    }
+    if firsts.len() as u64 <= budget {
+        for (pairs, least_head) in [(true, budget / 4), (false, 1)] {
+            for h in (least_head.max(1)..=budget).rev() {
+                let mut extra: Vec<u64> = Vec::new();
+                for &f in firsts.iter().filter(|&&f| f >= h) {
+                    if pairs && f > h && extra.last() != Some(&(f - 1)) {
+                        extra.push(f - 1);
+                    }
+                    extra.push(f);
+                }
+                if h + extra.len() as u64 <= budget {
+                    return ((0..h).chain(extra).collect(), true);
+                }
+            }
+        }
+    }
+    let shown = firsts.len().min(budget as usize);
+    (firsts[..shown].to_vec(), false)
+}
+
+/// The first index of each distinct pattern among `patterns` (index, pattern), in increasing index;
+/// indices that `patterns` leaves out (below `n`) share the pattern `absent`.
+pub(crate) fn first_appearances<P: std::hash::Hash + Eq>(
+    n: u64,
+    patterns: impl IntoIterator<Item = (u64, P)>,
+    absent: P,
+) -> Vec<u64> {
+    let mut seen: HashMap<P, u64> = HashMap::new();
+    let mut listed = std::collections::BTreeSet::new();
+    for (i, p) in patterns {
+        listed.insert(i);
+        let e = seen.entry(p).or_insert(i);
+        *e = (*e).min(i);
+    }
+    // The least index not listed, if any: it has the pattern `absent`.
+    let mut gap = 0u64;
+    for &i in &listed {
+        if i != gap {
+            break;
+        }
+        gap += 1;
+    }
+    if gap < n {
+        let e = seen.entry(absent).or_insert(gap);
+        *e = (*e).min(gap);
+    }
+    let mut firsts: Vec<u64> = seen.into_values().collect();
+    firsts.sort_unstable();
+    firsts
+}
+
+/// The note on what a fold leaves out: every row and column left out repeats the `what` of one shown;
+/// or, where there are more patterns than fit, how many are shown; or, where the view was too large to
+/// compare (`compared` false), that the left-out rows and columns were not compared.
+pub(crate) fn fold_note(
+    what: &str,
+    compared: bool,
+    (rows, row_index, rows_complete): (u64, &[u64], bool),
+    (cols, col_index, cols_complete): (u64, &[u64], bool),
+) -> Option<String> {
+    let cut = (row_index.len() as u64) < rows || (col_index.len() as u64) < cols;
+    if !cut {
+        return None;
+    }
+    if !compared {
+        return Some(format!(
+            "the view is too large to compare every row and column: rows and columns left out may hold \
+             {what} not shown"
+        ));
+    }
+    let mut parts = Vec::new();
+    if !rows_complete {
+        parts.push(format!(
+            "{} rows with different {what} patterns are shown, more are left out",
+            row_index.len()
+        ));
+    }
+    if !cols_complete {
+        parts.push(format!(
+            "{} columns with different {what} patterns are shown, more are left out",
+            col_index.len()
+        ));
+    }
+    Some(if parts.is_empty() {
+        format!("every row and column left out repeats the {what} of a row or column shown")
+    } else {
+        format!("not every {what} is shown: {}", parts.join("; "))
+    })
+}
+
 /// The first index in `1..n` where `differs` (whether index `i` lies in another tile than index 0)
 /// turns true, found by bisection (tiles along one dimension are runs of indices) and checked at the
 /// boundary; `None` when there is none. At most about 2·log2(n) calls.

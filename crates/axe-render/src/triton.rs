@@ -120,7 +120,18 @@ pub fn hardware_picture(title: &str, holders: Holders) -> Result<Picture> {
         ));
     }
     note.push_str(&format!("; colour: the {}", colour_names.join(" and ")));
+    let owners: Vec<String> = levels
+        .iter()
+        .map(|l| {
+            let names: Vec<String> = l.iter().map(|&d| format!("{}s", name(d))).collect();
+            match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+                _ => names.join(""),
+            }
+        })
+        .collect();
     let style = Style {
+        owners,
         first_dim_major: false,
         label: &label,
         levels,
@@ -177,7 +188,22 @@ mod tests {
         assert_eq!(p.cell(0, 0).group, p.cell(7, 15).group);
         assert_eq!(p.legend[0].1, "warp 0");
         let marks: Vec<Mark> = p.marks.iter().map(|(m, _)| *m).collect();
-        assert_eq!(marks, vec![Mark::Border(0), Mark::Border(1)]);
+        // 32 rows of 4 warps: rows 12–14, 17–22 and 25–31 repeat the warps of rows shown, and every
+        // warp appears.
+        assert_eq!(marks, vec![Mark::Border(0), Mark::Border(1), Mark::Fold]);
+        assert_eq!(
+            p.row_index,
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 16, 23, 24]
+        );
+        assert_eq!(p.legend.len(), 4);
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n
+                    == "every row and column left out repeats the warps of a row or column shown"),
+            "{:?}",
+            p.notes
+        );
         assert!(p.notes[0].contains("w = warp"), "{:?}", p.notes);
     }
 

@@ -362,7 +362,8 @@ impl LinearLayout {
     /// at least `A`'s. Where `B` is not injective, `C(x)` is the smallest preimage (flat, first in-dim
     /// lowest) of `A(x)`, except Triton's broadcasting rule: an in-dim that both layouts have with the
     /// same bases, whose image meets the other in-dims' image only in zero (in both), maps to itself, and
-    /// the other in-dims are solved without it.
+    /// the other in-dims are solved without it — unless that leaves some `A(x)` unreached (in-dims that
+    /// share names with out-dims, as in an XOR swizzle over `dim0`/`dim1`), when every in-dim is solved.
     pub fn invert_and_compose(&self, outer: &LinearLayout) -> Result<LinearLayout> {
         if self.out_dims.len() != outer.out_dims.len() {
             return Err(TritonError::Mismatch(format!(
@@ -431,6 +432,25 @@ impl LinearLayout {
                 identity_dims.push(d.name.clone());
             }
         }
+        match self.solve_onto(outer, &position, &identity_dims) {
+            // The broadcasting rule is a preference: where keeping those in-dims fixed leaves a target
+            // unreached (e.g. an XOR swizzle whose in-dims share the out-dims' names), solve without it.
+            Err(TritonError::NotSurjective(_)) if !identity_dims.is_empty() => {
+                self.solve_onto(outer, &position, &[])
+            }
+            other => other,
+        }
+    }
+
+    /// `C` with `self(x) = outer(C(x))`: the in-dims named in `identity_dims` map to themselves, every
+    /// other in-bit to the smallest preimage reached without them. `position[i]` is the outer out-dim of
+    /// out-dim `i`.
+    fn solve_onto(
+        &self,
+        outer: &LinearLayout,
+        position: &[usize],
+        identity_dims: &[String],
+    ) -> Result<LinearLayout> {
         let identical = |d: &InDim| {
             identity_dims
                 .contains(&d.name)
@@ -469,13 +489,15 @@ impl LinearLayout {
             }
             for b in &d.bases {
                 let mut coords = vec![0u64; outer.out_dims.len()];
-                for (v, j) in b.iter().zip(&position) {
+                for (v, j) in b.iter().zip(position) {
                     coords[*j] = *v;
                 }
                 let target = outer.pack_out(&coords);
                 let combo = echelon.solve(target).ok_or_else(|| {
+                    let at: Vec<String> = coords.iter().map(u64::to_string).collect();
                     TritonError::NotSurjective(format!(
-                        "{coords:?} is not reached by the in-dims that differ between the two layouts"
+                        "({}) is not reached by the in-dims that differ between the two layouts",
+                        at.join(", ")
                     ))
                 })?;
                 bases.push(outer.unpack_in(free.minimize(combo)));

@@ -263,9 +263,60 @@ impl LinearLayout {
         s
     }
 
-    /// The TTGIR attribute `#ttg.linear<{register = [...], ...}>`. It does not carry out-dim sizes, so
-    /// [`parse_ttg`] reads back the same layout when each out-dim is named `dimK` and is the smallest power
-    /// of two above its bases.
+    /// The TTGIR attribute `#ttg.linear<{register = [...], ...}>`, whenever it stands for this layout:
+    /// law `parse_ttg(l.ttg()?) == l`. The attribute carries neither out-dim names nor sizes (TTGIR takes
+    /// them from the tensor type: `dim0`, `dim1`, ... in order, each the smallest power of two above its
+    /// bases when read alone), so a layout whose out-dims are named otherwise, come in another order or are
+    /// larger than their bases reach is refused with [`TritonError::NotExpressible`] saying which; its JSON
+    /// form ([`LinearLayout::to_json`]) carries everything.
+    pub fn ttg(&self) -> Result<String> {
+        for (j, (name, _)) in self.out_dims().iter().enumerate() {
+            if *name != format!("dim{j}") {
+                let names: Vec<&str> = self.out_dims().iter().map(|(n, _)| n.as_str()).collect();
+                return Err(TritonError::NotExpressible(format!(
+                    "a `#ttg.linear` attribute names its out-dims dim0, dim1, ... in order; this layout's \
+                     are {} (out-dim {j} is `{name}`): the JSON form keeps them",
+                    names.join(", ")
+                )));
+            }
+        }
+        let text = self.to_ttg();
+        let unspellable = || {
+            let names: Vec<&str> = self.in_dims().iter().map(|d| d.name.as_str()).collect();
+            TritonError::NotExpressible(format!(
+                "its `#ttg.linear` attribute would not read back as this layout: an in-dim name the \
+                 attribute cannot spell (a letter or `_`, then letters, digits, `_` or `.`) among {}: the \
+                 JSON form keeps them",
+                names.join(", ")
+            ))
+        };
+        let back = parse_ttg(&text).map_err(|_| unspellable())?;
+        if back.out_dims().len() != self.out_dims().len() {
+            return Err(TritonError::NotExpressible(format!(
+                "without bases a `#ttg.linear` attribute has no out-dims, and this layout has {}: the JSON \
+                 form keeps them",
+                self.out_dims().len()
+            )));
+        }
+        for ((name, size), (_, read)) in self.out_dims().iter().zip(back.out_dims()) {
+            if size != read {
+                return Err(TritonError::NotExpressible(format!(
+                    "out-dim `{name}` has size {size}, but its bases reach only {read}, and a \
+                     `#ttg.linear` attribute carries no sizes (TTGIR takes them from the tensor type): \
+                     the JSON form keeps them"
+                )));
+            }
+        }
+        if back != *self {
+            return Err(unspellable());
+        }
+        Ok(text)
+    }
+
+    /// The bases as a TTGIR attribute `#ttg.linear<{register = [...], ...}>`, unchecked: it stands for this
+    /// layout only where [`LinearLayout::ttg`] accepts it (out-dims `dim0..` in order, each the smallest
+    /// power of two above its bases); elsewhere [`parse_ttg`] reads back another layout. Prefer
+    /// [`LinearLayout::ttg`].
     pub fn to_ttg(&self) -> String {
         let mut s = String::from("#ttg.linear<{");
         for (i, d) in self.in_dims().iter().enumerate() {

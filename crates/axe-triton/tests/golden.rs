@@ -439,3 +439,160 @@ fn hardware_map_of_an_axe_layout_is_tritons_map_where_triton_has_one() {
     let e = axe_triton::hardware_map(&odd, &[4], &dims).unwrap_err();
     assert!(e.to_string().contains("tid"), "{e}");
 }
+
+/// Multi-CTA layouts, against the bases Triton 3.9's `GluonOpBuilder.to_linear_layout` gives for them.
+#[test]
+fn multi_cta_layouts_follow_triton() {
+    let blocked = |cga: &str| {
+        axe_triton::gluon::parse_gluon(&format!(
+            "BlockedLayout(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[2, 2], order=[1, 0], cga_layout={cga})"
+        ))
+    };
+    let lanes = "[[0, 1], [0, 2], [0, 4], [1, 0], [2, 0]]";
+    for (cga, shape, want) in [
+        ("[[1, 0]]", [16u64, 16], format!(r#"{{"in": {{"register": [], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[8, 0]]}}, "out": {{"dim0": 16, "dim1": 16}}}}"#)),
+        ("[[1, 0]]", [64, 16], format!(r#"{{"in": {{"register": [[8, 0], [16, 0]], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[32, 0]]}}, "out": {{"dim0": 64, "dim1": 16}}}}"#)),
+        ("[[0, 1], [1, 0]]", [64, 64], format!(r#"{{"in": {{"register": [[0, 16], [8, 0], [16, 0]], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[0, 32], [32, 0]]}}, "out": {{"dim0": 64, "dim1": 64}}}}"#)),
+        ("[[0, 0]]", [8, 16], format!(r#"{{"in": {{"register": [], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[0, 0]]}}, "out": {{"dim0": 8, "dim1": 16}}}}"#)),
+        ("[[1, 0]]", [4, 16], r#"{"in": {"register": [], "lane": [[0, 1], [0, 2], [0, 4], [1, 0], [0, 0]], "warp": [[0, 8], [0, 0]], "block": [[2, 0]]}, "out": {"dim0": 4, "dim1": 16}}"#.to_string()),
+        ("[[2, 0], [1, 0]]", [64, 64], format!(r#"{{"in": {{"register": [[0, 16], [0, 32], [8, 0]], "lane": {lanes}, "warp": [[0, 8], [4, 0]], "block": [[32, 0], [16, 0]]}}, "out": {{"dim0": 64, "dim1": 64}}}}"#)),
+    ] {
+        let ll = blocked(cga).expect("valid").to_linear(&shape).expect("powers of two");
+        assert_eq!(ll.to_json(), want, "cga_layout={cga} over {shape:?}");
+    }
+    // Not a permutation of CTA bits: Triton rejects it, and so does axe.
+    let e = blocked("[[1, 0], [1, 0]]")
+        .expect_err("two CTA bits on one position")
+        .to_string();
+    assert!(e.contains("cga_layout along dim 0"), "{e}");
+    assert!(blocked("[[1, 1]]").is_err());
+    assert!(blocked("[[3, 0]]").is_err());
+    assert!(blocked("[[1]]").is_err());
+    let shared = axe_triton::gluon::parse_gluon(
+        "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=False, fp4_padded=False, cga_layout=[[0, 1]])",
+    )
+    .expect("valid");
+    assert_eq!(
+        shared.to_linear(&[64, 128]).expect("fits").to_json(),
+        r#"{"in": {"offset": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 8], [2, 16], [4, 32], [8, 0], [16, 0], [32, 0]], "block": [[0, 64]]}, "out": {"dim0": 64, "dim1": 128}}"#
+    );
+    // Two CTAs along the rows: an Axe layout over reg/lane/warp/block.
+    let ll = blocked("[[1, 0]]")
+        .expect("valid")
+        .to_linear(&[16, 16])
+        .expect("fits");
+    assert_eq!(
+        ll.to_axe().expect("affine").to_string(),
+        "S[(2,2,4,2,8):(1@block,2@warp,8@lane,1@warp,1@lane)]"
+    );
+}
+
+/// AMD MFMA accumulators, against the bases Triton 3.9 gives for them.
+#[test]
+fn amd_mfma_follows_triton() {
+    let mfma = |args: &str| {
+        axe_triton::gluon::parse_gluon(&format!(
+            "AMDMFMALayout({args}, element_bitwidth=32, tiles_per_warp=[1, 1], cga_layout=[])"
+        ))
+        .expect("valid")
+    };
+    for (args, shape, want) in [
+        (
+            "version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1]",
+            [32u64, 32],
+            r#"{"in": {"register": [[1, 0], [2, 0], [8, 0], [16, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": [], "block": []}, "out": {"dim0": 32, "dim1": 32}}"#,
+        ),
+        (
+            "version=3, instr_shape=[32, 32, 8], transposed=True, warps_per_cta=[1, 1]",
+            [32, 32],
+            r#"{"in": {"register": [[0, 1], [0, 2], [0, 8], [0, 16]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 4]], "warp": [], "block": []}, "out": {"dim0": 32, "dim1": 32}}"#,
+        ),
+        (
+            "version=3, instr_shape=[16, 16, 16], transposed=False, warps_per_cta=[2, 2]",
+            [64, 64],
+            r#"{"in": {"register": [[1, 0], [2, 0], [0, 32], [32, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [4, 0], [8, 0]], "warp": [[0, 16], [16, 0]], "block": []}, "out": {"dim0": 64, "dim1": 64}}"#,
+        ),
+        (
+            "version=4, instr_shape=[32, 32, 16], transposed=False, warps_per_cta=[2, 1]",
+            [64, 32],
+            r#"{"in": {"register": [[1, 0], [2, 0], [8, 0], [16, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": [[32, 0]], "block": []}, "out": {"dim0": 64, "dim1": 32}}"#,
+        ),
+        (
+            "version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1]",
+            [8, 8],
+            r#"{"in": {"register": [[1, 0], [2, 0], [0, 0], [0, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 0], [0, 0], [4, 0]], "warp": [], "block": []}, "out": {"dim0": 8, "dim1": 8}}"#,
+        ),
+    ] {
+        let got = mfma(args)
+            .to_linear(&shape)
+            .expect("powers of two")
+            .to_json();
+        assert_eq!(got, want, "{args} over {shape:?}");
+    }
+    // What is not covered yet is refused, not guessed.
+    for bad in [
+        "AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1], element_bitwidth=64)",
+        "AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1], tiles_per_warp=[2, 1])",
+        "AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1], cga_layout=[[1, 0]])",
+        "AMDMFMALayout(version=5, instr_shape=[32, 32, 8], transposed=False, warps_per_cta=[1, 1])",
+    ] {
+        assert!(axe_triton::gluon::parse_gluon(bad).is_err(), "{bad}");
+    }
+    let four = axe_triton::gluon::parse_gluon(
+        "AMDMFMALayout(version=3, instr_shape=[4, 4, 4], transposed=False, warps_per_cta=[1, 1])",
+    )
+    .expect("parses");
+    assert!(four.to_linear(&[4, 4]).is_err());
+}
+
+/// AMD WMMA accumulators, against the bases Triton 3.9 gives for them.
+#[test]
+fn amd_wmma_follows_triton() {
+    let wmma = |args: &str| {
+        axe_triton::gluon::parse_gluon(&format!(
+            "AMDWMMALayout({args}, reg_bases=[], instr_shape=[16, 16, 16], cga_layout=[], rank=2)"
+        ))
+        .expect("valid")
+    };
+    for (args, shape, want) in [
+        (
+            "version=1, transposed=False, warp_bases=[[1, 0]]",
+            [32u64, 16],
+            r#"{"in": {"register": [[2, 0], [4, 0], [8, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0]], "warp": [[16, 0]], "block": []}, "out": {"dim0": 32, "dim1": 16}}"#,
+        ),
+        (
+            "version=2, transposed=True, warp_bases=[[1, 0]]",
+            [32, 16],
+            r#"{"in": {"register": [[0, 1], [0, 2], [0, 4]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 8]], "warp": [[16, 0]], "block": []}, "out": {"dim0": 32, "dim1": 16}}"#,
+        ),
+        (
+            "version=2, transposed=False, warp_bases=[[0, 1], [1, 0]]",
+            [64, 64],
+            r#"{"in": {"register": [[1, 0], [2, 0], [4, 0], [0, 32], [32, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]], "warp": [[0, 16], [16, 0]], "block": []}, "out": {"dim0": 64, "dim1": 64}}"#,
+        ),
+        (
+            "version=1, transposed=True, warp_bases=[[0, 1]]",
+            [16, 64],
+            r#"{"in": {"register": [[0, 2], [0, 4], [0, 8], [0, 32]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]], "warp": [[0, 16]], "block": []}, "out": {"dim0": 16, "dim1": 64}}"#,
+        ),
+        (
+            "version=2, transposed=False, warp_bases=[]",
+            [8, 8],
+            r#"{"in": {"register": [[1, 0], [2, 0], [4, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 0], [0, 0]], "warp": [], "block": []}, "out": {"dim0": 8, "dim1": 8}}"#,
+        ),
+    ] {
+        let got = wmma(args)
+            .to_linear(&shape)
+            .expect("powers of two")
+            .to_json();
+        assert_eq!(got, want, "{args} over {shape:?}");
+    }
+    for bad in [
+        "AMDWMMALayout(version=3, transposed=False, warp_bases=[[1, 0]])",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 1]])",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0]], reg_bases=[[1, 0]])",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0]], rank=3)",
+    ] {
+        assert!(axe_triton::gluon::parse_gluon(bad).is_err(), "{bad}");
+    }
+}

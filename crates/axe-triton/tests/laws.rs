@@ -521,3 +521,185 @@ proptest! {
         let _ = g.to_axe(&[e0 as u64 * 3, e1 as u64]);
     }
 }
+
+/// A random bijection: `bits` out-bits spread over out-dims, an invertible GF(2) matrix (a permutation
+/// mixed by row XORs), its columns split over in-dims whose names are drawn from a pool that shares the
+/// out-dims' names (XOR swizzles over `dim0`/`dim1` are written that way).
+fn invertible_layout() -> impl Strategy<Value = LinearLayout> {
+    (1usize..3, 1u32..7).prop_flat_map(|(rank, bits)| {
+        let cuts = prop::collection::vec(0..=bits, rank - 1);
+        let n_in = 1usize..4;
+        // Often the identity order and few mixes, so that some in-dim keeps the bases of the identity
+        // on the out-dim of its name (the case Triton's broadcasting rule meets).
+        let perm = prop_oneof![
+            Just((0..bits).collect::<Vec<u32>>()),
+            Just((0..bits).collect::<Vec<u32>>()).prop_shuffle(),
+        ];
+        let mixes = prop::collection::vec((0..bits, 0..bits), 0..5);
+        let in_cuts = prop::collection::vec(0..=bits, 3);
+        let names = prop::sample::subsequence(vec!["dim0", "dim1", "dim2", "register", "lane"], 3)
+            .prop_shuffle();
+        (cuts, n_in, perm, mixes, in_cuts, names, any::<bool>()).prop_map(
+            move |(mut cuts, n_in, perm, mixes, mut in_cuts, mut names, aligned)| {
+                // Columns of the matrix: column i is the image of in-bit i (packed out-bits).
+                let mut cols: Vec<u64> = perm.iter().map(|p| 1u64 << p).collect();
+                for (a, b) in mixes {
+                    if a != b {
+                        cols[a as usize] ^= cols[b as usize];
+                    }
+                }
+                cuts.sort_unstable();
+                let mut out = Vec::new();
+                let mut prev = 0;
+                for (j, c) in cuts.iter().chain(std::iter::once(&bits)).enumerate() {
+                    out.push((format!("dim{j}"), 1u64 << (c - prev)));
+                    prev = *c;
+                }
+                let unpack = |v: u64| {
+                    let mut shift = 0;
+                    out.iter()
+                        .map(|(_, s)| {
+                            let c = (v >> shift) & (s - 1);
+                            shift += s.trailing_zeros();
+                            c
+                        })
+                        .collect::<Vec<u64>>()
+                };
+                if aligned {
+                    // In-dims named and sized as the out-dims, `dimK` over out-dim `dimK`'s bits.
+                    in_cuts = cuts.clone();
+                    names = vec!["dim0", "dim1", "dim2"];
+                } else {
+                    in_cuts.truncate(n_in - 1);
+                    in_cuts.sort_unstable();
+                }
+                let mut ins = Vec::new();
+                let mut prev = 0u32;
+                for (k, c) in in_cuts.iter().chain(std::iter::once(&bits)).enumerate() {
+                    let bases = (prev..*c).map(|i| unpack(cols[i as usize])).collect();
+                    ins.push((names[k].to_string(), bases));
+                    prev = *c;
+                }
+                LinearLayout::new(ins, out).expect("valid by construction")
+            },
+        )
+    })
+}
+
+#[test]
+fn xor_swizzle_over_shared_names_inverts() {
+    let l = parse_json(
+        r#"{"in": {"dim0": [[1,1],[2,2]], "dim1": [[0,1],[0,2]]}, "out": {"dim0": 4, "dim1": 4}}"#,
+    )
+    .expect("valid");
+    assert!(l.is_injective() && l.is_surjective());
+    let inv = l.invert().expect("a bijection inverts");
+    for x in 0..l.in_size() {
+        let y = brute(&l, x);
+        assert_eq!(flat_in(&l, &inv.apply(&y).expect("fits")), x);
+    }
+    // The same bases under other in-dim names invert alike.
+    let renamed = parse_json(r#"{"in": {"register": [[1,1],[2,2]], "lane": [[0,1],[0,2]]}, "out": {"dim0": 4, "dim1": 4}}"#)
+        .expect("valid");
+    assert_eq!(
+        renamed.invert().expect("bijection").in_dims(),
+        inv.in_dims()
+    );
+    assert!(l.pseudoinvert().is_ok());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// `invert(L) ∘ L` and `L ∘ invert(L)` are the identity, checked on every input, for random bijections
+    /// whose in-dims may share names with the out-dims.
+    #[test]
+    fn every_bijection_inverts(l in invertible_layout()) {
+        prop_assert!(l.is_injective() && l.is_surjective());
+        let inv = l.invert().map_err(|e| TestCaseError::fail(format!("{e} for {}", l.to_json())))?;
+        for x in 0..l.in_size() {
+            let y = brute(&l, x);
+            prop_assert_eq!(flat_in(&l, &inv.apply(&y).expect("fits")), x);
+        }
+        for y in all_outputs(&l) {
+            let x = inv.apply(&y).expect("fits");
+            prop_assert_eq!(l.apply(&x).expect("fits"), y);
+        }
+        let p = l.pseudoinvert().expect("surjective");
+        prop_assert_eq!(p, inv);
+    }
+}
+
+/// Layouts whose out-dims are `dim0..` in order, in another order, or named otherwise, and whose in-dims
+/// have any name, some of which the attribute cannot spell.
+fn any_named_layout() -> impl Strategy<Value = LinearLayout> {
+    let outs = prop_oneof![
+        Just(vec!["dim0", "dim1"]),
+        Just(vec!["dim1", "dim0"]),
+        Just(vec!["dim0"]),
+        Just(vec!["dim1"]),
+        Just(vec!["x", "y"]),
+        Just(vec!["dim0", "dim2"]),
+        Just(vec!["dim0", "dim1", "dim2"]),
+    ];
+    let ins = prop_oneof![
+        Just(vec!["register", "lane"]),
+        Just(vec!["offset"]),
+        Just(vec!["dim0", "dim1"]),
+        Just(vec!["a b"]),
+        Just(vec!["9lives", "warp"]),
+    ];
+    (outs, ins).prop_flat_map(|(o, i)| {
+        layout_with(
+            o.iter().map(|s| s.to_string()).collect(),
+            i.iter().map(|s| s.to_string()).collect(),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// `ttg()` reads back as the same layout, and refuses only where the attribute would read back as
+    /// another one.
+    #[test]
+    fn ttg_reads_back_as_the_same_layout_or_is_refused(l in any_named_layout()) {
+        let unchecked_ok = parse_ttg(&l.to_ttg()).map(|b| b == l).unwrap_or(false);
+        match l.ttg() {
+            Ok(text) => {
+                prop_assert_eq!(&text, &l.to_ttg());
+                prop_assert_eq!(parse_ttg(&text).expect("own output"), l);
+            }
+            Err(TritonError::NotExpressible(why)) => {
+                prop_assert!(!unchecked_ok, "refused a form that reads back: {}", why);
+                prop_assert!(why.contains("JSON form"), "{}", why);
+            }
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
+    }
+}
+
+#[test]
+fn ttg_refuses_out_dims_out_of_order_naming_why() {
+    // Registers move dim1; read back as `dim0, dim1` they would move dim0.
+    let l = parse_json(r#"{"in": {"register": [[1, 0], [2, 0]], "lane": [[0, 1]]}, "out": {"dim1": 4, "dim0": 2}}"#)
+        .expect("valid");
+    let why = l.ttg().expect_err("out of order").to_string();
+    assert!(
+        why.contains("dim1, dim0") && why.contains("out-dim 0 is `dim1`"),
+        "{why}"
+    );
+    let named = parse_json(r#"{"in": {"register": [[1]]}, "out": {"x": 2}}"#).expect("valid");
+    assert!(named.ttg().expect_err("named").to_string().contains("`x`"));
+    let larger = parse_json(r#"{"in": {"register": [[1]]}, "out": {"dim0": 4}}"#).expect("valid");
+    let why = larger.ttg().expect_err("sizes").to_string();
+    assert!(why.contains("size 4") && why.contains("only 2"), "{why}");
+    let fine = parse_json(
+        r#"{"in": {"register": [[1, 0]], "lane": [[0, 1]]}, "out": {"dim0": 2, "dim1": 2}}"#,
+    )
+    .expect("valid");
+    assert_eq!(
+        fine.ttg().expect("fits"),
+        "#ttg.linear<{register = [[1, 0]], lane = [[0, 1]]}>"
+    );
+}

@@ -16,14 +16,20 @@
 //! `DotOperandLayout` (the operands of Ampere `mma`, the register operand A of Hopper `wgmma`, and the
 //! FMA operands of a `BlockedLayout`) have their linear layouts and, through them, their Axe layouts; so
 //! have the shared layouts (in-dim `offset`) `SwizzledSharedLayout` and `NVMMASharedLayout`, whose Axe
-//! layouts exist only without a swizzle. Multi-CTA layouts are refused with [`TritonError::Gluon`].
+//! layouts exist only without a swizzle. `BlockedLayout` and `NVMMASharedLayout` spread over several CTAs
+//! (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (16×16 and 32×32 tiles, 32-bit) and
+//! `AMDWMMALayout` (versions 1 and 2) accumulators are laid out as Triton lays them out. Other multi-CTA
+//! layouts and AMD variants are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
 use axe_layout::{Axis, Coord, Iter, Layout};
 
+mod amd;
+mod cga;
 mod dot;
 mod parse;
+mod parse_amd;
 mod shared;
 pub use parse::parse_gluon;
 
@@ -93,6 +99,37 @@ pub enum GluonLayout {
         transposed: bool,
         /// FP4 data padded to bytes (8 real and 8 padding bytes per 16).
         fp4_padded: bool,
+    },
+    /// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta)`: the accumulator of AMD's `mfma`
+    /// (16×16 or 32×32 tiles, 64 lanes; `element_bitwidth` 32, one tile per warp, one CTA).
+    AmdMfma {
+        /// The CDNA generation (1 to 4).
+        version: u64,
+        /// The instruction's shape `[M, N, K]`.
+        instr_shape: Vec<u64>,
+        /// Rows along dim 1 instead of dim 0.
+        transposed: bool,
+        /// Warps per CTA along each dim.
+        warps_per_cta: Vec<u64>,
+    },
+    /// `AMDWMMALayout(version, transposed, warp_bases)`: the accumulator of AMD's `wmma` (RDNA3 and RDNA4,
+    /// versions 1 and 2; 16×16 tiles, 32 lanes; no extra `reg_bases`, one CTA).
+    AmdWmma {
+        /// 1 (RDNA3) or 2 (RDNA4).
+        version: u64,
+        /// Rows along dim 1 instead of dim 0.
+        transposed: bool,
+        /// Each warp bit's move, in tiles.
+        warp_bases: Vec<Vec<u64>>,
+    },
+    /// A `BlockedLayout` or `NVMMASharedLayout` with `cga_layout=[[...], ...]`: spread over the CTAs of a
+    /// cluster (in-dim `block`), each CTA laying `layout` over its part of the tensor (see the `cga`
+    /// module's rules).
+    MultiCta {
+        /// The layout each CTA lays over its part.
+        layout: Box<GluonLayout>,
+        /// The tensor position of each CTA bit, in units of the per-CTA part.
+        cga_layout: Vec<Vec<u64>>,
     },
     /// `SliceLayout(dim, parent)`: the parent with tensor dim `dim` removed.
     Slice {
@@ -174,6 +211,8 @@ impl GluonLayout {
             GluonLayout::DotOperand { parent, .. } => parent.rank(),
             GluonLayout::NvmmaShared { rank, .. } => *rank,
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
+            GluonLayout::MultiCta { layout, .. } => layout.rank(),
+            GluonLayout::AmdMfma { .. } | GluonLayout::AmdWmma { .. } => 2,
         }
     }
 
@@ -192,7 +231,7 @@ impl GluonLayout {
         self.check_shape(shape)?;
         for (i, s) in shape.iter().enumerate() {
             log2_exact(*s, || {
-                format!("tensor dim {i} (Axe lays it out: use to_axe)")
+                format!("tensor dim {i} (an Axe layout covers it: `axe triton to-axe`)")
             })?;
         }
         match self {
@@ -307,6 +346,20 @@ impl GluonLayout {
                 *fp4_padded,
                 shape,
             ),
+            GluonLayout::MultiCta { layout, cga_layout } => {
+                cga::to_linear(layout, cga_layout, shape)
+            }
+            GluonLayout::AmdMfma {
+                instr_shape,
+                transposed,
+                warps_per_cta,
+                ..
+            } => amd::mfma(instr_shape, *transposed, warps_per_cta, shape),
+            GluonLayout::AmdWmma {
+                version,
+                transposed,
+                warp_bases,
+            } => amd::wmma(*version, *transposed, warp_bases, shape),
             GluonLayout::Slice { dim, parent } => {
                 let mut pshape = shape.to_vec();
                 pshape.insert(*dim, 1);
@@ -465,6 +518,9 @@ impl GluonLayout {
             | GluonLayout::Nvmma { .. }
             | GluonLayout::DotOperand { .. }
             | GluonLayout::NvmmaShared { .. }
+            | GluonLayout::MultiCta { .. }
+            | GluonLayout::AmdMfma { .. }
+            | GluonLayout::AmdWmma { .. }
             | GluonLayout::SwizzledShared { .. } => self.to_linear(shape)?.to_axe(),
         }
     }

@@ -5,7 +5,7 @@ use super::GluonLayout;
 use crate::error::Result;
 use crate::syntax::{error_at, parse_value, Spanned, Value};
 
-fn ints(src: &str, v: &Spanned, what: &str) -> Result<Vec<u64>> {
+pub(super) fn ints(src: &str, v: &Spanned, what: &str) -> Result<Vec<u64>> {
     match &v.value {
         Value::List(items) => items
             .iter()
@@ -46,6 +46,24 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
         "NVMMADistributedLayout" => &["version", "warps_per_cta", "instr_shape", "cga_layout"],
         "SwizzledSharedLayout" => &["vec", "per_phase", "max_phase", "order", "cga_layout"],
         "DotOperandLayout" => &["operand_index", "parent", "k_width"],
+        "AMDWMMALayout" => &[
+            "version",
+            "transposed",
+            "warp_bases",
+            "reg_bases",
+            "instr_shape",
+            "cga_layout",
+            "rank",
+        ],
+        "AMDMFMALayout" => &[
+            "version",
+            "instr_shape",
+            "transposed",
+            "warps_per_cta",
+            "element_bitwidth",
+            "tiles_per_warp",
+            "cga_layout",
+        ],
         "NVMMASharedLayout" => &[
             "swizzle_byte_width",
             "element_bitwidth",
@@ -58,7 +76,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             return Err(error_at(
                 src,
                 v.at,
-                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout and NVMMASharedLayout are)"),
+                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout, AMDMFMALayout and AMDWMMALayout are)"),
             ))
         }
     };
@@ -87,6 +105,8 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
     match short {
         "DotOperandLayout" => dot_operand(src, v, &found, depth),
         "NVMMASharedLayout" => nvmma_shared(src, v, &found),
+        "AMDMFMALayout" => super::parse_amd::amd_mfma(src, v, &found),
+        "AMDWMMALayout" => super::parse_amd::amd_wmma(src, v, &found),
         "BlockedLayout" => {
             let size_per_thread = ints(src, need(0)?, "size_per_thread")?;
             let threads_per_warp = ints(src, need(1)?, "threads_per_warp")?;
@@ -132,7 +152,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                         Value::List(items)
                             if k < 6 && items.iter().all(|i| i.value == Value::Int(1)) => {}
                         Value::List(_) if k == 6 => {}
-                        Value::List(items) if k == 7 && items.is_empty() => {}
+                        Value::List(_) if k == 7 => {}
                         _ => {
                             return Err(error_at(
                                 src,
@@ -143,12 +163,16 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                     }
                 }
             }
-            Ok(GluonLayout::Blocked {
-                size_per_thread,
-                threads_per_warp,
-                warps_per_cta,
-                order,
-            })
+            let cga = cga_bases(src, found[7], rank)?;
+            Ok(with_cga(
+                GluonLayout::Blocked {
+                    size_per_thread,
+                    threads_per_warp,
+                    warps_per_cta,
+                    order,
+                },
+                cga,
+            ))
         }
         "SwizzledSharedLayout" => {
             let mut three = Vec::new();
@@ -269,7 +293,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
     }
 }
 
-fn int(src: &str, v: &Spanned, what: &str) -> Result<u64> {
+pub(super) fn int(src: &str, v: &Spanned, what: &str) -> Result<u64> {
     match v.value {
         Value::Int(x) if x >= 0 => Ok(x as u64),
         _ => Err(error_at(
@@ -280,7 +304,7 @@ fn int(src: &str, v: &Spanned, what: &str) -> Result<u64> {
     }
 }
 
-fn boolean(src: &str, v: &Spanned, what: &str) -> Result<bool> {
+pub(super) fn boolean(src: &str, v: &Spanned, what: &str) -> Result<bool> {
     match &v.value {
         Value::Word(w) if w == "True" || w == "true" => Ok(true),
         Value::Word(w) if w == "False" || w == "false" => Ok(false),
@@ -289,12 +313,52 @@ fn boolean(src: &str, v: &Spanned, what: &str) -> Result<bool> {
     }
 }
 
-fn single_cta(src: &str, a: Option<&Spanned>) -> Result<()> {
-    match a.map(|a| (a, &a.value)) {
-        None => Ok(()),
-        Some((_, Value::Word(w))) if w == "None" => Ok(()),
-        Some((_, Value::List(items))) if items.is_empty() => Ok(()),
-        Some((a, _)) => Err(error_at(src, a.at, "only single-CTA layouts are supported")),
+/// The bases of a `cga_layout` argument (none for `None` or `[]`), checked as Triton's CGA encoding over
+/// `rank` dims.
+pub(super) fn cga_bases(src: &str, a: Option<&Spanned>, rank: usize) -> Result<Vec<Vec<u64>>> {
+    let Some(a) = a else { return Ok(Vec::new()) };
+    let items = match &a.value {
+        Value::Word(w) if w == "None" => return Ok(Vec::new()),
+        Value::List(items) => items,
+        _ => return Err(error_at(src, a.at, "cga_layout must be a list of bases")),
+    };
+    let mut bases = Vec::new();
+    for b in items {
+        let Value::List(cs) = &b.value else {
+            return Err(error_at(
+                src,
+                b.at,
+                "a cga_layout base must be a list of coordinates",
+            ));
+        };
+        let mut base = Vec::new();
+        for c in cs {
+            match c.value {
+                Value::Int(x) if x >= 0 => base.push(x as u64),
+                _ => {
+                    return Err(error_at(
+                        src,
+                        c.at,
+                        "cga_layout coordinates must be integers ≥ 0",
+                    ))
+                }
+            }
+        }
+        bases.push(base);
+    }
+    super::cga::check(&bases, rank).map_err(|why| error_at(src, a.at, why))?;
+    Ok(bases)
+}
+
+/// `layout` spread over CTAs by `cga` (itself when `cga` is empty).
+fn with_cga(layout: GluonLayout, cga: Vec<Vec<u64>>) -> GluonLayout {
+    if cga.is_empty() {
+        layout
+    } else {
+        GluonLayout::MultiCta {
+            layout: Box::new(layout),
+            cga_layout: cga,
+        }
     }
 }
 
@@ -415,14 +479,17 @@ fn nvmma_shared(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<Gl
             "fp4_padded needs swizzle_byte_width=128 and element_bitwidth=8",
         ));
     }
-    single_cta(src, found[5])?;
-    Ok(GluonLayout::NvmmaShared {
-        swizzle_byte_width,
-        element_bitwidth,
-        rank,
-        transposed,
-        fp4_padded,
-    })
+    let cga = cga_bases(src, found[5], rank)?;
+    Ok(with_cga(
+        GluonLayout::NvmmaShared {
+            swizzle_byte_width,
+            element_bitwidth,
+            rank,
+            transposed,
+            fp4_padded,
+        },
+        cga,
+    ))
 }
 
 /// Reads a Gluon layout from its constructor text.

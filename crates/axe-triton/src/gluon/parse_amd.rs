@@ -1,0 +1,132 @@
+//! Reading AMD's Gluon layouts: `AMDMFMALayout(...)` and `AMDWMMALayout(...)`, as Triton prints them.
+
+use super::parse::{boolean, cga_bases, int, ints};
+use super::GluonLayout;
+use crate::error::Result;
+use crate::syntax::{error_at, Spanned, Value};
+
+/// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta, element_bitwidth=None,
+/// tiles_per_warp=None, cga_layout=[])`: 32-bit elements, one tile per warp and one CTA only.
+pub(super) fn amd_mfma(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<GluonLayout> {
+    let need = |k: usize, key: &str| {
+        found[k].ok_or_else(|| error_at(src, v.at, format!("`AMDMFMALayout` needs `{key}`")))
+    };
+    let version_v = need(0, "version")?;
+    let version = int(src, version_v, "version")?;
+    if !(1..=4).contains(&version) {
+        return Err(error_at(src, version_v.at, "version must be 1, 2, 3 or 4"));
+    }
+    let instr_shape = ints(src, need(1, "instr_shape")?, "instr_shape")?;
+    let transposed = boolean(src, need(2, "transposed")?, "transposed")?;
+    let wv = need(3, "warps_per_cta")?;
+    let warps_per_cta = ints(src, wv, "warps_per_cta")?;
+    if warps_per_cta.len() != 2 {
+        return Err(error_at(src, wv.at, "warps_per_cta must have two entries"));
+    }
+    if let Some(a) = found[4] {
+        if !matches!(&a.value, Value::Int(32)) && !matches!(&a.value, Value::Word(w) if w == "None")
+        {
+            return Err(error_at(src, a.at, "only element_bitwidth=32 is supported"));
+        }
+    }
+    if let Some(a) = found[5] {
+        let ones = matches!(&a.value, Value::List(items) if items.iter().all(|i| i.value == Value::Int(1)));
+        if !ones && !matches!(&a.value, Value::Word(w) if w == "None") {
+            return Err(error_at(
+                src,
+                a.at,
+                "only tiles_per_warp of ones is supported",
+            ));
+        }
+    }
+    if !cga_bases(src, found[6], 2)?.is_empty() {
+        return Err(error_at(
+            src,
+            found[6].map_or(v.at, |a| a.at),
+            "a multi-CTA AMDMFMALayout is not supported",
+        ));
+    }
+    Ok(GluonLayout::AmdMfma {
+        version,
+        instr_shape,
+        transposed,
+        warps_per_cta,
+    })
+}
+
+/// `AMDWMMALayout(version, transposed, warp_bases, reg_bases=None, instr_shape=None, cga_layout=[],
+/// rank=None)`: versions 1 and 2, rank 2, 16×16×16 tiles, no extra register bases, one CTA.
+pub(super) fn amd_wmma(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<GluonLayout> {
+    let need = |k: usize, key: &str| {
+        found[k].ok_or_else(|| error_at(src, v.at, format!("`AMDWMMALayout` needs `{key}`")))
+    };
+    let version_v = need(0, "version")?;
+    let version = int(src, version_v, "version")?;
+    if !(1..=2).contains(&version) {
+        return Err(error_at(
+            src,
+            version_v.at,
+            "only versions 1 and 2 are supported",
+        ));
+    }
+    let transposed = boolean(src, need(1, "transposed")?, "transposed")?;
+    let wv = need(2, "warp_bases")?;
+    let Value::List(items) = &wv.value else {
+        return Err(error_at(src, wv.at, "warp_bases must be a list of bases"));
+    };
+    let mut warp_bases = Vec::new();
+    for b in items {
+        match &b.value {
+            Value::List(cs) => {
+                let base = cs
+                    .iter()
+                    .map(|c| int(src, c, "a warp base coordinate"))
+                    .collect::<Result<Vec<u64>>>()?;
+                warp_bases.push(base);
+            }
+            _ => {
+                return Err(error_at(
+                    src,
+                    b.at,
+                    "a warp base must be a list of coordinates",
+                ))
+            }
+        }
+    }
+    super::cga::check(&warp_bases, 2)
+        .map_err(|why| error_at(src, wv.at, why.replace("cga_layout", "warp_bases")))?;
+    let empty_or_none = |a: &Spanned| {
+        matches!(&a.value, Value::List(items) if items.is_empty())
+            || matches!(&a.value, Value::Word(w) if w == "None")
+    };
+    if let Some(a) = found[3].filter(|a| !empty_or_none(a)) {
+        return Err(error_at(src, a.at, "only reg_bases=[] is supported"));
+    }
+    if let Some(a) = found[4] {
+        let plain = matches!(&a.value, Value::List(items) if items.iter().all(|i| i.value == Value::Int(16)) && items.len() == 3);
+        if !plain && !empty_or_none(a) {
+            return Err(error_at(
+                src,
+                a.at,
+                "only instr_shape=[16, 16, 16] is supported",
+            ));
+        }
+    }
+    if !cga_bases(src, found[5], 2)?.is_empty() {
+        return Err(error_at(
+            src,
+            found[5].map_or(v.at, |a| a.at),
+            "a multi-CTA AMDWMMALayout is not supported",
+        ));
+    }
+    if let Some(a) = found[6] {
+        if !matches!(&a.value, Value::Int(2)) && !empty_or_none(a) {
+            return Err(error_at(src, a.at, "only rank=2 is supported"));
+        }
+    }
+    Ok(GluonLayout::AmdWmma {
+        version,
+        transposed,
+        warp_bases,
+    })
+}
