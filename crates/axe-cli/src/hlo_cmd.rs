@@ -1,8 +1,8 @@
 //! `axe hlo <verb>`: whole HLO modules.
 
-use axe_xla::hlo::sharding::parse_sharding;
 use axe_xla::hlo::partitioned::ShapeReading;
 use axe_xla::hlo::per_device::PerDevice;
+use axe_xla::hlo::sharding::parse_sharding;
 use axe_xla::hlo::stats::{report_with, Relayout, Totals};
 use axe_xla::hlo::{parse_module, synth::synth_module};
 use clap::Subcommand;
@@ -278,7 +278,11 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
                 "  every value whole on every device (its shape is already the device's shard)\n",
             ),
         }
-        if let Some(other) = r.per_device_readings.iter().find(|q| q.reading != p.reading) {
+        if let Some(other) = r
+            .per_device_readings
+            .iter()
+            .find(|q| q.reading != p.reading)
+        {
             t.push_str(&format!(
                 "  read {} instead (--shapes {}): largest {}, arguments {}, outputs {}\n",
                 other.reading.name(),

@@ -62,8 +62,10 @@ pub struct ShapeDecision {
 /// Sharding custom calls the SPMD partitioner removes.
 fn is_sharding_call(target: &str) -> bool {
     let t = target.trim_matches('"');
-    matches!(t, "Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape")
-        || t.starts_with("xla.sdy.")
+    matches!(
+        t,
+        "Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape"
+    ) || t.starts_with("xla.sdy.")
 }
 
 /// Whether `opcode` moves data between partitions (or asks for the partition's id).
@@ -167,7 +169,8 @@ mod tests {
         );
         let collective = "HloModule m, num_partitions=2\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY e {\n  p = f32[4]{0} parameter(0), sharding={devices=[2]<=[2]}\n  ROOT r = f32[4]{0} all-reduce(p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add\n}\n";
         assert_eq!(reading(collective), ShapeReading::PerDevice);
-        let pid = "HloModule m, num_partitions=2\n\nENTRY e {\n  ROOT p = u32[] partition-id()\n}\n";
+        let pid =
+            "HloModule m, num_partitions=2\n\nENTRY e {\n  ROOT p = u32[] partition-id()\n}\n";
         assert_eq!(reading(pid), ShapeReading::PerDevice);
         // A shard_map before partitioning: collectives inside, but sharding custom calls too.
         let manual = "HloModule m, num_partitions=2, is_scheduled=true\n\nENTRY e {\n  p = f32[8]{0} parameter(0), sharding={devices=[2]<=[2]}\n  ROOT s = f32[4]{0} custom-call(p), custom_call_target=\"SPMDFullToShardShape\", sharding={manual}\n}\n";

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
 
-use super::{Computation, Module};
 use super::partitioned::{ShapeDecision, ShapeReading};
+use super::{Computation, Module};
 use crate::error::{Result, XlaError};
 use crate::primitive::PrimitiveType;
 use crate::shape::{ArrayShape, Dims, Shape};
@@ -350,15 +350,6 @@ pub fn report_with<'a>(
                 .id(inst.shape_text())
                 .map_err(|e| located(comp, inst.name(), e))?;
             by_name.insert(Text(inst.bare_name()), id);
-            if is_entry && inst.opcode() == "parameter" {
-                match inst.attribute("sharding") {
-                    Some(text) => {
-                        arguments.add_sharded(inst.shape_text(), &shapes.infos[id].shape, text)
-                    }
-                    None => shapes.whole(id).and_then(|b| arguments.add_unannotated(b)),
-                }
-                .map_err(|e| located(comp, inst.name(), e))?;
-            }
             let info = &shapes.infos[id];
             if !aliasing(inst.opcode()) {
                 let held = flags[ci] && (is_entry || inst.opcode() != "parameter");
@@ -399,6 +390,15 @@ pub fn report_with<'a>(
                     }
                     .map_err(|e| located(comp, inst.name(), e))?;
                 }
+            }
+            if is_entry && inst.opcode() == "parameter" {
+                match inst.attribute("sharding") {
+                    Some(text) => {
+                        arguments.add_sharded(inst.shape_text(), &shapes.infos[id].shape, text)
+                    }
+                    None => shapes.whole(id).and_then(|b| arguments.add_unannotated(b)),
+                }
+                .map_err(|e| located(comp, inst.name(), e))?;
             }
             // Relayouts: an array operand with the result's dimensions but another layout, or a transpose.
             let Shape::Array(result) = &shapes.infos[id].shape else {
@@ -465,7 +465,10 @@ pub fn report_with<'a>(
             },
             None => super::partitioned::decide(module),
         };
-        r.per_device = readings.iter().find(|p| p.reading == decision.reading).cloned();
+        r.per_device = readings
+            .iter()
+            .find(|p| p.reading == decision.reading)
+            .cloned();
         r.per_device_readings = readings.to_vec();
         r.shapes = Some(decision);
     }
