@@ -151,6 +151,7 @@ corpus! {
         dim_level_types,
         attributes_and_literals,
         nested_instructions,
+        elided_literals,
     ],
     invalid: [
         unknown_opcode,
@@ -172,6 +173,9 @@ corpus! {
         operand_before_definition,
         literal_wrong_element_count,
         layout_rank_mismatch,
+        elided_literal_nested,
+        elided_literal_not_last,
+        elided_tuple_literal,
     ],
 }
 
