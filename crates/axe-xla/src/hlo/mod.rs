@@ -14,6 +14,7 @@ mod attributes;
 pub mod calls;
 mod instruction;
 mod literal;
+mod opcheck;
 mod operands;
 pub mod partitioned;
 pub mod per_device;

@@ -281,6 +281,7 @@ fn computation<'s>(
                 format!("unknown opcode {:?}", inst.opcode()),
             ));
         }
+        super::opcheck::instruction(text, inst)?;
         match inst.opcode() {
             "parameter" => {}
             "constant" if !inst.shape_text().is_empty() => {
