@@ -12,6 +12,7 @@
 
 mod attributes;
 pub mod calls;
+mod header;
 mod instruction;
 mod literal;
 mod opcheck;

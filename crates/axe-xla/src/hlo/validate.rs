@@ -192,7 +192,18 @@ pub(crate) fn computation_names<'s>(
     computations: &[Computation<'s>],
 ) -> Result<HashSet<&'s str>> {
     let mut names: HashSet<&str> = HashSet::with_capacity(computations.len());
+    let mut entry = false;
     for c in computations {
+        if c.is_entry && std::mem::replace(&mut entry, true) {
+            return Err(module_error(
+                text,
+                at(text, c.name),
+                format!(
+                    "computation {} is a second ENTRY: a module has only one",
+                    bare(c.name)
+                ),
+            ));
+        }
         if !names.insert(bare(c.name)) {
             return Err(module_error(
                 text,
@@ -208,6 +219,17 @@ pub(crate) fn computation_names<'s>(
 pub(crate) struct Checker<'t, 's> {
     text: &'t str,
     shapes: HashSet<&'s str>,
+}
+
+/// Sharding texts already checked, with the shapes (see [`Checker`]).
+fn check_sharding<'s>(text: &str, value: &'s str, seen: &mut HashSet<&'s str>) -> Result<()> {
+    if seen.contains(value) {
+        return Ok(());
+    }
+    super::sharding::parse_sharding(value)
+        .map_err(|e| module_error(text, at(text, value), format!("sharding: {e}")))?;
+    seen.insert(value);
+    Ok(())
 }
 
 impl<'t, 's> Checker<'t, 's> {
@@ -265,6 +287,13 @@ fn computation<'s>(
     // Each defined name with its opcode.
     let mut defined: HashMap<&str, &str> = HashMap::with_capacity(c.instructions.len());
     let mut root: Option<&Instruction<'_>> = None;
+    let mut parameters: HashSet<&str> = HashSet::new();
+    if c.instructions.is_empty() {
+        return Err(err(
+            c.name,
+            format!("computation {} has no instructions", bare(c.name)),
+        ));
+    }
     for inst in &c.instructions {
         if inst.is_root() {
             if root.is_some() {
@@ -282,6 +311,19 @@ fn computation<'s>(
             ));
         }
         super::opcheck::instruction(text, inst)?;
+        if inst.opcode() == "parameter" && !parameters.insert(inst.operands_text().trim()) {
+            return Err(err(
+                inst.operands_text(),
+                format!(
+                    "parameter number {} is taken by an earlier parameter",
+                    inst.operands_text().trim()
+                ),
+            ));
+        }
+        // Sharding texts live beside the shapes in the checked set (they never look alike).
+        if let Some(v) = inst.attribute("sharding") {
+            check_sharding(text, v, shapes)?;
+        }
         match inst.opcode() {
             "parameter" => {}
             "constant" if !inst.shape_text().is_empty() => {
