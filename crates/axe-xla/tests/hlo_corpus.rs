@@ -152,6 +152,7 @@ corpus! {
         attributes_and_literals,
         nested_instructions,
         elided_literals,
+        stack_frames_calls,
     ],
     invalid: [
         unknown_opcode,
@@ -176,6 +177,15 @@ corpus! {
         elided_literal_nested,
         elided_literal_not_last,
         elided_tuple_literal,
+        operand_count,
+        missing_attribute,
+        bad_attribute_value,
+        malformed_backend_config,
+        tables_out_of_order,
+        second_entry,
+        duplicate_parameter,
+        bad_module_attribute,
+        bad_sharding,
     ],
 }
 
