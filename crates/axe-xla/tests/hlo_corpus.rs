@@ -186,6 +186,7 @@ corpus! {
         duplicate_parameter,
         bad_module_attribute,
         bad_sharding,
+        async_wrapped_twice,
     ],
 }
 

@@ -108,6 +108,7 @@ fn required(op: &str) -> &'static [&'static str] {
         "reverse" => &["dimensions"],
         "pad" => &["padding"],
         "iota" => &["iota_dimension"],
+        "async-start" => &["calls"],
         _ => &[],
     }
 }

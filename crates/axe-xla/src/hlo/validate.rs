@@ -183,6 +183,35 @@ pub(crate) fn check(text: &str, computations: &[Computation<'_>]) -> Result<()> 
     for c in computations {
         checker.computation(c, &mut |name| names.contains(name))?;
     }
+    async_wrapped_once(text, computations)
+}
+
+/// Each computation is wrapped by one `async-start` at most (XLA gives the wrapped computation its
+/// caller): the error is at the second one, in module order.
+pub(crate) fn async_wrapped_once(text: &str, computations: &[Computation<'_>]) -> Result<()> {
+    let mut wrapped: HashSet<&str> = HashSet::new();
+    for c in computations {
+        for inst in &c.instructions {
+            if inst.opcode() != "async-start" {
+                continue;
+            }
+            if let Some(v) = inst.attribute("calls") {
+                let name = bare(
+                    v.trim()
+                        .trim_start_matches('{')
+                        .trim_end_matches('}')
+                        .trim(),
+                );
+                if !wrapped.insert(name) {
+                    return Err(module_error(
+                        text,
+                        at(text, v),
+                        format!("computation {name} is already wrapped by another async-start"),
+                    ));
+                }
+            }
+        }
+    }
     Ok(())
 }
 
