@@ -101,7 +101,6 @@ fn required(op: &str) -> &'static [&'static str] {
         "call" => &["to_apply"],
         "slice" => &["slice"],
         "custom-call" => &["custom_call_target"],
-        "fusion" => &["kind", "calls"],
         "while" => &["condition", "body"],
         "map" => &["to_apply"],
         "concatenate" => &["dimensions"],

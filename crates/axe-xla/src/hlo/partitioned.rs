@@ -87,56 +87,86 @@ fn is_partition_op(opcode: &str) -> bool {
     )
 }
 
-/// Decides how `module`'s shapes read (see the module doc).
-pub fn decide(module: &Module<'_>) -> ShapeDecision {
-    let partitions = module
-        .attribute("num_partitions")
-        .and_then(|n| n.trim().parse::<u64>().ok())
-        .unwrap_or(1);
-    let mut partition_op: Option<&str> = None;
-    for comp in &module.computations {
-        for inst in &comp.instructions {
-            let op = inst.opcode();
-            if op == "custom-call" {
+/// What the partitioner leaves behind, gathered one instruction at a time ([`Signs::see`]) so that a
+/// caller walking the module anyway pays no second pass.
+#[derive(Clone, Debug, Default)]
+pub struct Signs<'a> {
+    sharding_call: Option<&'a str>,
+    partition_op: Option<&'a str>,
+}
+
+impl<'a> Signs<'a> {
+    /// Notes what `inst` tells.
+    pub fn see(&mut self, inst: &super::Instruction<'a>) {
+        let op = inst.opcode();
+        if op == "custom-call" {
+            if self.sharding_call.is_none() {
                 if let Some(t) = inst.attribute("custom_call_target") {
                     if is_sharding_call(t) {
-                        return ShapeDecision {
-                            reading: ShapeReading::Global,
-                            reason: format!(
-                                "a sharding custom call ({t}) the SPMD partitioner has not yet replaced"
-                            ),
-                        };
+                        self.sharding_call = Some(t);
                     }
                 }
-            } else if partition_op.is_none() && is_partition_op(op) {
-                partition_op = Some(op);
             }
+        } else if self.partition_op.is_none()
+            && matches!(op.as_bytes().first(), Some(b'a' | b'c' | b'p' | b'r'))
+            && is_partition_op(op)
+        {
+            self.partition_op = Some(op);
         }
     }
-    if partitions > 1 {
-        if module.attribute("is_scheduled").map(str::trim) == Some("true") {
+
+    /// The decision for `module`, whose instructions were all seen.
+    pub fn decide(&self, module: &Module<'_>) -> ShapeDecision {
+        let partitions = module
+            .attribute("num_partitions")
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or(1);
+        if let Some(t) = self.sharding_call {
             return ShapeDecision {
-                reading: ShapeReading::PerDevice,
+                reading: ShapeReading::Global,
                 reason: format!(
-                    "num_partitions={partitions} and is_scheduled=true (scheduled after the SPMD partitioner)"
+                    "a sharding custom call ({t}) the SPMD partitioner has not yet replaced"
                 ),
             };
         }
-        if let Some(op) = partition_op {
-            return ShapeDecision {
-                reading: ShapeReading::PerDevice,
-                reason: format!("num_partitions={partitions} and a {op} (the SPMD partitioner's)"),
-            };
+        if partitions > 1 {
+            if module.attribute("is_scheduled").map(str::trim) == Some("true") {
+                return ShapeDecision {
+                    reading: ShapeReading::PerDevice,
+                    reason: format!(
+                        "num_partitions={partitions} and is_scheduled=true (scheduled after the SPMD partitioner)"
+                    ),
+                };
+            }
+            if let Some(op) = self.partition_op {
+                return ShapeDecision {
+                    reading: ShapeReading::PerDevice,
+                    reason: format!(
+                        "num_partitions={partitions} and a {op} (the SPMD partitioner's)"
+                    ),
+                };
+            }
+        }
+        ShapeDecision {
+            reading: ShapeReading::Global,
+            reason: if partitions > 1 {
+                format!("num_partitions={partitions}, no sign of the SPMD partitioner")
+            } else {
+                "no sign of the SPMD partitioner".to_string()
+            },
         }
     }
-    ShapeDecision {
-        reading: ShapeReading::Global,
-        reason: if partitions > 1 {
-            format!("num_partitions={partitions}, no sign of the SPMD partitioner")
-        } else {
-            "no sign of the SPMD partitioner".to_string()
-        },
+}
+
+/// Decides how `module`'s shapes read (see the module doc).
+pub fn decide(module: &Module<'_>) -> ShapeDecision {
+    let mut signs = Signs::default();
+    for comp in &module.computations {
+        for inst in &comp.instructions {
+            signs.see(inst);
+        }
     }
+    signs.decide(module)
 }
 
 #[cfg(test)]

@@ -173,6 +173,14 @@ pub(crate) fn root_sharding(comp: &Computation<'_>) -> Option<Sharding> {
         .iter()
         .find(|i| i.is_root())
         .or(comp.instructions.last())?;
+    let op = root.opcode();
+    let followed = matches!(
+        op,
+        "parameter" | "tuple" | "get-tuple-element" | "while" | "copy" | "optimization-barrier"
+    ) || elementwise(op);
+    if root.attribute("sharding").is_none() && !followed {
+        return None; // nothing to follow: no index of the computation needed
+    }
     let mut walk = Walk {
         by_name: HashMap::with_capacity(comp.instructions.len()),
         memo: HashMap::new(),

@@ -330,6 +330,7 @@ pub fn report_with<'a>(
     // The entry's parameters and its result.
     let mut arguments = super::per_device::Tally::default();
     let mut outputs = super::per_device::Tally::default();
+    let mut signs = super::partitioned::Signs::default();
     let entry = super::calls::entry_index(module);
     // The kind of relayout from one shape id to another (see `relayout_kind`), decided once per pair.
     let mut kinds: HashMap<(usize, usize), Option<&'static str>> = HashMap::new();
@@ -343,6 +344,7 @@ pub fn report_with<'a>(
         by_name.clear();
         by_name.reserve(comp.instructions.len());
         for inst in &comp.instructions {
+            signs.see(inst);
             if inst.shape_text().is_empty() {
                 continue;
             }
@@ -463,7 +465,7 @@ pub fn report_with<'a>(
                 reading,
                 reason: "given".to_string(),
             },
-            None => super::partitioned::decide(module),
+            None => signs.decide(module),
         };
         r.per_device = readings
             .iter()
