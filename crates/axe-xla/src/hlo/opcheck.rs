@@ -3,7 +3,7 @@
 //! (`direction=`, `index=`, `dimensions=`, `slice=`, `backend_config=`, `api_version=`, `sharding=`
 //! structure aside), each error at its place in the text.
 
-use super::scan::{module_error, TopLevel};
+use super::scan::module_error;
 use super::Instruction;
 use crate::error::Result;
 
@@ -153,11 +153,59 @@ fn is_slice(v: &str) -> bool {
         })
 }
 
-/// Checks `inst` (read from `text`) as XLA's parser does for its opcode.
-pub(crate) fn instruction(text: &str, inst: &Instruction<'_>) -> Result<()> {
+/// What is checked of an opcode: its operand count (when fixed), its required attributes, whether
+/// its attribute values are read.
+#[derive(Clone, Copy)]
+pub(crate) struct OpInfo {
+    arity: Option<usize>,
+    required: &'static [&'static str],
+    values: bool,
+}
+
+/// The checks of `op`, looked up once (`None`: nothing beyond a parameter's number or a constant's
+/// literal).
+pub(crate) fn info(op: &str) -> Option<OpInfo> {
+    static MAP: std::sync::OnceLock<foldhash::HashMap<&'static str, OpInfo>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        super::validate::OPCODES
+            .iter()
+            .filter_map(|&op| {
+                let i = OpInfo {
+                    arity: arity(op),
+                    required: required(op),
+                    values: reads_values(op),
+                };
+                (i.arity.is_some() || !i.required.is_empty() || i.values).then_some((op, i))
+            })
+            .collect()
+    })
+    .get(op)
+    .copied()
+}
+
+/// Whether the values of `op`'s attributes are checked.
+fn reads_values(op: &str) -> bool {
+    matches!(
+        op,
+        "compare"
+            | "get-tuple-element"
+            | "slice"
+            | "custom-call"
+            | "transpose"
+            | "broadcast"
+            | "reduce"
+            | "concatenate"
+            | "reverse"
+    )
+}
+
+/// Checks `inst` (read from `text`) as XLA's parser does for its opcode, whose checks are `info`.
+pub(crate) fn instruction(text: &str, inst: &Instruction<'_>, info: Option<OpInfo>) -> Result<()> {
     let op = inst.opcode();
     let err = |piece: &str, msg: String| Err(module_error(text, at(text, piece), msg));
     match op {
+        _ if info.is_some() => {}
         "parameter" => {
             if !is_int(inst.operands_text()) || inst.operands_text().trim().starts_with('-') {
                 return err(
@@ -174,46 +222,26 @@ pub(crate) fn instruction(text: &str, inst: &Instruction<'_>) -> Result<()> {
                 return err(inst.opcode(), "constant takes a literal".into());
             }
         }
-        _ => {
-            if let Some(n) = arity(op) {
-                let found = TopLevel::new(inst.operands_text(), b',').count();
-                if found != n {
-                    return err(
-                        inst.opcode(),
-                        format!(
-                            "{op} takes {n} operand{}, found {found}",
-                            if n == 1 { "" } else { "s" }
-                        ),
-                    );
-                }
-            }
-        }
+        _ => {}
     }
-    let need = required(op);
     // Attribute values are read only for the opcodes whose values are checked (reading every list
     // again would cost a second scan of the module).
-    let values = matches!(
-        op,
-        "compare"
-            | "get-tuple-element"
-            | "slice"
-            | "custom-call"
-            | "transpose"
-            | "broadcast"
-            | "reduce"
-            | "concatenate"
-            | "reverse"
-    );
-    if need.is_empty() && !values {
+    let Some(info) = info else {
+        return Ok(());
+    };
+    let need = info.required;
+    if need.is_empty() && !info.values {
         return Ok(());
     }
     let attrs = inst.attributes();
-    for name in need {
-        if attrs.get(name).is_none() {
-            return err(inst.opcode(), format!("{op} needs the attribute {name}="));
-        }
-    }
+    // One pass over the list: which required attributes are there, and the values read as data.
+    let mut found = [false; 4];
     for a in &attrs {
+        if let Some(k) = need.iter().position(|n| *n == a.name) {
+            if let Some(f) = found.get_mut(k) {
+                *f = true;
+            }
+        }
         let v = a.value.trim();
         let bad = match a.name {
             "direction" if op == "compare" => !DIRECTIONS.contains(&v),
@@ -232,7 +260,31 @@ pub(crate) fn instruction(text: &str, inst: &Instruction<'_>) -> Result<()> {
             );
         }
     }
+    if let Some(name) = need.iter().zip(found).find_map(|(n, f)| (!f).then_some(n)) {
+        return err(inst.opcode(), format!("{op} needs the attribute {name}="));
+    }
     Ok(())
+}
+
+/// Checks that `inst`, of `found` operands, has as many as its opcode takes, when that is fixed.
+pub(crate) fn operand_count(
+    text: &str,
+    inst: &Instruction<'_>,
+    info: Option<OpInfo>,
+    found: usize,
+) -> Result<()> {
+    let op = inst.opcode();
+    match info.and_then(|i| i.arity) {
+        Some(n) if n != found => Err(module_error(
+            text,
+            at(text, op),
+            format!(
+                "{op} takes {n} operand{}, found {found}",
+                if n == 1 { "" } else { "s" }
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::shape::{Dim, Shape};
 
 /// XLA's opcodes (`xla/hlo/ir/hlo_opcode.h`), sorted. Any of them may also be written as an async pair
 /// `OP-start` / `OP-update` / `OP-done`.
-const OPCODES: &[&str] = &[
+pub(crate) const OPCODES: &[&str] = &[
     "abs",
     "acos",
     "acosh",
@@ -339,7 +339,8 @@ fn computation<'s>(
                 format!("unknown opcode {:?}", inst.opcode()),
             ));
         }
-        super::opcheck::instruction(text, inst)?;
+        let info = super::opcheck::info(inst.opcode());
+        super::opcheck::instruction(text, inst, info)?;
         if inst.opcode() == "parameter" && !parameters.insert(inst.operands_text().trim()) {
             return Err(err(
                 inst.operands_text(),
@@ -359,7 +360,10 @@ fn computation<'s>(
                 let s = parse_at(text, inst.shape_text())?;
                 super::literal::check(text, inst.operands_text(), &s)?;
             }
-            _ => operands(text, inst.operands_text(), &defined, shapes, 0)?,
+            _ => {
+                let count = operands(text, inst.operands_text(), &defined, shapes, 0)?;
+                super::opcheck::operand_count(text, inst, info, count)?;
+            }
         }
         pairing(text, inst, &defined)?;
         // Called computations exist (the reader noted whether any attribute names one).
@@ -398,7 +402,7 @@ fn operands<'s>(
     defined: &HashMap<&str, &str>,
     shapes: &mut HashSet<&'s str>,
     depth: usize,
-) -> Result<()> {
+) -> Result<usize> {
     if depth > MAX_NESTED {
         return Err(module_error(
             text,
@@ -411,15 +415,19 @@ fn operands<'s>(
         .all(|c| super::scan::is_name_byte(c) || c == b',' || c == b' ')
     {
         // Names, '%', commas and spaces only (the common list): each piece between commas is a name.
+        let mut count = 0;
         for name in operands_text.split(',').map(|p| p.trim_matches(' ')) {
             if !name.is_empty() {
                 defined_before(text, name, defined)?;
+                count += 1;
             }
         }
-        return Ok(());
+        return Ok(count);
     }
     let pieces = super::scan::TopLevel::new(operands_text, b',');
+    let mut count = 0;
     for piece in pieces {
+        count += 1;
         let piece = skip_comments(piece);
         let rest = skip_shape(piece);
         if rest.len() < piece.len() {
@@ -450,7 +458,7 @@ fn operands<'s>(
             defined_before(text, name, defined)?;
         }
     }
-    Ok(())
+    Ok(count)
 }
 
 /// An operand `name` (a slice of `text`) names an instruction defined before, or the error at it.
