@@ -204,25 +204,17 @@ fn reads_values(op: &str) -> bool {
 pub(crate) fn instruction(text: &str, inst: &Instruction<'_>, info: Option<OpInfo>) -> Result<()> {
     let op = inst.opcode();
     let err = |piece: &str, msg: String| Err(module_error(text, at(text, piece), msg));
-    match op {
-        _ if info.is_some() => {}
-        "parameter" => {
-            if !is_int(inst.operands_text()) || inst.operands_text().trim().starts_with('-') {
-                return err(
-                    inst.opcode(),
-                    format!(
-                        "parameter takes its number, an integer from 0: found `{}`",
-                        inst.operands_text().trim()
-                    ),
-                );
-            }
+    let operands = inst.operands_text().trim();
+    if info.is_none() {
+        if op == "parameter" && (!is_int(operands) || operands.starts_with('-')) {
+            return err(
+                inst.opcode(),
+                format!("parameter takes its number, an integer from 0: found `{operands}`"),
+            );
         }
-        "constant" => {
-            if inst.operands_text().trim().is_empty() {
-                return err(inst.opcode(), "constant takes a literal".into());
-            }
+        if op == "constant" && operands.is_empty() {
+            return err(inst.opcode(), "constant takes a literal".into());
         }
-        _ => {}
     }
     // Attribute values are read only for the opcodes whose values are checked (reading every list
     // again would cost a second scan of the module).
