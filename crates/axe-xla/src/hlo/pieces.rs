@@ -68,7 +68,7 @@ fn read_in_pieces(text: &str, start: usize, piece_bytes: usize) -> Option<Vec<Co
                 })
                 .ok()?;
         }
-        Some((computations, stopped, called))
+        Some((computations, stopped, (called, checker.wrapped)))
     };
     let pieces: Vec<_> = cuts
         .par_windows(2)
@@ -76,22 +76,25 @@ fn read_in_pieces(text: &str, start: usize, piece_bytes: usize) -> Option<Vec<Co
         .collect();
     let mut out: Vec<Computation<'_>> = Vec::new();
     let mut called = Vec::new();
+    let mut wrapped = Vec::new();
     let mut at = start;
     for (piece, &begin) in pieces.into_iter().zip(&cuts) {
         if at != begin {
             // The previous piece read past this cut: read the rest from where it stopped.
-            let (rest, _, more) = read_piece(at, len)?;
+            let (rest, _, (more, wraps)) = read_piece(at, len)?;
             out.extend(rest);
             called.extend(more);
+            wrapped.extend(wraps);
             break;
         }
-        let (computations, stopped, more) = piece?;
+        let (computations, stopped, (more, wraps)) = piece?;
         out.extend(computations);
         called.extend(more);
+        wrapped.extend(wraps);
         at = stopped;
     }
     let names = validate::computation_names(text, &out).ok()?;
-    validate::async_wrapped_once(text, &out).ok()?;
+    validate::async_wrapped_once(text, &wrapped).ok()?;
     called
         .iter()
         .all(|name| names.contains(name))

@@ -183,33 +183,27 @@ pub(crate) fn check(text: &str, computations: &[Computation<'_>]) -> Result<()> 
     for c in computations {
         checker.computation(c, &mut |name| names.contains(name))?;
     }
-    async_wrapped_once(text, computations)
+    async_wrapped_once(text, &checker.wrapped)
 }
 
 /// Each computation is wrapped by one `async-start` at most (XLA gives the wrapped computation its
-/// caller): the error is at the second one, in module order.
-pub(crate) fn async_wrapped_once(text: &str, computations: &[Computation<'_>]) -> Result<()> {
-    let mut wrapped: HashSet<&str> = HashSet::new();
-    for c in computations {
-        for inst in &c.instructions {
-            if inst.opcode() != "async-start" {
-                continue;
-            }
-            if let Some(v) = inst.attribute("calls") {
-                let name = bare(
-                    v.trim()
-                        .trim_start_matches('{')
-                        .trim_end_matches('}')
-                        .trim(),
-                );
-                if !wrapped.insert(name) {
-                    return Err(module_error(
-                        text,
-                        at(text, v),
-                        format!("computation {name} is already wrapped by another async-start"),
-                    ));
-                }
-            }
+/// caller): `wrapped` holds the `calls=` values of the async-starts in module order (gathered by
+/// [`Checker`]); the error is at the second one naming a computation.
+pub(crate) fn async_wrapped_once(text: &str, wrapped: &[&str]) -> Result<()> {
+    let mut seen: HashSet<&str> = HashSet::with_capacity(wrapped.len());
+    for v in wrapped {
+        let name = bare(
+            v.trim()
+                .trim_start_matches('{')
+                .trim_end_matches('}')
+                .trim(),
+        );
+        if !seen.insert(name) {
+            return Err(module_error(
+                text,
+                at(text, v),
+                format!("computation {name} is already wrapped by another async-start"),
+            ));
         }
     }
     Ok(())
@@ -248,6 +242,8 @@ pub(crate) fn computation_names<'s>(
 pub(crate) struct Checker<'t, 's> {
     text: &'t str,
     shapes: HashSet<&'s str>,
+    /// The `calls=` values of the `async-start`s checked, in order.
+    pub(crate) wrapped: Vec<&'s str>,
 }
 
 /// Sharding texts already checked, with the shapes (see [`Checker`]).
@@ -267,6 +263,7 @@ impl<'t, 's> Checker<'t, 's> {
         Checker {
             text,
             shapes: HashSet::new(),
+            wrapped: Vec::new(),
         }
     }
 
@@ -276,7 +273,7 @@ impl<'t, 's> Checker<'t, 's> {
         c: &Computation<'s>,
         exists: &mut dyn FnMut(&'s str) -> bool,
     ) -> Result<()> {
-        computation(self.text, c, exists, &mut self.shapes)
+        computation(self.text, c, exists, &mut self.shapes, &mut self.wrapped)
     }
 }
 
@@ -311,6 +308,7 @@ fn computation<'s>(
     c: &Computation<'s>,
     exists: &mut dyn FnMut(&'s str) -> bool,
     shapes: &mut HashSet<&'s str>,
+    wrapped: &mut Vec<&'s str>,
 ) -> Result<()> {
     let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
     // Each defined name with its opcode.
@@ -369,6 +367,9 @@ fn computation<'s>(
         // Called computations exist (the reader noted whether any attribute names one).
         if inst.attributes().has_calls() {
             for a in &inst.attributes() {
+                if a.name == "calls" && inst.opcode() == "async-start" {
+                    wrapped.push(a.value);
+                }
                 if super::attributes::CALLING_ATTRIBUTES.contains(&a.name) {
                     let list = a.value.trim_start_matches('{').trim_end_matches('}');
                     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
