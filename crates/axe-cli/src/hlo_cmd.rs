@@ -1,7 +1,9 @@
 //! `axe hlo <verb>`: whole HLO modules.
 
+use axe_xla::hlo::partitioned::ShapeReading;
+use axe_xla::hlo::per_device::PerDevice;
 use axe_xla::hlo::sharding::parse_sharding;
-use axe_xla::hlo::stats::{report, Relayout, Totals};
+use axe_xla::hlo::stats::{report_with, Relayout, Totals};
 use axe_xla::hlo::{parse_module, synth::synth_module};
 use clap::Subcommand;
 use serde::Serialize;
@@ -22,6 +24,12 @@ pub enum Verb {
         /// One JSON object.
         #[arg(long)]
         json: bool,
+        /// How the shapes of a sharded module read: `global` (whole arrays, each device holds its shard
+        /// of them) or `per-device` (already cut by XLA's SPMD partitioner, as in `.compile().as_text()`
+        /// and `*after_optimizations*` dumps). Decided from the module when absent; the report says
+        /// which reading it used and why.
+        #[arg(long, value_parser = clap::value_parser!(ShapeReading))]
+        shapes: Option<ShapeReading>,
     },
     /// Read and validate the module, and print it back in XLA's layout of the text.
     ///
@@ -83,12 +91,12 @@ fn human(b: i64) -> String {
 
 /// Prints the report of `file`, as JSON when `json_mode` (streamed: a module's relayouts may number in
 /// the hundreds of thousands); returns whether it succeeded.
-fn stats(file: &str, top: usize, json_mode: bool) -> bool {
+fn stats(file: &str, top: usize, json_mode: bool, shapes: Option<ShapeReading>) -> bool {
     let result = (|| -> Result<(), String> {
         let bytes = Bytes::open(file)?;
         let text = bytes.text(file)?;
         let module = parse_module(text).map_err(|e| format!("{file}:{e}"))?;
-        let r = report(&module, top).map_err(|e| e.to_string())?;
+        let r = report_with(&module, top, shapes).map_err(|e| e.to_string())?;
         if json_mode {
             crate::report::stream_stdout(|out| {
                 serde_json::to_writer(&mut *out, &StatsJson::new(&module.name, &r))?;
@@ -107,6 +115,30 @@ fn stats(file: &str, top: usize, json_mode: bool) -> bool {
         Ok(()) => true,
         Err(e) => emit([Err::<Report, String>(e)], json_mode),
     }
+}
+
+/// The figures of one reading.
+fn reading_json(p: &PerDevice) -> Value {
+    json!({"shapes": p.reading.name(), "devices": p.devices, "argument_bytes": p.argument_bytes,
+        "output_bytes": p.output_bytes, "largest_bytes": p.largest_bytes, "largest_device": p.largest_device,
+        "smallest_bytes": p.smallest_bytes, "sharded_values": p.sharded_values,
+        "unannotated_values": p.unannotated_values})
+}
+
+/// `per_device`: the figures of the reading used, why it was used, and both readings.
+fn per_device_json(r: &axe_xla::hlo::stats::Report) -> Value {
+    let (Some(p), Some(d)) = (&r.per_device, &r.shapes) else {
+        return Value::Null;
+    };
+    let mut v = reading_json(p);
+    v["shapes_reason"] = json!(d.reason);
+    v["readings"] = r
+        .per_device_readings
+        .iter()
+        .map(|q| (q.reading.name().to_string(), reading_json(q)))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    v
 }
 
 /// The JSON of a report, fields in the order written.
@@ -168,7 +200,7 @@ impl<'r> StatsJson<'r> {
                 "entry": "the part of materialized in the entry computation, its parameters included",
                 "total": "every instruction of every computation, fusion bodies included: a bound on what the text describes, not a footprint",
                 "memory_spaces": "materialized bytes per memory space S(n)",
-                "per_device": "for a module with sharding= attributes: the materialized bytes each device holds (its shard of each value, ceil(D/n) per sharded dim in the value's layout; values without sharding= whole on every device)"
+                "per_device": "for a module with sharding= attributes or num_partitions above one: the materialized bytes each device holds, and the entry's parameters (argument_bytes) and result (output_bytes) on the device holding the most of each; shapes says how the module's shapes were read: global (each device holds its shard of each value, ceil(D/n) per sharded dim in the value's layout; values without sharding= whole on every device) or per-device (shapes already cut by XLA's SPMD partitioner: every value whole on every device); shapes_reason says why; readings holds the figures in both readings"
             }),
             memory_spaces: Value::Object(
                 r.spaces
@@ -176,9 +208,7 @@ impl<'r> StatsJson<'r> {
                     .map(|(s, t)| (s.to_string(), totals_json(t)))
                     .collect(),
             ),
-            per_device: r.per_device.as_ref().map_or(Value::Null, |p| json!({"devices": p.devices, "largest_bytes": p.largest_bytes,
-                "largest_device": p.largest_device, "smallest_bytes": p.smallest_bytes, "sharded_values": p.sharded_values,
-                "unannotated_values": p.unannotated_values})),
+            per_device: per_device_json(r),
             top_padding: r.top_waste.iter().map(|w| json!({"computation": w.computation, "instruction": w.instruction,
                 "shape": w.shape, "logical_bytes": w.totals.logical_bytes, "physical_bytes": w.totals.physical_bytes,
                 "padding_bytes": w.totals.padding_bytes()})).collect(),
@@ -225,17 +255,43 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
          entry: the entry computation's share, its parameters included\n  \
          all: every instruction of every computation, fusion bodies included (not a footprint)\n",
     );
-    if let Some(p) = &r.per_device {
+    if let (Some(p), Some(d)) = (&r.per_device, &r.shapes) {
         t.push_str(&format!(
             "\nper device ({} devices, held in memory): largest {} (device {}), smallest {}\n  \
-             {} sharded values, each device's shard; {} without sharding= counted whole on every device\n",
+             arguments {}, outputs {} (the device holding the most)\n  \
+             shapes read {}: {}\n",
             p.devices,
             human(p.largest_bytes),
             p.largest_device,
             human(p.smallest_bytes),
-            p.sharded_values,
-            p.unannotated_values
+            human(p.argument_bytes),
+            human(p.output_bytes),
+            d.reading.name(),
+            d.reason,
         ));
+        match p.reading {
+            ShapeReading::Global => t.push_str(&format!(
+                "  {} sharded values, each device's shard; {} without sharding= counted whole on every device\n",
+                p.sharded_values, p.unannotated_values
+            )),
+            ShapeReading::PerDevice => t.push_str(
+                "  every value whole on every device (its shape is already the device's shard)\n",
+            ),
+        }
+        if let Some(other) = r
+            .per_device_readings
+            .iter()
+            .find(|q| q.reading != p.reading)
+        {
+            t.push_str(&format!(
+                "  read {} instead (--shapes {}): largest {}, arguments {}, outputs {}\n",
+                other.reading.name(),
+                other.reading.name(),
+                human(other.largest_bytes),
+                human(other.argument_bytes),
+                human(other.output_bytes)
+            ));
+        }
     }
     if !r.top_waste.is_empty() {
         t.push_str(&format!(
@@ -287,7 +343,12 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
 
 pub fn run(verb: Verb) -> bool {
     match verb {
-        Verb::Stats { file, top, json } => stats(&file, top, json),
+        Verb::Stats {
+            file,
+            top,
+            json,
+            shapes,
+        } => stats(&file, top, json, shapes),
         Verb::Fmt { file } => {
             let result = Bytes::open(&file).and_then(|b| {
                 let text = b.text(&file)?;

@@ -132,3 +132,42 @@ fn bench_hlo_reports_speed_and_memory() {
     );
     assert!(v["stats_and_fmt_peak_bytes"].as_u64().unwrap() >= peak);
 }
+
+/// A JAX program after XLA's SPMD partitioner: its shapes are per device already, and are not divided
+/// again; `--shapes` overrides the decision and the report says which reading it used.
+#[test]
+fn stats_per_device_bytes_of_a_partitioned_module() {
+    let path = format!(
+        "{}/../axe-xla/tests/hlo_memory/tuple_out.after.hlo",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, out, err) = run(&["hlo", "stats", "--json", &path]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let p = &v["per_device"];
+    // XLA's memory_analysis(): 1024 bytes of arguments, 2588 of outputs (3 arrays and the tuple's table).
+    assert_eq!(p["shapes"], "per-device");
+    assert_eq!(
+        (p["argument_bytes"].as_i64(), p["output_bytes"].as_i64()),
+        (Some(1024), Some(2588))
+    );
+    assert!(p["shapes_reason"]
+        .as_str()
+        .unwrap()
+        .contains("is_scheduled"));
+    assert_eq!(p["readings"]["per-device"]["argument_bytes"], 1024);
+    assert_eq!(p["readings"]["global"]["argument_bytes"], 128);
+    let (code, out, _) = run(&["hlo", "stats", "--json", "--shapes", "global", &path]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["per_device"]["shapes"], "global");
+    assert_eq!(v["per_device"]["shapes_reason"], "given");
+    assert_eq!(v["per_device"]["argument_bytes"], 128);
+    let (code, out, _) = run(&["hlo", "stats", &path]);
+    assert_eq!(code, 0);
+    assert!(out.contains("shapes read per-device"), "{out}");
+    assert!(out.contains("arguments 1.0 KiB"), "{out}");
+    let (code, _, err) = run(&["hlo", "stats", "--shapes", "local", &path]);
+    assert_ne!(code, 0);
+    assert!(err.contains("per-device"), "{err}");
+}

@@ -151,6 +151,8 @@ corpus! {
         dim_level_types,
         attributes_and_literals,
         nested_instructions,
+        elided_literals,
+        stack_frames_calls,
     ],
     invalid: [
         unknown_opcode,
@@ -172,6 +174,19 @@ corpus! {
         operand_before_definition,
         literal_wrong_element_count,
         layout_rank_mismatch,
+        elided_literal_nested,
+        elided_literal_not_last,
+        elided_tuple_literal,
+        operand_count,
+        missing_attribute,
+        bad_attribute_value,
+        malformed_backend_config,
+        tables_out_of_order,
+        second_entry,
+        duplicate_parameter,
+        bad_module_attribute,
+        bad_sharding,
+        async_wrapped_twice,
     ],
 }
 

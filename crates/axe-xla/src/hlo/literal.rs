@@ -1,5 +1,7 @@
 //! Literals of `constant(...)`: each number in its element type's range, and as many elements per
-//! nesting level as the shape's dims (what XLA's parser checks).
+//! nesting level as the shape's dims (what XLA's parser checks). A literal XLA printed elided, `{...}`
+//! (large constants), is read as XLA reads it: `...` may end the first nesting level, after at most
+//! as many elements as the first dim.
 
 use super::scan::module_error;
 use crate::error::Result;
@@ -34,11 +36,21 @@ fn range(t: PrimitiveType) -> Range {
 
 /// Checks the literal `lit` (a slice of the module `text`) against `shape`.
 pub(crate) fn check(text: &str, lit: &str, shape: &Shape) -> Result<()> {
+    let base = (lit.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    let err = |off: usize, msg: String| module_error(text, base + off, msg);
+    if let Shape::Tuple(_) = shape {
+        // XLA prints a large tuple constant as `{...}` but reads tuple literals only in parentheses.
+        let t = lit.trim_start();
+        if !t.is_empty() && !t.starts_with('(') {
+            return Err(err(
+                lit.len() - t.len(),
+                "a tuple literal is written in parentheses: `(...)`".into(),
+            ));
+        }
+    }
     let Some(a) = shape.as_array() else {
         return Ok(());
     };
-    let base = (lit.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
-    let err = |off: usize, msg: String| module_error(text, base + off, msg);
     let range = range(a.element_type);
     // Numbers in range.
     let b = lit.as_bytes();
@@ -153,6 +165,37 @@ fn level(
             b',' => {
                 count += 1;
                 in_item = false;
+            }
+            b'.' if lit[*pos..].starts_with("...") => {
+                // An elided literal (`{...}`, what XLA prints for large constants): only at the first
+                // nesting level, and last there.
+                if d != 0 {
+                    return Err((
+                        *pos,
+                        format!(
+                            "`...` (an elided literal) stands at the literal's first nesting level, not at level {}",
+                            d + 1
+                        ),
+                    ));
+                }
+                let at = *pos;
+                *pos += 3;
+                while b.get(*pos).is_some_and(u8::is_ascii_whitespace) {
+                    *pos += 1;
+                }
+                if b.get(*pos) != Some(&b'}') {
+                    return Err((at, "`...` (an elided literal) must end its literal".into()));
+                }
+                *pos += 1;
+                if let Some(want) = dims.first().copied().flatten() {
+                    if count > want {
+                        return Err((
+                            open,
+                            format!("expected at most {want} elements before `...`, found {count}"),
+                        ));
+                    }
+                }
+                return Ok(());
             }
             b'(' => {
                 // A complex or tuple element: skip to its close.

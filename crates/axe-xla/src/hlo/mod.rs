@@ -12,12 +12,16 @@
 
 mod attributes;
 pub mod calls;
+mod header;
 mod instruction;
 mod literal;
+mod opcheck;
 mod operands;
+pub mod partitioned;
 pub mod per_device;
 mod pieces;
 mod print;
+mod propagate;
 mod reader;
 mod scan;
 pub mod sharding;

@@ -5,9 +5,14 @@
 //! the padded shard everywhere, the short and empty tails included), in the value's layout; a replicated,
 //! manual or unannotated value is whole on every device; a maximal one is whole on its device and absent
 //! elsewhere. Tuple shardings give one sharding per leaf.
+//!
+//! That is the *global* reading of a module's shapes. In the *per-device* reading (a module the SPMD
+//! partitioner has run over, see [`super::partitioned`]), every shape is already what each device holds:
+//! every value counts whole on every device. Both readings are kept; the report says which one applies.
 
 use foldhash::HashMap;
 
+use super::partitioned::ShapeReading;
 use super::sharding::{parse_sharding, Sharding};
 use crate::error::{overflow, Result};
 use crate::shape::{ArrayShape, Dim, Shape};
@@ -27,6 +32,12 @@ pub struct PerDevice {
     pub sharded_values: usize,
     /// Materialized values without one (counted whole on every device).
     pub unannotated_values: usize,
+    /// The reading of the shapes these figures follow.
+    pub reading: ShapeReading,
+    /// The entry computation's parameters: the bytes of the device holding the most of them.
+    pub argument_bytes: i64,
+    /// The entry computation's result: the bytes of the device holding the most of it.
+    pub output_bytes: i64,
 }
 
 /// One array leaf's holders (`None`: every device) and the bytes each holds.
@@ -41,8 +52,15 @@ pub(crate) struct Tally<'a> {
     sharded: usize,
     unannotated: usize,
     any_sharding: bool,
-    /// Per (shape text, sharding text): its leaves.
-    cache: HashMap<(&'a str, &'a str), Vec<Leaf>>,
+    /// Every value whole (the per-device reading).
+    whole: i64,
+    /// Per (shape text, sharding text): its leaves and their whole bytes.
+    cache: HashMap<(&'a str, &'a str), (Vec<Leaf>, i64)>,
+}
+
+fn add(a: i64, b: i64) -> Result<i64> {
+    a.checked_add(b)
+        .ok_or_else(|| overflow("adding up bytes per device"))
 }
 
 /// The bytes `a` takes as a `grid`-tiled shard (`ceil(D/n)` per dim) in its layout.
@@ -107,6 +125,24 @@ fn leaves(shape: &Shape, sharding: &Sharding) -> Result<Vec<Leaf>> {
     Ok(out)
 }
 
+/// The bytes of the index tables of a tuple-shaped value: one 8-byte pointer per element, nested
+/// tuples included (XLA's `ShapeUtil::ByteSizeOf` of a tuple on CPU and GPU).
+pub(crate) fn tuple_table_bytes(shape: &Shape) -> Result<i64> {
+    match shape {
+        Shape::Tuple(elements) => {
+            let mut bytes = i64::try_from(elements.len())
+                .ok()
+                .and_then(|n| n.checked_mul(8))
+                .ok_or_else(|| overflow("a tuple's index table"))?;
+            for e in elements {
+                bytes = add(bytes, tuple_table_bytes(e)?)?;
+            }
+            Ok(bytes)
+        }
+        _ => Ok(0),
+    }
+}
+
 /// The bytes a value of `shape` holds on every device without a sharding: every array whole.
 pub(crate) fn whole_bytes(shape: &Shape) -> Result<i64> {
     let mut bytes = 0i64;
@@ -122,10 +158,41 @@ impl<'a> Tally<'a> {
     /// Adds a materialized value without a sharding, of `bytes` (see [`whole_bytes`]).
     pub(crate) fn add_unannotated(&mut self, bytes: i64) -> Result<()> {
         self.unannotated += 1;
-        self.common = self
-            .common
-            .checked_add(bytes)
-            .ok_or_else(|| overflow("adding up bytes per device"))?;
+        self.common = add(self.common, bytes)?;
+        self.whole = add(self.whole, bytes)?;
+        Ok(())
+    }
+
+    /// Adds a value of `shape` with the sharding `s` (parsed by the caller, not cached).
+    pub(crate) fn add_parsed(&mut self, shape: &Shape, s: &Sharding) -> Result<()> {
+        self.sharded += 1;
+        self.any_sharding = true;
+        self.whole = add(self.whole, whole_bytes(shape)?)?;
+        for (devices, bytes) in leaves(shape, s)? {
+            self.add_on(devices.as_deref(), bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Adds `bytes` on `devices` (`None`: every device) in the global reading and to the whole in the
+    /// per-device one.
+    pub(crate) fn add_everywhere(&mut self, bytes: i64) -> Result<()> {
+        self.common = add(self.common, bytes)?;
+        self.whole = add(self.whole, bytes)?;
+        Ok(())
+    }
+
+    fn add_on(&mut self, devices: Option<&[usize]>, bytes: i64) -> Result<()> {
+        match devices {
+            None => self.common = add(self.common, bytes)?,
+            Some(ids) => {
+                for &d in ids {
+                    let e = self.by_device.entry(d).or_default();
+                    *e = add(*e, bytes)?;
+                    self.most_device = self.most_device.max(d);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -142,23 +209,17 @@ impl<'a> Tally<'a> {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
                 let s = parse_sharding(text)?;
-                e.insert(leaves(shape, &s)?)
+                e.insert((leaves(shape, &s)?, whole_bytes(shape)?))
             }
         };
-        for (devices, bytes) in parts.iter() {
+        self.whole = add(self.whole, parts.1)?;
+        for (devices, bytes) in parts.0.iter() {
             match devices {
-                None => {
-                    self.common = self
-                        .common
-                        .checked_add(*bytes)
-                        .ok_or_else(|| overflow("adding up bytes per device"))?;
-                }
+                None => self.common = add(self.common, *bytes)?,
                 Some(ids) => {
                     for &d in ids {
                         let e = self.by_device.entry(d).or_default();
-                        *e = e
-                            .checked_add(*bytes)
-                            .ok_or_else(|| overflow("adding up bytes per device"))?;
+                        *e = add(*e, *bytes)?;
                         self.most_device = self.most_device.max(d);
                     }
                 }
@@ -167,15 +228,16 @@ impl<'a> Tally<'a> {
         Ok(())
     }
 
-    /// The figures, when any value was sharded; `partitions` is the header's `num_partitions`.
-    pub(crate) fn finish(self, partitions: Option<usize>) -> Option<PerDevice> {
-        if !self.any_sharding {
-            return None;
-        }
-        let devices = partitions
+    /// The devices of a module of `partitions` (`num_partitions`): at least one past the largest id named.
+    fn devices(&self, partitions: Option<usize>) -> usize {
+        partitions
             .unwrap_or(0)
             .max(self.most_device.saturating_add(1))
-            .max(1);
+            .max(1)
+    }
+
+    /// Over `devices` devices in the global reading: the largest bytes, its device, the smallest bytes.
+    fn spread(&self, devices: usize) -> (i64, usize, i64) {
         let bytes = |d: usize| {
             self.common
                 .saturating_add(self.by_device.get(&d).copied().unwrap_or(0))
@@ -204,13 +266,46 @@ impl<'a> Tally<'a> {
             }
             smallest = smallest.min(b);
         }
-        Some(PerDevice {
+        (largest, largest_device, smallest)
+    }
+
+    /// The figures in both readings (global first), when any value was sharded or `partitions` (the
+    /// header's `num_partitions`) is above one; `arguments` and `outputs` hold the entry's parameters and
+    /// its result.
+    pub(crate) fn finish(
+        self,
+        partitions: Option<usize>,
+        arguments: &Tally<'_>,
+        outputs: &Tally<'_>,
+    ) -> Option<[PerDevice; 2]> {
+        if !self.any_sharding && partitions.unwrap_or(1) <= 1 {
+            return None;
+        }
+        let devices = self
+            .devices(partitions)
+            .max(arguments.devices(partitions))
+            .max(outputs.devices(partitions));
+        let (largest, largest_device, smallest) = self.spread(devices);
+        let global = PerDevice {
             devices,
             largest_bytes: largest,
             largest_device,
             smallest_bytes: smallest,
             sharded_values: self.sharded,
             unannotated_values: self.unannotated,
-        })
+            reading: ShapeReading::Global,
+            argument_bytes: arguments.spread(devices).0,
+            output_bytes: outputs.spread(devices).0,
+        };
+        let local = PerDevice {
+            largest_bytes: self.whole,
+            largest_device: 0,
+            smallest_bytes: self.whole,
+            reading: ShapeReading::PerDevice,
+            argument_bytes: arguments.whole,
+            output_bytes: outputs.whole,
+            ..global.clone()
+        };
+        Some([global, local])
     }
 }

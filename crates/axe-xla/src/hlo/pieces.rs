@@ -68,7 +68,7 @@ fn read_in_pieces(text: &str, start: usize, piece_bytes: usize) -> Option<Vec<Co
                 })
                 .ok()?;
         }
-        Some((computations, stopped, called))
+        Some((computations, stopped, (called, checker.wrapped)))
     };
     let pieces: Vec<_> = cuts
         .par_windows(2)
@@ -76,21 +76,25 @@ fn read_in_pieces(text: &str, start: usize, piece_bytes: usize) -> Option<Vec<Co
         .collect();
     let mut out: Vec<Computation<'_>> = Vec::new();
     let mut called = Vec::new();
+    let mut wrapped = Vec::new();
     let mut at = start;
     for (piece, &begin) in pieces.into_iter().zip(&cuts) {
         if at != begin {
             // The previous piece read past this cut: read the rest from where it stopped.
-            let (rest, _, more) = read_piece(at, len)?;
+            let (rest, _, (more, wraps)) = read_piece(at, len)?;
             out.extend(rest);
             called.extend(more);
+            wrapped.extend(wraps);
             break;
         }
-        let (computations, stopped, more) = piece?;
+        let (computations, stopped, (more, wraps)) = piece?;
         out.extend(computations);
         called.extend(more);
+        wrapped.extend(wraps);
         at = stopped;
     }
     let names = validate::computation_names(text, &out).ok()?;
+    validate::async_wrapped_once(text, &wrapped).ok()?;
     called
         .iter()
         .all(|name| names.contains(name))
@@ -177,11 +181,22 @@ mod tests {
         ];
         let calls = "%k (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n  ROOT %f = f32[2]{0} fusion(%p), kind=kLoop, calls=%nowhere\n}\n\n";
         let twice = body(3);
+        // The same computation wrapped by async-starts in two pieces; a second ENTRY; an operand count.
+        let wrap = |n: &str| {
+            format!("%{n} (p: f32[2]) -> f32[2] {{\n  %p = f32[2]{{0}} parameter(0)\n  %st = ((f32[2]{{0}}), f32[2]{{0}}, s32[]) async-start(%p), calls=%c5\n  ROOT %d = f32[2]{{0}} async-done(%st)\n}}\n\n")
+        };
+        let (w1, w2) = (wrap("w1"), wrap("w2"));
+        let entry = "ENTRY %e1 (p: f32[2]) -> f32[2] {\n  ROOT %p = f32[2]{0} parameter(0)\n}\n\n";
+        let entry2 = entry.replace("%e1", "%e2");
+        let arity = "%a (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n  ROOT %n = f32[2]{0} add(%p)\n}\n\n";
         let cases: Vec<Vec<(usize, &str)>> = vec![
             faults.to_vec(),
             vec![faults[0]],
             vec![(29_000, calls)],
             vec![(10, calls), (29_000, twice.as_str())],
+            vec![(10, w1.as_str()), (29_000, w2.as_str())],
+            vec![(10, entry), (29_000, entry2.as_str())],
+            vec![(10, w1.as_str()), (20_000, w2.as_str()), (29_000, arity)],
         ];
         for case in cases {
             let mut text = String::from("HloModule m\n\n");

@@ -29,7 +29,7 @@ pub(crate) struct Reader<'a> {
     recent: [&'a str; 2],
 }
 
-const TABLE_HEADINGS: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
+use super::header::TABLE_HEADINGS;
 
 impl<'a> Reader<'a> {
     /// A reader at the start of `text`.
@@ -315,6 +315,7 @@ impl<'a> Reader<'a> {
             }
             name = std::borrow::Cow::Borrowed(&self.s[start..self.pos]);
             attributes = self.attributes()?;
+            super::header::check_attributes(self.s, &attributes)?;
             self.skip(false)?;
             if self.peek().is_some_and(|c| c != b'\n') {
                 return self.error(
@@ -348,6 +349,12 @@ impl<'a> Reader<'a> {
         }
         let tables = &self.s[tables_start..tables_end];
         self.pos = tables_end;
+        if !tables.is_empty() {
+            let after = self.s[tables_end..]
+                .find(|c: char| !c.is_whitespace())
+                .map_or(self.s.len(), |k| tables_end + k);
+            super::header::check_tables(self.s, tables, after)?;
+        }
         let computations = super::pieces::read_checked(self.s, self.pos)?;
         if !header {
             // XLA names a module without a header after its entry computation.

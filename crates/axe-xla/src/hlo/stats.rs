@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
 
+use super::partitioned::{ShapeDecision, ShapeReading};
 use super::{Computation, Module};
 use crate::error::{Result, XlaError};
 use crate::primitive::PrimitiveType;
@@ -128,9 +129,13 @@ pub struct Report<'a> {
     pub computations: Vec<(String, Totals)>,
     /// Per computation, in module order: whether its values are materialized.
     pub materialized_computations: Vec<bool>,
-    /// For a module with `sharding=` attributes: the materialized bytes per device (see
-    /// [`super::per_device`]).
+    /// For a module with `sharding=` attributes or `num_partitions` above one: the materialized bytes per
+    /// device in the reading of its shapes that applies (see [`super::per_device`]).
     pub per_device: Option<super::per_device::PerDevice>,
+    /// The same figures in both readings, global first (empty when `per_device` is `None`).
+    pub per_device_readings: Vec<super::per_device::PerDevice>,
+    /// Which reading `per_device` follows, and why.
+    pub shapes: Option<super::partitioned::ShapeDecision>,
 }
 
 /// A distinct shape text, parsed and sized once.
@@ -296,8 +301,18 @@ fn relayout_kind(src: &Shape, result: &ArrayShape) -> Option<&'static str> {
 /// leaf, unused).
 type Candidate = (i64, usize, usize, usize, usize);
 
-/// The cost report of a module (see [`Report`]); `top` is how many wasteful tensors to keep.
+/// The cost report of a module (see [`Report`]); `top` is how many wasteful tensors to keep. Whether
+/// its shapes are global or per device is decided from the module ([`super::partitioned::decide`]).
 pub fn report<'a>(module: &Module<'a>, top: usize) -> Result<Report<'a>> {
+    report_with(module, top, None)
+}
+
+/// [`report`], with the reading of the shapes given (`None`: decided from the module).
+pub fn report_with<'a>(
+    module: &Module<'a>,
+    top: usize,
+    reading: Option<ShapeReading>,
+) -> Result<Report<'a>> {
     let mut shapes = Shapes::default();
     let mut r = Report {
         instructions: module.instruction_count(),
@@ -312,6 +327,10 @@ pub fn report<'a>(module: &Module<'a>, top: usize) -> Result<Report<'a>> {
     let mut kept: Vec<(&str, &str, usize, Totals)> = Vec::new();
     let flags = super::calls::materialized(module);
     let mut tally = super::per_device::Tally::default();
+    // The entry's parameters and its result.
+    let mut arguments = super::per_device::Tally::default();
+    let mut outputs = super::per_device::Tally::default();
+    let mut signs = super::partitioned::Signs::default();
     let entry = super::calls::entry_index(module);
     // The kind of relayout from one shape id to another (see `relayout_kind`), decided once per pair.
     let mut kinds: HashMap<(usize, usize), Option<&'static str>> = HashMap::new();
@@ -325,6 +344,7 @@ pub fn report<'a>(module: &Module<'a>, top: usize) -> Result<Report<'a>> {
         by_name.clear();
         by_name.reserve(comp.instructions.len());
         for inst in &comp.instructions {
+            signs.see(inst);
             if inst.shape_text().is_empty() {
                 continue;
             }
@@ -372,6 +392,15 @@ pub fn report<'a>(module: &Module<'a>, top: usize) -> Result<Report<'a>> {
                     }
                     .map_err(|e| located(comp, inst.name(), e))?;
                 }
+            }
+            if is_entry && inst.opcode() == "parameter" {
+                match inst.attribute("sharding") {
+                    Some(text) => {
+                        arguments.add_sharded(inst.shape_text(), &shapes.infos[id].shape, text)
+                    }
+                    None => shapes.whole(id).and_then(|b| arguments.add_unannotated(b)),
+                }
+                .map_err(|e| located(comp, inst.name(), e))?;
             }
             // Relayouts: an array operand with the result's dimensions but another layout, or a transpose.
             let Shape::Array(result) = &shapes.infos[id].shape else {
@@ -424,10 +453,27 @@ pub fn report<'a>(module: &Module<'a>, top: usize) -> Result<Report<'a>> {
         r.computations.push((comp.name.to_string(), ctotal));
     }
     r.materialized_computations = flags;
+    if let Some(comp) = entry.and_then(|e| module.computations.get(e)) {
+        add_output(comp, &mut shapes, &mut outputs)?;
+    }
     let partitions = module
         .attribute("num_partitions")
         .and_then(|n| n.trim().parse::<usize>().ok());
-    r.per_device = tally.finish(partitions);
+    if let Some(readings) = tally.finish(partitions, &arguments, &outputs) {
+        let decision = match reading {
+            Some(reading) => ShapeDecision {
+                reading,
+                reason: "given".to_string(),
+            },
+            None => signs.decide(module),
+        };
+        r.per_device = readings
+            .iter()
+            .find(|p| p.reading == decision.reading)
+            .cloned();
+        r.per_device_readings = readings.to_vec();
+        r.shapes = Some(decision);
+    }
     // Most padded first; among equals, the first written.
     let mut best: Vec<(i64, usize, usize, usize)> = waste
         .into_iter()
@@ -449,6 +495,39 @@ pub fn report<'a>(module: &Module<'a>, top: usize) -> Result<Report<'a>> {
         })
         .collect();
     Ok(r)
+}
+
+/// Adds the entry's result to `outputs`: its arrays, under its sharding (written, else inferred by
+/// [`super::propagate`], else whole on every device), and its tuple index tables.
+fn add_output<'a>(
+    comp: &Computation<'a>,
+    shapes: &mut Shapes<'a>,
+    outputs: &mut super::per_device::Tally<'a>,
+) -> Result<()> {
+    let Some(root) = comp
+        .instructions
+        .iter()
+        .find(|i| i.is_root())
+        .or(comp.instructions.last())
+    else {
+        return Ok(());
+    };
+    if root.shape_text().is_empty() {
+        return Ok(());
+    }
+    (|| {
+        let id = shapes.id(root.shape_text())?;
+        let shape = &shapes.infos[id].shape;
+        outputs.add_everywhere(super::per_device::tuple_table_bytes(shape)?)?;
+        if let Some(text) = root.attribute("sharding") {
+            return outputs.add_sharded(root.shape_text(), &shapes.infos[id].shape, text);
+        }
+        match super::propagate::root_sharding(comp) {
+            Some(s) => outputs.add_parsed(&shapes.infos[id].shape, &s),
+            None => shapes.whole(id).and_then(|b| outputs.add_unannotated(b)),
+        }
+    })()
+    .map_err(|e| located(comp, root.name(), e))
 }
 
 fn located(comp: &Computation<'_>, name: &str, e: XlaError) -> XlaError {

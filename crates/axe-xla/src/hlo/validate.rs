@@ -14,7 +14,7 @@ use crate::shape::{Dim, Shape};
 
 /// XLA's opcodes (`xla/hlo/ir/hlo_opcode.h`), sorted. Any of them may also be written as an async pair
 /// `OP-start` / `OP-update` / `OP-done`.
-const OPCODES: &[&str] = &[
+pub(crate) const OPCODES: &[&str] = &[
     "abs",
     "acos",
     "acosh",
@@ -183,6 +183,29 @@ pub(crate) fn check(text: &str, computations: &[Computation<'_>]) -> Result<()> 
     for c in computations {
         checker.computation(c, &mut |name| names.contains(name))?;
     }
+    async_wrapped_once(text, &checker.wrapped)
+}
+
+/// Each computation is wrapped by one `async-start` at most (XLA gives the wrapped computation its
+/// caller): `wrapped` holds the `calls=` values of the async-starts in module order (gathered by
+/// [`Checker`]); the error is at the second one naming a computation.
+pub(crate) fn async_wrapped_once(text: &str, wrapped: &[&str]) -> Result<()> {
+    let mut seen: HashSet<&str> = HashSet::with_capacity(wrapped.len());
+    for v in wrapped {
+        let name = bare(
+            v.trim()
+                .trim_start_matches('{')
+                .trim_end_matches('}')
+                .trim(),
+        );
+        if !seen.insert(name) {
+            return Err(module_error(
+                text,
+                at(text, v),
+                format!("computation {name} is already wrapped by another async-start"),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -192,7 +215,18 @@ pub(crate) fn computation_names<'s>(
     computations: &[Computation<'s>],
 ) -> Result<HashSet<&'s str>> {
     let mut names: HashSet<&str> = HashSet::with_capacity(computations.len());
+    let mut entry = false;
     for c in computations {
+        if c.is_entry && std::mem::replace(&mut entry, true) {
+            return Err(module_error(
+                text,
+                at(text, c.name),
+                format!(
+                    "computation {} is a second ENTRY: a module has only one",
+                    bare(c.name)
+                ),
+            ));
+        }
         if !names.insert(bare(c.name)) {
             return Err(module_error(
                 text,
@@ -208,6 +242,19 @@ pub(crate) fn computation_names<'s>(
 pub(crate) struct Checker<'t, 's> {
     text: &'t str,
     shapes: HashSet<&'s str>,
+    /// The `calls=` values of the `async-start`s checked, in order.
+    pub(crate) wrapped: Vec<&'s str>,
+}
+
+/// Sharding texts already checked, with the shapes (see [`Checker`]).
+fn check_sharding<'s>(text: &str, value: &'s str, seen: &mut HashSet<&'s str>) -> Result<()> {
+    if seen.contains(value) {
+        return Ok(());
+    }
+    super::sharding::parse_sharding(value)
+        .map_err(|e| module_error(text, at(text, value), format!("sharding: {e}")))?;
+    seen.insert(value);
+    Ok(())
 }
 
 impl<'t, 's> Checker<'t, 's> {
@@ -216,6 +263,7 @@ impl<'t, 's> Checker<'t, 's> {
         Checker {
             text,
             shapes: HashSet::new(),
+            wrapped: Vec::new(),
         }
     }
 
@@ -225,7 +273,7 @@ impl<'t, 's> Checker<'t, 's> {
         c: &Computation<'s>,
         exists: &mut dyn FnMut(&'s str) -> bool,
     ) -> Result<()> {
-        computation(self.text, c, exists, &mut self.shapes)
+        computation(self.text, c, exists, &mut self.shapes, &mut self.wrapped)
     }
 }
 
@@ -260,11 +308,19 @@ fn computation<'s>(
     c: &Computation<'s>,
     exists: &mut dyn FnMut(&'s str) -> bool,
     shapes: &mut HashSet<&'s str>,
+    wrapped: &mut Vec<&'s str>,
 ) -> Result<()> {
     let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
     // Each defined name with its opcode.
     let mut defined: HashMap<&str, &str> = HashMap::with_capacity(c.instructions.len());
     let mut root: Option<&Instruction<'_>> = None;
+    let mut parameters: HashSet<&str> = HashSet::new();
+    if c.instructions.is_empty() {
+        return Err(err(
+            c.name,
+            format!("computation {} has no instructions", bare(c.name)),
+        ));
+    }
     for inst in &c.instructions {
         if inst.is_root() {
             if root.is_some() {
@@ -281,18 +337,39 @@ fn computation<'s>(
                 format!("unknown opcode {:?}", inst.opcode()),
             ));
         }
+        let info = super::opcheck::info(inst.opcode());
+        super::opcheck::instruction(text, inst, info)?;
+        if inst.opcode() == "parameter" && !parameters.insert(inst.operands_text().trim()) {
+            return Err(err(
+                inst.operands_text(),
+                format!(
+                    "parameter number {} is taken by an earlier parameter",
+                    inst.operands_text().trim()
+                ),
+            ));
+        }
+        // Sharding texts live beside the shapes in the checked set (they never look alike).
+        if let Some(v) = inst.attribute("sharding") {
+            check_sharding(text, v, shapes)?;
+        }
         match inst.opcode() {
             "parameter" => {}
             "constant" if !inst.shape_text().is_empty() => {
                 let s = parse_at(text, inst.shape_text())?;
                 super::literal::check(text, inst.operands_text(), &s)?;
             }
-            _ => operands(text, inst.operands_text(), &defined, shapes, 0)?,
+            _ => {
+                let count = operands(text, inst.operands_text(), &defined, shapes, 0)?;
+                super::opcheck::operand_count(text, inst, info, count)?;
+            }
         }
         pairing(text, inst, &defined)?;
         // Called computations exist (the reader noted whether any attribute names one).
         if inst.attributes().has_calls() {
             for a in &inst.attributes() {
+                if a.name == "calls" && inst.opcode() == "async-start" {
+                    wrapped.push(a.value);
+                }
                 if super::attributes::CALLING_ATTRIBUTES.contains(&a.name) {
                     let list = a.value.trim_start_matches('{').trim_end_matches('}');
                     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -326,7 +403,7 @@ fn operands<'s>(
     defined: &HashMap<&str, &str>,
     shapes: &mut HashSet<&'s str>,
     depth: usize,
-) -> Result<()> {
+) -> Result<usize> {
     if depth > MAX_NESTED {
         return Err(module_error(
             text,
@@ -339,15 +416,19 @@ fn operands<'s>(
         .all(|c| super::scan::is_name_byte(c) || c == b',' || c == b' ')
     {
         // Names, '%', commas and spaces only (the common list): each piece between commas is a name.
+        let mut count = 0;
         for name in operands_text.split(',').map(|p| p.trim_matches(' ')) {
             if !name.is_empty() {
                 defined_before(text, name, defined)?;
+                count += 1;
             }
         }
-        return Ok(());
+        return Ok(count);
     }
     let pieces = super::scan::TopLevel::new(operands_text, b',');
+    let mut count = 0;
     for piece in pieces {
+        count += 1;
         let piece = skip_comments(piece);
         let rest = skip_shape(piece);
         if rest.len() < piece.len() {
@@ -378,7 +459,7 @@ fn operands<'s>(
             defined_before(text, name, defined)?;
         }
     }
-    Ok(())
+    Ok(count)
 }
 
 /// An operand `name` (a slice of `text`) names an instruction defined before, or the error at it.

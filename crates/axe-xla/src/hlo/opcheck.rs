@@ -1,0 +1,313 @@
+//! Per-opcode checks XLA's parser makes on an instruction: the number of operands of opcodes with a
+//! fixed arity, the attributes an opcode requires, and the form of attribute values XLA reads as data
+//! (`direction=`, `index=`, `dimensions=`, `slice=`, `backend_config=`, `api_version=`, `sharding=`
+//! structure aside), each error at its place in the text.
+
+use super::scan::module_error;
+use super::Instruction;
+use crate::error::Result;
+
+/// Where `piece` (a slice of `text`) starts in `text`.
+fn at(text: &str, piece: &str) -> usize {
+    (piece.as_ptr() as usize)
+        .saturating_sub(text.as_ptr() as usize)
+        .min(text.len())
+}
+
+/// The operand count an opcode takes, when fixed.
+fn arity(op: &str) -> Option<usize> {
+    Some(match op {
+        "abs"
+        | "acos"
+        | "acosh"
+        | "asin"
+        | "asinh"
+        | "atan"
+        | "atanh"
+        | "bitcast"
+        | "bitcast-convert"
+        | "broadcast"
+        | "cbrt"
+        | "ceil"
+        | "clz"
+        | "convert"
+        | "copy"
+        | "copy-start"
+        | "copy-done"
+        | "cos"
+        | "cosh"
+        | "erf"
+        | "exponential"
+        | "exponential-minus-one"
+        | "floor"
+        | "get-tuple-element"
+        | "imag"
+        | "is-finite"
+        | "log"
+        | "log-plus-one"
+        | "logistic"
+        | "negate"
+        | "not"
+        | "popcnt"
+        | "real"
+        | "reduce-precision"
+        | "reshape"
+        | "reverse"
+        | "round-nearest-afz"
+        | "round-nearest-even"
+        | "rsqrt"
+        | "sign"
+        | "sine"
+        | "slice"
+        | "sqrt"
+        | "tan"
+        | "tanh"
+        | "transpose"
+        | "send-done"
+        | "recv-done" => 1,
+        "add"
+        | "and"
+        | "atan2"
+        | "complex"
+        | "compare"
+        | "divide"
+        | "maximum"
+        | "minimum"
+        | "multiply"
+        | "or"
+        | "pad"
+        | "power"
+        | "remainder"
+        | "shift-left"
+        | "shift-right-arithmetic"
+        | "shift-right-logical"
+        | "subtract"
+        | "xor"
+        | "convolution"
+        | "add-dependency"
+        | "send" => 2,
+        "select" | "clamp" => 3,
+        _ => return None,
+    })
+}
+
+/// Attributes an opcode cannot do without.
+fn required(op: &str) -> &'static [&'static str] {
+    match op {
+        "compare" => &["direction"],
+        "get-tuple-element" => &["index"],
+        "reduce" => &["dimensions", "to_apply"],
+        "transpose" => &["dimensions"],
+        "call" => &["to_apply"],
+        "slice" => &["slice"],
+        "custom-call" => &["custom_call_target"],
+        "while" => &["condition", "body"],
+        "map" => &["to_apply"],
+        "concatenate" => &["dimensions"],
+        "reverse" => &["dimensions"],
+        "pad" => &["padding"],
+        "iota" => &["iota_dimension"],
+        "async-start" => &["calls"],
+        _ => &[],
+    }
+}
+
+const DIRECTIONS: &[&str] = &["EQ", "NE", "LT", "LE", "GT", "GE"];
+const API_VERSIONS: &[&str] = &[
+    "API_VERSION_ORIGINAL",
+    "API_VERSION_STATUS_RETURNING",
+    "API_VERSION_STATUS_RETURNING_UNIFIED",
+    "API_VERSION_TYPED_FFI",
+];
+
+fn is_int(s: &str) -> bool {
+    let s = s.trim();
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// `{}` or `{i, j, ...}` of integers.
+fn is_int_list(v: &str) -> bool {
+    let v = v.trim();
+    let Some(inner) = v.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+        return false;
+    };
+    inner.trim().is_empty() || inner.split(',').all(is_int)
+}
+
+/// `{[a:b], [a:b:s], ...}`.
+fn is_slice(v: &str) -> bool {
+    let v = v.trim();
+    let Some(inner) = v.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+        return false;
+    };
+    inner.trim().is_empty()
+        || inner.split(',').all(|r| {
+            let r = r.trim();
+            r.strip_prefix('[')
+                .and_then(|s| s.strip_suffix(']'))
+                .is_some_and(|s| {
+                    let parts: Vec<&str> = s.split(':').collect();
+                    (2..=3).contains(&parts.len()) && parts.iter().all(|p| is_int(p))
+                })
+        })
+}
+
+/// What is checked of an opcode: its operand count (when fixed), its required attributes, whether
+/// its attribute values are read.
+#[derive(Clone, Copy)]
+pub(crate) struct OpInfo {
+    arity: Option<usize>,
+    required: &'static [&'static str],
+    values: bool,
+}
+
+/// The checks of `op`, looked up once (`None`: nothing beyond a parameter's number or a constant's
+/// literal).
+pub(crate) fn info(op: &str) -> Option<OpInfo> {
+    static MAP: std::sync::OnceLock<foldhash::HashMap<&'static str, OpInfo>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        super::validate::OPCODES
+            .iter()
+            .filter_map(|&op| {
+                let i = OpInfo {
+                    arity: arity(op),
+                    required: required(op),
+                    values: reads_values(op),
+                };
+                (i.arity.is_some() || !i.required.is_empty() || i.values).then_some((op, i))
+            })
+            .collect()
+    })
+    .get(op)
+    .copied()
+}
+
+/// Whether the values of `op`'s attributes are checked.
+fn reads_values(op: &str) -> bool {
+    matches!(
+        op,
+        "compare"
+            | "get-tuple-element"
+            | "slice"
+            | "custom-call"
+            | "transpose"
+            | "broadcast"
+            | "reduce"
+            | "concatenate"
+            | "reverse"
+    )
+}
+
+/// Checks `inst` (read from `text`) as XLA's parser does for its opcode, whose checks are `info`.
+pub(crate) fn instruction(text: &str, inst: &Instruction<'_>, info: Option<OpInfo>) -> Result<()> {
+    let op = inst.opcode();
+    let err = |piece: &str, msg: String| Err(module_error(text, at(text, piece), msg));
+    let operands = inst.operands_text().trim();
+    if info.is_none() {
+        if op == "parameter" && (!is_int(operands) || operands.starts_with('-')) {
+            return err(
+                inst.opcode(),
+                format!("parameter takes its number, an integer from 0: found `{operands}`"),
+            );
+        }
+        if op == "constant" && operands.is_empty() {
+            return err(inst.opcode(), "constant takes a literal".into());
+        }
+    }
+    // Attribute values are read only for the opcodes whose values are checked (reading every list
+    // again would cost a second scan of the module).
+    let Some(info) = info else {
+        return Ok(());
+    };
+    let need = info.required;
+    if need.is_empty() && !info.values {
+        return Ok(());
+    }
+    let attrs = inst.attributes();
+    // One pass over the list: which required attributes are there, and the values read as data.
+    let mut found = [false; 4];
+    for a in &attrs {
+        if let Some(k) = need.iter().position(|n| *n == a.name) {
+            if let Some(f) = found.get_mut(k) {
+                *f = true;
+            }
+        }
+        let v = a.value.trim();
+        let bad = match a.name {
+            "direction" if op == "compare" => !DIRECTIONS.contains(&v),
+            "index" if op == "get-tuple-element" => !is_int(v) || v.starts_with('-'),
+            "dimensions" => !is_int_list(v),
+            "slice" if op == "slice" => !is_slice(v),
+            "api_version" => !API_VERSIONS.contains(&v),
+            "backend_config" => !(v.starts_with('"') || v.starts_with('{')),
+            "custom_call_target" => !v.starts_with('"'),
+            _ => false,
+        };
+        if bad {
+            return err(
+                a.value,
+                format!("`{v}` is not a value of the attribute {}", a.name),
+            );
+        }
+    }
+    if let Some(name) = need.iter().zip(found).find_map(|(n, f)| (!f).then_some(n)) {
+        return err(inst.opcode(), format!("{op} needs the attribute {name}="));
+    }
+    Ok(())
+}
+
+/// Checks that `inst`, of `found` operands, has as many as its opcode takes, when that is fixed.
+pub(crate) fn operand_count(
+    text: &str,
+    inst: &Instruction<'_>,
+    info: Option<OpInfo>,
+    found: usize,
+) -> Result<()> {
+    let op = inst.opcode();
+    match info.and_then(|i| i.arity) {
+        Some(n) if n != found => Err(module_error(
+            text,
+            at(text, op),
+            format!(
+                "{op} takes {n} operand{}, found {found}",
+                if n == 1 { "" } else { "s" }
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::hlo::parse_module;
+
+    fn error(body: &str) -> String {
+        let text =
+            format!("HloModule m\n\nENTRY e {{\n  p = f32[4]{{0}} parameter(0)\n{body}\n}}\n");
+        parse_module(&text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn operand_counts_attributes_and_values() {
+        assert!(error("  ROOT a = f32[4]{0} add(p)").contains("add takes 2 operands, found 1"));
+        assert!(error("  ROOT a = f32[4]{0} negate(p, p)").contains("takes 1 operand,"));
+        assert!(error("  ROOT c = pred[4]{0} compare(p, p)").contains("direction="));
+        assert!(error("  ROOT c = pred[4]{0} compare(p, p), direction=BIG").contains("`BIG`"));
+        assert!(error("  ROOT t = f32[4]{0} transpose(p), dimensions={x}").contains("dimensions"));
+        assert!(error("  ROOT s = f32[2]{0} slice(p), slice={[0:2:1:4]}").contains("slice"));
+        assert!(error(
+            "  ROOT c = f32[4]{0} custom-call(p), custom_call_target=\"t\", backend_config=3"
+        )
+        .contains("backend_config"));
+        assert!(error("  q = f32[4]{0} parameter(-1)").contains("parameter takes"));
+        // Line and column of the opcode.
+        assert!(
+            error("  ROOT a = f32[4]{0} add(p)").contains("5:22"),
+            "{}",
+            error("  ROOT a = f32[4]{0} add(p)")
+        );
+    }
+}

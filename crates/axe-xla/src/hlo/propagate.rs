@@ -1,0 +1,219 @@
+//! The sharding of an entry result that carries none, as XLA's sharding propagation gives it for the
+//! simple cases.
+//!
+//! Before partitioning, a module need not say how its result is sharded (JAX leaves it to XLA when no
+//! `out_shardings` are given). The rule here follows the values the result is made of, backwards: an
+//! instruction's own `sharding=` wins; a `tuple` has its operands' shardings, a `get-tuple-element` its
+//! element of its operand's, a `while` or `copy` its operand's; an elementwise instruction takes the
+//! sharding of an operand of its dimensions, the one cut into the most tiles when they differ (XLA
+//! prefers the more specific sharding). Anything else (a reduce, a dot, a broadcast, ...) is not
+//! inferred: the caller counts it whole on every device.
+
+use foldhash::{HashMap, HashMapExt};
+
+use super::sharding::{parse_sharding, Sharding};
+use super::{Computation, Instruction};
+
+/// How deep the walk goes before giving up (each step is one instruction back).
+const DEPTH: usize = 256;
+
+fn elementwise(op: &str) -> bool {
+    matches!(
+        op,
+        "abs"
+            | "add"
+            | "and"
+            | "atan2"
+            | "cbrt"
+            | "ceil"
+            | "clamp"
+            | "compare"
+            | "complex"
+            | "convert"
+            | "bitcast-convert"
+            | "copy"
+            | "cosine"
+            | "divide"
+            | "erf"
+            | "exponential"
+            | "exponential-minus-one"
+            | "floor"
+            | "imag"
+            | "is-finite"
+            | "log"
+            | "log-plus-one"
+            | "logistic"
+            | "maximum"
+            | "minimum"
+            | "multiply"
+            | "negate"
+            | "not"
+            | "or"
+            | "popcnt"
+            | "power"
+            | "real"
+            | "reduce-precision"
+            | "remainder"
+            | "round-nearest-afz"
+            | "round-nearest-even"
+            | "rsqrt"
+            | "select"
+            | "shift-left"
+            | "shift-right-arithmetic"
+            | "shift-right-logical"
+            | "sign"
+            | "sine"
+            | "sqrt"
+            | "subtract"
+            | "tan"
+            | "tanh"
+            | "xor"
+    )
+}
+
+/// The number of tiles a sharding cuts an array into (replicating grid dims aside).
+fn tiles(s: &Sharding) -> i64 {
+    match s {
+        Sharding::Tiled {
+            tile_assignment,
+            last_tile_dim_replicate,
+            last_tile_dims,
+            ..
+        } => {
+            let dims = tile_assignment.dims();
+            let skip = usize::from(*last_tile_dim_replicate) + last_tile_dims.len();
+            dims[..dims.len().saturating_sub(skip)]
+                .iter()
+                .product::<i64>()
+        }
+        _ => 1,
+    }
+}
+
+/// The dims part of a shape text (`f32[4,8]{1,0}` → `[4,8]`), to compare dimensions.
+fn dims_of(shape: &str) -> &str {
+    let s = shape.find('[').map_or("", |i| &shape[i..]);
+    s.find(']').map_or(s, |j| &s[..=j])
+}
+
+/// The walk over one computation, remembering each instruction's answer.
+struct Walk<'c, 'a> {
+    by_name: HashMap<&'a str, &'c Instruction<'a>>,
+    memo: HashMap<&'a str, Option<Sharding>>,
+}
+
+impl<'c, 'a> Walk<'c, 'a> {
+    fn of(&mut self, inst: &'c Instruction<'a>, depth: usize) -> Option<Sharding> {
+        if let Some(known) = self.memo.get(inst.bare_name()) {
+            return known.clone();
+        }
+        let found = self.find(inst, depth);
+        self.memo.insert(inst.bare_name(), found.clone());
+        found
+    }
+
+    fn operand(&mut self, name: &str, depth: usize) -> Option<(&'c Instruction<'a>, Sharding)> {
+        let inst = *self.by_name.get(name)?;
+        self.of(inst, depth + 1).map(|s| (inst, s))
+    }
+
+    fn find(&mut self, inst: &'c Instruction<'a>, depth: usize) -> Option<Sharding> {
+        if let Some(text) = inst.attribute("sharding") {
+            return parse_sharding(text).ok();
+        }
+        if depth >= DEPTH {
+            return None;
+        }
+        let names: Vec<&str> = inst.operand_names().collect();
+        match inst.opcode() {
+            "parameter" => Some(Sharding::Replicated { metadata: None }),
+            "tuple" => {
+                let mut list = Vec::with_capacity(names.len());
+                for n in names {
+                    list.push(
+                        self.operand(n, depth)
+                            .map_or(Sharding::Replicated { metadata: None }, |x| x.1),
+                    );
+                }
+                Some(Sharding::Tuple(list))
+            }
+            "get-tuple-element" => {
+                let index: usize = inst.attribute("index")?.trim().parse().ok()?;
+                match self.operand(names.first()?, depth)?.1 {
+                    Sharding::Tuple(list) => list.get(index).cloned(),
+                    other => Some(other),
+                }
+            }
+            "while" | "copy" | "optimization-barrier" => {
+                self.operand(names.first()?, depth).map(|x| x.1)
+            }
+            op if elementwise(op) => {
+                let dims = dims_of(inst.shape_text());
+                let mut best: Option<Sharding> = None;
+                for n in names {
+                    if let Some((i, s)) = self.operand(n, depth) {
+                        let fits = dims_of(i.shape_text()) == dims;
+                        if fits && best.as_ref().is_none_or(|b| tiles(&s) > tiles(b)) {
+                            best = Some(s);
+                        }
+                    }
+                }
+                best
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The sharding of `comp`'s root as XLA's propagation would give it (see the module doc); `None` when
+/// it is not inferred.
+pub(crate) fn root_sharding(comp: &Computation<'_>) -> Option<Sharding> {
+    let root = comp
+        .instructions
+        .iter()
+        .find(|i| i.is_root())
+        .or(comp.instructions.last())?;
+    let op = root.opcode();
+    let followed = matches!(
+        op,
+        "parameter" | "tuple" | "get-tuple-element" | "while" | "copy" | "optimization-barrier"
+    ) || elementwise(op);
+    if root.attribute("sharding").is_none() && !followed {
+        return None; // nothing to follow: no index of the computation needed
+    }
+    let mut walk = Walk {
+        by_name: HashMap::with_capacity(comp.instructions.len()),
+        memo: HashMap::new(),
+    };
+    for i in &comp.instructions {
+        walk.by_name.insert(i.bare_name(), i);
+    }
+    walk.of(root, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::hlo::parse_module;
+
+    fn root(body: &str) -> Option<String> {
+        let m = parse_module(body).unwrap();
+        root_sharding(m.entry().unwrap()).map(|s| s.to_string())
+    }
+
+    #[test]
+    fn follows_elementwise_tuples_and_loops() {
+        let m = "ENTRY e {\n  a = f32[8,4]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}\n  b = f32[8,4]{1,0} parameter(1), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}\n  c = f32[8,4]{1,0} add(b, a)\n  t = f32[8,4]{1,0} tanh(c)\n  ROOT r = (f32[8,4]{1,0}, f32[8,4]{1,0}) tuple(t, b)\n}\n";
+        assert_eq!(
+            root(m).as_deref(),
+            Some("{{devices=[4,1]<=[4]}, {devices=[2,1,2]<=[4] last_tile_dim_replicate}}")
+        );
+        // A reduce is not followed: nothing inferred.
+        let r = "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\nENTRY e {\n  a = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply=add\n}\n";
+        assert_eq!(root(r), None);
+        // A parameter without a sharding is replicated; a get-tuple-element picks its element.
+        let g = "ENTRY e {\n  a = f32[8]{0} parameter(0)\n  b = f32[8]{0} parameter(1), sharding={devices=[2]<=[2]}\n  t = (f32[8]{0}, f32[8]{0}) tuple(a, b)\n  ROOT g = f32[8]{0} get-tuple-element(t), index=1\n}\n";
+        assert_eq!(root(g).as_deref(), Some("{devices=[2]<=[2]}"));
+    }
+}
