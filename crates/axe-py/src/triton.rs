@@ -2,6 +2,7 @@
 
 use axe_triton::gluon::parse_gluon;
 use axe_triton::{hardware_map, parse_linear, LinearLayout as Ll};
+use numpy::PyArrayMethods;
 use pyo3::prelude::*;
 
 use crate::errors;
@@ -82,9 +83,19 @@ impl LinearLayout {
         self.inner.apply_flat(k.0).map_err(errors::triton)
     }
 
-    /// `map[k]`: the out coordinates of every flat input `k`, first in-dim fastest.
-    fn map(&self, py: Python<'_>) -> PyResult<Vec<Vec<u64>>> {
-        py.detach(|| self.inner.map()).map_err(errors::triton)
+    /// `map[k]`: the out coordinates of every flat input `k`, first in-dim fastest, as a `uint64`
+    /// numpy array of shape `(inputs, out-dims)` (computed without the GIL; 8 bytes per coordinate).
+    fn map<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let cols = self.inner.out_dims().len();
+        let flat = py
+            .detach(|| -> axe_triton::Result<Vec<u64>> {
+                Ok(self.inner.map()?.into_iter().flatten().collect())
+            })
+            .map_err(errors::triton)?;
+        let rows = if cols == 0 { 0 } else { flat.len() / cols };
+        Ok(numpy::PyArray1::from_vec(py, flat)
+            .reshape([rows, cols])?
+            .into_any())
     }
 
     /// Whether distinct inputs reach distinct outputs (rank over GF(2)).
