@@ -90,9 +90,9 @@ FUNCTIONS = {
     "jax.shape_of": axe.jax.shape_of,
     "jax.mesh_of": axe.jax.mesh_of,
 }
-for _name in dir(axe.hlo):
+for _name in axe.hlo.__all__:
     _f = getattr(axe.hlo, _name)
-    if not _name.startswith("_") and inspect.isfunction(_f):
+    if inspect.isfunction(_f):
         FUNCTIONS[f"hlo.{_name}"] = _f
 
 # Methods that write files get a path in a temporary folder (or a random one).
@@ -101,7 +101,7 @@ WRITES = {"render"}
 
 def methods(obj):
     for name in dir(obj):
-        if name.startswith("_") and name not in ("__call__", "_repr_svg_"):
+        if name.startswith("_") and name not in ("__call__", "_repr_svg_", "__len__", "__reduce__", "__deepcopy__", "__copy__"):
             continue
         attr = getattr(type(obj), name, None)
         if isinstance(attr, property) or inspect.isdatadescriptor(attr):
