@@ -27,6 +27,9 @@ def test_from_physical_gives_the_byte_order_asked():
     y = axe.from_physical(buf, TILED, dtype=">f4")
     assert y.dtype == np.dtype(">f4") and (y == x).all()
     assert (axe.from_physical(buf, TILED, dtype="<f4") == x).all()
+    # A byte image held in a big-endian array is not the machine's bytes: refused, not misread.
+    with pytest.raises(axe.RelayoutError, match="byte order"):
+        axe.from_physical(buf.view(np.float32).astype(">f4"), TILED)
 
 
 def test_another_type_of_the_same_width_is_refused():

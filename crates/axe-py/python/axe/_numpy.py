@@ -215,6 +215,11 @@ def from_physical(buf, shape, dtype=None) -> np.ndarray:
     s = _shape(shape)
     if not isinstance(buf, np.ndarray) or not buf.flags.c_contiguous:
         raise RelayoutError("buf must be a C-contiguous numpy array (numpy.ascontiguousarray copies)")
+    if not buf.dtype.isnative:
+        raise RelayoutError(
+            f"buf is a {buf.dtype} array, not in the machine's byte order: its bytes are not the layout's "
+            f"image; pass buf.astype(buf.dtype.newbyteorder('='))"
+        )
     if buf.nbytes != s.physical_bytes:
         raise RelayoutError(f"buf has {buf.nbytes} bytes, {s} takes {s.physical_bytes}")
     dst = _row_major(s)
