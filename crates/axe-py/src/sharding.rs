@@ -288,7 +288,7 @@ impl PySharding {
         // One tuple per replica group, keyed by the library's shared list.
         let mut groups: std::collections::HashMap<*const u64, Bound<'py, PyTuple>> =
             std::collections::HashMap::new();
-        for r in regions {
+        for r in &regions {
             let d = PyDict::new(py);
             d.set_item("device", r.device)?;
             d.set_item("region", ranges(&r.region))?;

@@ -92,7 +92,7 @@ impl LinearLayout {
                 Ok(self.inner.map()?.into_iter().flatten().collect())
             })
             .map_err(errors::triton)?;
-        let rows = if cols == 0 { 0 } else { flat.len() / cols };
+        let rows = flat.len().checked_div(cols).unwrap_or(0);
         Ok(numpy::PyArray1::from_vec(py, flat)
             .reshape([rows, cols])?
             .into_any())
