@@ -173,6 +173,7 @@ impl PySharding {
     #[new]
     #[pyo3(signature = (text, shape, mesh = None, notation = None))]
     fn new(
+        py: Python<'_>,
         text: &str,
         shape: &Bound<'_, PyAny>,
         mesh: Option<&Bound<'_, PyAny>>,
@@ -191,7 +192,9 @@ impl PySharding {
         let dims = dims_u64(&shape)?;
         let mesh = mesh.map(|m| mesh_from(m, None)).transpose()?;
         let n = notation.map(self::notation).transpose()?;
-        let (mesh, sharding) = parse_any(text, n, mesh.as_ref(), &dims).map_err(errors::shard)?;
+        let (mesh, sharding) = py
+            .detach(|| parse_any(text, n, mesh.as_ref(), &dims))
+            .map_err(errors::shard)?;
         Ok(PySharding {
             mesh,
             sharding,
@@ -263,15 +266,23 @@ impl PySharding {
 
     /// The sharding in `notation` (`"hlo"`, `"jax"`, `"dtensor"`, `"alpa"`, `"axe"`). Raises
     /// `ShardingError` saying why when the notation cannot express it.
-    fn to(&self, notation: &str) -> PyResult<String> {
-        print(self::notation(notation)?, &self.mesh, &self.sharding).map_err(errors::shard)
+    fn to(&self, py: Python<'_>, notation: &str) -> PyResult<String> {
+        let n = self::notation(notation)?;
+        py.detach(|| print(n, &self.mesh, &self.sharding))
+            .map_err(errors::shard)
     }
 
     /// Every notation: `{name: text or None}` (None where the notation cannot say it; `to()` says why).
     fn notations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let texts: Vec<(&str, Option<String>)> = py.detach(|| {
+            Notation::ALL
+                .into_iter()
+                .map(|n| (n.name(), print(n, &self.mesh, &self.sharding).ok()))
+                .collect()
+        });
         let d = PyDict::new(py);
-        for n in Notation::ALL {
-            d.set_item(n.name(), print(n, &self.mesh, &self.sharding).ok())?;
+        for (name, text) in texts {
+            d.set_item(name, text)?;
         }
         Ok(d)
     }
