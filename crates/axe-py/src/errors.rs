@@ -56,9 +56,73 @@ create_exception!(
     "A Triton linear layout or Gluon layout has no valid answer."
 );
 
+/// The CLI options that are Python arguments of the same name.
+const PYTHON_ARGS: [&str; 5] = ["shape", "mesh", "tv", "layout", "notation"];
+
+/// `message` in Python's terms: the CLI's options the libraries name (`--shape 32,16`, `--mesh x=2,y=4`,
+/// `--tv`) become the Python arguments (`shape=[32, 16]`, `mesh="x=2,y=4"`, `tv=`).
+pub fn pythonize(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+            .unwrap_or(after.len());
+        let name = &after[..name_len];
+        let starts_word = out
+            .chars()
+            .last()
+            .is_none_or(|c| c.is_whitespace() || c == '(' || c == ',');
+        if !starts_word || !PYTHON_ARGS.contains(&name) {
+            out.push_str("--");
+            rest = after;
+            continue;
+        }
+        let arg = name.replace('-', "_");
+        let tail = &after[name_len..];
+        // `--NAME VALUE`: the value, when it follows, in Python's spelling.
+        let value = tail.strip_prefix(' ').map(|t| {
+            let n = t
+                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, ',' | '=' | '_')))
+                .unwrap_or(t.len());
+            &t[..n]
+        });
+        match value {
+            Some(v) if !v.is_empty() && v.contains('=') => {
+                out.push_str(&format!("{arg}={v:?}"));
+                rest = &tail[1 + v.len()..];
+            }
+            Some(v)
+                if !v.is_empty()
+                    && v.split(',')
+                        .all(|d| d.parse::<u64>().is_ok() || d == "M" || d == "N") =>
+            {
+                out.push_str(&format!(
+                    "{arg}=[{}]",
+                    v.split(',').collect::<Vec<_>>().join(", ")
+                ));
+                rest = &tail[1 + v.len()..];
+            }
+            _ => {
+                out.push_str(&format!("{arg}="));
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A `ParseError` with its `offset` and `text`.
 pub fn parse_error(message: String, text: &str, offset: usize) -> PyErr {
     Python::attach(|py| {
+        // The first line only: the lines below it show the text read, with a caret.
+        let message = match message.split_once('\n') {
+            Some((first, below)) => format!("{}\n{below}", pythonize(first)),
+            None => pythonize(&message),
+        };
         let e = ParseError::new_err(message);
         let v = e.value(py);
         // Setting attributes on a fresh exception instance cannot fail short of memory exhaustion; if it
@@ -77,7 +141,7 @@ fn layout_parse(p: &axe_layout::ParseError, shown: String) -> PyErr {
 pub fn layout(e: axe_layout::LayoutError) -> PyErr {
     match &e {
         axe_layout::LayoutError::Parse(p) => layout_parse(p, e.to_string()),
-        _ => LayoutError::new_err(e.to_string()),
+        _ => LayoutError::new_err(pythonize(&e.to_string())),
     }
 }
 
@@ -85,13 +149,13 @@ pub fn layout(e: axe_layout::LayoutError) -> PyErr {
 pub fn xla(e: axe_xla::XlaError) -> PyErr {
     match &e {
         axe_xla::XlaError::Parse(p) => layout_parse(p, e.to_string()),
-        _ => XlaError::new_err(e.to_string()),
+        _ => XlaError::new_err(pythonize(&e.to_string())),
     }
 }
 
 /// Errors of `axe-relayout`.
 pub fn relayout(e: axe_relayout::RelayoutError) -> PyErr {
-    RelayoutError::new_err(e.to_string())
+    RelayoutError::new_err(pythonize(&e.to_string()))
 }
 
 /// Errors of `axe-shard`.
@@ -100,7 +164,7 @@ pub fn shard(e: axe_shard::ShardError) -> PyErr {
         axe_shard::ShardError::Parse { text, offset, .. } => {
             parse_error(e.to_string(), text, *offset)
         }
-        _ => ShardingError::new_err(e.to_string()),
+        _ => ShardingError::new_err(pythonize(&e.to_string())),
     }
 }
 
@@ -108,7 +172,7 @@ pub fn shard(e: axe_shard::ShardError) -> PyErr {
 pub fn cute(e: axe_cute::CuteError) -> PyErr {
     match &e {
         axe_cute::CuteError::Parse(p) => layout_parse(p, e.to_string()),
-        _ => CuteError::new_err(e.to_string()),
+        _ => CuteError::new_err(pythonize(&e.to_string())),
     }
 }
 
@@ -116,7 +180,7 @@ pub fn cute(e: axe_cute::CuteError) -> PyErr {
 pub fn triton(e: axe_triton::TritonError) -> PyErr {
     match &e {
         axe_triton::TritonError::Parse(p) => layout_parse(p, e.to_string()),
-        _ => TritonError::new_err(e.to_string()),
+        _ => TritonError::new_err(pythonize(&e.to_string())),
     }
 }
 

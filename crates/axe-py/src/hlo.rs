@@ -79,12 +79,16 @@ fn to_dict<'py>(py: Python<'py>, name: &str, r: &Report) -> PyResult<Bound<'py, 
 /// The cost report of the HLO module text `text` as a dict (see `axe.hlo.Stats`); `top` wasteful
 /// tensors are kept. Raises `ParseError` / `XlaError` for a module XLA would reject.
 #[pyfunction]
-#[pyo3(signature = (text, top = 10))]
-pub fn _hlo_stats<'py>(py: Python<'py>, text: &str, top: usize) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (text, top = crate::value::Usize(10)))]
+pub fn _hlo_stats<'py>(
+    py: Python<'py>,
+    text: &str,
+    top: crate::value::Usize,
+) -> PyResult<Bound<'py, PyDict>> {
     let (name, r) = py
         .detach(|| -> axe_xla::Result<(String, Report)> {
             let module = axe_xla::hlo::parse_module(text)?;
-            let r = report(&module, top)?;
+            let r = report(&module, top.0)?;
             Ok((module.name.to_string(), r))
         })
         .map_err(errors::xla)?;

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors;
+use crate::value::{Ranges, U64s, U64};
 
 /// An Axe layout: a logical index maps to coordinates on named axes (memory `m`, threads, devices)
 /// through shard iters (extent : stride @ axis), replica iters and an offset.
@@ -58,16 +59,16 @@ impl PyLayout {
 
     /// The row-major layout of `shape` on memory: `S[(d0,...,dn):(d1···dn,...,1)]`.
     #[staticmethod]
-    fn row_major(shape: Vec<u64>) -> PyResult<Self> {
-        Layout::row_major(&shape)
+    fn row_major(shape: U64s) -> PyResult<Self> {
+        Layout::row_major(&shape.0)
             .map(Self::from)
             .map_err(errors::layout)
     }
 
     /// The column-major layout of `shape` on memory (first dim fastest).
     #[staticmethod]
-    fn column_major(shape: Vec<u64>) -> PyResult<Self> {
-        Layout::column_major(&shape)
+    fn column_major(shape: U64s) -> PyResult<Self> {
+        Layout::column_major(&shape.0)
             .map(Self::from)
             .map_err(errors::layout)
     }
@@ -110,23 +111,23 @@ impl PyLayout {
 
     /// The canonical form: equal canonical forms mean the same map (fuse iters, drop unit extents,
     /// sort replicas).
-    fn canonicalize(&self) -> PyResult<Self> {
-        self.inner
-            .canonicalize()
+    fn canonicalize(&self, py: Python<'_>) -> PyResult<Self> {
+        py.detach(|| self.inner.canonicalize())
             .map(Self::from)
             .map_err(errors::layout)
     }
 
     /// Whether both layouts map every index to the same set of coordinates.
-    fn equivalent(&self, other: &PyLayout) -> PyResult<bool> {
-        self.inner.equivalent(&other.inner).map_err(errors::layout)
+    fn equivalent(&self, py: Python<'_>, other: &PyLayout) -> PyResult<bool> {
+        py.detach(|| self.inner.equivalent(&other.inner))
+            .map_err(errors::layout)
     }
 
     /// Regroups the shard into one block per dimension of `shape` (iters split as needed, same map).
     /// Returns `(layout, blocks)` where `blocks[i] = (start, end)` are the shard iters of dimension `i`.
     /// Raises `LayoutError` when no iter boundaries fit the shape.
-    fn group(&self, shape: Vec<u64>) -> PyResult<(Self, Vec<(usize, usize)>)> {
-        let g = self.inner.group(&shape).map_err(errors::layout)?;
+    fn group(&self, shape: U64s) -> PyResult<(Self, Vec<(usize, usize)>)> {
+        let g = self.inner.group(&shape.0).map_err(errors::layout)?;
         let blocks = g.blocks.iter().map(|b| (b.start, b.end)).collect();
         Ok((g.layout.into(), blocks))
     }
@@ -138,12 +139,12 @@ impl PyLayout {
     fn tile(
         &self,
         outer: &PyLayout,
-        inner_shape: Vec<u64>,
-        outer_shape: Vec<u64>,
+        inner_shape: U64s,
+        outer_shape: U64s,
     ) -> PyResult<(Self, Vec<u64>)> {
         let (l, s) = self
             .inner
-            .tile(&outer.inner, &inner_shape, &outer_shape)
+            .tile(&outer.inner, &inner_shape.0, &outer_shape.0)
             .map_err(errors::layout)?;
         Ok((l.into(), s))
     }
@@ -154,12 +155,12 @@ impl PyLayout {
     fn tile_of(
         &self,
         inner: &PyLayout,
-        tiled_shape: Vec<u64>,
-        inner_shape: Vec<u64>,
+        tiled_shape: U64s,
+        inner_shape: U64s,
     ) -> PyResult<(Self, Vec<u64>)> {
         let (l, s) = self
             .inner
-            .tile_of(&inner.inner, &tiled_shape, &inner_shape)
+            .tile_of(&inner.inner, &tiled_shape.0, &inner_shape.0)
             .map_err(errors::layout)?;
         Ok((l.into(), s))
     }
@@ -169,22 +170,22 @@ impl PyLayout {
     fn direct_sum(
         &self,
         other: &PyLayout,
-        self_shape: Vec<u64>,
-        other_shape: Vec<u64>,
+        self_shape: U64s,
+        other_shape: U64s,
     ) -> PyResult<(Self, Vec<u64>)> {
         let (l, s) = self
             .inner
-            .direct_sum(&other.inner, &self_shape, &other_shape)
+            .direct_sum(&other.inner, &self_shape.0, &other_shape.0)
             .map_err(errors::layout)?;
         Ok((l.into(), s))
     }
 
     /// The layout of the sub-array `region` (a `(start, end)` per dimension) of the array `shape`:
     /// `slice(x) = self(region_start + x)` with `x` row-major over the region.
-    fn slice(&self, shape: Vec<u64>, region: Vec<(u64, u64)>) -> PyResult<Self> {
-        let region: Vec<std::ops::Range<u64>> = region.iter().map(|&(a, b)| a..b).collect();
+    fn slice(&self, shape: U64s, region: Ranges) -> PyResult<Self> {
+        let region: Vec<std::ops::Range<u64>> = region.0.iter().map(|&(a, b)| a..b).collect();
         self.inner
-            .slice(&shape, &region)
+            .slice(&shape.0, &region)
             .map(Self::from)
             .map_err(errors::layout)
     }
@@ -196,14 +197,14 @@ impl PyLayout {
         &self,
         py: Python<'py>,
         index: Bound<'py, PyAny>,
-        shape: Option<Vec<u64>>,
+        shape: Option<U64s>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let coords = match shape {
             Some(s) => {
-                let idx: Vec<u64> = index.extract()?;
-                self.inner.apply_multi(&idx, &s)
+                let idx: U64s = index.extract()?;
+                self.inner.apply_multi(&idx.0, &s.0)
             }
-            None => self.inner.apply(index.extract()?),
+            None => self.inner.apply(index.extract::<U64>()?.0),
         }
         .map_err(errors::layout)?;
         let axes = self.inner.axes();
@@ -217,11 +218,11 @@ impl PyLayout {
     fn map<'py>(
         &self,
         py: Python<'py>,
-        shape: Option<Vec<u64>>,
+        shape: Option<U64s>,
         axis: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let l = &self.inner;
-        let shape = shape.unwrap_or_else(|| vec![l.size()]);
+        let shape = shape.map_or_else(|| vec![l.size()], |s| s.0);
         l.check_admits(&shape).map_err(errors::layout)?;
         if l.replica_count() > 1 {
             return Err(errors::LayoutError::new_err(
@@ -272,18 +273,42 @@ impl PyLayout {
 
     /// The picture of the layout over `shape` (default `(size,)`) as SVG text.
     #[pyo3(signature = (shape=None))]
-    fn svg(&self, shape: Option<Vec<u64>>) -> PyResult<String> {
-        Ok(axe_render::to_svg(&self.picture(shape)?))
+    fn svg(&self, py: Python<'_>, shape: Option<U64s>) -> PyResult<String> {
+        let shape = shape.map(|s| s.0);
+        py.detach(|| Ok(axe_render::to_svg(&self.picture(shape)?)))
     }
 
-    /// Draws the layout over `shape` into `path` (`.svg`, `.png` or `.txt`).
+    /// Draws the layout over `shape` into `path` (a `str` or `os.PathLike`; `.svg`, `.png` or `.txt`).
     #[pyo3(signature = (path, shape=None))]
-    fn render(&self, path: &str, shape: Option<Vec<u64>>) -> PyResult<()> {
-        crate::picture::write(&self.picture(shape)?, path)
+    fn render(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        shape: Option<U64s>,
+    ) -> PyResult<()> {
+        let shape = shape.map(|s| s.0);
+        py.detach(|| crate::picture::write(&self.picture(shape)?, &path))
     }
 
-    fn _repr_svg_(&self) -> PyResult<String> {
-        self.svg(None)
+    fn _repr_svg_(&self, py: Python<'_>) -> PyResult<String> {
+        self.svg(py, None)
+    }
+
+    /// Pickles as its notation.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyAny>, (String,)) {
+        let py = slf.py();
+        (
+            py.get_type::<PyLayout>().into_any(),
+            (slf.get().inner.to_string(),),
+        )
+    }
+
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
     }
 
     fn __str__(&self) -> String {

@@ -12,10 +12,13 @@ mod relayout;
 mod shape;
 mod sharding;
 mod triton;
+mod value;
 
 #[pymodule]
 fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // What the Python package checks on import: an extension built from other sources is refused.
+    m.add("_build_id", env!("AXE_PY_BUILD_ID"))?;
     errors::register(m)?;
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<shape::PyShape>()?;
@@ -27,6 +30,7 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(triton::gluon_to_axe, m)?)?;
     m.add_function(wrap_pyfunction!(triton::hardware_map_of, m)?)?;
     m.add_function(wrap_pyfunction!(relayout::_relayout, m)?)?;
+    m.add_function(wrap_pyfunction!(relayout::_relayout_target, m)?)?;
     m.add_function(wrap_pyfunction!(hlo::_hlo_stats, m)?)?;
     m.add_function(wrap_pyfunction!(hlo::_hlo_format, m)?)?;
     Ok(())

@@ -6,13 +6,16 @@ use crate::errors::AxeError;
 
 /// An `axe-render` error as a Python exception.
 pub fn render_error(e: impl std::fmt::Display) -> PyErr {
-    AxeError::new_err(e.to_string())
+    AxeError::new_err(crate::errors::pythonize(&e.to_string()))
 }
 
 /// Writes `picture` to `path` in the format its extension names (`.svg`, `.png`, `.txt`), through a
-/// temporary file in the destination's folder renamed into place.
-pub fn write(picture: &axe_render::Picture, path: &str) -> PyResult<()> {
-    let ext = std::path::Path::new(path)
+/// temporary file in the destination's folder renamed into place. A new file gets the permissions the
+/// umask leaves of `0666` (as any program's new file); a file replaced keeps its own.
+pub fn write(picture: &axe_render::Picture, path: impl AsRef<std::path::Path>) -> PyResult<()> {
+    let path = path.as_ref();
+    let shown = path.display();
+    let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
     let bytes = match ext.as_deref() {
@@ -23,23 +26,53 @@ pub fn write(picture: &axe_render::Picture, path: &str) -> PyResult<()> {
         Some("txt") => axe_render::to_text(picture, false).into_bytes(),
         _ => {
             return Err(AxeError::new_err(format!(
-                "{path}: axe draws .svg, .png and .txt pictures; name the file accordingly"
+                "{shown}: axe draws .svg, .png and .txt pictures; name the file accordingly"
             )))
         }
     };
-    let dest = std::path::Path::new(path);
+    let dest = path;
     let dir = match dest.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".axe-")
-        .suffix(".tmp")
+    let mode = match std::fs::metadata(dest) {
+        Ok(m) if m.is_dir() => {
+            return Err(AxeError::new_err(format!(
+                "{shown} is a folder; give a file name"
+            )))
+        }
+        Ok(m) => mode_of(&m),
+        Err(_) => 0o666,
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".axe-").suffix(".tmp");
+    #[cfg(unix)]
+    builder.permissions(permissions(mode));
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut tmp = builder
         .tempfile_in(dir)
-        .map_err(|e| AxeError::new_err(format!("{path}: {e}")))?;
+        .map_err(|e| AxeError::new_err(format!("{shown}: {e}")))?;
     std::io::Write::write_all(&mut tmp, &bytes)
-        .map_err(|e| AxeError::new_err(format!("{path}: {e}")))?;
+        .map_err(|e| AxeError::new_err(format!("{shown}: {e}")))?;
     tmp.persist(dest)
-        .map_err(|e| AxeError::new_err(format!("{path}: {}", e.error)))?;
+        .map_err(|e| AxeError::new_err(format!("{shown}: {}", e.error)))?;
     Ok(())
+}
+
+#[cfg(unix)]
+fn mode_of(m: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode() & 0o777
+}
+
+#[cfg(not(unix))]
+fn mode_of(_: &std::fs::Metadata) -> u32 {
+    0o666
+}
+
+#[cfg(unix)]
+fn permissions(mode: u32) -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(mode)
 }

@@ -6,7 +6,7 @@
 use axe_relayout::split::{self, Side};
 use axe_relayout::{Options, TensorLayout};
 use axe_xla::ArrayShape;
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use crate::errors;
@@ -88,24 +88,49 @@ fn pieces(src: &ArrayShape, dst: &Target) -> PyResult<Vec<(TensorLayout, TensorL
     Ok(p)
 }
 
+/// The destination's `Shape` for a relayout of `src` to `dst` (`None` for an Axe layout), as
+/// `_relayout` reads them: what `axe.relayout` checks an `out=` array against before any byte moves.
+#[pyfunction]
+pub fn _relayout_target(
+    src: &Bound<'_, PyAny>,
+    dst: &Bound<'_, PyAny>,
+) -> PyResult<Option<PyShape>> {
+    let s = source(src)?;
+    Ok(match target(dst, &s)? {
+        Target::Xla(a) => Some(PyShape { inner: *a }),
+        Target::Axe(..) => None,
+    })
+}
+
+/// An array that another call (on another thread) holds, or that overlaps the other array of this call.
+fn in_use(what: &str, e: impl std::fmt::Display) -> PyErr {
+    errors::RelayoutError::new_err(format!(
+        "{what} is in use: it overlaps the other array of this call, or another thread is reading or \
+         writing it ({e})"
+    ))
+}
+
 /// Moves the bytes of `src_bytes` (laid out as `src`) into `out` (laid out as `dst`), or into a new
 /// zeroed `uint8` array of the destination's size when `out` is `None`, padding zeroed, with the GIL
 /// released. Returns the destination buffer and its `Shape` (`None` for an Axe layout). The layouts are
 /// read and the pieces planned once per call.
 #[pyfunction]
-#[pyo3(signature = (src_bytes, src, dst, out = None, threads = 0))]
+#[pyo3(signature = (src_bytes, src, dst, out = None, threads = crate::value::Usize(0)))]
 pub fn _relayout<'py>(
     py: Python<'py>,
-    src_bytes: PyReadonlyArray1<'py, u8>,
+    src_bytes: Bound<'py, PyArray1<u8>>,
     src: &Bound<'py, PyAny>,
     dst: &Bound<'py, PyAny>,
     out: Option<Bound<'py, PyArray1<u8>>>,
-    threads: usize,
+    threads: crate::value::Usize,
 ) -> PyResult<(Bound<'py, PyArray1<u8>>, Option<PyShape>)> {
     let s = source(src)?;
     let t = target(dst, &s)?;
     let p = pieces(&s, &t)?;
     let (need_in, need_out) = (p[0].0.bytes(), p[0].1.bytes());
+    let src_bytes = src_bytes
+        .try_readonly()
+        .map_err(|e| in_use("the input", e))?;
     let input = src_bytes
         .as_slice()
         .map_err(|e| errors::RelayoutError::new_err(format!("source: {e}")))?;
@@ -133,12 +158,12 @@ pub fn _relayout<'py>(
         }
     };
     {
-        let mut w = out.try_readwrite()?;
+        let mut w = out.try_readwrite().map_err(|e| in_use("out", e))?;
         let output = w
             .as_slice_mut()
             .map_err(|e| errors::RelayoutError::new_err(format!("destination: {e}")))?;
         let opts = Options {
-            threads,
+            threads: threads.0,
             ..Options::default()
         };
         py.detach(|| split::relayout_pieces(input, output, &p, &opts))

@@ -6,6 +6,7 @@ use pyo3::types::PyDict;
 
 use crate::errors;
 use crate::layout::PyLayout;
+use crate::value::I64s;
 
 /// An XLA array shape and layout: `Shape("bf16[8,128]{1,0:T(8,128)(2,1)}")`, parsed and validated
 /// as XLA does. `str()` prints it as XLA prints it; `repr()` round-trips.
@@ -155,22 +156,23 @@ impl PyShape {
 
     /// The position in memory, in elements, of the element at multi-index `index` (XLA's tiled
     /// linear index). Raises `XlaError` for an index outside the shape.
-    fn index(&self, index: Vec<i64>) -> PyResult<i64> {
-        Ok(axe_xla::element_offset(&self.inner, &index)
+    fn index(&self, index: I64s) -> PyResult<i64> {
+        Ok(axe_xla::element_offset(&self.inner, &index.0)
             .map_err(errors::xla)?
             .linear)
     }
 
     /// The byte offset of the element at `index` (its bit offset divided by 8, for sub-byte types).
-    fn byte_offset(&self, index: Vec<i64>) -> PyResult<i64> {
-        Ok(axe_xla::element_offset(&self.inner, &index)
+    fn byte_offset(&self, index: I64s) -> PyResult<i64> {
+        Ok(axe_xla::element_offset(&self.inner, &index.0)
             .map_err(errors::xla)?
             .byte_offset)
     }
 
     /// The Axe layout of this shape on the memory axis `m`, in elements, over `padded_shape`.
-    fn to_axe(&self) -> PyResult<PyLayout> {
-        Ok(axe_xla::to_axe(&self.inner)
+    fn to_axe(&self, py: Python<'_>) -> PyResult<PyLayout> {
+        Ok(py
+            .detach(|| axe_xla::to_axe(&self.inner))
             .map_err(errors::xla)?
             .layout
             .into())
@@ -191,17 +193,41 @@ impl PyShape {
     }
 
     /// The picture of the memory layout (tiles, padding) as SVG text.
-    fn svg(&self) -> PyResult<String> {
-        Ok(axe_render::to_svg(&self.picture()?))
+    fn svg(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| Ok(axe_render::to_svg(&self.picture()?)))
     }
 
-    /// Draws the memory layout into `path` (`.svg`, `.png` or `.txt`).
-    fn render(&self, path: &str) -> PyResult<()> {
-        crate::picture::write(&self.picture()?, path)
+    /// Draws the memory layout into `path` (a `str` or `os.PathLike`; `.svg`, `.png` or `.txt`).
+    fn render(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| crate::picture::write(&self.picture()?, &path))
     }
 
-    fn _repr_svg_(&self) -> PyResult<String> {
-        self.svg()
+    fn _repr_svg_(&self, py: Python<'_>) -> PyResult<String> {
+        self.svg(py)
+    }
+
+    /// XLA's default TPU layout for this shape's element type and dims (what `axe xla tpu-layout`
+    /// prints): the same array with the minor-to-major order and tiles XLA's TPU compiler picks by
+    /// default.
+    fn tpu_layout(&self) -> PyResult<PyShape> {
+        tpu_default(&self.inner)
+    }
+
+    /// Pickles as its text.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyAny>, (String,)) {
+        let py = slf.py();
+        (
+            py.get_type::<PyShape>().into_any(),
+            (slf.get().inner.to_string(),),
+        )
+    }
+
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
     }
 
     fn __str__(&self) -> String {
@@ -221,4 +247,15 @@ impl PyShape {
     fn picture(&self) -> PyResult<axe_render::Picture> {
         axe_render::memory_picture(&self.inner).map_err(crate::picture::render_error)
     }
+}
+
+/// `a` with XLA/TPU's default layout for its element type and dims, validated.
+fn tpu_default(a: &ArrayShape) -> PyResult<PyShape> {
+    let layout = axe_xla::tpu_default_layout(a).map_err(errors::xla)?;
+    let inner = ArrayShape {
+        layout,
+        ..a.clone()
+    };
+    axe_xla::validate_array(&inner).map_err(errors::xla)?;
+    Ok(PyShape { inner })
 }

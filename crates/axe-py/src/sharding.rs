@@ -2,22 +2,24 @@
 
 use axe_shard::{parse_any, plan, print, CostModel, Mesh, Notation, Sharding};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::errors;
 use crate::shape::{array, dims_u64, PyShape};
+use crate::value::{U64s, U64};
 
 /// A device mesh: named axes with sizes and the device id at each position (row-major).
 ///
 /// `Mesh("x=2,y=4")`, `Mesh({"x": 2, "y": 4})`, `Mesh([2, 4])` (axes `d0`, `d1`), with
 /// `devices=[...]` for a non-default device order.
 #[pyclass(name = "Mesh", module = "axe", frozen, eq)]
-#[derive(Clone, PartialEq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct PyMesh {
     pub inner: Mesh,
 }
 
 fn mesh_from(axes: &Bound<'_, PyAny>, devices: Option<Vec<u64>>) -> PyResult<Mesh> {
+    let py_dict_value = |v: Bound<'_, PyAny>| -> PyResult<u64> { Ok(v.extract::<U64>()?.0) };
     if let Ok(m) = axes.cast::<PyMesh>() {
         return Ok(m.get().inner.clone());
     }
@@ -26,10 +28,10 @@ fn mesh_from(axes: &Bound<'_, PyAny>, devices: Option<Vec<u64>>) -> PyResult<Mes
     }
     let named: Vec<(String, u64)> = if let Ok(d) = axes.cast::<PyDict>() {
         d.iter()
-            .map(|(k, v)| Ok((k.extract::<String>()?, v.extract::<u64>()?)))
+            .map(|(k, v)| Ok((k.extract::<String>()?, py_dict_value(v)?)))
             .collect::<PyResult<_>>()?
     } else {
-        let sizes: Vec<u64> = axes.extract()?;
+        let sizes: Vec<u64> = axes.extract::<U64s>()?.0;
         sizes
             .iter()
             .enumerate()
@@ -50,9 +52,9 @@ impl PyMesh {
     /// position (default `0..N-1`). Raises `ShardingError` for sizes of 0, repeated names or ids.
     #[new]
     #[pyo3(signature = (axes, devices = None))]
-    fn new(axes: &Bound<'_, PyAny>, devices: Option<Vec<u64>>) -> PyResult<Self> {
+    fn new(axes: &Bound<'_, PyAny>, devices: Option<U64s>) -> PyResult<Self> {
         Ok(PyMesh {
-            inner: mesh_from(axes, devices)?,
+            inner: mesh_from(axes, devices.map(|d| d.0))?,
         })
     }
 
@@ -78,19 +80,48 @@ impl PyMesh {
         self.inner.len()
     }
 
+    fn __hash__(&self) -> u64 {
+        crate::value::hash_of(&(self.inner.names(), self.inner.sizes(), self.inner.devices()))
+    }
+
+    /// Pickles as `Mesh({name: size, ...}, devices=[...])`.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> crate::value::Reduced<'py, (Bound<'py, PyDict>, Vec<u64>)> {
+        let py = slf.py();
+        let m = &slf.get().inner;
+        let axes = PyDict::new(py);
+        for (n, s) in m.names().iter().zip(m.sizes()) {
+            axes.set_item(n, s)?;
+        }
+        Ok((
+            py.get_type::<PyMesh>().into_any(),
+            (axes, m.devices().to_vec()),
+        ))
+    }
+
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
+    }
+
     fn __str__(&self) -> String {
         spec(&self.inner)
     }
 
     fn __repr__(&self) -> String {
-        if self.inner.is_default_order() {
-            format!("Mesh({:?})", spec(&self.inner))
+        let axes = if self.inner.rank() == 0 {
+            "[]".to_string()
         } else {
-            format!(
-                "Mesh({:?}, devices={:?})",
-                spec(&self.inner),
-                self.inner.devices()
-            )
+            format!("{:?}", spec(&self.inner))
+        };
+        if self.inner.is_default_order() {
+            format!("Mesh({axes})")
+        } else {
+            format!("Mesh({axes}, devices={:?})", self.inner.devices())
         }
     }
 }
@@ -110,12 +141,16 @@ fn spec(m: &Mesh) -> String {
 ///
 /// `Sharding("P('x', 'y')", mesh="x=2,y=2", shape="f32[64,128]")`; the notation is recognised from the
 /// syntax, or forced with `notation="jax"`.
+///
+/// Shardings are values: equal when they are on the same mesh, of the same array, and give every
+/// device the same part (whatever notation they were read from); they hash, pickle and copy.
 #[pyclass(name = "Sharding", module = "axe", frozen)]
 pub struct PySharding {
     mesh: Mesh,
     sharding: Sharding,
     shape: axe_xla::ArrayShape,
     text: String,
+    notation: Option<Notation>,
 }
 
 fn notation(name: &str) -> PyResult<Notation> {
@@ -138,6 +173,7 @@ impl PySharding {
     #[new]
     #[pyo3(signature = (text, shape, mesh = None, notation = None))]
     fn new(
+        py: Python<'_>,
         text: &str,
         shape: &Bound<'_, PyAny>,
         mesh: Option<&Bound<'_, PyAny>>,
@@ -149,20 +185,67 @@ impl PySharding {
             array(&t)?
         } else {
             // Through the shape reader, which refuses negative and oversized dims.
-            let dims: Vec<i64> = shape.extract()?;
+            let dims: Vec<i64> = shape.extract::<crate::value::I64s>()?.0;
             let dims: Vec<String> = dims.iter().map(i64::to_string).collect();
             array(&format!("f32[{}]", dims.join(",")))?
         };
         let dims = dims_u64(&shape)?;
         let mesh = mesh.map(|m| mesh_from(m, None)).transpose()?;
         let n = notation.map(self::notation).transpose()?;
-        let (mesh, sharding) = parse_any(text, n, mesh.as_ref(), &dims).map_err(errors::shard)?;
+        let (mesh, sharding) = py
+            .detach(|| parse_any(text, n, mesh.as_ref(), &dims))
+            .map_err(errors::shard)?;
         Ok(PySharding {
             mesh,
             sharding,
             shape,
             text: text.to_string(),
+            notation: n,
         })
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PySharding>().is_ok_and(|o| {
+            let o = o.get();
+            o.mesh == self.mesh && o.shape == self.shape && o.key() == self.key()
+        })
+    }
+
+    fn __hash__(&self) -> u64 {
+        crate::value::hash_of(&(
+            self.mesh.names(),
+            self.mesh.sizes(),
+            self.mesh.devices(),
+            self.key(),
+            self.shape.to_string(),
+        ))
+    }
+
+    /// Pickles as the text it was read from, with its shape, mesh and notation.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> crate::value::Reduced<'py, (String, String, PyMesh, Option<&'static str>)> {
+        let py = slf.py();
+        let s = slf.get();
+        Ok((
+            py.get_type::<PySharding>().into_any(),
+            (
+                s.text.clone(),
+                s.shape.to_string(),
+                PyMesh {
+                    inner: s.mesh.clone(),
+                },
+                s.notation.map(|n| n.name()),
+            ),
+        ))
+    }
+
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
     }
 
     /// The mesh.
@@ -183,29 +266,54 @@ impl PySharding {
 
     /// The sharding in `notation` (`"hlo"`, `"jax"`, `"dtensor"`, `"alpa"`, `"axe"`). Raises
     /// `ShardingError` saying why when the notation cannot express it.
-    fn to(&self, notation: &str) -> PyResult<String> {
-        print(self::notation(notation)?, &self.mesh, &self.sharding).map_err(errors::shard)
+    fn to(&self, py: Python<'_>, notation: &str) -> PyResult<String> {
+        let n = self::notation(notation)?;
+        py.detach(|| print(n, &self.mesh, &self.sharding))
+            .map_err(errors::shard)
     }
 
     /// Every notation: `{name: text or None}` (None where the notation cannot say it; `to()` says why).
     fn notations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let texts: Vec<(&str, Option<String>)> = py.detach(|| {
+            Notation::ALL
+                .into_iter()
+                .map(|n| (n.name(), print(n, &self.mesh, &self.sharding).ok()))
+                .collect()
+        });
         let d = PyDict::new(py);
-        for n in Notation::ALL {
-            d.set_item(n.name(), print(n, &self.mesh, &self.sharding).ok())?;
+        for (name, text) in texts {
+            d.set_item(name, text)?;
         }
         Ok(d)
     }
 
     /// Who holds what: per device its id, `region` (a `(start, end)` per dim), `replica_group` (the
-    /// devices holding the same data), `local_shape`, and `padded_shape` (what it allocates).
+    /// devices holding the same data, a tuple: the members of one group share one tuple object, so
+    /// the answer's memory is proportional to the number of devices, not to its square),
+    /// `local_shape`, and `padded_shape` (what it allocates).
     fn devices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let regions = self.sharding.regions(&self.mesh).map_err(errors::shard)?;
+        let regions = py
+            .detach(|| self.sharding.regions(&self.mesh))
+            .map_err(errors::shard)?;
         let out = PyList::empty(py);
-        for r in regions {
+        // One tuple per replica group, keyed by the library's shared list.
+        let mut groups: std::collections::HashMap<*const u64, Bound<'py, PyTuple>> =
+            std::collections::HashMap::new();
+        for r in &regions {
             let d = PyDict::new(py);
             d.set_item("device", r.device)?;
             d.set_item("region", ranges(&r.region))?;
-            d.set_item("replica_group", r.replica_group.to_vec())?;
+            let key = r.replica_group.as_ptr();
+            let group = match groups.get(&key) {
+                Some(g) => g.clone(),
+                None => {
+                    let g = PyTuple::new(py, r.replica_group.iter())?;
+                    // The key stays valid: every region, and so every group, lives until the loop ends.
+                    groups.insert(key, g.clone());
+                    g
+                }
+            };
+            d.set_item("replica_group", group)?;
             d.set_item("local_shape", &r.local_shape)?;
             d.set_item("padded_shape", &r.padded_shape)?;
             out.append(d)?;
@@ -229,17 +337,30 @@ impl PySharding {
                 "the two shardings are on different meshes",
             ));
         }
-        if other.shape.dims != self.shape.dims {
+        if other.shape.dims != self.shape.dims
+            || other.shape.element_type != self.shape.element_type
+        {
             return Err(errors::ShardingError::new_err(format!(
-                "the two shardings are of different arrays: {} and {}",
+                "the two shardings are of different arrays: {} and {} (a plan moves one array; \
+                 the dims and the element type must agree)",
                 self.shape, other.shape
             )));
         }
         let mut cost = CostModel::default();
         if let Some(a) = alpha_us {
+            if !(a.is_finite() && a >= 0.0) {
+                return Err(errors::ShardingError::new_err(format!(
+                    "alpha_us={a}: the time per message is a finite number of microseconds, 0 or more"
+                )));
+            }
             cost.alpha_us = a;
         }
         if let Some(b) = bytes_per_us {
+            if !(b.is_finite() && b > 0.0) {
+                return Err(errors::ShardingError::new_err(format!(
+                    "bytes_per_us={b}: the bandwidth is a finite number of bytes per microsecond, more than 0"
+                )));
+            }
             cost.bytes_per_us = b;
         }
         let bytes = u64::from(self.shape.element_type.byte_width());
@@ -273,17 +394,18 @@ impl PySharding {
     }
 
     /// The picture of which device holds which block, as SVG text.
-    fn svg(&self) -> PyResult<String> {
-        Ok(axe_render::to_svg(&self.picture()?))
+    fn svg(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| Ok(axe_render::to_svg(&self.picture()?)))
     }
 
-    /// Draws which device holds which block into `path` (`.svg`, `.png` or `.txt`).
-    fn render(&self, path: &str) -> PyResult<()> {
-        crate::picture::write(&self.picture()?, path)
+    /// Draws which device holds which block into `path` (a `str` or `os.PathLike`; `.svg`, `.png`
+    /// or `.txt`).
+    fn render(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| crate::picture::write(&self.picture()?, &path))
     }
 
-    fn _repr_svg_(&self) -> PyResult<String> {
-        self.svg()
+    fn _repr_svg_(&self, py: Python<'_>) -> PyResult<String> {
+        self.svg(py)
     }
 
     fn __str__(&self) -> String {
@@ -291,8 +413,12 @@ impl PySharding {
     }
 
     fn __repr__(&self) -> String {
+        let notation = self
+            .notation
+            .map(|n| format!(", notation={:?}", n.name()))
+            .unwrap_or_default();
         format!(
-            "Sharding({:?}, shape={:?}, mesh={})",
+            "Sharding({:?}, shape={:?}, mesh={}{notation})",
             self.text,
             self.shape.to_string(),
             PyMesh {
@@ -304,6 +430,44 @@ impl PySharding {
 }
 
 impl PySharding {
+    /// What the sharding gives each device, as text equal for equal shardings: the device holding
+    /// everything, or per dim the mesh axes splitting it and the use of the other axes, axes of one
+    /// device left out (they change nothing), and the uneven rule where a dim is cut unevenly (the
+    /// rules' shards or padding may differ there).
+    fn key(&self) -> String {
+        let s = &self.sharding;
+        if let Some(d) = s.maximal_device() {
+            return format!("maximal {d}");
+        }
+        let sizes = self.mesh.sizes();
+        let big = |a: usize| sizes.get(a).is_some_and(|&n| n > 1);
+        let dims: Vec<Vec<usize>> = s
+            .dim_axes()
+            .iter()
+            .map(|axes| axes.iter().copied().filter(|&a| big(a)).collect())
+            .collect();
+        let others: Vec<(usize, String)> = s
+            .axis_use()
+            .iter()
+            .enumerate()
+            .filter(|&(a, u)| big(a) && !matches!(u, axe_shard::AxisUse::Split(_)))
+            .map(|(a, u)| (a, format!("{u:?}")))
+            .collect();
+        let uneven = dims.iter().zip(s.dims()).any(|(axes, &len)| {
+            let n = axes
+                .iter()
+                .try_fold(1u64, |n, &a| n.checked_mul(sizes[a]))
+                .unwrap_or(0);
+            n == 0 || len % n != 0
+        });
+        let rule = if uneven {
+            format!("{:?}", s.uneven())
+        } else {
+            String::new()
+        };
+        format!("{:?} {dims:?} {others:?} {rule}", s.dims())
+    }
+
     fn picture(&self) -> PyResult<axe_render::Picture> {
         let layout =
             axe_shard::axe::to_axe(&self.mesh, &self.sharding, None).map_err(errors::shard)?;

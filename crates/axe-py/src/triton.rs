@@ -2,14 +2,20 @@
 
 use axe_triton::gluon::parse_gluon;
 use axe_triton::{hardware_map, parse_linear, LinearLayout as Ll};
+use numpy::PyArrayMethods;
 use pyo3::prelude::*;
 
 use crate::errors;
 use crate::layout::PyLayout;
+use crate::value::{U64s, U64};
 
 /// A Triton linear layout: `LinearLayout('{"in": {"register": [[0,1]], ...}, "out": {"dim0": 4, ...}}')`,
 /// a `#ttg.linear<{...}>` attribute, or a Gluon layout's constructor text with `shape=`.
-#[pyclass(name = "LinearLayout", module = "axe.triton", frozen)]
+///
+/// Linear layouts are values: equal when their in-dims, bases and out-dims are equal; they hash,
+/// pickle and copy.
+#[pyclass(name = "LinearLayout", module = "axe.triton", frozen, eq)]
+#[derive(PartialEq, Eq)]
 pub struct LinearLayout {
     inner: Ll,
 }
@@ -26,7 +32,8 @@ impl LinearLayout {
     /// `shape`. Raises `ParseError` with `.offset`, or `TritonError` (e.g. a size not a power of two).
     #[new]
     #[pyo3(signature = (text, shape = None))]
-    fn new(text: &str, shape: Option<Vec<u64>>) -> PyResult<Self> {
+    fn new(text: &str, shape: Option<U64s>) -> PyResult<Self> {
+        let shape = shape.map(|s| s.0);
         let t = text.trim();
         if t.starts_with('{') || t.starts_with("#ttg") {
             return Ok(parse_linear(t).map_err(errors::triton)?.into());
@@ -50,14 +57,45 @@ impl LinearLayout {
         self.inner.out_dims().to_vec()
     }
 
-    /// The out coordinates of flat input `k` (first in-dim fastest).
-    fn __call__(&self, k: u64) -> PyResult<Vec<u64>> {
-        self.inner.apply_flat(k).map_err(errors::triton)
+    fn __hash__(&self) -> u64 {
+        crate::value::hash_of(&self.inner.to_json())
     }
 
-    /// `map[k]`: the out coordinates of every flat input `k`, first in-dim fastest.
-    fn map(&self, py: Python<'_>) -> PyResult<Vec<Vec<u64>>> {
-        py.detach(|| self.inner.map()).map_err(errors::triton)
+    /// Pickles as its JSON bases.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyAny>, (String,)) {
+        let py = slf.py();
+        (
+            py.get_type::<LinearLayout>().into_any(),
+            (slf.get().inner.to_json(),),
+        )
+    }
+
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
+    }
+
+    /// The out coordinates of flat input `k` (first in-dim fastest).
+    fn __call__(&self, k: U64) -> PyResult<Vec<u64>> {
+        self.inner.apply_flat(k.0).map_err(errors::triton)
+    }
+
+    /// `map[k]`: the out coordinates of every flat input `k`, first in-dim fastest, as a `uint64`
+    /// numpy array of shape `(inputs, out-dims)` (computed without the GIL; 8 bytes per coordinate).
+    fn map<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let cols = self.inner.out_dims().len();
+        let flat = py
+            .detach(|| -> axe_triton::Result<Vec<u64>> {
+                Ok(self.inner.map()?.into_iter().flatten().collect())
+            })
+            .map_err(errors::triton)?;
+        let rows = flat.len().checked_div(cols).unwrap_or(0);
+        Ok(numpy::PyArray1::from_vec(py, flat)
+            .reshape([rows, cols])?
+            .into_any())
     }
 
     /// Whether distinct inputs reach distinct outputs (rank over GF(2)).
@@ -73,19 +111,17 @@ impl LinearLayout {
     }
 
     /// Triton's `A.compose(B)`: `B(A(x))`.
-    fn compose(&self, other: &LinearLayout) -> PyResult<Self> {
-        Ok(self
-            .inner
-            .compose(&other.inner)
+    fn compose(&self, py: Python<'_>, other: &LinearLayout) -> PyResult<Self> {
+        Ok(py
+            .detach(|| self.inner.compose(&other.inner))
             .map_err(errors::triton)?
             .into())
     }
 
     /// Triton's `A.invertAndCompose(B)`: `C` with `A(x) = B(C(x))`.
-    fn invert_and_compose(&self, other: &LinearLayout) -> PyResult<Self> {
-        Ok(self
-            .inner
-            .invert_and_compose(&other.inner)
+    fn invert_and_compose(&self, py: Python<'_>, other: &LinearLayout) -> PyResult<Self> {
+        Ok(py
+            .detach(|| self.inner.invert_and_compose(&other.inner))
             .map_err(errors::triton)?
             .into())
     }
@@ -102,17 +138,20 @@ impl LinearLayout {
 
     /// The Axe layout of the same placement (tensor index → hardware), where it is affine per in-dim;
     /// raises `TritonError` naming the in-dims where it is not (XOR swizzles).
-    fn to_axe(&self) -> PyResult<PyLayout> {
-        Ok(self.inner.to_axe().map_err(errors::triton)?.into())
+    fn to_axe(&self, py: Python<'_>) -> PyResult<PyLayout> {
+        Ok(py
+            .detach(|| self.inner.to_axe())
+            .map_err(errors::triton)?
+            .into())
     }
 
     /// The linear layout of an Axe layout over `reg`/`lane`/`warp`/`block` and a tensor `shape`
     /// (every extent a power of two).
     #[staticmethod]
-    fn from_axe(layout: &PyLayout, shape: Vec<u64>) -> PyResult<Self> {
+    fn from_axe(layout: &PyLayout, shape: U64s) -> PyResult<Self> {
         Ok(Ll::from_axe(
             &layout.inner,
-            &shape,
+            &shape.0,
             &["register", "lane", "warp", "block"],
         )
         .map_err(errors::triton)?
@@ -130,17 +169,17 @@ impl LinearLayout {
     }
 
     /// The picture as SVG text: which register, lane and warp hold each tensor element.
-    fn svg(&self) -> PyResult<String> {
-        Ok(axe_render::to_svg(&self.picture()?))
+    fn svg(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| Ok(axe_render::to_svg(&self.picture()?)))
     }
 
-    /// Draws the layout into `path` (`.svg`, `.png` or `.txt`).
-    fn render(&self, path: &str) -> PyResult<()> {
-        crate::picture::write(&self.picture()?, path)
+    /// Draws the layout into `path` (a `str` or `os.PathLike`; `.svg`, `.png` or `.txt`).
+    fn render(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| crate::picture::write(&self.picture()?, &path))
     }
 
-    fn _repr_svg_(&self) -> PyResult<String> {
-        self.svg()
+    fn _repr_svg_(&self, py: Python<'_>) -> PyResult<String> {
+        self.svg(py)
     }
 
     fn __str__(&self) -> String {
@@ -161,9 +200,13 @@ impl LinearLayout {
 
 /// The Axe layout of a Gluon layout over `shape`, including shapes Triton cannot lay out (48×64).
 #[pyfunction]
-pub fn gluon_to_axe(text: &str, shape: Vec<u64>) -> PyResult<PyLayout> {
+pub fn gluon_to_axe(py: Python<'_>, text: &str, shape: U64s) -> PyResult<PyLayout> {
+    let shape = shape.0;
     let g = parse_gluon(text.trim()).map_err(errors::triton)?;
-    Ok(g.to_axe(&shape).map_err(errors::triton)?.into())
+    Ok(py
+        .detach(|| g.to_axe(&shape))
+        .map_err(errors::triton)?
+        .into())
 }
 
 /// In-dims with their sizes, and the tensor coordinates of each flat input.
@@ -172,12 +215,16 @@ type HardwareMap = (Vec<(String, u64)>, Vec<Vec<u64>>);
 /// For an Axe layout over `reg`/`lane`/`warp`/`block`: `(in_dims, map)` with `map[k]` the tensor
 /// coordinates held by flat hardware input `k` (register fastest), for any sizes.
 #[pyfunction]
-pub fn hardware_map_of(layout: &PyLayout, shape: Vec<u64>) -> PyResult<HardwareMap> {
-    let h = hardware_map(
-        &layout.inner,
-        &shape,
-        &["register", "lane", "warp", "block"],
-    )
-    .map_err(errors::triton)?;
+pub fn hardware_map_of(py: Python<'_>, layout: &PyLayout, shape: U64s) -> PyResult<HardwareMap> {
+    let shape = shape.0;
+    let h = py
+        .detach(|| {
+            hardware_map(
+                &layout.inner,
+                &shape,
+                &["register", "lane", "warp", "block"],
+            )
+        })
+        .map_err(errors::triton)?;
     Ok((h.in_dims, h.map))
 }

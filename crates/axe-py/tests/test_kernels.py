@@ -46,13 +46,13 @@ def test_triton_linear_and_gluon_layouts():
     ll = triton.LinearLayout(BASES)
     assert ll.in_dims == [("register", 4), ("lane", 4), ("warp", 1), ("block", 1)]
     assert ll.out_dims == [("dim0", 4), ("dim1", 4)]
-    assert ll(1) == [0, 1] and ll.map()[4] == [1, 0]
+    assert ll(1) == [0, 1] and list(ll.map()[4]) == [1, 0]
     assert ll.injective and ll.surjective
     assert str(ll.to_axe()) == "S[(4,4):(1@lane,1@reg)]"
     ident = ll.compose(ll.invert())
     assert all(ident(k) == [k % 4, k // 4, 0, 0] for k in range(16))
     assert triton.LinearLayout.from_axe(ll.to_axe(), [4, 4]).to_json() == ll.to_json()
-    assert triton.LinearLayout(ll.to_ttg()).map() == ll.map()
+    assert (triton.LinearLayout(ll.to_ttg()).map() == ll.map()).all()
     g = triton.LinearLayout(BLOCKED, shape=[32, 16])
     assert str(g.to_axe()) == "S[(4,32,4):(1@warp,1@lane,1@reg)]"
     # 48×64: no linear layout, an Axe layout and its hardware map.

@@ -36,7 +36,7 @@ def test_every_notation_of_the_papers_fully_sharded_array():
     assert d[1] == {
         "device": 1,
         "region": [(0, 32), (64, 128)],
-        "replica_group": [1],
+        "replica_group": (1,),
         "local_shape": [32, 64],
         "padded_shape": [32, 64],
     }
@@ -46,7 +46,7 @@ def test_replication_uneven_shards_and_inexpressible_notations():
     s = axe.Sharding("P('x')", shape=[6, 4], mesh="x=4,y=2")
     d = s.devices()
     assert [x["local_shape"][0] for x in d[::2]] == [2, 2, 2, 0]  # XLA: ceil(6/4) each, the last empty
-    assert d[0]["replica_group"] == [0, 1]
+    assert d[0]["replica_group"] == (0, 1) and d[0]["replica_group"] is d[1]["replica_group"]
     s = axe.Sharding("[Partial(), Shard(0)]", shape=[4, 4], mesh="x=2,y=2")
     assert s.notations()["alpa"] is None and s.notations()["dtensor"] == "[Partial(), Shard(0)]"
     with pytest.raises(axe.ShardingError, match="alpa"):

@@ -6,6 +6,16 @@ through the Rust kernels. Every error is a ``ValueError`` subclass (``axe.AxeErr
 parse raises ``axe.ParseError`` with ``.offset``.
 """
 
+from . import _build
+
+try:
+    from . import _axe
+except ImportError as e:
+    raise ImportError(
+        f"the native extension axe._axe is missing or cannot be loaded ({e}); {_build.HOW_TO_BUILD}"
+    ) from e
+_build.check(_axe)
+
 from ._axe import (
     AxeError,
     CuteError,

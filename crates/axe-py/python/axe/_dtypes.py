@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._axe import XlaError
+
 _XLA = {
     "bool": "pred",
     "int8": "s8",
@@ -36,14 +38,16 @@ _XLA = {
 
 def xla_type(dtype) -> str:
     """The XLA element type of a numpy, JAX or torch dtype (`float32` → `f32`, `torch.bfloat16` →
-    `bf16`); raises ``ValueError`` for a dtype XLA has no type for."""
+    `bf16`); raises ``axe.XlaError`` (a ``ValueError``) for a dtype XLA has no type for."""
     try:
         import numpy as np
 
         name = np.dtype(dtype).name
-    except TypeError:
+    except Exception:  # numpy refuses what it does not know in several ways (TypeError, ...)
         name = str(getattr(dtype, "name", None) or dtype).removeprefix("torch.")
+    if name in _XLA.values():
+        return name  # an XLA element type's own name, as axe.Shape spells it ("bf16", "s32")
     try:
         return _XLA[name]
     except KeyError:
-        raise ValueError(f"dtype {name} has no XLA element type") from None
+        raise XlaError(f"dtype {name} has no XLA element type") from None

@@ -1,15 +1,19 @@
 """numpy arrays moved between layouts by the Rust kernels, on the arrays' own memory.
 
 The kernels run with the GIL released. Inputs must be C-contiguous (a strided view raises; pass
-``numpy.ascontiguousarray(a)``, which copies) and typed as the shape says; nothing is converted
-silently.
+``numpy.ascontiguousarray(a)``, which copies) and typed as the shape says: every array's dtype, byte
+order and element width are checked against the shape's element type. A big-endian input (``'>f4'``)
+is read in its own byte order (converted to the machine's, a copy); a dtype of another type of the same
+width (``float16`` for ``bf16``, ``int32`` for ``f32``) is refused, as a raw-bits unsigned or signed
+integer of the element's width is accepted for the types numpy lacks (``uint16`` for ``bf16``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._axe import Layout, RelayoutError, Shape, _relayout
+from ._axe import Layout, RelayoutError, Shape, _relayout, _relayout_target
+from ._dtypes import xla_type
 
 # The numpy dtype of each element type, where numpy has one of its own.
 _NATURAL = {
@@ -43,7 +47,6 @@ _ML_DTYPES = {
     "f8e4m3": "float8_e4m3",
     "f8e3m4": "float8_e3m4",
 }
-_KIND = {"s": "iu", "u": "ui", "f": "f", "c": "c"}
 
 
 def _shape(s) -> Shape:
@@ -68,17 +71,31 @@ def natural_dtype(dtype_name: str) -> np.dtype:
 
 
 def _accepts(dtype: np.dtype, element: str, bits: int) -> bool:
-    """Whether numpy `dtype` may hold elements of `element` (`bits` wide each, unpacked)."""
-    if dtype.itemsize * 8 != bits:
+    """Whether numpy `dtype` (in the machine's byte order) may hold elements of `element` (`bits` wide
+    each, unpacked): its own type, an integer of the same width for an integer type (either
+    signedness), or for a type numpy lacks (bf16, 8-bit floats, sub-byte integers) an integer
+    carrying its raw bits. A float or complex dtype of another type is refused (``float16`` is not
+    ``bf16``)."""
+    if dtype.itemsize * 8 != bits or not dtype.isnative:
         return False
+    try:
+        own = xla_type(dtype)
+    except ValueError:
+        own = None
+    if own == element:
+        return True
     if element == "pred":
         return dtype.kind in "bui"
-    if element in _ML_DTYPES or element.startswith("f8"):
-        # bf16 as any 2-byte dtype (ml_dtypes.bfloat16, uint16, ...), 8-bit floats and sub-byte
-        # integers as any 1-byte dtype.
-        return True
-    kinds = _KIND.get(element[0], "")
-    return dtype.kind in kinds or (element[0] in "su" and dtype.kind in "iu")
+    if element in _ML_DTYPES or element.startswith(("f8", "f4")):
+        return dtype.kind in "ui"
+    return element[0] in "su" and dtype.kind in "iu"
+
+
+def _native(array: np.ndarray) -> np.ndarray:
+    """`array` in the machine's byte order (a converted copy when it is not)."""
+    if array.dtype.isnative:
+        return array
+    return array.astype(array.dtype.newbyteorder("="))
 
 
 def _is_dense_row_major(s: Shape) -> bool:
@@ -106,6 +123,7 @@ def _source_bytes(array, src: Shape) -> np.ndarray:
             "the array is not C-contiguous (a strided view); pass numpy.ascontiguousarray(a), "
             "which copies it"
         )
+    array = _native(array)
     if tuple(array.shape) == tuple(src.dims) and _is_dense_row_major(src):
         if not _accepts(array.dtype, src.dtype, src.element_bits):
             raise RelayoutError(
@@ -126,24 +144,50 @@ def _source_bytes(array, src: Shape) -> np.ndarray:
     return array.reshape(-1).view(np.uint8)
 
 
+def _check_out(out, data: np.ndarray, src: Shape, dst) -> np.ndarray:
+    """`out` as the uint8 view the kernels write, checked: a writeable C-contiguous array in the
+    machine's byte order apart from the input, either the destination's byte image (1-D ``uint8``) or
+    its logical array (the destination dense row-major, same dims, a dtype holding its type)."""
+    if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
+        raise RelayoutError("out must be a writeable C-contiguous numpy array")
+    if np.may_share_memory(out, data):
+        raise RelayoutError("out overlaps the input array; give a separate buffer")
+    if not (out.ndim == 1 and out.dtype == np.uint8):
+        d = _relayout_target(src, dst)
+        if d is None or not _is_dense_row_major(d):
+            raise RelayoutError(
+                f"out is a {out.dtype} array of shape {tuple(out.shape)}; the destination is a byte "
+                f"image, so out must be 1-D uint8"
+            )
+        if tuple(out.shape) != tuple(d.dims) or not _accepts(out.dtype, d.dtype, d.element_bits):
+            raise RelayoutError(
+                f"out is a {out.dtype} array of shape {tuple(out.shape)}; {d} needs shape "
+                f"{tuple(d.dims)} of a dtype holding {d.dtype} in the machine's byte order (or the 1-D "
+                f"uint8 byte image)"
+            )
+    return out.reshape(-1).view(np.uint8)
+
+
 def relayout(array, src, dst, out=None, *, threads: int = 0) -> np.ndarray:
     """Writes the tensor `array` holds in layout `src` into layout `dst`.
 
     `src` is an ``axe.Shape`` (or its text) describing `array`: its logical array when row-major
     (shape and dtype must fit), else its byte image (1-D ``uint8`` of ``src.physical_bytes``). `dst` is
     a ``Shape`` of the same tensor, an XLA layout ``"{1,0:T(8,128)}"``, or an ``axe.Layout`` on memory.
-    Returns the logical array when `dst` is dense row-major (dtype: the input's, when it was logical),
-    else the byte image with its padding zeroed. With `out`, writes into that C-contiguous buffer of
-    exactly the destination's size instead and returns it. The copy runs without the GIL.
+    Returns the logical array when `dst` is dense row-major (dtype: the input's, in the machine's byte
+    order, when it was logical), else the byte image with its padding zeroed. With `out`, writes into
+    that buffer instead and returns it: a writeable C-contiguous array not overlapping `array`, either
+    the 1-D ``uint8`` byte image of exactly the destination's size or, for a dense row-major `dst`, its
+    logical array (dims and dtype checked). The copy runs without the GIL.
 
     Law: ``from_physical(relayout(x, row_major, dst), dst) == x`` for every `x`.
     """
     src = _shape(src)
     data = _source_bytes(array, src)
+    if isinstance(array, np.ndarray):
+        array = _native(array)
     if out is not None:
-        if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
-            raise RelayoutError("out must be a writeable C-contiguous numpy array")
-        _relayout(data, src, dst, out.reshape(-1).view(np.uint8), threads)
+        _relayout(data, src, dst, _check_out(out, data, src, dst), threads)
         return out
     buf, d = _relayout(data, src, dst, None, threads)
     if d is not None and _is_dense_row_major(d):
@@ -165,19 +209,32 @@ def to_physical(array, shape) -> np.ndarray:
 def from_physical(buf, shape, dtype=None) -> np.ndarray:
     """The logical (row-major) array whose byte image in `shape`'s layout is `buf` (any C-contiguous
     array of ``shape.physical_bytes`` bytes). The dtype is `dtype` if given (same width), else the
-    element type's own (bf16: ``ml_dtypes.bfloat16`` when installed, else ``uint16``; pred: bool)."""
+    element type's own (bf16: ``ml_dtypes.bfloat16`` when installed, else ``uint16``; pred: bool).
+    A `dtype` must hold the element type (its own type, or an integer carrying the bits of a type numpy
+    lacks); a non-native byte order (``'>f4'``) gives the values in that byte order."""
     s = _shape(shape)
     if not isinstance(buf, np.ndarray) or not buf.flags.c_contiguous:
         raise RelayoutError("buf must be a C-contiguous numpy array (numpy.ascontiguousarray copies)")
+    if not buf.dtype.isnative:
+        raise RelayoutError(
+            f"buf is a {buf.dtype} array, not in the machine's byte order: its bytes are not the layout's "
+            f"image; pass buf.astype(buf.dtype.newbyteorder('='))"
+        )
     if buf.nbytes != s.physical_bytes:
         raise RelayoutError(f"buf has {buf.nbytes} bytes, {s} takes {s.physical_bytes}")
     dst = _row_major(s)
-    dt = np.dtype(dtype) if dtype is not None else natural_dtype(s.dtype)
+    try:
+        asked = np.dtype(dtype) if dtype is not None else natural_dtype(s.dtype)
+    except TypeError as e:
+        raise RelayoutError(f"dtype={dtype!r} is not a numpy dtype ({e})") from None
+    dt = asked.newbyteorder("=") if not asked.isnative else asked
     if dt.itemsize * 8 != dst.element_bits:
         raise RelayoutError(f"{dt} is {dt.itemsize * 8} bits, {s.dtype} elements are {dst.element_bits}")
+    if not _accepts(dt, s.dtype, dst.element_bits):
+        raise RelayoutError(f"a {asked} array cannot hold {s.dtype} elements; give a dtype of that type")
     out = np.empty(tuple(dst.dims), dtype=dt)
     _relayout(buf.reshape(-1).view(np.uint8), s, dst, out.reshape(-1).view(np.uint8))
-    return out
+    return out if asked is dt else out.astype(asked)
 
 
 __all__ = ["from_physical", "natural_dtype", "relayout", "to_physical"]

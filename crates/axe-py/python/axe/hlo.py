@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ._axe import _hlo_format, _hlo_stats
+from ._axe import AxeError, _hlo_format, _hlo_stats
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,15 @@ def read_text(text: str, top: int = 10) -> Stats:
 
 
 def read(path: "str | os.PathLike[str]", top: int = 10) -> Stats:
-    """The report of the module in the file at `path` (see :func:`read_text`)."""
-    with open(path, encoding="utf-8") as f:
-        return read_text(f.read(), top)
+    """The report of the module in the file at `path` (a ``str`` or ``os.PathLike``; see
+    :func:`read_text`). A file that cannot be read raises ``axe.AxeError`` naming it."""
+    path = os.fspath(path)  # an int is not taken for a file descriptor
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise AxeError(f"{path}: {e.strerror or e}") from e
+    return read_text(text, top)
 
 
 def format(text: str) -> str:  # noqa: A001 - the name of the verb

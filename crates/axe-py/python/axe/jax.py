@@ -6,17 +6,17 @@ JAX is imported only by the functions that need it; the module itself loads with
 
 from __future__ import annotations
 
-from ._axe import Mesh, Shape, Sharding
-from ._dtypes import xla_type
+from ._args import array_text
+from ._axe import Mesh, Shape, Sharding, ShardingError, XlaError
 
 
 def _layout_text(layout, rank: int) -> str:
     m2m = getattr(layout, "major_to_minor", None)
     if m2m is None:
-        raise ValueError(f"{layout!r} has no major_to_minor: not a concrete jax Layout (AUTO?)")
+        raise XlaError(f"{layout!r} has no major_to_minor: not a concrete jax Layout (AUTO?)")
     minor_to_major = list(reversed(list(m2m)))
     if len(minor_to_major) != rank:
-        raise ValueError(f"the layout orders {len(minor_to_major)} dims, the array has {rank}")
+        raise XlaError(f"the layout orders {len(minor_to_major)} dims, the array has {rank}")
     text = ",".join(str(d) for d in minor_to_major)
     extras = ""
     tiling = tuple(getattr(layout, "tiling", None) or getattr(layout, "_tiling", None) or ())
@@ -45,9 +45,10 @@ def shape_of(x, shape=None, dtype=None) -> Shape:
     if hasattr(layout, "layout") and not hasattr(layout, "major_to_minor"):
         layout = layout.layout  # a Format
     if shape is None or dtype is None:
-        raise ValueError("a jax Layout or Format needs shape= and dtype=")
-    dims = ",".join(str(int(d)) for d in shape)
-    return Shape(f"{xla_type(dtype)}[{dims}]{_layout_text(layout, len(shape))}")
+        raise XlaError("a jax Layout or Format needs shape= and dtype=")
+    array = Shape(array_text(shape, dtype))
+    dims = ",".join(str(d) for d in array.dims)
+    return Shape(f"{array.dtype}[{dims}]{_layout_text(layout, array.rank)}")
 
 
 def _spec_text(spec) -> str:
@@ -64,26 +65,33 @@ def _spec_text(spec) -> str:
 def mesh_of(jax_mesh) -> Mesh:
     """The ``axe.Mesh`` of a ``jax.sharding.Mesh``: its axis names and sizes, and the id of the device
     at each position."""
-    names = list(jax_mesh.axis_names)
-    sizes = [int(s) for s in jax_mesh.devices.shape]
-    ids = [int(d.id) for d in jax_mesh.devices.flat]
+    try:
+        names = [str(n) for n in jax_mesh.axis_names]
+        sizes = [int(s) for s in jax_mesh.devices.shape]
+        ids = [int(d.id) for d in jax_mesh.devices.flat]
+    except (AttributeError, TypeError, ValueError) as e:
+        raise ShardingError(f"{type(jax_mesh).__name__} is not a jax Mesh ({e})") from None
     return Mesh(dict(zip(names, sizes)), devices=ids)
 
 
 def sharding_of(x, shape=None, dtype=None) -> Sharding:
-    """The ``axe.Sharding`` of a ``jax.sharding.NamedSharding`` (mesh + PartitionSpec) over an array of
-    `shape` and `dtype`, or of a jax array's ``.sharding``."""
+    """The ``axe.Sharding`` of a jax array's ``.sharding``, or of a ``jax.sharding.NamedSharding``
+    (mesh + PartitionSpec) over an array of `shape`: a NamedSharding does not know the array it
+    shards, so it needs the array's ``shape=``, given as ``axe.Sharding`` takes it
+    (``"f32[64,128]"``, an ``axe.Shape``, or dims ``(64, 128)`` of `dtype`, ``float32`` by default).
+    Raises ``axe.ShardingError`` (or another ``axe.AxeError``) for anything it cannot read."""
     s = x
     if hasattr(x, "sharding") and hasattr(x, "shape"):
         shape = x.shape if shape is None else shape
         dtype = x.dtype if dtype is None else dtype
         s = x.sharding
     if not (hasattr(s, "mesh") and hasattr(s, "spec")):
-        raise ValueError(f"{type(s).__name__} is not a NamedSharding (mesh + PartitionSpec)")
+        raise ShardingError(f"{type(s).__name__} is not a NamedSharding (mesh + PartitionSpec)")
     if shape is None:
-        raise ValueError("a NamedSharding needs the array's shape=")
-    dims = ",".join(str(int(d)) for d in shape)
-    array = f"{xla_type(dtype or 'float32')}[{dims}]"
+        raise ShardingError(
+            "a NamedSharding needs the array's shape= (e.g. shape='f32[64,128]' or shape=(64, 128))"
+        )
+    array = array_text(shape, dtype)
     return Sharding(_spec_text(s.spec), shape=array, mesh=mesh_of(s.mesh), notation="jax")
 
 
