@@ -271,8 +271,9 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
         ));
         match p.reading {
             ShapeReading::Global => t.push_str(&format!(
-                "  {} sharded values, each device's shard; {} without sharding= counted whole on every device\n",
-                p.sharded_values, p.unannotated_values
+                "  {}, each device's shard; {} without sharding= counted whole on every device\n",
+                plural(p.sharded_values, "sharded value", "sharded values"),
+                plural(p.unannotated_values, "value", "values")
             )),
             ShapeReading::PerDevice => t.push_str(
                 "  every value whole on every device (its shape is already the device's shard)\n",
@@ -308,10 +309,14 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
             ));
         }
     }
-    t.push_str(&format!(
-        "\n{} (result layout differs from an operand's):\n",
-        plural(r.relayouts.len(), "relayout", "relayouts")
-    ));
+    if r.relayouts.is_empty() {
+        t.push_str("\nno relayouts (no result's layout differs from an operand's)\n");
+    } else {
+        t.push_str(&format!(
+            "\n{} (result layout differs from an operand's):\n",
+            plural(r.relayouts.len(), "relayout", "relayouts")
+        ));
+    }
     for x in r.relayouts.iter().take(50) {
         t.push_str(&format!(
             "  {:>12}  {:<12} {} {}: {} -> {}\n",
@@ -394,7 +399,16 @@ pub fn run(verb: Verb) -> bool {
             json,
         } => emit(
             [(|| {
-                let s = parse_sharding(&sharding).map_err(|e| e.to_string())?;
+                let s = parse_sharding(&sharding).map_err(|e| {
+                    if sharding.trim_start().starts_with('{') {
+                        e.to_string()
+                    } else {
+                        format!(
+                            "{e}\n`axe hlo shards` takes XLA's HloSharding ({{devices=[2,1]<=[2]}}); \
+                             `axe shard show` reads every notation (P('x'), [Shard(0)], S0R, ...)"
+                        )
+                    }
+                })?;
                 let a = axe_xla::parse_shape(&shape).map_err(|e| e.to_string())?;
                 let a = a
                     .as_array()

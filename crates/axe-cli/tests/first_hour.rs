@@ -202,3 +202,37 @@ fn render_draws_a_sharding_over_its_mesh() {
     assert_eq!(code, 1);
     assert!(err.contains("--mesh is for shardings"), "{err}");
 }
+
+#[test]
+fn hlo_shards_names_the_command_for_other_notations() {
+    let (code, _, err) = run(&["hlo", "shards", "P('x')", "--shape", "f32[4,4]"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("`axe shard show` reads every notation"),
+        "{err}"
+    );
+    let (code, out, err) = run(&[
+        "hlo",
+        "shards",
+        "{devices=[2,1]<=[2]}",
+        "--shape",
+        "f32[4,4]",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("device    1: [2:4, 0:4]"), "{out}");
+}
+
+#[test]
+fn a_module_without_relayouts_says_so_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.hlo");
+    std::fs::write(
+        &path,
+        "HloModule m\n\nENTRY e {\n  p = f32[4,4]{1,0} parameter(0)\n  ROOT n = f32[4,4]{1,0} negate(p)\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&["hlo", "stats", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("no relayouts"), "{out}");
+    assert!(!out.contains("0 relayouts"), "{out}");
+}
