@@ -58,8 +58,19 @@ impl Layout {
     /// # Ok::<(), axe_cute::CuteError>(())
     /// ```
     pub fn coalesce_by(&self, profile: &IntTuple) -> Result<Layout> {
+        self.by_profile(profile, Layout::coalesce, Layout::coalesce_by)
+    }
+
+    /// An operation with a profile, as CuTe applies one: `whole` to the whole layout when the profile is an
+    /// integer, else to each mode with its own sub-profile (`by_mode`), modes past the profile kept as they are.
+    fn by_profile(
+        &self,
+        profile: &IntTuple,
+        whole: fn(&Layout) -> Result<Layout>,
+        by_mode: fn(&Layout, &IntTuple) -> Result<Layout>,
+    ) -> Result<Layout> {
         match profile {
-            IntTuple::Int(_) => self.coalesce(),
+            IntTuple::Int(_) => whole(self),
             IntTuple::Tuple(ps) => {
                 if ps.len() > self.rank() {
                     return Err(crate::CuteError::RankMismatch(format!(
@@ -71,7 +82,7 @@ impl Layout {
                 let mut modes = Vec::new();
                 for (i, m) in self.modes()?.into_iter().enumerate() {
                     modes.push(match ps.get(i) {
-                        Some(p) => m.coalesce_by(p)?,
+                        Some(p) => by_mode(&m, p)?,
                         None => m,
                     });
                 }
@@ -98,25 +109,6 @@ impl Layout {
 
     /// `filter(L, profile)`: [`Layout::filter`] applied mode by mode as [`Layout::coalesce_by`] does.
     pub fn filter_by(&self, profile: &IntTuple) -> Result<Layout> {
-        match profile {
-            IntTuple::Int(_) => self.filter(),
-            IntTuple::Tuple(ps) => {
-                if ps.len() > self.rank() {
-                    return Err(crate::CuteError::RankMismatch(format!(
-                        "profile {profile} has {} modes, the layout {}",
-                        ps.len(),
-                        self.rank()
-                    )));
-                }
-                let mut modes = Vec::new();
-                for (i, m) in self.modes()?.into_iter().enumerate() {
-                    modes.push(match ps.get(i) {
-                        Some(p) => m.filter_by(p)?,
-                        None => m,
-                    });
-                }
-                Layout::concat(&modes)
-            }
-        }
+        self.by_profile(profile, Layout::filter, Layout::filter_by)
     }
 }

@@ -163,9 +163,11 @@ impl LinearLayout {
         self.inner.to_json()
     }
 
-    /// The `#ttg.linear<{...}>` attribute.
-    fn to_ttg(&self) -> String {
-        self.inner.to_ttg()
+    /// The `#ttg.linear<{...}>` attribute, which reads back as this same layout; a `TritonError` saying
+    /// why when it cannot (out-dims not named `dim0, dim1, ...` in order, or sizes past the bases' reach):
+    /// `to_json()` keeps every layout.
+    fn to_ttg(&self) -> PyResult<String> {
+        self.inner.ttg().map_err(errors::triton)
     }
 
     /// The picture as SVG text: which register, lane and warp hold each tensor element.
@@ -182,8 +184,9 @@ impl LinearLayout {
         self.svg(py)
     }
 
+    /// The `#ttg.linear` attribute where it reads back as this layout, else the JSON bases.
     fn __str__(&self) -> String {
-        self.inner.to_ttg()
+        self.inner.ttg().unwrap_or_else(|_| self.inner.to_json())
     }
 
     fn __repr__(&self) -> String {
