@@ -1,6 +1,6 @@
 //! `axe.Mesh` and `axe.Sharding`: device meshes, shardings in every notation, who holds what, plans.
 
-use axe_shard::{parse_any, plan, print, CostModel, Mesh, Notation, Sharding};
+use axe_shard::{parse_any, parse_pair, plan, print, CostModel, Mesh, Notation, Sharding};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -332,11 +332,6 @@ impl PySharding {
         alpha_us: Option<f64>,
         bytes_per_us: Option<f64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        if other.mesh != self.mesh {
-            return Err(errors::ShardingError::new_err(
-                "the two shardings are on different meshes",
-            ));
-        }
         if other.shape.dims != self.shape.dims
             || other.shape.element_type != self.shape.element_type
         {
@@ -346,6 +341,28 @@ impl PySharding {
                 self.shape, other.shape
             )));
         }
+        // Two HloShardings over the same devices in different orders each brought their own mesh: read
+        // both onto one, as `axe shard plan` does.
+        let onto_one;
+        let (mesh, src, dst) = if other.mesh == self.mesh {
+            (&self.mesh, &self.sharding, &other.sharding)
+        } else {
+            let dims = dims_u64(&self.shape)?;
+            let n = (self.notation == other.notation)
+                .then_some(self.notation)
+                .flatten();
+            onto_one = py
+                .detach(|| parse_pair(&self.text, &other.text, n, None, &dims))
+                .map_err(|e| {
+                    errors::ShardingError::new_err(format!(
+                        "the two shardings are on different meshes ({} and {}), and not over one \
+                         device set either: {e}",
+                        spec(&self.mesh),
+                        spec(&other.mesh)
+                    ))
+                })?;
+            (&onto_one.0, &onto_one.1, &onto_one.2)
+        };
         let mut cost = CostModel::default();
         if let Some(a) = alpha_us {
             if !(a.is_finite() && a >= 0.0) {
@@ -365,7 +382,7 @@ impl PySharding {
         }
         let bytes = u64::from(self.shape.element_type.byte_width());
         let p = py
-            .detach(|| plan(&self.mesh, &self.sharding, &other.sharding, bytes, &cost))
+            .detach(|| plan(mesh, src, dst, bytes, &cost))
             .map_err(errors::shard)?;
         let d = PyDict::new(py);
         d.set_item("collective", p.collective.name())?;

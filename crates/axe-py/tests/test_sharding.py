@@ -86,3 +86,16 @@ def test_errors_and_pictures(tmp_path):
     s.render(str(tmp_path / "s.svg"))
     assert (tmp_path / "s.svg").read_text().startswith("<svg")
     assert "Sharding(" in repr(s)
+
+
+def test_plans_between_hlo_shardings_over_the_same_devices_in_other_orders():
+    # A collective-permute: device d holds block d on one side and the block its position names on the other.
+    a = axe.Sharding("{devices=[4]0,3,1,2}", shape="f32[12]")
+    b = axe.Sharding("{devices=[4]<=[4]}", shape="f32[12]")
+    p = a.plan(b)
+    assert p["collective"] == "collective-permute"
+    assert p["bytes"] == 3 * 3 * 4  # three devices each receive one block of 3 f32
+    assert len(p["transfers"]) == 3
+    # Different device sets are still refused, naming both meshes.
+    with pytest.raises(axe.ShardingError, match="different meshes"):
+        a.plan(axe.Sharding("{devices=[2]<=[2]}", shape="f32[12]"))
