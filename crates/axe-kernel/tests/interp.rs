@@ -8,6 +8,19 @@ use axe_kernel::{
 };
 use axe_layout::Layout;
 
+/// A kernel builder for a launch of `grid` CTAs of `threads` threads, no clusters.
+fn builder(name: &str, grid: u32, threads: u32) -> KernelBuilder {
+    KernelBuilder::new(
+        name,
+        Launch {
+            grid,
+            cluster: 1,
+            threads,
+        },
+    )
+    .unwrap()
+}
+
 fn rm(shape: &[u64]) -> Layout {
     Layout::row_major(shape).expect("layout")
 }
@@ -25,15 +38,7 @@ fn from_f32s(b: &[u8]) -> Vec<f32> {
 /// Global a (16×32 row-major) → shared tile (swizzled, transposed) → global b (row-major), with or
 /// without the barrier between the two copies.
 fn staged(barrier: bool, swizzle: Option<Swizzle>) -> axe_kernel::Kernel {
-    let mut k = KernelBuilder::new(
-        "staged",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 128,
-        },
-    )
-    .unwrap();
+    let mut k = builder("staged", 1, 128);
     let a = k.buffer("a", Space::Global, DType::F32, 512).unwrap();
     let b = k.buffer("b", Space::Global, DType::F32, 512).unwrap();
     let s = k
@@ -99,15 +104,7 @@ fn the_swizzle_is_an_involution_keeping_16_byte_chunks() {
 #[test]
 fn writes_of_several_ctas_or_warps_to_one_place_are_races() {
     // Every warp copies the whole tensor to the same destination.
-    let mut k = KernelBuilder::new(
-        "k",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 64,
-        },
-    )
-    .unwrap();
+    let mut k = builder("k", 1, 64);
     let a = k.buffer("a", Space::Global, DType::F32, 64).unwrap();
     let b = k.buffer("b", Space::Global, DType::F32, 64).unwrap();
     let (ta, tb) = (
@@ -119,15 +116,7 @@ fn writes_of_several_ctas_or_warps_to_one_place_are_races() {
     let e = run(&p, vec![vec![0; 256], vec![0; 256]], RunLimits::default()).unwrap_err();
     assert!(e.to_string().contains("race on global buffer b"), "{e}");
     // Every CTA copies it.
-    let mut k = KernelBuilder::new(
-        "k",
-        Launch {
-            grid: 2,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("k", 2, 32);
     let a = k.buffer("a", Space::Global, DType::F32, 64).unwrap();
     let b = k.buffer("b", Space::Global, DType::F32, 64).unwrap();
     let (ta, tb) = (
@@ -145,15 +134,7 @@ fn writes_of_several_ctas_or_warps_to_one_place_are_races() {
 
 #[test]
 fn a_barrier_some_threads_skip_is_an_error() {
-    let mut k = KernelBuilder::new(
-        "k",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 64,
-        },
-    )
-    .unwrap();
+    let mut k = builder("k", 1, 64);
     k.if_then(Expr::Thread.lt(Expr::Const(32)), |k| {
         k.barrier();
         Ok(())
@@ -171,15 +152,7 @@ fn a_barrier_some_threads_skip_is_an_error() {
 
 #[test]
 fn an_out_of_bounds_access_names_the_operator() {
-    let mut k = KernelBuilder::new(
-        "k",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("k", 1, 32);
     let a = k.buffer("a", Space::Global, DType::F32, 64).unwrap();
     let b = k.buffer("b", Space::Global, DType::F32, 64).unwrap();
     let (ta, tb) = (
@@ -210,15 +183,7 @@ fn an_out_of_bounds_access_names_the_operator() {
 
 #[test]
 fn pointwise_and_cast_compute_elementwise() {
-    let mut k = KernelBuilder::new(
-        "pw",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("pw", 1, 32);
     let a = k.buffer("a", Space::Global, DType::F32, 40).unwrap();
     let b = k.buffer("b", Space::Global, DType::F32, 40).unwrap();
     let c = k.buffer("c", Space::Global, DType::F32, 40).unwrap();
@@ -282,15 +247,7 @@ fn pointwise_and_cast_compute_elementwise() {
 
 #[test]
 fn fill_writes_its_value_in_the_dtype() {
-    let mut k = KernelBuilder::new(
-        "f",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("f", 1, 32);
     let a = k.buffer("a", Space::Global, DType::F16, 20).unwrap();
     let t = k
         .tensor("a", a, &[4, 4], "S[(4,4):(5,1)] + 1".parse().unwrap())
@@ -312,15 +269,7 @@ fn fill_writes_its_value_in_the_dtype() {
 
 #[test]
 fn bad_descriptions_get_clear_errors() {
-    let mut k = KernelBuilder::new(
-        "k",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("k", 1, 32);
     let a = k.buffer("a", Space::Global, DType::F32, 64).unwrap();
     let h = k.buffer("h", Space::Global, DType::F16, 64).unwrap();
     let r = k.buffer("r", Space::Registers, DType::F32, 2).unwrap();
@@ -390,15 +339,7 @@ fn bad_descriptions_get_clear_errors() {
         e.contains("copy.vec16: the destination lives in registers"),
         "{e}"
     );
-    let mut k = KernelBuilder::new(
-        "k",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("k", 1, 32);
     let a = k.buffer("a", Space::Global, DType::F32, 64).unwrap();
     let r = k.buffer("r", Space::Registers, DType::F32, 2).unwrap();
     let wide = k
@@ -435,15 +376,7 @@ fn bad_descriptions_get_clear_errors() {
 
 #[test]
 fn shared_memory_over_capacity_is_refused_per_target() {
-    let mut k = KernelBuilder::new(
-        "k",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("k", 1, 32);
     k.buffer("s", Space::Shared(None), DType::F32, 200 * 256)
         .unwrap();
     let kernel = k.build().unwrap();
@@ -531,15 +464,7 @@ fn registers_are_loaded_and_stored_by_their_layout() {
 
 #[test]
 fn an_undeclared_variable_is_an_error_not_a_panic() {
-    let mut k = KernelBuilder::new(
-        "k",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("k", 1, 32);
     k.if_then(Expr::Var(axe_kernel::Var(7)).lt(Expr::Const(1)), |_| Ok(()))
         .unwrap();
     let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
