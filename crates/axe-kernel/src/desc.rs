@@ -217,6 +217,17 @@ pub enum Op {
         /// Source.
         src: Tensor,
     },
+    /// `dst[i] = op over j of src[i, j]`: see [`crate::reduce`] (`dims` reduced, kept as extent 1).
+    Reduce {
+        /// Sum or max.
+        op: crate::reduce::ReduceOp,
+        /// Destination: `src`'s shape with the reduced dims of extent 1.
+        dst: Tensor,
+        /// Source.
+        src: Tensor,
+        /// The reduced dims, ascending.
+        dims: Vec<usize>,
+    },
 }
 
 impl Op {
@@ -228,6 +239,7 @@ impl Op {
             Op::Unary { .. } => "unary",
             Op::Binary { .. } => "binary",
             Op::Cast { .. } => "cast",
+            Op::Reduce { .. } => "reduce",
         }
     }
 
@@ -238,14 +250,18 @@ impl Op {
             | Op::Fill { dst, .. }
             | Op::Unary { dst, .. }
             | Op::Binary { dst, .. }
-            | Op::Cast { dst, .. } => dst,
+            | Op::Cast { dst, .. }
+            | Op::Reduce { dst, .. } => dst,
         }
     }
 
     /// The source tensors, in order.
     pub fn sources(&self) -> Vec<&Tensor> {
         match self {
-            Op::Copy { src, .. } | Op::Unary { src, .. } | Op::Cast { src, .. } => vec![src],
+            Op::Copy { src, .. }
+            | Op::Unary { src, .. }
+            | Op::Cast { src, .. }
+            | Op::Reduce { src, .. } => vec![src],
             Op::Fill { .. } => vec![],
             Op::Binary { a, b, .. } => vec![a, b],
         }
@@ -504,8 +520,11 @@ impl KernelBuilder {
         let label = format!("{} #{id}", op.kind());
         self.kernel.launch.check_scope(&scope)?;
         let dst = op.dst();
+        if let Op::Reduce { dims, src, .. } = &op {
+            crate::reduce::check_shapes(&label, dst, src, dims)?;
+        }
         for s in op.sources() {
-            if s.shape != dst.shape {
+            if s.shape != dst.shape && !matches!(op, Op::Reduce { .. }) {
                 return Err(KernelError::Invalid(format!(
                     "{label}: source {} has shape {:?}, the destination {} has {:?}",
                     s.name, s.shape, dst.name, dst.shape

@@ -255,6 +255,26 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, s: &mut String) {
                     compute(f, &args)
                 );
             }
+            LStmt::Shuffle {
+                dst,
+                src,
+                lane_xor,
+                bytes,
+                ..
+            } => {
+                // The value as a 32- or 64-bit word: shuffles move bits, whatever the dtype.
+                let (t, w) = match bytes {
+                    8 => ("unsigned long long", "unsigned long long"),
+                    4 => ("unsigned int", "unsigned int"),
+                    _ => ("unsigned short", "unsigned int"),
+                };
+                let _ = writeln!(
+                    s,
+                    "{pad}*reinterpret_cast<{t}*>({}) = ({t})__shfl_xor_sync(0xffffffffu, ({w})*reinterpret_cast<const {t}*>({}), {lane_xor});",
+                    addr(prog, dst),
+                    addr(prog, src)
+                );
+            }
             LStmt::Barrier => {
                 let _ = writeln!(s, "{pad}__syncthreads();");
             }

@@ -34,7 +34,16 @@ enum Ins<'a> {
     JumpUnlessLt(u32, i64, usize),
     Jump(usize),
     Mem(&'a LStmt),
+    Shuffle(&'a LStmt),
     Barrier,
+}
+
+/// Where a thread stopped: at a barrier or a shuffle (its pc), or the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Barrier(usize),
+    Shuffle(usize),
+    End,
 }
 
 fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
@@ -62,6 +71,7 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
             LStmt::Move { .. } | LStmt::Store { .. } | LStmt::Compute { .. } => {
                 out.push(Ins::Mem(s))
             }
+            LStmt::Shuffle { .. } => out.push(Ins::Shuffle(s)),
             LStmt::Barrier => out.push(Ins::Barrier),
             LStmt::Comment(_) => {}
         }
@@ -151,25 +161,38 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
             m.shared_writer.fill(NONE);
             m.shared_reader.fill(NONE);
             let mut at_barrier = Vec::with_capacity(threads);
-            for t in 0..threads {
-                m.tid = t as i64;
-                let stop = m.step_until_barrier(&code, &mut pcs[t], &mut vars[t])?;
-                at_barrier.push(stop);
+            for w in 0..threads / 32 {
+                let lanes = w * 32..(w + 1) * 32;
+                loop {
+                    let mut stops = Vec::with_capacity(32);
+                    for t in lanes.clone() {
+                        m.tid = t as i64;
+                        stops.push(m.step_until_sync(&code, &mut pcs[t], &mut vars[t])?);
+                    }
+                    if !stops.iter().any(|s| matches!(s, Stop::Shuffle(_))) {
+                        at_barrier.extend(stops);
+                        break;
+                    }
+                    m.shuffle(&code, &stops, w, &pcs, &vars)?;
+                    for pc in &mut pcs[lanes.clone()] {
+                        *pc += 1;
+                    }
+                }
             }
             let Some(&first) = at_barrier.first() else {
                 break;
             };
             if let Some(t) = at_barrier.iter().position(|s| *s != first) {
-                let said = |s: Option<usize>| match s {
-                    None => "reached the end".to_string(),
-                    Some(pc) => format!("waits at the barrier #{pc}"),
+                let said = |s: Stop| match s {
+                    Stop::Barrier(pc) => format!("waits at the barrier #{pc}"),
+                    _ => "reached the end".to_string(),
                 };
                 return Err(KernelError::Run {
                     op: format!("barrier (CTA {cta})"),
                     message: format!("thread 0 {} but thread {t} {}: every thread of a CTA must reach each barrier", said(first), said(at_barrier[t])),
                 });
             }
-            if first.is_none() {
+            if first == Stop::End {
                 break;
             }
             for pc in pcs.iter_mut() {
@@ -186,13 +209,13 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
 }
 
 impl<'p> Machine<'p> {
-    /// Runs one thread until a barrier (returns its pc) or the end (`None`).
-    fn step_until_barrier(
+    /// Runs one thread until a barrier or a shuffle (at its pc) or the end.
+    fn step_until_sync(
         &mut self,
         code: &[Ins<'_>],
         pc: &mut usize,
         vars: &mut [i64],
-    ) -> Result<Option<usize>> {
+    ) -> Result<Stop> {
         while *pc < code.len() {
             self.steps += 1;
             if self.steps > self.limits.max_steps {
@@ -224,11 +247,68 @@ impl<'p> Machine<'p> {
                     continue;
                 }
                 Ins::Mem(s) => self.mem(s, vars)?,
-                Ins::Barrier => return Ok(Some(*pc)),
+                Ins::Barrier => return Ok(Stop::Barrier(*pc)),
+                Ins::Shuffle(_) => return Ok(Stop::Shuffle(*pc)),
             }
             *pc += 1;
         }
-        Ok(None)
+        Ok(Stop::End)
+    }
+
+    /// Runs the shuffle every lane of warp `w` stopped at: each lane reads its partner's source register,
+    /// then each writes its destination. Lanes elsewhere (divergence) are an error.
+    fn shuffle(
+        &mut self,
+        code: &[Ins<'_>],
+        stops: &[Stop],
+        w: usize,
+        pcs: &[usize],
+        vars: &[Vec<i64>],
+    ) -> Result<()> {
+        let pc = pcs[w * 32];
+        let Some(Ins::Shuffle(LStmt::Shuffle {
+            call,
+            dst,
+            src,
+            lane_xor,
+            bytes,
+        })) = code.get(pc)
+        else {
+            return Err(KernelError::Invalid(format!("no shuffle at #{pc}")));
+        };
+        if let Some(l) = stops.iter().position(|s| *s != Stop::Shuffle(pc)) {
+            return Err(KernelError::Run {
+                op: self.op_name(*call),
+                message: format!(
+                    "warp {w} of CTA {} diverges: lane 0 is at the shuffle #{pc} but lane {l} is {}; every lane of the warp must run a shuffle together",
+                    self.cta,
+                    match stops[l] {
+                        Stop::Barrier(p) => format!("at the barrier #{p}"),
+                        Stop::Shuffle(p) => format!("at the shuffle #{p}"),
+                        Stop::End => "at the end".to_string(),
+                    }
+                ),
+            });
+        }
+        for a in [dst, src] {
+            if self.prog.buffers.get(a.buf).map(|b| b.space) != Some(Space::Registers) {
+                return Err(KernelError::Run {
+                    op: self.op_name(*call),
+                    message: "a shuffle moves registers only".into(),
+                });
+            }
+        }
+        let mut vals = Vec::with_capacity(32);
+        for l in 0..32 {
+            self.tid = (w * 32 + l) as i64;
+            vals.push(self.read(src, *bytes as usize, &vars[w * 32 + l], *call)?);
+        }
+        for l in 0..32usize {
+            self.tid = (w * 32 + l) as i64;
+            let from = l ^ (*lane_xor as usize % 32);
+            self.write(dst, &vals[from], &vars[w * 32 + l], *call)?;
+        }
+        Ok(())
     }
 
     fn op_name(&self, call: usize) -> String {

@@ -88,6 +88,20 @@ pub enum LStmt {
         /// Operands.
         srcs: Vec<Access>,
     },
+    /// `dst = src` of lane `lane ^ lane_xor` of this warp (`bytes` of 2, 4 or 8, registers only): every
+    /// lane of the warp runs it together (`__shfl_xor_sync` with the full mask).
+    Shuffle {
+        /// The call it lowers.
+        call: usize,
+        /// Destination register.
+        dst: Access,
+        /// Source register (read in the partner lane).
+        src: Access,
+        /// The partner lane's xor distance (1..32).
+        lane_xor: u32,
+        /// Bytes moved.
+        bytes: u32,
+    },
     /// CTA barrier.
     Barrier,
     /// A comment in emitted code (names the operator and variant).

@@ -2,7 +2,7 @@
 //!
 //! A kernel is described ([`KernelBuilder`]) as buffers, tensors whose Axe layouts say where each element
 //! lives (global or shared memory on axis `m`, registers on `reg`/`lane`/`warp`), and statements: `for`,
-//! `if`, `let`, CTA barriers and operators (`copy`, `fill`, pointwise, `cast`) called at a scope (kernel,
+//! `if`, `let`, CTA barriers and operators (`copy`, `fill`, pointwise, `cast`, `reduce`) called at a scope (kernel,
 //! CTA, warpgroup, warp, thread, or a slice of them). [`lower`] dispatches every call to the first
 //! variant registered for the target that applies ([`Registry`]); each declining variant says why. The
 //! lowered [`Program`] runs on the CPU interpreter ([`run`]) — every CTA, warp and thread simulated,
@@ -35,6 +35,7 @@ mod ir;
 mod lower;
 pub mod nvrtc;
 pub mod pointwise;
+pub mod reduce;
 pub mod registers;
 pub mod relayout;
 mod scope;
@@ -53,4 +54,5 @@ pub use expr::{BinOp, Expr, Var};
 pub use interp::{run, RunLimits};
 pub use ir::{Access, Compute, Decision, LStmt, Program};
 pub use lower::{lower, lower_with, SHARED_ALIGN};
+pub use reduce::ReduceOp;
 pub use scope::{Launch, Level, Scope, WARP, WARPGROUP};
