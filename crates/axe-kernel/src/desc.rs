@@ -168,6 +168,8 @@ pub enum BinaryOp {
     Max,
     /// `min(a, b)`.
     Min,
+    /// `a / b` (floating point only).
+    Div,
 }
 
 /// An operator. Every operand tensor has the destination's logical shape.
@@ -316,6 +318,19 @@ pub enum Stmt {
     },
     /// A CTA-wide barrier (`__syncthreads`): every thread of the CTA must reach it.
     Barrier,
+    /// Within `body`, every element of global buffer `buffer` is addressed `base` elements further on
+    /// (a tensor's base pointer, per thread: rows of a grid loop). `base` is a multiple of `align`
+    /// elements; lowering checks every vector the body moves in the buffer keeps its alignment.
+    Window {
+        /// The global buffer.
+        buffer: BufferId,
+        /// The element offset (a multiple of `align`).
+        base: Expr,
+        /// The alignment of `base`, in elements.
+        align: u64,
+        /// The body.
+        body: Vec<Stmt>,
+    },
     /// An operator call.
     Call(Box<Call>),
 }
@@ -502,6 +517,36 @@ impl KernelBuilder {
         let var = self.var();
         self.push(Stmt::Let { var, value });
         var
+    }
+
+    /// Runs `body` with global buffer `buffer` addressed from element `base`, a multiple of `align`
+    /// ([`Stmt::Window`]).
+    pub fn window(
+        &mut self,
+        buffer: BufferId,
+        base: Expr,
+        align: u64,
+        body: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        match self.kernel.buffers.get(buffer.0) {
+            Some(b) if b.space == Space::Global && align > 0 => {}
+            _ => {
+                return Err(KernelError::Invalid(format!(
+                    "a window needs a global buffer and an alignment of at least 1; buffer #{} and alignment {align}",
+                    buffer.0
+                )))
+            }
+        }
+        self.open.push(Vec::new());
+        body(self)?;
+        let b = self.open.pop().unwrap_or_default();
+        self.push(Stmt::Window {
+            buffer,
+            base,
+            align,
+            body: b,
+        });
+        Ok(())
     }
 
     /// A CTA barrier.

@@ -167,6 +167,7 @@ fn compute(f: &Compute, args: &[String]) -> String {
                 (BinaryOp::Add, _) => format!("{a} + {b}"),
                 (BinaryOp::Sub, _) => format!("{a} - {b}"),
                 (BinaryOp::Mul, _) => format!("{a} * {b}"),
+                (BinaryOp::Div, _) => format!("{a} / {b}"),
                 (BinaryOp::Max, true) => format!("fmax({a}, {b})"),
                 (BinaryOp::Min, true) => format!("fmin({a}, {b})"),
                 (BinaryOp::Max, false) => format!("max({a}, {b})"),

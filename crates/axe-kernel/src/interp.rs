@@ -621,6 +621,7 @@ fn compute(f: &Compute, v: &[Num]) -> Num {
                 BinaryOp::Mul => a * b,
                 BinaryOp::Max => a.max(*b),
                 BinaryOp::Min => a.min(*b),
+                BinaryOp::Div => a / b,
             },
         )),
         (Compute::Binary(op, _), [Num::I(a), Num::I(b)]) => {
@@ -631,6 +632,8 @@ fn compute(f: &Compute, v: &[Num]) -> Num {
                 BinaryOp::Mul => a.wrapping_mul(b),
                 BinaryOp::Max => a.max(b),
                 BinaryOp::Min => a.min(b),
+                // Dispatch declines integer division; never reached.
+                BinaryOp::Div => a.checked_div(b).unwrap_or(0),
             }))
         }
         (Compute::Cast { .. }, [x]) => *x,

@@ -37,8 +37,10 @@ pub mod nvrtc;
 pub mod pointwise;
 pub mod reduce;
 pub mod registers;
+pub mod regwise;
 pub mod relayout;
 mod scope;
+pub mod softmax;
 pub mod spread;
 pub mod staged;
 

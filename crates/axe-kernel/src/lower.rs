@@ -4,7 +4,8 @@
 use crate::desc::{Kernel, Space, Stmt};
 use crate::dispatch::{Ctx, Registry, Target};
 use crate::error::{overflow, KernelError, Result};
-use crate::ir::{LStmt, Program};
+use crate::expr::Expr;
+use crate::ir::{Access, Decision, LStmt, Program};
 
 /// Alignment of each shared buffer (the widest swizzle span).
 pub const SHARED_ALIGN: u64 = 128;
@@ -86,6 +87,28 @@ fn lower_block(
                 value: value.clone(),
             }),
             Stmt::Barrier => out.push(LStmt::Barrier),
+            Stmt::Window {
+                buffer,
+                base,
+                align,
+                body,
+            } => {
+                let mut body = lower_block(body, ctx, registry, decisions)?;
+                let eb = ctx
+                    .kernel
+                    .buffers
+                    .get(buffer.0)
+                    .map(|b| u64::from(b.dtype.bytes()))
+                    .ok_or_else(|| KernelError::Invalid(format!("no buffer #{}", buffer.0)))?;
+                let align_bytes = align
+                    .checked_mul(eb)
+                    .ok_or_else(|| overflow("a window's alignment"))?;
+                let shift = base.clone().times(Expr::Const(
+                    i64::try_from(eb).map_err(|_| overflow("a window"))?,
+                ));
+                rebase(&mut body, buffer.0, &shift, align_bytes, &decisions[..])?;
+                out.extend(body);
+            }
             Stmt::Call(call) => {
                 let (d, code) = registry.dispatch(call, ctx)?;
                 out.push(LStmt::Comment(format!(
@@ -98,4 +121,61 @@ fn lower_block(
         }
     }
     Ok(out)
+}
+
+/// Adds `shift` bytes to every access of buffer `buf` in `body`; each vector moved there must divide
+/// `align` bytes (the window's base keeps it aligned).
+fn rebase(
+    body: &mut [LStmt],
+    buf: usize,
+    shift: &Expr,
+    align: u64,
+    decisions: &[Decision],
+) -> Result<()> {
+    let name = |call: usize| {
+        decisions.get(call).map_or(format!("call #{call}"), |d| {
+            format!("{} ({})", d.op, d.variant)
+        })
+    };
+    let fix = |a: &mut Access, bytes: u64, call: usize| -> Result<()> {
+        if a.buf != buf {
+            return Ok(());
+        }
+        if !align.is_multiple_of(bytes) {
+            return Err(KernelError::Invalid(format!(
+                "{}: moves {bytes}-byte vectors through a window whose base is a multiple of only {align} bytes",
+                name(call)
+            )));
+        }
+        a.byte = a.byte.clone().plus(shift.clone());
+        Ok(())
+    };
+    for s in body {
+        match s {
+            LStmt::For { body, .. } | LStmt::If { body, .. } => {
+                rebase(body, buf, shift, align, decisions)?
+            }
+            LStmt::Move {
+                call,
+                dst,
+                src,
+                bytes,
+            } => {
+                fix(dst, u64::from(*bytes), *call)?;
+                fix(src, u64::from(*bytes), *call)?;
+            }
+            LStmt::Store { call, dst, value } => fix(dst, value.len() as u64, *call)?,
+            LStmt::Compute {
+                call, dst, srcs, ..
+            } => {
+                // Elements: each naturally aligned by its dtype, which divides any whole-element base.
+                fix(dst, 1, *call)?;
+                for a in srcs {
+                    fix(a, 1, *call)?;
+                }
+            }
+            LStmt::Shuffle { .. } | LStmt::Let { .. } | LStmt::Barrier | LStmt::Comment(_) => {}
+        }
+    }
+    Ok(())
 }

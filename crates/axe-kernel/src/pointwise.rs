@@ -1,6 +1,6 @@
 //! Pointwise `unary`, `binary` and `cast`: one element per thread per round, spread over the scope.
 
-use crate::desc::{Call, Op, UnaryOp};
+use crate::desc::{BinaryOp, Call, Op, UnaryOp};
 use crate::dispatch::{Ctx, Outcome, Target, Variant};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -54,6 +54,11 @@ impl Variant for Element {
                         "pointwise arithmetic on {} is not lowered yet (f32, f64, s32 are)",
                         a.dtype
                     )));
+                }
+                if *op == BinaryOp::Div && a.dtype == DType::S32 {
+                    return Ok(Outcome::Declined(
+                        "division needs a floating-point dtype, the operands are s32".into(),
+                    ));
                 }
                 Compute::Binary(*op, a.dtype)
             }

@@ -132,10 +132,10 @@ struct Reduce {
 }
 
 /// Each element's places: (thread in the scope unit, register), one per replica.
-type Places = Vec<Vec<(u32, i64)>>;
+pub(crate) type Places = Vec<Vec<(u32, i64)>>;
 
 /// Where each element of a register tensor lives, or why it cannot be planned (the inner error).
-fn places(t: &Tensor, warps: u32) -> Result<std::result::Result<Places, String>> {
+pub(crate) fn places(t: &Tensor, warps: u32) -> Result<std::result::Result<Places, String>> {
     let total = t.size().saturating_mul(t.layout.replica_count());
     if total > MAX_PLACES {
         return Ok(Err(format!(

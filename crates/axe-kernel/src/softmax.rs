@@ -1,0 +1,323 @@
+//! The shipped `softmax` kernel: `y[r, c] = exp(x[r, c] - max_c x[r, ·]) / Σ_c exp(x[r, c] - max)` over
+//! the rows of a row-major `[rows, cols]` array, written with the description.
+//!
+//! Each row is read from global memory once into registers (`copy`), reduced to its max (`reduce`),
+//! shifted and exponentiated in place (`binary` sub with the max broadcast over the row, `unary` exp),
+//! reduced to its sum, divided by it (`binary` div) and written back (`copy`). The math is f32; f16 and
+//! bf16 rows are cast to f32 in registers after the load and back before the store.
+//!
+//! **Schedule.** Rows of at most [`WARP_COLS`] columns take one warp each (8 rows per CTA of 256
+//! threads; the reductions are lane butterflies, `reduce.shfl`); longer rows take one CTA each, of the
+//! most threads up to 256 that divide the row (the reductions add a shared-memory step across warps,
+//! `reduce.smem`). A thread holds `cols / threads` elements of its row as chunks of up to 16 bytes of
+//! consecutive columns (`chunk·threads·v + thread·v + j`), so neighbouring threads read neighbouring
+//! chunks. The grid has at most [`MAX_GRID`] CTAs; a loop over row blocks covers the rest, each row's
+//! global addresses given by a window ([`crate::KernelBuilder::window`]) at `row · cols`.
+//!
+//! **Accuracy.** `exp` is `expf` (at most 2 ulp) on the GPU and Rust's `f32::exp` in the interpreter;
+//! for inputs in [-10, 10] every output is within 1e-5 relative of the f64 reference
+//! ([`softmax_reference`]): the shifted input is exact to 2⁻²⁴·20, the sum of at most 16384 terms
+//! loses at most (per-thread terms + log₂ threads) f32 roundings.
+
+use axe_layout::{Axis, Coord, Iter, Layout};
+
+use crate::desc::{BinaryOp, Kernel, KernelBuilder, Op, Space, Tensor, UnaryOp};
+use crate::dtype::DType;
+use crate::error::{layout, overflow, KernelError, Result};
+use crate::expr::Expr;
+use crate::reduce::ReduceOp;
+use crate::scope::{Launch, Scope, WARP};
+
+/// Longest row a warp handles alone.
+pub const WARP_COLS: u64 = 1024;
+/// Most elements one thread holds (registers).
+pub const MAX_PER_THREAD: u64 = 64;
+/// Most CTAs in the grid (132 SMs × 8 CTAs of 256 threads on an H100); a loop covers more rows.
+pub const MAX_GRID: u32 = 1056;
+/// Threads per CTA.
+pub const THREADS: u32 = 256;
+
+/// How the rows are spread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    /// Threads per CTA.
+    pub threads: u32,
+    /// Threads per row (32: a warp per row; else the CTA).
+    pub row_threads: u32,
+    /// Rows per CTA per loop iteration.
+    pub rows_per_cta: u32,
+    /// CTAs.
+    pub grid: u32,
+    /// Loop iterations over row blocks.
+    pub iterations: u64,
+    /// Elements each thread holds.
+    pub per_thread: u64,
+    /// Consecutive elements per chunk (16 bytes where the row allows).
+    pub vector: u64,
+}
+
+/// A softmax kernel and its buffers' sizes.
+#[derive(Debug, Clone)]
+pub struct Softmax {
+    /// The kernel: parameters `x`, `y`.
+    pub kernel: Kernel,
+    /// Bytes of `x` (and of `y`).
+    pub bytes: u64,
+    /// The schedule chosen.
+    pub schedule: Schedule,
+}
+
+/// The softmax kernel over the rows of a row-major `[rows, cols]` array of `dtype` (f32, f16, bf16).
+pub fn softmax_kernel(rows: u64, cols: u64, dtype: DType) -> Result<Softmax> {
+    softmax_kernel_grid(rows, cols, dtype, MAX_GRID)
+}
+
+/// [`softmax_kernel`] with at most `max_grid` CTAs (the rest of the rows by the row loop).
+pub fn softmax_kernel_grid(rows: u64, cols: u64, dtype: DType, max_grid: u32) -> Result<Softmax> {
+    let s = schedule(rows, cols, dtype, max_grid)?;
+    let bytes = rows
+        .checked_mul(cols)
+        .and_then(|n| n.checked_mul(u64::from(dtype.bytes())))
+        .ok_or_else(|| overflow("sizing the softmax buffers"))?;
+    let mut k = KernelBuilder::new(
+        "softmax",
+        Launch {
+            grid: s.grid,
+            cluster: 1,
+            threads: s.threads,
+        },
+    )?;
+    let n = rows * cols;
+    let xb = k.buffer("x", Space::Global, dtype, n)?;
+    let yb = k.buffer("y", Space::Global, dtype, n)?;
+    let gl = Layout::row_major(&[1, cols]).map_err(layout("a row"))?;
+    let xg = k.tensor("x", xb, &[1, cols], gl.clone())?;
+    let yg = k.tensor("y", yb, &[1, cols], gl)?;
+    let warps = s.row_threads / WARP;
+    let (v, chunks) = (s.vector, s.per_thread / s.vector);
+    let ax = |n: &str| Axis::new(n).map_err(layout(n));
+    let (reg, lane, warp) = (ax("reg")?, ax("lane")?, ax("warp")?);
+    let it = |e: u64, st: i64, a: &Axis| Iter::new(e, st, *a).map_err(layout("an iter"));
+    // The row in registers: chunk · threads · v + warp · 32v + lane · v + j.
+    let row_layout = Layout::from_shard(vec![
+        it(chunks, v as i64, &reg)?,
+        it(u64::from(warps), 1, &warp)?,
+        it(u64::from(WARP), 1, &lane)?,
+        it(v, 1, &reg)?,
+    ])
+    .map_err(layout("the row's register layout"))?;
+    // A per-row scalar, replicated over the row's threads, and its broadcast over the row.
+    let spread_over = vec![
+        it(u64::from(warps), 1, &warp)?,
+        it(u64::from(WARP), 1, &lane)?,
+    ];
+    let scalar = |k: &mut KernelBuilder, name: &str| -> Result<(Tensor, Tensor)> {
+        let b = k.buffer(name, Space::Registers, DType::F32, 1)?;
+        let one = Layout::new(vec![it(1, 0, &reg)?], spread_over.clone(), Coord::zero())
+            .map_err(layout(name))?;
+        let all = Layout::new(vec![it(cols, 0, &reg)?], spread_over.clone(), Coord::zero())
+            .map_err(layout(name))?;
+        Ok((
+            k.tensor(name, b, &[1, 1], one)?,
+            k.tensor(&format!("{name}_row"), b, &[1, cols], all)?,
+        ))
+    };
+    let xf_b = k.buffer("xf", Space::Registers, DType::F32, s.per_thread)?;
+    let xf = k.tensor("xf", xf_b, &[1, cols], row_layout.clone())?;
+    let xio = if dtype == DType::F32 {
+        None
+    } else {
+        let b = k.buffer("xio", Space::Registers, dtype, s.per_thread)?;
+        Some(k.tensor("xio", b, &[1, cols], row_layout)?)
+    };
+    let (m, m_row) = scalar(&mut k, "row_max")?;
+    let (sum, sum_row) = scalar(&mut k, "row_sum")?;
+    let scope = if s.row_threads == WARP {
+        Scope::warp()
+    } else {
+        Scope::cta()
+    };
+    let (grid, rpc, iters) = (i64::from(s.grid), i64::from(s.rows_per_cta), s.iterations);
+    let rows_i = i64::try_from(rows).map_err(|_| overflow("the row count"))?;
+    let cols_i = i64::try_from(cols).map_err(|_| overflow("the column count"))?;
+    k.for_loop(iters, |k, i| {
+        let block = Expr::Var(i).times(Expr::Const(grid)).plus(Expr::Cta);
+        let row = if s.row_threads == WARP {
+            block
+                .times(Expr::Const(rpc))
+                .plus(Expr::Thread.over(Expr::Const(i64::from(WARP))))
+        } else {
+            block
+        };
+        let row = k.let_(row);
+        k.if_then(Expr::Var(row).lt(Expr::Const(rows_i)), |k| {
+            let base = Expr::Var(row).times(Expr::Const(cols_i));
+            k.window(xb, base.clone(), cols, |k| {
+                k.window(yb, base, cols, |k| {
+                    body(
+                        k,
+                        &scope,
+                        &xg,
+                        &yg,
+                        xio.as_ref(),
+                        &xf,
+                        (&m, &m_row),
+                        (&sum, &sum_row),
+                    )
+                })
+            })
+        })
+    })?;
+    Ok(Softmax {
+        kernel: k.build()?,
+        bytes,
+        schedule: s,
+    })
+}
+
+/// One row: load, max, shift and exp, sum, divide, store.
+#[allow(clippy::too_many_arguments)]
+fn body(
+    k: &mut KernelBuilder,
+    scope: &Scope,
+    xg: &Tensor,
+    yg: &Tensor,
+    xio: Option<&Tensor>,
+    xf: &Tensor,
+    (m, m_row): (&Tensor, &Tensor),
+    (sum, sum_row): (&Tensor, &Tensor),
+) -> Result<()> {
+    let sc = || scope.clone();
+    match xio {
+        None => {
+            k.copy(sc(), xf, xg)?;
+        }
+        Some(io) => {
+            k.copy(sc(), io, xg)?;
+            k.call(
+                sc(),
+                Op::Cast {
+                    dst: xf.clone(),
+                    src: io.clone(),
+                },
+            )?;
+        }
+    }
+    k.reduce(sc(), m, xf, &[1], ReduceOp::Max)?;
+    let bin = |op, b: &Tensor| Op::Binary {
+        op,
+        dst: xf.clone(),
+        a: xf.clone(),
+        b: b.clone(),
+    };
+    k.call(sc(), bin(BinaryOp::Sub, m_row))?;
+    k.call(
+        sc(),
+        Op::Unary {
+            op: UnaryOp::Exp,
+            dst: xf.clone(),
+            src: xf.clone(),
+        },
+    )?;
+    k.reduce(sc(), sum, xf, &[1], ReduceOp::Sum)?;
+    k.call(sc(), bin(BinaryOp::Div, sum_row))?;
+    match xio {
+        None => {
+            k.copy(sc(), yg, xf)?;
+        }
+        Some(io) => {
+            k.call(
+                sc(),
+                Op::Cast {
+                    dst: io.clone(),
+                    src: xf.clone(),
+                },
+            )?;
+            k.copy(sc(), yg, io)?;
+        }
+    }
+    Ok(())
+}
+
+/// The schedule for `[rows, cols]` of `dtype`, or why the kernel cannot do it.
+pub fn schedule(rows: u64, cols: u64, dtype: DType, max_grid: u32) -> Result<Schedule> {
+    let bad = |m: String| {
+        Err(KernelError::Invalid(format!(
+            "softmax [{rows}, {cols}] {dtype}: {m}"
+        )))
+    };
+    if !matches!(dtype, DType::F32 | DType::F16 | DType::BF16) {
+        return bad("the dtype must be f32, f16 or bf16".into());
+    }
+    if rows == 0 || cols == 0 || max_grid == 0 {
+        return bad("rows, columns and the grid must be at least 1".into());
+    }
+    if !cols.is_multiple_of(u64::from(WARP)) {
+        return bad(format!(
+            "the columns must be a multiple of 32 (a warp's lanes each hold a part of the row); {cols} is not"
+        ));
+    }
+    let row_threads = if cols <= WARP_COLS {
+        WARP
+    } else {
+        [THREADS, 128, 64, 32]
+            .into_iter()
+            .find(|&t| cols.is_multiple_of(u64::from(t)))
+            .unwrap_or(WARP)
+    };
+    let per_thread = cols / u64::from(row_threads);
+    if per_thread > MAX_PER_THREAD {
+        return bad(format!(
+            "a row takes {row_threads} threads, so each would hold {per_thread} elements in registers; at most {MAX_PER_THREAD} fit (rows up to {} columns, multiples of 256 beyond {WARP_COLS})",
+            MAX_PER_THREAD * u64::from(THREADS)
+        ));
+    }
+    let widest = 16 / u64::from(dtype.bytes());
+    let vector = (0..=widest.trailing_zeros())
+        .rev()
+        .map(|b| 1u64 << b)
+        .find(|v| per_thread.is_multiple_of(*v))
+        .unwrap_or(1);
+    let rows_per_cta = if row_threads == WARP {
+        THREADS / WARP
+    } else {
+        1
+    };
+    let blocks = rows.div_ceil(u64::from(rows_per_cta));
+    let grid = u32::try_from(blocks.min(u64::from(max_grid))).unwrap_or(max_grid);
+    Ok(Schedule {
+        threads: if row_threads == WARP {
+            THREADS
+        } else {
+            row_threads
+        },
+        row_threads,
+        rows_per_cta,
+        grid,
+        iterations: blocks.div_ceil(u64::from(grid)),
+        per_thread,
+        vector,
+    })
+}
+
+/// The softmax of each row of the row-major `[rows, cols]` array `x`, computed in f64.
+pub fn softmax_reference(rows: u64, cols: u64, x: &[f64]) -> Result<Vec<f64>> {
+    let n = rows
+        .checked_mul(cols)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| overflow("sizing the reference"))?;
+    if x.len() != n || cols == 0 {
+        return Err(KernelError::Invalid(format!(
+            "softmax reference: [{rows}, {cols}] needs {n} values (and a column), {} were given",
+            x.len()
+        )));
+    }
+    let mut y = Vec::with_capacity(n);
+    for row in x.chunks(cols as usize) {
+        let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = row.iter().map(|v| (v - m).exp()).collect();
+        let s: f64 = e.iter().sum();
+        y.extend(e.iter().map(|v| v / s));
+    }
+    Ok(y)
+}

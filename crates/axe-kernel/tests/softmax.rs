@@ -1,0 +1,184 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! The shipped softmax kernel: the interpreter's output against the f64 reference, the schedule and
+//! dispatch it gets, and the shapes it refuses.
+
+use axe_kernel::softmax::{softmax_kernel, softmax_kernel_grid, softmax_reference, Softmax};
+use axe_kernel::{emit_cuda, lower, run, DType, RunLimits, Target};
+
+/// Inputs in [-10, 10] from a fixed linear congruential sequence.
+fn input(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f64 / (1u64 << 24) as f64 * 20.0 - 10.0) as f32
+        })
+        .collect()
+}
+
+fn encode(x: &[f32], d: DType) -> Vec<u8> {
+    x.iter()
+        .flat_map(|&v| match d {
+            DType::F32 => v.to_le_bytes().to_vec(),
+            DType::F16 => half::f16::from_f32(v).to_le_bytes().to_vec(),
+            _ => half::bf16::from_f32(v).to_le_bytes().to_vec(),
+        })
+        .collect()
+}
+
+fn decode(b: &[u8], d: DType) -> Vec<f64> {
+    match d {
+        DType::F32 => b
+            .chunks(4)
+            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        DType::F16 => b
+            .chunks(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64())
+            .collect(),
+        _ => b
+            .chunks(2)
+            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64())
+            .collect(),
+    }
+}
+
+/// Runs `s` in the interpreter on `x`; the worst relative error against the reference (relative to
+/// the dtype's least normal value where the reference is smaller).
+fn worst_error(s: &Softmax, rows: u64, cols: u64, d: DType, seed: u64) -> f64 {
+    let tiny = match d {
+        DType::F16 => 2f64.powi(-14),
+        _ => f64::from(f32::MIN_POSITIVE),
+    };
+    let x = input((rows * cols) as usize, seed);
+    // The reference sees the values the kernel sees (rounded to the dtype).
+    let seen = decode(&encode(&x, d), d);
+    let want = softmax_reference(rows, cols, &seen).unwrap();
+    let p = lower(&s.kernel, Target::Cpu).unwrap();
+    let out = run(
+        &p,
+        vec![encode(&x, d), vec![0; s.bytes as usize]],
+        RunLimits::default(),
+    )
+    .unwrap();
+    let got = decode(&out[1], d);
+    got.iter()
+        .zip(&want)
+        .map(|(g, w)| ((g - w) / w.abs().max(tiny)).abs())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn the_interpreter_matches_the_f64_reference_within_1e_5() {
+    // (rows, cols, max grid): warp rows, CTA rows, a row loop whose last block is partial.
+    for (rows, cols, grid) in [
+        (5, 32, 1056),
+        (9, 96, 1),
+        (3, 1024, 1056),
+        (19, 64, 2),
+        (2, 4096, 1056),
+        (3, 2048, 2),
+        (1, 1280, 1056),
+    ] {
+        let s = softmax_kernel_grid(rows, cols, DType::F32, grid).unwrap();
+        let e = worst_error(&s, rows, cols, DType::F32, rows * cols);
+        assert!(e < 1e-5, "[{rows}, {cols}] grid {grid}: relative error {e}");
+    }
+}
+
+#[test]
+fn half_precision_rows_compute_in_f32_and_round_once() {
+    for d in [DType::F16, DType::BF16] {
+        let s = softmax_kernel(4, 256, d).unwrap();
+        let e = worst_error(&s, 4, 256, d, 7);
+        // One rounding to the 16-bit type: 2^-11 (f16) or 2^-8 (bf16) relative, half of it.
+        let ulp = if d == DType::F16 {
+            2f64.powi(-11)
+        } else {
+            2f64.powi(-8)
+        };
+        assert!(e <= ulp, "{d}: relative error {e}");
+        assert_eq!(s.schedule.vector, 8, "16-byte chunks of 8 halves");
+    }
+}
+
+#[test]
+fn the_schedule_is_a_warp_per_short_row_and_a_cta_per_long_row() {
+    let s = softmax_kernel(10_000, 1024, DType::F32).unwrap().schedule;
+    assert_eq!(
+        (
+            s.threads,
+            s.row_threads,
+            s.rows_per_cta,
+            s.per_thread,
+            s.vector
+        ),
+        (256, 32, 8, 32, 4)
+    );
+    assert_eq!((s.grid, s.iterations), (1056, 2));
+    let s = softmax_kernel(100, 16384, DType::F32).unwrap().schedule;
+    assert_eq!(
+        (
+            s.threads,
+            s.row_threads,
+            s.rows_per_cta,
+            s.per_thread,
+            s.vector,
+            s.grid
+        ),
+        (256, 256, 1, 64, 4, 100)
+    );
+    let s = softmax_kernel(3, 32, DType::F32).unwrap().schedule;
+    assert_eq!((s.per_thread, s.vector, s.grid), (1, 1, 1));
+}
+
+#[test]
+fn dispatch_reduces_by_shuffles_in_a_warp_and_through_shared_memory_in_a_cta() {
+    let variants = |rows, cols| {
+        let p = lower(
+            &softmax_kernel(rows, cols, DType::F32).unwrap().kernel,
+            Target::Sm90a,
+        )
+        .unwrap();
+        let v: Vec<String> = p.decisions.iter().map(|d| d.variant.clone()).collect();
+        (v, emit_cuda(&p).unwrap())
+    };
+    let (v, cu) = variants(64, 512);
+    assert_eq!(
+        v,
+        [
+            "copy.registers",
+            "reduce.shfl",
+            "binary.registers",
+            "unary.registers",
+            "reduce.shfl",
+            "binary.registers",
+            "copy.registers"
+        ]
+    );
+    assert_eq!(cu.matches("__shfl_xor_sync").count(), 10, "{cu}");
+    assert!(!cu.contains("__syncthreads"), "{cu}");
+    let (v, cu) = variants(4, 8192);
+    assert_eq!(v[1], "reduce.smem");
+    assert_eq!(v[4], "reduce.smem");
+    assert_eq!(cu.matches("__syncthreads").count(), 4, "{cu}");
+}
+
+#[test]
+fn shapes_it_cannot_do_are_errors_saying_why() {
+    let e = |r, c, d| softmax_kernel(r, c, d).unwrap_err().to_string();
+    assert!(
+        e(4, 100, DType::F32).contains("multiple of 32"),
+        "{}",
+        e(4, 100, DType::F32)
+    );
+    assert!(e(4, 32768, DType::F32).contains("at most 64 fit"));
+    assert!(e(4, 16416, DType::F32).contains("at most 64 fit"));
+    assert!(e(0, 32, DType::F32).contains("at least 1"));
+    assert!(e(4, 32, DType::S32).contains("f32, f16 or bf16"));
+    assert!(softmax_reference(2, 3, &[0.0; 5]).is_err());
+}
