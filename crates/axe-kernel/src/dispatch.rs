@@ -179,6 +179,7 @@ impl Registry {
         variants.extend(crate::registers::variants());
         variants.extend(crate::reduce::variants());
         variants.extend(crate::regwise::variants());
+        variants.extend(crate::regcopy::variants());
         variants.extend(crate::staged::variants());
         variants.sort_by_key(|v| std::cmp::Reverse(v.priority()));
         Registry { variants }

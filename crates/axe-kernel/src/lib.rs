@@ -36,6 +36,7 @@ mod lower;
 pub mod nvrtc;
 pub mod pointwise;
 pub mod reduce;
+pub mod regcopy;
 pub mod registers;
 pub mod regwise;
 pub mod relayout;

@@ -445,8 +445,9 @@ fn registers_are_loaded_and_stored_by_their_layout() {
         (2, "S[(2,4,4,2):(1@warp,4@lane,1@lane,1@reg)]", Scope::cta()),
     ] {
         let p = through_registers(warps, frag, scope);
-        assert_eq!(
-            p.decisions[0].variant, "copy.registers",
+        // Loads of 2 consecutive f32 may take 8-byte vectors (copy.registers.vector).
+        assert!(
+            p.decisions[0].variant.starts_with("copy.registers"),
             "{:?}",
             p.decisions[0]
         );

@@ -151,13 +151,13 @@ fn dispatch_reduces_by_shuffles_in_a_warp_and_through_shared_memory_in_a_cta() {
     assert_eq!(
         v,
         [
-            "copy.registers",
+            "copy.registers.vector",
             "reduce.shfl",
             "binary.registers",
             "unary.registers",
             "reduce.shfl",
             "binary.registers",
-            "copy.registers"
+            "copy.registers.vector"
         ]
     );
     assert_eq!(cu.matches("__shfl_xor_sync").count(), 10, "{cu}");
@@ -181,4 +181,41 @@ fn shapes_it_cannot_do_are_errors_saying_why() {
     assert!(e(0, 32, DType::F32).contains("at least 1"));
     assert!(e(4, 32, DType::S32).contains("f32, f16 or bf16"));
     assert!(softmax_reference(2, 3, &[0.0; 5]).is_err());
+}
+
+#[test]
+fn softmax_compiles_with_nvrtc_for_both_gpu_targets() {
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv");
+    let Some(lib) = axe_kernel::nvrtc::find_nvrtc(&venv) else {
+        eprintln!("skipped: no NVRTC under {}", venv.display());
+        return;
+    };
+    for (rows, cols, d) in [
+        (4096, 1024, DType::F32),
+        (100, 32, DType::F32),
+        (64, 16384, DType::F32),
+        (64, 4096, DType::BF16),
+    ] {
+        let s = softmax_kernel(rows, cols, d).unwrap();
+        for t in [Target::Sm80, Target::Sm90a] {
+            let src = emit_cuda(&lower(&s.kernel, t).unwrap()).unwrap();
+            let c = axe_kernel::nvrtc::compile_here(&lib, &src, "softmax", t.arch().unwrap())
+                .unwrap_or_else(|e| panic!("{e}\n{src}"));
+            assert!(c.ptx.contains(".entry softmax"), "{}", c.ptx);
+            assert!(c.cubin.starts_with(b"\x7fELF"));
+            let regs = axe_kernel::nvrtc::cubin_registers(&c.cubin).expect("registers");
+            assert!((1..=255).contains(&regs), "{regs} registers");
+            // Rows move in 16-byte vectors where a thread's chunk is 16 bytes; registers stay registers.
+            if s.schedule.vector * u64::from(d.bytes()) == 16 {
+                assert!(c.ptx.contains("ld.global.nc.v4"), "{}", c.ptx);
+                assert!(c.ptx.contains("st.global.v4"), "{}", c.ptx);
+            }
+            assert!(!c.ptx.contains(".local"), "{}", c.ptx);
+            if std::env::var_os("AXE_DUMP_PTX").is_some() {
+                std::fs::write(format!("/tmp/sm/softmax_{rows}_{cols}_{d}_{t}.ptx"), &c.ptx).unwrap();
+                std::fs::write(format!("/tmp/sm/softmax_{rows}_{cols}_{d}_{t}.cu"), &src).unwrap();
+                eprintln!("{rows}x{cols} {d} {t}: {regs} registers");
+            }
+        }
+    }
 }
