@@ -5,8 +5,8 @@
 //! and memory offset. For a width of `w` elements, every thread's elements, ordered by register, must
 //! fall into runs of `w` that are consecutive and `w`-aligned both in its registers and in memory; the
 //! registers and the memory steps between runs must be the same in every thread; and the memory
-//! offset of a thread's first element must be `A0 + α·lane + β·warp` (checked for every thread), so
-//! one expression addresses every thread's vectors. A load writes every replica of a register element;
+//! offset of a thread's first element must be `A0 + α·lane + β·warp`, or else `A0 + Σ c_b·bit_b(thread)`
+//! (checked for every thread), so one expression addresses every thread's vectors. A load writes every replica of a register element;
 //! stores from replicated registers, and into replicated memory, are left to `copy.registers`.
 
 use crate::desc::{Call, Op, Space, Tensor};
@@ -107,33 +107,67 @@ impl Variant for Vector {
         }
         let regs = |t: &Vec<(i64, i64)>| -> Vec<i64> { t.iter().map(|p| p.0).collect() };
         let steps = |t: &Vec<(i64, i64)>| -> Vec<i64> {
-            t.iter().map(|p| p.1 - t.first().map_or(0, |f| f.1)).collect()
+            t.iter()
+                .map(|p| p.1 - t.first().map_or(0, |f| f.1))
+                .collect()
         };
         let (r0, s0) = (regs(&tables[0]), steps(&tables[0]));
         if r0.is_empty() {
             return no(format!("thread 0 holds no element of {}", reg.name));
         }
-        if let Some(t) = tables
-            .iter()
-            .position(|t| regs(t) != r0 || steps(t) != s0)
-        {
+        if let Some(t) = tables.iter().position(|t| regs(t) != r0 || steps(t) != s0) {
             return no(format!(
                 "thread {t} holds other registers, or other memory steps, than thread 0; every thread runs the same code"
             ));
         }
-        // The first element's memory offset as A0 + α·lane + β·warp.
+        // The first element's memory offset as A0 + α·lane + β·warp, or else as A0 + Σ c_b·bit_b(thread).
         let first = |t: usize| tables[t][0].1;
         let a0 = first(0);
         let alpha = if threads > 1 { first(1) - a0 } else { 0 };
         let beta = if threads > 32 { first(32) - a0 } else { 0 };
-        if let Some(t) =
-            (0..threads).find(|&t| first(t) != a0 + alpha * (t % 32) as i64 + beta * (t / 32) as i64)
-        {
+        let lane = tid.clone().modulo(Expr::Const(32));
+        let warp = tid.clone().over(Expr::Const(32));
+        let bits: Vec<(usize, i64)> = (0..usize::BITS)
+            .map(|b| 1usize << b)
+            .take_while(|&m| m < threads)
+            .map(|m| (m, first(m) - a0))
+            .collect();
+        let linear = |t: usize| a0 + alpha * (t % 32) as i64 + beta * (t / 32) as i64;
+        let by_bits = |t: usize| {
+            a0 + bits
+                .iter()
+                .map(|&(m, c)| if t & m != 0 { c } else { 0 })
+                .sum::<i64>()
+        };
+        let (base, form) = if (0..threads).all(|t| first(t) == linear(t)) {
+            (
+                Expr::Const(a0)
+                    .plus(lane.times(Expr::Const(alpha)))
+                    .plus(warp.times(Expr::Const(beta))),
+                format!("{a0} + {alpha}·lane + {beta}·warp"),
+            )
+        } else if (0..threads).all(|t| first(t) == by_bits(t)) {
+            let mut e = Expr::Const(a0);
+            for &(m, c) in &bits {
+                let bit = tid
+                    .clone()
+                    .over(Expr::Const(m as i64))
+                    .modulo(Expr::Const(2));
+                e = e.plus(bit.times(Expr::Const(c)));
+            }
+            let terms: Vec<String> = bits
+                .iter()
+                .filter(|b| b.1 != 0)
+                .map(|(m, c)| format!("{c}·bit{}", m.trailing_zeros()))
+                .collect();
+            (e, format!("{a0} + {}", terms.join(" + ")))
+        } else {
+            let t = (0..threads).find(|&t| first(t) != by_bits(t)).unwrap_or(0);
             return no(format!(
-                "thread {t}'s first element is at {} in memory, not {a0} + {alpha}·lane + {beta}·warp",
+                "thread {t}'s first element is at {} in memory, neither linear in lane and warp nor in the thread index' bits",
                 first(t)
             ));
-        }
+        };
         let eb = i64::from(reg.dtype.bytes());
         let Some(wv) = [16i64, 8, 4, 2]
             .into_iter()
@@ -146,11 +180,6 @@ impl Variant for Vector {
                 reg.name
             ));
         };
-        let lane = tid.clone().modulo(Expr::Const(32));
-        let warp = tid.over(Expr::Const(32));
-        let base = Expr::Const(a0)
-            .plus(lane.times(Expr::Const(alpha)))
-            .plus(warp.times(Expr::Const(beta)));
         let bytes = u32::try_from(wv * eb).unwrap_or(16);
         let mut code = Vec::new();
         for (c, s) in r0.chunks(wv as usize).zip(s0.chunks(wv as usize)) {
@@ -172,10 +201,13 @@ impl Variant for Vector {
         }
         let n = code.len();
         if let Some(g) = w.guard {
-            code = vec![LStmt::If { cond: g, body: code }];
+            code = vec![LStmt::If {
+                cond: g,
+                body: code,
+            }];
         }
         let why = format!(
-            "{} {} in {n} vectors of {bytes} bytes per thread, at {a0} + {alpha}·lane + {beta}·warp elements in {}",
+            "{} {} in {n} vectors of {bytes} bytes per thread, at {form} elements in {}",
             if load { "loads" } else { "stores" },
             reg.name,
             mem.name

@@ -212,7 +212,8 @@ fn softmax_compiles_with_nvrtc_for_both_gpu_targets() {
             }
             assert!(!c.ptx.contains(".local"), "{}", c.ptx);
             if std::env::var_os("AXE_DUMP_PTX").is_some() {
-                std::fs::write(format!("/tmp/sm/softmax_{rows}_{cols}_{d}_{t}.ptx"), &c.ptx).unwrap();
+                std::fs::write(format!("/tmp/sm/softmax_{rows}_{cols}_{d}_{t}.ptx"), &c.ptx)
+                    .unwrap();
                 std::fs::write(format!("/tmp/sm/softmax_{rows}_{cols}_{d}_{t}.cu"), &src).unwrap();
                 eprintln!("{rows}x{cols} {d} {t}: {regs} registers");
             }
