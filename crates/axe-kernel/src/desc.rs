@@ -14,6 +14,8 @@ use crate::error::{layout, overflow, KernelError, Result};
 use crate::expr::{Expr, Var};
 use crate::scope::{Launch, Scope};
 
+mod window;
+
 /// A shared-memory swizzle: within each `bytes`-byte row of 16-byte chunks, chunk `c` of row `r` is
 /// stored at chunk `c ^ (r mod (bytes/16))` (the 32/64/128-byte swizzles of TMA and wgmma).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -517,36 +519,6 @@ impl KernelBuilder {
         let var = self.var();
         self.push(Stmt::Let { var, value });
         var
-    }
-
-    /// Runs `body` with global buffer `buffer` addressed from element `base`, a multiple of `align`
-    /// ([`Stmt::Window`]).
-    pub fn window(
-        &mut self,
-        buffer: BufferId,
-        base: Expr,
-        align: u64,
-        body: impl FnOnce(&mut Self) -> Result<()>,
-    ) -> Result<()> {
-        match self.kernel.buffers.get(buffer.0) {
-            Some(b) if b.space == Space::Global && align > 0 => {}
-            _ => {
-                return Err(KernelError::Invalid(format!(
-                    "a window needs a global buffer and an alignment of at least 1; buffer #{} and alignment {align}",
-                    buffer.0
-                )))
-            }
-        }
-        self.open.push(Vec::new());
-        body(self)?;
-        let b = self.open.pop().unwrap_or_default();
-        self.push(Stmt::Window {
-            buffer,
-            base,
-            align,
-            body: b,
-        });
-        Ok(())
     }
 
     /// A CTA barrier.
