@@ -1,5 +1,5 @@
-//! Pointwise `unary`, `binary` and `cast` on register tensors: each thread computes the elements its
-//! destination registers hold, from the operands' copies in its own registers.
+//! Pointwise `unary`, `binary`, `cast` and `fill` on register tensors: each thread computes the elements
+//! its destination registers hold, from the operands' copies in its own registers.
 //!
 //! Planned by enumeration as `reduce` is ([`crate::reduce`]): every copy of every destination element
 //! needs each operand's element in the same thread, and every thread of the scope runs the same
@@ -32,7 +32,8 @@ impl Variant for InRegisters {
         self.op
     }
     fn priority(&self) -> i32 {
-        5
+        // After the memory variants, which decline register tensors first.
+        -1
     }
     fn targets(&self) -> &'static [Target] {
         &[Target::Cpu, Target::Sm80, Target::Sm90a]
@@ -42,18 +43,26 @@ impl Variant for InRegisters {
         let dst = call.op.dst();
         let srcs = call.op.sources();
         let float = |d: DType| matches!(d, DType::F32 | DType::F64);
+        let mut fill = None;
         let f = match &call.op {
+            Op::Fill { value, .. } => match crate::copy::encode(dst.dtype, *value) {
+                Ok(b) => {
+                    fill = Some(b);
+                    None
+                }
+                Err(r) => return no(r),
+            },
             Op::Unary { op, src, .. } => {
                 if !ARITH.contains(&src.dtype) || (*op == UnaryOp::Exp && !float(src.dtype)) {
                     return no(format!("{op:?} on {} is not lowered in registers (f32, f64, and s32 but for exp, are)", src.dtype));
                 }
-                Compute::Unary(*op, src.dtype)
+                Some(Compute::Unary(*op, src.dtype))
             }
             Op::Binary { op, a, .. } => {
                 if !ARITH.contains(&a.dtype) || (*op == BinaryOp::Div && !float(a.dtype)) {
                     return no(format!("{op:?} on {} is not lowered in registers (f32, f64, and s32 but for division, are)", a.dtype));
                 }
-                Compute::Binary(*op, a.dtype)
+                Some(Compute::Binary(*op, a.dtype))
             }
             Op::Cast { src, .. } => {
                 if !CASTS.contains(&src.dtype) || !CASTS.contains(&dst.dtype) {
@@ -62,10 +71,10 @@ impl Variant for InRegisters {
                         src.dtype, dst.dtype
                     ));
                 }
-                Compute::Cast {
+                Some(Compute::Cast {
                     from: src.dtype,
                     to: dst.dtype,
-                }
+                })
             }
             _ => return no(format!("{} lowers pointwise operators only", self.name)),
         };
@@ -143,15 +152,23 @@ impl Variant for InRegisters {
         };
         let mut code: Vec<LStmt> = tables[0]
             .iter()
-            .map(|(rd, rs)| LStmt::Compute {
-                call: call.id,
-                f,
-                dst: at(dst.buffer.0, *rd, dst.dtype),
-                srcs: srcs
-                    .iter()
-                    .zip(rs)
-                    .map(|(s, r)| at(s.buffer.0, *r, s.dtype))
-                    .collect(),
+            .map(|(rd, rs)| match f {
+                // A fill: the value's bytes.
+                None => LStmt::Store {
+                    call: call.id,
+                    dst: at(dst.buffer.0, *rd, dst.dtype),
+                    value: fill.clone().unwrap_or_default(),
+                },
+                Some(f) => LStmt::Compute {
+                    call: call.id,
+                    f,
+                    dst: at(dst.buffer.0, *rd, dst.dtype),
+                    srcs: srcs
+                        .iter()
+                        .zip(rs)
+                        .map(|(s, r)| at(s.buffer.0, *r, s.dtype))
+                        .collect(),
+                },
             })
             .collect();
         if let Some(g) = w.guard {
@@ -168,7 +185,11 @@ impl Variant for InRegisters {
     }
 }
 
-static VARIANTS: [InRegisters; 3] = [
+static VARIANTS: [InRegisters; 4] = [
+    InRegisters {
+        name: "fill.registers",
+        op: "fill",
+    },
     InRegisters {
         name: "unary.registers",
         op: "unary",

@@ -7,12 +7,15 @@
 //! bf16 rows are cast to f32 in registers after the load and back before the store.
 //!
 //! **Schedule.** Rows of at most [`WARP_COLS`] columns take one warp each (8 rows per CTA of 256
-//! threads; the reductions are lane butterflies, `reduce.shfl`); longer rows take one CTA each, of the
-//! most threads up to 256 that divide the row (the reductions add a shared-memory step across warps,
-//! `reduce.smem`). A thread holds `cols / threads` elements of its row as chunks of up to 16 bytes of
-//! consecutive columns (`chunk·threads·v + thread·v + j`), so neighbouring threads read neighbouring
-//! chunks. The grid has at most [`MAX_GRID`] CTAs; a loop over row blocks covers the rest, each row's
-//! global addresses given by a window ([`crate::KernelBuilder::window`]) at `row · cols`.
+//! threads; the reductions are lane butterflies, `reduce.shfl`); longer rows take one CTA of 256
+//! threads each (the reductions add a shared-memory step across warps, `reduce.smem`). A thread holds
+//! its share of the row as chunks of `v` consecutive columns (up to 16 bytes, `v` dividing `cols`),
+//! element `chunk·threads·v + thread·v + j`, so neighbouring threads read neighbouring chunks (loads
+//! and stores are 16-byte vectors where `v` is). A row that is not whole chunks of every thread is
+//! padded in registers with -inf (the max ignores it, exp makes it 0) and moved in up to three
+//! pieces: whole chunks (vectors), the last chunk's whole warps, its last warp's threads. The grid has
+//! at most [`MAX_GRID`] CTAs; a loop over row blocks covers the rest, each row's global addresses given
+//! by a window ([`crate::KernelBuilder::window`]) at `row · cols`.
 //!
 //! **Accuracy.** `exp` is `expf` (at most 2 ulp) on the GPU and Rust's `f32::exp` in the interpreter;
 //! for inputs in [-10, 10] every output is within 1e-5 relative of the f64 reference
@@ -21,7 +24,7 @@
 
 use axe_layout::{Axis, Coord, Iter, Layout};
 
-use crate::desc::{BinaryOp, Kernel, KernelBuilder, Op, Space, Tensor, UnaryOp};
+use crate::desc::{BinaryOp, Kernel, KernelBuilder, Op, Space, Tensor, UnaryOp, Value};
 use crate::dtype::DType;
 use crate::error::{layout, overflow, KernelError, Result};
 use crate::expr::Expr;
@@ -32,8 +35,8 @@ use crate::scope::{Launch, Scope, WARP};
 pub const WARP_COLS: u64 = 1024;
 /// Most elements one thread holds (registers).
 pub const MAX_PER_THREAD: u64 = 64;
-/// Most CTAs in the grid (132 SMs × 8 CTAs of 256 threads on an H100); a loop covers more rows.
-pub const MAX_GRID: u32 = 1056;
+/// Most CTAs in the grid; a loop over row blocks covers more rows.
+pub const MAX_GRID: u32 = 65535;
 /// Threads per CTA.
 pub const THREADS: u32 = 256;
 
@@ -54,6 +57,9 @@ pub struct Schedule {
     pub per_thread: u64,
     /// Consecutive elements per chunk (16 bytes where the row allows).
     pub vector: u64,
+    /// The row's length in registers: `cols` rounded up to whole chunks of every thread (the rest
+    /// holds -inf, which neither the max nor, after exp, the sum sees).
+    pub padded: u64,
 }
 
 /// A softmax kernel and its buffers' sizes.
@@ -106,6 +112,7 @@ pub fn softmax_kernel_grid(rows: u64, cols: u64, dtype: DType, max_grid: u32) ->
         it(v, 1, &reg)?,
     ])
     .map_err(layout("the row's register layout"))?;
+    let p = s.padded;
     // A per-row scalar, replicated over the row's threads, and its broadcast over the row.
     let spread_over = vec![
         it(u64::from(warps), 1, &warp)?,
@@ -115,20 +122,20 @@ pub fn softmax_kernel_grid(rows: u64, cols: u64, dtype: DType, max_grid: u32) ->
         let b = k.buffer(name, Space::Registers, DType::F32, 1)?;
         let one = Layout::new(vec![it(1, 0, &reg)?], spread_over.clone(), Coord::zero())
             .map_err(layout(name))?;
-        let all = Layout::new(vec![it(cols, 0, &reg)?], spread_over.clone(), Coord::zero())
+        let all = Layout::new(vec![it(p, 0, &reg)?], spread_over.clone(), Coord::zero())
             .map_err(layout(name))?;
         Ok((
             k.tensor(name, b, &[1, 1], one)?,
-            k.tensor(&format!("{name}_row"), b, &[1, cols], all)?,
+            k.tensor(&format!("{name}_row"), b, &[1, p], all)?,
         ))
     };
     let xf_b = k.buffer("xf", Space::Registers, DType::F32, s.per_thread)?;
-    let xf = k.tensor("xf", xf_b, &[1, cols], row_layout.clone())?;
+    let xf = k.tensor("xf", xf_b, &[1, p], row_layout.clone())?;
     let xio = if dtype == DType::F32 {
         None
     } else {
         let b = k.buffer("xio", Space::Registers, dtype, s.per_thread)?;
-        Some(k.tensor("xio", b, &[1, cols], row_layout)?)
+        Some(k.tensor("xio", b, &[1, p], row_layout)?)
     };
     let (m, m_row) = scalar(&mut k, "row_max")?;
     let (sum, sum_row) = scalar(&mut k, "row_sum")?;
@@ -140,6 +147,7 @@ pub fn softmax_kernel_grid(rows: u64, cols: u64, dtype: DType, max_grid: u32) ->
     let (grid, rpc, iters) = (i64::from(s.grid), i64::from(s.rows_per_cta), s.iterations);
     let rows_i = i64::try_from(rows).map_err(|_| overflow("the row count"))?;
     let cols_i = i64::try_from(cols).map_err(|_| overflow("the column count"))?;
+    let cuts = pieces(&s, cols);
     k.for_loop(iters, |k, i| {
         let block = Expr::Var(i).times(Expr::Const(grid)).plus(Expr::Cta);
         let row = if s.row_threads == WARP {
@@ -154,16 +162,16 @@ pub fn softmax_kernel_grid(rows: u64, cols: u64, dtype: DType, max_grid: u32) ->
             let base = Expr::Var(row).times(Expr::Const(cols_i));
             k.window(xb, base.clone(), cols, |k| {
                 k.window(yb, base, cols, |k| {
-                    body(
-                        k,
-                        &scope,
-                        &xg,
-                        &yg,
-                        xio.as_ref(),
-                        &xf,
-                        (&m, &m_row),
-                        (&sum, &sum_row),
-                    )
+                    let row = Row {
+                        scope: &scope,
+                        xg: &xg,
+                        yg: &yg,
+                        xio: xio.as_ref(),
+                        xf: &xf,
+                        pieces: &cuts,
+                        pad: s.padded != cols,
+                    };
+                    body(k, &row, (&m, &m_row), (&sum, &sum_row))
                 })
             })
         })
@@ -175,33 +183,46 @@ pub fn softmax_kernel_grid(rows: u64, cols: u64, dtype: DType, max_grid: u32) ->
     })
 }
 
+/// The tensors of one row.
+struct Row<'a> {
+    scope: &'a Scope,
+    xg: &'a Tensor,
+    yg: &'a Tensor,
+    /// The row in registers in the array's dtype (f16, bf16), if not f32.
+    xio: Option<&'a Tensor>,
+    /// The row in registers in f32.
+    xf: &'a Tensor,
+    /// Column ranges that slice the register layout.
+    pieces: &'a [std::ops::Range<u64>],
+    /// Whether the registers hold more than the row (filled with -inf first).
+    pad: bool,
+}
+
 /// One row: load, max, shift and exp, sum, divide, store.
-#[allow(clippy::too_many_arguments)]
 fn body(
     k: &mut KernelBuilder,
-    scope: &Scope,
-    xg: &Tensor,
-    yg: &Tensor,
-    xio: Option<&Tensor>,
-    xf: &Tensor,
+    r: &Row<'_>,
     (m, m_row): (&Tensor, &Tensor),
     (sum, sum_row): (&Tensor, &Tensor),
 ) -> Result<()> {
-    let sc = || scope.clone();
-    match xio {
-        None => {
-            k.copy(sc(), xf, xg)?;
-        }
-        Some(io) => {
-            k.copy(sc(), io, xg)?;
-            k.call(
-                sc(),
-                Op::Cast {
-                    dst: xf.clone(),
-                    src: io.clone(),
-                },
-            )?;
-        }
+    let sc = || r.scope.clone();
+    let xf = r.xf;
+    let io = r.xio.unwrap_or(xf);
+    if r.pad {
+        k.fill(sc(), io, Value::Float(f64::NEG_INFINITY))?;
+    }
+    for c in r.pieces {
+        let at = [0..1, c.clone()];
+        k.copy(sc(), &io.region(&at)?, &r.xg.region(&at)?)?;
+    }
+    if let Some(io) = r.xio {
+        k.call(
+            sc(),
+            Op::Cast {
+                dst: xf.clone(),
+                src: io.clone(),
+            },
+        )?;
     }
     k.reduce(sc(), m, xf, &[1], ReduceOp::Max)?;
     let bin = |op, b: &Tensor| Op::Binary {
@@ -221,20 +242,18 @@ fn body(
     )?;
     k.reduce(sc(), sum, xf, &[1], ReduceOp::Sum)?;
     k.call(sc(), bin(BinaryOp::Div, sum_row))?;
-    match xio {
-        None => {
-            k.copy(sc(), yg, xf)?;
-        }
-        Some(io) => {
-            k.call(
-                sc(),
-                Op::Cast {
-                    dst: io.clone(),
-                    src: xf.clone(),
-                },
-            )?;
-            k.copy(sc(), yg, io)?;
-        }
+    if let Some(io) = r.xio {
+        k.call(
+            sc(),
+            Op::Cast {
+                dst: io.clone(),
+                src: xf.clone(),
+            },
+        )?;
+    }
+    for c in r.pieces {
+        let at = [0..1, c.clone()];
+        k.copy(sc(), &r.yg.region(&at)?, &io.region(&at)?)?;
     }
     Ok(())
 }
@@ -252,32 +271,24 @@ pub fn schedule(rows: u64, cols: u64, dtype: DType, max_grid: u32) -> Result<Sch
     if rows == 0 || cols == 0 || max_grid == 0 {
         return bad("rows, columns and the grid must be at least 1".into());
     }
-    if !cols.is_multiple_of(u64::from(WARP)) {
-        return bad(format!(
-            "the columns must be a multiple of 32 (a warp's lanes each hold a part of the row); {cols} is not"
-        ));
-    }
-    let row_threads = if cols <= WARP_COLS {
-        WARP
-    } else {
-        [THREADS, 128, 64, 32]
-            .into_iter()
-            .find(|&t| cols.is_multiple_of(u64::from(t)))
-            .unwrap_or(WARP)
-    };
-    let per_thread = cols / u64::from(row_threads);
+    let row_threads = if cols <= WARP_COLS { WARP } else { THREADS };
+    // The widest chunk (at most 16 bytes, and no more than a thread's share of the row) dividing the
+    // row, so rows start on chunk boundaries.
+    let widest = (16 / u64::from(dtype.bytes())).min(cols.div_ceil(u64::from(row_threads)));
+    let vector = (0..=widest.ilog2())
+        .rev()
+        .map(|b| 1u64 << b)
+        .find(|v| cols.is_multiple_of(*v))
+        .unwrap_or(1);
+    let tile = u64::from(row_threads) * vector;
+    let padded = cols.div_ceil(tile).saturating_mul(tile);
+    let per_thread = padded / u64::from(row_threads);
     if per_thread > MAX_PER_THREAD {
         return bad(format!(
-            "a row takes {row_threads} threads, so each would hold {per_thread} elements in registers; at most {MAX_PER_THREAD} fit (rows up to {} columns, multiples of 256 beyond {WARP_COLS})",
+            "a row takes {row_threads} threads, so each would hold {per_thread} elements in registers; at most {MAX_PER_THREAD} fit (rows of up to {} columns)",
             MAX_PER_THREAD * u64::from(THREADS)
         ));
     }
-    let widest = 16 / u64::from(dtype.bytes());
-    let vector = (0..=widest.trailing_zeros())
-        .rev()
-        .map(|b| 1u64 << b)
-        .find(|v| per_thread.is_multiple_of(*v))
-        .unwrap_or(1);
     let rows_per_cta = if row_threads == WARP {
         THREADS / WARP
     } else {
@@ -286,18 +297,28 @@ pub fn schedule(rows: u64, cols: u64, dtype: DType, max_grid: u32) -> Result<Sch
     let blocks = rows.div_ceil(u64::from(rows_per_cta));
     let grid = u32::try_from(blocks.min(u64::from(max_grid))).unwrap_or(max_grid);
     Ok(Schedule {
-        threads: if row_threads == WARP {
-            THREADS
-        } else {
-            row_threads
-        },
+        threads: THREADS,
         row_threads,
         rows_per_cta,
         grid,
         iterations: blocks.div_ceil(u64::from(grid)),
         per_thread,
         vector,
+        padded,
     })
+}
+
+/// The column ranges of a row that each slice the register layout as one box: whole chunks, then the
+/// last chunk's whole warps, then its last warp's threads.
+fn pieces(s: &Schedule, cols: u64) -> Vec<std::ops::Range<u64>> {
+    let tile = u64::from(s.row_threads) * s.vector;
+    let warp = u64::from(WARP) * s.vector;
+    let full = cols / tile * tile;
+    let warps = full + (cols - full) / warp * warp;
+    [0..full, full..warps, warps..cols]
+        .into_iter()
+        .filter(|r| r.start < r.end)
+        .collect()
 }
 
 /// The softmax of each row of the row-major `[rows, cols]` array `x`, computed in f64.

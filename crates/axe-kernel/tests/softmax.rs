@@ -83,6 +83,12 @@ fn the_interpreter_matches_the_f64_reference_within_1e_5() {
         (2, 4096, 1056),
         (3, 2048, 2),
         (1, 1280, 1056),
+        // Rows that are not whole chunks: padded in registers with -inf.
+        (5, 100, 1056),
+        (3, 33, 1),
+        (2, 1000, 1056),
+        (2, 1100, 1056),
+        (2, 1, 1056),
     ] {
         let s = softmax_kernel_grid(rows, cols, DType::F32, grid).unwrap();
         let e = worst_error(&s, rows, cols, DType::F32, rows * cols);
@@ -119,7 +125,7 @@ fn the_schedule_is_a_warp_per_short_row_and_a_cta_per_long_row() {
         ),
         (256, 32, 8, 32, 4)
     );
-    assert_eq!((s.grid, s.iterations), (1056, 2));
+    assert_eq!((s.grid, s.iterations, s.padded), (1250, 1, 1024));
     let s = softmax_kernel(100, 16384, DType::F32).unwrap().schedule;
     assert_eq!(
         (
@@ -134,6 +140,14 @@ fn the_schedule_is_a_warp_per_short_row_and_a_cta_per_long_row() {
     );
     let s = softmax_kernel(3, 32, DType::F32).unwrap().schedule;
     assert_eq!((s.per_thread, s.vector, s.grid), (1, 1, 1));
+    // 100 columns: chunks of 4, padded to 128 (4 per lane); 1100: chunks of 4 over 256 threads, 2048.
+    let s = softmax_kernel(3, 100, DType::F32).unwrap().schedule;
+    assert_eq!((s.vector, s.padded, s.per_thread), (4, 128, 4));
+    let s = softmax_kernel(3, 1100, DType::F32).unwrap().schedule;
+    assert_eq!(
+        (s.row_threads, s.vector, s.padded, s.per_thread),
+        (256, 4, 2048, 8)
+    );
 }
 
 #[test]
@@ -166,18 +180,29 @@ fn dispatch_reduces_by_shuffles_in_a_warp_and_through_shared_memory_in_a_cta() {
     assert_eq!(v[1], "reduce.smem");
     assert_eq!(v[4], "reduce.smem");
     assert_eq!(cu.matches("__syncthreads").count(), 4, "{cu}");
+    // 1000 columns: a -inf fill, 7 whole chunks in vectors, the last chunk's 26 lanes one by one.
+    let (v, _) = variants(4, 1000);
+    assert_eq!(
+        v[..4],
+        [
+            "fill.registers",
+            "copy.registers.vector",
+            "copy.registers",
+            "reduce.shfl"
+        ]
+    );
 }
 
 #[test]
 fn shapes_it_cannot_do_are_errors_saying_why() {
     let e = |r, c, d| softmax_kernel(r, c, d).unwrap_err().to_string();
     assert!(
-        e(4, 100, DType::F32).contains("multiple of 32"),
+        e(4, 32768, DType::F32).contains("at most 64 fit"),
         "{}",
-        e(4, 100, DType::F32)
+        e(4, 32768, DType::F32)
     );
-    assert!(e(4, 32768, DType::F32).contains("at most 64 fit"));
     assert!(e(4, 16416, DType::F32).contains("at most 64 fit"));
+    softmax_kernel(4, 16384, DType::F32).unwrap();
     assert!(e(0, 32, DType::F32).contains("at least 1"));
     assert!(e(4, 32, DType::S32).contains("f32, f16 or bf16"));
     assert!(softmax_reference(2, 3, &[0.0; 5]).is_err());
@@ -195,6 +220,9 @@ fn softmax_compiles_with_nvrtc_for_both_gpu_targets() {
         (100, 32, DType::F32),
         (64, 16384, DType::F32),
         (64, 4096, DType::BF16),
+        (64, 100, DType::F16),
+        (64, 1000, DType::F32),
+        (64, 1100, DType::F32),
     ] {
         let s = softmax_kernel(rows, cols, d).unwrap();
         for t in [Target::Sm80, Target::Sm90a] {
