@@ -17,6 +17,10 @@ pub enum What {
     /// Relayout speed on the standard cases: GB/s (bytes read + written) against memcpy of the same
     /// bytes in the same run.
     Relayout(RelayoutBench),
+    /// The shipped kernels on the first NVIDIA GPU: relayout on the standard cases at 256 MiB and more,
+    /// GB/s against the driver's device-to-device copy of the same bytes, every output checked against
+    /// the CPU.
+    Kernel(crate::bench_kernel::KernelBench),
     /// Read an HLO module (a synthetic one by default): MB/s and peak memory, against memcpy of the same
     /// bytes in the same run.
     Hlo {
@@ -458,6 +462,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
 pub fn run(what: What) -> bool {
     match what {
         What::Relayout(b) => bench_relayout(b),
+        What::Kernel(b) => crate::bench_kernel::run(b),
         What::Shard(b) => crate::bench_shard::run(b),
         What::Cute(b) => crate::bench_cute::run(b),
         What::Hlo {

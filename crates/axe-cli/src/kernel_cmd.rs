@@ -1,7 +1,7 @@
 //! `axe kernel <verb>`: the shipped kernels of axe-kernel — list, emit CUDA, explain dispatch, compile
 //! with NVRTC (in a child process), run on the CPU interpreter.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use axe_kernel::relayout::{relayout_kernel, Relayout};
 use axe_kernel::{emit_cuda, lower, nvrtc, run as interpret, Program, Registry, RunLimits, Target};
@@ -43,6 +43,15 @@ pub struct Spec {
 pub enum KernelName {
     /// `relayout --src SHAPE --dst SHAPE`.
     Relayout,
+}
+
+/// Where `axe kernel run` runs.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The CPU interpreter.
+    Cpu,
+    /// An NVIDIA GPU, through the CUDA driver.
+    Cuda,
 }
 
 #[derive(Subcommand)]
@@ -90,9 +99,14 @@ pub enum Verb {
         kernel: KernelName,
         #[command(flatten)]
         shape: RelayoutShape,
-        /// cpu (the interpreter; cuda arrives with GPU execution).
-        #[arg(long, default_value = "cpu")]
-        backend: String,
+        /// cpu (the interpreter: every thread simulated, races and out-of-bounds accesses reported) or
+        /// cuda (the first NVIDIA GPU; compiled with NVRTC).
+        #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+        backend: Backend,
+        /// The virtual environment holding nvidia-cuda-nvrtc, for --backend cuda (default: $AXE_VENV or
+        /// ./.venv, else a CUDA toolkit's).
+        #[arg(long)]
+        venv: Option<String>,
         /// Input: raw bytes in --src's layout, or .npy when --src is row-major.
         input: String,
         /// Output: raw bytes in --dst's layout, or .npy when --dst is row-major.
@@ -203,13 +217,6 @@ fn explain(p: &Program) -> Report {
     }
 }
 
-fn venv(arg: &Option<String>) -> PathBuf {
-    arg.clone()
-        .or_else(|| std::env::var("AXE_VENV").ok())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(".venv"))
-}
-
 fn compile(
     spec: &Spec,
     venv_dir: &Path,
@@ -219,36 +226,13 @@ fn compile(
 ) -> Result<Report, String> {
     let (_, p) = build(spec)?;
     let arch = Target::from_str_checked(&spec.target)?;
-    let source = emit_cuda(&p).map_err(err)?;
-    let lib = nvrtc::find_nvrtc(venv_dir).ok_or_else(|| {
-        format!(
-            "no NVRTC under {}: install it with `{}/bin/python3 -m pip install nvidia-cuda-nvrtc` (or set AXE_NVRTC)",
-            venv_dir.display(),
-            venv_dir.display()
-        )
-    })?;
-    let exe = std::env::current_exe().map_err(|e| format!("locating axe: {e}"))?;
-    let args: Vec<String> = ["kernel", "nvrtc-child", "--lib"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([
-            lib.display().to_string(),
-            "--name".into(),
-            p.name.clone(),
-            "--arch".into(),
-            arch.to_string(),
-        ])
-        .collect();
-    let c = nvrtc::compile(
-        &exe,
-        &args,
-        &lib,
-        &source,
-        &p.name,
+    let (c, lib) = crate::gpu::nvrtc_compile(
+        &p,
         arch,
+        axe_kernel::IndexWidth::Auto,
+        venv_dir,
         cache.map(Path::new),
-    )
-    .map_err(err)?;
+    )?;
     if let Some(path) = ptx {
         crate::output::write_atomically(path, c.ptx.as_bytes())?;
     }
@@ -364,33 +348,62 @@ fn write_output(path: &str, dst: &ArrayShape, data: &[u8]) -> Result<(), String>
 
 fn run_relayout(
     shape: &RelayoutShape,
-    backend: &str,
+    backend: Backend,
+    venv: &Option<String>,
     input: &str,
     output: &str,
 ) -> Result<Report, String> {
-    if backend != "cpu" {
-        return Err(format!(
-            "backend {backend:?}: only cpu (the interpreter) runs kernels so far"
-        ));
-    }
     let (src, dst) = shapes(shape)?;
     let r = relayout_kernel(&src, &dst).map_err(err)?;
-    let p = lower(&r.kernel, Target::Cpu).map_err(err)?;
     let data = read_input(input, &src, r.src_bytes)?;
     let dst_len = usize::try_from(r.dst_bytes).map_err(err)?;
-    let out = interpret(&p, vec![data, vec![0; dst_len]], RunLimits::default()).map_err(err)?;
+    let (out, calls, on) = match backend {
+        Backend::Cpu => {
+            let p = lower(&r.kernel, Target::Cpu).map_err(err)?;
+            let out =
+                interpret(&p, vec![data, vec![0; dst_len]], RunLimits::default()).map_err(err)?;
+            (out, p.decisions.len(), "the cpu interpreter".to_string())
+        }
+        Backend::Cuda => run_on_gpu(&r.kernel, data, dst_len, venv)?,
+    };
     let bytes = out.get(1).ok_or("the kernel returned no destination")?;
     write_output(output, &dst, bytes)?;
+    let name = match backend {
+        Backend::Cpu => "cpu",
+        Backend::Cuda => "cuda",
+    };
     Ok(Report {
-        json: json!({"kernel": "relayout", "backend": backend, "src": src.to_string(), "dst": dst.to_string(),
-                     "bytes_in": r.src_bytes, "bytes_out": r.dst_bytes, "calls": p.decisions.len()}),
+        json: json!({"kernel": "relayout", "backend": name, "device": on, "src": src.to_string(), "dst": dst.to_string(),
+                     "bytes_in": r.src_bytes, "bytes_out": r.dst_bytes, "calls": calls}),
         text: format!(
-            "relayout {src} -> {dst} on the cpu interpreter: {} bytes in, {} bytes out, {} calls",
-            r.src_bytes,
-            r.dst_bytes,
-            p.decisions.len()
+            "relayout {src} -> {dst} on {on}: {} bytes in, {} bytes out, {calls} calls",
+            r.src_bytes, r.dst_bytes,
         ),
     })
+}
+
+/// Runs a two-buffer kernel on the GPU; the destination starts poisoned (0xA5), so a byte the kernel
+/// fails to write shows.
+#[cfg(feature = "cuda")]
+fn run_on_gpu(
+    k: &axe_kernel::Kernel,
+    data: Vec<u8>,
+    dst_len: usize,
+    venv: &Option<String>,
+) -> Result<(Vec<Vec<u8>>, usize, String), String> {
+    let (out, p, name) =
+        crate::gpu::run_kernel(k, vec![data, vec![0xA5; dst_len]], &crate::gpu::venv(venv))?;
+    Ok((out, p.decisions.len(), name))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn run_on_gpu(
+    _: &axe_kernel::Kernel,
+    _: Vec<u8>,
+    _: usize,
+    _: &Option<String>,
+) -> Result<(Vec<Vec<u8>>, usize, String), String> {
+    Err(crate::gpu::no_cuda())
 }
 
 pub fn run(verb: Verb) -> bool {
@@ -429,7 +442,7 @@ pub fn run(verb: Verb) -> bool {
             ptx,
             cubin,
         } => {
-            let dir = venv(&v);
+            let dir = crate::gpu::venv(&v);
             emit(
                 [compile(
                     &spec,
@@ -445,10 +458,11 @@ pub fn run(verb: Verb) -> bool {
             kernel: KernelName::Relayout,
             shape,
             backend,
+            venv: v,
             input,
             output,
             json,
-        } => emit([run_relayout(&shape, &backend, &input, &output)], json),
+        } => emit([run_relayout(&shape, backend, &v, &input, &output)], json),
         Verb::NvrtcChild { lib, name, arch } => {
             let code = nvrtc::child_main(
                 Path::new(&lib),

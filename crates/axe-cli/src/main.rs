@@ -5,10 +5,12 @@
 mod bench;
 mod bench_cute;
 mod bench_hlo;
+mod bench_kernel;
 mod bench_shard;
 mod cute_cmd;
 mod explain_cmd;
 mod file;
+mod gpu;
 mod hlo_cmd;
 mod input;
 mod kernel_cmd;

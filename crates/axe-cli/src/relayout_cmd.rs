@@ -36,6 +36,23 @@ pub struct RelayoutArgs {
     /// Print the plan.
     #[arg(long)]
     explain: bool,
+    /// Where the bytes move: cpu (this machine's cores) or cuda (the first NVIDIA GPU, with the shipped
+    /// relayout kernel compiled by NVRTC; --to must then be an XLA layout or shape).
+    #[arg(long, value_enum, default_value_t = Device::Cpu)]
+    device: Device,
+    /// The virtual environment holding nvidia-cuda-nvrtc, for --device cuda (default: $AXE_VENV or
+    /// ./.venv, else a CUDA toolkit's).
+    #[arg(long)]
+    venv: Option<String>,
+}
+
+/// Where `axe relayout` moves the bytes.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    /// This machine's cores.
+    Cpu,
+    /// An NVIDIA GPU.
+    Cuda,
 }
 
 fn array(text: &str) -> Result<ArrayShape, String> {
@@ -299,6 +316,32 @@ pub fn run(args: RelayoutArgs) -> bool {
         let mut out = Output::create(&args.output)?;
         say(&format!("reading {}", args.input));
         let input = read_tensor(input, need, &args.input)?;
+        if args.device == Device::Cuda {
+            let Destination::Xla(d) = &dst else {
+                return Err(
+                    "--device cuda moves between XLA layouts: give --to as an XLA layout or shape"
+                        .into(),
+                );
+            };
+            say("relayout on the GPU");
+            let body = input.get(..bytes_of(need)?).unwrap_or(&input);
+            let (bytes, secs, gpu) = gpu_relayout(&src, d, body, &args.venv)?;
+            if let Some(h) = header {
+                out.put(&h)?;
+            }
+            out.put(&bytes)?;
+            out.commit()?;
+            if let Some(p) = progress {
+                p.finish_and_clear();
+            }
+            let moved = (body.len() + bytes.len()) as f64;
+            return Ok(format!(
+                "{src} -> {d} on {gpu}: {} bytes in, {} bytes out, {:.2} GB/s (the kernel alone)",
+                body.len(),
+                bytes.len(),
+                moved / secs / 1e9
+            ));
+        }
         say("relayout");
         let mut output = crate::file::tensor_buffer(dst_layout.bytes() as usize)?;
         crate::file::populate(&output);
@@ -353,6 +396,30 @@ pub fn run(args: RelayoutArgs) -> bool {
             false
         }
     }
+}
+
+fn bytes_of(n: u64) -> Result<usize, String> {
+    usize::try_from(n).map_err(|_| format!("{n} bytes do not fit in memory"))
+}
+
+#[cfg(feature = "cuda")]
+fn gpu_relayout(
+    src: &ArrayShape,
+    dst: &ArrayShape,
+    data: &[u8],
+    venv: &Option<String>,
+) -> Result<(Vec<u8>, f64, String), String> {
+    crate::gpu::relayout(src, dst, data, &crate::gpu::venv(venv))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn gpu_relayout(
+    _: &ArrayShape,
+    _: &ArrayShape,
+    _: &[u8],
+    _: &Option<String>,
+) -> Result<(Vec<u8>, f64, String), String> {
+    Err(crate::gpu::no_cuda())
 }
 
 /// `4,4`: dims joined as the shape notation writes them.

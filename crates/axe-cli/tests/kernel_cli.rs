@@ -236,22 +236,42 @@ fn bad_requests_get_clear_errors() {
         err.contains("no NVRTC under") && err.contains("pip install nvidia-cuda-nvrtc"),
         "{err}"
     );
-    let (code, _, err) = run(&[
-        "kernel",
-        "run",
-        "relayout",
-        "--src",
-        "f32[8,8]{1,0}",
-        "--dst",
-        "{0,1}",
-        "--backend",
-        "cuda",
-        "x",
-        "-o",
-        "y",
-    ]);
-    assert_eq!(code, 1);
-    assert!(err.contains("only cpu"), "{err}");
+    // The cuda backend: on a machine without an NVIDIA driver a clear error; with one, the CPU's bytes.
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, (0..=255u8).collect::<Vec<u8>>()).unwrap();
+    let out = |backend: &str| {
+        let o = dir.path().join(format!("out-{backend}.bin"));
+        let r = run(&[
+            "kernel",
+            "run",
+            "relayout",
+            "--src",
+            "f32[8,8]{1,0}",
+            "--dst",
+            "{0,1}",
+            "--backend",
+            backend,
+            input.to_str().unwrap(),
+            "-o",
+            o.to_str().unwrap(),
+        ]);
+        (r, o)
+    };
+    let ((code, _, err), cpu) = out("cpu");
+    assert_eq!(code, 0, "{err}");
+    let ((code, _, err), gpu) = out("cuda");
+    if code == 0 {
+        assert_eq!(std::fs::read(gpu).unwrap(), std::fs::read(cpu).unwrap());
+    } else {
+        assert!(
+            err.contains("cuda: no NVIDIA driver") || err.contains("NVRTC"),
+            "{err}"
+        );
+        assert!(!gpu.exists(), "no output is written when the run fails");
+    }
+    let ((code, _, err), _) = out("gpu");
+    assert_eq!(code, 2);
+    assert!(err.contains("possible values: cpu, cuda"), "{err}");
     let f = dir.path().join("short.bin");
     std::fs::write(&f, [0u8; 10]).unwrap();
     let (code, _, err) = run(&[
@@ -300,4 +320,48 @@ fn compile_runs_nvrtc_in_a_child_when_installed() {
     );
     assert_eq!(v["target"], "sm_80");
     assert!(v["registers_per_thread"].as_u64().unwrap() > 0, "{v}");
+}
+
+#[test]
+fn gpu_commands_without_a_gpu_say_so_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, vec![7u8; 4 * 64 * 96]).unwrap();
+    let out = dir.path().join("out.bin");
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "f32[64,96]{1,0}",
+        "--to",
+        "{0,1}",
+        "--device",
+        "cuda",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    if code != 0 {
+        assert!(err.contains("cuda: no NVIDIA driver"), "{err}");
+        assert!(!out.exists());
+    }
+    // An Axe destination layout is a CPU-only relayout.
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "f32[64,96]{1,0}",
+        "--to",
+        "S[(96,64):(64,1)]",
+        "--device",
+        "cuda",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("--device cuda moves between XLA layouts"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["bench", "kernel", "--rounds", "1", "--mib", "1"]);
+    if code != 0 {
+        assert!(err.contains("cuda: no NVIDIA driver"), "{err}");
+    }
 }

@@ -8,12 +8,30 @@ use std::fmt::Write;
 use crate::desc::{BinaryOp, Space, UnaryOp};
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::expr::Expr;
+use crate::expr::{Expr, Narrow};
 use crate::ir::{Access, Compute, LStmt, Program};
 
+/// The integer type of emitted index arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IndexWidth {
+    /// `int` where every value provably fits 32 bits ([`crate::range::fits_i32`]), else `long long`.
+    #[default]
+    Auto,
+    /// `long long` always.
+    Wide,
+}
+
 /// The CUDA C++ source of `prog`: `extern "C" __global__ void <name>(unsigned char* <buffer>, ...)`,
-/// launched with `grid` blocks of `threads` threads and `shared_bytes` of dynamic shared memory.
+/// launched with `grid` blocks of `threads` threads and `shared_bytes` of dynamic shared memory. Index
+/// arithmetic is 32-bit where every value fits ([`IndexWidth::Auto`]).
 pub fn emit_cuda(prog: &Program) -> Result<String> {
+    emit_cuda_with(prog, IndexWidth::Auto)
+}
+
+/// [`emit_cuda`] with the index arithmetic's width chosen by `width`.
+pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
+    let n = width == IndexWidth::Auto && crate::range::fits_i32(prog);
+    let int = if n { "int" } else { "long long" };
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -22,7 +40,7 @@ pub fn emit_cuda(prog: &Program) -> Result<String> {
     );
     let _ = writeln!(
         s,
-        "// Launch: {} CTAs of {} threads (clusters of {}), {} bytes of dynamic shared memory.",
+        "// Launch: {} CTAs of {} threads (clusters of {}), {} bytes of dynamic shared memory; {int} indices.",
         prog.launch.grid, prog.launch.threads, prog.launch.cluster, prog.shared_bytes
     );
     for d in &prog.decisions {
@@ -49,7 +67,10 @@ pub fn emit_cuda(prog: &Program) -> Result<String> {
         prog.name,
         params.join(", ")
     );
-    s.push_str("  const long long tid = threadIdx.x;\n  const long long cta = blockIdx.x;\n");
+    let _ = writeln!(
+        s,
+        "  const {int} tid = threadIdx.x;\n  const {int} cta = blockIdx.x;"
+    );
     if prog.shared_bytes > 0 {
         s.push_str("  extern __shared__ __align__(128) unsigned char smem[];\n");
     }
@@ -73,7 +94,7 @@ pub fn emit_cuda(prog: &Program) -> Result<String> {
             Space::Global => {}
         }
     }
-    block(prog, &prog.body, 1, &mut s);
+    block(prog, &prog.body, 1, n, &mut s);
     s.push_str("}\n");
     Ok(s)
 }
@@ -97,18 +118,25 @@ fn vector_type(bytes: u32) -> &'static str {
     }
 }
 
-fn addr(prog: &Program, a: &Access) -> String {
+/// `e` in C, 32-bit when `n`.
+fn ex(e: &Expr, n: bool) -> String {
+    if n {
+        Narrow(e).to_string()
+    } else {
+        e.to_string()
+    }
+}
+
+fn addr(prog: &Program, a: &Access, n: bool) -> String {
     let b = &prog.buffers[a.buf];
+    let e = ex(&a.byte, n);
     match b.space {
         Space::Shared(Some(sw)) => {
             let mask = sw.bytes() / 16 - 1;
-            format!(
-                "{} + (({e}) ^ ((({e}) >> 7) & {mask}LL) << 4)",
-                b.name,
-                e = a.byte
-            )
+            let ll = if n { "" } else { "LL" };
+            format!("{} + (({e}) ^ ((({e}) >> 7) & {mask}{ll}) << 4)", b.name)
         }
-        _ => format!("{} + {}", b.name, a.byte),
+        _ => format!("{} + {e}", b.name),
     }
 }
 
@@ -178,26 +206,29 @@ fn compute(f: &Compute, args: &[String]) -> String {
     }
 }
 
-fn block(prog: &Program, body: &[LStmt], depth: usize, s: &mut String) {
+fn block(prog: &Program, body: &[LStmt], depth: usize, n: bool, s: &mut String) {
     let pad = "  ".repeat(depth);
+    let (int, ll) = if n { ("int", "") } else { ("long long", "LL") };
     for st in body {
         match st {
             LStmt::For { var, extent, body } => {
                 let v = Expr::Var(*var);
-                let _ = writeln!(
-                    s,
-                    "{pad}for (long long {v} = 0; {v} < {extent}LL; ++{v}) {{"
-                );
-                block(prog, body, depth + 1, s);
+                let _ = writeln!(s, "{pad}for ({int} {v} = 0; {v} < {extent}{ll}; ++{v}) {{");
+                block(prog, body, depth + 1, n, s);
                 let _ = writeln!(s, "{pad}}}");
             }
             LStmt::If { cond, body } => {
-                let _ = writeln!(s, "{pad}if ({cond}) {{");
-                block(prog, body, depth + 1, s);
+                let _ = writeln!(s, "{pad}if ({}) {{", ex(cond, n));
+                block(prog, body, depth + 1, n, s);
                 let _ = writeln!(s, "{pad}}}");
             }
             LStmt::Let { var, value } => {
-                let _ = writeln!(s, "{pad}const long long {} = {value};", Expr::Var(*var));
+                let _ = writeln!(
+                    s,
+                    "{pad}const {int} {} = {};",
+                    Expr::Var(*var),
+                    ex(value, n)
+                );
             }
             LStmt::Move {
                 dst, src, bytes, ..
@@ -206,8 +237,8 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, s: &mut String) {
                 let _ = writeln!(
                     s,
                     "{pad}*reinterpret_cast<{t}*>({}) = *reinterpret_cast<const {t}*>({});",
-                    addr(prog, dst),
-                    addr(prog, src)
+                    addr(prog, dst, n),
+                    addr(prog, src, n)
                 );
             }
             LStmt::Store { dst, value, .. } => {
@@ -228,7 +259,7 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, s: &mut String) {
                 let _ = writeln!(
                     s,
                     "{pad}*reinterpret_cast<{t}*>({}) = {init};",
-                    addr(prog, dst)
+                    addr(prog, dst, n)
                 );
             }
             LStmt::Compute { f, dst, srcs, .. } => {
@@ -244,7 +275,7 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, s: &mut String) {
                         format!(
                             "*reinterpret_cast<const {}*>({})",
                             c_type(*d),
-                            addr(prog, a)
+                            addr(prog, a, n)
                         )
                     })
                     .collect();
@@ -252,7 +283,7 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, s: &mut String) {
                     s,
                     "{pad}*reinterpret_cast<{}*>({}) = {};",
                     c_type(out),
-                    addr(prog, dst),
+                    addr(prog, dst, n),
                     compute(f, &args)
                 );
             }
@@ -272,8 +303,8 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, s: &mut String) {
                 let _ = writeln!(
                     s,
                     "{pad}*reinterpret_cast<{t}*>({}) = ({t})__shfl_xor_sync(0xffffffffu, ({w})*reinterpret_cast<const {t}*>({}), {lane_xor});",
-                    addr(prog, dst),
-                    addr(prog, src)
+                    addr(prog, dst, n),
+                    addr(prog, src, n)
                 );
             }
             LStmt::Barrier => {

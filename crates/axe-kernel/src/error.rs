@@ -62,6 +62,10 @@ pub enum KernelError {
     /// Compiling with NVRTC failed (its log included).
     #[error("nvrtc: {0}")]
     Nvrtc(String),
+    /// The CUDA driver failed (no driver or device, out of memory, a faulting kernel): what was being
+    /// done and the driver's name for the error.
+    #[error("cuda: {0}")]
+    Cuda(String),
     /// An integer overflowed.
     #[error("integer overflow while {0}")]
     Overflow(String),

@@ -98,26 +98,46 @@ pub fn eval_bin(op: BinOp, a: i64, b: i64) -> Option<i64> {
     }
 }
 
-impl fmt::Display for Expr {
-    /// C syntax (`v3`, `threadIdx.x`, fully parenthesised).
+/// An expression in C with `int` arithmetic (constants without the `LL` suffix), for programs whose
+/// values all fit 32 bits ([`crate::range::fits_i32`]).
+pub struct Narrow<'a>(pub &'a Expr);
+
+impl fmt::Display for Narrow<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Expr::Const(c) => write!(f, "{c}LL"),
-            Expr::Var(v) => write!(f, "v{}", v.0),
-            Expr::Thread => f.write_str("tid"),
-            Expr::Cta => f.write_str("cta"),
-            Expr::Bin(op, a, b) => {
-                let o = match op {
-                    BinOp::Add => "+",
-                    BinOp::Sub => "-",
-                    BinOp::Mul => "*",
-                    BinOp::Div => "/",
-                    BinOp::Rem => "%",
-                    BinOp::Lt => "<",
-                    BinOp::And => "&&",
-                };
-                write!(f, "({a} {o} {b})")
-            }
+        write_c(self.0, false, f)
+    }
+}
+
+/// `e` in C: 64-bit (`wide`, constants `…LL`) or 32-bit arithmetic, fully parenthesised.
+fn write_c(e: &Expr, wide: bool, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match e {
+        Expr::Const(c) if wide => write!(f, "{c}LL"),
+        Expr::Const(c) => write!(f, "{c}"),
+        Expr::Var(v) => write!(f, "v{}", v.0),
+        Expr::Thread => f.write_str("tid"),
+        Expr::Cta => f.write_str("cta"),
+        Expr::Bin(op, a, b) => {
+            let o = match op {
+                BinOp::Add => "+",
+                BinOp::Sub => "-",
+                BinOp::Mul => "*",
+                BinOp::Div => "/",
+                BinOp::Rem => "%",
+                BinOp::Lt => "<",
+                BinOp::And => "&&",
+            };
+            f.write_str("(")?;
+            write_c(a, wide, f)?;
+            write!(f, " {o} ")?;
+            write_c(b, wide, f)?;
+            f.write_str(")")
         }
+    }
+}
+
+impl fmt::Display for Expr {
+    /// C syntax with 64-bit arithmetic (`v3`, `tid`, constants `…LL`, fully parenthesised).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_c(self, true, f)
     }
 }

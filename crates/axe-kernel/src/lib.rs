@@ -24,6 +24,8 @@
 //! ```
 
 pub mod copy;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod desc;
 pub mod dispatch;
 mod dtype;
@@ -35,6 +37,7 @@ mod ir;
 mod lower;
 pub mod nvrtc;
 pub mod pointwise;
+pub mod range;
 pub mod reduce;
 pub mod regcopy;
 pub mod registers;
@@ -51,7 +54,7 @@ pub use desc::{
 };
 pub use dispatch::{Ctx, Outcome, Registry, Target, Variant};
 pub use dtype::DType;
-pub use emit::emit_cuda;
+pub use emit::{emit_cuda, emit_cuda_with, IndexWidth};
 pub use error::{KernelError, Result};
 pub use expr::{BinOp, Expr, Var};
 pub use interp::{run, RunLimits};

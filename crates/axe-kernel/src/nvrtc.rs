@@ -25,13 +25,14 @@ pub struct Compiled {
     pub cubin: Vec<u8>,
 }
 
-/// The NVRTC library: `$AXE_NVRTC` if set, else the pip wheel's `libnvrtc.so.*` under `venv`.
+/// The NVRTC library: `$AXE_NVRTC` if set, else the pip wheel's `libnvrtc.so.*` under `venv`, else a CUDA
+/// toolkit's (`$CUDA_HOME`, or `/usr/local/cuda`).
 pub fn find_nvrtc(venv: &Path) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("AXE_NVRTC") {
         return Some(PathBuf::from(p));
     }
     let lib = venv.join("lib");
-    let pythons = std::fs::read_dir(&lib).ok()?;
+    let pythons = std::fs::read_dir(&lib).into_iter().flatten();
     let mut found = Vec::new();
     for py in pythons.flatten() {
         let nv = py.path().join("site-packages").join("nvidia");
@@ -46,6 +47,25 @@ pub fn find_nvrtc(venv: &Path) -> Option<PathBuf> {
             }
         }
     }
+    found.sort();
+    found.pop().or_else(toolkit_nvrtc)
+}
+
+/// NVRTC from a CUDA toolkit: `$CUDA_HOME/lib64`, else `/usr/local/cuda/lib64`.
+fn toolkit_nvrtc() -> Option<PathBuf> {
+    let home = std::env::var_os("CUDA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/local/cuda"));
+    let mut found: Vec<PathBuf> = std::fs::read_dir(home.join("lib64"))
+        .ok()?
+        .flatten()
+        .map(|f| f.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("libnvrtc.so"))
+        })
+        .collect();
     found.sort();
     found.pop()
 }

@@ -33,14 +33,26 @@ pub struct Relayout {
     pub dst_bytes: u64,
 }
 
+/// CTAs a relayout kernel launches at most (each loops over the rest).
+pub const MAX_CTAS: u32 = 4096;
+
 /// The relayout kernel from array `src` to array `dst` (same element type and dimensions).
 pub fn relayout_kernel(src: &ArrayShape, dst: &ArrayShape) -> Result<Relayout> {
+    relayout_kernel_with(src, dst, MAX_CTAS)
+}
+
+/// [`relayout_kernel`] launching at most `max_ctas` CTAs (at least 1).
+pub fn relayout_kernel_with(src: &ArrayShape, dst: &ArrayShape, max_ctas: u32) -> Result<Relayout> {
     if src.element_type != dst.element_type || src.dims != dst.dims {
         return Err(KernelError::Invalid(format!(
             "relayout moves one array between layouts: {src} and {dst} differ in element type or dimensions"
         )));
     }
-    let bits = axe_xla::element_bits(src);
+    // Both sides' element sizes: a layout with an element size (`E(1)` packs pred into bits) counts.
+    let (bits, dst_bits) = (axe_xla::element_bits(src), axe_xla::element_bits(dst));
+    if dst_bits != bits || dst_bits % 8 != 0 {
+        return Err(KernelError::Invalid(format!("{dst}: relayout kernels move whole-byte elements of 1, 2, 4 or 8 bytes, not {dst_bits}-bit ones (bit-packed layouts are moved by `axe relayout` on the CPU)")));
+    }
     let dtype = u32::try_from(bits)
         .ok()
         .filter(|b| b % 8 == 0)
@@ -49,7 +61,7 @@ pub fn relayout_kernel(src: &ArrayShape, dst: &ArrayShape) -> Result<Relayout> {
             let own = src.element_type.to_string().parse::<DType>().ok();
             own.filter(|d| d.bytes() == b / 8).or_else(|| DType::of_bytes(b / 8))
         })
-        .ok_or_else(|| KernelError::Invalid(format!("{src}: relayout kernels move whole-byte elements of 1, 2, 4 or 8 bytes, not {bits}-bit ones")))?;
+        .ok_or_else(|| KernelError::Invalid(format!("{src}: relayout kernels move whole-byte elements of 1, 2, 4 or 8 bytes, not {bits}-bit ones (bit-packed layouts are moved by `axe relayout` on the CPU)")))?;
     let eb = u64::from(dtype.bytes());
     let xla = |a: &ArrayShape| -> Result<(axe_xla::AxeForm, u64)> {
         let form = to_axe(a).map_err(|e| KernelError::Invalid(format!("{a}: {e}")))?;
@@ -63,7 +75,8 @@ pub fn relayout_kernel(src: &ArrayShape, dst: &ArrayShape) -> Result<Relayout> {
     let (df, dst_bytes) = xla(dst)?;
     let dims: Vec<u64> = sf.region.iter().map(|r| r.end).collect();
     let total: u64 = dims.iter().product();
-    let grid = u32::try_from(total.div_ceil(u64::from(THREADS) * 4).clamp(1, 4096)).unwrap_or(4096);
+    let most = u64::from(max_ctas.max(1));
+    let grid = u32::try_from(total.div_ceil(u64::from(THREADS) * 4).clamp(1, most)).unwrap_or(1);
     let mut k = KernelBuilder::new(
         "relayout",
         Launch {

@@ -6,10 +6,13 @@
 //! and `b` likewise keeps each layout's map (row-major flattening is unchanged), so `group` gives each
 //! split dimension its iters; putting the tile-grid dimensions first and the two tile dimensions last
 //! (the source with `a` innermost, the destination with `b` innermost) gives, for each side, a layout
-//! whose flat index is `tile · T_a·T_b + position in the tile`. Each CTA takes tiles in turn: its threads
-//! load source vectors into a shared tile stored `a`-contiguous (rows padded by one vector against bank
-//! conflicts), synchronise, gather destination vectors along `b` into registers, store them, and
-//! synchronise again.
+//! whose flat index is `tile · T_a·T_b + position in the tile`. Within a tile each side's iters are put
+//! in that side's memory order (by stride), so a vector is the longest aligned run of memory whatever
+//! dimensions it spans: a bf16 `T(8,128)(2,1)` tile's 16-byte vector is 2 rows × 4 columns. Each CTA
+//! takes tiles in turn: its threads load source vectors and place their elements in a shared tile stored
+//! `a`-contiguous (one vector store when the vector runs along `a`; rows padded by one vector against
+//! bank conflicts), synchronise, gather destination vectors element by element into registers, store
+//! them, and synchronise again. Tiles are as large as divides the shape, up to 16 KiB.
 
 use axe_layout::{Iter, Layout};
 
@@ -35,16 +38,26 @@ fn contiguous_dim(t: &Tensor) -> Result<Option<usize>> {
     }))
 }
 
-/// `t` seen over `(grid..., T_x, T_y)`: tiles of `ta` along `a` and `tb` along `b`, with `inner` the
-/// innermost tile dimension. `None` when grouping by the split shape fails.
-fn tile_view(
+/// One iter of a tile in a layout: on the tile's `a` dimension or its `b`, its extent, its radix in that
+/// dimension (the logical step of one digit), and its memory stride.
+#[derive(Debug, Clone, Copy)]
+struct TileIter {
+    on_a: bool,
+    extent: u64,
+    radix: u64,
+    stride: i64,
+}
+
+/// `t` seen over `(grid..., tile in memory order)`: tiles of `ta` along `a` and `tb` along `b`, the
+/// tile's iters sorted by stride (innermost last), and those iters innermost first. `None` when
+/// grouping by the split shape fails.
+fn memory_view(
     t: &Tensor,
     a: usize,
     b: usize,
     ta: u64,
     tb: u64,
-    inner: usize,
-) -> Result<Option<Tensor>> {
+) -> Result<Option<(Tensor, Vec<TileIter>)>> {
     let mut split = Vec::new();
     let mut grid_pos = Vec::new();
     let (mut pos_a, mut pos_b) = (0, 0);
@@ -70,32 +83,102 @@ fn tile_view(
         return Ok(None);
     };
     let mut iters: Vec<Iter> = Vec::new();
-    let mut shape = Vec::new();
     for &p in &grid_pos {
         iters.extend_from_slice(g.block(p));
-        shape.push(split[p]);
     }
-    let (outer, inn) = if inner == a {
-        (pos_b, pos_a)
-    } else {
-        (pos_a, pos_b)
-    };
-    for p in [outer, inn] {
-        iters.extend_from_slice(g.block(p));
-        shape.push(split[p]);
+    let mut tile: Vec<(TileIter, Iter)> = Vec::new();
+    for (pos, on_a) in [(pos_a, true), (pos_b, false)] {
+        let mut radix = 1u64;
+        for it in g.block(pos).iter().rev() {
+            if it.extent() > 1 {
+                tile.push((
+                    TileIter {
+                        on_a,
+                        extent: it.extent(),
+                        radix,
+                        stride: it.stride(),
+                    },
+                    *it,
+                ));
+            }
+            radix = radix.saturating_mul(it.extent());
+        }
     }
+    tile.sort_by_key(|(ti, _)| ti.stride.unsigned_abs());
+    iters.extend(tile.iter().rev().map(|(_, it)| *it));
     let l = Layout::new(
         iters,
         t.layout.replica().to_vec(),
         t.layout.offset().clone(),
     )
     .map_err(layout(format!("tiling tensor {}", t.name)))?;
-    Ok(Some(Tensor {
+    let view = Tensor {
         layout: l,
-        shape: vec![shape.iter().product()],
+        shape: vec![t.size()],
         ..t.clone()
-    }))
+    };
+    Ok(Some((view, tile.into_iter().map(|(ti, _)| ti).collect())))
 }
+
+/// The shared-tile element offset `ib · row + ia` of element `q` (in memory order) of a tile whose
+/// iters, innermost first, are `order`.
+fn tile_offset(order: &[TileIter], q: &Expr, row: i64) -> Result<Expr> {
+    let (mut ia, mut ib) = (Expr::Const(0), Expr::Const(0));
+    let mut below = 1u64;
+    for (j, ti) in order.iter().enumerate() {
+        let mut d = q.clone().over(Expr::Const(to_i64(below)?));
+        if j + 1 < order.len() {
+            d = d.modulo(Expr::Const(to_i64(ti.extent)?));
+        }
+        let term = d.times(Expr::Const(to_i64(ti.radix)?));
+        if ti.on_a {
+            ia = ia.plus(term);
+        } else {
+            ib = ib.plus(term);
+        }
+        below = below.saturating_mul(ti.extent);
+    }
+    Ok(ib.times(Expr::Const(row)).plus(ia))
+}
+
+/// Whether the first `w` elements in memory order run along `a` with radix 1, 2, ... (one contiguous
+/// vector of the `a`-contiguous shared tile).
+fn runs_along_a(order: &[TileIter], w: u64) -> bool {
+    let (mut left, mut radix) = (w, 1u64);
+    for ti in order {
+        if left <= 1 {
+            return true;
+        }
+        if !ti.on_a || ti.radix != radix {
+            return false;
+        }
+        if ti.extent >= left {
+            return ti.extent.is_multiple_of(left);
+        }
+        if !left.is_multiple_of(ti.extent) {
+            return false;
+        }
+        left /= ti.extent;
+        radix = radix.saturating_mul(ti.extent);
+    }
+    left <= 1
+}
+
+/// A tile choice: `T_a`, `T_b`, the source's and destination's vector widths, and each side's view and
+/// tile iters in memory order.
+type Choice = (
+    u64,
+    u64,
+    u64,
+    u64,
+    Tensor,
+    Vec<TileIter>,
+    Tensor,
+    Vec<TileIter>,
+);
+
+/// Largest shared tile, in bytes.
+const TILE_BYTES: u64 = 16 * 1024;
 
 struct Staged;
 
@@ -136,21 +219,48 @@ impl Variant for Staged {
             ));
         }
         let eb = src.dtype.bytes();
-        let pick = |e: u64| [32u64, 16, 8, 4].into_iter().find(|t| e.is_multiple_of(*t));
-        let (Some(ta), Some(tb)) = (pick(src.shape[a]), pick(dst.shape[b])) else {
+        let ebu = u64::from(eb);
+        // Every power-of-two tile dividing both dimensions, up to 16 KiB, largest first; the first
+        // whose vectors are as wide as any tile gives is used.
+        let sides = [128u64, 64, 32, 16, 8, 4, 2];
+        let mut cands: Vec<(u64, u64)> = sides
+            .iter()
+            .flat_map(|&ta| sides.iter().map(move |&tb| (ta, tb)))
+            .filter(|&(ta, tb)| {
+                src.shape[a].is_multiple_of(ta)
+                    && src.shape[b].is_multiple_of(tb)
+                    && ta * tb * ebu <= TILE_BYTES
+                    && ta * tb >= 16
+            })
+            .collect();
+        cands.sort_by_key(|&(ta, tb)| (std::cmp::Reverse(ta * tb), ta.abs_diff(tb)));
+        let mut best: Option<Choice> = None;
+        for &(ta, tb) in cands.iter().take(24) {
+            let (Some((vs, os)), Some((vd, od))) = (
+                memory_view(src, a, b, ta, tb)?,
+                memory_view(dst, a, b, ta, tb)?,
+            ) else {
+                continue;
+            };
+            let ws = u64::from(widest(&[(&vs, "the source", false)], src.dtype)? / eb);
+            let wd = u64::from(widest(&[(&vd, "the destination", true)], dst.dtype)? / eb);
+            // Vectors stay inside a tile.
+            let (ws, wd) = (ws.min(ta * tb), wd.min(ta * tb));
+            let better = best.as_ref().is_none_or(|bst| ws * wd > bst.2 * bst.3);
+            if better {
+                let full = ws * ebu >= 16 && wd * ebu >= 16;
+                best = Some((ta, tb, ws, wd, vs, os, vd, od));
+                if full {
+                    break;
+                }
+            }
+        }
+        let Some((ta, tb, ws, wd, vs, os, vd, od)) = best else {
             return no(format!(
-                "tiles need dimensions {a} and {b} to be multiples of 4; they are {} and {}",
+                "no tile of powers of two divides dimensions {a} and {b} ({} and {}) in both layouts",
                 src.shape[a], src.shape[b]
             ));
         };
-        let (Some(vs), Some(vd)) = (
-            tile_view(src, a, b, ta, tb, a)?,
-            tile_view(dst, a, b, ta, tb, b)?,
-        ) else {
-            return no(format!("the layouts do not split into {ta}×{tb} tiles"));
-        };
-        let ws = widest(&[(&vs, "the source", false)], src.dtype)? / eb;
-        let wd = widest(&[(&vd, "the destination", true)], dst.dtype)? / eb;
         if ws < 2 && wd < 2 {
             return no(format!(
                 "{ta}×{tb} tiles give no vectors wider than one element on either side"
@@ -159,8 +269,6 @@ impl Variant for Staged {
         if dst.layout.replica_count() > 1 {
             return no("replicated destinations are written by the direct variants".into());
         }
-        // A vector stays inside its tile row (widths and tile sides are powers of two).
-        let (ws, wd) = (u64::from(ws).min(ta), u64::from(wd).min(tb));
         let threads = i64::from(ctx.kernel.launch.threads);
         let (units, unit) = if call.scope.level == Level::Kernel {
             (i64::from(ctx.kernel.launch.grid), Expr::Cta)
@@ -168,22 +276,25 @@ impl Variant for Staged {
             (1, Expr::Const(0))
         };
         let tiles = to_i64(src.size() / (ta * tb))?;
-        let row = to_i64(ta + ws)?; // shared row: T_a elements plus one vector of padding
+        let along_a = runs_along_a(&os, ws);
+        // Shared rows: T_a elements plus one source vector of padding (keeps vector stores aligned).
+        let row = to_i64(ta + ws)?;
         let ebi = i64::from(eb);
         let tile = ctx.scratch(Buffer {
             name: format!("_stage{}_tile", ctx.buffers().len()),
             space: Space::Shared(None),
             dtype: src.dtype,
-            elems: (tb * (ta + ws)),
+            elems: tb * (ta + ws),
         });
         let regs = ctx.scratch(Buffer {
             name: format!("_stage{}_regs", ctx.buffers().len()),
             space: Space::Registers,
             dtype: src.dtype,
-            elems: wd,
+            elems: ws.max(wd),
         });
         let (round, t) = (ctx.var(), ctx.var());
         let (i1, c1, i2, c2, k) = (ctx.var(), ctx.var(), ctx.var(), ctx.var(), ctx.var());
+        let k1 = ctx.var();
         let per = |n: u64| -> Result<(i64, i64)> {
             let n = to_i64(n)?;
             Ok(((n + threads - 1) / threads, n))
@@ -195,33 +306,58 @@ impl Variant for Staged {
         let src_chunk = Expr::Var(t)
             .times(Expr::Const(to_i64(ta * tb / ws)?))
             .plus(c1e.clone());
-        let elem1 = c1e.times(Expr::Const(to_i64(ws)?));
-        let sh1 = elem1
-            .clone()
-            .over(Expr::Const(to_i64(ta)?))
-            .times(Expr::Const(row))
-            .plus(elem1.modulo(Expr::Const(to_i64(ta)?)));
-        let load = LStmt::Move {
-            call: id,
-            dst: Access {
-                buf: tile,
-                byte: sh1.times(Expr::Const(ebi)),
-            },
-            src: Access {
-                buf: src.buffer.0,
-                byte: chunk_offset(&vs, &src_chunk, ws)?.times(Expr::Const(ebi)),
-            },
-            bytes: (ws as u32) * eb,
+        let q1 = c1e.times(Expr::Const(to_i64(ws)?));
+        let src_at = Access {
+            buf: src.buffer.0,
+            byte: chunk_offset(&vs, &src_chunk, ws)?.times(Expr::Const(ebi)),
         };
-        // Phase 2: destination vectors gathered along b.
+        let load = if along_a {
+            vec![LStmt::Move {
+                call: id,
+                dst: Access {
+                    buf: tile,
+                    byte: tile_offset(&os, &q1, row)?.times(Expr::Const(ebi)),
+                },
+                src: src_at,
+                bytes: (ws as u32) * eb,
+            }]
+        } else {
+            vec![
+                LStmt::Move {
+                    call: id,
+                    dst: Access {
+                        buf: regs,
+                        byte: Expr::Const(0),
+                    },
+                    src: src_at,
+                    bytes: (ws as u32) * eb,
+                },
+                LStmt::For {
+                    var: k1,
+                    extent: to_i64(ws)?,
+                    body: vec![LStmt::Move {
+                        call: id,
+                        dst: Access {
+                            buf: tile,
+                            byte: tile_offset(&os, &q1.clone().plus(Expr::Var(k1)), row)?
+                                .times(Expr::Const(ebi)),
+                        },
+                        src: Access {
+                            buf: regs,
+                            byte: Expr::Var(k1).times(Expr::Const(ebi)),
+                        },
+                        bytes: eb,
+                    }],
+                },
+            ]
+        };
+        // Phase 2: destination vectors gathered element by element.
         let (r2, n2) = per(ta * tb / wd)?;
         let c2e = Expr::Var(c2);
         let dst_chunk = Expr::Var(t)
             .times(Expr::Const(to_i64(ta * tb / wd)?))
             .plus(c2e.clone());
-        let elem2 = c2e.times(Expr::Const(to_i64(wd)?));
-        let ia = elem2.clone().over(Expr::Const(to_i64(tb)?));
-        let ib = elem2.modulo(Expr::Const(to_i64(tb)?)).plus(Expr::Var(k));
+        let q2 = c2e.times(Expr::Const(to_i64(wd)?));
         let gather = LStmt::For {
             var: k,
             extent: to_i64(wd)?,
@@ -233,7 +369,7 @@ impl Variant for Staged {
                 },
                 src: Access {
                     buf: tile,
-                    byte: ib.times(Expr::Const(row)).plus(ia).times(Expr::Const(ebi)),
+                    byte: tile_offset(&od, &q2.plus(Expr::Var(k)), row)?.times(Expr::Const(ebi)),
                 },
                 bytes: eb,
             }],
@@ -265,7 +401,7 @@ impl Variant for Staged {
             }
         };
         let per_tile = vec![
-            phase(i1, c1, r1, n1, vec![load]),
+            phase(i1, c1, r1, n1, load),
             LStmt::Barrier,
             phase(i2, c2, r2, n2, vec![gather, store]),
             LStmt::Barrier,

@@ -7,8 +7,8 @@ use std::path::Path;
 use axe_kernel::nvrtc::{compile_here, find_nvrtc};
 use axe_kernel::relayout::relayout_kernel;
 use axe_kernel::{
-    emit_cuda, lower, BinaryOp, DType, KernelBuilder, Launch, Op, Scope, Space, Swizzle, Target,
-    UnaryOp, Value,
+    emit_cuda_with, lower, BinaryOp, DType, IndexWidth, KernelBuilder, Launch, Op, Scope, Space,
+    Swizzle, Target, UnaryOp, Value,
 };
 use axe_layout::Layout;
 
@@ -109,8 +109,17 @@ fn emitted_kernels_compile_for_both_gpu_targets() {
     )
     .unwrap();
     for kernel in [pointwise_and_staged(), relayout.kernel] {
-        for t in [Target::Sm80, Target::Sm90a] {
-            let src = emit_cuda(&lower(&kernel, t).unwrap()).unwrap();
+        for (t, w) in [
+            (Target::Sm80, IndexWidth::Auto),
+            (Target::Sm90a, IndexWidth::Auto),
+            (Target::Sm90a, IndexWidth::Wide),
+        ] {
+            let p = lower(&kernel, t).unwrap();
+            let src = emit_cuda_with(&p, w).unwrap();
+            // These small kernels index with 32-bit ints unless asked not to.
+            let narrow = src.contains("const int tid = threadIdx.x;");
+            assert_eq!(narrow, w == IndexWidth::Auto, "{src}");
+            assert_eq!(narrow, !src.contains("LL"), "{src}");
             let c = compile_here(&lib, &src, &kernel.name, t.arch().unwrap())
                 .unwrap_or_else(|e| panic!("{e}\n{src}"));
             assert!(c.ptx.contains(".entry"), "{}", c.ptx);

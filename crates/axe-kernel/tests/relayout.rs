@@ -49,6 +49,14 @@ fn relayout_matches_axe_relayout_on_the_bench_shapes_at_test_sizes() {
         ("f32[4,6,10]{2,1,0}", "f32[4,6,10]{0,2,1}"),
         ("f16[300,200]{1,0:T(8,128)(2,1)}", "f16[300,200]{0,1}"),
         ("f64[5,7]{0,1}", "f64[5,7]{1,0}"),
+        // Large enough for big shared tiles and two-dimensional vectors.
+        ("bf16[64,256]{1,0}", "bf16[64,256]{1,0:T(8,128)(2,1)}"),
+        ("bf16[64,256]{1,0:T(8,128)(2,1)}", "bf16[64,256]{1,0}"),
+        ("s8[64,256]{1,0}", "s8[64,256]{1,0:T(8,128)(4,1)}"),
+        ("s8[64,256]{1,0:T(8,128)(4,1)}", "s8[64,256]{1,0}"),
+        ("f32[128,96]{1,0}", "f32[128,96]{0,1}"),
+        ("f16[16,64,32]{2,1,0}", "f16[16,64,32]{0,1,2}"),
+        ("bf16[64,256]{0,1}", "bf16[64,256]{1,0:T(8,128)(2,1)}"),
     ] {
         let (got, want) = both(src, dst);
         assert!(
@@ -121,6 +129,39 @@ fn arb_case() -> impl Strategy<Value = (Vec<u64>, String, String, &'static str)>
             prop::sample::select(vec!["f32", "bf16", "s8", "f64"]),
         )
     })
+}
+
+/// Dimensions that powers of two divide, so that staged copies take large tiles.
+fn arb_wide_case() -> impl Strategy<Value = (Vec<u64>, String, String, &'static str)> {
+    (2usize..4)
+        .prop_flat_map(|rank| {
+            (
+                prop::collection::vec(
+                    prop::sample::select(vec![2u64, 8, 16, 24, 64, 128, 256]),
+                    rank,
+                ),
+                arb_layout(rank),
+                arb_layout(rank),
+                prop::sample::select(vec!["f32", "bf16", "s8", "f16"]),
+            )
+        })
+        .prop_filter("at most 2^16 elements", |(d, ..)| {
+            d.iter().product::<u64>() <= 1 << 16
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+    #[test]
+    fn relayout_matches_axe_relayout_on_random_pairs_with_large_tiles((dims, la, lb, ty) in arb_wide_case()) {
+        let d: Vec<String> = dims.iter().map(|x| x.to_string()).collect();
+        let (a, b) = (format!("{ty}[{}]{la}", d.join(",")), format!("{ty}[{}]{lb}", d.join(",")));
+        let (sa, sb) = (shape(&a), shape(&b));
+        prop_assume!(axe_xla::to_axe(&sa).is_ok() && axe_xla::to_axe(&sb).is_ok());
+        prop_assume!(TensorLayout::from_xla(&sa).is_ok() && TensorLayout::from_xla(&sb).is_ok());
+        let (got, want) = both(&a, &b);
+        prop_assert!(got == want, "{} -> {}", a, b);
+    }
 }
 
 proptest! {
