@@ -210,3 +210,51 @@ fn register_pointwise_operands_must_sit_in_the_computing_thread() {
         "{e}"
     );
 }
+
+#[test]
+fn division_is_floating_point_only() {
+    for (d, ok) in [(DType::F32, true), (DType::S32, false)] {
+        let mut k = KernelBuilder::new("div", k_launch()).unwrap();
+        let a = k.buffer("a", Space::Global, d, 32).unwrap();
+        let b = k.buffer("b", Space::Global, d, 32).unwrap();
+        let t = |k: &KernelBuilder, n: &str, buf| {
+            k.tensor(n, buf, &[32], Layout::row_major(&[32]).unwrap())
+                .unwrap()
+        };
+        let (ta, tb) = (t(&k, "a", a), t(&k, "b", b));
+        k.call(
+            Scope::cta(),
+            Op::Binary {
+                op: axe_kernel::BinaryOp::Div,
+                dst: ta.clone(),
+                a: ta,
+                b: tb,
+            },
+        )
+        .unwrap();
+        match lower(&k.build().unwrap(), Target::Cpu) {
+            Ok(p) => {
+                assert!(ok);
+                let xs: Vec<f32> = (1..=32).map(|i| i as f32).collect();
+                let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+                let out = run(
+                    &p,
+                    vec![bytes(&xs), bytes(&[3.0; 32])],
+                    RunLimits::default(),
+                )
+                .unwrap();
+                for (i, c) in out[0].chunks(4).enumerate() {
+                    assert_eq!(f32::from_le_bytes([c[0], c[1], c[2], c[3]]), xs[i] / 3.0);
+                }
+            }
+            Err(e) => {
+                assert!(!ok);
+                assert!(
+                    e.to_string()
+                        .contains("division needs a floating-point dtype"),
+                    "{e}"
+                );
+            }
+        }
+    }
+}
