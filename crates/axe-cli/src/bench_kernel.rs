@@ -15,6 +15,9 @@ pub struct KernelBench {
     /// multiplied until the source is at least this large (1 to 16384).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=16384))]
     mib: u64,
+    /// Softmax row lengths to measure (f32 and bf16 each, rows filling 256 MiB of f32), comma-separated.
+    #[arg(long, default_value = "1024,4096,8192", value_delimiter = ',')]
+    softmax_cols: Vec<u64>,
     /// Only the cases whose name contains this.
     #[arg(long)]
     only: Option<String>,
@@ -173,6 +176,120 @@ mod on_gpu {
     }
 }
 
+#[cfg(feature = "cuda")]
+mod softmax_gpu {
+    use super::*;
+    use axe_kernel::cuda::{geometry, Gpu};
+    use axe_kernel::softmax::{softmax_kernel, softmax_reference};
+    use axe_kernel::DType;
+    use serde_json::{json, Value};
+    use std::path::Path;
+
+    /// Uniform values in [-10, 10) from a xorshift generator.
+    fn inputs(n: usize, seed: u64) -> Vec<f32> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ((x >> 40) as f32 / (1u64 << 24) as f32) * 20.0 - 10.0
+            })
+            .collect()
+    }
+
+    /// One softmax case: `rows × cols` of `dtype`, checked against the f64 reference, then timed.
+    pub fn case(
+        gpu: &Gpu,
+        dtype: DType,
+        rows: u64,
+        cols: u64,
+        args: &KernelBench,
+        venv: &Path,
+    ) -> Result<Value, String> {
+        let e = |e: axe_kernel::KernelError| e.to_string();
+        let s = softmax_kernel(rows, cols, dtype).map_err(e)?;
+        let ready = crate::gpu::prepare(gpu, &s.kernel, venv)?;
+        let k = gpu.load(&ready.cubin, &ready.program.name).map_err(e)?;
+        let geo = geometry(&ready.program).map_err(e)?;
+        let n = usize::try_from(rows * cols).map_err(|e| e.to_string())?;
+        let x = inputs(n, 0x5eed ^ cols);
+        // The input as the kernel reads it, and its values as the reference sees them.
+        let (bytes, seen): (Vec<u8>, Vec<f64>) = match dtype {
+            DType::BF16 => {
+                let h: Vec<u16> = x.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
+                (
+                    h.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                    h.iter()
+                        .map(|v| f64::from(f32::from_bits(u32::from(*v) << 16)))
+                        .collect(),
+                )
+            }
+            _ => (
+                x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                x.iter().map(|v| f64::from(*v)).collect(),
+            ),
+        };
+        let want = softmax_reference(rows, cols, &seen).map_err(e)?;
+        let xb = gpu.upload(&bytes).map_err(e)?;
+        let yb = gpu.alloc(s.bytes).map_err(e)?;
+        gpu.memset(&yb, 0xA5).map_err(e)?;
+        gpu.launch(&k, geo, &[&xb, &yb]).map_err(e)?;
+        gpu.sync("kernel softmax").map_err(e)?;
+        let got = gpu.read(&yb, s.bytes).map_err(e)?;
+        let value = |i: usize| -> f64 {
+            match dtype {
+                DType::BF16 => {
+                    let b = u16::from_le_bytes([got[2 * i], got[2 * i + 1]]);
+                    f64::from(f32::from_bits(u32::from(b) << 16))
+                }
+                _ => f64::from(f32::from_le_bytes([
+                    got[4 * i],
+                    got[4 * i + 1],
+                    got[4 * i + 2],
+                    got[4 * i + 3],
+                ])),
+            }
+        };
+        let mut worst = 0f64;
+        for (i, w) in want.iter().enumerate() {
+            let rel = (value(i) - w).abs() / w.abs().max(f64::MIN_POSITIVE);
+            // NaN (an unwritten or poisoned element) is the worst error of all.
+            worst = if rel.is_nan() {
+                f64::INFINITY
+            } else {
+                worst.max(rel)
+            };
+        }
+        // f32 within 1e-5 of the reference; bf16 within its own rounding (2^-8) and 1e-5.
+        let bound = if dtype == DType::BF16 {
+            1.0 / 256.0 + 1e-5
+        } else {
+            1e-5
+        };
+        for _ in 0..3 {
+            gpu.launch(&k, geo, &[&xb, &yb]).map_err(e)?;
+        }
+        gpu.sync("warm-up").map_err(e)?;
+        let mut ts = Vec::new();
+        for _ in 0..args.rounds {
+            ts.push(f64::from(
+                gpu.time(&mut || gpu.launch(&k, geo, &[&xb, &yb]))
+                    .map_err(e)?,
+            ));
+        }
+        let ms = median(ts);
+        let name = if dtype == DType::BF16 { "bf16" } else { "f32" };
+        Ok(json!({
+            "kernel": "softmax", "case": format!("softmax {name}[{rows},{cols}]"), "dtype": name,
+            "shape": [rows, cols], "bytes": s.bytes, "ms": ms, "gbs": 2.0 * s.bytes as f64 / (ms * 1e-3) / 1e9,
+            "max_relative_error": worst, "bound": bound, "exact": worst <= bound,
+            "grid": geo.grid, "threads": geo.threads, "rounds": args.rounds,
+            "variants": ready.program.decisions.iter().map(|d| d.variant.clone()).collect::<Vec<_>>(),
+        }))
+    }
+}
+
 /// Runs the bench; false when a case failed or an output was wrong.
 pub fn run(args: KernelBench) -> bool {
     #[cfg(feature = "cuda")]
@@ -225,6 +342,32 @@ pub fn run(args: KernelBench) -> bool {
                 );
             }
         }
+        for cols in args.softmax_cols.clone() {
+            for dtype in [axe_kernel::DType::F32, axe_kernel::DType::BF16] {
+                let rows = ((256u64 << 20) / 4 / cols.max(1)).max(1);
+                let name = format!("softmax {dtype}[{rows},{cols}]");
+                if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
+                    continue;
+                }
+                let v = softmax_gpu::case(&gpu, dtype, rows, cols, &args, &venv)
+                    .unwrap_or_else(|e| json!({"kernel": "softmax", "case": name, "error": e}));
+                if v.get("error").is_some() || v["exact"] == json!(false) {
+                    ok = false;
+                }
+                if args.json {
+                    println!("{v}");
+                } else if let Some(e) = v.get("error") {
+                    println!("{name:<49} error: {}", e.as_str().unwrap_or(""));
+                } else {
+                    println!(
+                        "{name:<49} {:>8.1} GB/s  max relative error {:.1e} (bound {:.1e})",
+                        v["gbs"].as_f64().unwrap_or(f64::NAN),
+                        v["max_relative_error"].as_f64().unwrap_or(f64::NAN),
+                        v["bound"].as_f64().unwrap_or(f64::NAN),
+                    );
+                }
+            }
+        }
         ok
     }
     #[cfg(not(feature = "cuda"))]
@@ -237,6 +380,7 @@ pub fn run(args: KernelBench) -> bool {
             &args.venv,
             args.wide_indices,
             args.ctas,
+            &args.softmax_cols,
         );
         eprintln!("error: {}", crate::gpu::no_cuda());
         false

@@ -3,24 +3,12 @@
 
 use std::path::Path;
 
-use axe_kernel::relayout::{relayout_kernel, Relayout};
 use axe_kernel::{emit_cuda, lower, nvrtc, run as interpret, Program, Registry, RunLimits, Target};
-use axe_xla::{parse_layout, parse_shape, ArrayShape, Shape};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
+use crate::kernel_shipped::{instance, read_input, write_output, Instance, KernelName, Params};
 use crate::report::{emit, Report};
-
-/// Which relayout: the source array and the destination layout.
-#[derive(Args)]
-pub struct RelayoutShape {
-    /// The source array with its layout, e.g. 'bf16[256,512]{1,0}'.
-    #[arg(long)]
-    src: String,
-    /// The destination: a whole shape or just a layout, e.g. '{1,0:T(8,128)(2,1)}'.
-    #[arg(long)]
-    dst: String,
-}
 
 /// A kernel, its parameters and a target.
 #[derive(Args)]
@@ -29,20 +17,13 @@ pub struct Spec {
     #[arg(value_enum)]
     kernel: KernelName,
     #[command(flatten)]
-    shape: RelayoutShape,
+    params: Params,
     /// cpu, sm_80 or sm_90a.
     #[arg(long, default_value = "sm_90a")]
     target: String,
     /// One JSON object on stdout.
     #[arg(long)]
     json: bool,
-}
-
-/// Kernel names.
-#[derive(clap::ValueEnum, Clone, Copy)]
-pub enum KernelName {
-    /// `relayout --src SHAPE --dst SHAPE`.
-    Relayout,
 }
 
 /// Where `axe kernel run` runs.
@@ -92,13 +73,14 @@ pub enum Verb {
         #[arg(long)]
         cubin: Option<String>,
     },
-    /// Run on a backend: `run relayout --src S --dst S --backend cpu IN -o OUT` (.npy or raw bytes).
+    /// Run on a backend: `run relayout --src S --dst L [--backend cpu|cuda] IN -o OUT`, `run softmax
+    /// --shape 'f32[R,C]' IN -o OUT` (.npy or raw bytes).
     Run {
         /// The kernel.
         #[arg(value_enum)]
         kernel: KernelName,
         #[command(flatten)]
-        shape: RelayoutShape,
+        params: Params,
         /// cpu (the interpreter: every thread simulated, races and out-of-bounds accesses reported) or
         /// cuda (the first NVIDIA GPU; compiled with NVRTC).
         #[arg(long, value_enum, default_value_t = Backend::Cpu)]
@@ -107,9 +89,11 @@ pub enum Verb {
         /// ./.venv, else a CUDA toolkit's).
         #[arg(long)]
         venv: Option<String>,
-        /// Input: raw bytes in --src's layout, or .npy when --src is row-major.
-        input: String,
-        /// Output: raw bytes in --dst's layout, or .npy when --dst is row-major.
+        /// The inputs (relayout, softmax: one): raw bytes in the input's layout, or .npy when it is
+        /// row-major.
+        #[arg(required = true)]
+        inputs: Vec<String>,
+        /// Output: raw bytes in the output's layout, or .npy when it is row-major.
         #[arg(short, long)]
         output: String,
         /// One JSON object on stdout.
@@ -132,33 +116,11 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-fn array(text: &str) -> Result<ArrayShape, String> {
-    match parse_shape(text).map_err(err)? {
-        Shape::Array(a) => Ok(a),
-        other => Err(format!("{other} is not an array shape")),
-    }
-}
-
-fn shapes(s: &RelayoutShape) -> Result<(ArrayShape, ArrayShape), String> {
-    let src = array(&s.src)?;
-    let t = s.dst.trim();
-    let dst = if t.starts_with('{') {
-        ArrayShape {
-            layout: parse_layout(t, src.rank()).map_err(err)?,
-            ..src.clone()
-        }
-    } else {
-        array(t)?
-    };
-    Ok((src, dst))
-}
-
-fn build(spec: &Spec) -> Result<(Relayout, Program), String> {
+fn build(spec: &Spec) -> Result<(Instance, Program), String> {
     let target: Target = spec.target.parse().map_err(err)?;
-    let (src, dst) = shapes(&spec.shape)?;
-    let r = relayout_kernel(&src, &dst).map_err(err)?;
-    let p = lower(&r.kernel, target).map_err(err)?;
-    Ok((r, p))
+    let i = instance(spec.kernel, &spec.params)?;
+    let p = lower(&i.kernel, target).map_err(err)?;
+    Ok((i, p))
 }
 
 fn list() -> Report {
@@ -171,14 +133,19 @@ fn list() -> Report {
                    "targets": v.targets().iter().map(|t| t.name()).collect::<Vec<_>>()})
         })
         .collect();
-    let json = json!({
-        "kernels": [{"name": "relayout", "params": ["src", "dst"], "targets": targets}],
-        "variants": variants,
-    });
-    let mut text = format!(
-        "kernels\n  relayout --src SHAPE --dst SHAPE   targets: {}\nvariants\n",
-        targets.join(", ")
-    );
+    let kernels: Vec<Value> = KernelName::ALL
+        .iter()
+        .map(|(_, name, params, _)| json!({"name": name, "params": params, "targets": targets}))
+        .collect();
+    let json = json!({"kernels": kernels, "variants": variants});
+    let mut text = "kernels\n".to_string();
+    for (_, name, _, usage) in KernelName::ALL {
+        text.push_str(&format!(
+            "  {name} {usage}   targets: {}\n",
+            targets.join(", ")
+        ));
+    }
+    text.push_str("variants\n");
     for v in Registry::standard().all() {
         let t: Vec<&str> = v.targets().iter().map(|t| t.name()).collect();
         text.push_str(&format!(
@@ -270,137 +237,96 @@ impl ArchName for Target {
     }
 }
 
-fn is_row_major(a: &ArrayShape) -> bool {
-    a.layout == axe_xla::Layout::default_for_rank(a.rank())
-}
-
-/// The data bytes of the input: raw, or a `.npy` file's payload (row-major, little-endian, the
-/// source's dimensions and element size).
-fn read_input(path: &str, src: &ArrayShape, need: u64) -> Result<Vec<u8>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
-    let data = if path.ends_with(".npy") {
-        if !is_row_major(src) {
-            return Err(format!(
-                "{path}: a .npy file is row-major, but --src is {src}; give raw bytes"
-            ));
-        }
-        let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("{path}: {e}"))?;
-        let dims: Vec<u64> = src
-            .dims
-            .iter()
-            .map(|d| d.bound().unwrap_or(0) as u64)
-            .collect();
-        if npy.shape() != dims.as_slice() || npy.order() != npyz::Order::C {
-            return Err(format!(
-                "{path}: a C-order array of shape {:?} is needed, it holds {:?}",
-                dims,
-                npy.shape()
-            ));
-        }
-        let unit = crate::npy::byte_swap_unit(&npy.header().dtype(), src.element_type)?;
-        if unit > 1 {
-            return Err(format!(
-                "{path}: big-endian data; convert it to little-endian first"
-            ));
-        }
-        let skip = bytes.len().saturating_sub(need as usize);
-        bytes[skip..].to_vec()
-    } else {
-        bytes
-    };
-    if data.len() as u64 != need {
-        return Err(format!(
-            "{path}: {} bytes of data, --src {src} needs {need}",
-            data.len()
-        ));
-    }
-    Ok(data)
-}
-
-fn write_output(path: &str, dst: &ArrayShape, data: &[u8]) -> Result<(), String> {
-    if !path.ends_with(".npy") {
-        return crate::output::write_atomically(path, data);
-    }
-    if !is_row_major(dst) {
-        return Err(format!(
-            "{path}: a .npy file holds a row-major array; write {dst} as raw bytes (.bin)"
-        ));
-    }
-    let descr = crate::npy::descr(dst.element_type)
-        .ok_or_else(|| format!("{} has no .npy form", dst.element_type))?;
-    use npyz::WriterBuilder;
-    let dims: Vec<u64> = dst
-        .dims
-        .iter()
-        .map(|d| d.bound().unwrap_or(0) as u64)
-        .collect();
-    let dtype = npyz::DType::Plain(descr.parse().map_err(|e| format!("{descr}: {e}"))?);
-    let mut header = Vec::new();
-    npyz::WriteOptions::new_header_only()
-        .dtype(dtype)
-        .shape(&dims)
-        .writer(&mut header)
-        .write_header_only()
-        .map_err(|e| format!("{path}: {e}"))?;
-    header.extend_from_slice(data);
-    crate::output::write_atomically(path, &header)
-}
-
-fn run_relayout(
-    shape: &RelayoutShape,
+fn run_kernel(
+    kernel: KernelName,
+    params: &Params,
     backend: Backend,
     venv: &Option<String>,
-    input: &str,
+    inputs: &[String],
     output: &str,
 ) -> Result<Report, String> {
-    let (src, dst) = shapes(shape)?;
-    let r = relayout_kernel(&src, &dst).map_err(err)?;
-    let data = read_input(input, &src, r.src_bytes)?;
-    let dst_len = usize::try_from(r.dst_bytes).map_err(err)?;
+    let inst = instance(kernel, params)?;
+    let ins: Vec<_> = inst.inputs().collect();
+    if ins.len() != inputs.len() {
+        return Err(format!(
+            "{} takes {} input file(s) ({}); {} given",
+            kernel.name(),
+            ins.len(),
+            ins.iter().map(|b| b.name).collect::<Vec<_>>().join(", "),
+            inputs.len()
+        ));
+    }
+    let mut files = inputs.iter();
+    let mut globals = Vec::new();
+    for b in &inst.buffers {
+        let data = match (b.input, files.next()) {
+            (true, Some(path)) => read_input(path, &b.array, b.bytes)?,
+            _ => {
+                let n = usize::try_from(b.bytes).map_err(err)?;
+                // On the GPU, outputs the kernel overwrites start poisoned, so a byte it misses shows.
+                let fill = if backend == Backend::Cuda && !b.accumulates {
+                    0xA5
+                } else {
+                    0
+                };
+                vec![fill; n]
+            }
+        };
+        globals.push(data);
+    }
     let (out, calls, on) = match backend {
         Backend::Cpu => {
-            let p = lower(&r.kernel, Target::Cpu).map_err(err)?;
-            let out =
-                interpret(&p, vec![data, vec![0; dst_len]], RunLimits::default()).map_err(err)?;
+            let p = lower(&inst.kernel, Target::Cpu).map_err(err)?;
+            let out = interpret(&p, globals, RunLimits::default()).map_err(err)?;
             (out, p.decisions.len(), "the cpu interpreter".to_string())
         }
-        Backend::Cuda => run_on_gpu(&r.kernel, data, dst_len, venv)?,
+        Backend::Cuda => run_on_gpu(&inst.kernel, globals, venv)?,
     };
-    let bytes = out.get(1).ok_or("the kernel returned no destination")?;
-    write_output(output, &dst, bytes)?;
+    let (i, result) = inst
+        .buffers
+        .iter()
+        .enumerate()
+        .find(|(_, b)| !b.input)
+        .ok_or("the kernel has no output")?;
+    let bytes = out.get(i).ok_or("the kernel returned no output")?;
+    write_output(output, &result.array, bytes)?;
     let name = match backend {
         Backend::Cpu => "cpu",
         Backend::Cuda => "cuda",
     };
+    let (bytes_in, bytes_out): (u64, u64) = (
+        inst.inputs().map(|b| b.bytes).sum(),
+        inst.buffers
+            .iter()
+            .filter(|b| !b.input)
+            .map(|b| b.bytes)
+            .sum(),
+    );
     Ok(Report {
-        json: json!({"kernel": "relayout", "backend": name, "device": on, "src": src.to_string(), "dst": dst.to_string(),
-                     "bytes_in": r.src_bytes, "bytes_out": r.dst_bytes, "calls": calls}),
+        json: json!({"kernel": kernel.name(), "backend": name, "device": on, "what": inst.describe,
+                     "bytes_in": bytes_in, "bytes_out": bytes_out, "calls": calls}),
         text: format!(
-            "relayout {src} -> {dst} on {on}: {} bytes in, {} bytes out, {calls} calls",
-            r.src_bytes, r.dst_bytes,
+            "{} on {on}: {bytes_in} bytes in, {bytes_out} bytes out, {calls} calls",
+            inst.describe
         ),
     })
 }
 
-/// Runs a two-buffer kernel on the GPU; the destination starts poisoned (0xA5), so a byte the kernel
-/// fails to write shows.
+/// Runs a kernel once on the GPU with its global buffers.
 #[cfg(feature = "cuda")]
 fn run_on_gpu(
     k: &axe_kernel::Kernel,
-    data: Vec<u8>,
-    dst_len: usize,
+    globals: Vec<Vec<u8>>,
     venv: &Option<String>,
 ) -> Result<(Vec<Vec<u8>>, usize, String), String> {
-    let (out, p, name) =
-        crate::gpu::run_kernel(k, vec![data, vec![0xA5; dst_len]], &crate::gpu::venv(venv))?;
+    let (out, p, name) = crate::gpu::run_kernel(k, globals, &crate::gpu::venv(venv))?;
     Ok((out, p.decisions.len(), name))
 }
 
 #[cfg(not(feature = "cuda"))]
 fn run_on_gpu(
     _: &axe_kernel::Kernel,
-    _: Vec<u8>,
-    _: usize,
+    _: Vec<Vec<u8>>,
     _: &Option<String>,
 ) -> Result<(Vec<Vec<u8>>, usize, String), String> {
     Err(crate::gpu::no_cuda())
@@ -455,14 +381,17 @@ pub fn run(verb: Verb) -> bool {
             )
         }
         Verb::Run {
-            kernel: KernelName::Relayout,
-            shape,
+            kernel,
+            params,
             backend,
             venv: v,
-            input,
+            inputs,
             output,
             json,
-        } => emit([run_relayout(&shape, backend, &v, &input, &output)], json),
+        } => emit(
+            [run_kernel(kernel, &params, backend, &v, &inputs, &output)],
+            json,
+        ),
         Verb::NvrtcChild { lib, name, arch } => {
             let code = nvrtc::child_main(
                 Path::new(&lib),

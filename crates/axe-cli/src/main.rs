@@ -14,6 +14,7 @@ mod gpu;
 mod hlo_cmd;
 mod input;
 mod kernel_cmd;
+mod kernel_shipped;
 mod layout_cmd;
 mod npy;
 mod output;

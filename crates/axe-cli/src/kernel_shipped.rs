@@ -1,0 +1,286 @@
+//! The shipped kernels as the command line names them: their parameters, their global buffers, and the
+//! files those are read from and written to.
+
+use axe_kernel::relayout::relayout_kernel;
+use axe_kernel::softmax::softmax_kernel;
+use axe_kernel::{DType, Kernel};
+use axe_xla::{parse_layout, parse_shape, ArrayShape, Shape};
+use clap::Args;
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Kernel names.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum KernelName {
+    /// `relayout --src SHAPE --dst LAYOUT`: one array between two XLA layouts.
+    Relayout,
+    /// `softmax --shape 'f32[ROWS,COLS]'`: softmax over each row of a row-major array (f32, f16, bf16).
+    Softmax,
+}
+
+impl KernelName {
+    /// Every shipped kernel: name, parameters, usage.
+    pub const ALL: [(
+        KernelName,
+        &'static str,
+        &'static [&'static str],
+        &'static str,
+    ); 2] = [
+        (
+            KernelName::Relayout,
+            "relayout",
+            &["src", "dst"],
+            "--src SHAPE --dst SHAPE",
+        ),
+        (
+            KernelName::Softmax,
+            "softmax",
+            &["shape"],
+            "--shape 'f32[ROWS,COLS]'",
+        ),
+    ];
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelName::Relayout => "relayout",
+            KernelName::Softmax => "softmax",
+        }
+    }
+}
+
+/// A shipped kernel's parameters (each kernel takes its own).
+#[derive(Args)]
+pub struct Params {
+    /// relayout: the source array with its layout, e.g. 'bf16[256,512]{1,0}'.
+    #[arg(long)]
+    src: Option<String>,
+    /// relayout: the destination, a whole shape or just a layout, e.g. '{1,0:T(8,128)(2,1)}'.
+    #[arg(long)]
+    dst: Option<String>,
+    /// softmax: the row-major array, rows × columns, e.g. 'f32[4096,1024]' (f32, f16 or bf16).
+    #[arg(long)]
+    shape: Option<String>,
+}
+
+/// One global buffer of an instance, in parameter order.
+pub struct Buffer {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// Its bytes.
+    pub bytes: u64,
+    /// The array it holds (how its file is read or written).
+    pub array: ArrayShape,
+    /// Read from a file (else written to the output).
+    pub input: bool,
+    /// The kernel adds to it (it must start at zero); else it overwrites every byte.
+    pub accumulates: bool,
+}
+
+/// A shipped kernel for given parameters.
+pub struct Instance {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Its global buffers, in parameter order.
+    pub buffers: Vec<Buffer>,
+    /// e.g. `relayout f32[8,8]{1,0} -> f32[8,8]{0,1}`.
+    pub describe: String,
+}
+
+impl Instance {
+    /// The inputs, in order.
+    pub fn inputs(&self) -> impl Iterator<Item = &Buffer> {
+        self.buffers.iter().filter(|b| b.input)
+    }
+}
+
+fn array(text: &str) -> Result<ArrayShape, String> {
+    match parse_shape(text).map_err(err)? {
+        Shape::Array(a) => Ok(a),
+        other => Err(format!("{other} is not an array shape")),
+    }
+}
+
+fn physical_bytes(a: &ArrayShape) -> Result<u64, String> {
+    let b = axe_xla::sizes(a).map_err(err)?.physical_bytes;
+    u64::try_from(b).map_err(|_| format!("{a} has a negative size"))
+}
+
+/// Refuses parameters the kernel does not take.
+fn only(kernel: KernelName, p: &Params, takes: &[&str]) -> Result<(), String> {
+    for (name, given) in [
+        ("src", p.src.is_some()),
+        ("dst", p.dst.is_some()),
+        ("shape", p.shape.is_some()),
+    ] {
+        if given && !takes.contains(&name) {
+            return Err(format!(
+                "{} takes {}, not --{name}",
+                kernel.name(),
+                takes
+                    .iter()
+                    .map(|t| format!("--{t}"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The kernel `kernel` for parameters `p`.
+pub fn instance(kernel: KernelName, p: &Params) -> Result<Instance, String> {
+    match kernel {
+        KernelName::Relayout => {
+            only(kernel, p, &["src", "dst"])?;
+            let (Some(src), Some(dst)) = (&p.src, &p.dst) else {
+                return Err("relayout needs --src SHAPE and --dst LAYOUT".into());
+            };
+            let src = array(src)?;
+            let t = dst.trim();
+            let dst = if t.starts_with('{') {
+                ArrayShape {
+                    layout: parse_layout(t, src.rank()).map_err(err)?,
+                    ..src.clone()
+                }
+            } else {
+                array(t)?
+            };
+            let r = relayout_kernel(&src, &dst).map_err(err)?;
+            Ok(Instance {
+                describe: format!("relayout {src} -> {dst}"),
+                buffers: vec![
+                    Buffer {
+                        name: "src",
+                        bytes: r.src_bytes,
+                        array: src,
+                        input: true,
+                        accumulates: false,
+                    },
+                    Buffer {
+                        name: "dst",
+                        bytes: r.dst_bytes,
+                        array: dst,
+                        input: false,
+                        accumulates: false,
+                    },
+                ],
+                kernel: r.kernel,
+            })
+        }
+        KernelName::Softmax => {
+            only(kernel, p, &["shape"])?;
+            let Some(shape) = &p.shape else {
+                return Err("softmax needs --shape 'f32[ROWS,COLS]'".into());
+            };
+            let a = array(shape)?;
+            let dims = axe_xla::static_dims(&a).map_err(err)?;
+            let [rows, cols] = dims[..] else {
+                return Err(format!("softmax takes a two-dimensional array, not {a}"));
+            };
+            let row_major = ArrayShape {
+                layout: axe_xla::Layout::default_for_rank(2),
+                ..a.clone()
+            };
+            if a.layout != row_major.layout {
+                return Err(format!("softmax reads a row-major array; {a} is not"));
+            }
+            let dtype: DType = a.element_type.to_string().parse().map_err(err)?;
+            let s = softmax_kernel(rows as u64, cols as u64, dtype).map_err(err)?;
+            let bytes = physical_bytes(&a)?;
+            if bytes != s.bytes {
+                return Err(format!("{a}: {bytes} bytes, the kernel moves {}", s.bytes));
+            }
+            let buf = |name, input| Buffer {
+                name,
+                bytes,
+                array: a.clone(),
+                input,
+                accumulates: false,
+            };
+            Ok(Instance {
+                describe: format!("softmax over the rows of {a}"),
+                buffers: vec![buf("x", true), buf("y", false)],
+                kernel: s.kernel,
+            })
+        }
+    }
+}
+
+pub fn is_row_major(a: &ArrayShape) -> bool {
+    a.layout == axe_xla::Layout::default_for_rank(a.rank())
+}
+
+/// The data bytes of the input: raw, or a `.npy` file's payload (row-major, little-endian, the
+/// source's dimensions and element size).
+pub fn read_input(path: &str, src: &ArrayShape, need: u64) -> Result<Vec<u8>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    let data = if path.ends_with(".npy") {
+        if !is_row_major(src) {
+            return Err(format!(
+                "{path}: a .npy file is row-major, but the kernel reads {src}; give raw bytes"
+            ));
+        }
+        let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("{path}: {e}"))?;
+        let dims: Vec<u64> = src
+            .dims
+            .iter()
+            .map(|d| d.bound().unwrap_or(0) as u64)
+            .collect();
+        if npy.shape() != dims.as_slice() || npy.order() != npyz::Order::C {
+            return Err(format!(
+                "{path}: a C-order array of shape {:?} is needed, it holds {:?}",
+                dims,
+                npy.shape()
+            ));
+        }
+        let unit = crate::npy::byte_swap_unit(&npy.header().dtype(), src.element_type)?;
+        if unit > 1 {
+            return Err(format!(
+                "{path}: big-endian data; convert it to little-endian first"
+            ));
+        }
+        let skip = bytes.len().saturating_sub(need as usize);
+        bytes[skip..].to_vec()
+    } else {
+        bytes
+    };
+    if data.len() as u64 != need {
+        return Err(format!(
+            "{path}: {} bytes of data, {src} needs {need}",
+            data.len()
+        ));
+    }
+    Ok(data)
+}
+
+pub fn write_output(path: &str, dst: &ArrayShape, data: &[u8]) -> Result<(), String> {
+    if !path.ends_with(".npy") {
+        return crate::output::write_atomically(path, data);
+    }
+    if !is_row_major(dst) {
+        return Err(format!(
+            "{path}: a .npy file holds a row-major array; write {dst} as raw bytes (.bin)"
+        ));
+    }
+    let descr = crate::npy::descr(dst.element_type)
+        .ok_or_else(|| format!("{} has no .npy form", dst.element_type))?;
+    use npyz::WriterBuilder;
+    let dims: Vec<u64> = dst
+        .dims
+        .iter()
+        .map(|d| d.bound().unwrap_or(0) as u64)
+        .collect();
+    let dtype = npyz::DType::Plain(descr.parse().map_err(|e| format!("{descr}: {e}"))?);
+    let mut header = Vec::new();
+    npyz::WriteOptions::new_header_only()
+        .dtype(dtype)
+        .shape(&dims)
+        .writer(&mut header)
+        .write_header_only()
+        .map_err(|e| format!("{path}: {e}"))?;
+    header.extend_from_slice(data);
+    crate::output::write_atomically(path, &header)
+}
