@@ -18,7 +18,8 @@ pub struct KernelBench {
     /// Softmax row lengths to measure (f32 and bf16 each, rows filling 256 MiB of f32), comma-separated.
     #[arg(long, default_value = "1024,4096,8192", value_delimiter = ',')]
     softmax_cols: Vec<u64>,
-    /// Only the cases whose name contains this.
+    /// Only the cases whose name (e.g. `relayout f32 transpose {1,0}->{0,1}`, `softmax f32[65536,1024]`)
+    /// contains this.
     #[arg(long)]
     only: Option<String>,
     /// Index arithmetic in 64 bits even where 32 fit (to see what the narrower arithmetic gains).
@@ -316,7 +317,11 @@ pub fn run(args: KernelBench) -> bool {
         }
         use serde_json::json;
         for (name, shape, to) in crate::bench::RELAYOUT_CASES {
-            if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
+            if args
+                .only
+                .as_deref()
+                .is_some_and(|o| !format!("relayout {name}").contains(o))
+            {
                 continue;
             }
             let v = on_gpu::relayout_case(&gpu, name, shape, to, &args, &venv)

@@ -120,10 +120,11 @@ fn memory_view(
     Ok(Some((view, tile.into_iter().map(|(ti, _)| ti).collect())))
 }
 
-/// The shared-tile element offset `ib · row + ia` of element `q` (in memory order) of a tile whose
-/// iters, innermost first, are `order`.
-fn tile_offset(order: &[TileIter], q: &Expr, row: i64) -> Result<Expr> {
-    let (mut ia, mut ib) = (Expr::Const(0), Expr::Const(0));
+/// The shared-tile element offset of element `q` (in memory order) of a tile whose iters, innermost
+/// first, are `order`: `outer · row + inner`, where the inner (contiguous) dimension of the shared tile is
+/// `a` when `a_inner`, else `b`.
+fn tile_offset(order: &[TileIter], q: &Expr, row: i64, a_inner: bool) -> Result<Expr> {
+    let (mut inner, mut outer) = (Expr::Const(0), Expr::Const(0));
     let mut below = 1u64;
     for (j, ti) in order.iter().enumerate() {
         let mut d = q.clone().over(Expr::Const(to_i64(below)?));
@@ -131,37 +132,33 @@ fn tile_offset(order: &[TileIter], q: &Expr, row: i64) -> Result<Expr> {
             d = d.modulo(Expr::Const(to_i64(ti.extent)?));
         }
         let term = d.times(Expr::Const(to_i64(ti.radix)?));
-        if ti.on_a {
-            ia = ia.plus(term);
+        if ti.on_a == a_inner {
+            inner = inner.plus(term);
         } else {
-            ib = ib.plus(term);
+            outer = outer.plus(term);
         }
         below = below.saturating_mul(ti.extent);
     }
-    Ok(ib.times(Expr::Const(row)).plus(ia))
+    Ok(outer.times(Expr::Const(row)).plus(inner))
 }
 
-/// Whether the first `w` elements in memory order run along `a` with radix 1, 2, ... (one contiguous
-/// vector of the `a`-contiguous shared tile).
-fn runs_along_a(order: &[TileIter], w: u64) -> bool {
-    let (mut left, mut radix) = (w, 1u64);
+/// The longest run (a power of two dividing `w`) of the first elements in memory order that lie
+/// consecutively along the shared tile's inner dimension (`a` when `a_inner`): so many elements move
+/// between registers and the shared tile as one access.
+fn run_along(order: &[TileIter], w: u64, a_inner: bool) -> u64 {
+    let (mut run, mut radix) = (1u64, 1u64);
     for ti in order {
-        if left <= 1 {
-            return true;
+        if ti.on_a != a_inner || ti.radix != radix {
+            break;
         }
-        if !ti.on_a || ti.radix != radix {
-            return false;
-        }
-        if ti.extent >= left {
-            return ti.extent.is_multiple_of(left);
-        }
-        if !left.is_multiple_of(ti.extent) {
-            return false;
-        }
-        left /= ti.extent;
+        run = run.saturating_mul(ti.extent);
         radix = radix.saturating_mul(ti.extent);
     }
-    left <= 1
+    let mut g = 1;
+    while g * 2 <= run.min(w) && w.is_multiple_of(g * 2) && run.is_multiple_of(g * 2) {
+        g *= 2;
+    }
+    g
 }
 
 /// A tile choice: `T_a`, `T_b`, the source's and destination's vector widths, and each side's view and
@@ -276,15 +273,25 @@ impl Variant for Staged {
             (1, Expr::Const(0))
         };
         let tiles = to_i64(src.size() / (ta * tb))?;
-        let along_a = runs_along_a(&os, ws);
-        // Shared rows: T_a elements plus one source vector of padding (keeps vector stores aligned).
-        let row = to_i64(ta + ws)?;
+        // The shared tile's contiguous dimension: the one that lets the fewest shared accesses move
+        // each element (runs of each side's vectors along it move at once).
+        let ops = |a_inner: bool| {
+            let (gs, gd) = (run_along(&os, ws, a_inner), run_along(&od, wd, a_inner));
+            (ws / gs) * wd + (wd / gd) * ws
+        };
+        let a_inner = ops(true) <= ops(false);
+        let (gs, gd) = (run_along(&os, ws, a_inner), run_along(&od, wd, a_inner));
+        // Shared rows: the inner tile side plus one run of padding against bank conflicts (runs stay
+        // aligned).
+        let (inner_side, outer_side) = if a_inner { (ta, tb) } else { (tb, ta) };
+        let pad = gs.max(gd);
+        let row = to_i64(inner_side + pad)?;
         let ebi = i64::from(eb);
         let tile = ctx.scratch(Buffer {
             name: format!("_stage{}_tile", ctx.buffers().len()),
             space: Space::Shared(None),
             dtype: src.dtype,
-            elems: tb * (ta + ws),
+            elems: outer_side * (inner_side + pad),
         });
         let regs = ctx.scratch(Buffer {
             name: format!("_stage{}_regs", ctx.buffers().len()),
@@ -300,7 +307,13 @@ impl Variant for Staged {
             Ok(((n + threads - 1) / threads, n))
         };
         let id = call.id;
-        // Phase 1: source vectors into the tile.
+        let shared_at = |order: &[TileIter], q: Expr| -> Result<Access> {
+            Ok(Access {
+                buf: tile,
+                byte: tile_offset(order, &q, row, a_inner)?.times(Expr::Const(ebi)),
+            })
+        };
+        // Phase 1: source vectors into the tile, in runs of `gs` elements.
         let (r1, n1) = per(ta * tb / ws)?;
         let c1e = Expr::Var(c1);
         let src_chunk = Expr::Var(t)
@@ -311,17 +324,15 @@ impl Variant for Staged {
             buf: src.buffer.0,
             byte: chunk_offset(&vs, &src_chunk, ws)?.times(Expr::Const(ebi)),
         };
-        let load = if along_a {
+        let load = if gs == ws {
             vec![LStmt::Move {
                 call: id,
-                dst: Access {
-                    buf: tile,
-                    byte: tile_offset(&os, &q1, row)?.times(Expr::Const(ebi)),
-                },
+                dst: shared_at(&os, q1)?,
                 src: src_at,
                 bytes: (ws as u32) * eb,
             }]
         } else {
+            let j = Expr::Var(k1).times(Expr::Const(to_i64(gs)?));
             vec![
                 LStmt::Move {
                     call: id,
@@ -334,44 +345,38 @@ impl Variant for Staged {
                 },
                 LStmt::For {
                     var: k1,
-                    extent: to_i64(ws)?,
+                    extent: to_i64(ws / gs)?,
                     body: vec![LStmt::Move {
                         call: id,
-                        dst: Access {
-                            buf: tile,
-                            byte: tile_offset(&os, &q1.clone().plus(Expr::Var(k1)), row)?
-                                .times(Expr::Const(ebi)),
-                        },
+                        dst: shared_at(&os, q1.plus(j.clone()))?,
                         src: Access {
                             buf: regs,
-                            byte: Expr::Var(k1).times(Expr::Const(ebi)),
+                            byte: j.times(Expr::Const(ebi)),
                         },
-                        bytes: eb,
+                        bytes: (gs as u32) * eb,
                     }],
                 },
             ]
         };
-        // Phase 2: destination vectors gathered element by element.
+        // Phase 2: destination vectors gathered from the tile in runs of `gd` elements.
         let (r2, n2) = per(ta * tb / wd)?;
         let c2e = Expr::Var(c2);
         let dst_chunk = Expr::Var(t)
             .times(Expr::Const(to_i64(ta * tb / wd)?))
             .plus(c2e.clone());
         let q2 = c2e.times(Expr::Const(to_i64(wd)?));
+        let j2 = Expr::Var(k).times(Expr::Const(to_i64(gd)?));
         let gather = LStmt::For {
             var: k,
-            extent: to_i64(wd)?,
+            extent: to_i64(wd / gd)?,
             body: vec![LStmt::Move {
                 call: id,
                 dst: Access {
                     buf: regs,
-                    byte: Expr::Var(k).times(Expr::Const(ebi)),
+                    byte: j2.clone().times(Expr::Const(ebi)),
                 },
-                src: Access {
-                    buf: tile,
-                    byte: tile_offset(&od, &q2.plus(Expr::Var(k)), row)?.times(Expr::Const(ebi)),
-                },
-                bytes: eb,
+                src: shared_at(&od, q2.plus(j2))?,
+                bytes: (gd as u32) * eb,
             }],
         };
         let store = LStmt::Move {
