@@ -60,8 +60,9 @@ pub enum Verb {
         shardings: Vec<String>,
         #[command(flatten)]
         target: Target,
-        /// Also draw which device holds which block (the Axe form, as `axe render` draws it) into this
-        /// file: .svg, or .png (one sharding; needs --shape); written atomically.
+        /// Also draw which device holds which block into this file (one rectangle per piece, named by
+        /// the devices holding it; ranks above 2: the Axe form, as `axe render` draws it): .svg, or .png
+        /// (one sharding; needs --shape); written atomically.
         #[arg(long, value_name = "FILE")]
         svg: Option<String>,
         /// Each device's memory layout of its shard (needs --shape): an XLA layout of the padded local
@@ -392,19 +393,14 @@ fn show(
             }
         }
     }
-    let mesh_desc: Vec<String> = mesh
-        .names()
-        .iter()
-        .zip(mesh.sizes())
-        .map(|(n, s)| format!("{n}={s}"))
-        .collect();
+    let mesh_desc = mesh_text(&mesh);
     if !folded {
         obj.insert(
             "mesh".into(),
             json!({"axes": mesh.names(), "sizes": mesh.sizes(), "devices": mesh.devices()}),
         );
     }
-    t.push_str(&format!("mesh     {}\n", mesh_desc.join(",")));
+    t.push_str(&format!("mesh     {mesh_desc}\n"));
     if let Some(mem) = &memory {
         // Each distinct buffer once, with the devices that allocate it.
         let mut kinds: Vec<(&str, u64, usize)> = Vec::new();
@@ -690,15 +686,40 @@ fn picture(shardings: &[String], target: &Target, path: &str) -> Result<(), Stri
     let (dims, _) = shape_arg(shape)?;
     let mesh = mesh_of(target)?;
     let (mesh, s) = read(text, target.from, mesh.as_ref(), &dims)?;
-    let layout = axe_shard::axe::to_axe(&mesh, &s, None).map_err(|e| e.to_string())?;
-    let p = axe_render::axe_picture(&layout, &dims).map_err(|e| e.to_string())?;
-    let svg = axe_render::to_svg(&p);
+    let svg = if dims.len() <= 2 {
+        // One block per piece, named by the devices holding it (as JAX draws shardings).
+        let view = s.region_view(&mesh).map_err(|e| e.to_string())?;
+        let pieces: Vec<axe_render::Piece> = (0..view.len())
+            .filter_map(|i| view.place(i))
+            .map(|p| axe_render::Piece {
+                device: p.device,
+                region: p.region,
+            })
+            .collect();
+        let title = format!("{} over {shape} on mesh {}", text.trim(), mesh_text(&mesh));
+        axe_render::sharding_blocks(&title, &dims, &pieces).map_err(|e| e.to_string())?
+    } else {
+        let layout = axe_shard::axe::to_axe(&mesh, &s, None).map_err(|e| e.to_string())?;
+        let p = axe_render::axe_picture(&layout, &dims).map_err(|e| e.to_string())?;
+        axe_render::to_svg(&p)
+    };
     let bytes = if png {
         axe_render::to_png(&svg, 2.0).map_err(|e| e.to_string())?
     } else {
         svg.into_bytes()
     };
     crate::output::write_atomically(path, &bytes)
+}
+
+/// `data=2,model=4`.
+fn mesh_text(mesh: &Mesh) -> String {
+    let axes: Vec<String> = mesh
+        .names()
+        .iter()
+        .zip(mesh.sizes())
+        .map(|(n, s)| format!("{n}={s}"))
+        .collect();
+    axes.join(",")
 }
 
 fn mesh_of(target: &Target) -> Result<Option<Mesh>, String> {

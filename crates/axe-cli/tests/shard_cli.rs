@@ -316,10 +316,10 @@ fn show_draws_which_device_holds_which_block() {
     ]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&svg).unwrap();
+    // One block per row band, named by the replicas holding it.
     assert!(
-        text.starts_with("<svg") && text.contains("gpu_x/gpu_y"),
-        "{}",
-        &text[..100]
+        text.starts_with("<svg") && text.contains(">0,1</text>") && text.contains(">2,3</text>"),
+        "{text}"
     );
     let png = dir.join("mesh.png").to_string_lossy().to_string();
     let (code, _, err) = run(&[
@@ -340,12 +340,15 @@ fn show_draws_which_device_holds_which_block() {
     let (code, _, err) = run(&["shard", "show", "P('x')", "--mesh", "x=2", "--svg", &bad]);
     assert_eq!(code, 1);
     assert!(err.contains("--shape"), "{err}");
-    let (code, _, err) = run(&[
-        "shard", "show", "P('x')", "--mesh", "x=4", "--shape", "f32[5]", "--svg", &bad,
-    ]);
-    assert_eq!(code, 1);
-    assert!(err.contains("evenly"), "{err}");
     assert_eq!(common::names(&dir), ["mesh.png", "mesh.svg"]);
+    // An uneven sharding is drawn too; the device left without data is named.
+    let uneven = dir.join("uneven.svg").to_string_lossy().to_string();
+    let (code, _, err) = run(&[
+        "shard", "show", "P('x')", "--mesh", "x=4", "--shape", "f32[5]", "--svg", &uneven,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&uneven).unwrap();
+    assert!(text.contains("holding nothing: 3"), "{text}");
 }
 
 #[test]
@@ -419,4 +422,48 @@ fn show_gives_each_devices_buffer_in_its_memory_layout() {
         "shard show S0R --shape f32[8,4] --mesh x=2,y=2 --layout {1,0:T(2,}",
         "--layout",
     );
+}
+
+#[test]
+fn sharding_pictures_are_one_block_per_piece_naming_every_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("m.svg");
+    let png = dir.path().join("m.png");
+    for (sharding, shape) in [
+        ("P('data', None)", "bf16[64,128]"),
+        ("P('data', 'model')", "bf16[64,128]"),
+        ("P(None, ('data', 'model'))", "f32[256,1024]"),
+    ] {
+        for out in [&svg, &png] {
+            let (code, _, err) = run(&[
+                "shard",
+                "show",
+                sharding,
+                "--mesh",
+                "data=2,model=4",
+                "--shape",
+                shape,
+                "--svg",
+                out.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 0, "{err}");
+        }
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(
+            text.contains(&format!("{sharding} over {shape} on mesh data=2,model=4")),
+            "{text}"
+        );
+        // Every device is named, alone or in its block's list of replicas.
+        let named = |d: u32| {
+            text.split("</text>").any(|t| {
+                t.rsplit('>')
+                    .next()
+                    .is_some_and(|l| l.split(',').any(|x| x == d.to_string()))
+            })
+        };
+        assert!((0..8).all(named), "{text}");
+        let bytes = std::fs::read(&png).unwrap();
+        let width = u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
+        assert!(width <= 2000, "{sharding} over {shape}: {width} px wide");
+    }
 }

@@ -7,6 +7,7 @@
 //! facts in plain words.
 
 mod axe;
+mod blocks;
 mod cute;
 mod error;
 pub mod explain;
@@ -22,6 +23,7 @@ mod text;
 mod triton;
 
 pub use axe::axe_picture;
+pub use blocks::{id_list, sharding_blocks, Piece, MAX_BLOCKS};
 pub use cute::{cute_layout_picture, tv_picture};
 pub use error::{RenderError, Result};
 pub use holders::{Holders, MAX_HOLDERS};
