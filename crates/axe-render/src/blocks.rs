@@ -348,7 +348,7 @@ mod tests {
         let pieces: Vec<Piece> = (0..100)
             .map(|d| Piece {
                 device: d,
-                region: vec![d..d + 1],
+                region: std::iter::once(d..d + 1).collect(),
             })
             .collect();
         let svg = sharding_blocks("P('x')", &[100], &pieces).unwrap();
