@@ -174,7 +174,11 @@ fn rebase(
                     fix(a, 1, *call)?;
                 }
             }
-            LStmt::Shuffle { .. } | LStmt::Let { .. } | LStmt::Barrier | LStmt::Comment(_) => {}
+            LStmt::Shuffle { .. }
+            | LStmt::Mma { .. }
+            | LStmt::Let { .. }
+            | LStmt::Barrier
+            | LStmt::Comment(_) => {}
         }
     }
     Ok(())
