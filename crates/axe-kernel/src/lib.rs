@@ -33,6 +33,7 @@ mod emit;
 mod error;
 mod expr;
 pub mod gemm;
+pub mod gemm_kernel;
 mod interp;
 mod ir;
 mod lower;

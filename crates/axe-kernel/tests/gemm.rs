@@ -384,3 +384,113 @@ proptest! {
         run_and_check(&p, shape, d, seed);
     }
 }
+
+mod shipped {
+    use super::*;
+    use axe_kernel::gemm_kernel::{gemm_kernel, gemm_reference};
+
+    /// Runs the shipped kernel on the interpreter; checks C against the f64 reference within the f32
+    /// accumulation bound.
+    fn check_shipped(m: u64, n: u64, k: u64, d: DType, target: Target) -> Program {
+        let g = gemm_kernel(m, n, k, d).unwrap();
+        let p = lower(&g.kernel, target).unwrap();
+        let a = values((m * k) as usize, 7, d);
+        let b = values((n * k) as usize, 8, d);
+        let out = run(
+            &p,
+            vec![encode(&a, d), encode(&b, d), vec![0; g.c_bytes as usize]],
+            RunLimits::default(),
+        )
+        .unwrap();
+        let got = decode_f32(&out[2]);
+        let a64: Vec<f64> = a.iter().map(|&v| f64::from(v)).collect();
+        let b64: Vec<f64> = b.iter().map(|&v| f64::from(v)).collect();
+        let want = gemm_reference(m, n, k, &a64, &b64).unwrap();
+        let k = k as usize;
+        for (x, (g, w)) in got.iter().zip(&want).enumerate() {
+            let (i, j) = (x / n as usize, x % n as usize);
+            let mag: f64 = (0..k)
+                .map(|kk| (a64[i * k + kk] * b64[j * k + kk]).abs())
+                .sum();
+            let tol = (k as f64 + 1.0) * 2f64.powi(-24) * mag + 1e-30;
+            assert!(
+                (f64::from(*g) - w).abs() <= tol,
+                "C[{i}, {j}] = {g}, the reference is {w} (tolerance {tol})"
+            );
+        }
+        p
+    }
+
+    #[test]
+    fn the_shipped_kernel_matches_the_reference() {
+        let p = check_shipped(128, 128, 64, DType::BF16, Target::Sm80);
+        let v = |op: &str| {
+            p.decisions
+                .iter()
+                .find(|d| d.op.starts_with(op))
+                .map(|d| d.variant.clone())
+                .unwrap()
+        };
+        assert_eq!(v("gemm"), "gemm.mma_sync");
+        let gemm = p.decisions.iter().find(|d| d.op.starts_with("gemm")).unwrap();
+        assert!(gemm.why.contains("32 mma.sync per warp"), "{}", gemm.why);
+        let variants: Vec<&str> = p.decisions.iter().map(|d| d.variant.as_str()).collect();
+        assert_eq!(
+            variants,
+            [
+                "fill.registers",
+                "copy.vec16",
+                "copy.vec16",
+                "copy.registers.vector",
+                "copy.registers.vector",
+                "gemm.mma_sync",
+                "copy.registers.vector"
+            ]
+        );
+        check_shipped(256, 128, 96, DType::F16, Target::Sm90a);
+    }
+
+    #[test]
+    fn shapes_it_cannot_do_are_errors() {
+        let e = |m, n, k, d| gemm_kernel(m, n, k, d).unwrap_err().to_string();
+        assert!(e(100, 128, 32, DType::BF16).contains("multiples of 128"));
+        assert!(e(128, 128, 48, DType::BF16).contains("K of 32"));
+        assert!(e(128, 128, 32, DType::F32).contains("bf16 or f16"));
+        assert!(e(0, 128, 32, DType::F16).contains("at least 1"));
+        assert!(gemm_reference(2, 2, 2, &[0.0; 3], &[0.0; 4]).is_err());
+    }
+
+    #[test]
+    fn the_shipped_kernel_compiles_to_mma_sync_with_nvrtc() {
+        let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv");
+        let Some(lib) = axe_kernel::nvrtc::find_nvrtc(&venv) else {
+            eprintln!("skipped: no NVRTC under {}", venv.display());
+            return;
+        };
+        for d in [DType::BF16, DType::F16] {
+            let g = gemm_kernel(4096, 4096, 4096, d).unwrap();
+            for t in [Target::Sm80, Target::Sm90a] {
+                let src = axe_kernel::emit_cuda(&lower(&g.kernel, t).unwrap()).unwrap();
+                let c = axe_kernel::nvrtc::compile_here(&lib, &src, "gemm", t.arch().unwrap())
+                    .unwrap_or_else(|e| panic!("{e}\n{src}"));
+                let ty = if d == DType::BF16 { "bf16" } else { "f16" };
+                assert!(
+                    c.ptx
+                        .contains(&format!("mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32")),
+                    "{}",
+                    c.ptx
+                );
+                assert!(c.ptx.contains("ld.global.nc.v4") || c.ptx.contains("ld.global.v4"));
+                assert!(!c.ptx.contains(".local"), "registers spill to local memory");
+                let regs = axe_kernel::nvrtc::cubin_registers(&c.cubin).expect("registers");
+                assert!((1..=255).contains(&regs), "{regs} registers");
+                eprintln!("gemm {d} {t}: {regs} registers per thread");
+                if std::env::var_os("AXE_DUMP_PTX").is_some() {
+                    std::fs::write(format!("/tmp/gemm_{d}_{t}.cu"), &src).unwrap();
+                    std::fs::write(format!("/tmp/gemm_{d}_{t}.ptx"), &c.ptx).unwrap();
+                    std::fs::write(format!("/tmp/gemm_{d}_{t}.cubin"), &c.cubin).unwrap();
+                }
+            }
+        }
+    }
+}
