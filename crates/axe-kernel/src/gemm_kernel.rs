@@ -37,6 +37,8 @@ pub const TILE_K: u64 = 32;
 pub const SHARED_ROW: u64 = 40;
 /// Threads per CTA.
 pub const THREADS: u32 = 256;
+/// Elements of each tile a thread stages in registers between global and shared memory.
+const STAGED: u64 = TILE_M * TILE_K / THREADS as u64;
 
 /// A gemm kernel and its buffers' sizes.
 #[derive(Debug, Clone)]
@@ -110,8 +112,15 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
     let ga = kb.buffer("a", Space::Global, dtype, a_n)?;
     let gb = kb.buffer("b", Space::Global, dtype, b_n)?;
     let gc = kb.buffer("c", Space::Global, DType::F32, c_n)?;
-    let sa = kb.buffer("sa", Space::Shared(None), dtype, TILE_M * SHARED_ROW)?;
-    let sb = kb.buffer("sb", Space::Shared(None), dtype, TILE_N * SHARED_ROW)?;
+    let mut sa = Vec::new();
+    let mut sb = Vec::new();
+    for p in 0..2 {
+        let sh = Space::Shared(None);
+        sa.push(kb.buffer(&format!("sa{p}"), sh, dtype, TILE_M * SHARED_ROW)?);
+        sb.push(kb.buffer(&format!("sb{p}"), sh, dtype, TILE_N * SHARED_ROW)?);
+    }
+    let sta = kb.buffer("stage_a", Space::Registers, dtype, STAGED)?;
+    let stb = kb.buffer("stage_b", Space::Registers, dtype, STAGED)?;
     let ra = kb.buffer("fa", Space::Registers, dtype, 64)?;
     let rb = kb.buffer("fb", Space::Registers, dtype, 32)?;
     let rc = kb.buffer("acc", Space::Registers, DType::F32, 64)?;
@@ -120,31 +129,55 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
         Layout::strided(e, s, &vec![Axis::memory(); e.len()]).map_err(layout("a tile"))
     };
     // Global tiles (from the window's base): A [128, 32], B^T [128 (n), 32 (k)], C [128, 128].
-    let a_g = kb.tensor("A", ga, &[TILE_M, TILE_K], mem(&[TILE_M, TILE_K], &[ki, 1])?)?;
-    let bt_g = kb.tensor("Bt", gb, &[TILE_N, TILE_K], mem(&[TILE_N, TILE_K], &[ki, 1])?)?;
-    let c_g = kb.tensor("C", gc, &[TILE_M, TILE_N], mem(&[TILE_M, TILE_N], &[ni, 1])?)?;
+    let a_g = kb.tensor(
+        "A",
+        ga,
+        &[TILE_M, TILE_K],
+        mem(&[TILE_M, TILE_K], &[ki, 1])?,
+    )?;
+    let bt_g = kb.tensor(
+        "Bt",
+        gb,
+        &[TILE_N, TILE_K],
+        mem(&[TILE_N, TILE_K], &[ki, 1])?,
+    )?;
+    let c_g = kb.tensor(
+        "C",
+        gc,
+        &[TILE_M, TILE_N],
+        mem(&[TILE_M, TILE_N], &[ni, 1])?,
+    )?;
     // Shared tiles: rows of 32 padded to 40; B also viewed as [32 (k), 128 (n)].
-    let a_s = kb.tensor("A_s", sa, &[TILE_M, TILE_K], mem(&[TILE_M, TILE_K], &[row, 1])?)?;
-    let bt_s = kb.tensor("Bt_s", sb, &[TILE_N, TILE_K], mem(&[TILE_N, TILE_K], &[row, 1])?)?;
-    let b_s = kb.tensor("B_s", sb, &[TILE_K, TILE_N], mem(&[TILE_K, TILE_N], &[1, row])?)?;
+    let (mut a_s, mut bt_s, mut b_s) = (Vec::new(), Vec::new(), Vec::new());
+    for p in 0..2 {
+        let (rows, cols) = ([TILE_M, TILE_K], [TILE_N, TILE_K]);
+        a_s.push(kb.tensor("A_s", sa[p], &rows, mem(&rows, &[row, 1])?)?);
+        bt_s.push(kb.tensor("Bt_s", sb[p], &cols, mem(&cols, &[row, 1])?)?);
+        let kn = [TILE_K, TILE_N];
+        b_s.push(kb.tensor("B_s", sb[p], &kn, mem(&kn, &[1, row])?)?);
+    }
+    // Staging: vector v = 256·j + thread of a [128, 32] tile (4 vectors of 8 per row) in registers
+    // 8j..8j+8: row 64·j + 8·warp + lane/4, columns 8·(lane mod 4)..+8.
+    let staged = Layout::from_shard(vec![
+        it(2, 8, "reg")?,
+        it(8, 1, "warp")?,
+        it(8, 4, "lane")?,
+        it(4, 1, "lane")?,
+        it(8, 1, "reg")?,
+    ])
+    .map_err(layout("the staging layout"))?;
+    let st_a = kb.tensor("A_stage", sta, &[TILE_M, TILE_K], staged.clone())?;
+    let st_b = kb.tensor("Bt_stage", stb, &[TILE_N, TILE_K], staged)?;
     // Fragments. Warp w = 4·wm + wn. A: m tile 4·wm + mi (mi on reg), k tile on reg, replicated over
     // wn. B: k tile on reg, n tile 4·wn + ni, replicated over wm. C: m tile 4·wm + mi, n tile 4·wn + ni.
     let a_outer = Layout::new(
-        vec![
-            it(2, 4, "warp")?,
-            it(4, 2, "reg")?,
-            it(2, 1, "reg")?,
-        ],
+        vec![it(2, 4, "warp")?, it(4, 2, "reg")?, it(2, 1, "reg")?],
         vec![it(4, 1, "warp")?],
         axe_layout::Coord::zero(),
     )
     .map_err(layout("A's tiles"))?;
     let b_outer = Layout::new(
-        vec![
-            it(2, 4, "reg")?,
-            it(4, 1, "warp")?,
-            it(4, 1, "reg")?,
-        ],
+        vec![it(2, 4, "reg")?, it(4, 1, "warp")?, it(4, 1, "reg")?],
         vec![it(2, 4, "warp")?],
         axe_layout::Coord::zero(),
     )
@@ -180,24 +213,54 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
     let bn = kb.let_(Expr::Cta.modulo(Expr::Const(tiles_n)));
     let (tm, tn, tk) = (TILE_M as i64, TILE_N as i64, TILE_K as i64);
     kb.fill(cta(), &acc, Value::Float(0.0))?;
-    kb.for_loop(k / TILE_K, |kb, s| {
-        let kofs = Expr::Var(s).times(Expr::Const(tk));
+    // Step s: its A and B tiles, global → staging registers (16-byte vectors).
+    let fetch = |kb: &mut KernelBuilder, s: Expr| -> Result<()> {
+        let kofs = s.times(Expr::Const(tk));
         let a_base = Expr::Var(bm).times(Expr::Const(tm * ki)).plus(kofs.clone());
         let b_base = Expr::Var(bn).times(Expr::Const(tn * ki)).plus(kofs);
         kb.window(ga, a_base, TILE_K, |kb| {
             kb.window(gb, b_base, TILE_K, |kb| {
-                kb.copy(cta(), &a_s, &a_g)?;
-                kb.copy(cta(), &bt_s, &bt_g)?;
+                kb.copy(cta(), &st_a, &a_g)?;
+                kb.copy(cta(), &st_b, &bt_g)?;
                 Ok(())
             })
-        })?;
-        kb.barrier();
-        kb.copy(cta(), &fa, &a_s)?;
-        kb.copy(cta(), &fb, &b_s)?;
+        })
+    };
+    // Staging registers → shared stage p.
+    let store = |kb: &mut KernelBuilder, p: usize| -> Result<()> {
+        kb.copy(cta(), &a_s[p], &st_a)?;
+        kb.copy(cta(), &bt_s[p], &st_b)?;
+        Ok(())
+    };
+    // Fragments from shared stage p, then the mmas.
+    let compute = |kb: &mut KernelBuilder, p: usize| -> Result<()> {
+        kb.copy(cta(), &fa, &a_s[p])?;
+        kb.copy(cta(), &fb, &b_s[p])?;
         kb.gemm(cta(), &acc, &fa, &fb)?;
+        Ok(())
+    };
+    let steps = k / TILE_K;
+    let steps_i = i64::try_from(steps).map_err(|_| overflow("K"))?;
+    fetch(&mut kb, Expr::Const(0))?;
+    store(&mut kb, 0)?;
+    kb.barrier();
+    // Two steps per iteration, one per shared stage: step s fetches step s + 1 while it computes.
+    kb.for_loop(steps / 2, |kb, t| {
+        let s = Expr::Var(t).times(Expr::Const(2));
+        fetch(kb, s.clone().plus(Expr::Const(1)))?;
+        compute(kb, 0)?;
+        store(kb, 1)?;
+        kb.barrier();
+        let more = s.clone().plus(Expr::Const(2)).lt(Expr::Const(steps_i));
+        kb.if_then(more.clone(), |kb| fetch(kb, s.plus(Expr::Const(2))))?;
+        compute(kb, 1)?;
+        kb.if_then(more, |kb| store(kb, 0))?;
         kb.barrier();
         Ok(())
     })?;
+    if steps % 2 == 1 {
+        compute(&mut kb, 0)?;
+    }
     let c_base = Expr::Var(bm)
         .times(Expr::Const(tm * ni))
         .plus(Expr::Var(bn).times(Expr::Const(tn)));

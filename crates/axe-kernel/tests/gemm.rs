@@ -432,22 +432,38 @@ mod shipped {
                 .unwrap()
         };
         assert_eq!(v("gemm"), "gemm.mma_sync");
-        let gemm = p.decisions.iter().find(|d| d.op.starts_with("gemm")).unwrap();
+        let gemm = p
+            .decisions
+            .iter()
+            .find(|d| d.op.starts_with("gemm"))
+            .unwrap();
         assert!(gemm.why.contains("32 mma.sync per warp"), "{}", gemm.why);
-        let variants: Vec<&str> = p.decisions.iter().map(|d| d.variant.as_str()).collect();
-        assert_eq!(
-            variants,
-            [
-                "fill.registers",
-                "copy.vec16",
-                "copy.vec16",
-                "copy.registers.vector",
-                "copy.registers.vector",
-                "gemm.mma_sync",
-                "copy.registers.vector"
-            ]
-        );
+        for d in &p.decisions {
+            let want = match &d.op[..4] {
+                "fill" => "fill.registers",
+                "gemm" => "gemm.mma_sync",
+                _ => "copy.registers.vector",
+            };
+            assert_eq!(d.variant, want, "{d:?}");
+            // Tiles move in 16-byte vectors, fragments in pairs, C in 8-byte vectors.
+            if d.op.starts_with("copy") {
+                assert!(
+                    ["16 bytes", "4 bytes", "8 bytes"]
+                        .iter()
+                        .any(|w| d.why.contains(&format!("vectors of {w}"))),
+                    "{d:?}"
+                );
+            }
+        }
+        let global = |name: &str| {
+            p.decisions
+                .iter()
+                .filter(|d| d.why.contains(name))
+                .all(|d| d.why.contains("vectors of 16 bytes"))
+        };
+        assert!(global("A_stage") && global("Bt_stage"));
         check_shipped(256, 128, 96, DType::F16, Target::Sm90a);
+        check_shipped(128, 256, 128, DType::BF16, Target::Cpu);
     }
 
     #[test]
@@ -475,8 +491,9 @@ mod shipped {
                     .unwrap_or_else(|e| panic!("{e}\n{src}"));
                 let ty = if d == DType::BF16 { "bf16" } else { "f16" };
                 assert!(
-                    c.ptx
-                        .contains(&format!("mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32")),
+                    c.ptx.contains(&format!(
+                        "mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32"
+                    )),
                     "{}",
                     c.ptx
                 );
