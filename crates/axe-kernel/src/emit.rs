@@ -323,6 +323,29 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: bool, s: &mut String) 
                     "{pad}  asm(\"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\"\n{pad}      : \"+f\"(mc[0]), \"+f\"(mc[1]), \"+f\"(mc[2]), \"+f\"(mc[3])\n{pad}      : \"r\"(ma[0]), \"r\"(ma[1]), \"r\"(ma[2]), \"r\"(ma[3]), \"r\"(mb[0]), \"r\"(mb[1]));\n{pad}}}"
                 );
             }
+            LStmt::LdMatrix {
+                trans, dst, src, ..
+            } => {
+                let outs: Vec<String> = dst
+                    .iter()
+                    .map(|d| format!("\"=r\"(*reinterpret_cast<unsigned*>({}))", addr(prog, d, n)))
+                    .collect();
+                let regs: Vec<String> = (0..dst.len()).map(|i| format!("%{i}")).collect();
+                let _ = writeln!(
+                    s,
+                    "{pad}{{\n{pad}  unsigned row = (unsigned)__cvta_generic_to_shared({});",
+                    addr(prog, src, n)
+                );
+                let _ = writeln!(
+                    s,
+                    "{pad}  asm volatile(\"ldmatrix.sync.aligned.m8n8.x{}{}.shared.b16 {{{}}}, [%{}];\"\n{pad}      : {}\n{pad}      : \"r\"(row));\n{pad}}}",
+                    dst.len(),
+                    if *trans { ".trans" } else { "" },
+                    regs.join(", "),
+                    dst.len(),
+                    outs.join(", ")
+                );
+            }
             LStmt::Barrier => {
                 let _ = writeln!(s, "{pad}__syncthreads();");
             }

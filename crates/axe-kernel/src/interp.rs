@@ -74,7 +74,9 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
             LStmt::Move { .. } | LStmt::Store { .. } | LStmt::Compute { .. } => {
                 out.push(Ins::Mem(s))
             }
-            LStmt::Shuffle { .. } | LStmt::Mma { .. } => out.push(Ins::Collective(s)),
+            LStmt::Shuffle { .. } | LStmt::Mma { .. } | LStmt::LdMatrix { .. } => {
+                out.push(Ins::Collective(s))
+            }
             LStmt::Barrier => out.push(Ins::Barrier),
             LStmt::Comment(_) => {}
         }

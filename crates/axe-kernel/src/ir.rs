@@ -133,6 +133,20 @@ pub enum LStmt {
         /// The B fragment's first register (4 elements).
         b: Access,
     },
+    /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16` by the whole warp: `dst.len()` 8×8
+    /// matrices of 16-bit elements, lane `l` supplying (at `src`) the 16-byte row `l mod 8` of matrix
+    /// `l div 8`; lane `l` receives in word `dst[i]` the elements `(l div 4, 2(l mod 4) + e)` of matrix
+    /// `i` (`.trans`: `(2(l mod 4) + e, l div 4)`), `e = 0, 1` low half first.
+    LdMatrix {
+        /// The call it lowers.
+        call: usize,
+        /// Transposed.
+        trans: bool,
+        /// Each matrix's destination word (4 bytes of registers).
+        dst: Vec<Access>,
+        /// This lane's row address in shared memory.
+        src: Access,
+    },
     /// CTA barrier.
     Barrier,
     /// A comment in emitted code (names the operator and variant).

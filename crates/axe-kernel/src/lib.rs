@@ -36,6 +36,7 @@ pub mod gemm;
 pub mod gemm_kernel;
 mod interp;
 mod ir;
+pub mod ldmatrix;
 mod lower;
 pub mod mma;
 pub mod nvrtc;

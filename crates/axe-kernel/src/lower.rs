@@ -174,6 +174,7 @@ fn rebase(
                     fix(a, 1, *call)?;
                 }
             }
+            LStmt::LdMatrix { call, src, .. } => fix(src, 16, *call)?,
             LStmt::Shuffle { .. }
             | LStmt::Mma { .. }
             | LStmt::Let { .. }

@@ -86,6 +86,12 @@ impl Ranges {
                     self.access(dst);
                     self.access(src);
                 }
+                LStmt::LdMatrix { dst, src, .. } => {
+                    for d in dst {
+                        self.access(d);
+                    }
+                    self.access(src);
+                }
                 LStmt::Mma { c, a, b, .. } => {
                     self.access(c);
                     self.access(a);

@@ -442,11 +442,14 @@ mod shipped {
             let want = match &d.op[..4] {
                 "fill" => "fill.registers",
                 "gemm" => "gemm.mma_sync",
+                _ if d.why.contains("_frag") => "copy.ldmatrix",
                 _ => "copy.registers.vector",
             };
             assert_eq!(d.variant, want, "{d:?}");
-            // Tiles move in 16-byte vectors, fragments in pairs, C in 8-byte vectors.
-            if d.op.starts_with("copy") {
+            // Tiles move in 16-byte vectors, C in 8-byte vectors, fragments by ldmatrix.
+            if d.variant == "copy.ldmatrix" {
+                assert!(d.why.contains("ldmatrix per warp"), "{d:?}");
+            } else if d.op.starts_with("copy") {
                 assert!(
                     ["16 bytes", "4 bytes", "8 bytes"]
                         .iter()

@@ -29,6 +29,7 @@ impl Machine<'_> {
         let (call, what) = match s {
             LStmt::Shuffle { call, .. } => (*call, "shuffle"),
             LStmt::Mma { call, .. } => (*call, "mma"),
+            LStmt::LdMatrix { call, .. } => (*call, "ldmatrix"),
             _ => return Err(KernelError::Invalid(format!("#{pc} is not collective"))),
         };
         if let Some(l) = stops.iter().position(|s| *s != Stop::Collective(pc)) {
@@ -60,8 +61,59 @@ impl Machine<'_> {
                 a,
                 b,
             } => self.mma(*call, *dtype, [a, b, c], w, vars),
+            LStmt::LdMatrix {
+                call,
+                trans,
+                dst,
+                src,
+            } => self.ldmatrix(*call, *trans, dst, src, w, vars),
             _ => Ok(()),
         }
+    }
+
+    /// Each lane reads the 16-byte row it supplies; then each lane takes its pairs of the matrices.
+    fn ldmatrix(
+        &mut self,
+        call: usize,
+        trans: bool,
+        dst: &[Access],
+        src: &Access,
+        w: usize,
+        vars: &[Vec<i64>],
+    ) -> Result<()> {
+        if self.prog.buffers.get(src.buf).map(|b| b.space) == Some(Space::Registers)
+            || dst
+                .iter()
+                .any(|d| self.prog.buffers.get(d.buf).map(|b| b.space) != Some(Space::Registers))
+        {
+            return Err(KernelError::Run {
+                op: self.op_name(call),
+                message: "ldmatrix loads registers from memory".into(),
+            });
+        }
+        let n = dst.len();
+        let mut rows = Vec::with_capacity(32);
+        for l in 0..32 {
+            self.tid = (w * 32 + l) as i64;
+            rows.push(self.read(src, 16, &vars[w * 32 + l], call)?);
+        }
+        for l in 0..32usize {
+            self.tid = (w * 32 + l) as i64;
+            for (i, d) in dst.iter().enumerate().take(n) {
+                let mut word = [0u8; 4];
+                for e in 0..2 {
+                    let (r, c) = if trans {
+                        (2 * (l % 4) + e, l / 4)
+                    } else {
+                        (l / 4, 2 * (l % 4) + e)
+                    };
+                    let row = &rows[i * 8 + r];
+                    word[2 * e..2 * e + 2].copy_from_slice(&row[2 * c..2 * c + 2]);
+                }
+                self.write(d, &word, &vars[w * 32 + l], call)?;
+            }
+        }
+        Ok(())
     }
 
     /// Each lane reads its partner's source register, then each writes its destination.
