@@ -14,7 +14,10 @@ use crate::error::{layout, overflow, KernelError, Result};
 use crate::expr::{Expr, Var};
 use crate::scope::{Launch, Scope};
 
+mod ops;
 mod window;
+
+pub use ops::{BinaryOp, Op, UnaryOp, Value};
 
 /// A shared-memory swizzle: within each `bytes`-byte row of 16-byte chunks, chunk `c` of row `r` is
 /// stored at chunk `c ^ (r mod (bytes/16))` (the 32/64/128-byte swizzles of TMA and wgmma).
@@ -133,143 +136,6 @@ fn show_region(region: &[Range<u64>]) -> String {
         .map(|r| format!("{}:{}", r.start, r.end))
         .collect();
     format!("[{}]", parts.join(","))
-}
-
-/// A scalar constant.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value {
-    /// An integer.
-    Int(i64),
-    /// A floating-point number.
-    Float(f64),
-}
-
-/// Pointwise unary operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnaryOp {
-    /// `-x`.
-    Neg,
-    /// `|x|`.
-    Abs,
-    /// `e^x` (floating point only).
-    Exp,
-    /// `max(x, 0)`.
-    Relu,
-}
-
-/// Pointwise binary operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinaryOp {
-    /// `a + b`.
-    Add,
-    /// `a - b`.
-    Sub,
-    /// `a * b`.
-    Mul,
-    /// `max(a, b)`.
-    Max,
-    /// `min(a, b)`.
-    Min,
-    /// `a / b` (floating point only).
-    Div,
-}
-
-/// An operator. Every operand tensor has the destination's logical shape.
-///
-/// Later operators (`reduce`, `gemm`, `copy_async` with mbarrier completion) join this enum; dispatch,
-/// lowering and the backends are keyed by [`Op::kind`], so each is a new variant set, not a rewrite.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Op {
-    /// `dst[x] = src[x]` for every logical index `x` (same dtype).
-    Copy {
-        /// Destination.
-        dst: Tensor,
-        /// Source.
-        src: Tensor,
-    },
-    /// `dst[x] = value`.
-    Fill {
-        /// Destination.
-        dst: Tensor,
-        /// The value, converted to the destination's dtype.
-        value: Value,
-    },
-    /// `dst[x] = f(src[x])`.
-    Unary {
-        /// The function.
-        op: UnaryOp,
-        /// Destination.
-        dst: Tensor,
-        /// Source.
-        src: Tensor,
-    },
-    /// `dst[x] = f(a[x], b[x])`.
-    Binary {
-        /// The function.
-        op: BinaryOp,
-        /// Destination.
-        dst: Tensor,
-        /// Left operand.
-        a: Tensor,
-        /// Right operand.
-        b: Tensor,
-    },
-    /// `dst[x] = convert(src[x])` (rounding to nearest even; integers saturate).
-    Cast {
-        /// Destination.
-        dst: Tensor,
-        /// Source.
-        src: Tensor,
-    },
-    /// `dst[i] = op over j of src[i, j]`: see [`crate::reduce`] (`dims` reduced, kept as extent 1).
-    Reduce {
-        /// Sum or max.
-        op: crate::reduce::ReduceOp,
-        /// Destination: `src`'s shape with the reduced dims of extent 1.
-        dst: Tensor,
-        /// Source.
-        src: Tensor,
-        /// The reduced dims, ascending.
-        dims: Vec<usize>,
-    },
-}
-
-impl Op {
-    /// The operator's name (`copy`, `fill`, `unary`, `binary`, `cast`).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Op::Copy { .. } => "copy",
-            Op::Fill { .. } => "fill",
-            Op::Unary { .. } => "unary",
-            Op::Binary { .. } => "binary",
-            Op::Cast { .. } => "cast",
-            Op::Reduce { .. } => "reduce",
-        }
-    }
-
-    /// The destination tensor.
-    pub fn dst(&self) -> &Tensor {
-        match self {
-            Op::Copy { dst, .. }
-            | Op::Fill { dst, .. }
-            | Op::Unary { dst, .. }
-            | Op::Binary { dst, .. }
-            | Op::Cast { dst, .. }
-            | Op::Reduce { dst, .. } => dst,
-        }
-    }
-
-    /// The source tensors, in order.
-    pub fn sources(&self) -> Vec<&Tensor> {
-        match self {
-            Op::Copy { src, .. }
-            | Op::Unary { src, .. }
-            | Op::Cast { src, .. }
-            | Op::Reduce { src, .. } => vec![src],
-            Op::Fill { .. } => vec![],
-            Op::Binary { a, b, .. } => vec![a, b],
-        }
-    }
 }
 
 /// An operator called at a scope.
@@ -540,7 +406,14 @@ impl KernelBuilder {
         if let Op::Reduce { dims, src, .. } = &op {
             crate::reduce::check_shapes(&label, dst, src, dims)?;
         }
-        for s in op.sources() {
+        if let Op::Gemm { c, a, b } = &op {
+            crate::gemm::check_shapes(&label, c, a, b)?;
+        }
+        for s in op
+            .sources()
+            .into_iter()
+            .filter(|_| !matches!(op, Op::Gemm { .. }))
+        {
             if s.shape != dst.shape && !matches!(op, Op::Reduce { .. }) {
                 return Err(KernelError::Invalid(format!(
                     "{label}: source {} has shape {:?}, the destination {} has {:?}",

@@ -181,6 +181,8 @@ impl Registry {
         variants.extend(crate::regwise::variants());
         variants.extend(crate::regcopy::variants());
         variants.extend(crate::staged::variants());
+        variants.extend(crate::gemm::variants());
+        variants.extend(crate::ldmatrix::variants());
         variants.sort_by_key(|v| std::cmp::Reverse(v.priority()));
         Registry { variants }
     }

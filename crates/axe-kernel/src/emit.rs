@@ -203,6 +203,12 @@ fn compute(f: &Compute, args: &[String]) -> String {
             }
         }
         Compute::Cast { from, to } => from_double(*to, &to_double(*from, &args[0])),
+        Compute::MulAdd(d) => format!(
+            "fmaf((float){}, (float){}, {})",
+            to_double(*d, &args[1]),
+            to_double(*d, &args[2]),
+            args[0]
+        ),
     }
 }
 
@@ -263,11 +269,7 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: bool, s: &mut String) 
                 );
             }
             LStmt::Compute { f, dst, srcs, .. } => {
-                let (ins, out) = match f {
-                    Compute::Unary(_, d) => (vec![*d], *d),
-                    Compute::Binary(_, d) => (vec![*d, *d], *d),
-                    Compute::Cast { from, to } => (vec![*from], *to),
-                };
+                let (ins, out) = f.types();
                 let args: Vec<String> = srcs
                     .iter()
                     .zip(&ins)
@@ -305,6 +307,43 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: bool, s: &mut String) 
                     "{pad}*reinterpret_cast<{t}*>({}) = ({t})__shfl_xor_sync(0xffffffffu, ({w})*reinterpret_cast<const {t}*>({}), {lane_xor});",
                     addr(prog, dst, n),
                     addr(prog, src, n)
+                );
+            }
+            LStmt::Mma { dtype, c, a, b, .. } => {
+                let ty = if *dtype == DType::BF16 { "bf16" } else { "f16" };
+                let _ = writeln!(
+                    s,
+                    "{pad}{{\n{pad}  const unsigned* ma = reinterpret_cast<const unsigned*>({});\n{pad}  const unsigned* mb = reinterpret_cast<const unsigned*>({});\n{pad}  float* mc = reinterpret_cast<float*>({});",
+                    addr(prog, a, n),
+                    addr(prog, b, n),
+                    addr(prog, c, n)
+                );
+                let _ = writeln!(
+                    s,
+                    "{pad}  asm(\"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\"\n{pad}      : \"+f\"(mc[0]), \"+f\"(mc[1]), \"+f\"(mc[2]), \"+f\"(mc[3])\n{pad}      : \"r\"(ma[0]), \"r\"(ma[1]), \"r\"(ma[2]), \"r\"(ma[3]), \"r\"(mb[0]), \"r\"(mb[1]));\n{pad}}}"
+                );
+            }
+            LStmt::LdMatrix {
+                trans, dst, src, ..
+            } => {
+                let outs: Vec<String> = dst
+                    .iter()
+                    .map(|d| format!("\"=r\"(*reinterpret_cast<unsigned*>({}))", addr(prog, d, n)))
+                    .collect();
+                let regs: Vec<String> = (0..dst.len()).map(|i| format!("%{i}")).collect();
+                let _ = writeln!(
+                    s,
+                    "{pad}{{\n{pad}  unsigned row = (unsigned)__cvta_generic_to_shared({});",
+                    addr(prog, src, n)
+                );
+                let _ = writeln!(
+                    s,
+                    "{pad}  asm volatile(\"ldmatrix.sync.aligned.m8n8.x{}{}.shared.b16 {{{}}}, [%{}];\"\n{pad}      : {}\n{pad}      : \"r\"(row));\n{pad}}}",
+                    dst.len(),
+                    if *trans { ".trans" } else { "" },
+                    regs.join(", "),
+                    dst.len(),
+                    outs.join(", ")
                 );
             }
             LStmt::Barrier => {

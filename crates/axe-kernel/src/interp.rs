@@ -36,15 +36,16 @@ enum Ins<'a> {
     JumpUnlessLt(u32, i64, usize),
     Jump(usize),
     Mem(&'a LStmt),
-    Shuffle(&'a LStmt),
+    Collective(&'a LStmt),
     Barrier,
 }
 
-/// Where a thread stopped: at a barrier or a shuffle (its pc), or the end.
+/// Where a thread stopped: at a barrier or a warp-collective instruction (a shuffle, an mma; its pc),
+/// or the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stop {
     Barrier(usize),
-    Shuffle(usize),
+    Collective(usize),
     End,
 }
 
@@ -73,7 +74,9 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
             LStmt::Move { .. } | LStmt::Store { .. } | LStmt::Compute { .. } => {
                 out.push(Ins::Mem(s))
             }
-            LStmt::Shuffle { .. } => out.push(Ins::Shuffle(s)),
+            LStmt::Shuffle { .. } | LStmt::Mma { .. } | LStmt::LdMatrix { .. } => {
+                out.push(Ins::Collective(s))
+            }
             LStmt::Barrier => out.push(Ins::Barrier),
             LStmt::Comment(_) => {}
         }
@@ -171,11 +174,11 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
                         m.tid = t as i64;
                         stops.push(m.step_until_sync(&code, &mut pcs[t], &mut vars[t])?);
                     }
-                    if !stops.iter().any(|s| matches!(s, Stop::Shuffle(_))) {
+                    if !stops.iter().any(|s| matches!(s, Stop::Collective(_))) {
                         at_barrier.extend(stops);
                         break;
                     }
-                    m.shuffle(&code, &stops, w, &pcs, &vars)?;
+                    m.collective(&code, &stops, w, &pcs, &vars)?;
                     for pc in &mut pcs[lanes.clone()] {
                         *pc += 1;
                     }
@@ -211,7 +214,7 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
 }
 
 impl<'p> Machine<'p> {
-    /// Runs one thread until a barrier or a shuffle (at its pc) or the end.
+    /// Runs one thread until a barrier or a warp-collective instruction (at its pc) or the end.
     fn step_until_sync(
         &mut self,
         code: &[Ins<'_>],
@@ -250,7 +253,7 @@ impl<'p> Machine<'p> {
                 }
                 Ins::Mem(s) => self.mem(s, vars)?,
                 Ins::Barrier => return Ok(Stop::Barrier(*pc)),
-                Ins::Shuffle(_) => return Ok(Stop::Shuffle(*pc)),
+                Ins::Collective(_) => return Ok(Stop::Collective(*pc)),
             }
             *pc += 1;
         }
@@ -446,11 +449,7 @@ impl<'p> Machine<'p> {
             }
             LStmt::Store { call, dst, value } => self.write(dst, value, vars, *call),
             LStmt::Compute { call, f, dst, srcs } => {
-                let (ins, out) = match f {
-                    Compute::Unary(_, d) => (vec![*d], *d),
-                    Compute::Binary(_, d) => (vec![*d, *d], *d),
-                    Compute::Cast { from, to } => (vec![*from], *to),
-                };
+                let (ins, out) = f.types();
                 let mut vals = Vec::new();
                 for (a, d) in srcs.iter().zip(&ins) {
                     let b = self.read(a, d.bytes() as usize, vars, *call)?;
@@ -583,6 +582,9 @@ fn compute(f: &Compute, v: &[Num]) -> Num {
             }))
         }
         (Compute::Cast { .. }, [x]) => *x,
+        (Compute::MulAdd(_), [c, a, b]) => Num::F(f64::from(
+            (a.f() as f32).mul_add(b.f() as f32, c.f() as f32),
+        )),
         (_, [x, ..]) => *x,
         (_, []) => Num::I(0),
     }

@@ -22,6 +22,9 @@ pub enum Compute {
     Unary(UnaryOp, DType),
     /// `f(a, b)` in `DType`.
     Binary(BinaryOp, DType),
+    /// `dst = fma(a, b, dst)` in f32 for operands `[dst, a, b]`: `a` and `b` of this dtype (f16, bf16,
+    /// f32), `dst` f32, the product and sum rounded once (products of f16 or bf16 are exact in f32).
+    MulAdd(DType),
     /// Conversion.
     Cast {
         /// From.
@@ -29,6 +32,18 @@ pub enum Compute {
         /// To.
         to: DType,
     },
+}
+
+impl Compute {
+    /// The operands' dtypes and the result's.
+    pub fn types(&self) -> (Vec<DType>, DType) {
+        match self {
+            Compute::Unary(_, d) => (vec![*d], *d),
+            Compute::Binary(_, d) => (vec![*d, *d], *d),
+            Compute::MulAdd(d) => (vec![DType::F32, *d, *d], DType::F32),
+            Compute::Cast { from, to } => (vec![*from], *to),
+        }
+    }
 }
 
 /// A lowered statement, executed by each thread.
@@ -101,6 +116,36 @@ pub enum LStmt {
         lane_xor: u32,
         /// Bytes moved.
         bytes: u32,
+    },
+    /// One `m16n8k16` matrix multiply-accumulate by the whole warp (every lane runs it together):
+    /// `C += A·B` on the atom whose fragments are this warp's registers from `a`, `b` and `c` on, each
+    /// lane's fragment laid out as [`crate::gemm::atom`] says (A `16×16` and B `16×8` of `dtype`, C
+    /// `16×8` f32).
+    Mma {
+        /// The call it lowers.
+        call: usize,
+        /// A and B's dtype (f16 or bf16).
+        dtype: DType,
+        /// The accumulator fragment's first register (4 f32).
+        c: Access,
+        /// The A fragment's first register (8 elements).
+        a: Access,
+        /// The B fragment's first register (4 elements).
+        b: Access,
+    },
+    /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16` by the whole warp: `dst.len()` 8×8
+    /// matrices of 16-bit elements, lane `l` supplying (at `src`) the 16-byte row `l mod 8` of matrix
+    /// `l div 8`; lane `l` receives in word `dst[i]` the elements `(l div 4, 2(l mod 4) + e)` of matrix
+    /// `i` (`.trans`: `(2(l mod 4) + e, l div 4)`), `e = 0, 1` low half first.
+    LdMatrix {
+        /// The call it lowers.
+        call: usize,
+        /// Transposed.
+        trans: bool,
+        /// Each matrix's destination word (4 bytes of registers).
+        dst: Vec<Access>,
+        /// This lane's row address in shared memory.
+        src: Access,
     },
     /// CTA barrier.
     Barrier,

@@ -2,7 +2,7 @@
 //!
 //! A kernel is described ([`KernelBuilder`]) as buffers, tensors whose Axe layouts say where each element
 //! lives (global or shared memory on axis `m`, registers on `reg`/`lane`/`warp`), and statements: `for`,
-//! `if`, `let`, CTA barriers and operators (`copy`, `fill`, pointwise, `cast`, `reduce`) called at a scope (kernel,
+//! `if`, `let`, CTA barriers and operators (`copy`, `fill`, pointwise, `cast`, `reduce`, `gemm`) called at a scope (kernel,
 //! CTA, warpgroup, warp, thread, or a slice of them). [`lower`] dispatches every call to the first
 //! variant registered for the target that applies ([`Registry`]); each declining variant says why. The
 //! lowered [`Program`] runs on the CPU interpreter ([`run`]) — every CTA, warp and thread simulated,
@@ -32,9 +32,13 @@ mod dtype;
 mod emit;
 mod error;
 mod expr;
+pub mod gemm;
+pub mod gemm_kernel;
 mod interp;
 mod ir;
+pub mod ldmatrix;
 mod lower;
+pub mod mma;
 pub mod nvrtc;
 pub mod pointwise;
 pub mod range;

@@ -174,7 +174,12 @@ fn rebase(
                     fix(a, 1, *call)?;
                 }
             }
-            LStmt::Shuffle { .. } | LStmt::Let { .. } | LStmt::Barrier | LStmt::Comment(_) => {}
+            LStmt::LdMatrix { call, src, .. } => fix(src, 16, *call)?,
+            LStmt::Shuffle { .. }
+            | LStmt::Mma { .. }
+            | LStmt::Let { .. }
+            | LStmt::Barrier
+            | LStmt::Comment(_) => {}
         }
     }
     Ok(())

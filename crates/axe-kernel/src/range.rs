@@ -86,6 +86,17 @@ impl Ranges {
                     self.access(dst);
                     self.access(src);
                 }
+                LStmt::LdMatrix { dst, src, .. } => {
+                    for d in dst {
+                        self.access(d);
+                    }
+                    self.access(src);
+                }
+                LStmt::Mma { c, a, b, .. } => {
+                    self.access(c);
+                    self.access(a);
+                    self.access(b);
+                }
                 LStmt::Compute { dst, srcs, .. } => {
                     self.access(dst);
                     for s in srcs {

@@ -222,9 +222,10 @@ fn when_nothing_applies_every_variant_is_listed() {
     let KernelError::NoVariant { declined, .. } = &e else {
         panic!("{e}")
     };
-    assert_eq!(declined.len(), 8);
+    assert_eq!(declined.len(), 9);
     let text = e.to_string();
     for v in [
+        "copy.ldmatrix",
         "copy.registers.vector",
         "copy.vec16",
         "copy.vec8",

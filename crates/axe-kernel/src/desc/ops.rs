@@ -1,0 +1,151 @@
+//! Operators: what a call computes ([`Op`]), with the pointwise functions and constants they take.
+
+use super::Tensor;
+
+/// A scalar constant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+}
+
+/// Pointwise unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-x`.
+    Neg,
+    /// `|x|`.
+    Abs,
+    /// `e^x` (floating point only).
+    Exp,
+    /// `max(x, 0)`.
+    Relu,
+}
+
+/// Pointwise binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `max(a, b)`.
+    Max,
+    /// `min(a, b)`.
+    Min,
+    /// `a / b` (floating point only).
+    Div,
+}
+
+/// An operator. Every operand tensor has the destination's logical shape.
+///
+/// Later operators (`reduce`, `gemm`, `copy_async` with mbarrier completion) join this enum; dispatch,
+/// lowering and the backends are keyed by [`Op::kind`], so each is a new variant set, not a rewrite.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// `dst[x] = src[x]` for every logical index `x` (same dtype).
+    Copy {
+        /// Destination.
+        dst: Tensor,
+        /// Source.
+        src: Tensor,
+    },
+    /// `dst[x] = value`.
+    Fill {
+        /// Destination.
+        dst: Tensor,
+        /// The value, converted to the destination's dtype.
+        value: Value,
+    },
+    /// `dst[x] = f(src[x])`.
+    Unary {
+        /// The function.
+        op: UnaryOp,
+        /// Destination.
+        dst: Tensor,
+        /// Source.
+        src: Tensor,
+    },
+    /// `dst[x] = f(a[x], b[x])`.
+    Binary {
+        /// The function.
+        op: BinaryOp,
+        /// Destination.
+        dst: Tensor,
+        /// Left operand.
+        a: Tensor,
+        /// Right operand.
+        b: Tensor,
+    },
+    /// `dst[x] = convert(src[x])` (rounding to nearest even; integers saturate).
+    Cast {
+        /// Destination.
+        dst: Tensor,
+        /// Source.
+        src: Tensor,
+    },
+    /// `dst[i] = op over j of src[i, j]`: see [`crate::reduce`] (`dims` reduced, kept as extent 1).
+    Reduce {
+        /// Sum or max.
+        op: crate::reduce::ReduceOp,
+        /// Destination: `src`'s shape with the reduced dims of extent 1.
+        dst: Tensor,
+        /// Source.
+        src: Tensor,
+        /// The reduced dims, ascending.
+        dims: Vec<usize>,
+    },
+    /// `c[i, j] += Σ_k a[i, k] · b[k, j]`, products and sums in f32: see [`crate::gemm`].
+    Gemm {
+        /// The accumulator `[M, N]` (f32), read and written.
+        c: Tensor,
+        /// The left operand `[M, K]`.
+        a: Tensor,
+        /// The right operand `[K, N]`.
+        b: Tensor,
+    },
+}
+
+impl Op {
+    /// The operator's name (`copy`, `fill`, `unary`, `binary`, `cast`, `reduce`, `gemm`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Copy { .. } => "copy",
+            Op::Fill { .. } => "fill",
+            Op::Unary { .. } => "unary",
+            Op::Binary { .. } => "binary",
+            Op::Cast { .. } => "cast",
+            Op::Reduce { .. } => "reduce",
+            Op::Gemm { .. } => "gemm",
+        }
+    }
+
+    /// The destination tensor.
+    pub fn dst(&self) -> &Tensor {
+        match self {
+            Op::Copy { dst, .. }
+            | Op::Fill { dst, .. }
+            | Op::Unary { dst, .. }
+            | Op::Binary { dst, .. }
+            | Op::Cast { dst, .. }
+            | Op::Reduce { dst, .. }
+            | Op::Gemm { c: dst, .. } => dst,
+        }
+    }
+
+    /// The source tensors, in order (a gemm's accumulator, read too, is its destination).
+    pub fn sources(&self) -> Vec<&Tensor> {
+        match self {
+            Op::Copy { src, .. }
+            | Op::Unary { src, .. }
+            | Op::Cast { src, .. }
+            | Op::Reduce { src, .. } => vec![src],
+            Op::Fill { .. } => vec![],
+            Op::Binary { a, b, .. } | Op::Gemm { a, b, .. } => vec![a, b],
+        }
+    }
+}

@@ -1,0 +1,516 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! `gemm`: gemm.fma and gemm.mma_sync on the interpreter against brute force, the m16n8k16 fragment
+//! layouts against the PTX tables, and the predicates that accept exactly the fragments.
+
+use axe_kernel::gemm::{atom, fragment, Operand};
+use axe_kernel::mma::fragment_tiles;
+use axe_kernel::{
+    extent_on, lower, run, DType, KernelBuilder, KernelError, Launch, Program, RunLimits, Scope,
+    Space, Target,
+};
+use axe_layout::{Axis, Coord, Iter, Layout};
+use proptest::prelude::*;
+
+fn ax(n: &str) -> Axis {
+    Axis::new(n).unwrap()
+}
+
+fn it(e: u64, s: i64, a: &str) -> Iter {
+    Iter::new(e, s, ax(a)).unwrap()
+}
+
+/// Values exactly representable in `d`, from a fixed sequence.
+fn values(n: usize, seed: u64, d: DType) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let v = ((s >> 40) as f64 / (1u64 << 24) as f64 * 4.0 - 2.0) as f32;
+            match d {
+                DType::F16 => half::f16::from_f32(v).to_f32(),
+                DType::BF16 => half::bf16::from_f32(v).to_f32(),
+                _ => v,
+            }
+        })
+        .collect()
+}
+
+fn encode(x: &[f32], d: DType) -> Vec<u8> {
+    x.iter()
+        .flat_map(|&v| match d {
+            DType::F32 => v.to_le_bytes().to_vec(),
+            DType::F16 => half::f16::from_f32(v).to_le_bytes().to_vec(),
+            _ => half::bf16::from_f32(v).to_le_bytes().to_vec(),
+        })
+        .collect()
+}
+
+fn decode_f32(b: &[u8]) -> Vec<f32> {
+    b.chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Checks `got` against `c0 + a·b` computed in f64: within the f32 accumulation bound
+/// `(K + 1)·2⁻²⁴·(|c0| + Σ|a||b|)` per element.
+fn check(got: &[f32], c0: &[f32], a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) {
+    for i in 0..m {
+        for j in 0..n {
+            let (mut s, mut mag) = (f64::from(c0[i * n + j]), f64::from(c0[i * n + j]).abs());
+            for kk in 0..k {
+                let p = f64::from(a[i * k + kk]) * f64::from(b[kk * n + j]);
+                s += p;
+                mag += p.abs();
+            }
+            let tol = (k as f64 + 1.0) * 2f64.powi(-24) * mag + 1e-30;
+            let g = f64::from(got[i * n + j]);
+            assert!(
+                (g - s).abs() <= tol,
+                "C[{i}, {j}] = {g}, the reference is {s} (tolerance {tol})"
+            );
+        }
+    }
+}
+
+fn reg_elems(l: &Layout) -> u64 {
+    (extent_on(l, &ax("reg")).unwrap().1 + 1) as u64
+}
+
+/// A kernel of one CTA of `threads` threads: loads C, A, B into registers with the given layouts, runs
+/// `gemm` at `scope`, stores C.
+fn gemm_kernel(
+    (m, n, k): (u64, u64, u64),
+    d: DType,
+    (la, lb, lc): (&Layout, &Layout, &Layout),
+    scope: Scope,
+    threads: u32,
+) -> axe_kernel::Kernel {
+    let mut kb = KernelBuilder::new(
+        "g",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads,
+        },
+    )
+    .unwrap();
+    let ga = kb.buffer("ga", Space::Global, d, m * k).unwrap();
+    let gb = kb.buffer("gb", Space::Global, d, k * n).unwrap();
+    let gc = kb.buffer("gc", Space::Global, DType::F32, m * n).unwrap();
+    let ra = kb.buffer("ra", Space::Registers, d, reg_elems(la)).unwrap();
+    let rb = kb.buffer("rb", Space::Registers, d, reg_elems(lb)).unwrap();
+    let rc = kb
+        .buffer("rc", Space::Registers, DType::F32, reg_elems(lc))
+        .unwrap();
+    let t = |kb: &KernelBuilder, name, buf, sh: [u64; 2], l: &Layout| {
+        kb.tensor(name, buf, &sh, l.clone()).unwrap()
+    };
+    let (tga, tgb, tgc) = (
+        t(&kb, "A_g", ga, [m, k], &Layout::row_major(&[m, k]).unwrap()),
+        t(&kb, "B_g", gb, [k, n], &Layout::row_major(&[k, n]).unwrap()),
+        t(&kb, "C_g", gc, [m, n], &Layout::row_major(&[m, n]).unwrap()),
+    );
+    let (tra, trb, trc) = (
+        t(&kb, "A", ra, [m, k], la),
+        t(&kb, "B", rb, [k, n], lb),
+        t(&kb, "C", rc, [m, n], lc),
+    );
+    let copy_scope = if scope.level == axe_kernel::Level::Thread {
+        Scope::warp()
+    } else {
+        scope.clone()
+    };
+    kb.copy(copy_scope.clone(), &tra, &tga).unwrap();
+    kb.copy(copy_scope.clone(), &trb, &tgb).unwrap();
+    kb.copy(copy_scope.clone(), &trc, &tgc).unwrap();
+    kb.gemm(scope, &trc, &tra, &trb).unwrap();
+    kb.copy(copy_scope, &tgc, &trc).unwrap();
+    kb.build().unwrap()
+}
+
+/// Runs `p` on random A, B, C; checks C against brute force.
+fn run_and_check(p: &Program, (m, n, k): (u64, u64, u64), d: DType, seed: u64) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let a = values(m * k, seed, d);
+    let b = values(k * n, seed + 1, d);
+    let c0 = values(m * n, seed + 2, DType::F32);
+    let out = run(
+        p,
+        vec![encode(&a, d), encode(&b, d), encode(&c0, DType::F32)],
+        RunLimits::default(),
+    )
+    .unwrap();
+    check(&decode_f32(&out[2]), &c0, &a, &b, (m, n, k));
+}
+
+/// The `op` fragment tiled `[outer]` times over `reg` (tiles row-major, or column-major when `cols`).
+fn tiled(op: Operand, outer: [u64; 2], cols: bool) -> Layout {
+    let f = atom(op).unwrap();
+    let r = op.regs();
+    let strides = if cols {
+        [1, outer[0] as i64]
+    } else {
+        [outer[1] as i64, 1]
+    };
+    let o = Layout::strided(&outer, &strides, &[ax("reg"), ax("reg")]).unwrap();
+    let (t, _) = f.tile(&o, &op.shape(), &outer).unwrap();
+    let _ = r;
+    t
+}
+
+#[test]
+fn the_fragment_layouts_are_the_ptx_tables() {
+    // PTX ISA, mma.m16n8k16 with .f16/.bf16: groupID = lane / 4, threadID_in_group = lane % 4.
+    let row_col = |op: Operand, lane: i64, i: i64| -> (i64, i64) {
+        let (g, t) = (lane / 4, lane % 4);
+        match op {
+            Operand::A => (g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)),
+            Operand::B => (2 * t + (i & 1) + 8 * (i >> 1), g),
+            Operand::C => (g + 8 * (i >> 1), 2 * t + (i & 1)),
+        }
+    };
+    for op in [Operand::A, Operand::B, Operand::C] {
+        let f = fragment(op).unwrap();
+        let cols = op.shape()[1] as i64;
+        assert_eq!(f.len() as i64, 32 * op.regs());
+        let mut seen = std::collections::HashSet::new();
+        for (x, reg, lane) in f {
+            let (r, c) = row_col(op, lane, reg);
+            assert_eq!(
+                (x as i64 / cols, x as i64 % cols),
+                (r, c),
+                "{op:?} lane {lane} reg {reg}"
+            );
+            assert!(seen.insert((lane, reg)));
+        }
+    }
+    // Lane 4 holds row 1 of A (its element 0), column 0.
+    let a = atom(Operand::A).unwrap();
+    let p = a.apply_multi(&[1, 0], &[16, 16]).unwrap();
+    assert_eq!((p[0].get(&ax("lane")), p[0].get(&ax("reg"))), (4, 0));
+}
+
+fn dispatch_err(e: KernelError) -> String {
+    e.to_string()
+}
+
+#[test]
+fn exact_fragments_are_matched_and_others_declined_with_reasons() {
+    let (la, lb, lc) = (
+        atom(Operand::A).unwrap(),
+        atom(Operand::B).unwrap(),
+        atom(Operand::C).unwrap(),
+    );
+    for t in [Target::Cpu, Target::Sm80, Target::Sm90a] {
+        let k = gemm_kernel((16, 8, 16), DType::F16, (&la, &lb, &lc), Scope::warp(), 32);
+        let p = lower(&k, t).unwrap();
+        assert_eq!(p.decisions[3].variant, "gemm.mma_sync", "{t}");
+        assert!(p.decisions[3].why.contains("1 mma.sync per warp"));
+    }
+    // A with its two lane digits swapped: lane 4 holds row 0, column 2, not row 1.
+    let swapped = Layout::from_shard(vec![
+        it(2, 2, "reg"),
+        it(8, 1, "lane"),
+        it(2, 4, "reg"),
+        it(4, 8, "lane"),
+        it(2, 1, "reg"),
+    ])
+    .unwrap();
+    let k = gemm_kernel(
+        (16, 8, 16),
+        DType::F16,
+        (&swapped, &lb, &lc),
+        Scope::warp(),
+        32,
+    );
+    let e = dispatch_err(lower(&k, Target::Sm80).unwrap_err());
+    assert!(e.contains("gemm.mma_sync"), "{e}");
+    assert!(
+        e.contains("not the m16n8k16 A fragment: element (0, 2) sits on lane 8"),
+        "{e}"
+    );
+    assert!(e.contains("gemm.fma"), "{e}");
+    // C shifted by one lane.
+    let shifted = lc.clone().with_offset(&Coord::on(ax("lane"), 1)).unwrap();
+    let mut kb = KernelBuilder::new(
+        "g",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 32,
+        },
+    )
+    .unwrap();
+    let rc = kb.buffer("rc", Space::Registers, DType::F32, 4).unwrap();
+    let t = kb.tensor("C", rc, &[16, 8], shifted).unwrap();
+    let e = fragment_tiles(&t, Operand::C, 1).unwrap().unwrap_err();
+    assert!(
+        e.contains("not the m16n8k16 C fragment: element (0, 0) sits on lane 1 at register +0, the fragment puts it on lane 0"),
+        "{e}"
+    );
+    let t = kb.tensor("C", rc, &[16, 8], lc.clone()).unwrap();
+    assert_eq!(
+        fragment_tiles(&t, Operand::C, 1).unwrap().unwrap(),
+        vec![vec![(0, 0)]]
+    );
+    // B's registers in the other order (b2, b3 first).
+    let swapped_b = Layout::from_shard(vec![
+        it(2, 1, "reg"),
+        it(4, 1, "lane"),
+        it(2, 2, "reg"),
+        it(8, 4, "lane"),
+    ])
+    .unwrap();
+    let k = gemm_kernel(
+        (16, 8, 16),
+        DType::BF16,
+        (&la, &swapped_b, &lc),
+        Scope::warp(),
+        32,
+    );
+    let e = dispatch_err(lower(&k, Target::Sm80).unwrap_err());
+    assert!(
+        e.contains("element (1, 0) sits on lane 0 at register +2, the fragment puts it on lane 0 at register +1"),
+        "{e}"
+    );
+    // f32 operands: mma.sync declines, gemm.fma has no products in one thread.
+    let k = gemm_kernel((16, 8, 16), DType::F32, (&la, &lb, &lc), Scope::warp(), 32);
+    let e = dispatch_err(lower(&k, Target::Sm80).unwrap_err());
+    assert!(e.contains("multiplies f16 or bf16; A A is f32"), "{e}");
+}
+
+#[test]
+fn gemm_checks_its_operands() {
+    let mut kb = KernelBuilder::new(
+        "g",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 32,
+        },
+    )
+    .unwrap();
+    let h = kb.buffer("h", Space::Registers, DType::F16, 64).unwrap();
+    let f = kb.buffer("f", Space::Registers, DType::F32, 64).unwrap();
+    let rm = |s: &[u64]| {
+        let n: u64 = s.iter().product();
+        Layout::strided(&[n], &[1], &[ax("reg")]).unwrap()
+    };
+    let t = |kb: &KernelBuilder, b, s: &[u64]| kb.tensor("t", b, s, rm(s)).unwrap();
+    let (a, b, c) = (t(&kb, h, &[4, 8]), t(&kb, h, &[8, 2]), t(&kb, f, &[4, 2]));
+    let bad_k = t(&kb, h, &[4, 2]);
+    let e = kb
+        .gemm(Scope::warp(), &c, &bad_k, &b)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("needs A [4, K] and B [K, 2] with one K"), "{e}");
+    let flat = kb.tensor("v", f, &[8], rm(&[8])).unwrap();
+    let e = kb
+        .gemm(Scope::warp(), &flat, &a, &b)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("gemm takes matrices (rank 2)"), "{e}");
+    let cf16 = t(&kb, h, &[4, 2]);
+    let e = kb
+        .gemm(Scope::warp(), &cf16, &a, &b)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("gemm accumulates in f32"), "{e}");
+    let af32 = t(&kb, f, &[4, 8]);
+    let e = kb
+        .gemm(Scope::warp(), &c, &af32, &b)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("must be one of f16, bf16, f32"), "{e}");
+    assert!(kb.gemm(Scope::warp(), &c, &a, &b).is_ok());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// gemm.fma at thread scope on each thread's own registers (every lane holds everything), and at
+    /// warp scope with C's rows on lanes (each thread its own rows, A's rows with them, B everywhere).
+    #[test]
+    fn fma_matches_brute_force(
+        m in 1u64..5, n in 1u64..5, k in 1u64..6, d in 0usize..3, seed in 0u64..1000, rows_on_lanes in any::<bool>()
+    ) {
+        let d = [DType::F32, DType::F16, DType::BF16][d];
+        let all = |r: u64, c: u64| {
+            Layout::new(vec![it(r * c, 1, "reg")], vec![it(32, 1, "lane")], Coord::zero()).unwrap()
+        };
+        let own = |r: u64, c: u64| Layout::strided(&[r * c], &[1], &[ax("reg")]).unwrap();
+        let (la, lb, lc, scope) = if rows_on_lanes {
+            // Row i of A and C on lane i (m dividing 32), replicated on lanes i + m, i + 2m, ...; B on
+            // every lane: each thread computes its own row.
+            let m2 = [1u64, 2, 4, 4][(m - 1) as usize];
+            let rows = |c: u64| Layout::new(
+                vec![it(m2, 1, "lane"), it(c, 1, "reg")],
+                vec![it(32 / m2, m2 as i64, "lane")],
+                Coord::zero(),
+            ).unwrap();
+            let (la, lc) = (rows(k), rows(n));
+            let k2 = gemm_kernel((m2, n, k), d, (&la, &all(k, n), &lc), Scope::warp(), 32);
+            let p = lower(&k2, Target::Sm80).unwrap();
+            prop_assert_eq!(&p.decisions[3].variant, "gemm.fma");
+            run_and_check(&p, (m2, n, k), d, seed);
+            return Ok(());
+        } else {
+            // One thread's own registers (lane 0 loads and stores them).
+            (own(m, k), own(k, n), own(m, n), Scope::threads(0..1))
+        };
+        let kern = gemm_kernel((m, n, k), d, (&la, &lb, &lc), scope, 32);
+        let p = lower(&kern, Target::Cpu).unwrap();
+        prop_assert_eq!(&p.decisions[3].variant, "gemm.fma");
+        run_and_check(&p, (m, n, k), d, seed);
+    }
+
+    /// gemm.mma_sync at warp scope on the fragments tiled over reg, tiles in either order.
+    #[test]
+    fn mma_sync_matches_brute_force(
+        mt in 1u64..3, nt in 1u64..4, kt in 1u64..3, bf in any::<bool>(), cols in any::<bool>(), seed in 0u64..1000
+    ) {
+        let d = if bf { DType::BF16 } else { DType::F16 };
+        let la = tiled(Operand::A, [mt, kt], cols);
+        let lb = tiled(Operand::B, [kt, nt], !cols);
+        let lc = tiled(Operand::C, [mt, nt], cols);
+        let shape = (16 * mt, 8 * nt, 16 * kt);
+        let kern = gemm_kernel(shape, d, (&la, &lb, &lc), Scope::warp(), 32);
+        let p = lower(&kern, Target::Sm80).unwrap();
+        prop_assert_eq!(&p.decisions[3].variant, "gemm.mma_sync");
+        let want = format!("{} mma.sync per warp", mt * nt * kt);
+        prop_assert!(p.decisions[3].why.contains(&want), "{}", p.decisions[3].why);
+        run_and_check(&p, shape, d, seed);
+    }
+}
+
+mod shipped {
+    use super::*;
+    use axe_kernel::gemm_kernel::{gemm_kernel, gemm_reference};
+
+    /// Runs the shipped kernel on the interpreter; checks C against the f64 reference within the f32
+    /// accumulation bound.
+    fn check_shipped(m: u64, n: u64, k: u64, d: DType, target: Target) -> Program {
+        let g = gemm_kernel(m, n, k, d).unwrap();
+        let p = lower(&g.kernel, target).unwrap();
+        let a = values((m * k) as usize, 7, d);
+        let b = values((n * k) as usize, 8, d);
+        let out = run(
+            &p,
+            vec![encode(&a, d), encode(&b, d), vec![0; g.c_bytes as usize]],
+            RunLimits::default(),
+        )
+        .unwrap();
+        let got = decode_f32(&out[2]);
+        let a64: Vec<f64> = a.iter().map(|&v| f64::from(v)).collect();
+        let b64: Vec<f64> = b.iter().map(|&v| f64::from(v)).collect();
+        let want = gemm_reference(m, n, k, &a64, &b64).unwrap();
+        let k = k as usize;
+        for (x, (g, w)) in got.iter().zip(&want).enumerate() {
+            let (i, j) = (x / n as usize, x % n as usize);
+            let mag: f64 = (0..k)
+                .map(|kk| (a64[i * k + kk] * b64[j * k + kk]).abs())
+                .sum();
+            let tol = (k as f64 + 1.0) * 2f64.powi(-24) * mag + 1e-30;
+            assert!(
+                (f64::from(*g) - w).abs() <= tol,
+                "C[{i}, {j}] = {g}, the reference is {w} (tolerance {tol})"
+            );
+        }
+        p
+    }
+
+    #[test]
+    fn the_shipped_kernel_matches_the_reference() {
+        let p = check_shipped(128, 128, 64, DType::BF16, Target::Sm80);
+        let v = |op: &str| {
+            p.decisions
+                .iter()
+                .find(|d| d.op.starts_with(op))
+                .map(|d| d.variant.clone())
+                .unwrap()
+        };
+        assert_eq!(v("gemm"), "gemm.mma_sync");
+        let gemm = p
+            .decisions
+            .iter()
+            .find(|d| d.op.starts_with("gemm"))
+            .unwrap();
+        assert!(gemm.why.contains("32 mma.sync per warp"), "{}", gemm.why);
+        for d in &p.decisions {
+            let want = match &d.op[..4] {
+                "fill" => "fill.registers",
+                "gemm" => "gemm.mma_sync",
+                _ if d.why.contains("_frag") => "copy.ldmatrix",
+                _ => "copy.registers.vector",
+            };
+            assert_eq!(d.variant, want, "{d:?}");
+            // Tiles move in 16-byte vectors, C in 8-byte vectors, fragments by ldmatrix.
+            if d.variant == "copy.ldmatrix" {
+                assert!(d.why.contains("ldmatrix per warp"), "{d:?}");
+            } else if d.op.starts_with("copy") {
+                assert!(
+                    ["16 bytes", "4 bytes", "8 bytes"]
+                        .iter()
+                        .any(|w| d.why.contains(&format!("vectors of {w}"))),
+                    "{d:?}"
+                );
+            }
+        }
+        let global = |name: &str| {
+            p.decisions
+                .iter()
+                .filter(|d| d.why.contains(name))
+                .all(|d| d.why.contains("vectors of 16 bytes"))
+        };
+        assert!(global("A_stage") && global("Bt_stage"));
+        check_shipped(256, 128, 96, DType::F16, Target::Sm90a);
+        check_shipped(128, 256, 128, DType::BF16, Target::Cpu);
+    }
+
+    #[test]
+    fn shapes_it_cannot_do_are_errors() {
+        let e = |m, n, k, d| gemm_kernel(m, n, k, d).unwrap_err().to_string();
+        assert!(e(100, 128, 32, DType::BF16).contains("multiples of 128"));
+        assert!(e(128, 128, 48, DType::BF16).contains("K of 32"));
+        assert!(e(128, 128, 32, DType::F32).contains("bf16 or f16"));
+        assert!(e(0, 128, 32, DType::F16).contains("at least 1"));
+        assert!(gemm_reference(2, 2, 2, &[0.0; 3], &[0.0; 4]).is_err());
+    }
+
+    #[test]
+    fn the_shipped_kernel_compiles_to_mma_sync_with_nvrtc() {
+        let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv");
+        let Some(lib) = axe_kernel::nvrtc::find_nvrtc(&venv) else {
+            eprintln!("skipped: no NVRTC under {}", venv.display());
+            return;
+        };
+        for d in [DType::BF16, DType::F16] {
+            let g = gemm_kernel(4096, 4096, 4096, d).unwrap();
+            for t in [Target::Sm80, Target::Sm90a] {
+                let src = axe_kernel::emit_cuda(&lower(&g.kernel, t).unwrap()).unwrap();
+                let c = axe_kernel::nvrtc::compile_here(&lib, &src, "gemm", t.arch().unwrap())
+                    .unwrap_or_else(|e| panic!("{e}\n{src}"));
+                let ty = if d == DType::BF16 { "bf16" } else { "f16" };
+                assert!(
+                    c.ptx.contains(&format!(
+                        "mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32"
+                    )),
+                    "{}",
+                    c.ptx
+                );
+                assert!(c.ptx.contains("ld.global.nc.v4") || c.ptx.contains("ld.global.v4"));
+                assert!(!c.ptx.contains(".local"), "registers spill to local memory");
+                let regs = axe_kernel::nvrtc::cubin_registers(&c.cubin).expect("registers");
+                assert!((1..=255).contains(&regs), "{regs} registers");
+                eprintln!("gemm {d} {t}: {regs} registers per thread");
+                if std::env::var_os("AXE_DUMP_PTX").is_some() {
+                    std::fs::write(format!("/tmp/gemm_{d}_{t}.cu"), &src).unwrap();
+                    std::fs::write(format!("/tmp/gemm_{d}_{t}.ptx"), &c.ptx).unwrap();
+                    std::fs::write(format!("/tmp/gemm_{d}_{t}.cubin"), &c.cubin).unwrap();
+                }
+            }
+        }
+    }
+}
