@@ -51,8 +51,9 @@ def main():
     for dtype, name in [(torch.bfloat16, "bf16"), (torch.float16, "f16")]:
         for m, nn, kk in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 14336, 4096), (8192, 4096, 14336),
                           (8192, 28672, 8192), (8192, 8192, 28672)]:
+            # B as axe's gemm takes it: [N, K] row-major (B column-major), as nn.Linear keeps weights.
             a = torch.randn(m, kk, device=dev, dtype=dtype)
-            b = torch.randn(kk, nn, device=dev, dtype=dtype)
+            b = torch.randn(nn, kk, device=dev, dtype=dtype).T
             ms = median_ms(lambda: a @ b, rounds=10)
             print(json.dumps({"op": "matmul", "dtype": name, "mnk": [m, nn, kk], "ms": ms,
                               "tflops": 2 * m * nn * kk / ms / 1e9}))

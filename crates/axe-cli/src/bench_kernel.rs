@@ -10,7 +10,7 @@ pub struct KernelBench {
     json: bool,
     /// Timed rounds per case (the median is reported), after 3 warm-up runs; 1 to 1000.
     #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
-    rounds: usize,
+    pub(crate) rounds: usize,
     /// The least size of each relayout case's source, in MiB: the standard cases' leading dimension is
     /// multiplied until the source is at least this large (1 to 16384).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=16384))]
@@ -33,6 +33,17 @@ pub struct KernelBench {
     #[arg(long)]
     venv: Option<String>,
 }
+
+/// The gemm shapes (M, N, K): squares, and the MLP products of Llama-3.1-8B and 70B at a batch of 8192.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub const GEMM_SHAPES: &[(u64, u64, u64)] = &[
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (8192, 14336, 4096),
+    (8192, 4096, 14336),
+    (8192, 28672, 8192),
+    (8192, 8192, 28672),
+];
 
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 /// `shape` with its leading dimension multiplied by the least factor that makes its bytes at least
@@ -58,7 +69,7 @@ pub fn scaled(shape: &str, least: u64) -> Result<String, String> {
 }
 
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-fn median(mut v: Vec<f64>) -> f64 {
+pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
@@ -177,120 +188,6 @@ mod on_gpu {
     }
 }
 
-#[cfg(feature = "cuda")]
-mod softmax_gpu {
-    use super::*;
-    use axe_kernel::cuda::{geometry, Gpu};
-    use axe_kernel::softmax::{softmax_kernel, softmax_reference};
-    use axe_kernel::DType;
-    use serde_json::{json, Value};
-    use std::path::Path;
-
-    /// Uniform values in [-10, 10) from a xorshift generator.
-    fn inputs(n: usize, seed: u64) -> Vec<f32> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                ((x >> 40) as f32 / (1u64 << 24) as f32) * 20.0 - 10.0
-            })
-            .collect()
-    }
-
-    /// One softmax case: `rows × cols` of `dtype`, checked against the f64 reference, then timed.
-    pub fn case(
-        gpu: &Gpu,
-        dtype: DType,
-        rows: u64,
-        cols: u64,
-        args: &KernelBench,
-        venv: &Path,
-    ) -> Result<Value, String> {
-        let e = |e: axe_kernel::KernelError| e.to_string();
-        let s = softmax_kernel(rows, cols, dtype).map_err(e)?;
-        let ready = crate::gpu::prepare(gpu, &s.kernel, venv)?;
-        let k = gpu.load(&ready.cubin, &ready.program.name).map_err(e)?;
-        let geo = geometry(&ready.program).map_err(e)?;
-        let n = usize::try_from(rows * cols).map_err(|e| e.to_string())?;
-        let x = inputs(n, 0x5eed ^ cols);
-        // The input as the kernel reads it, and its values as the reference sees them.
-        let (bytes, seen): (Vec<u8>, Vec<f64>) = match dtype {
-            DType::BF16 => {
-                let h: Vec<u16> = x.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
-                (
-                    h.iter().flat_map(|v| v.to_le_bytes()).collect(),
-                    h.iter()
-                        .map(|v| f64::from(f32::from_bits(u32::from(*v) << 16)))
-                        .collect(),
-                )
-            }
-            _ => (
-                x.iter().flat_map(|v| v.to_le_bytes()).collect(),
-                x.iter().map(|v| f64::from(*v)).collect(),
-            ),
-        };
-        let want = softmax_reference(rows, cols, &seen).map_err(e)?;
-        let xb = gpu.upload(&bytes).map_err(e)?;
-        let yb = gpu.alloc(s.bytes).map_err(e)?;
-        gpu.memset(&yb, 0xA5).map_err(e)?;
-        gpu.launch(&k, geo, &[&xb, &yb]).map_err(e)?;
-        gpu.sync("kernel softmax").map_err(e)?;
-        let got = gpu.read(&yb, s.bytes).map_err(e)?;
-        let value = |i: usize| -> f64 {
-            match dtype {
-                DType::BF16 => {
-                    let b = u16::from_le_bytes([got[2 * i], got[2 * i + 1]]);
-                    f64::from(f32::from_bits(u32::from(b) << 16))
-                }
-                _ => f64::from(f32::from_le_bytes([
-                    got[4 * i],
-                    got[4 * i + 1],
-                    got[4 * i + 2],
-                    got[4 * i + 3],
-                ])),
-            }
-        };
-        let mut worst = 0f64;
-        for (i, w) in want.iter().enumerate() {
-            let rel = (value(i) - w).abs() / w.abs().max(f64::MIN_POSITIVE);
-            // NaN (an unwritten or poisoned element) is the worst error of all.
-            worst = if rel.is_nan() {
-                f64::INFINITY
-            } else {
-                worst.max(rel)
-            };
-        }
-        // f32 within 1e-5 of the reference; bf16 within its own rounding (2^-8) and 1e-5.
-        let bound = if dtype == DType::BF16 {
-            1.0 / 256.0 + 1e-5
-        } else {
-            1e-5
-        };
-        for _ in 0..3 {
-            gpu.launch(&k, geo, &[&xb, &yb]).map_err(e)?;
-        }
-        gpu.sync("warm-up").map_err(e)?;
-        let mut ts = Vec::new();
-        for _ in 0..args.rounds {
-            ts.push(f64::from(
-                gpu.time(&mut || gpu.launch(&k, geo, &[&xb, &yb]))
-                    .map_err(e)?,
-            ));
-        }
-        let ms = median(ts);
-        let name = if dtype == DType::BF16 { "bf16" } else { "f32" };
-        Ok(json!({
-            "kernel": "softmax", "case": format!("softmax {name}[{rows},{cols}]"), "dtype": name,
-            "shape": [rows, cols], "bytes": s.bytes, "ms": ms, "gbs": 2.0 * s.bytes as f64 / (ms * 1e-3) / 1e9,
-            "max_relative_error": worst, "bound": bound, "exact": worst <= bound,
-            "grid": geo.grid, "threads": geo.threads, "rounds": args.rounds,
-            "variants": ready.program.decisions.iter().map(|d| d.variant.clone()).collect::<Vec<_>>(),
-        }))
-    }
-}
-
 /// Runs the bench; false when a case failed or an output was wrong.
 pub fn run(args: KernelBench) -> bool {
     #[cfg(feature = "cuda")]
@@ -354,8 +251,9 @@ pub fn run(args: KernelBench) -> bool {
                 if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
                     continue;
                 }
-                let v = softmax_gpu::case(&gpu, dtype, rows, cols, &args, &venv)
-                    .unwrap_or_else(|e| json!({"kernel": "softmax", "case": name, "error": e}));
+                let v =
+                    crate::bench_kernel_gpu::softmax_case(&gpu, dtype, rows, cols, &args, &venv)
+                        .unwrap_or_else(|e| json!({"kernel": "softmax", "case": name, "error": e}));
                 if v.get("error").is_some() || v["exact"] == json!(false) {
                     ok = false;
                 }
@@ -368,6 +266,31 @@ pub fn run(args: KernelBench) -> bool {
                         "{name:<49} {:>8.1} GB/s  max relative error {:.1e} (bound {:.1e})",
                         v["gbs"].as_f64().unwrap_or(f64::NAN),
                         v["max_relative_error"].as_f64().unwrap_or(f64::NAN),
+                        v["bound"].as_f64().unwrap_or(f64::NAN),
+                    );
+                }
+            }
+        }
+        for dtype in [axe_kernel::DType::BF16, axe_kernel::DType::F16] {
+            for &(m, n, k) in GEMM_SHAPES {
+                let name = format!("gemm {dtype} {m}x{n}x{k}");
+                if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
+                    continue;
+                }
+                let v = crate::bench_kernel_gpu::gemm_case(&gpu, dtype, (m, n, k), &args, &venv)
+                    .unwrap_or_else(|e| json!({"kernel": "gemm", "case": name, "error": e}));
+                if v.get("error").is_some() || v["exact"] == json!(false) {
+                    ok = false;
+                }
+                if args.json {
+                    println!("{v}");
+                } else if let Some(e) = v.get("error") {
+                    println!("{name:<49} error: {}", e.as_str().unwrap_or(""));
+                } else {
+                    println!(
+                        "{name:<49} {:>8.1} TFLOP/s  error/magnitude {:.1e} (bound {:.1e})",
+                        v["tflops"].as_f64().unwrap_or(f64::NAN),
+                        v["max_error_over_magnitude"].as_f64().unwrap_or(f64::NAN),
                         v["bound"].as_f64().unwrap_or(f64::NAN),
                     );
                 }

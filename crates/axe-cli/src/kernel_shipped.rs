@@ -1,6 +1,7 @@
 //! The shipped kernels as the command line names them: their parameters, their global buffers, and the
 //! files those are read from and written to.
 
+use axe_kernel::gemm_kernel::gemm_kernel;
 use axe_kernel::relayout::relayout_kernel;
 use axe_kernel::softmax::softmax_kernel;
 use axe_kernel::{DType, Kernel};
@@ -18,6 +19,9 @@ pub enum KernelName {
     Relayout,
     /// `softmax --shape 'f32[ROWS,COLS]'`: softmax over each row of a row-major array (f32, f16, bf16).
     Softmax,
+    /// `gemm --mnk M,N,K [--dtype bf16|f16]`: C[M,N] (f32) = A[M,K] · B, A row-major, B given as its
+    /// transpose `[N,K]` row-major (B column-major), products and sums in f32.
+    Gemm,
 }
 
 impl KernelName {
@@ -27,7 +31,7 @@ impl KernelName {
         &'static str,
         &'static [&'static str],
         &'static str,
-    ); 2] = [
+    ); 3] = [
         (
             KernelName::Relayout,
             "relayout",
@@ -40,6 +44,12 @@ impl KernelName {
             &["shape"],
             "--shape 'f32[ROWS,COLS]'",
         ),
+        (
+            KernelName::Gemm,
+            "gemm",
+            &["mnk", "dtype"],
+            "--mnk M,N,K [--dtype bf16|f16]",
+        ),
     ];
 
     /// Its name.
@@ -47,6 +57,7 @@ impl KernelName {
         match self {
             KernelName::Relayout => "relayout",
             KernelName::Softmax => "softmax",
+            KernelName::Gemm => "gemm",
         }
     }
 }
@@ -63,6 +74,12 @@ pub struct Params {
     /// softmax: the row-major array, rows × columns, e.g. 'f32[4096,1024]' (f32, f16 or bf16).
     #[arg(long)]
     shape: Option<String>,
+    /// gemm: M,N,K — C is M×N, the sum runs over K (M and N multiples of 128, K of 32).
+    #[arg(long, value_delimiter = ',')]
+    mnk: Option<Vec<u64>>,
+    /// gemm: the element type of A and B, bf16 or f16 (C is f32).
+    #[arg(long)]
+    dtype: Option<String>,
 }
 
 /// One global buffer of an instance, in parameter order.
@@ -114,6 +131,8 @@ fn only(kernel: KernelName, p: &Params, takes: &[&str]) -> Result<(), String> {
         ("src", p.src.is_some()),
         ("dst", p.dst.is_some()),
         ("shape", p.shape.is_some()),
+        ("mnk", p.mnk.is_some()),
+        ("dtype", p.dtype.is_some()),
     ] {
         if given && !takes.contains(&name) {
             return Err(format!(
@@ -204,6 +223,46 @@ pub fn instance(kernel: KernelName, p: &Params) -> Result<Instance, String> {
                 describe: format!("softmax over the rows of {a}"),
                 buffers: vec![buf("x", true), buf("y", false)],
                 kernel: s.kernel,
+            })
+        }
+        KernelName::Gemm => {
+            only(kernel, p, &["mnk", "dtype"])?;
+            let Some([m, n, k]) = p.mnk.as_deref().and_then(|v| <[u64; 3]>::try_from(v).ok())
+            else {
+                return Err("gemm needs --mnk M,N,K: three numbers".into());
+            };
+            let dtype: DType = p.dtype.as_deref().unwrap_or("bf16").parse().map_err(err)?;
+            let g = gemm_kernel(m, n, k, dtype).map_err(err)?;
+            let shape = |t: String| array(&t);
+            let a = shape(format!("{dtype}[{m},{k}]"))?;
+            let b = shape(format!("{dtype}[{n},{k}]"))?;
+            let c = shape(format!("f32[{m},{n}]"))?;
+            Ok(Instance {
+                describe: format!("gemm {m}×{n}×{k} {dtype} (C f32 = A · B, B given as [N,K])"),
+                buffers: vec![
+                    Buffer {
+                        name: "a",
+                        bytes: g.a_bytes,
+                        array: a,
+                        input: true,
+                        accumulates: false,
+                    },
+                    Buffer {
+                        name: "b",
+                        bytes: g.b_bytes,
+                        array: b,
+                        input: true,
+                        accumulates: false,
+                    },
+                    Buffer {
+                        name: "c",
+                        bytes: g.c_bytes,
+                        array: c,
+                        input: false,
+                        accumulates: true,
+                    },
+                ],
+                kernel: g.kernel,
             })
         }
     }

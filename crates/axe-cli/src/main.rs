@@ -6,6 +6,8 @@ mod bench;
 mod bench_cute;
 mod bench_hlo;
 mod bench_kernel;
+#[cfg(feature = "cuda")]
+mod bench_kernel_gpu;
 mod bench_shard;
 mod cute_cmd;
 mod explain_cmd;
