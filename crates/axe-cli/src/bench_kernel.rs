@@ -22,9 +22,10 @@ pub struct KernelBench {
     /// contains this.
     #[arg(long)]
     only: Option<String>,
-    /// Index arithmetic in 64 bits even where 32 fit (to see what the narrower arithmetic gains).
+    /// Index arithmetic in 32 bits where every value fits (unsigned where none is negative) instead of
+    /// 64, to see what the narrower arithmetic gains or loses.
     #[arg(long)]
-    wide_indices: bool,
+    narrow_indices: bool,
     /// The most CTAs a relayout launches (each loops over the rest); 1 to 1,048,576.
     #[arg(long, default_value_t = axe_kernel::relayout::MAX_CTAS, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     ctas: u32,
@@ -119,10 +120,10 @@ mod on_gpu {
         };
         let r = axe_kernel::relayout::relayout_kernel_with(&src, &dst, args.ctas)
             .map_err(|e| e.to_string())?;
-        let width = if args.wide_indices {
-            axe_kernel::IndexWidth::Wide
+        let width = if args.narrow_indices {
+            axe_kernel::IndexWidth::Narrow
         } else {
-            axe_kernel::IndexWidth::Auto
+            axe_kernel::IndexWidth::Wide
         };
         let ready = crate::gpu::prepare_with(gpu, &r.kernel, width, venv)?;
         let k = gpu
@@ -182,7 +183,10 @@ mod on_gpu {
             "ms": kms, "gbs": gbs, "copy_bytes": n, "copy_ms": cms, "copy_gbs": copy_gbs,
             "ratio": gbs / copy_gbs, "rounds": args.rounds,
             "grid": geo.grid, "threads": geo.threads, "shared_bytes": geo.shared_bytes,
-            "index_bits": if args.wide_indices || !axe_kernel::range::fits_i32(&ready.program) { 64 } else { 32 },
+            "index_type": match (args.narrow_indices, axe_kernel::range::narrow_type(&ready.program)) {
+                (true, Some(t)) => t,
+                _ => "long long",
+            },
             "variants": ready.program.decisions.iter().map(|d| d.variant.clone()).collect::<Vec<_>>(),
         }))
     }
@@ -306,7 +310,7 @@ pub fn run(args: KernelBench) -> bool {
             args.mib,
             &args.only,
             &args.venv,
-            args.wide_indices,
+            args.narrow_indices,
             args.ctas,
             &args.softmax_cols,
         );

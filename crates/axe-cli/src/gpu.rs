@@ -86,7 +86,7 @@ mod with_cuda {
 
     /// Lowers `k` for `gpu`'s target and compiles it.
     pub fn prepare(gpu: &Gpu, k: &Kernel, venv_dir: &Path) -> Result<Ready, String> {
-        prepare_with(gpu, k, IndexWidth::Auto, venv_dir)
+        prepare_with(gpu, k, IndexWidth::Wide, venv_dir)
     }
 
     /// [`prepare`] with the index arithmetic's width chosen.

@@ -196,7 +196,7 @@ fn compile(
     let (c, lib) = crate::gpu::nvrtc_compile(
         &p,
         arch,
-        axe_kernel::IndexWidth::Auto,
+        axe_kernel::IndexWidth::Wide,
         venv_dir,
         cache.map(Path::new),
     )?;

@@ -98,21 +98,20 @@ pub fn eval_bin(op: BinOp, a: i64, b: i64) -> Option<i64> {
     }
 }
 
-/// An expression in C with `int` arithmetic (constants without the `LL` suffix), for programs whose
-/// values all fit 32 bits ([`crate::range::fits_i32`]).
-pub struct Narrow<'a>(pub &'a Expr);
+/// An expression in C with 32-bit arithmetic, for programs whose values all fit
+/// ([`crate::range::narrow_type`]): constants suffixed `u` when `.1` (unsigned), bare otherwise.
+pub struct Narrow<'a>(pub &'a Expr, pub bool);
 
 impl fmt::Display for Narrow<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_c(self.0, false, f)
+        write_c(self.0, if self.1 { "u" } else { "" }, f)
     }
 }
 
-/// `e` in C: 64-bit (`wide`, constants `…LL`) or 32-bit arithmetic, fully parenthesised.
-fn write_c(e: &Expr, wide: bool, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// `e` in C, its constants suffixed `suffix` (`LL`: 64-bit arithmetic), fully parenthesised.
+fn write_c(e: &Expr, suffix: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match e {
-        Expr::Const(c) if wide => write!(f, "{c}LL"),
-        Expr::Const(c) => write!(f, "{c}"),
+        Expr::Const(c) => write!(f, "{c}{suffix}"),
         Expr::Var(v) => write!(f, "v{}", v.0),
         Expr::Thread => f.write_str("tid"),
         Expr::Cta => f.write_str("cta"),
@@ -127,9 +126,9 @@ fn write_c(e: &Expr, wide: bool, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 BinOp::And => "&&",
             };
             f.write_str("(")?;
-            write_c(a, wide, f)?;
+            write_c(a, suffix, f)?;
             write!(f, " {o} ")?;
-            write_c(b, wide, f)?;
+            write_c(b, suffix, f)?;
             f.write_str(")")
         }
     }
@@ -138,6 +137,6 @@ fn write_c(e: &Expr, wide: bool, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 impl fmt::Display for Expr {
     /// C syntax with 64-bit arithmetic (`v3`, `tid`, constants `…LL`, fully parenthesised).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_c(self, true, f)
+        write_c(self, "LL", f)
     }
 }

@@ -1,5 +1,7 @@
 //! Value ranges of a lowered program's index arithmetic, so that CUDA emission can use 32-bit integers
-//! where every value provably fits (64-bit division by a constant costs several times its 32-bit form).
+//! where every value provably fits ([`crate::IndexWidth::Narrow`]): unsigned where no value is negative,
+//! since signed division by a constant needs fix-ups for negative operands that the compiler cannot
+//! drop once a value's sign is unknown.
 //!
 //! Law: for every assignment of the variables within their ranges (`threadIdx.x` in `0..threads`,
 //! `blockIdx.x` in `0..grid`, a loop variable in `0..extent`, a `let` in its value's range),
@@ -15,19 +17,17 @@ pub type Interval = (i128, i128);
 
 const I32: Interval = (i32::MIN as i128, i32::MAX as i128);
 
-/// Variable ranges and whether every value seen so far fits `int`.
+/// Variable ranges, and the smallest and largest value seen so far.
 struct Ranges {
     vars: HashMap<Var, Interval>,
     thread: Interval,
     cta: Interval,
-    fits: bool,
+    seen: Interval,
 }
 
 impl Ranges {
     fn note(&mut self, r: Interval) -> Interval {
-        if r.0 < I32.0 || r.1 > I32.1 {
-            self.fits = false;
-        }
+        self.seen = (self.seen.0.min(r.0), self.seen.1.max(r.1));
         r
     }
 
@@ -145,19 +145,31 @@ pub fn bin(op: BinOp, x: Interval, y: Interval) -> Interval {
     }
 }
 
-/// Whether every integer the program computes (addresses, loop bounds, conditions, lets) fits a 32-bit
-/// `int`.
-pub fn fits_i32(prog: &Program) -> bool {
+/// The 32-bit type every integer the program computes (addresses, loop bounds, conditions, lets) fits:
+/// `unsigned` when none is negative and all are below 2^32, `int` when all fit it, else none.
+pub fn narrow_type(prog: &Program) -> Option<&'static str> {
     let mut r = Ranges {
         vars: HashMap::new(),
         thread: (0, i128::from(prog.launch.threads.max(1)) - 1),
         cta: (0, i128::from(prog.launch.grid.max(1)) - 1),
-        fits: true,
+        seen: (0, 0),
     };
     r.note((0, i128::from(prog.launch.threads)));
     r.note((0, i128::from(prog.launch.grid)));
     r.block(&prog.body);
-    r.fits
+    let (lo, hi) = r.seen;
+    if lo >= 0 && hi <= i128::from(u32::MAX) {
+        Some("unsigned")
+    } else if lo >= I32.0 && hi <= I32.1 {
+        Some("int")
+    } else {
+        None
+    }
+}
+
+/// Whether every integer the program computes fits a 32-bit `int` or `unsigned` ([`narrow_type`]).
+pub fn fits_i32(prog: &Program) -> bool {
+    narrow_type(prog).is_some()
 }
 
 /// The range of `e` with `vars` in the given ranges (tests and callers outside emission).
@@ -171,7 +183,7 @@ pub fn range_of(
         vars: vars.clone(),
         thread,
         cta,
-        fits: true,
+        seen: (0, 0),
     };
     r.of(e)
 }

@@ -401,7 +401,7 @@ fn emitted_cuda_names_each_operator_and_variant() {
     assert!(src.contains("__syncthreads();"));
     assert!(src.contains("extern __shared__ __align__(128) unsigned char smem[];"));
     assert!(
-        src.contains(">> 7) & 7) << 4"),
+        src.contains(">> 7) & 7LL) << 4"),
         "the 128-byte swizzle is applied: {src}"
     );
 }

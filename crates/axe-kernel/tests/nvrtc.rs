@@ -110,15 +110,17 @@ fn emitted_kernels_compile_for_both_gpu_targets() {
     .unwrap();
     for kernel in [pointwise_and_staged(), relayout.kernel] {
         for (t, w) in [
-            (Target::Sm80, IndexWidth::Auto),
-            (Target::Sm90a, IndexWidth::Auto),
+            (Target::Sm80, IndexWidth::Narrow),
+            (Target::Sm90a, IndexWidth::Narrow),
             (Target::Sm90a, IndexWidth::Wide),
         ] {
             let p = lower(&kernel, t).unwrap();
             let src = emit_cuda_with(&p, w).unwrap();
-            // These small kernels index with 32-bit ints unless asked not to.
-            let narrow = src.contains("const int tid = threadIdx.x;");
-            assert_eq!(narrow, w == IndexWidth::Auto, "{src}");
+            // Asked to, these small kernels index with 32-bit arithmetic (unsigned where no value is
+            // negative).
+            let narrow = src.contains("const unsigned tid = threadIdx.x;")
+                || src.contains("const int tid = threadIdx.x;");
+            assert_eq!(narrow, w == IndexWidth::Narrow, "{src}");
             assert_eq!(narrow, !src.contains("LL"), "{src}");
             let c = compile_here(&lib, &src, &kernel.name, t.arch().unwrap())
                 .unwrap_or_else(|e| panic!("{e}\n{src}"));

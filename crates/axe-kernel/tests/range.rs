@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use axe_kernel::range::{range_of, Interval};
 use axe_kernel::relayout::relayout_kernel;
-use axe_kernel::{emit_cuda, lower, BinOp, Expr, Target, Var};
+use axe_kernel::{emit_cuda, emit_cuda_with, lower, BinOp, Expr, IndexWidth, Target, Var};
 use proptest::prelude::*;
 
 fn expr() -> impl Strategy<Value = Expr> {
@@ -105,9 +105,14 @@ fn offsets_past_two_gib_keep_64_bit_indices() {
         &shape("f32[32768,32768]{0,1}"),
     )
     .unwrap();
-    let src = |k: &axe_kernel::Kernel| emit_cuda(&lower(k, Target::Sm90a).unwrap()).unwrap();
-    assert!(src(&small.kernel).contains("const int tid"));
+    let src = |k: &axe_kernel::Kernel| {
+        emit_cuda_with(&lower(k, Target::Sm90a).unwrap(), IndexWidth::Narrow).unwrap()
+    };
+    assert!(src(&small.kernel).contains("const unsigned tid"));
     // 4 GiB buffers: byte offsets need 64 bits.
     let b = src(&big.kernel);
     assert!(b.contains("const long long tid"), "{b}");
+    // The default is 64-bit.
+    let d = emit_cuda(&lower(&small.kernel, Target::Sm90a).unwrap()).unwrap();
+    assert!(d.contains("const long long tid"));
 }
