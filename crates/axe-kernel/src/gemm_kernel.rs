@@ -109,6 +109,9 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
             threads: THREADS,
         },
     )?;
+    // Two CTAs per SM: at most 128 registers per thread (ptxas spills a few words, reloaded once per
+    // K step; on an H100 this is faster than one CTA per SM).
+    kb.min_ctas_per_sm(2);
     let ga = kb.buffer("a", Space::Global, dtype, a_n)?;
     let gb = kb.buffer("b", Space::Global, dtype, b_n)?;
     let gc = kb.buffer("c", Space::Global, DType::F32, c_n)?;

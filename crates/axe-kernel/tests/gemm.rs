@@ -490,6 +490,7 @@ mod shipped {
             let g = gemm_kernel(4096, 4096, 4096, d).unwrap();
             for t in [Target::Sm80, Target::Sm90a] {
                 let src = axe_kernel::emit_cuda(&lower(&g.kernel, t).unwrap()).unwrap();
+                assert!(src.contains("__launch_bounds__(256, 2)"), "{src}");
                 let c = axe_kernel::nvrtc::compile_here(&lib, &src, "gemm", t.arch().unwrap())
                     .unwrap_or_else(|e| panic!("{e}\n{src}"));
                 let ty = if d == DType::BF16 { "bf16" } else { "f16" };
