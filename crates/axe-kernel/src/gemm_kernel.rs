@@ -5,14 +5,15 @@
 //! **Schedule.** A CTA of 256 threads (8 warps) computes a [`TILE_M`]×[`TILE_N`] tile of C; the grid
 //! has `(M/128)·(N/128)` CTAs, CTA `q` taking tile row `q div (N/128)` and column `q mod (N/128)`. Warp
 //! `w` computes the 64×32 warp tile `(w div 4, w mod 4)`: 4×4 accumulator atoms of `m16n8k16`, 64 f32
-//! registers per thread. The K loop takes steps of [`TILE_K`]: the CTA copies the A tile `[128, 32]`
-//! and the B tile (`[32, 128]`, k contiguous) from global memory into shared memory in 16-byte vectors
-//! (global addresses from windows at the step's offset), a barrier, each warp loads its A fragments
-//! (4×2 atoms, replicated over the 4 warps of its row) and B fragments (2×4 atoms, replicated over the
-//! 2 warps of its column) from shared memory into registers, runs 32 `mma.sync`, and a barrier ends the
-//! step. Shared rows are padded from 32 to [`SHARED_ROW`] elements (80 bytes), so the 8 rows a
-//! fragment load touches fall in different banks. The epilogue stores the accumulators to C in 8-byte
-//! vectors.
+//! registers per thread. The K loop takes steps of [`TILE_K`] through two shared stages: step `s`
+//! fetches the A tile `[128, 32]` and the B tile (`[32, 128]`, k contiguous) of step `s + 1` from global
+//! memory into staging registers in 16-byte vectors (global addresses from windows at the step's
+//! offset), loads its A fragments (4×2 atoms, replicated over the 4 warps of its row) and B fragments
+//! (2×4 atoms, replicated over the 2 warps of its column) from its shared stage by `ldmatrix`, runs 32
+//! `mma.sync` per warp, stores the staged tiles into the other stage, and meets the CTA at one
+//! barrier. Shared rows are padded from 32 to [`SHARED_ROW`] elements (80 bytes), so the 8 rows of an
+//! ldmatrix matrix fall in different banks. The epilogue stores the accumulators to C in 8-byte
+//! vectors. The kernel asks for two CTAs per SM.
 //!
 //! The register layouts are the `m16n8k16` fragments tiled over `reg` and `warp`
 //! ([`crate::gemm::atom`] tiled by [`axe_layout::Layout::tile`]), so dispatch finds the mma by
@@ -109,8 +110,8 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
             threads: THREADS,
         },
     )?;
-    // Two CTAs per SM: at most 128 registers per thread (ptxas spills a few words, reloaded once per
-    // K step; on an H100 this is faster than one CTA per SM).
+    // Two CTAs per SM: at most 128 registers per thread (ptxas spills two words, reloaded in each
+    // loop iteration; on an H100 this is faster than one CTA per SM).
     kb.min_ctas_per_sm(2);
     let ga = kb.buffer("a", Space::Global, dtype, a_n)?;
     let gb = kb.buffer("b", Space::Global, dtype, b_n)?;
