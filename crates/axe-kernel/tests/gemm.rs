@@ -387,18 +387,33 @@ proptest! {
 
 mod shipped {
     use super::*;
-    use axe_kernel::gemm_kernel::{gemm_kernel, gemm_reference};
+    use axe_kernel::gemm_kernel::{gemm_kernel, gemm_kernel_b, gemm_reference, BMajor};
 
     /// Runs the shipped kernel on the interpreter; checks C against the f64 reference within the f32
     /// accumulation bound.
     fn check_shipped(m: u64, n: u64, k: u64, d: DType, target: Target) -> Program {
-        let g = gemm_kernel(m, n, k, d).unwrap();
+        check_major(m, n, k, d, target, BMajor::Col)
+    }
+
+    fn check_major(m: u64, n: u64, k: u64, d: DType, target: Target, major: BMajor) -> Program {
+        let g = gemm_kernel_b(m, n, k, d, major).unwrap();
         let p = lower(&g.kernel, target).unwrap();
         let a = values((m * k) as usize, 7, d);
+        // b as the reference takes it (column-major); the kernel gets it as `major` says.
         let b = values((n * k) as usize, 8, d);
+        let given: Vec<f32> = match major {
+            BMajor::Col => b.clone(),
+            BMajor::Row => (0..(k * n) as usize)
+                .map(|x| b[(x % n as usize) * k as usize + x / n as usize])
+                .collect(),
+        };
         let out = run(
             &p,
-            vec![encode(&a, d), encode(&b, d), vec![0; g.c_bytes as usize]],
+            vec![
+                encode(&a, d),
+                encode(&given, d),
+                vec![0; g.c_bytes as usize],
+            ],
             RunLimits::default(),
         )
         .unwrap();
@@ -470,6 +485,33 @@ mod shipped {
     }
 
     #[test]
+    fn a_row_major_b_loads_its_fragments_transposed() {
+        let p = check_major(128, 128, 64, DType::BF16, Target::Sm80, BMajor::Row);
+        let frag = |name: &str| {
+            p.decisions
+                .iter()
+                .find(|d| d.why.starts_with(name))
+                .unwrap()
+                .clone()
+        };
+        let b = frag("B_frag");
+        assert_eq!(b.variant, "copy.ldmatrix");
+        assert!(
+            b.why.contains("16 32-bit words per thread")
+                && b.why.contains("(16 transposed): 4 ldmatrix per warp"),
+            "{b:?}"
+        );
+        assert!(frag("A_frag")
+            .why
+            .contains("(0 transposed): 8 ldmatrix per warp"));
+        assert!(p
+            .decisions
+            .iter()
+            .any(|d| d.why.contains("B_stage in 2 vectors of 16 bytes")));
+        check_major(128, 256, 96, DType::F16, Target::Sm90a, BMajor::Row);
+    }
+
+    #[test]
     fn shapes_it_cannot_do_are_errors() {
         let e = |m, n, k, d| gemm_kernel(m, n, k, d).unwrap_err().to_string();
         assert!(e(100, 128, 32, DType::BF16).contains("multiples of 128"));
@@ -486,8 +528,12 @@ mod shipped {
             eprintln!("skipped: no NVRTC under {}", venv.display());
             return;
         };
-        for d in [DType::BF16, DType::F16] {
-            let g = gemm_kernel(4096, 4096, 4096, d).unwrap();
+        for (d, major) in [
+            (DType::BF16, BMajor::Col),
+            (DType::F16, BMajor::Col),
+            (DType::BF16, BMajor::Row),
+        ] {
+            let g = gemm_kernel_b(4096, 4096, 4096, d, major).unwrap();
             for t in [Target::Sm80, Target::Sm90a] {
                 let src = axe_kernel::emit_cuda(&lower(&g.kernel, t).unwrap()).unwrap();
                 assert!(src.contains("__launch_bounds__(256, 2)"), "{src}");
@@ -502,14 +548,19 @@ mod shipped {
                     c.ptx
                 );
                 assert!(c.ptx.contains("ld.global.nc.v4") || c.ptx.contains("ld.global.v4"));
+                let trans = c
+                    .ptx
+                    .contains("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+                assert_eq!(trans, major == BMajor::Row);
                 assert!(!c.ptx.contains(".local"), "registers spill to local memory");
                 let regs = axe_kernel::nvrtc::cubin_registers(&c.cubin).expect("registers");
                 assert!((1..=255).contains(&regs), "{regs} registers");
-                eprintln!("gemm {d} {t}: {regs} registers per thread");
+                eprintln!("gemm {d} {t} B {major:?}: {regs} registers per thread");
                 if std::env::var_os("AXE_DUMP_PTX").is_some() {
-                    std::fs::write(format!("/tmp/gemm_{d}_{t}.cu"), &src).unwrap();
-                    std::fs::write(format!("/tmp/gemm_{d}_{t}.ptx"), &c.ptx).unwrap();
-                    std::fs::write(format!("/tmp/gemm_{d}_{t}.cubin"), &c.cubin).unwrap();
+                    let f = format!("/tmp/gemm_{d}_{t}_{major:?}");
+                    std::fs::write(format!("{f}.cu"), &src).unwrap();
+                    std::fs::write(format!("{f}.ptx"), &c.ptx).unwrap();
+                    std::fs::write(format!("{f}.cubin"), &c.cubin).unwrap();
                 }
             }
         }
