@@ -566,3 +566,156 @@ mod shipped {
         }
     }
 }
+
+/// Two warps at CTA scope computing C [16, 16]: C's tile j on warp j, A replicated over both; B's tile
+/// j on warp j, or (`b_on_regs`) both B tiles in every warp's registers 0..4 and 4..8.
+fn two_warp_layouts(b_on_regs: bool) -> (Layout, Layout, Layout) {
+    let rep = |l: Layout| {
+        let (s, mut r, o) = l.into_parts();
+        r.push(it(2, 1, "warp"));
+        Layout::new(s, r, o).unwrap()
+    };
+    let on_warps = Layout::strided(&[1, 2], &[0, 1], &[ax("reg"), ax("warp")]).unwrap();
+    let on_regs = Layout::strided(&[1, 2], &[0, 1], &[ax("reg"), ax("reg")]).unwrap();
+    let tile = |op, outer: &Layout| {
+        atom(op)
+            .unwrap()
+            .tile(outer, &op.shape(), &[1, 2])
+            .unwrap()
+            .0
+    };
+    let b = if b_on_regs {
+        rep(tile(Operand::B, &on_regs))
+    } else {
+        tile(Operand::B, &on_warps)
+    };
+    (
+        rep(atom(Operand::A).unwrap()),
+        b,
+        tile(Operand::C, &on_warps),
+    )
+}
+
+#[test]
+fn mma_sync_at_cta_scope_runs_each_warp_on_its_tiles() {
+    let (la, lb, lc) = two_warp_layouts(false);
+    let k = gemm_kernel((16, 16, 16), DType::BF16, (&la, &lb, &lc), Scope::cta(), 64);
+    let p = lower(&k, Target::Sm80).unwrap();
+    // B in registers 0..4 and 4..8 of every warp: warp 1 would read other registers than warp 0.
+    let (_, lb2, _) = two_warp_layouts(true);
+    let k2 = gemm_kernel(
+        (16, 16, 16),
+        DType::BF16,
+        (&la, &lb2, &lc),
+        Scope::cta(),
+        64,
+    );
+    let e = lower(&k2, Target::Sm80).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "warp 1's tiles sit in other registers than warp 0's; every warp runs the same code"
+        ),
+        "{e}"
+    );
+    assert_eq!(p.decisions[3].variant, "gemm.mma_sync");
+    assert!(
+        p.decisions[3]
+            .why
+            .contains("over 2 warp(s)): 1 mma.sync per warp"),
+        "{}",
+        p.decisions[3].why
+    );
+    run_and_check(&p, (16, 16, 16), DType::BF16, 3);
+    // The same tiles at warp scope: the layouts name warp 1, which a warp scope does not have.
+    let k = gemm_kernel(
+        (16, 16, 16),
+        DType::BF16,
+        (&la, &lb, &lc),
+        Scope::warp(),
+        64,
+    );
+    let e = lower(&k, Target::Sm80).unwrap_err().to_string();
+    assert!(
+        e.contains("the scope has 1 warps") || e.contains("1 warps"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_c_held_twice_or_a_missing_a_copy_is_declined() {
+    let (la, lb, _) = two_warp_layouts(true);
+    // C replicated on both warps (tiles in registers 0..4 and 4..8 of each).
+    let c_rep = {
+        let on_regs = Layout::strided(&[1, 2], &[0, 1], &[ax("reg"), ax("reg")]).unwrap();
+        let (s, mut r, o) = atom(Operand::C)
+            .unwrap()
+            .tile(&on_regs, &[16, 8], &[1, 2])
+            .unwrap()
+            .0
+            .into_parts();
+        r.push(it(2, 1, "warp"));
+        Layout::new(s, r, o).unwrap()
+    };
+    let k = gemm_kernel(
+        (16, 16, 16),
+        DType::F16,
+        (&la, &lb, &c_rep),
+        Scope::cta(),
+        64,
+    );
+    let e = lower(&k, Target::Sm80).unwrap_err().to_string();
+    assert!(
+        e.contains("has 2 copies; each C tile must be held by one warp"),
+        "{e}"
+    );
+    // A only on warp 0 while warp 1 holds a C tile.
+    let (_, _, lc) = two_warp_layouts(false);
+    let a0 = atom(Operand::A).unwrap();
+    let k = gemm_kernel((16, 16, 16), DType::F16, (&a0, &lb, &lc), Scope::cta(), 64);
+    let e = lower(&k, Target::Sm80).unwrap_err().to_string();
+    assert!(
+        e.contains("warp 1 holds C tile (0, 1) but no copy of A tile (0, 0)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn fma_and_mma_kernels_compile_with_nvrtc() {
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv");
+    let Some(lib) = axe_kernel::nvrtc::find_nvrtc(&venv) else {
+        eprintln!("skipped: no NVRTC under {}", venv.display());
+        return;
+    };
+    let own = |r: u64, c: u64| Layout::strided(&[r * c], &[1], &[ax("reg")]).unwrap();
+    let fma = gemm_kernel(
+        (2, 3, 4),
+        DType::F16,
+        (&own(2, 4), &own(4, 3), &own(2, 3)),
+        Scope::threads(0..1),
+        32,
+    );
+    let (la, lb, lc) = (
+        tiled(Operand::A, [2, 2], false),
+        tiled(Operand::B, [2, 2], true),
+        tiled(Operand::C, [2, 2], false),
+    );
+    let mma = gemm_kernel(
+        (32, 16, 32),
+        DType::BF16,
+        (&la, &lb, &lc),
+        Scope::warp(),
+        32,
+    );
+    for (k, want) in [
+        (fma, "fma.rn.f32"),
+        (mma, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+    ] {
+        for t in [Target::Sm80, Target::Sm90a] {
+            let src = axe_kernel::emit_cuda(&lower(&k, t).unwrap()).unwrap();
+            let c = axe_kernel::nvrtc::compile_here(&lib, &src, "g", t.arch().unwrap())
+                .unwrap_or_else(|e| panic!("{e}\n{src}"));
+            assert!(c.ptx.contains(want), "{want} not in\n{}", c.ptx);
+            assert!(!c.ptx.contains(".local"), "{}", c.ptx);
+        }
+    }
+}
