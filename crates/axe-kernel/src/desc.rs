@@ -216,6 +216,9 @@ pub struct Kernel {
     pub body: Vec<Stmt>,
     /// Variables used.
     pub vars: u32,
+    /// CTAs per SM the GPU compiler must fit, capping registers per thread
+    /// (`__launch_bounds__(threads, n)`); 0 leaves it to the compiler.
+    pub min_ctas_per_sm: u32,
 }
 
 /// Builds a [`Kernel`], checking each tensor and call as it is added.
@@ -247,6 +250,7 @@ impl KernelBuilder {
                 buffers: Vec::new(),
                 body: Vec::new(),
                 vars: 0,
+                min_ctas_per_sm: 0,
             },
             open: vec![Vec::new()],
             calls: 0,
@@ -385,6 +389,11 @@ impl KernelBuilder {
         let var = self.var();
         self.push(Stmt::Let { var, value });
         var
+    }
+
+    /// Asks the GPU compiler to fit `n` CTAs per SM ([`Kernel::min_ctas_per_sm`]).
+    pub fn min_ctas_per_sm(&mut self, n: u32) {
+        self.kernel.min_ctas_per_sm = n;
     }
 
     /// A CTA barrier.

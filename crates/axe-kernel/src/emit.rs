@@ -68,8 +68,13 @@ pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
         .collect();
     let _ = writeln!(
         s,
-        "extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{",
+        "extern \"C\" __global__ void __launch_bounds__({}{}) {}({}) {{",
         prog.launch.threads,
+        if prog.min_ctas_per_sm > 0 {
+            format!(", {}", prog.min_ctas_per_sm)
+        } else {
+            String::new()
+        },
         prog.name,
         params.join(", ")
     );

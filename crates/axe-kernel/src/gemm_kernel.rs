@@ -5,14 +5,15 @@
 //! **Schedule.** A CTA of 256 threads (8 warps) computes a [`TILE_M`]×[`TILE_N`] tile of C; the grid
 //! has `(M/128)·(N/128)` CTAs, CTA `q` taking tile row `q div (N/128)` and column `q mod (N/128)`. Warp
 //! `w` computes the 64×32 warp tile `(w div 4, w mod 4)`: 4×4 accumulator atoms of `m16n8k16`, 64 f32
-//! registers per thread. The K loop takes steps of [`TILE_K`]: the CTA copies the A tile `[128, 32]`
-//! and the B tile (`[32, 128]`, k contiguous) from global memory into shared memory in 16-byte vectors
-//! (global addresses from windows at the step's offset), a barrier, each warp loads its A fragments
-//! (4×2 atoms, replicated over the 4 warps of its row) and B fragments (2×4 atoms, replicated over the
-//! 2 warps of its column) from shared memory into registers, runs 32 `mma.sync`, and a barrier ends the
-//! step. Shared rows are padded from 32 to [`SHARED_ROW`] elements (80 bytes), so the 8 rows a
-//! fragment load touches fall in different banks. The epilogue stores the accumulators to C in 8-byte
-//! vectors.
+//! registers per thread. The K loop takes steps of [`TILE_K`] through two shared stages: step `s`
+//! fetches the A tile `[128, 32]` and the B tile (`[32, 128]`, k contiguous) of step `s + 1` from global
+//! memory into staging registers in 16-byte vectors (global addresses from windows at the step's
+//! offset), loads its A fragments (4×2 atoms, replicated over the 4 warps of its row) and B fragments
+//! (2×4 atoms, replicated over the 2 warps of its column) from its shared stage by `ldmatrix`, runs 32
+//! `mma.sync` per warp, stores the staged tiles into the other stage, and meets the CTA at one
+//! barrier. Shared rows are padded from 32 to [`SHARED_ROW`] elements (80 bytes), so the 8 rows of an
+//! ldmatrix matrix fall in different banks. The epilogue stores the accumulators to C in 8-byte
+//! vectors. The kernel asks for two CTAs per SM.
 //!
 //! The register layouts are the `m16n8k16` fragments tiled over `reg` and `warp`
 //! ([`crate::gemm::atom`] tiled by [`axe_layout::Layout::tile`]), so dispatch finds the mma by
@@ -43,8 +44,8 @@ const STAGED: u64 = TILE_M * TILE_K / THREADS as u64;
 /// A gemm kernel and its buffers' sizes.
 #[derive(Debug, Clone)]
 pub struct Gemm {
-    /// The kernel: parameters `a` (`[M, K]` row-major), `b` (`[N, K]` row-major: B column-major), `c`
-    /// (`[M, N]` f32 row-major), in that order.
+    /// The kernel: parameters `a` (`[M, K]` row-major), `b` (B column-major — `[N, K]` row-major — or
+    /// row-major `[K, N]`, as [`BMajor`] says), `c` (`[M, N]` f32 row-major), in that order.
     pub kernel: Kernel,
     /// Bytes of `a`.
     pub a_bytes: u64,
@@ -72,8 +73,27 @@ fn tiled(op: Operand, outer: Layout, outer_shape: [u64; 2]) -> Result<Layout> {
     Ok(t)
 }
 
-/// The gemm kernel for `C[M, N] = A[M, K]·B[K, N]` in `dtype` (bf16 or f16); see the module docs.
+/// How B is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BMajor {
+    /// Column-major: `B[k, n]` at `n·K + k` (Bᵀ row-major, `[N, K]`); shared rows hold k.
+    Col,
+    /// Row-major: `B[k, n]` at `k·N + n`; shared rows hold n ([`B_ROW`] elements, 16 of padding), and
+    /// the fragments load by `ldmatrix.trans`.
+    Row,
+}
+
+/// Elements per row of the shared B tile when B is row-major (128 used, 8 of padding).
+pub const B_ROW: u64 = 136;
+
+/// The gemm kernel for `C[M, N] = A[M, K]·B[K, N]` in `dtype` (bf16 or f16) with B column-major; see
+/// the module docs.
 pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
+    gemm_kernel_b(m, n, k, dtype, BMajor::Col)
+}
+
+/// [`gemm_kernel`] with B stored as `b_major` says.
+pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> Result<Gemm> {
     let bad = |msg: String| {
         Err(KernelError::Invalid(format!(
             "gemm {m}×{n}×{k} {dtype}: {msg}"
@@ -109,6 +129,9 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
             threads: THREADS,
         },
     )?;
+    // Two CTAs per SM: at most 128 registers per thread (ptxas spills two words, reloaded in each
+    // loop iteration; on an H100 this is faster than one CTA per SM).
+    kb.min_ctas_per_sm(2);
     let ga = kb.buffer("a", Space::Global, dtype, a_n)?;
     let gb = kb.buffer("b", Space::Global, dtype, b_n)?;
     let gc = kb.buffer("c", Space::Global, DType::F32, c_n)?;
@@ -117,7 +140,11 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
     for p in 0..2 {
         let sh = Space::Shared(None);
         sa.push(kb.buffer(&format!("sa{p}"), sh, dtype, TILE_M * SHARED_ROW)?);
-        sb.push(kb.buffer(&format!("sb{p}"), sh, dtype, TILE_N * SHARED_ROW)?);
+        let elems = match b_major {
+            BMajor::Col => TILE_N * SHARED_ROW,
+            BMajor::Row => TILE_K * B_ROW,
+        };
+        sb.push(kb.buffer(&format!("sb{p}"), sh, dtype, elems)?);
     }
     let sta = kb.buffer("stage_a", Space::Registers, dtype, STAGED)?;
     let stb = kb.buffer("stage_b", Space::Registers, dtype, STAGED)?;
@@ -135,12 +162,11 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
         &[TILE_M, TILE_K],
         mem(&[TILE_M, TILE_K], &[ki, 1])?,
     )?;
-    let bt_g = kb.tensor(
-        "Bt",
-        gb,
-        &[TILE_N, TILE_K],
-        mem(&[TILE_N, TILE_K], &[ki, 1])?,
-    )?;
+    let (nk, kn) = ([TILE_N, TILE_K], [TILE_K, TILE_N]);
+    let bt_g = match b_major {
+        BMajor::Col => kb.tensor("Bt", gb, &nk, mem(&nk, &[ki, 1])?)?,
+        BMajor::Row => kb.tensor("B", gb, &kn, mem(&kn, &[ni, 1])?)?,
+    };
     let c_g = kb.tensor(
         "C",
         gc,
@@ -152,9 +178,17 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
     for p in 0..2 {
         let (rows, cols) = ([TILE_M, TILE_K], [TILE_N, TILE_K]);
         a_s.push(kb.tensor("A_s", sa[p], &rows, mem(&rows, &[row, 1])?)?);
-        bt_s.push(kb.tensor("Bt_s", sb[p], &cols, mem(&cols, &[row, 1])?)?);
-        let kn = [TILE_K, TILE_N];
-        b_s.push(kb.tensor("B_s", sb[p], &kn, mem(&kn, &[1, row])?)?);
+        match b_major {
+            BMajor::Col => {
+                bt_s.push(kb.tensor("Bt_s", sb[p], &cols, mem(&cols, &[row, 1])?)?);
+                b_s.push(kb.tensor("B_s", sb[p], &kn, mem(&kn, &[1, row])?)?);
+            }
+            BMajor::Row => {
+                let t = kb.tensor("B_s", sb[p], &kn, mem(&kn, &[B_ROW as i64, 1])?)?;
+                bt_s.push(t.clone());
+                b_s.push(t);
+            }
+        }
     }
     // Staging: vector v = 256·j + thread of a [128, 32] tile (4 vectors of 8 per row) in registers
     // 8j..8j+8: row 64·j + 8·warp + lane/4, columns 8·(lane mod 4)..+8.
@@ -167,7 +201,22 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
     ])
     .map_err(layout("the staging layout"))?;
     let st_a = kb.tensor("A_stage", sta, &[TILE_M, TILE_K], staged.clone())?;
-    let st_b = kb.tensor("Bt_stage", stb, &[TILE_N, TILE_K], staged)?;
+    let st_b = match b_major {
+        BMajor::Col => kb.tensor("Bt_stage", stb, &nk, staged)?,
+        // Vector v = 256·j + thread of a [32, 128] tile (16 vectors per row): row 16·j + 2·warp +
+        // lane/16, columns 8·(lane mod 16)..+8.
+        BMajor::Row => {
+            let l = Layout::from_shard(vec![
+                it(2, 8, "reg")?,
+                it(8, 1, "warp")?,
+                it(2, 16, "lane")?,
+                it(16, 1, "lane")?,
+                it(8, 1, "reg")?,
+            ])
+            .map_err(layout("the staging layout"))?;
+            kb.tensor("B_stage", stb, &kn, l)?
+        }
+    };
     // Fragments. Warp w = 4·wm + wn. A: m tile 4·wm + mi (mi on reg), k tile on reg, replicated over
     // wn. B: k tile on reg, n tile 4·wn + ni, replicated over wm. C: m tile 4·wm + mi, n tile 4·wn + ni.
     let a_outer = Layout::new(
@@ -217,7 +266,12 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
     let fetch = |kb: &mut KernelBuilder, s: Expr| -> Result<()> {
         let kofs = s.times(Expr::Const(tk));
         let a_base = Expr::Var(bm).times(Expr::Const(tm * ki)).plus(kofs.clone());
-        let b_base = Expr::Var(bn).times(Expr::Const(tn * ki)).plus(kofs);
+        let b_base = match b_major {
+            BMajor::Col => Expr::Var(bn).times(Expr::Const(tn * ki)).plus(kofs),
+            BMajor::Row => Expr::Var(bn)
+                .times(Expr::Const(tn))
+                .plus(kofs.times(Expr::Const(ni))),
+        };
         kb.window(ga, a_base, TILE_K, |kb| {
             kb.window(gb, b_base, TILE_K, |kb| {
                 kb.copy(cta(), &st_a, &a_g)?;
@@ -277,8 +331,8 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
     })
 }
 
-/// `C = A·B` in f64: `a` is `[M, K]` row-major, `b` is B column-major (`[N, K]` row-major, as the
-/// kernel's `b`), the result `[M, N]` row-major.
+/// `C = A·B` in f64: `a` is `[M, K]` row-major, `b` is B column-major (`[N, K]` row-major, as
+/// [`gemm_kernel`]'s `b`; transpose a row-major B first), the result `[M, N]` row-major.
 pub fn gemm_reference(m: u64, n: u64, k: u64, a: &[f64], b: &[f64]) -> Result<Vec<f64>> {
     let size = |x: u64, y: u64| {
         x.checked_mul(y)

@@ -189,4 +189,6 @@ pub struct Program {
     pub body: Vec<LStmt>,
     /// One decision per call, in call order.
     pub decisions: Vec<Decision>,
+    /// CTAs per SM the GPU compiler must fit (0: no bound).
+    pub min_ctas_per_sm: u32,
 }

@@ -54,6 +54,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Resul
         vars: ctx.vars(),
         body,
         decisions,
+        min_ctas_per_sm: kernel.min_ctas_per_sm,
     })
 }
 

@@ -325,6 +325,7 @@ fn a_shuffle_some_lanes_skip_is_a_divergence_error() {
         vars: 0,
         body,
         decisions: vec![],
+        min_ctas_per_sm: 0,
     };
     // Whole warps: fine.
     run(&prog(vec![shfl.clone()]), vec![], RunLimits::default()).unwrap();

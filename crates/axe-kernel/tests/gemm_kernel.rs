@@ -1,0 +1,219 @@
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! The shipped gemm kernel: the interpreter's output against the f64 reference (B column-major and
+//! row-major), the variants dispatch picks, the shapes it refuses, and NVRTC's compile for sm_80 and
+//! sm_90a (mma.sync in the PTX, registers per thread).
+
+use axe_kernel::{lower, run, DType, Program, RunLimits, Target};
+
+/// Values exactly representable in `d`, from a fixed sequence.
+fn values(n: usize, seed: u64, d: DType) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let v = ((s >> 40) as f64 / (1u64 << 24) as f64 * 4.0 - 2.0) as f32;
+            match d {
+                DType::F16 => half::f16::from_f32(v).to_f32(),
+                DType::BF16 => half::bf16::from_f32(v).to_f32(),
+                _ => v,
+            }
+        })
+        .collect()
+}
+
+fn encode(x: &[f32], d: DType) -> Vec<u8> {
+    x.iter()
+        .flat_map(|&v| match d {
+            DType::F32 => v.to_le_bytes().to_vec(),
+            DType::F16 => half::f16::from_f32(v).to_le_bytes().to_vec(),
+            _ => half::bf16::from_f32(v).to_le_bytes().to_vec(),
+        })
+        .collect()
+}
+
+fn decode_f32(b: &[u8]) -> Vec<f32> {
+    b.chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+use axe_kernel::gemm_kernel::{gemm_kernel, gemm_kernel_b, gemm_reference, BMajor};
+
+/// Runs the shipped kernel on the interpreter; checks C against the f64 reference within the f32
+/// accumulation bound.
+fn check_shipped(m: u64, n: u64, k: u64, d: DType, target: Target) -> Program {
+    check_major(m, n, k, d, target, BMajor::Col)
+}
+
+fn check_major(m: u64, n: u64, k: u64, d: DType, target: Target, major: BMajor) -> Program {
+    let g = gemm_kernel_b(m, n, k, d, major).unwrap();
+    let p = lower(&g.kernel, target).unwrap();
+    let a = values((m * k) as usize, 7, d);
+    // b as the reference takes it (column-major); the kernel gets it as `major` says.
+    let b = values((n * k) as usize, 8, d);
+    let given: Vec<f32> = match major {
+        BMajor::Col => b.clone(),
+        BMajor::Row => (0..(k * n) as usize)
+            .map(|x| b[(x % n as usize) * k as usize + x / n as usize])
+            .collect(),
+    };
+    let out = run(
+        &p,
+        vec![
+            encode(&a, d),
+            encode(&given, d),
+            vec![0; g.c_bytes as usize],
+        ],
+        RunLimits::default(),
+    )
+    .unwrap();
+    let got = decode_f32(&out[2]);
+    let a64: Vec<f64> = a.iter().map(|&v| f64::from(v)).collect();
+    let b64: Vec<f64> = b.iter().map(|&v| f64::from(v)).collect();
+    let want = gemm_reference(m, n, k, &a64, &b64).unwrap();
+    let k = k as usize;
+    for (x, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (i, j) = (x / n as usize, x % n as usize);
+        let mag: f64 = (0..k)
+            .map(|kk| (a64[i * k + kk] * b64[j * k + kk]).abs())
+            .sum();
+        let tol = (k as f64 + 1.0) * 2f64.powi(-24) * mag + 1e-30;
+        assert!(
+            (f64::from(*g) - w).abs() <= tol,
+            "C[{i}, {j}] = {g}, the reference is {w} (tolerance {tol})"
+        );
+    }
+    p
+}
+
+#[test]
+fn the_shipped_kernel_matches_the_reference() {
+    let p = check_shipped(128, 128, 64, DType::BF16, Target::Sm80);
+    let v = |op: &str| {
+        p.decisions
+            .iter()
+            .find(|d| d.op.starts_with(op))
+            .map(|d| d.variant.clone())
+            .unwrap()
+    };
+    assert_eq!(v("gemm"), "gemm.mma_sync");
+    let gemm = p
+        .decisions
+        .iter()
+        .find(|d| d.op.starts_with("gemm"))
+        .unwrap();
+    assert!(gemm.why.contains("32 mma.sync per warp"), "{}", gemm.why);
+    for d in &p.decisions {
+        let want = match &d.op[..4] {
+            "fill" => "fill.registers",
+            "gemm" => "gemm.mma_sync",
+            _ if d.why.contains("_frag") => "copy.ldmatrix",
+            _ => "copy.registers.vector",
+        };
+        assert_eq!(d.variant, want, "{d:?}");
+        // Tiles move in 16-byte vectors, C in 8-byte vectors, fragments by ldmatrix.
+        if d.variant == "copy.ldmatrix" {
+            assert!(d.why.contains("ldmatrix per warp"), "{d:?}");
+        } else if d.op.starts_with("copy") {
+            assert!(
+                ["16 bytes", "4 bytes", "8 bytes"]
+                    .iter()
+                    .any(|w| d.why.contains(&format!("vectors of {w}"))),
+                "{d:?}"
+            );
+        }
+    }
+    let global = |name: &str| {
+        p.decisions
+            .iter()
+            .filter(|d| d.why.contains(name))
+            .all(|d| d.why.contains("vectors of 16 bytes"))
+    };
+    assert!(global("A_stage") && global("Bt_stage"));
+    check_shipped(256, 128, 96, DType::F16, Target::Sm90a);
+    check_shipped(128, 256, 128, DType::BF16, Target::Cpu);
+}
+
+#[test]
+fn a_row_major_b_loads_its_fragments_transposed() {
+    let p = check_major(128, 128, 64, DType::BF16, Target::Sm80, BMajor::Row);
+    let frag = |name: &str| {
+        p.decisions
+            .iter()
+            .find(|d| d.why.starts_with(name))
+            .unwrap()
+            .clone()
+    };
+    let b = frag("B_frag");
+    assert_eq!(b.variant, "copy.ldmatrix");
+    assert!(
+        b.why.contains("16 32-bit words per thread")
+            && b.why.contains("(16 transposed): 4 ldmatrix per warp"),
+        "{b:?}"
+    );
+    assert!(frag("A_frag")
+        .why
+        .contains("(0 transposed): 8 ldmatrix per warp"));
+    assert!(p
+        .decisions
+        .iter()
+        .any(|d| d.why.contains("B_stage in 2 vectors of 16 bytes")));
+    check_major(128, 256, 96, DType::F16, Target::Sm90a, BMajor::Row);
+}
+
+#[test]
+fn shapes_it_cannot_do_are_errors() {
+    let e = |m, n, k, d| gemm_kernel(m, n, k, d).unwrap_err().to_string();
+    assert!(e(100, 128, 32, DType::BF16).contains("multiples of 128"));
+    assert!(e(128, 128, 48, DType::BF16).contains("K of 32"));
+    assert!(e(128, 128, 32, DType::F32).contains("bf16 or f16"));
+    assert!(e(0, 128, 32, DType::F16).contains("at least 1"));
+    assert!(gemm_reference(2, 2, 2, &[0.0; 3], &[0.0; 4]).is_err());
+}
+
+#[test]
+fn the_shipped_kernel_compiles_to_mma_sync_with_nvrtc() {
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv");
+    let Some(lib) = axe_kernel::nvrtc::find_nvrtc(&venv) else {
+        eprintln!("skipped: no NVRTC under {}", venv.display());
+        return;
+    };
+    for (d, major) in [
+        (DType::BF16, BMajor::Col),
+        (DType::F16, BMajor::Col),
+        (DType::BF16, BMajor::Row),
+    ] {
+        let g = gemm_kernel_b(4096, 4096, 4096, d, major).unwrap();
+        for t in [Target::Sm80, Target::Sm90a] {
+            let src = axe_kernel::emit_cuda(&lower(&g.kernel, t).unwrap()).unwrap();
+            assert!(src.contains("__launch_bounds__(256, 2)"), "{src}");
+            let c = axe_kernel::nvrtc::compile_here(&lib, &src, "gemm", t.arch().unwrap())
+                .unwrap_or_else(|e| panic!("{e}\n{src}"));
+            let ty = if d == DType::BF16 { "bf16" } else { "f16" };
+            assert!(
+                c.ptx.contains(&format!(
+                    "mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32"
+                )),
+                "{}",
+                c.ptx
+            );
+            assert!(c.ptx.contains("ld.global.nc.v4") || c.ptx.contains("ld.global.v4"));
+            let trans = c
+                .ptx
+                .contains("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+            assert_eq!(trans, major == BMajor::Row);
+            assert!(!c.ptx.contains(".local"), "registers spill to local memory");
+            let regs = axe_kernel::nvrtc::cubin_registers(&c.cubin).expect("registers");
+            assert!((1..=255).contains(&regs), "{regs} registers");
+            eprintln!("gemm {d} {t} B {major:?}: {regs} registers per thread");
+            if std::env::var_os("AXE_DUMP_PTX").is_some() {
+                let f = format!("/tmp/gemm_{d}_{t}_{major:?}");
+                std::fs::write(format!("{f}.cu"), &src).unwrap();
+                std::fs::write(format!("{f}.ptx"), &c.ptx).unwrap();
+                std::fs::write(format!("{f}.cubin"), &c.cubin).unwrap();
+            }
+        }
+    }
+}
