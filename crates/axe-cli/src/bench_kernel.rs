@@ -69,6 +69,12 @@ pub fn scaled(shape: &str, least: u64) -> Result<String, String> {
     Ok(format!("{}{lead}{}", &shape[..open], &shape[end..]))
 }
 
+/// A number of a case's JSON (NaN when absent).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn f(v: &serde_json::Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or(f64::NAN)
+}
+
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -224,93 +230,83 @@ pub fn run(args: KernelBench) -> bool {
                 args.rounds
             );
         }
-        use serde_json::json;
+        // Every case: its name (matched by --only), how to run it, and its one-line summary.
+        type Run<'a> = Box<dyn Fn() -> Result<serde_json::Value, String> + 'a>;
+        type Case<'a> = (String, Run<'a>, fn(&serde_json::Value) -> String);
+        let mut cases: Vec<Case> = Vec::new();
         for (name, shape, to) in crate::bench::RELAYOUT_CASES {
-            if args
-                .only
-                .as_deref()
-                .is_some_and(|o| !format!("relayout {name}").contains(o))
-            {
+            let (g, a, v) = (&gpu, &args, &venv);
+            cases.push((
+                format!("relayout {name}"),
+                Box::new(move || on_gpu::relayout_case(g, name, shape, to, a, v)),
+                |v| {
+                    format!(
+                        "{:>8.1} GB/s  copy {:>8.1} GB/s  ratio {:.2}  {}",
+                        f(v, "gbs"),
+                        f(v, "copy_gbs"),
+                        f(v, "ratio"),
+                        if v["exact"] == true {
+                            "exact"
+                        } else {
+                            "WRONG BYTES"
+                        }
+                    )
+                },
+            ));
+        }
+        for cols in args.softmax_cols.clone() {
+            for dtype in [axe_kernel::DType::F32, axe_kernel::DType::BF16] {
+                let rows = ((256u64 << 20) / 4 / cols.max(1)).max(1);
+                let (g, a, v) = (&gpu, &args, &venv);
+                cases.push((
+                    format!("softmax {dtype}[{rows},{cols}]"),
+                    Box::new(move || {
+                        crate::bench_kernel_gpu::softmax_case(g, dtype, rows, cols, a, v)
+                    }),
+                    |v| {
+                        format!(
+                            "{:>8.1} GB/s  max relative error {:.1e} (bound {:.1e})",
+                            f(v, "gbs"),
+                            f(v, "max_relative_error"),
+                            f(v, "bound")
+                        )
+                    },
+                ));
+            }
+        }
+        for dtype in [axe_kernel::DType::BF16, axe_kernel::DType::F16] {
+            for &(m, n, k) in GEMM_SHAPES {
+                let (g, a, v) = (&gpu, &args, &venv);
+                cases.push((
+                    format!("gemm {dtype} {m}x{n}x{k}"),
+                    Box::new(move || crate::bench_kernel_gpu::gemm_case(g, dtype, (m, n, k), a, v)),
+                    |v| {
+                        format!(
+                            "{:>8.1} TFLOP/s  error/magnitude {:.1e} (bound {:.1e})",
+                            f(v, "tflops"),
+                            f(v, "max_error_over_magnitude"),
+                            f(v, "bound")
+                        )
+                    },
+                ));
+            }
+        }
+        for (name, run, line) in &cases {
+            if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
                 continue;
             }
-            let v = on_gpu::relayout_case(&gpu, name, shape, to, &args, &venv)
-                .unwrap_or_else(|e| json!({"kernel": "relayout", "case": name, "error": e}));
-            if v.get("error").is_some() || v["exact"] == json!(false) {
+            let v = run().unwrap_or_else(|e| serde_json::json!({"case": name, "error": e}));
+            if v.get("error").is_some() || v["exact"] == false {
                 ok = false;
             }
             if args.json {
                 println!("{v}");
             } else if let Some(e) = v.get("error") {
-                println!("relayout {name:<40} error: {}", e.as_str().unwrap_or(""));
+                println!("{name:<49} error: {}", e.as_str().unwrap_or(""));
             } else if let Some(e) = v.get("unsupported") {
-                println!(
-                    "relayout {name:<40} not supported: {}",
-                    e.as_str().unwrap_or("")
-                );
+                println!("{name:<49} not supported: {}", e.as_str().unwrap_or(""));
             } else {
-                println!(
-                    "relayout {name:<40} {:>8.1} GB/s  copy {:>8.1} GB/s  ratio {:.2}  {}",
-                    v["gbs"].as_f64().unwrap_or(f64::NAN),
-                    v["copy_gbs"].as_f64().unwrap_or(f64::NAN),
-                    v["ratio"].as_f64().unwrap_or(f64::NAN),
-                    if v["exact"] == json!(true) {
-                        "exact"
-                    } else {
-                        "WRONG BYTES"
-                    }
-                );
-            }
-        }
-        for cols in args.softmax_cols.clone() {
-            for dtype in [axe_kernel::DType::F32, axe_kernel::DType::BF16] {
-                let rows = ((256u64 << 20) / 4 / cols.max(1)).max(1);
-                let name = format!("softmax {dtype}[{rows},{cols}]");
-                if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
-                    continue;
-                }
-                let v =
-                    crate::bench_kernel_gpu::softmax_case(&gpu, dtype, rows, cols, &args, &venv)
-                        .unwrap_or_else(|e| json!({"kernel": "softmax", "case": name, "error": e}));
-                if v.get("error").is_some() || v["exact"] == json!(false) {
-                    ok = false;
-                }
-                if args.json {
-                    println!("{v}");
-                } else if let Some(e) = v.get("error") {
-                    println!("{name:<49} error: {}", e.as_str().unwrap_or(""));
-                } else {
-                    println!(
-                        "{name:<49} {:>8.1} GB/s  max relative error {:.1e} (bound {:.1e})",
-                        v["gbs"].as_f64().unwrap_or(f64::NAN),
-                        v["max_relative_error"].as_f64().unwrap_or(f64::NAN),
-                        v["bound"].as_f64().unwrap_or(f64::NAN),
-                    );
-                }
-            }
-        }
-        for dtype in [axe_kernel::DType::BF16, axe_kernel::DType::F16] {
-            for &(m, n, k) in GEMM_SHAPES {
-                let name = format!("gemm {dtype} {m}x{n}x{k}");
-                if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
-                    continue;
-                }
-                let v = crate::bench_kernel_gpu::gemm_case(&gpu, dtype, (m, n, k), &args, &venv)
-                    .unwrap_or_else(|e| json!({"kernel": "gemm", "case": name, "error": e}));
-                if v.get("error").is_some() || v["exact"] == json!(false) {
-                    ok = false;
-                }
-                if args.json {
-                    println!("{v}");
-                } else if let Some(e) = v.get("error") {
-                    println!("{name:<49} error: {}", e.as_str().unwrap_or(""));
-                } else {
-                    println!(
-                        "{name:<49} {:>8.1} TFLOP/s  error/magnitude {:.1e} (bound {:.1e})",
-                        v["tflops"].as_f64().unwrap_or(f64::NAN),
-                        v["max_error_over_magnitude"].as_f64().unwrap_or(f64::NAN),
-                        v["bound"].as_f64().unwrap_or(f64::NAN),
-                    );
-                }
+                println!("{name:<49} {}", line(&v));
             }
         }
         ok
