@@ -17,10 +17,10 @@ fn err(e: impl std::fmt::Display) -> String {
 pub enum KernelName {
     /// `relayout --src SHAPE --dst LAYOUT`: one array between two XLA layouts.
     Relayout,
-    /// `softmax --shape 'f32[ROWS,COLS]'`: softmax over each row of a row-major array (f32, f16, bf16).
+    /// `softmax --rows R --cols C [--dtype f32|f16|bf16]`: softmax over each row of a row-major array.
     Softmax,
-    /// `gemm --mnk M,N,K [--dtype bf16|f16]`: C[M,N] (f32) = A[M,K] · B, A row-major, B given as its
-    /// transpose `[N,K]` row-major (B column-major), products and sums in f32.
+    /// `gemm --m M --n N --k K [--dtype bf16|f16]`: C[M,N] (f32) = A[M,K] · B, A row-major, B given as
+    /// its transpose `[N,K]` row-major (B column-major), products and sums in f32.
     Gemm,
 }
 
@@ -41,14 +41,14 @@ impl KernelName {
         (
             KernelName::Softmax,
             "softmax",
-            &["shape"],
-            "--shape 'f32[ROWS,COLS]'",
+            &["rows", "cols", "dtype"],
+            "--rows R --cols C [--dtype f32|f16|bf16]",
         ),
         (
             KernelName::Gemm,
             "gemm",
-            &["mnk", "dtype"],
-            "--mnk M,N,K [--dtype bf16|f16]",
+            &["m", "n", "k", "dtype"],
+            "--m M --n N --k K [--dtype bf16|f16]",
         ),
     ];
 
@@ -71,13 +71,23 @@ pub struct Params {
     /// relayout: the destination, a whole shape or just a layout, e.g. '{1,0:T(8,128)(2,1)}'.
     #[arg(long)]
     dst: Option<String>,
-    /// softmax: the row-major array, rows × columns, e.g. 'f32[4096,1024]' (f32, f16 or bf16).
+    /// softmax: rows of the row-major array.
     #[arg(long)]
-    shape: Option<String>,
-    /// gemm: M,N,K — C is M×N, the sum runs over K (M and N multiples of 128, K of 32).
-    #[arg(long, value_delimiter = ',')]
-    mnk: Option<Vec<u64>>,
-    /// gemm: the element type of A and B, bf16 or f16 (C is f32).
+    rows: Option<u64>,
+    /// softmax: columns (each row's length, at most 16384).
+    #[arg(long)]
+    cols: Option<u64>,
+    /// gemm: rows of A and C (a multiple of 128).
+    #[arg(long)]
+    m: Option<u64>,
+    /// gemm: columns of B and C (a multiple of 128).
+    #[arg(long)]
+    n: Option<u64>,
+    /// gemm: the length of the sum (a multiple of 32).
+    #[arg(long)]
+    k: Option<u64>,
+    /// softmax: f32 (default), f16 or bf16; gemm: the element type of A and B, bf16 (default) or f16 (C
+    /// is f32).
     #[arg(long)]
     dtype: Option<String>,
 }
@@ -130,8 +140,11 @@ fn only(kernel: KernelName, p: &Params, takes: &[&str]) -> Result<(), String> {
     for (name, given) in [
         ("src", p.src.is_some()),
         ("dst", p.dst.is_some()),
-        ("shape", p.shape.is_some()),
-        ("mnk", p.mnk.is_some()),
+        ("rows", p.rows.is_some()),
+        ("cols", p.cols.is_some()),
+        ("m", p.m.is_some()),
+        ("n", p.n.is_some()),
+        ("k", p.k.is_some()),
         ("dtype", p.dtype.is_some()),
     ] {
         if given && !takes.contains(&name) {
@@ -190,24 +203,14 @@ pub fn instance(kernel: KernelName, p: &Params) -> Result<Instance, String> {
             })
         }
         KernelName::Softmax => {
-            only(kernel, p, &["shape"])?;
-            let Some(shape) = &p.shape else {
-                return Err("softmax needs --shape 'f32[ROWS,COLS]'".into());
+            only(kernel, p, &["rows", "cols", "dtype"])?;
+            let (Some(rows), Some(cols)) = (p.rows, p.cols) else {
+                return Err("softmax needs --rows R --cols C".into());
             };
-            let a = array(shape)?;
-            let dims = axe_xla::static_dims(&a).map_err(err)?;
-            let [rows, cols] = dims[..] else {
-                return Err(format!("softmax takes a two-dimensional array, not {a}"));
-            };
-            let row_major = ArrayShape {
-                layout: axe_xla::Layout::default_for_rank(2),
-                ..a.clone()
-            };
-            if a.layout != row_major.layout {
-                return Err(format!("softmax reads a row-major array; {a} is not"));
-            }
+            let dt = p.dtype.as_deref().unwrap_or("f32");
+            let a = array(&format!("{dt}[{rows},{cols}]"))?;
             let dtype: DType = a.element_type.to_string().parse().map_err(err)?;
-            let s = softmax_kernel(rows as u64, cols as u64, dtype).map_err(err)?;
+            let s = softmax_kernel(rows, cols, dtype).map_err(err)?;
             let bytes = physical_bytes(&a)?;
             if bytes != s.bytes {
                 return Err(format!("{a}: {bytes} bytes, the kernel moves {}", s.bytes));
@@ -226,10 +229,9 @@ pub fn instance(kernel: KernelName, p: &Params) -> Result<Instance, String> {
             })
         }
         KernelName::Gemm => {
-            only(kernel, p, &["mnk", "dtype"])?;
-            let Some([m, n, k]) = p.mnk.as_deref().and_then(|v| <[u64; 3]>::try_from(v).ok())
-            else {
-                return Err("gemm needs --mnk M,N,K: three numbers".into());
+            only(kernel, p, &["m", "n", "k", "dtype"])?;
+            let (Some(m), Some(n), Some(k)) = (p.m, p.n, p.k) else {
+                return Err("gemm needs --m M --n N --k K".into());
             };
             let dtype: DType = p.dtype.as_deref().unwrap_or("bf16").parse().map_err(err)?;
             let g = gemm_kernel(m, n, k, dtype).map_err(err)?;

@@ -365,3 +365,140 @@ fn gpu_commands_without_a_gpu_say_so_and_write_nothing() {
         assert!(err.contains("cuda: no NVIDIA driver"), "{err}");
     }
 }
+
+#[test]
+fn softmax_and_gemm_run_on_the_interpreter() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    // Softmax: 3 rows of 40 against an f64 reference.
+    let (rows, cols) = (3usize, 40usize);
+    let x: Vec<f32> = (0..rows * cols)
+        .map(|i| (i % 17) as f32 * 0.7 - 5.0)
+        .collect();
+    std::fs::write(
+        path("x.bin"),
+        x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let (code, _, err) = run(&[
+        "kernel",
+        "run",
+        "softmax",
+        "--rows",
+        "3",
+        "--cols",
+        "40",
+        &path("x.bin"),
+        "-o",
+        &path("y.bin"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let y: Vec<f32> = std::fs::read(path("y.bin"))
+        .unwrap()
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for r in 0..rows {
+        let row = &x[r * cols..(r + 1) * cols];
+        let m = row
+            .iter()
+            .fold(f64::NEG_INFINITY, |a, &v| a.max(f64::from(v)));
+        let s: f64 = row.iter().map(|&v| (f64::from(v) - m).exp()).sum();
+        for c in 0..cols {
+            let want = (f64::from(row[c]) - m).exp() / s;
+            let got = f64::from(y[r * cols + c]);
+            assert!(
+                (got - want).abs() <= 1e-5 * want,
+                "({r}, {c}): {got} vs {want}"
+            );
+        }
+    }
+    // Gemm: small integers in bf16, so the f32 sums are exact.
+    let (m, n, k) = (128usize, 128usize, 32usize);
+    let val = |i: usize, seed: usize| ((i * 7 + seed) % 5) as f32 - 2.0;
+    let bf16 = |v: f32| ((v.to_bits() >> 16) as u16).to_le_bytes();
+    let a: Vec<f32> = (0..m * k).map(|i| val(i, 1)).collect();
+    let b: Vec<f32> = (0..n * k).map(|i| val(i, 3)).collect();
+    std::fs::write(
+        path("a.bin"),
+        a.iter().flat_map(|&v| bf16(v)).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    std::fs::write(
+        path("b.bin"),
+        b.iter().flat_map(|&v| bf16(v)).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let (code, _, err) = run(&[
+        "kernel",
+        "run",
+        "gemm",
+        "--m",
+        "128",
+        "--n",
+        "128",
+        "--k",
+        "32",
+        &path("a.bin"),
+        &path("b.bin"),
+        "-o",
+        &path("c.bin"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let c: Vec<f32> = std::fs::read(path("c.bin"))
+        .unwrap()
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f32 = (0..k).map(|t| a[i * k + t] * b[j * k + t]).sum();
+            assert_eq!(c[i * n + j], want, "C[{i}, {j}]");
+        }
+    }
+    // Clear errors.
+    for (args, says) in [
+        (
+            vec!["softmax", "--rows", "3"],
+            "softmax needs --rows R --cols C",
+        ),
+        (
+            vec!["gemm", "--m", "100", "--n", "128", "--k", "32"],
+            "multiples of 128",
+        ),
+        (
+            vec!["gemm", "--rows", "3"],
+            "gemm takes --m and --n and --k and --dtype, not --rows",
+        ),
+        (
+            vec!["softmax", "--rows", "3", "--cols", "4", "--dtype", "s8"],
+            "s8",
+        ),
+    ] {
+        let mut v = vec!["kernel", "explain"];
+        v.extend(args);
+        let (code, _, err) = run(&v);
+        assert_eq!(code, 1, "{v:?}");
+        assert!(err.contains(says), "{v:?}: {err}");
+    }
+    // Input files: one per input.
+    let (code, _, err) = run(&[
+        "kernel",
+        "run",
+        "gemm",
+        "--m",
+        "128",
+        "--n",
+        "128",
+        "--k",
+        "32",
+        &path("a.bin"),
+        "-o",
+        &path("c2.bin"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("gemm takes 2 input file(s) (a, b); 1 given"),
+        "{err}"
+    );
+}
