@@ -258,7 +258,7 @@ fn run_kernel(
     }
     let mut files = inputs.iter();
     let mut globals = Vec::new();
-    for b in &inst.buffers {
+    for b in &inst.params {
         let data = match (b.input, files.next()) {
             (true, Some(path)) => read_input(path, &b.array, b.bytes)?,
             _ => {
@@ -283,7 +283,7 @@ fn run_kernel(
         Backend::Cuda => run_on_gpu(&inst.kernel, globals, venv)?,
     };
     let (i, result) = inst
-        .buffers
+        .params
         .iter()
         .enumerate()
         .find(|(_, b)| !b.input)
@@ -296,7 +296,7 @@ fn run_kernel(
     };
     let (bytes_in, bytes_out): (u64, u64) = (
         inst.inputs().map(|b| b.bytes).sum(),
-        inst.buffers
+        inst.params
             .iter()
             .filter(|b| !b.input)
             .map(|b| b.bytes)

@@ -1,10 +1,7 @@
 //! The shipped kernels as the command line names them: their parameters, their global buffers, and the
 //! files those are read from and written to.
 
-use axe_kernel::gemm_kernel::gemm_kernel;
-use axe_kernel::relayout::relayout_kernel;
-use axe_kernel::softmax::softmax_kernel;
-use axe_kernel::{DType, Kernel};
+use axe_kernel::DType;
 use axe_xla::{parse_layout, parse_shape, ArrayShape, Shape};
 use clap::Args;
 
@@ -92,47 +89,13 @@ pub struct Params {
     dtype: Option<String>,
 }
 
-/// One global buffer of an instance, in parameter order.
-pub struct Buffer {
-    /// The parameter's name.
-    pub name: &'static str,
-    /// Its bytes.
-    pub bytes: u64,
-    /// The array it holds (how its file is read or written).
-    pub array: ArrayShape,
-    /// Read from a file (else written to the output).
-    pub input: bool,
-    /// The kernel adds to it (it must start at zero); else it overwrites every byte.
-    pub accumulates: bool,
-}
-
-/// A shipped kernel for given parameters.
-pub struct Instance {
-    /// The kernel.
-    pub kernel: Kernel,
-    /// Its global buffers, in parameter order.
-    pub buffers: Vec<Buffer>,
-    /// e.g. `relayout f32[8,8]{1,0} -> f32[8,8]{0,1}`.
-    pub describe: String,
-}
-
-impl Instance {
-    /// The inputs, in order.
-    pub fn inputs(&self) -> impl Iterator<Item = &Buffer> {
-        self.buffers.iter().filter(|b| b.input)
-    }
-}
+pub use axe_kernel::shipped::Shipped as Instance;
 
 fn array(text: &str) -> Result<ArrayShape, String> {
     match parse_shape(text).map_err(err)? {
         Shape::Array(a) => Ok(a),
         other => Err(format!("{other} is not an array shape")),
     }
-}
-
-fn physical_bytes(a: &ArrayShape) -> Result<u64, String> {
-    let b = axe_xla::sizes(a).map_err(err)?.physical_bytes;
-    u64::try_from(b).map_err(|_| format!("{a} has a negative size"))
 }
 
 /// Refuses parameters the kernel does not take.
@@ -180,53 +143,15 @@ pub fn instance(kernel: KernelName, p: &Params) -> Result<Instance, String> {
             } else {
                 array(t)?
             };
-            let r = relayout_kernel(&src, &dst).map_err(err)?;
-            Ok(Instance {
-                describe: format!("relayout {src} -> {dst}"),
-                buffers: vec![
-                    Buffer {
-                        name: "src",
-                        bytes: r.src_bytes,
-                        array: src,
-                        input: true,
-                        accumulates: false,
-                    },
-                    Buffer {
-                        name: "dst",
-                        bytes: r.dst_bytes,
-                        array: dst,
-                        input: false,
-                        accumulates: false,
-                    },
-                ],
-                kernel: r.kernel,
-            })
+            Instance::relayout(&src, &dst).map_err(err)
         }
         KernelName::Softmax => {
             only(kernel, p, &["rows", "cols", "dtype"])?;
             let (Some(rows), Some(cols)) = (p.rows, p.cols) else {
                 return Err("softmax needs --rows R --cols C".into());
             };
-            let dt = p.dtype.as_deref().unwrap_or("f32");
-            let a = array(&format!("{dt}[{rows},{cols}]"))?;
-            let dtype: DType = a.element_type.to_string().parse().map_err(err)?;
-            let s = softmax_kernel(rows, cols, dtype).map_err(err)?;
-            let bytes = physical_bytes(&a)?;
-            if bytes != s.bytes {
-                return Err(format!("{a}: {bytes} bytes, the kernel moves {}", s.bytes));
-            }
-            let buf = |name, input| Buffer {
-                name,
-                bytes,
-                array: a.clone(),
-                input,
-                accumulates: false,
-            };
-            Ok(Instance {
-                describe: format!("softmax over the rows of {a}"),
-                buffers: vec![buf("x", true), buf("y", false)],
-                kernel: s.kernel,
-            })
+            let dtype: DType = p.dtype.as_deref().unwrap_or("f32").parse().map_err(err)?;
+            Instance::softmax(rows, cols, dtype).map_err(err)
         }
         KernelName::Gemm => {
             only(kernel, p, &["m", "n", "k", "dtype"])?;
@@ -234,38 +159,7 @@ pub fn instance(kernel: KernelName, p: &Params) -> Result<Instance, String> {
                 return Err("gemm needs --m M --n N --k K".into());
             };
             let dtype: DType = p.dtype.as_deref().unwrap_or("bf16").parse().map_err(err)?;
-            let g = gemm_kernel(m, n, k, dtype).map_err(err)?;
-            let shape = |t: String| array(&t);
-            let a = shape(format!("{dtype}[{m},{k}]"))?;
-            let b = shape(format!("{dtype}[{n},{k}]"))?;
-            let c = shape(format!("f32[{m},{n}]"))?;
-            Ok(Instance {
-                describe: format!("gemm {m}×{n}×{k} {dtype} (C f32 = A · B, B given as [N,K])"),
-                buffers: vec![
-                    Buffer {
-                        name: "a",
-                        bytes: g.a_bytes,
-                        array: a,
-                        input: true,
-                        accumulates: false,
-                    },
-                    Buffer {
-                        name: "b",
-                        bytes: g.b_bytes,
-                        array: b,
-                        input: true,
-                        accumulates: false,
-                    },
-                    Buffer {
-                        name: "c",
-                        bytes: g.c_bytes,
-                        array: c,
-                        input: false,
-                        accumulates: true,
-                    },
-                ],
-                kernel: g.kernel,
-            })
+            Instance::gemm(m, n, k, dtype).map_err(err)
         }
     }
 }

@@ -48,6 +48,7 @@ pub mod registers;
 pub mod regwise;
 pub mod relayout;
 mod scope;
+pub mod shipped;
 pub mod softmax;
 pub mod spread;
 pub mod staged;

@@ -1,0 +1,130 @@
+//! The shipped kernels as their callers see them: each with its global buffers in parameter order — the
+//! array each holds (how it is read from or written to a file or an array), whether it is an input, and
+//! whether the kernel adds to it. The command line and the Python package build kernels through these.
+
+use axe_xla::{ArrayShape, PrimitiveType};
+
+use crate::desc::Kernel;
+use crate::dtype::DType;
+use crate::error::{overflow, KernelError, Result};
+use crate::gemm_kernel::gemm_kernel;
+use crate::relayout::relayout_kernel;
+use crate::softmax::softmax_kernel;
+
+/// One global buffer of a shipped kernel.
+#[derive(Debug, Clone)]
+pub struct Param {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// Its bytes.
+    pub bytes: u64,
+    /// The array it holds (element type, dimensions, layout).
+    pub array: ArrayShape,
+    /// Read by the kernel (an input); else written (an output).
+    pub input: bool,
+    /// The kernel adds to it, so it must start at zero; else the kernel overwrites every byte.
+    pub accumulates: bool,
+}
+
+/// A shipped kernel with its buffers.
+#[derive(Debug, Clone)]
+pub struct Shipped {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Its global buffers, in parameter order.
+    pub params: Vec<Param>,
+    /// e.g. `relayout f32[8,8]{1,0} -> f32[8,8]{0,1}`.
+    pub describe: String,
+}
+
+fn row_major(t: PrimitiveType, dims: &[u64]) -> Result<ArrayShape> {
+    let dims: Vec<i64> = dims
+        .iter()
+        .map(|&d| i64::try_from(d).map_err(|_| overflow("a dimension")))
+        .collect::<Result<_>>()?;
+    Ok(ArrayShape::new(t, &dims))
+}
+
+fn primitive(d: DType) -> Result<PrimitiveType> {
+    PrimitiveType::from_name(&d.to_string())
+        .ok_or_else(|| KernelError::Invalid(format!("{d} has no XLA element type")))
+}
+
+impl Shipped {
+    /// The inputs, in order.
+    pub fn inputs(&self) -> impl Iterator<Item = &Param> {
+        self.params.iter().filter(|p| p.input)
+    }
+
+    /// `relayout`: array `src` into `dst`'s layout (params `src`, `dst`).
+    pub fn relayout(src: &ArrayShape, dst: &ArrayShape) -> Result<Shipped> {
+        let r = relayout_kernel(src, dst)?;
+        let param = |name, bytes, array: &ArrayShape, input| Param {
+            name,
+            bytes,
+            array: array.clone(),
+            input,
+            accumulates: false,
+        };
+        Ok(Shipped {
+            describe: format!("relayout {src} -> {dst}"),
+            params: vec![
+                param("src", r.src_bytes, src, true),
+                param("dst", r.dst_bytes, dst, false),
+            ],
+            kernel: r.kernel,
+        })
+    }
+
+    /// `softmax` over the rows of a row-major `[rows, cols]` array of `dtype` (params `x`, `y`).
+    pub fn softmax(rows: u64, cols: u64, dtype: DType) -> Result<Shipped> {
+        let s = softmax_kernel(rows, cols, dtype)?;
+        let a = row_major(primitive(dtype)?, &[rows, cols])?;
+        let param = |name, input| Param {
+            name,
+            bytes: s.bytes,
+            array: a.clone(),
+            input,
+            accumulates: false,
+        };
+        Ok(Shipped {
+            describe: format!("softmax over the rows of {a}"),
+            params: vec![param("x", true), param("y", false)],
+            kernel: s.kernel,
+        })
+    }
+
+    /// `gemm`: `C[M,N] (f32) += A[M,K] · B` with B given as `[N,K]` (params `a`, `b`, `c`; `c` starts at
+    /// zero for `C = A·B`).
+    pub fn gemm(m: u64, n: u64, k: u64, dtype: DType) -> Result<Shipped> {
+        let g = gemm_kernel(m, n, k, dtype)?;
+        let t = primitive(dtype)?;
+        Ok(Shipped {
+            describe: format!("gemm {m}×{n}×{k} {dtype} (C f32 = A · B, B given as [N,K])"),
+            params: vec![
+                Param {
+                    name: "a",
+                    bytes: g.a_bytes,
+                    array: row_major(t, &[m, k])?,
+                    input: true,
+                    accumulates: false,
+                },
+                Param {
+                    name: "b",
+                    bytes: g.b_bytes,
+                    array: row_major(t, &[n, k])?,
+                    input: true,
+                    accumulates: false,
+                },
+                Param {
+                    name: "c",
+                    bytes: g.c_bytes,
+                    array: row_major(PrimitiveType::F32, &[m, n])?,
+                    input: false,
+                    accumulates: true,
+                },
+            ],
+            kernel: g.kernel,
+        })
+    }
+}
