@@ -2,7 +2,7 @@
 //!
 //! `axe.AxeError(ValueError)` is the base; `axe.ParseError` (text that does not parse) carries `.offset`
 //! (a byte offset into `.text`, the text read); the others name the library that refused: `LayoutError`,
-//! `XlaError`, `RelayoutError`, `ShardingError`, `CuteError`, `TritonError`.
+//! `XlaError`, `RelayoutError`, `ShardingError`, `CuteError`, `TritonError`, `KernelError`.
 
 use pyo3::prelude::*;
 use pyo3::{create_exception, exceptions::PyValueError};
@@ -48,6 +48,12 @@ create_exception!(
     CuteError,
     AxeError,
     "A CuTe layout or operator has no valid answer."
+);
+create_exception!(
+    axe,
+    KernelError,
+    AxeError,
+    "A kernel cannot be built, lowered, emitted or run for these parameters."
 );
 create_exception!(
     axe,
@@ -176,6 +182,11 @@ pub fn cute(e: axe_cute::CuteError) -> PyErr {
     }
 }
 
+/// Errors of `axe-kernel`.
+pub fn kernel(e: axe_kernel::KernelError) -> PyErr {
+    KernelError::new_err(pythonize(&e.to_string()))
+}
+
 /// Errors of `axe-triton`.
 pub fn triton(e: axe_triton::TritonError) -> PyErr {
     match &e {
@@ -195,5 +206,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ShardingError", py.get_type::<ShardingError>())?;
     m.add("CuteError", py.get_type::<CuteError>())?;
     m.add("TritonError", py.get_type::<TritonError>())?;
+    m.add("KernelError", py.get_type::<KernelError>())?;
     Ok(())
 }

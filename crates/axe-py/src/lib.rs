@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 mod cute;
 mod errors;
 mod hlo;
+mod kernel;
 mod layout;
 mod picture;
 mod relayout;
@@ -33,5 +34,9 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relayout::_relayout_target, m)?)?;
     m.add_function(wrap_pyfunction!(hlo::_hlo_stats, m)?)?;
     m.add_function(wrap_pyfunction!(hlo::_hlo_format, m)?)?;
+    m.add_class::<kernel::PyKernel>()?;
+    m.add_function(wrap_pyfunction!(kernel::_kernel_relayout, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::_kernel_softmax, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::_kernel_gemm, m)?)?;
     Ok(())
 }

@@ -19,6 +19,7 @@ _build.check(_axe)
 from ._axe import (
     AxeError,
     CuteError,
+    KernelError,
     Layout,
     LayoutError,
     Mesh,
@@ -32,12 +33,14 @@ from ._axe import (
     __version__,
 )
 from . import cute, hlo, jax, torch, triton
+from . import kernel
 from ._numpy import from_physical, relayout, to_physical
 from ._render import render
 
 __all__ = [
     "AxeError",
     "CuteError",
+    "KernelError",
     "Layout",
     "LayoutError",
     "Mesh",
@@ -53,6 +56,7 @@ __all__ = [
     "from_physical",
     "hlo",
     "jax",
+    "kernel",
     "relayout",
     "render",
     "to_physical",

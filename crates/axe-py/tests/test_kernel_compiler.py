@@ -1,0 +1,78 @@
+"""axe.kernel: the shipped kernels from Python, run on the CPU interpreter against numpy references."""
+
+import numpy as np
+import pytest
+
+import axe
+import axe.kernel
+
+
+def test_softmax_matches_numpy():
+    rng = np.random.default_rng(1)
+    x = (rng.random((5, 100)) * 20 - 10).astype(np.float32)
+    y = axe.kernel.softmax(5, 100).run(x)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    assert y.dtype == np.float32 and y.shape == (5, 100)
+    np.testing.assert_allclose(y, want, rtol=1e-5)
+
+
+def test_softmax_in_bf16_rounds_once():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.linspace(-4, 4, 3 * 64, dtype=np.float32).reshape(3, 64).astype(ml_dtypes.bfloat16)
+    y = axe.kernel.softmax(3, 64, "bf16").run(x)
+    assert y.dtype == ml_dtypes.bfloat16
+    xf = x.astype(np.float64)
+    e = np.exp(xf - xf.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y.astype(np.float64), e / e.sum(axis=1, keepdims=True), rtol=2**-7)
+
+
+def test_gemm_of_small_integers_is_exact():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(2)
+    a = rng.integers(-2, 3, (128, 32)).astype(np.float32)
+    b = rng.integers(-2, 3, (128, 32)).astype(np.float32)  # B given as [N, K]
+    k = axe.kernel.gemm(128, 128, 32)
+    c = k.run(a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16))
+    assert c.dtype == np.float32 and c.shape == (128, 128)
+    np.testing.assert_array_equal(c, a @ b.T)
+    assert k.accumulates("c") and not k.accumulates("a")
+    assert [p[0] for p in k.params] == ["a", "b", "c"]
+
+
+def test_relayout_equals_to_physical():
+    x = np.arange(30 * 260, dtype=np.float32).reshape(30, 260)
+    k = axe.kernel.relayout("f32[30,260]{1,0}", "{1,0:T(8,128)}")
+    got = k.run(x)
+    assert got.dtype == np.uint8  # a tiled destination comes back as its byte image
+    np.testing.assert_array_equal(got, axe.to_physical(x, "f32[30,260]{1,0:T(8,128)}"))
+
+
+def test_explain_and_cuda_name_the_variants():
+    k = axe.kernel.relayout("f32[64,64]{1,0}", "{0,1}")
+    calls = k.explain("sm_80")
+    assert calls[0]["variant"] == "copy.staged"
+    assert any("copy.vec16" == v for v, _ in calls[0]["declined"])
+    src = k.cuda("sm_90a")
+    assert 'extern "C" __global__' in src and "copy.staged" in src
+    assert "mma.sync" in axe.kernel.gemm(128, 128, 32).cuda("sm_80")
+    assert "axe.kernel.Kernel(relayout f32[64,64]{1,0} -> f32[64,64]{0,1})" == repr(k)
+
+
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (lambda: axe.kernel.softmax(4, 8, "s8"), "s8"),
+        (lambda: axe.kernel.gemm(100, 128, 32), "multiples of 128"),
+        (lambda: axe.kernel.relayout("f32[4,4]{1,0}", "f32[4,5]{1,0}"), "differ"),
+        (lambda: axe.kernel.softmax(4, 8).explain("sm_70"), "sm_70"),
+        (lambda: axe.kernel.softmax(4, 8).run(np.zeros((4, 8), np.float64)), "cannot hold f32"),
+        (lambda: axe.kernel.softmax(4, 8).run(np.zeros((4, 9), np.float32)), "neither the logical"),
+        (lambda: axe.kernel.gemm(128, 128, 32).run(np.zeros((128, 32), np.uint16)), "takes 2 input"),
+        (lambda: axe.kernel.softmax(4, 8).run([1, 2]), "expected a numpy array"),
+    ],
+)
+def test_bad_requests_are_kernel_errors(make, says):
+    with pytest.raises(axe.KernelError, match=says) as e:
+        make()
+    assert isinstance(e.value, axe.AxeError)
