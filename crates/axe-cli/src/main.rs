@@ -25,7 +25,10 @@ mod render_kernel;
 mod report;
 mod shard_cmd;
 mod shard_memory;
+mod shard_picture;
+mod shard_plan;
 mod shard_run;
+mod shard_show;
 mod triton_cmd;
 mod xla_cmd;
 
