@@ -206,21 +206,33 @@ fn compile(
     if let Some(path) = cubin {
         crate::output::write_atomically(path, &c.cubin)?;
     }
+    let r = nvrtc::resources(&c.log);
     let json = json!({
         "kernel": p.name, "target": arch, "nvrtc": lib.display().to_string(), "log": c.log,
         "ptx_bytes": c.ptx.len(), "cubin_bytes": c.cubin.len(),
         "threads_per_cta": p.launch.threads, "shared_bytes_per_cta": p.shared_bytes,
         "registers_per_thread": nvrtc::cubin_registers(&c.cubin),
+        "spill_store_bytes": r.spill_stores, "spill_load_bytes": r.spill_loads, "stack_bytes": r.stack,
     });
+    let n = |v: Option<u32>| v.map_or("?".to_string(), |v| v.to_string());
+    // The log's warnings (its other lines are ptxas's resource report, given above).
+    let warnings: Vec<&str> = c
+        .log
+        .lines()
+        .filter(|l| l.to_ascii_lowercase().contains("warning"))
+        .collect();
     let text = format!(
-        "{} for {arch}: PTX {} bytes, cubin {} bytes; {} registers per thread; {} threads and {} bytes of shared memory per CTA\nnvrtc log: {}",
+        "{} for {arch}: PTX {} bytes, cubin {} bytes; {} registers per thread, {} bytes spilled (stores) and {} reloaded, {} bytes of stack; {} threads and {} bytes of shared memory per CTA\nnvrtc warnings: {}",
         p.name,
         c.ptx.len(),
         c.cubin.len(),
         nvrtc::cubin_registers(&c.cubin).map_or("?".to_string(), |r| r.to_string()),
+        n(r.spill_stores),
+        n(r.spill_loads),
+        n(r.stack),
         p.launch.threads,
         p.shared_bytes,
-        if c.log.trim().is_empty() { "(empty)" } else { c.log.trim() }
+        if warnings.is_empty() { "none".to_string() } else { warnings.join("\n") }
     );
     Ok(Report { json, text })
 }

@@ -81,6 +81,8 @@ pub fn compile_here(lib: &Path, source: &str, name: &str, arch: &str) -> Result<
         format!("--gpu-architecture={arch}"),
         "--std=c++17".into(),
         "-lineinfo".into(),
+        // ptxas reports registers, spills and stack per kernel in the log.
+        "--ptxas-options=-v".into(),
     ]
     .into_iter()
     .filter_map(|o| CString::new(o).ok())
@@ -377,10 +379,52 @@ fn decode(b: &[u8]) -> Result<Compiled> {
 }
 
 /// FNV-1a over the source, the architecture and the library's path, size and modification time.
+/// Bumped whenever the compile options change.
+const OPTIONS_VERSION: u32 = 2;
+
+/// What ptxas said of a kernel's resources (`--ptxas-options=-v` in the log): registers per thread,
+/// bytes of spill stores and loads, and stack frame bytes per thread; `None` where the log does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Resources {
+    /// Registers per thread.
+    pub registers: Option<u32>,
+    /// Bytes of spill stores per thread.
+    pub spill_stores: Option<u32>,
+    /// Bytes of spill loads per thread.
+    pub spill_loads: Option<u32>,
+    /// Stack frame bytes per thread.
+    pub stack: Option<u32>,
+}
+
+/// The resources ptxas reports in an NVRTC log (the last report, for a log of one kernel).
+pub fn resources(log: &str) -> Resources {
+    let num_before = |line: &str, what: &str| -> Option<u32> {
+        let at = line.find(what)?;
+        line[..at].split_whitespace().last()?.parse().ok()
+    };
+    let mut r = Resources::default();
+    for line in log.lines() {
+        if let Some(v) = num_before(line, "bytes stack frame") {
+            r.stack = Some(v);
+        }
+        if let Some(v) = num_before(line, "bytes spill stores") {
+            r.spill_stores = Some(v);
+        }
+        if let Some(v) = num_before(line, "bytes spill loads") {
+            r.spill_loads = Some(v);
+        }
+        if let Some(v) = num_before(line, "registers") {
+            r.registers = Some(v);
+        }
+    }
+    r
+}
+
 fn cache_key(lib: &Path, source: &str, arch: &str) -> u64 {
     let meta = std::fs::metadata(lib).ok();
+    // The options' version: results compiled with other options are not reused.
     let stamp = format!(
-        "{}|{:?}|{:?}|{arch}|",
+        "{OPTIONS_VERSION}|{}|{:?}|{:?}|{arch}|",
         lib.display(),
         meta.as_ref().map(|m| m.len()),
         meta.and_then(|m| m.modified().ok())
@@ -396,6 +440,21 @@ fn cache_key(lib: &Path, source: &str, arch: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ptxas_reports_are_read() {
+        let log = "ptxas info    : Compiling entry function 'gemm' for 'sm_90a'\nptxas info    : Function properties for gemm\n    8 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\nptxas info    : Used 128 registers, used 1 barriers, 8 bytes cumulative stack size\n";
+        assert_eq!(
+            resources(log),
+            Resources {
+                registers: Some(128),
+                spill_stores: Some(8),
+                spill_loads: Some(12),
+                stack: Some(8)
+            }
+        );
+        assert_eq!(resources(""), Resources::default());
+    }
 
     #[test]
     fn frames_round_trip_and_garbage_is_an_error() {
