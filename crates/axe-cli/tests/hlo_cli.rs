@@ -171,3 +171,25 @@ fn stats_per_device_bytes_of_a_partitioned_module() {
     assert_ne!(code, 0);
     assert!(err.contains("per-device"), "{err}");
 }
+
+/// `--one-computation`: a synthetic module whose entry is one computation of all the instructions.
+#[test]
+fn bench_hlo_one_computation() {
+    let (code, out, err) = run(&[
+        "bench",
+        "hlo",
+        "--json",
+        "--one-computation",
+        "--instructions",
+        "3000",
+        "--runs",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["instructions"], 3000);
+    assert!(v["stats_end_to_end_mb_per_second"].as_f64().unwrap() > 0.0);
+    // About 150 bytes a line, as a large model's entry after fusion.
+    let bytes = v["bytes"].as_u64().unwrap();
+    assert!((3000 * 120..3000 * 200).contains(&bytes), "{bytes}");
+}
