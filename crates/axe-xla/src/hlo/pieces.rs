@@ -13,13 +13,16 @@
 //! Any error, any disagreement, and the module is read and checked again in one go, so that the error
 //! reported is the first in module order, exactly as a reading from the start reports it.
 
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
 use super::reader::Reader;
 pub(crate) use super::segment::cuts;
 use super::segment::{Place, Segment};
 use super::validate::{self, Run};
-use super::Computation;
+use super::{Computation, Instruction};
 use crate::error::Result;
 
 /// Below this many bytes, a module is read in one piece.
@@ -84,10 +87,8 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
     };
     let head_run = match place {
         Place::Inside => {
-            let mut run = Run {
-                outside: Some(Vec::new()),
-                ..Run::default()
-            };
+            let mut run = Run::with_capacity(seg.head.len());
+            run.outside = Some(Vec::new());
             checker.run(&seg.head, &mut run, &mut exists).ok()?;
             Some(run)
         }
@@ -99,7 +100,7 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
     let open_run = match &seg.open {
         Some(c) => {
             // The computation's first run: every name it uses is its own.
-            let mut run = Run::default();
+            let mut run = Run::with_capacity(c.instructions.len());
             checker.run(&c.instructions, &mut run, &mut exists).ok()?;
             Some(run)
         }
@@ -130,7 +131,7 @@ pub(crate) fn read_in_pieces(
     let mut called = Vec::new();
     let mut wrapped = Vec::new();
     // The computation open across cuts, with the checks of its runs; the computations joined so.
-    let mut open: Option<(Computation<'_>, Vec<Run<'_>>)> = None;
+    let mut open: Option<(Computation<'_>, Vec<Run<'_>>, Vec<Vec<Instruction<'_>>>)> = None;
     let mut joined: Vec<(usize, Vec<Run<'_>>)> = Vec::new();
     let (mut at, mut place) = (start, Place::Between);
     for (piece, w) in pieces.into_iter().zip(cuts.windows(2)) {
@@ -149,12 +150,19 @@ pub(crate) fn read_in_pieces(
         wrapped.extend(piece.wrapped);
         let seg = piece.seg;
         match (piece.head_run, open.as_mut()) {
-            (Some(run), Some((c, runs))) => {
-                c.instructions.extend(seg.head);
+            (Some(run), Some((c, runs, heads))) => {
+                heads.push(seg.head);
                 runs.push(run);
                 if let Some(attributes) = seg.head_close {
                     c.attributes = attributes;
-                    let (c, runs) = open.take()?;
+                    let (mut c, runs, heads) = open.take()?;
+                    let count = heads.iter().map(Vec::len).sum::<usize>() + c.instructions.len();
+                    let mut instructions = Vec::with_capacity(count);
+                    instructions.append(&mut c.instructions);
+                    for mut head in heads {
+                        instructions.append(&mut head);
+                    }
+                    c.instructions = instructions;
                     joined.push((out.len(), runs));
                     out.push(c);
                 }
@@ -164,7 +172,7 @@ pub(crate) fn read_in_pieces(
         }
         out.extend(seg.computations);
         if let Some(c) = seg.open {
-            open = Some((c, vec![piece.open_run?]));
+            open = Some((c, vec![piece.open_run?], Vec::new()));
         }
     }
     if open.is_some() || place != Place::Between || at < len {
@@ -186,25 +194,21 @@ pub(crate) fn read_in_pieces(
 }
 
 /// Whether the runs of computation `c`, checked each on its own, make a computation that checks: one
-/// root at most; each run's names, and parameter numbers, new to the runs before it; the operands it
-/// does not define, defined in a run before it (and the async operands it completes, of the right
-/// opcode); the signature agrees with the root.
+/// root at most; each run's names, and parameter numbers, new to the other runs; the operands it does
+/// not define, defined in a run before it (and the async operands it completes, of the right opcode);
+/// the signature agrees with the root.
 fn joined_runs_agree(text: &str, c: &Computation<'_>, runs: &[Run<'_>]) -> bool {
     let mut roots = runs.iter().filter_map(|r| r.root.as_ref());
     let root = roots.next();
     if roots.next().is_some() || c.instructions.is_empty() || runs.is_empty() {
         return false;
     }
-    let later_agrees = |k: usize| {
+    let before_agrees = |k: usize| {
         let (before, run) = (&runs[..k], &runs[k]);
         let opcode = |name: &str| before.iter().find_map(|r| r.defined.get(name).copied());
-        run.defined
-            .keys()
-            .all(|name| before.iter().all(|r| !r.defined.contains_key(name)))
-            && run
-                .parameters
-                .iter()
-                .all(|p| before.iter().all(|r| !r.parameters.contains(p)))
+        run.parameters
+            .iter()
+            .all(|p| before.iter().all(|r| !r.parameters.contains(p)))
             && run
                 .outside
                 .iter()
@@ -216,8 +220,46 @@ fn joined_runs_agree(text: &str, c: &Computation<'_>, runs: &[Run<'_>]) -> bool 
                 .all(|(name, base)| opcode(name).is_some_and(|op| validate::completes(op, base)))
     };
     runs[0].outside.as_ref().is_none_or(Vec::is_empty)
-        && (1..runs.len()).into_par_iter().all(later_agrees)
+        && names_once(runs)
+        && (1..runs.len()).into_par_iter().all(before_agrees)
         && validate::signature(text, c, root).is_ok()
+}
+
+/// Whether no name is defined by two of `runs` (each defines a name once at most).
+///
+/// Every name sets two bits of one word of a shared filter, both in one atomic step: of two runs
+/// defining the same name, the one setting its bits later finds them set already. Only names that find
+/// their bits set (those, and a few others that share them by chance) are looked up in the other runs.
+/// The work is a hash and a word per name, in parallel.
+fn names_once(runs: &[Run<'_>]) -> bool {
+    let total: usize = runs.iter().map(|r| r.defined.len()).sum();
+    // About 16 bits a name.
+    let words = (total / 4).max(1).next_power_of_two();
+    let filter: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+    let hasher = foldhash::fast::FixedState::with_seed(0x0a3e);
+    let mask = words - 1;
+    let seen_before = |name: &str| {
+        let h = hasher.hash_one(name);
+        let word = (h as usize) & mask;
+        let bits = (1u64 << ((h >> 52) & 63)) | (1u64 << ((h >> 58) & 63));
+        filter[word].fetch_or(bits, Ordering::Relaxed) & bits == bits
+    };
+    let candidates: Vec<(usize, &str)> = runs
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(k, run)| {
+            run.defined
+                .keys()
+                .copied()
+                .filter(move |name| seen_before(name))
+                .map(move |name| (k, name))
+        })
+        .collect();
+    candidates.par_iter().all(|(k, name)| {
+        runs.iter()
+            .enumerate()
+            .all(|(j, r)| j == *k || !r.defined.contains_key(name))
+    })
 }
 
 #[cfg(test)]

@@ -184,10 +184,7 @@ fn computation<'s>(
             format!("computation {} has no instructions", bare(c.name)),
         ));
     }
-    let mut run = Run {
-        defined: HashMap::with_capacity(c.instructions.len()),
-        ..Run::default()
-    };
+    let mut run = Run::with_capacity(c.instructions.len());
     instructions(text, &c.instructions, &mut run, exists, shapes, wrapped)?;
     signature(text, c, run.root.as_ref())
 }
@@ -204,6 +201,16 @@ pub(crate) struct Run<'s> {
     pub(crate) outside: Option<Vec<&'s str>>,
     /// `(operand, base)` of each `BASE-done` / `BASE-update` whose operand is not in the run.
     pub(crate) outside_pairs: Vec<(&'s str, &'s str)>,
+}
+
+impl Run<'_> {
+    /// An empty run with room for `instructions` names.
+    pub(crate) fn with_capacity(instructions: usize) -> Self {
+        Run {
+            defined: HashMap::with_capacity(instructions),
+            ..Run::default()
+        }
+    }
 }
 
 /// Checks `insts`, one run of a computation's instructions, into `run`.
