@@ -322,11 +322,24 @@ fn operands<'s>(
         .all(|c| super::scan::is_name_byte(c) || c == b',' || c == b' ')
     {
         // Names, '%', commas and spaces only (the common list): each piece between commas is a name.
+        let b = operands_text.as_bytes();
         let mut count = 0;
-        for name in operands_text.split(',').map(|p| p.trim_matches(' ')) {
-            if !name.is_empty() {
-                defined_before(text, name, run)?;
-                count += 1;
+        let mut from = 0;
+        for i in 0..=b.len() {
+            if b.get(i).is_none_or(|&c| c == b',') {
+                let (mut start, mut end) = (from, i);
+                while start < end && b[start] == b' ' {
+                    start += 1;
+                }
+                while end > start && b[end - 1] == b' ' {
+                    end -= 1;
+                }
+                if start < end {
+                    // ASCII bytes only: `start..end` lies on char boundaries.
+                    defined_before(text, &operands_text[start..end], run)?;
+                    count += 1;
+                }
+                from = i + 1;
             }
         }
         return Ok(count);
