@@ -13,7 +13,6 @@
 //! Any error, any disagreement, and the module is read and checked again in one go, so that the error
 //! reported is the first in module order, exactly as a reading from the start reports it.
 
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
@@ -220,37 +219,59 @@ fn joined_runs_agree(text: &str, c: &Computation<'_>, runs: &[Run<'_>]) -> bool 
                 .all(|(name, base)| opcode(name).is_some_and(|op| validate::completes(op, base)))
     };
     runs[0].outside.as_ref().is_none_or(Vec::is_empty)
-        && names_once(runs)
+        && names_once(c, runs)
         && (1..runs.len()).into_par_iter().all(before_agrees)
         && validate::signature(text, c, root).is_ok()
 }
 
-/// Whether no name is defined by two of `runs` (each defines a name once at most).
+/// A hash of a name for [`names_once`]: every byte counts, eight at a time (names are short). Any hash
+/// gives the same answer there; a good one only spares lookups.
+fn name_hash(b: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let word = |c: &[u8]| c.iter().rev().fold(0u64, |w, &x| (w << 8) | u64::from(x));
+    let mut h = (b.len() as u64).wrapping_mul(K);
+    for chunk in b.chunks(8) {
+        h = (h ^ word(chunk)).wrapping_mul(K).rotate_left(29);
+    }
+    h ^= h >> 32;
+    h.wrapping_mul(K)
+}
+
+/// Whether no name is defined by two of `runs`, the runs of `c`'s instructions in order (each defines a
+/// name once at most).
 ///
 /// Every name sets two bits of one word of a shared filter, both in one atomic step: of two runs
 /// defining the same name, the one setting its bits later finds them set already. Only names that find
 /// their bits set (those, and a few others that share them by chance) are looked up in the other runs.
-/// The work is a hash and a word per name, in parallel.
-fn names_once(runs: &[Run<'_>]) -> bool {
-    let total: usize = runs.iter().map(|r| r.defined.len()).sum();
+/// The names are read in text order (the bytes of a piece one after the other): a hash and a word per
+/// name, in parallel.
+fn names_once(c: &Computation<'_>, runs: &[Run<'_>]) -> bool {
+    let mut ranges = Vec::with_capacity(runs.len());
+    let mut at = 0usize;
+    for r in runs {
+        ranges.push(at..at + r.defined.len());
+        at += r.defined.len();
+    }
+    if at != c.instructions.len() {
+        return false;
+    }
     // About 16 bits a name.
-    let words = (total / 4).max(1).next_power_of_two();
+    let words = (at / 4).max(1).next_power_of_two();
     let filter: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
-    let hasher = foldhash::fast::FixedState::with_seed(0x0a3e);
     let mask = words - 1;
     let seen_before = |name: &str| {
-        let h = hasher.hash_one(name);
+        let h = name_hash(name.as_bytes());
         let word = (h as usize) & mask;
         let bits = (1u64 << ((h >> 52) & 63)) | (1u64 << ((h >> 58) & 63));
         filter[word].fetch_or(bits, Ordering::Relaxed) & bits == bits
     };
-    let candidates: Vec<(usize, &str)> = runs
-        .par_iter()
+    let candidates: Vec<(usize, &str)> = ranges
+        .into_par_iter()
         .enumerate()
-        .flat_map_iter(|(k, run)| {
-            run.defined
-                .keys()
-                .copied()
+        .flat_map_iter(|(k, range)| {
+            c.instructions[range]
+                .iter()
+                .map(Instruction::bare_name)
                 .filter(move |name| seen_before(name))
                 .map(move |name| (k, name))
         })
