@@ -247,7 +247,13 @@ impl<'a> Reader<'a> {
     fn computation(&mut self) -> Result<Computation<'a>> {
         let mut c = self.computation_head()?;
         match self.body(c.name, &mut c.instructions, usize::MAX)? {
-            Some(attributes) => c.attributes = attributes,
+            Some(attributes) => {
+                c.attributes = attributes;
+                // A large computation gives back the room its list grew by (up to half of it).
+                if c.instructions.capacity() - c.instructions.len() > 4096 {
+                    c.instructions.shrink_to_fit();
+                }
+            }
             None => {
                 return self.error(
                     self.pos,

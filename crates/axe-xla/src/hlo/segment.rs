@@ -70,6 +70,9 @@ impl<'a> Reader<'a> {
             match self.body(c.name, &mut c.instructions, end)? {
                 Some(attributes) => {
                     c.attributes = attributes;
+                    if c.instructions.capacity() - c.instructions.len() > 4096 {
+                        c.instructions.shrink_to_fit();
+                    }
                     seg.computations.push(c);
                 }
                 None => {
