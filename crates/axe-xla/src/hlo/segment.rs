@@ -95,7 +95,7 @@ pub(crate) fn cuts(text: &str, start: usize, piece_bytes: usize) -> Vec<(usize, 
     let b = text.as_bytes();
     let mut cuts = vec![(start, Place::Between)];
     let mut from = start;
-    'pieces: while from + piece_bytes < b.len() {
+    'pieces: while from.saturating_add(piece_bytes) < b.len() {
         let mut line = from + piece_bytes;
         loop {
             let Some(k) = memchr::memchr(b'\n', &b[line..]) else {
