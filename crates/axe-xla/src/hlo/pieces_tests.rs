@@ -159,3 +159,11 @@ proptest::proptest! {
         proptest::prop_assert_eq!(read_checked_in(&text, start, Some(piece)), one_reading(&text, start));
     }
 }
+
+/// An operand written `%` alone names nothing, at the start of a computation as anywhere.
+#[test]
+fn a_bare_percent_is_no_operand() {
+    let text = "HloModule m\n\nENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n  ROOT %n = f32[2]{0} negate(%)\n}\n";
+    let e = crate::hlo::parse_module(text).unwrap_err().to_string();
+    assert!(e.contains("not an instruction defined before"), "{e}");
+}

@@ -201,6 +201,9 @@ pub(crate) struct Run<'s> {
     pub(crate) outside: Option<Vec<&'s str>>,
     /// `(operand, base)` of each `BASE-done` / `BASE-update` whose operand is not in the run.
     pub(crate) outside_pairs: Vec<(&'s str, &'s str)>,
+    /// The last four names defined (bare), most recent first: operands mostly name one of them, which
+    /// needs no hashing.
+    recent: [&'s str; 4],
 }
 
 impl Run<'_> {
@@ -298,6 +301,12 @@ fn instructions<'s>(
                 format!("instruction {} is defined twice", bare(inst.name())),
             ));
         }
+        run.recent = [
+            bare(inst.name()),
+            run.recent[0],
+            run.recent[1],
+            run.recent[2],
+        ];
     }
     Ok(())
 }
@@ -387,7 +396,10 @@ fn operands<'s>(
 /// An operand `name` (a slice of `text`) names an instruction defined before, or the error at it (in a
 /// run continuing earlier ones, a name not in the run is noted for them).
 fn defined_before<'s>(text: &str, name: &'s str, run: &mut Run<'s>) -> Result<()> {
-    if run.defined.contains_key(bare(name)) {
+    let name_bare = bare(name);
+    if (!name_bare.is_empty() && run.recent.contains(&name_bare))
+        || run.defined.contains_key(name_bare)
+    {
         return Ok(());
     }
     if let Some(outside) = &mut run.outside {
