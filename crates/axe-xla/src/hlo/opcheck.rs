@@ -221,8 +221,8 @@ fn reads_values(op: &str) -> bool {
 pub(crate) fn instruction(text: &str, inst: &Instruction<'_>, info: Option<OpInfo>) -> Result<()> {
     let op = inst.opcode();
     let err = |piece: &str, msg: String| Err(module_error(text, at(text, piece), msg));
-    let operands = inst.operands_text().trim();
-    if info.is_none() {
+    if info.is_none() && matches!(op, "parameter" | "constant") {
+        let operands = inst.operands_text().trim();
         if op == "parameter" && (!is_int(operands) || operands.starts_with('-')) {
             return err(
                 inst.opcode(),
