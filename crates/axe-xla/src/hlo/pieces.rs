@@ -38,11 +38,21 @@ const PIECE_BYTES: usize = 1 << 20;
 /// that the error reported is the first one in module order (every syntax error before any other, as a
 /// reading from the start meets them).
 pub(crate) fn read_checked(text: &str, start: usize) -> Result<Vec<Computation<'_>>> {
+    #[cfg(test)]
+    if let Some(piece) = PIECES_FOR_TESTS.with(std::cell::Cell::get) {
+        return read_checked_in(text, start, Some(piece));
+    }
     let bytes = text.len().saturating_sub(start);
     let threads = rayon::current_num_threads();
     let parallel = bytes >= PARALLEL_BYTES && threads >= 2;
     let piece = PIECE_BYTES.max(bytes / threads.saturating_mul(4).max(1));
     read_checked_in(text, start, parallel.then_some(piece))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// In tests: the piece size [`read_checked`] uses on this thread, whatever the module's size.
+    pub(crate) static PIECES_FOR_TESTS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 /// [`read_checked`], in pieces of about `piece_bytes` when given.

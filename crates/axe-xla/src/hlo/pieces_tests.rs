@@ -167,3 +167,63 @@ fn a_bare_percent_is_no_operand() {
     let e = crate::hlo::parse_module(text).unwrap_err().to_string();
     assert!(e.contains("not an instruction defined before"), "{e}");
 }
+
+/// Every module of the test corpora (JAX and XLA dumps, XLA's print styles, invalid modules), read in
+/// pieces of any size: the module, or the error, of one reading.
+#[test]
+fn corpus_modules_read_in_pieces_as_in_one() {
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "hlo") {
+                out.push(path);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    files(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
+        &mut paths,
+    );
+    assert!(paths.len() > 100, "{}", paths.len());
+    let (mut inside, mut failed) = (0, 0);
+    for path in &paths {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let one = crate::hlo::parse_module(&text);
+        failed += usize::from(one.is_err());
+        // Where the first computation starts (`ENTRY` or its name).
+        let start = one.as_ref().ok().and_then(|m| {
+            let c = m.computations.first()?;
+            let name_at = c.name.as_ptr() as usize - text.as_ptr() as usize;
+            Some(if c.is_entry {
+                text[..name_at].rfind("ENTRY")?
+            } else {
+                name_at
+            })
+        });
+        for piece in [1, 37, 300, 5000] {
+            super::pieces::PIECES_FOR_TESTS.with(|p| p.set(Some(piece)));
+            let pieces = crate::hlo::parse_module(&text);
+            super::pieces::PIECES_FOR_TESTS.with(|p| p.set(None));
+            assert_eq!(pieces, one, "{} in pieces of {piece}", path.display());
+            if let Some(start) = start {
+                // A module that reads reads in pieces without falling back to one reading.
+                let joined = read_in_pieces(&text, start, piece);
+                let want = one.as_ref().map(|m| &m.computations).ok();
+                assert_eq!(joined.as_ref(), want, "{}: {piece}", path.display());
+            }
+            inside += cuts(&text, 0, piece)
+                .iter()
+                .filter(|c| c.1 == Place::Inside)
+                .count();
+        }
+    }
+    assert!(
+        inside > 1000 && failed > 5,
+        "{inside} cuts inside, {failed} invalid"
+    );
+}
