@@ -36,6 +36,9 @@ pub enum What {
         /// Timed runs (the fastest is reported; 1 to 1000).
         #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
         runs: usize,
+        /// A synthetic module whose entry is one computation of all the instructions.
+        #[arg(long, conflicts_with = "file")]
+        one_computation: bool,
     },
     /// XLA shape strings parsed, parsed and validated, and printed per second (and MB/s), against memcpy
     /// of the same bytes in the same run.
@@ -470,7 +473,8 @@ pub fn run(what: What) -> bool {
             instructions,
             file,
             runs,
-        } => crate::bench_hlo::run(json, instructions, file, runs),
+            one_computation,
+        } => crate::bench_hlo::run(json, instructions, file, runs, one_computation),
         What::Xla { json, shapes } => bench_xla(json, shapes),
         What::Layout { json, millis } => {
             let cases = match axe_layout::bench_cases::bench_cases() {

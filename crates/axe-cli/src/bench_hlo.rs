@@ -1,6 +1,7 @@
 //! `axe bench hlo`: reading an HLO module, timed as a user runs it (`axe hlo stats FILE` and `axe hlo fmt
 //! FILE`, whole processes, end to end) and in process (reading with every check, the cost report), against
-//! memcpy of the same bytes in the same run.
+//! memcpy of the same bytes in the same run; and, where a Python with jaxlib is at hand, XLA's own parser
+//! (`hlo_module_from_text`) on the same file in the same run.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -48,6 +49,51 @@ fn end_to_end(args: &[&str], runs: usize) -> Result<(Vec<f64>, Option<u64>), Str
     Ok((times, children_peak()))
 }
 
+/// The Python interpreter to time XLA's parser with: `$AXE_JAX_PYTHON`, else `.venv/bin/python3` of the
+/// current directory, when it imports jaxlib's XLA client.
+fn jax_python() -> Option<std::path::PathBuf> {
+    let python = std::env::var_os("AXE_JAX_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(".venv/bin/python3"));
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "from jax._src.lib import xla_client"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(python)
+}
+
+/// Times XLA's parser (jaxlib's `hlo_module_from_text`) on `path`: the seconds of each of `rounds`
+/// parses in one Python process, or `None` when no Python with jaxlib is at hand or it fails.
+fn jax_seconds(path: &str, rounds: usize) -> Option<Vec<f64>> {
+    const SCRIPT: &str = r#"
+import sys, time
+from jax._src.lib import xla_client as xc
+h = xc.hlo if hasattr(xc, "hlo") else xc._xla
+parse = getattr(xc, "hlo_module_from_text", None) or h.hlo_module_from_text
+text = open(sys.argv[1]).read()
+for _ in range(int(sys.argv[2])):
+    t = time.perf_counter()
+    parse(text)
+    print(time.perf_counter() - t)
+"#;
+    let python = jax_python()?;
+    let out = std::process::Command::new(python)
+        .args(["-c", SCRIPT, path, &rounds.to_string()])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let times: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    (times.len() == rounds).then_some(times)
+}
+
 /// What one run measured.
 struct Figures {
     size: usize,
@@ -62,6 +108,8 @@ struct Figures {
     /// The peak memory of the `stats` processes, and of the `stats` and `fmt` processes.
     stats_peak: Option<u64>,
     both_peak: Option<u64>,
+    /// Seconds of each parse by XLA's own parser, when jaxlib is at hand.
+    jax: Option<Vec<f64>>,
 }
 
 fn measure(path: &str, runs: usize) -> Result<Figures, String> {
@@ -69,6 +117,7 @@ fn measure(path: &str, runs: usize) -> Result<Figures, String> {
     let rounds = runs.max(3);
     let (stats_e2e, stats_peak) = end_to_end(&["hlo", "stats", path], rounds)?;
     let (fmt_e2e, both_peak) = end_to_end(&["hlo", "fmt", path], rounds)?;
+    let jax = jax_seconds(path, 3);
     let bytes = crate::file::Bytes::open(path)?;
     let text = bytes.text(path)?;
     let size = text.len();
@@ -119,6 +168,7 @@ fn measure(path: &str, runs: usize) -> Result<Figures, String> {
         fmt_e2e,
         stats_peak,
         both_peak,
+        jax,
     })
 }
 
@@ -128,6 +178,7 @@ fn print(path: &str, f: &Figures, runs: usize, json: bool) {
     let peak_total = f.peak_extra.map(|e| e + f.size as u64);
     let rounds = f.stats_e2e.len();
     let ratio = |p: Option<u64>| p.map(|p| p as f64 / f.size as f64);
+    let jax = f.jax.clone().map(median);
     if json {
         crate::outln!(
             "{}",
@@ -142,6 +193,8 @@ fn print(path: &str, f: &Figures, runs: usize, json: bool) {
                    "stats_seconds": f.report,
                    "peak_parse_bytes": f.peak_extra, "peak_with_file_bytes": peak_total,
                    "peak_ratio_to_file": peak_total.map(|p| p as f64 / f.size as f64),
+                   "jaxlib_seconds": jax, "jaxlib_mb_per_second": jax.map(mb),
+                   "stats_ratio_to_jaxlib": jax.map(|j| j / stats),
                    "threads": rayon::current_num_threads()})
         );
         return;
@@ -173,6 +226,20 @@ fn print(path: &str, f: &Figures, runs: usize, json: bool) {
         }
         _ => o.push_str(
             "               peak memory of the processes: not available on this system\n",
+        ),
+    }
+    match jax {
+        Some(j) => {
+            let _ = writeln!(
+                o,
+                "jaxlib         {:>8.1} MB/s  ({:.1} ms, hlo_module_from_text in process, the median of 3)   axe hlo stats / jaxlib {:.1}x",
+                mb(j),
+                j * 1e3,
+                j / stats
+            );
+        }
+        None => o.push_str(
+            "jaxlib         not measured (no .venv/bin/python3 or $AXE_JAX_PYTHON with jaxlib)\n",
         ),
     }
     let _ = writeln!(
@@ -207,14 +274,25 @@ fn print(path: &str, f: &Figures, runs: usize, json: bool) {
     crate::out!("{o}");
 }
 
-/// Runs the benchmark on `file`, or on a synthetic module of about `instructions` instructions.
-pub fn run(json: bool, instructions: usize, file: Option<String>, runs: usize) -> bool {
+/// Runs the benchmark on `file`, or on a synthetic module of about `instructions` instructions (in one
+/// entry computation with `one_computation`).
+pub fn run(
+    json: bool,
+    instructions: usize,
+    file: Option<String>,
+    runs: usize,
+    one_computation: bool,
+) -> bool {
     let runs = runs.max(1);
     // A synthetic module lives in a temporary file, removed however the run ends.
     let synthetic = match file {
         Some(_) => None,
         None => {
-            let text = axe_xla::hlo::synth::synth_module(instructions, 1);
+            let text = if one_computation {
+                axe_xla::hlo::synth::synth_one_computation(instructions, 1)
+            } else {
+                axe_xla::hlo::synth::synth_module(instructions, 1)
+            };
             let made = tempfile::Builder::new()
                 .prefix("axe-bench-")
                 .suffix(".hlo")

@@ -171,3 +171,62 @@ fn stats_per_device_bytes_of_a_partitioned_module() {
     assert_ne!(code, 0);
     assert!(err.contains("per-device"), "{err}");
 }
+
+/// `--one-computation`: a synthetic module whose entry is one computation of all the instructions.
+#[test]
+fn bench_hlo_one_computation() {
+    let (code, out, err) = run(&[
+        "bench",
+        "hlo",
+        "--json",
+        "--one-computation",
+        "--instructions",
+        "3000",
+        "--runs",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["instructions"], 3000);
+    assert!(v["stats_end_to_end_mb_per_second"].as_f64().unwrap() > 0.0);
+    // About 150 bytes a line, as a large model's entry after fusion.
+    let bytes = v["bytes"].as_u64().unwrap();
+    assert!((3000 * 120..3000 * 200).contains(&bytes), "{bytes}");
+}
+
+/// `axe hlo stats` on a module whose entry is one computation of 2 MB (read in pieces cut inside it when
+/// two threads run): the same report as one thread gives, and for a fault late in it, the same error.
+#[test]
+fn one_large_computation_reads_alike_on_one_and_two_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = axe_xla::hlo::synth::synth_one_computation(12_000, 5);
+    assert!(good.len() > 1 << 21, "{}", good.len());
+    // A late operand that names no instruction.
+    let at = good.len() - 3000 + good[good.len() - 3000..].find("(%").unwrap();
+    let bad = format!("{}(%nowhere{}", &good[..at], &good[at + 1..]);
+    for (name, text, ok) in [("good.hlo", &good, true), ("bad.hlo", &bad, false)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let runs: Vec<_> = ["1", "2"]
+            .iter()
+            .map(|threads| {
+                let out = std::process::Command::new(env!("CARGO_BIN_EXE_axe"))
+                    .args(["hlo", "stats", "--json", path.to_str().unwrap()])
+                    .env("RAYON_NUM_THREADS", threads)
+                    .output()
+                    .unwrap();
+                (out.status.success(), out.stdout, out.stderr)
+            })
+            .collect();
+        assert_eq!(runs[0].0, ok, "{}", String::from_utf8_lossy(&runs[0].2));
+        assert_eq!(runs[0], runs[1], "{name}");
+        if !ok {
+            let err = format!(
+                "{}{}",
+                String::from_utf8_lossy(&runs[0].1),
+                String::from_utf8_lossy(&runs[0].2)
+            );
+            assert!(err.contains("nowhere"), "{err}");
+        }
+    }
+}

@@ -16,14 +16,18 @@ mod header;
 mod instruction;
 mod literal;
 mod opcheck;
+mod opcodes;
 mod operands;
 pub mod partitioned;
 pub mod per_device;
 mod pieces;
+#[cfg(test)]
+mod pieces_tests;
 mod print;
 mod propagate;
 mod reader;
 mod scan;
+mod segment;
 pub mod sharding;
 pub mod stats;
 pub mod synth;

@@ -185,6 +185,23 @@ pub(crate) fn info(op: &str) -> Option<OpInfo> {
 }
 
 /// Whether the values of `op`'s attributes are checked.
+/// For an opcode XLA knows (see [`super::opcodes::known_opcode`]), what [`info`] gives for it; `None` for
+/// any other: both answers in one lookup.
+pub(crate) fn known_info(op: &str) -> Option<Option<OpInfo>> {
+    static MAP: std::sync::OnceLock<foldhash::HashMap<&'static str, Option<OpInfo>>> =
+        std::sync::OnceLock::new();
+    let map = MAP.get_or_init(|| {
+        super::validate::OPCODES
+            .iter()
+            .map(|&op| (op, info(op)))
+            .collect()
+    });
+    match map.get(op) {
+        Some(&i) => Some(i),
+        None => super::opcodes::known_opcode(op).then_some(None),
+    }
+}
+
 fn reads_values(op: &str) -> bool {
     matches!(
         op,
@@ -204,8 +221,8 @@ fn reads_values(op: &str) -> bool {
 pub(crate) fn instruction(text: &str, inst: &Instruction<'_>, info: Option<OpInfo>) -> Result<()> {
     let op = inst.opcode();
     let err = |piece: &str, msg: String| Err(module_error(text, at(text, piece), msg));
-    let operands = inst.operands_text().trim();
-    if info.is_none() {
+    if info.is_none() && matches!(op, "parameter" | "constant") {
+        let operands = inst.operands_text().trim();
         if op == "parameter" && (!is_int(operands) || operands.starts_with('-')) {
             return err(
                 inst.opcode(),

@@ -1,40 +1,62 @@
-//! A large module's computations read in pieces, in parallel, with the result and the errors of reading
-//! them one after the other.
+//! A large module read in pieces, in parallel, with the result and the errors of reading it in one go.
 //!
-//! The text after the header is cut where a line holding only `}` ends a computation. Reading is the same
-//! from any position between two computations, so a piece read from where the previous one stopped is
-//! exactly what a reading from the start gives there. Each piece reads whole computations until it stops
-//! at or past the next cut; when a piece stops exactly at the cut, the next piece began at the right
-//! place. When it stops past it (the cut was inside a computation, in a string or a nested bracket), the
-//! pieces after it are discarded and the rest is read in one go from where it stopped. The first error in
-//! text order is the one a reading from the start would meet.
+//! The text after the header is cut at lines that look like the start of a computation (after a line
+//! holding only `}`) or of an instruction (indented `NAME = `), so that one large computation is cut
+//! too ([`super::segment`]). Each piece is read from its cut, in the place the cut's line suggests,
+//! until it stops at or past the next cut. When a piece stops exactly at the next cut, in the place that
+//! piece assumed, the next piece began where a reading from the start is there; when not (the line was
+//! inside a string or a multi-line literal, a continued attribute list, a comment), the next piece is
+//! read again from where the previous one stopped. A computation read in several pieces is joined: its
+//! instructions in order, and the names, parameter numbers and roots of each run checked against the
+//! runs before it (an operand may name an instruction of an earlier piece, never of a later one).
+//!
+//! Any error, any disagreement, and the module is read and checked again in one go, so that the error
+//! reported is the first in module order, exactly as a reading from the start reports it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
 use super::reader::Reader;
-use super::{validate, Computation};
+pub(crate) use super::segment::cuts;
+use super::segment::{Place, Segment};
+use super::validate::{self, Run};
+use super::{Computation, Instruction};
 use crate::error::Result;
 
 /// Below this many bytes, a module is read in one piece.
 const PARALLEL_BYTES: usize = 1 << 20;
 
-/// About how many bytes each piece holds.
+/// The fewest bytes a piece holds.
 const PIECE_BYTES: usize = 1 << 20;
 
 /// The computations of `text` from byte `start` (just after the header and tables) to the end, read and
 /// checked as XLA's parser does ([`super::validate`]).
 ///
-/// A large module is read and checked in pieces, in parallel; should anything be wrong, it is read and
-/// checked again one computation after the other, so that the error reported is the first one in module
-/// order (every syntax error before any other, as a reading from the start meets them).
+/// A large module is read and checked in pieces of a megabyte or more (about four a thread), in
+/// parallel; should anything be wrong, it is read and checked again one computation after the other, so
+/// that the error reported is the first one in module order (every syntax error before any other, as a
+/// reading from the start meets them).
 pub(crate) fn read_checked(text: &str, start: usize) -> Result<Vec<Computation<'_>>> {
-    let parallel =
-        text.len().saturating_sub(start) >= PARALLEL_BYTES && rayon::current_num_threads() >= 2;
-    read_checked_in(text, start, parallel.then_some(PIECE_BYTES))
+    #[cfg(test)]
+    if let Some(piece) = PIECES_FOR_TESTS.with(std::cell::Cell::get) {
+        return read_checked_in(text, start, Some(piece));
+    }
+    let bytes = text.len().saturating_sub(start);
+    let threads = rayon::current_num_threads();
+    let parallel = bytes >= PARALLEL_BYTES && threads >= 2;
+    let piece = PIECE_BYTES.max(bytes / threads.saturating_mul(4).max(1));
+    read_checked_in(text, start, parallel.then_some(piece))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// In tests: the piece size [`read_checked`] uses on this thread, whatever the module's size.
+    pub(crate) static PIECES_FOR_TESTS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 /// [`read_checked`], in pieces of about `piece_bytes` when given.
-fn read_checked_in(
+pub(crate) fn read_checked_in(
     text: &str,
     start: usize,
     piece_bytes: Option<usize>,
@@ -50,48 +72,127 @@ fn read_checked_in(
     Ok(computations)
 }
 
+/// One piece read and checked.
+struct Piece<'a> {
+    seg: Segment<'a>,
+    /// The computations its instructions call, checked once every name is known.
+    called: Vec<&'a str>,
+    /// The `calls=` of its async-starts, in order.
+    wrapped: Vec<&'a str>,
+    /// The check of the instructions continuing a computation begun before the piece, if it began inside
+    /// one, and of those of the computation it leaves open.
+    head_run: Option<Run<'a>>,
+    open_run: Option<Run<'a>>,
+}
+
+/// The piece of `text` read from `from`, in `place`, to `to`, and checked; `None` when anything is wrong.
+fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<'_>> {
+    let seg = Reader::at(text, from).segment(place, to).ok()?;
+    let mut called = Vec::new();
+    let mut checker = validate::Checker::new(text);
+    let mut exists = |name| {
+        called.push(name);
+        true
+    };
+    let head_run = match place {
+        Place::Inside => {
+            let mut run = Run::with_capacity(seg.head.len());
+            run.outside = Some(Vec::new());
+            checker.run(&seg.head, &mut run, &mut exists).ok()?;
+            Some(run)
+        }
+        Place::Between => None,
+    };
+    for c in &seg.computations {
+        checker.computation(c, &mut exists).ok()?;
+    }
+    let open_run = match &seg.open {
+        Some(c) => {
+            // The computation's first run: every name it uses is its own.
+            let mut run = Run::with_capacity(c.instructions.len());
+            checker.run(&c.instructions, &mut run, &mut exists).ok()?;
+            Some(run)
+        }
+        None => None,
+    };
+    Some(Piece {
+        seg,
+        called,
+        wrapped: checker.wrapped,
+        head_run,
+        open_run,
+    })
+}
+
 /// The computations read and checked in parallel pieces; `None` when anything is wrong.
-fn read_in_pieces(text: &str, start: usize, piece_bytes: usize) -> Option<Vec<Computation<'_>>> {
+pub(crate) fn read_in_pieces(
+    text: &str,
+    start: usize,
+    piece_bytes: usize,
+) -> Option<Vec<Computation<'_>>> {
     let len = text.len();
     let cuts = cuts(text, start, piece_bytes);
-    // Each piece: its computations, where it stopped, and the computations they call (checked at the end,
-    // once every name is known).
-    let read_piece = |from: usize, to: usize| {
-        let (computations, stopped) = Reader::at(text, from).computations_until(to).ok()?;
-        let mut called = Vec::new();
-        let mut checker = validate::Checker::new(text);
-        for c in &computations {
-            checker
-                .computation(c, &mut |name| {
-                    called.push(name);
-                    true
-                })
-                .ok()?;
-        }
-        Some((computations, stopped, (called, checker.wrapped)))
-    };
     let pieces: Vec<_> = cuts
         .par_windows(2)
-        .map(|w| read_piece(w[0], w[1]))
+        .map(|w| read_piece(text, w[0].0, w[0].1, w[1].0))
         .collect();
     let mut out: Vec<Computation<'_>> = Vec::new();
     let mut called = Vec::new();
     let mut wrapped = Vec::new();
-    let mut at = start;
-    for (piece, &begin) in pieces.into_iter().zip(&cuts) {
-        if at != begin {
-            // The previous piece read past this cut: read the rest from where it stopped.
-            let (rest, _, (more, wraps)) = read_piece(at, len)?;
-            out.extend(rest);
-            called.extend(more);
-            wrapped.extend(wraps);
-            break;
+    // The computation open across cuts, with the checks of its runs; the computations joined so.
+    let mut open: Option<(Computation<'_>, Vec<Run<'_>>, Vec<Vec<Instruction<'_>>>)> = None;
+    let mut joined: Vec<(usize, Vec<Run<'_>>)> = Vec::new();
+    let (mut at, mut place) = (start, Place::Between);
+    for (piece, w) in pieces.into_iter().zip(cuts.windows(2)) {
+        let (begin, end) = (w[0], w[1].0);
+        let piece = if (at, place) == begin {
+            piece?
+        } else if at >= end {
+            // The reading before went past this piece.
+            continue;
+        } else {
+            // The cut was not where a reading stops: read again from where the previous piece stopped.
+            read_piece(text, at, place, end)?
+        };
+        (at, place) = (piece.seg.stopped, piece.seg.place);
+        called.extend(piece.called);
+        wrapped.extend(piece.wrapped);
+        let seg = piece.seg;
+        match (piece.head_run, open.as_mut()) {
+            (Some(run), Some((c, runs, heads))) => {
+                heads.push(seg.head);
+                runs.push(run);
+                if let Some(attributes) = seg.head_close {
+                    c.attributes = attributes;
+                    let (mut c, runs, heads) = open.take()?;
+                    let count = heads.iter().map(Vec::len).sum::<usize>() + c.instructions.len();
+                    let mut instructions = Vec::with_capacity(count);
+                    instructions.append(&mut c.instructions);
+                    for mut head in heads {
+                        instructions.append(&mut head);
+                    }
+                    c.instructions = instructions;
+                    joined.push((out.len(), runs));
+                    out.push(c);
+                }
+            }
+            (None, None) => {}
+            _ => return None,
         }
-        let (computations, stopped, (more, wraps)) = piece?;
-        out.extend(computations);
-        called.extend(more);
-        wrapped.extend(wraps);
-        at = stopped;
+        out.extend(seg.computations);
+        if let Some(c) = seg.open {
+            open = Some((c, vec![piece.open_run?], Vec::new()));
+        }
+    }
+    if open.is_some() || place != Place::Between || at < len {
+        return None;
+    }
+    let runs_agree = joined.par_iter().all(|(k, runs)| {
+        out.get(*k)
+            .is_some_and(|c| joined_runs_agree(text, c, runs))
+    });
+    if !runs_agree {
+        return None;
     }
     let names = validate::computation_names(text, &out).ok()?;
     validate::async_wrapped_once(text, &wrapped).ok()?;
@@ -101,31 +202,95 @@ fn read_in_pieces(text: &str, start: usize, piece_bytes: usize) -> Option<Vec<Co
         .then_some(out)
 }
 
-/// Where pieces begin: `start`, then about every `piece_bytes` (at least 1) the first non-blank byte after
-/// a line holding only `}`, and last the end of the text.
-fn cuts(text: &str, start: usize, piece_bytes: usize) -> Vec<usize> {
-    let piece_bytes = piece_bytes.max(1);
-    let b = text.as_bytes();
-    let mut cuts = vec![start];
-    let mut from = start;
-    let finder = memchr::memmem::Finder::new(b"\n}\n");
-    while from + piece_bytes < b.len() {
-        let target = from + piece_bytes;
-        let Some(k) = finder.find(&b[target..]) else {
-            break;
-        };
-        let mut q = target + k + 3;
-        while q < b.len() && matches!(b[q], b' ' | b'\t' | b'\r' | b'\n') {
-            q += 1;
-        }
-        if q >= b.len() {
-            break;
-        }
-        cuts.push(q);
-        from = q;
+/// Whether the runs of computation `c`, checked each on its own, make a computation that checks: one
+/// root at most; each run's names, and parameter numbers, new to the other runs; the operands it does
+/// not define, defined in a run before it (and the async operands it completes, of the right opcode);
+/// the signature agrees with the root.
+fn joined_runs_agree(text: &str, c: &Computation<'_>, runs: &[Run<'_>]) -> bool {
+    let mut roots = runs.iter().filter_map(|r| r.root.as_ref());
+    let root = roots.next();
+    if roots.next().is_some() || c.instructions.is_empty() || runs.is_empty() {
+        return false;
     }
-    cuts.push(b.len());
-    cuts
+    let before_agrees = |k: usize| {
+        let (before, run) = (&runs[..k], &runs[k]);
+        let opcode = |name: &str| before.iter().find_map(|r| r.defined.get(name).copied());
+        run.parameters
+            .iter()
+            .all(|p| before.iter().all(|r| !r.parameters.contains(p)))
+            && run
+                .outside
+                .iter()
+                .flatten()
+                .all(|name| opcode(name).is_some())
+            && run
+                .outside_pairs
+                .iter()
+                .all(|(name, base)| opcode(name).is_some_and(|op| validate::completes(op, base)))
+    };
+    runs[0].outside.as_ref().is_none_or(Vec::is_empty)
+        && names_once(c, runs)
+        && (1..runs.len()).into_par_iter().all(before_agrees)
+        && validate::signature(text, c, root).is_ok()
+}
+
+/// A hash of a name for [`names_once`]: every byte counts, eight at a time (names are short). Any hash
+/// gives the same answer there; a good one only spares lookups.
+fn name_hash(b: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let word = |c: &[u8]| c.iter().rev().fold(0u64, |w, &x| (w << 8) | u64::from(x));
+    let mut h = (b.len() as u64).wrapping_mul(K);
+    for chunk in b.chunks(8) {
+        h = (h ^ word(chunk)).wrapping_mul(K).rotate_left(29);
+    }
+    h ^= h >> 32;
+    h.wrapping_mul(K)
+}
+
+/// Whether no name is defined by two of `runs`, the runs of `c`'s instructions in order (each defines a
+/// name once at most).
+///
+/// Every name sets two bits of one word of a shared filter, both in one atomic step: of two runs
+/// defining the same name, the one setting its bits later finds them set already. Only names that find
+/// their bits set (those, and a few others that share them by chance) are looked up in the other runs.
+/// The names are read in text order (the bytes of a piece one after the other): a hash and a word per
+/// name, in parallel.
+fn names_once(c: &Computation<'_>, runs: &[Run<'_>]) -> bool {
+    let mut ranges = Vec::with_capacity(runs.len());
+    let mut at = 0usize;
+    for r in runs {
+        ranges.push(at..at + r.defined.len());
+        at += r.defined.len();
+    }
+    if at != c.instructions.len() {
+        return false;
+    }
+    // About 16 bits a name.
+    let words = (at / 4).max(1).next_power_of_two();
+    let filter: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+    let mask = words - 1;
+    let seen_before = |name: &str| {
+        let h = name_hash(name.as_bytes());
+        let word = (h as usize) & mask;
+        let bits = (1u64 << ((h >> 52) & 63)) | (1u64 << ((h >> 58) & 63));
+        filter[word].fetch_or(bits, Ordering::Relaxed) & bits == bits
+    };
+    let candidates: Vec<(usize, &str)> = ranges
+        .into_par_iter()
+        .enumerate()
+        .flat_map_iter(|(k, range)| {
+            c.instructions[range]
+                .iter()
+                .map(Instruction::bare_name)
+                .filter(move |name| seen_before(name))
+                .map(move |name| (k, name))
+        })
+        .collect();
+    candidates.par_iter().all(|(k, name)| {
+        runs.iter()
+            .enumerate()
+            .all(|(j, r)| j == *k || !r.defined.contains_key(name))
+    })
 }
 
 #[cfg(test)]

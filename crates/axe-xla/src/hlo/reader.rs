@@ -245,6 +245,27 @@ impl<'a> Reader<'a> {
     }
 
     fn computation(&mut self) -> Result<Computation<'a>> {
+        let mut c = self.computation_head()?;
+        match self.body(c.name, &mut c.instructions, usize::MAX)? {
+            Some(attributes) => {
+                c.attributes = attributes;
+                // A large computation gives back the room its list grew by (up to half of it).
+                if c.instructions.capacity() - c.instructions.len() > 4096 {
+                    c.instructions.shrink_to_fit();
+                }
+            }
+            None => {
+                return self.error(
+                    self.pos,
+                    format!("computation {} is never closed with '}}'", c.name),
+                )
+            }
+        }
+        Ok(c)
+    }
+
+    /// `ENTRY? NAME signature? {`: the computation, without instructions yet.
+    pub(super) fn computation_head(&mut self) -> Result<Computation<'a>> {
         let is_entry = self.eat_word("ENTRY");
         self.skip(true)?;
         let name = self.name("a computation name")?;
@@ -268,13 +289,33 @@ impl<'a> Reader<'a> {
         };
         self.skip(true)?;
         self.expect(b'{', "'{' opening the computation")?;
-        let mut instructions = Vec::new();
+        Ok(Computation {
+            is_entry,
+            name,
+            signature,
+            instructions: Vec::new(),
+            attributes: Attributes::default(),
+        })
+    }
+
+    /// The instructions of computation `name` into `instructions`, until its closing brace (then the
+    /// attributes after it, `}, execution_thread="host"`) or until white space and comments before the
+    /// next instruction reach `end` (then `None`, the reader before that instruction or the brace).
+    pub(super) fn body(
+        &mut self,
+        name: &str,
+        instructions: &mut Vec<Instruction<'a>>,
+        end: usize,
+    ) -> Result<Option<Attributes<'a>>> {
         loop {
             self.skip(true)?;
+            if self.pos >= end {
+                return Ok(None);
+            }
             match self.peek() {
                 Some(b'}') => {
                     self.pos += 1;
-                    break;
+                    return Ok(Some(self.attributes()?));
                 }
                 None => {
                     return self.error(
@@ -285,15 +326,6 @@ impl<'a> Reader<'a> {
                 _ => instructions.push(self.instruction()?),
             }
         }
-        // `}, execution_thread="host"`.
-        let attributes = self.attributes()?;
-        Ok(Computation {
-            is_entry,
-            name,
-            signature,
-            instructions,
-            attributes,
-        })
     }
 
     fn module(&mut self) -> Result<Module<'a>> {

@@ -123,3 +123,130 @@ pub fn synth_module(n: usize, seed: u64) -> String {
     }
     out
 }
+
+/// A module whose entry is one computation of about `n` instructions (at least 8), deterministic for a
+/// given `seed`: the shape of a large model's entry after fusion. Every instruction has a TPU-tiled
+/// layout and `metadata={op_name=... source_file=... source_line=...}`; about one in eight carries a
+/// `sharding=`; operands name instructions anywhere before (some far back), so that any cut of the
+/// computation has names defined before it.
+pub fn synth_one_computation(n: usize, seed: u64) -> String {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move |m: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % m.max(1)
+    };
+    const OPS: [(&str, bool); 8] = [
+        ("add", false),
+        ("multiply", false),
+        ("exponential", true),
+        ("subtract", false),
+        ("maximum", false),
+        ("tanh", true),
+        ("divide", false),
+        ("rsqrt", true),
+    ];
+    const SHARDINGS: [&str; 3] = [
+        "{devices=[2,2]<=[4]}",
+        "{replicated}",
+        "{devices=[1,2,2]<=[4] last_tile_dim_replicate}",
+    ];
+    let n = n.max(8);
+    let (rows, cols) = (8 * (1 + next(64)), 128 * (1 + next(16)));
+    let plain = format!("bf16[{rows},{cols}]");
+    let tiled = format!("{plain}{{1,0:T(8,128)(2,1)}}");
+    let mut out = String::with_capacity(n * 170 + 1024);
+    let _ = write!(
+        out,
+        "HloModule jit_step, is_scheduled=true, entry_computation_layout={{({tiled}, {tiled})->{tiled}}}, num_partitions=4\n\n"
+    );
+    let _ = writeln!(out, "ENTRY %main (p0: {plain}, p1: {plain}) -> {plain} {{");
+    let _ = writeln!(
+        out,
+        "  %p0 = {tiled} parameter(0), sharding={{devices=[2,2]<=[4]}}, metadata={{op_name=\"params\" source_file=\"model.py\" source_line=1}}"
+    );
+    let _ = writeln!(
+        out,
+        "  %p1 = {tiled} parameter(1), metadata={{op_name=\"params\" source_file=\"model.py\" source_line=2}}"
+    );
+    let mut names: Vec<String> = vec!["p0".into(), "p1".into()];
+    for i in 2..n - 1 {
+        let (op, unary) = OPS[next(OPS.len() as u64) as usize];
+        let last = names.len() - 1;
+        let a = &names[last];
+        // Mostly a recent instruction, sometimes one far back.
+        let back = if next(8) == 0 {
+            next(last as u64 + 1)
+        } else {
+            next(4)
+        };
+        let b = &names[last - (back as usize).min(last)];
+        let name = format!("{op}.{i}");
+        let layer = next(96);
+        let line = 10 + next(4000);
+        let space = if next(6) == 0 { "S(1)" } else { "" };
+        let shape = format!("{plain}{{1,0:T(8,128)(2,1){space}}}");
+        let operands = if unary {
+            format!("%{a}")
+        } else {
+            format!("%{a}, %{b}")
+        };
+        let sharding = if next(8) == 0 {
+            format!(
+                ", sharding={}",
+                SHARDINGS[next(SHARDINGS.len() as u64) as usize]
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  %{name} = {shape} {op}({operands}){sharding}, metadata={{op_name=\"jit(step)/layer_{layer}/{op}\" source_file=\"model.py\" source_line={line}}}"
+        );
+        names.push(name);
+    }
+    let last = &names[names.len() - 1];
+    let _ = writeln!(
+        out,
+        "  ROOT %result = {tiled} add(%{last}, %p1), metadata={{op_name=\"jit(step)/result\" source_file=\"/src/model/train.py\" source_line=7}}"
+    );
+    out.push_str("}\n\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The one-computation module reads and checks; its entry holds every instruction, each with a tiled
+    /// layout and metadata, some with a sharding, some naming an instruction far back.
+    #[test]
+    fn one_computation_module() {
+        let text = synth_one_computation(5000, 3);
+        assert_eq!(text, synth_one_computation(5000, 3));
+        let m = crate::hlo::parse_module(&text).unwrap();
+        assert_eq!(m.computations.len(), 1);
+        let entry = m.entry().unwrap();
+        assert!(entry.is_entry);
+        assert_eq!(entry.instructions.len(), 5000);
+        let mut sharded = 0;
+        let mut far = 0;
+        let mut seen = std::collections::HashMap::new();
+        for (k, inst) in entry.instructions.iter().enumerate() {
+            assert!(inst.shape_text().contains(":T(8,128)(2,1)"));
+            let meta = inst.attribute("metadata").unwrap();
+            assert!(meta.contains("op_name=") && meta.contains("source_line="));
+            sharded += usize::from(inst.attribute("sharding").is_some());
+            far += usize::from(
+                inst.operand_names()
+                    .any(|o| seen.get(o).is_some_and(|&at: &usize| at + 100 < k)),
+            );
+            seen.insert(inst.bare_name(), k);
+        }
+        assert!((300..1000).contains(&sharded), "{sharded}");
+        assert!(far > 100, "{far}");
+        crate::hlo::stats::report(&m, 10).unwrap();
+    }
+}

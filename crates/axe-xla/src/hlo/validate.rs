@@ -12,157 +12,7 @@ use super::{Computation, Instruction};
 use crate::error::{Result, XlaError};
 use crate::shape::{Dim, Shape};
 
-/// XLA's opcodes (`xla/hlo/ir/hlo_opcode.h`), sorted. Any of them may also be written as an async pair
-/// `OP-start` / `OP-update` / `OP-done`.
-pub(crate) const OPCODES: &[&str] = &[
-    "abs",
-    "acos",
-    "acosh",
-    "add",
-    "add-dependency",
-    "after-all",
-    "all-gather",
-    "all-gather-done",
-    "all-gather-start",
-    "all-reduce",
-    "all-reduce-done",
-    "all-reduce-start",
-    "all-to-all",
-    "and",
-    "asin",
-    "asinh",
-    "async-done",
-    "async-start",
-    "async-update",
-    "atan",
-    "atan2",
-    "atanh",
-    "batch-norm-grad",
-    "batch-norm-inference",
-    "batch-norm-training",
-    "bitcast",
-    "bitcast-convert",
-    "broadcast",
-    "call",
-    "cbrt",
-    "ceil",
-    "cholesky",
-    "clamp",
-    "collective-broadcast",
-    "collective-permute",
-    "collective-permute-done",
-    "collective-permute-start",
-    "collective-reduce",
-    "compare",
-    "complex",
-    "concatenate",
-    "conditional",
-    "constant",
-    "convert",
-    "convolution",
-    "copy",
-    "copy-done",
-    "copy-start",
-    "cosh",
-    "cosine",
-    "count-leading-zeros",
-    "custom-call",
-    "divide",
-    "domain",
-    "dot",
-    "dynamic-reshape",
-    "dynamic-slice",
-    "dynamic-update-slice",
-    "erf",
-    "exponential",
-    "exponential-minus-one",
-    "fft",
-    "floor",
-    "fusion",
-    "gather",
-    "get-dimension-size",
-    "get-tuple-element",
-    "imag",
-    "infeed",
-    "iota",
-    "is-finite",
-    "log",
-    "log-plus-one",
-    "logistic",
-    "map",
-    "maximum",
-    "minimum",
-    "mulhi",
-    "multiply",
-    "negate",
-    "not",
-    "opt-barrier",
-    "or",
-    "outfeed",
-    "pad",
-    "parameter",
-    "partition-id",
-    "popcnt",
-    "power",
-    "ragged-all-to-all",
-    "ragged-dot",
-    "real",
-    "recv",
-    "recv-done",
-    "reduce",
-    "reduce-precision",
-    "reduce-scatter",
-    "reduce-window",
-    "remainder",
-    "replica-id",
-    "reshape",
-    "reverse",
-    "rng",
-    "rng-bit-generator",
-    "rng-get-and-update-state",
-    "round-nearest-afz",
-    "round-nearest-even",
-    "rsqrt",
-    "scaled-dot",
-    "scan",
-    "scatter",
-    "select",
-    "select-and-scatter",
-    "send",
-    "send-done",
-    "set-dimension-size",
-    "shift-left",
-    "shift-right-arithmetic",
-    "shift-right-logical",
-    "shuffle",
-    "sign",
-    "sine",
-    "sinh",
-    "slice",
-    "sort",
-    "sqrt",
-    "stochastic-convert",
-    "subtract",
-    "tan",
-    "tanh",
-    "topk",
-    "transpose",
-    "triangular-solve",
-    "tuple",
-    "while",
-    "xor",
-];
-
-/// Whether XLA knows `opcode` (directly, or as the async form of an opcode it knows).
-pub fn known_opcode(opcode: &str) -> bool {
-    static SET: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
-    let set = SET.get_or_init(|| OPCODES.iter().copied().collect());
-    set.contains(opcode)
-        || ["-start", "-update", "-done"]
-            .iter()
-            .find_map(|s| opcode.strip_suffix(s))
-            .is_some_and(|base| set.contains(base))
-}
+pub(crate) use super::opcodes::{known_opcode, OPCODES};
 
 /// Where `piece` (a slice of `text`) starts in `text`.
 fn at(text: &str, piece: &str) -> usize {
@@ -275,6 +125,23 @@ impl<'t, 's> Checker<'t, 's> {
     ) -> Result<()> {
         computation(self.text, c, exists, &mut self.shapes, &mut self.wrapped)
     }
+
+    /// Checks `insts`, one run of a computation's instructions, into `run` (see [`Run`]).
+    pub(crate) fn run(
+        &mut self,
+        insts: &[Instruction<'s>],
+        run: &mut Run<'s>,
+        exists: &mut dyn FnMut(&'s str) -> bool,
+    ) -> Result<()> {
+        instructions(
+            self.text,
+            insts,
+            run,
+            exists,
+            &mut self.shapes,
+            &mut self.wrapped,
+        )
+    }
 }
 
 /// `shape_text` (a slice of `text`) parsed and validated, or the error at its place in the module.
@@ -310,36 +177,77 @@ fn computation<'s>(
     shapes: &mut HashSet<&'s str>,
     wrapped: &mut Vec<&'s str>,
 ) -> Result<()> {
-    let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
-    // Each defined name with its opcode.
-    let mut defined: HashMap<&str, &str> = HashMap::with_capacity(c.instructions.len());
-    let mut root: Option<&Instruction<'_>> = None;
-    let mut parameters: HashSet<&str> = HashSet::new();
     if c.instructions.is_empty() {
-        return Err(err(
-            c.name,
+        return Err(module_error(
+            text,
+            at(text, c.name),
             format!("computation {} has no instructions", bare(c.name)),
         ));
     }
-    for inst in &c.instructions {
+    let mut run = Run::with_capacity(c.instructions.len());
+    instructions(text, &c.instructions, &mut run, exists, shapes, wrapped)?;
+    signature(text, c, run.root.as_ref())
+}
+
+/// What checking a run of one computation's instructions found: the names it defines with their
+/// opcodes, its parameter numbers, its root. A run that continues earlier runs of its computation
+/// (`outside` given) notes the operands it does not define, and the async operands it completes, for the
+/// earlier runs to hold; a whole computation's run (`outside` absent) reports them as errors.
+#[derive(Default)]
+pub(crate) struct Run<'s> {
+    pub(crate) defined: HashMap<&'s str, &'s str>,
+    pub(crate) parameters: HashSet<&'s str>,
+    pub(crate) root: Option<Instruction<'s>>,
+    pub(crate) outside: Option<Vec<&'s str>>,
+    /// `(operand, base)` of each `BASE-done` / `BASE-update` whose operand is not in the run.
+    pub(crate) outside_pairs: Vec<(&'s str, &'s str)>,
+    /// The last four names defined (bare), most recent first: operands mostly name one of them, which
+    /// needs no hashing.
+    recent: [&'s str; 4],
+}
+
+impl Run<'_> {
+    /// An empty run with room for `instructions` names.
+    pub(crate) fn with_capacity(instructions: usize) -> Self {
+        Run {
+            defined: HashMap::with_capacity(instructions),
+            ..Run::default()
+        }
+    }
+}
+
+/// Checks `insts`, one run of a computation's instructions, into `run`.
+fn instructions<'s>(
+    text: &str,
+    insts: &[Instruction<'s>],
+    run: &mut Run<'s>,
+    exists: &mut dyn FnMut(&'s str) -> bool,
+    shapes: &mut HashSet<&'s str>,
+    wrapped: &mut Vec<&'s str>,
+) -> Result<()> {
+    let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
+    let mut recent = [""; 2];
+    for inst in insts {
         if inst.is_root() {
-            if root.is_some() {
+            if run.root.is_some() {
                 return Err(err(inst.name(), "a computation has only one ROOT".into()));
             }
-            root = Some(inst);
+            run.root = Some(*inst);
         }
-        if !inst.shape_text().is_empty() {
-            check_shape(text, inst.shape_text(), shapes)?;
+        let shape_text = inst.shape_text();
+        // Dumps repeat a few shapes: one of the last two checked needs no hashing.
+        if !shape_text.is_empty() && shape_text != recent[0] && shape_text != recent[1] {
+            check_shape(text, shape_text, shapes)?;
+            recent = [shape_text, recent[0]];
         }
-        if !known_opcode(inst.opcode()) {
+        let Some(info) = super::opcheck::known_info(inst.opcode()) else {
             return Err(err(
                 inst.opcode(),
                 format!("unknown opcode {:?}", inst.opcode()),
             ));
-        }
-        let info = super::opcheck::info(inst.opcode());
+        };
         super::opcheck::instruction(text, inst, info)?;
-        if inst.opcode() == "parameter" && !parameters.insert(inst.operands_text().trim()) {
+        if inst.opcode() == "parameter" && !run.parameters.insert(inst.operands_text().trim()) {
             return Err(err(
                 inst.operands_text(),
                 format!(
@@ -359,11 +267,11 @@ fn computation<'s>(
                 super::literal::check(text, inst.operands_text(), &s)?;
             }
             _ => {
-                let count = operands(text, inst.operands_text(), &defined, shapes, 0)?;
+                let count = operands(text, inst.operands_text(), run, shapes, 0)?;
                 super::opcheck::operand_count(text, inst, info, count)?;
             }
         }
-        pairing(text, inst, &defined)?;
+        pairing(text, inst, run)?;
         // Called computations exist (the reader noted whether any attribute names one).
         if inst.attributes().has_calls() {
             for a in &inst.attributes() {
@@ -383,14 +291,24 @@ fn computation<'s>(
                 }
             }
         }
-        if defined.insert(bare(inst.name()), inst.opcode()).is_some() {
+        if run
+            .defined
+            .insert(bare(inst.name()), inst.opcode())
+            .is_some()
+        {
             return Err(err(
                 inst.name(),
                 format!("instruction {} is defined twice", bare(inst.name())),
             ));
         }
+        run.recent = [
+            bare(inst.name()),
+            run.recent[0],
+            run.recent[1],
+            run.recent[2],
+        ];
     }
-    signature(text, c, root)
+    Ok(())
 }
 
 /// The operands: names defined before, or nested instructions (`f32[8] exponential(x)`).
@@ -400,7 +318,7 @@ const MAX_NESTED: usize = 128;
 fn operands<'s>(
     text: &str,
     operands_text: &'s str,
-    defined: &HashMap<&str, &str>,
+    run: &mut Run<'s>,
     shapes: &mut HashSet<&'s str>,
     depth: usize,
 ) -> Result<usize> {
@@ -416,11 +334,24 @@ fn operands<'s>(
         .all(|c| super::scan::is_name_byte(c) || c == b',' || c == b' ')
     {
         // Names, '%', commas and spaces only (the common list): each piece between commas is a name.
+        let b = operands_text.as_bytes();
         let mut count = 0;
-        for name in operands_text.split(',').map(|p| p.trim_matches(' ')) {
-            if !name.is_empty() {
-                defined_before(text, name, defined)?;
-                count += 1;
+        let mut from = 0;
+        for i in 0..=b.len() {
+            if b.get(i).is_none_or(|&c| c == b',') {
+                let (mut start, mut end) = (from, i);
+                while start < end && b[start] == b' ' {
+                    start += 1;
+                }
+                while end > start && b[end - 1] == b' ' {
+                    end -= 1;
+                }
+                if start < end {
+                    // ASCII bytes only: `start..end` lies on char boundaries.
+                    defined_before(text, &operands_text[start..end], run)?;
+                    count += 1;
+                }
+                from = i + 1;
             }
         }
         return Ok(count);
@@ -450,21 +381,29 @@ fn operands<'s>(
                 .strip_suffix(')')
                 .unwrap_or(&rest[open + 1..]);
             if !matches!(opcode, "parameter" | "constant") {
-                operands(text, inner, defined, shapes, depth + 1)?;
+                operands(text, inner, run, shapes, depth + 1)?;
             }
             continue;
         }
         let name = rest;
         if !name.is_empty() {
-            defined_before(text, name, defined)?;
+            defined_before(text, name, run)?;
         }
     }
     Ok(count)
 }
 
-/// An operand `name` (a slice of `text`) names an instruction defined before, or the error at it.
-fn defined_before(text: &str, name: &str, defined: &HashMap<&str, &str>) -> Result<()> {
-    if defined.contains_key(bare(name)) {
+/// An operand `name` (a slice of `text`) names an instruction defined before, or the error at it (in a
+/// run continuing earlier ones, a name not in the run is noted for them).
+fn defined_before<'s>(text: &str, name: &'s str, run: &mut Run<'s>) -> Result<()> {
+    let name_bare = bare(name);
+    if (!name_bare.is_empty() && run.recent.contains(&name_bare))
+        || run.defined.contains_key(name_bare)
+    {
+        return Ok(());
+    }
+    if let Some(outside) = &mut run.outside {
+        outside.push(bare(name));
         return Ok(());
     }
     Err(module_error(
@@ -526,7 +465,7 @@ fn close(b: &[u8], open: usize) -> usize {
 
 /// An async `OP-update` / `OP-done` takes the `OP-start` (or `OP-update`) it completes; `send-done` and
 /// `recv-done` take a `send` / `recv`.
-fn pairing(text: &str, inst: &Instruction<'_>, defined: &HashMap<&str, &str>) -> Result<()> {
+fn pairing<'s>(text: &str, inst: &Instruction<'s>, run: &mut Run<'s>) -> Result<()> {
     let Some(base) = ["-done", "-update"]
         .iter()
         .find_map(|s| inst.opcode().strip_suffix(s))
@@ -536,12 +475,13 @@ fn pairing(text: &str, inst: &Instruction<'_>, defined: &HashMap<&str, &str>) ->
     let operand = super::scan::TopLevel::new(inst.operands_text(), b',')
         .next()
         .map(|p| skip_shape(skip_comments(p)).trim());
-    let op = operand.and_then(|n| defined.get(bare(n)).copied());
-    let ok = op.is_some_and(|op| {
-        op.strip_suffix("-start").or(op.strip_suffix("-update")) == Some(base)
-            || (matches!(base, "send" | "recv") && op == base)
-    });
-    if ok {
+    let op = operand.and_then(|n| run.defined.get(bare(n)).copied());
+    if let (None, Some(_), Some(n)) = (op, &run.outside, operand) {
+        // Not in this run: the earlier runs of the computation must hold it.
+        run.outside_pairs.push((bare(n), base));
+        return Ok(());
+    }
+    if op.is_some_and(|op| completes(op, base)) {
         Ok(())
     } else {
         let piece = operand.filter(|p| !p.is_empty()).unwrap_or(inst.opcode());
@@ -556,8 +496,18 @@ fn pairing(text: &str, inst: &Instruction<'_>, defined: &HashMap<&str, &str>) ->
     }
 }
 
+/// Whether an instruction of opcode `op` is what a `BASE-done` / `BASE-update` of `base` completes.
+pub(crate) fn completes(op: &str, base: &str) -> bool {
+    op.strip_suffix("-start").or(op.strip_suffix("-update")) == Some(base)
+        || (matches!(base, "send" | "recv") && op == base)
+}
+
 /// The signature's result shape is compatible (same types and dims) with the root's shape.
-fn signature(text: &str, c: &Computation<'_>, root: Option<&Instruction<'_>>) -> Result<()> {
+pub(crate) fn signature(
+    text: &str,
+    c: &Computation<'_>,
+    root: Option<&Instruction<'_>>,
+) -> Result<()> {
     let Some((_, result)) = c.signature.rsplit_once("->") else {
         return Ok(());
     };
