@@ -43,14 +43,113 @@ pub unsafe fn pack_bits(
         };
     }
     let _ = (isa, stream);
-    for c in done..len {
-        for m in 0..kb {
-            let mut byte = 0u8;
-            for t in 0..8 {
-                byte |= (*src.add((8 * m + t) * row + c) & 1) << t;
+    let (src, dst, len) = (src.add(done), dst.add(done * kb), len - done);
+    macro_rules! portable {
+        ($($kb:literal)*) => {
+            match kb {
+                $($kb => pack_bits_portable::<$kb>(src, row, dst, len),)*
+                _ => {
+                    for c in 0..len {
+                        for m in 0..kb {
+                            let mut byte = 0u8;
+                            for t in 0..8 {
+                                byte |= (*src.add((8 * m + t) * row + c) & 1) << t;
+                            }
+                            *dst.add(c * kb + m) = byte;
+                        }
+                    }
+                }
             }
-            *dst.add(c * kb + m) = byte;
+        };
+    }
+    portable!(1 2 3 4 5 6 7 8);
+}
+
+/// Columns per pass of the portable bit packing: a buffer of `k/8` rows of this many bytes.
+const PORTABLE_SPAN: usize = 4096;
+
+/// The portable [`pack_bits`] for `KB` bytes a group, written for the compiler to vectorise: row by row
+/// along up to [`PORTABLE_SPAN`] columns, each row's low bits shifted into place and or-ed into a buffer (plain
+/// loops over slices, one sequential read per row), then the buffer's `KB` rows interleaved into the
+/// destination.
+unsafe fn pack_bits_portable<const KB: usize>(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+) {
+    let mut buf = [[0u8; PORTABLE_SPAN]; KB];
+    let mut c = 0;
+    while c < len {
+        let n = PORTABLE_SPAN.min(len - c);
+        for (m, bm) in buf.iter_mut().enumerate() {
+            let bm = &mut bm[..n];
+            for t in 0..8 {
+                // SAFETY: row 8m + t's columns c..c + n lie inside the source (the caller's promise).
+                let r = std::slice::from_raw_parts(src.add((8 * m + t) * row + c), n);
+                if t == 0 {
+                    bm.iter_mut().zip(r).for_each(|(b, &x)| *b = x & 1);
+                } else {
+                    bm.iter_mut().zip(r).for_each(|(b, &x)| *b |= (x & 1) << t);
+                }
+            }
         }
+        // SAFETY: groups c..c + n of the destination lie inside it.
+        let out = std::slice::from_raw_parts_mut(dst.add(c * KB), n * KB);
+        match KB {
+            1 => out.copy_from_slice(&buf[0][..n]),
+            // A group as one little-endian integer: byte m from buffer row m.
+            4 if cfg!(target_endian = "little") => {
+                for (q, group) in out.chunks_exact_mut(4).enumerate() {
+                    let g = u32::from(buf[0][q])
+                        | u32::from(buf[1 % KB][q]) << 8
+                        | u32::from(buf[2 % KB][q]) << 16
+                        | u32::from(buf[3 % KB][q]) << 24;
+                    group.copy_from_slice(&g.to_le_bytes());
+                }
+            }
+            _ => {
+                for (q, group) in out.chunks_exact_mut(KB).enumerate() {
+                    for (m, b) in group.iter_mut().enumerate() {
+                        *b = buf[m][q];
+                    }
+                }
+            }
+        }
+        c += n;
+    }
+}
+
+/// The portable [`unpack_bits`] for `KB` bytes a group, the reverse of [`pack_bits_portable`]: the
+/// groups of up to [`PORTABLE_SPAN`] columns split into `KB` buffer rows, then each destination row written
+/// in one pass, bit t of its buffer row.
+unsafe fn unpack_bits_portable<const KB: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    row: usize,
+    len: usize,
+) {
+    let mut buf = [[0u8; PORTABLE_SPAN]; KB];
+    let mut c = 0;
+    while c < len {
+        let n = PORTABLE_SPAN.min(len - c);
+        // SAFETY: groups c..c + n of the source lie inside it.
+        let groups = std::slice::from_raw_parts(src.add(c * KB), n * KB);
+        for (q, group) in groups.chunks_exact(KB).enumerate() {
+            for (m, &b) in group.iter().enumerate() {
+                buf[m][q] = b;
+            }
+        }
+        for (m, bm) in buf.iter().enumerate() {
+            for t in 0..8 {
+                // SAFETY: row 8m + t's columns c..c + n lie inside the destination.
+                let out = std::slice::from_raw_parts_mut(dst.add((8 * m + t) * row + c), n);
+                out.iter_mut()
+                    .zip(&bm[..n])
+                    .for_each(|(o, &b)| *o = (b >> t) & 1);
+            }
+        }
+        c += n;
     }
 }
 
@@ -437,14 +536,25 @@ pub unsafe fn unpack_bits(
         };
     }
     let _ = (isa, stream);
-    for c in done..len {
-        for m in 0..kb {
-            let byte = *src.add(c * kb + m);
-            for t in 0..8 {
-                *dst.add((8 * m + t) * row + c) = (byte >> t) & 1;
+    let (src, dst, len) = (src.add(done * kb), dst.add(done), len - done);
+    macro_rules! portable {
+        ($($kb:literal)*) => {
+            match kb {
+                $($kb => unpack_bits_portable::<$kb>(src, dst, row, len),)*
+                _ => {
+                    for c in 0..len {
+                        for m in 0..kb {
+                            let byte = *src.add(c * kb + m);
+                            for t in 0..8 {
+                                *dst.add((8 * m + t) * row + c) = (byte >> t) & 1;
+                            }
+                        }
+                    }
+                }
             }
-        }
+        };
     }
+    portable!(1 2 3 4 5 6 7 8);
 }
 
 /// [`unpack_bits`] for 8, 16 or 32 rows, along up to 8192 columns at a time: each column's k/8 bytes

@@ -234,8 +234,72 @@ pub(super) unsafe fn transpose_blocks(
     edge(0, fa, fb, nb);
 }
 
-/// The portable [`transpose`].
+/// The portable [`transpose`]: for 1-, 2-, 4- and 8-byte elements read contiguously along y and
+/// written contiguously along x, square blocks through a fixed-size array ([`blocks_portable`]), the
+/// edges (and everything else) element by element.
 pub(super) unsafe fn transpose_portable(
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb, w): (usize, usize, usize),
+) {
+    let (fa, fb) = if s[1] == 1 && s[2] == 1 {
+        match w {
+            1 => blocks_portable::<u8, 16>(src, dst, s, (na, nb)),
+            2 => blocks_portable::<u16, 16>(src, dst, s, (na, nb)),
+            4 => blocks_portable::<u32, 16>(src, dst, s, (na, nb)),
+            8 => blocks_portable::<u64, 8>(src, dst, s, (na, nb)),
+            _ => (0, 0),
+        }
+    } else {
+        (0, 0)
+    };
+    // The edges: x past the last whole block (every y), then y past it (x inside the blocks).
+    let wi = w as i64;
+    let edge = |x0: usize, x1: usize, y0: usize, y1: usize| {
+        elements_portable(
+            src.offset(((x0 as i64 * s[0] + y0 as i64 * s[1]) * wi) as isize),
+            dst.offset(((x0 as i64 * s[2] + y0 as i64 * s[3]) * wi) as isize),
+            s,
+            (x1 - x0, y1 - y0, w),
+        )
+    };
+    edge(fa, na, 0, nb);
+    edge(0, fa, fb, nb);
+}
+
+/// The whole `B`×`B` blocks of a transpose of `T` (source rows `s[0]` elements apart, destination rows
+/// `s[3]`): each block's rows read whole into an array (a line each for 64-byte rows, so no line is
+/// read twice when rows a power of two apart share cache sets), its columns written whole. Returns the
+/// extents covered, `(na, nb)` rounded down to whole blocks.
+unsafe fn blocks_portable<T: Copy, const B: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb): (usize, usize),
+) -> (usize, usize) {
+    let (src, dst) = (src as *const T, dst as *mut T);
+    let (sr, dr) = (s[0] as isize, s[3] as isize);
+    let (fa, fb) = (na / B * B, nb / B * B);
+    for y in (0..fb).step_by(B) {
+        for x in (0..fa).step_by(B) {
+            let from = src.offset(x as isize * sr + y as isize);
+            let rows: [[T; B]; B] = std::array::from_fn(|i| {
+                (from.offset(i as isize * sr) as *const [T; B]).read_unaligned()
+            });
+            let to = dst.offset(x as isize + y as isize * dr);
+            #[allow(clippy::needless_range_loop)] // j indexes the inner arrays: a column.
+            for j in 0..B {
+                let column: [T; B] = std::array::from_fn(|i| rows[i][j]);
+                (to.offset(j as isize * dr) as *mut [T; B]).write_unaligned(column);
+            }
+        }
+    }
+    (fa, fb)
+}
+
+/// [`transpose`] element by element, the inner loop along x.
+unsafe fn elements_portable(
     src: *const u8,
     dst: *mut u8,
     s: [i64; 4],
