@@ -673,17 +673,21 @@ fn writes_stream_past_the_caches_by_default() {
 
 #[test]
 fn instruction_sets_by_name_and_refusal() {
-    for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Portable] {
+    for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Neon, Isa::Portable] {
         assert_eq!(Isa::from_name(isa.name()), Some(isa));
     }
     assert_eq!(Isa::from_name("avx512"), Some(Isa::Avx512));
+    assert_eq!(Isa::from_name("neon"), Some(Isa::Neon));
+    // Each architecture's own sets, and only those.
+    assert_eq!(Isa::Neon.supported(), cfg!(target_arch = "aarch64"));
+    assert_eq!(Isa::Sse2.supported(), cfg!(target_arch = "x86_64"));
     assert_eq!(Isa::from_name("mmx"), None);
     let available = Isa::available();
     assert_eq!(available.first().copied(), Some(Isa::detect()));
     assert_eq!(available.last().copied(), Some(Isa::Portable));
     // A set the processor lacks is refused before anything runs.
     let a = xla("f32[4,4]");
-    for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2] {
+    for isa in [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Neon] {
         let opts = Options {
             isa: Some(isa),
             ..Options::default()

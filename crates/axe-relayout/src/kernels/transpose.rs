@@ -29,6 +29,10 @@ pub unsafe fn transpose(
         transpose_blocks(isa, (stream, fetch), src, dst, s, (na, nb, w));
         return;
     }
+    #[cfg(target_arch = "aarch64")]
+    if w == 4 && s[1] == 1 && s[2] == 1 && isa == Isa::Neon {
+        return super::neon::transpose_u32(src, dst, s, (na, nb));
+    }
     let _ = (isa, stream, fetch);
     transpose_portable(src, dst, s, (na, nb, w));
 }
