@@ -195,7 +195,8 @@ pub(super) unsafe fn rows_portable<const PACK: bool>(
         (1, 2) => groups_u8x2::<PACK>(src, dst, row, len),
         (1, 4) => groups_u8x4::<PACK>(src, dst, row, len),
         (1, 8) => groups_u8x8::<PACK>(src, dst, row, len),
-        (2, 2) => groups_u16x2::<PACK>(src, dst, row, len),
+        // (The element loop below interleaves pairs of 16-bit rows faster: 0.70× memcpy against 0.45×.)
+        (2, 2) if !PACK => groups_u16x2::<PACK>(src, dst, row, len),
         (2, 4) => groups_u16x4::<PACK>(src, dst, row, len),
         (4, 2) => groups_u32x2::<PACK>(src, dst, row, len),
         _ => 0,
