@@ -23,6 +23,7 @@
 use std::arch::x86_64::*;
 
 mod bits;
+mod bits_portable;
 mod copy;
 mod interleave;
 #[cfg(target_arch = "aarch64")]
