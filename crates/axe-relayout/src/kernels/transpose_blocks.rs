@@ -1,5 +1,5 @@
 //! Register-block transposes, one per element width and instruction set (8×8 and 32×16 u16, 16×16 and
-//! 16×64 u8, 4×4 and 2×2 f64, 4×4 and 16×16 f32).
+//! 16×64 u8, 4×4 and 2×2 f64, 16×16 f32).
 
 #![allow(unsafe_code)]
 
@@ -445,32 +445,56 @@ pub(super) unsafe fn transpose_16x16_f32(
     }
 }
 
-/// A 4×4 block of 4-byte elements, as [`transpose_16x16_f32_avx`].
+/// The columns of a 4×4 block of 4-byte elements given as its four rows (SSE2 unpacks and moves).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
-pub(super) unsafe fn transpose_4x4_f32(
+#[inline]
+unsafe fn columns_4x4_f32([r0, r1, r2, r3]: [__m128; 4]) -> [__m128; 4] {
+    let (t0, t1) = (_mm_unpacklo_ps(r0, r1), _mm_unpacklo_ps(r2, r3));
+    let (t2, t3) = (_mm_unpackhi_ps(r0, r1), _mm_unpackhi_ps(r2, r3));
+    [
+        _mm_movelh_ps(t0, t1),
+        _mm_movehl_ps(t1, t0),
+        _mm_movelh_ps(t2, t3),
+        _mm_movehl_ps(t3, t2),
+    ]
+}
+
+/// A 16×16 block of 4-byte elements with SSE2, as [`transpose_16x16_f32_avx`]: each source row's 64
+/// bytes loaded at once (four vectors) and each destination row's 64 bytes stored at once, as sixteen
+/// 4×4 blocks ([`columns_4x4_f32`]). (4×4 blocks, a quarter line a row, ran the 2-D transpose at 0.40×
+/// memcpy.)
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+pub(super) unsafe fn transpose_16x16_f32_sse2(
     src: *const u8,
     dst: *mut u8,
     sr: isize,
     dr: isize,
     stream: bool,
 ) {
-    let r = |i: isize| _mm_loadu_ps(src.offset(i * sr) as *const f32);
-    let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
-    let (t0, t1) = (_mm_unpacklo_ps(r0, r1), _mm_unpacklo_ps(r2, r3));
-    let (t2, t3) = (_mm_unpackhi_ps(r0, r1), _mm_unpackhi_ps(r2, r3));
-    let cols = [
-        _mm_movelh_ps(t0, t1),
-        _mm_movehl_ps(t1, t0),
-        _mm_movelh_ps(t2, t3),
-        _mm_movehl_ps(t3, t2),
-    ];
-    put_rows!(
-        cols.into_iter().enumerate(),
-        dst,
-        dr,
-        stream,
-        _mm_stream_ps,
-        _mm_storeu_ps
-    );
+    // rows[q][i]: columns 4q..4q + 4 of row i, a row's four vectors loaded together.
+    let mut rows = [[_mm_setzero_ps(); 16]; 4];
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..16 {
+        let p = src.offset(i as isize * sr) as *const f32;
+        for (q, r) in rows.iter_mut().enumerate() {
+            r[i] = _mm_loadu_ps(p.add(4 * q));
+        }
+    }
+    for (q, quarter) in rows.iter().enumerate() {
+        // cols[g][c]: column 4q + c of rows 4g..4g + 4.
+        let cols: [[__m128; 4]; 4] =
+            std::array::from_fn(|g| columns_4x4_f32(std::array::from_fn(|i| quarter[4 * g + i])));
+        for c in 0..4 {
+            let p = dst.offset((4 * q + c) as isize * dr) as *mut f32;
+            for (g, col) in cols.iter().enumerate() {
+                if stream {
+                    _mm_stream_ps(p.add(4 * g), col[c]);
+                } else {
+                    _mm_storeu_ps(p.add(4 * g), col[c]);
+                }
+            }
+        }
+    }
 }
