@@ -192,7 +192,7 @@ pub(super) unsafe fn transpose_blocks(
         (4, Isa::Avx512) => (16, 16, 64, transpose_16x16_f32),
         (4, Isa::Avx2) => (16, 16, 32, transpose_16x16_f32_avx),
         (4, _) => (16, 16, 16, transpose_16x16_f32_sse2),
-        (8, i) if i.avx2() => (4, 4, 32, transpose_4x4_f64),
+        (8, i) if i.avx2() => (8, 8, 32, transpose_8x8_f64),
         (8, _) => (2, 2, 16, transpose_2x2_f64),
         (2, i) if i.avx2() => (32, 16, 32, transpose_32x16_u16),
         (2, _) => (8, 8, 16, transpose_8x8_u16),

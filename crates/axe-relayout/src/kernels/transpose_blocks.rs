@@ -1,5 +1,5 @@
 //! Register-block transposes, one per element width and instruction set (8×8 and 32×16 u16, 16×16 and
-//! 16×64 u8, 4×4 and 2×2 f64, 16×16 f32).
+//! 16×64 u8, 8×8 and 2×2 f64, 16×16 f32).
 
 #![allow(unsafe_code)]
 
@@ -237,18 +237,12 @@ pub(super) unsafe fn transpose_16x64_u8(
     }
 }
 
-/// A 4×4 block of 8-byte elements with AVX: pairs of rows interleaved, then 128-bit halves joined.
+/// The columns of a 4×4 block of 8-byte elements given as its four rows (AVX): pairs of rows
+/// interleaved, then 128-bit halves joined.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
-pub(super) unsafe fn transpose_4x4_f64(
-    src: *const u8,
-    dst: *mut u8,
-    sr: isize,
-    dr: isize,
-    stream: bool,
-) {
-    let r: [__m256d; 4] =
-        std::array::from_fn(|i| _mm256_loadu_pd(src.offset(i as isize * sr) as *const f64));
+#[inline]
+unsafe fn columns_4x4_f64(r: [__m256d; 4]) -> [__m256d; 4] {
     let (t0, t1) = (
         _mm256_unpacklo_pd(r[0], r[1]),
         _mm256_unpackhi_pd(r[0], r[1]),
@@ -257,18 +251,46 @@ pub(super) unsafe fn transpose_4x4_f64(
         _mm256_unpacklo_pd(r[2], r[3]),
         _mm256_unpackhi_pd(r[2], r[3]),
     );
-    let cols = [
+    [
         _mm256_permute2f128_pd(t0, t2, 0x20),
         _mm256_permute2f128_pd(t1, t3, 0x20),
         _mm256_permute2f128_pd(t0, t2, 0x31),
         _mm256_permute2f128_pd(t1, t3, 0x31),
-    ];
-    for (i, c) in cols.into_iter().enumerate() {
-        let p = dst.offset(i as isize * dr) as *mut f64;
-        if stream {
-            _mm256_stream_pd(p, c);
-        } else {
-            _mm256_storeu_pd(p, c);
+    ]
+}
+
+/// An 8×8 block of 8-byte elements with AVX, as [`transpose_16x16_f32_avx`]: each source row's 64
+/// bytes loaded at once (two vectors) and each destination row's 64 bytes stored at once, as four 4×4
+/// blocks ([`columns_4x4_f64`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+pub(super) unsafe fn transpose_8x8_f64(
+    src: *const u8,
+    dst: *mut u8,
+    sr: isize,
+    dr: isize,
+    stream: bool,
+) {
+    // rows[h][i]: columns 4h..4h + 4 of row i, both halves of a row loaded together.
+    let mut rows = [[_mm256_setzero_pd(); 8]; 2];
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..8 {
+        let p = src.offset(i as isize * sr) as *const f64;
+        rows[0][i] = _mm256_loadu_pd(p);
+        rows[1][i] = _mm256_loadu_pd(p.add(4));
+    }
+    for (h, half) in rows.iter().enumerate() {
+        let top = columns_4x4_f64([half[0], half[1], half[2], half[3]]);
+        let bottom = columns_4x4_f64([half[4], half[5], half[6], half[7]]);
+        for c in 0..4 {
+            let p = dst.offset((4 * h + c) as isize * dr) as *mut f64;
+            if stream {
+                _mm256_stream_pd(p, top[c]);
+                _mm256_stream_pd(p.add(4), bottom[c]);
+            } else {
+                _mm256_storeu_pd(p, top[c]);
+                _mm256_storeu_pd(p.add(4), bottom[c]);
+            }
         }
     }
 }
