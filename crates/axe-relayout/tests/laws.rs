@@ -533,6 +533,8 @@ fn far_apart_and_staged_transposes() {
     let cases = [
         ("f32[70,110,300]{2,1,0}", "{0,1,2}", false),
         ("f32[64,128,300]{2,1,0}", "{0,1,2}", false),
+        // Rows 33 KiB apart: AVX2 tiles of 128 rows, a whole one and a ragged one.
+        ("f32[140,2,4200]{2,1,0}", "{0,1,2}", false),
         ("bf16[40,2,33000]{2,1,0}", "{0,1,2}", false),
         ("f64[21,1,17000]{2,1,0}", "{0,2,1}", false),
         ("u8[70,3,50000]{2,1,0}", "{0,1,2}", false),
