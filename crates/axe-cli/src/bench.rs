@@ -244,7 +244,7 @@ pub struct RelayoutBench {
     /// median with the lowest and highest ratio (on a shared machine single rounds vary); 1 to 1000.
     #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     rounds: usize,
-    /// The kernels' instruction set: avx512, avx2, sse2 or portable (default: the best this
+    /// The kernels' instruction set: avx512, avx2, sse2, neon or portable (default: the best this
     /// processor runs), to see what each adds.
     #[arg(long)]
     isa: Option<String>,
@@ -373,7 +373,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         None => None,
         Some((_, Some(i))) => Some(i),
         Some((n, None)) => {
-            eprintln!("error: unknown instruction set {n:?} (avx512, avx2, sse2, portable)");
+            eprintln!("error: unknown instruction set {n:?} (avx512, avx2, sse2, neon, portable)");
             return false;
         }
     };

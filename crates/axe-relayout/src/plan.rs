@@ -569,7 +569,7 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
             }
         } else {
             Block::Transpose {
-                tile: kernels::transpose_tile(pitch),
+                tile: kernels::transpose_tile(pitch, isa),
                 staged: None,
             }
         }

@@ -4,7 +4,7 @@
 //! answer (checked element by element on the small cases), never a panic, a wrap or a stray write.
 
 use axe_layout::{Axis, Layout};
-use axe_relayout::{relayout, Options, TensorLayout};
+use axe_relayout::{relayout, Isa, Options, TensorLayout};
 use proptest::prelude::*;
 
 const EDGES: [i64; 10] = [
@@ -33,8 +33,25 @@ fn check(dst: &Layout, dims: &[u64]) {
         assert!(relayout(&src, &s, &mut small, &d, &Options::default()).is_err());
         return;
     }
+    for isa in Isa::available() {
+        let opts = Options {
+            isa: Some(isa),
+            ..Options::default()
+        };
+        check_with(dst, dims, (&s, &d), &src, &opts);
+    }
+}
+
+/// [`check`] with one set of options.
+fn check_with(
+    dst: &Layout,
+    dims: &[u64],
+    (s, d): (&TensorLayout, &TensorLayout),
+    src: &[u8],
+    opts: &Options,
+) {
     let mut out = vec![0u8; d.bytes() as usize];
-    match relayout(&src, &s, &mut out, &d, &Options::default()) {
+    match relayout(src, s, &mut out, d, opts) {
         Err(_) => assert!(!d.injective, "{dst}: an injective destination relayouts"),
         Ok(_) => {
             let count: u64 = dims.iter().product();
@@ -43,7 +60,8 @@ fn check(dst: &Layout, dims: &[u64]) {
                     assert_eq!(
                         out[c.get(&Axis::memory()) as usize],
                         src[x as usize],
-                        "{dst} element {x}"
+                        "{dst} element {x} ({})",
+                        opts.isa.map_or("default", Isa::name)
                     );
                 }
             }

@@ -4,7 +4,7 @@
 
 use axe_layout::Layout;
 use axe_relayout::split::{pair, pieces, relayout_pieces, Side, FACTOR_MAX};
-use axe_relayout::{relayout, Options, TensorLayout};
+use axe_relayout::{relayout, Isa, Options, TensorLayout};
 use axe_xla::{parse_shape, ArrayShape};
 use proptest::prelude::*;
 
@@ -29,11 +29,25 @@ fn same_bytes(
     assert_eq!(s.bytes(), whole.0.bytes());
     assert_eq!(d.bytes(), whole.1.bytes());
     let input: Vec<u8> = (0..s.bytes()).map(|i| (i * 131 + 7) as u8).collect();
-    let mut a = vec![0xaa; d.bytes() as usize];
-    let mut b = vec![0x55; d.bytes() as usize];
-    relayout(&input, &s, &mut a, &d, &Options::default()).unwrap();
-    relayout(&input, &whole.0, &mut b, &whole.1, &Options::default()).unwrap();
-    assert!(a == b, "split and whole relayouts differ");
+    // Every instruction set's kernels, split or whole: the same bytes.
+    let mut first: Option<Vec<u8>> = None;
+    for isa in Isa::available() {
+        let opts = Options {
+            isa: Some(isa),
+            ..Options::default()
+        };
+        let mut a = vec![0xaa; d.bytes() as usize];
+        let mut b = vec![0x55; d.bytes() as usize];
+        relayout(&input, &s, &mut a, &d, &opts).unwrap();
+        relayout(&input, &whole.0, &mut b, &whole.1, &opts).unwrap();
+        assert!(a == b, "{}: split and whole relayouts differ", isa.name());
+        assert!(
+            first.get_or_insert_with(|| a.clone()) == &a,
+            "{}: not the bytes of {}",
+            isa.name(),
+            Isa::available()[0].name()
+        );
+    }
     (s, d)
 }
 
@@ -119,15 +133,27 @@ fn same_bytes_in_pieces(src: &str, dst: &str, zero: bool) -> usize {
         assert_eq!(d.bytes(), whole.1.bytes());
     }
     let input: Vec<u8> = (0..whole.0.bytes()).map(|i| (i * 131 + 7) as u8).collect();
-    let opts = Options {
-        zero_padding: zero,
-        ..Options::default()
-    };
-    let mut x = vec![0xaa; whole.1.bytes() as usize];
-    let mut y = vec![0xaa; whole.1.bytes() as usize];
-    relayout_pieces(&input, &mut x, &p, &opts).unwrap();
-    relayout(&input, &whole.0, &mut y, &whole.1, &opts).unwrap();
-    assert!(x == y, "{src} -> {dst}: pieces and whole relayouts differ");
+    let mut first: Option<Vec<u8>> = None;
+    for isa in Isa::available() {
+        let opts = Options {
+            zero_padding: zero,
+            isa: Some(isa),
+            ..Options::default()
+        };
+        let mut x = vec![0xaa; whole.1.bytes() as usize];
+        let mut y = vec![0xaa; whole.1.bytes() as usize];
+        relayout_pieces(&input, &mut x, &p, &opts).unwrap();
+        relayout(&input, &whole.0, &mut y, &whole.1, &opts).unwrap();
+        let isa = isa.name();
+        assert!(
+            x == y,
+            "{isa}: {src} -> {dst}: pieces and whole relayouts differ"
+        );
+        assert!(
+            first.get_or_insert_with(|| x.clone()) == &x,
+            "{isa}: {src} -> {dst}: not the first set's bytes"
+        );
+    }
     let entries: usize = p
         .iter()
         .map(|(s, d)| table_entries(s) + table_entries(d))

@@ -189,6 +189,24 @@ pub(super) unsafe fn rows_portable<const PACK: bool>(
     row: usize,
     (k, len, w): (usize, usize, usize),
 ) {
+    // Whole chunks of columns first, a group as one integer (on little-endian targets).
+    let done = match (w, k) {
+        _ if cfg!(target_endian = "big") => 0,
+        (1, 2) => groups_u8x2::<PACK>(src, dst, row, len),
+        (1, 4) => groups_u8x4::<PACK>(src, dst, row, len),
+        (1, 8) => groups_u8x8::<PACK>(src, dst, row, len),
+        // (The element loop below interleaves pairs of 16-bit rows faster: 0.70× memcpy against 0.45×.)
+        (2, 2) if !PACK => groups_u16x2::<PACK>(src, dst, row, len),
+        (2, 4) => groups_u16x4::<PACK>(src, dst, row, len),
+        (4, 2) => groups_u32x2::<PACK>(src, dst, row, len),
+        _ => 0,
+    };
+    let (packed_done, row_done) = (done * k * w, done * w);
+    let (src, dst, len) = if PACK {
+        (src.add(row_done), dst.add(packed_done), len - done)
+    } else {
+        (src.add(packed_done), dst.add(row_done), len - done)
+    };
     // (packed index, row index) of element c of row j, in elements.
     let at = |c: usize, j: usize, k: usize, row: usize| (c * k + j, j * row + c);
     macro_rules! go {
@@ -230,6 +248,61 @@ pub(super) unsafe fn rows_portable<const PACK: bool>(
         }
     }
 }
+
+/// [`rows_portable`] for `$k` rows of `$t`, [`CHUNK`] columns at a time: a group of `$k` elements is
+/// one `$g` integer (little-endian: row j's element in bits `j·bits($t)..`), built from the rows with
+/// widenings, shifts and ors, or split back with shifts and narrowings, in loops of a fixed length over
+/// arrays that the compiler turns into vector code. Returns the columns done.
+macro_rules! groups_portable {
+    ($name:ident, $t:ty, $k:literal, $g:ty) => {
+        unsafe fn $name<const PACK: bool>(
+            src: *const u8,
+            dst: *mut u8,
+            row: usize,
+            len: usize,
+        ) -> usize {
+            const BITS: u32 = <$t>::BITS;
+            let row = row / std::mem::size_of::<$t>();
+            let mut c = 0;
+            while c + CHUNK <= len {
+                if PACK {
+                    let s = src as *const $t;
+                    let rows: [[$t; CHUNK]; $k] = std::array::from_fn(|j| {
+                        (s.add(j * row + c) as *const [$t; CHUNK]).read_unaligned()
+                    });
+                    let mut groups = [0 as $g; CHUNK];
+                    for (j, r) in rows.iter().enumerate() {
+                        for (g, &x) in groups.iter_mut().zip(r) {
+                            *g |= <$g>::from(x) << (BITS * j as u32);
+                        }
+                    }
+                    ((dst as *mut $g).add(c) as *mut [$g; CHUNK]).write_unaligned(groups);
+                } else {
+                    let groups = ((src as *const $g).add(c) as *const [$g; CHUNK]).read_unaligned();
+                    let d = dst as *mut $t;
+                    for j in 0..$k {
+                        let mut r = [0 as $t; CHUNK];
+                        for (x, &g) in r.iter_mut().zip(&groups) {
+                            *x = (g >> (BITS * j as u32)) as $t;
+                        }
+                        (d.add(j * row + c) as *mut [$t; CHUNK]).write_unaligned(r);
+                    }
+                }
+                c += CHUNK;
+            }
+            c
+        }
+    };
+}
+groups_portable!(groups_u8x2, u8, 2, u16);
+groups_portable!(groups_u8x4, u8, 4, u32);
+groups_portable!(groups_u8x8, u8, 8, u64);
+groups_portable!(groups_u16x2, u16, 2, u32);
+groups_portable!(groups_u16x4, u16, 4, u64);
+groups_portable!(groups_u32x2, u32, 2, u64);
+
+/// Columns per step of the portable (de)interleaves.
+const CHUNK: usize = 64;
 
 /// Pairs of 16-bit elements into two rows, one row at a time (so each row's stores fill whole lines in
 /// order), a vector of pairs at a time: the low halves of the 32-bit pairs sign-extended so that

@@ -1,8 +1,10 @@
 //! The inner loops of a relayout: block copies, k-way (de)interleaves, small transposes and bit packing.
 //!
-//! Each kernel has a portable version and, on x86-64, SIMD versions (SSE2, which every x86-64 has, AVX2
-//! and AVX-512 where the processor reports them; bit packing also uses AVX-512's byte, VBMI and GFNI
-//! extensions where present), chosen once per relayout by [`Isa::detect`]. With `stream`
+//! Each kernel has a portable version (plain loops over fixed-size arrays, written for the compiler to
+//! vectorise) and, on x86-64, SIMD versions (SSE2, which every x86-64 has, AVX2 and AVX-512 where the
+//! processor reports them; bit packing also uses AVX-512's byte, VBMI and GFNI extensions where
+//! present); on aarch64, transposes of 4-byte elements have NEON versions. The set is chosen once per
+//! relayout by [`Isa::detect`]. With `stream`
 //! set, whole aligned vectors are written with non-temporal stores, which skip reading the destination's
 //! cache lines before overwriting them (as a large `memcpy` does); a worker calls [`fence`] when its
 //! writes are done.
@@ -21,8 +23,11 @@
 use std::arch::x86_64::*;
 
 mod bits;
+mod bits_portable;
 mod copy;
 mod interleave;
+#[cfg(target_arch = "aarch64")]
+mod neon;
 mod transpose;
 #[cfg(target_arch = "x86_64")]
 mod transpose_blocks;
@@ -47,6 +52,9 @@ pub enum Isa {
     Avx2,
     /// SSE2 (128-bit vectors), part of every x86-64 processor.
     Sse2,
+    /// NEON (128-bit vectors), part of every aarch64 processor: register transposes of 4-byte
+    /// elements; the other kernels are the portable ones, which the compiler vectorises with NEON.
+    Neon,
     /// Plain Rust, for every target.
     Portable,
 }
@@ -59,7 +67,7 @@ impl Isa {
 
     /// The sets this processor runs, best first.
     pub fn available() -> Vec<Isa> {
-        [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Portable]
+        [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Neon, Isa::Portable]
             .into_iter()
             .filter(|i| i.supported())
             .collect()
@@ -77,7 +85,8 @@ impl Isa {
             Isa::Avx512 => {
                 std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx2")
             }
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => std::arch::is_aarch64_feature_detected!("neon"),
             _ => false,
         }
     }
@@ -88,21 +97,23 @@ impl Isa {
             Isa::Avx512 => "AVX-512",
             Isa::Avx2 => "AVX2",
             Isa::Sse2 => "SSE2",
+            Isa::Neon => "NEON",
             Isa::Portable => "portable",
         }
     }
 
-    /// The set named `name` (as in plans, any case: `avx-512`/`avx512`, `avx2`, `sse2`, `portable`).
+    /// The set named `name` (as in plans, any case: `avx-512`/`avx512`, `avx2`, `sse2`, `neon`,
+    /// `portable`).
     pub fn from_name(name: &str) -> Option<Isa> {
         let n = name.to_ascii_lowercase().replace('-', "");
-        [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Portable]
+        [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Neon, Isa::Portable]
             .into_iter()
             .find(|i| i.name().to_ascii_lowercase().replace('-', "") == n)
     }
 
     #[cfg(target_arch = "x86_64")]
     fn simd(self) -> bool {
-        self != Isa::Portable
+        matches!(self, Isa::Sse2 | Isa::Avx2 | Isa::Avx512)
     }
 
     #[cfg(target_arch = "x86_64")]

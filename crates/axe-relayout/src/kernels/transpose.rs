@@ -29,6 +29,10 @@ pub unsafe fn transpose(
         transpose_blocks(isa, (stream, fetch), src, dst, s, (na, nb, w));
         return;
     }
+    #[cfg(target_arch = "aarch64")]
+    if w == 4 && s[1] == 1 && s[2] == 1 && isa == Isa::Neon {
+        return super::neon::transpose_u32(src, dst, s, (na, nb));
+    }
     let _ = (isa, stream, fetch);
     transpose_portable(src, dst, s, (na, nb, w));
 }
@@ -38,9 +42,17 @@ pub unsafe fn transpose(
 /// written). A tile holds 8192 elements in 32 or 64 rows: 64 while they span at most 2 MiB, else 32.
 /// (Measured on the bench's transposes, with [`FETCH_AHEAD`]: 64×128 for rows 32 KiB apart; for rows
 /// 256 KiB apart, 32 rows beat 16 and 64, whose destination rows get a lone line per tile or whose
-/// reads spread too far.)
-pub fn transpose_tile(pitch: usize) -> (usize, usize) {
+/// reads spread too far.) With AVX2 blocks, rows farther apart than that take 128 rows instead
+/// (measured on a Zen 5, `f32[256]³` reversed: 0.66–0.70× memcpy against 0.50–0.55× with 32 rows and
+/// 0.62–0.63× with 64; AVX-512 and SSE2 blocks gained nothing there, and rows 32 KiB apart lost with
+/// 128).
+pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
     let rows = ((2 << 20) / pitch.max(1)).clamp(32, 64) / 16 * 16;
+    let rows = if isa == Isa::Avx2 && rows < 64 {
+        128
+    } else {
+        rows
+    };
     (rows, 8192 / rows)
 }
 
@@ -186,9 +198,9 @@ pub(super) unsafe fn transpose_blocks(
     // Blocks of `ba` source rows by `bb` columns; `v` bytes per vector stored.
     let (ba, bb, v, fast): (usize, usize, usize, Block) = match (w, isa) {
         (4, Isa::Avx512) => (16, 16, 64, transpose_16x16_f32),
-        (4, Isa::Avx2) => (8, 8, 32, transpose_8x8_f32),
-        (4, _) => (4, 4, 16, transpose_4x4_f32),
-        (8, i) if i.avx2() => (4, 4, 32, transpose_4x4_f64),
+        (4, Isa::Avx2) => (16, 16, 32, transpose_16x16_f32_avx),
+        (4, _) => (16, 16, 16, transpose_16x16_f32_sse2),
+        (8, i) if i.avx2() => (8, 8, 32, transpose_8x8_f64),
         (8, _) => (2, 2, 16, transpose_2x2_f64),
         (2, i) if i.avx2() => (32, 16, 32, transpose_32x16_u16),
         (2, _) => (8, 8, 16, transpose_8x8_u16),
@@ -234,8 +246,72 @@ pub(super) unsafe fn transpose_blocks(
     edge(0, fa, fb, nb);
 }
 
-/// The portable [`transpose`].
+/// The portable [`transpose`]: for 1-, 2-, 4- and 8-byte elements read contiguously along y and
+/// written contiguously along x, square blocks through a fixed-size array ([`blocks_portable`]), the
+/// edges (and everything else) element by element.
 pub(super) unsafe fn transpose_portable(
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb, w): (usize, usize, usize),
+) {
+    let (fa, fb) = if s[1] == 1 && s[2] == 1 {
+        match w {
+            1 => blocks_portable::<u8, 16>(src, dst, s, (na, nb)),
+            2 => blocks_portable::<u16, 16>(src, dst, s, (na, nb)),
+            4 => blocks_portable::<u32, 16>(src, dst, s, (na, nb)),
+            8 => blocks_portable::<u64, 8>(src, dst, s, (na, nb)),
+            _ => (0, 0),
+        }
+    } else {
+        (0, 0)
+    };
+    // The edges: x past the last whole block (every y), then y past it (x inside the blocks).
+    let wi = w as i64;
+    let edge = |x0: usize, x1: usize, y0: usize, y1: usize| {
+        elements_portable(
+            src.offset(((x0 as i64 * s[0] + y0 as i64 * s[1]) * wi) as isize),
+            dst.offset(((x0 as i64 * s[2] + y0 as i64 * s[3]) * wi) as isize),
+            s,
+            (x1 - x0, y1 - y0, w),
+        )
+    };
+    edge(fa, na, 0, nb);
+    edge(0, fa, fb, nb);
+}
+
+/// The whole `B`×`B` blocks of a transpose of `T` (source rows `s[0]` elements apart, destination rows
+/// `s[3]`): each block's rows read whole into an array (a line each for 64-byte rows, so no line is
+/// read twice when rows a power of two apart share cache sets), its columns written whole. Returns the
+/// extents covered, `(na, nb)` rounded down to whole blocks.
+unsafe fn blocks_portable<T: Copy, const B: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb): (usize, usize),
+) -> (usize, usize) {
+    let (src, dst) = (src as *const T, dst as *mut T);
+    let (sr, dr) = (s[0] as isize, s[3] as isize);
+    let (fa, fb) = (na / B * B, nb / B * B);
+    for y in (0..fb).step_by(B) {
+        for x in (0..fa).step_by(B) {
+            let from = src.offset(x as isize * sr + y as isize);
+            let rows: [[T; B]; B] = std::array::from_fn(|i| {
+                (from.offset(i as isize * sr) as *const [T; B]).read_unaligned()
+            });
+            let to = dst.offset(x as isize + y as isize * dr);
+            #[allow(clippy::needless_range_loop)] // j indexes the inner arrays: a column.
+            for j in 0..B {
+                let column: [T; B] = std::array::from_fn(|i| rows[i][j]);
+                (to.offset(j as isize * dr) as *mut [T; B]).write_unaligned(column);
+            }
+        }
+    }
+    (fa, fb)
+}
+
+/// [`transpose`] element by element, the inner loop along x.
+unsafe fn elements_portable(
     src: *const u8,
     dst: *mut u8,
     s: [i64; 4],
