@@ -2,6 +2,7 @@
 //! `gemm`: gemm.fma and gemm.mma_sync on the interpreter against brute force, the m16n8k16 fragment
 //! layouts against the PTX tables, and the predicates that accept exactly the fragments.
 
+mod numbers;
 use axe_kernel::gemm::{atom, fragment, Operand};
 use axe_kernel::mma::fragment_tiles;
 use axe_kernel::{
@@ -9,6 +10,7 @@ use axe_kernel::{
     Space, Target,
 };
 use axe_layout::{Axis, Coord, Iter, Layout};
+use numbers::{decode_f32, encode, values};
 use proptest::prelude::*;
 
 fn ax(n: &str) -> Axis {
@@ -17,40 +19,6 @@ fn ax(n: &str) -> Axis {
 
 fn it(e: u64, s: i64, a: &str) -> Iter {
     Iter::new(e, s, ax(a)).unwrap()
-}
-
-/// Values exactly representable in `d`, from a fixed sequence.
-fn values(n: usize, seed: u64, d: DType) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let v = ((s >> 40) as f64 / (1u64 << 24) as f64 * 4.0 - 2.0) as f32;
-            match d {
-                DType::F16 => half::f16::from_f32(v).to_f32(),
-                DType::BF16 => half::bf16::from_f32(v).to_f32(),
-                _ => v,
-            }
-        })
-        .collect()
-}
-
-fn encode(x: &[f32], d: DType) -> Vec<u8> {
-    x.iter()
-        .flat_map(|&v| match d {
-            DType::F32 => v.to_le_bytes().to_vec(),
-            DType::F16 => half::f16::from_f32(v).to_le_bytes().to_vec(),
-            _ => half::bf16::from_f32(v).to_le_bytes().to_vec(),
-        })
-        .collect()
-}
-
-fn decode_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 /// Checks `got` against `c0 + a·b` computed in f64: within the f32 accumulation bound
