@@ -9,7 +9,7 @@
 use axe_layout::{Axis, Coord, Layout};
 
 use crate::desc::{Call, Op, Space, Tensor, Value};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::dtype::DType;
 use crate::error::{layout, Result};
 use crate::ir::LStmt;
@@ -110,8 +110,6 @@ pub fn widest(tensors: &[(&Tensor, &str, bool)], dtype: DType) -> Result<u32> {
     Ok(dtype.bytes())
 }
 
-const ALL: &[Target] = &[Target::Cpu, Target::Sm80, Target::Sm90a];
-
 /// A copy or fill with `bytes`-byte vectors.
 struct Vector {
     name: &'static str,
@@ -133,9 +131,6 @@ impl Variant for Vector {
         } else {
             self.bytes as i32
         }
-    }
-    fn targets(&self) -> &'static [Target] {
-        ALL
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let (dst, src, value) = match &call.op {

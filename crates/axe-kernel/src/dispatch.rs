@@ -159,8 +159,11 @@ pub trait Variant: Sync {
     fn op(&self) -> &'static str;
     /// Higher runs first.
     fn priority(&self) -> i32;
-    /// The targets it is registered for.
-    fn targets(&self) -> &'static [Target];
+    /// The targets it is registered for (every one unless it says otherwise: the interpreter runs
+    /// every instruction a variant emits).
+    fn targets(&self) -> &'static [Target] {
+        &Target::ALL
+    }
     /// Applies or declines.
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome>;
 }

@@ -14,7 +14,7 @@
 use axe_layout::{Axis, Iter, Layout};
 
 use crate::desc::{Call, KernelBuilder, Op, Space, Tensor};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::dtype::DType;
 use crate::error::{layout, KernelError, Result};
 use crate::expr::Expr;
@@ -209,9 +209,6 @@ impl Variant for Fma {
     }
     fn priority(&self) -> i32 {
         0
-    }
-    fn targets(&self) -> &'static [Target] {
-        &[Target::Cpu, Target::Sm80, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let no = |m: String| Ok(Outcome::Declined(m));

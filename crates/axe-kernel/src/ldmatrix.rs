@@ -14,7 +14,7 @@
 //! expression serves all. Whatever does not fit declines, saying which word, warp and lane.
 
 use crate::desc::{Call, Op, Space, Tensor};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::error::{layout, Result};
 use crate::expr::Expr;
 use crate::ir::{Access, LStmt};
@@ -71,9 +71,6 @@ impl Variant for LdMatrix {
     }
     fn priority(&self) -> i32 {
         1
-    }
-    fn targets(&self) -> &'static [Target] {
-        &[Target::Cpu, Target::Sm80, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let no = |m: String| Ok(Outcome::Declined(m));

@@ -19,7 +19,7 @@
 use axe_layout::Axis;
 
 use crate::desc::{Call, Tensor};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::dtype::DType;
 use crate::error::{layout, Result};
 use crate::expr::Expr;
@@ -124,9 +124,6 @@ impl Variant for MmaSync {
     }
     fn priority(&self) -> i32 {
         10
-    }
-    fn targets(&self) -> &'static [Target] {
-        &[Target::Cpu, Target::Sm80, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let no = |m: String| Ok(Outcome::Declined(m));

@@ -1,7 +1,7 @@
 //! Pointwise `unary`, `binary` and `cast`: one element per thread per round, spread over the scope.
 
 use crate::desc::{BinaryOp, Call, Op, UnaryOp};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ir::{Compute, LStmt};
@@ -26,9 +26,6 @@ impl Variant for Element {
     }
     fn priority(&self) -> i32 {
         0
-    }
-    fn targets(&self) -> &'static [Target] {
-        &[Target::Cpu, Target::Sm80, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let dst = call.op.dst();

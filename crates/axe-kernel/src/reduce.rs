@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 use axe_layout::{Axis, Coord};
 
 use crate::desc::{BinaryOp, Buffer, Call, KernelBuilder, Op, Space, Tensor};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::dtype::DType;
 use crate::error::{layout, KernelError, Result};
 use crate::expr::Expr;
@@ -201,9 +201,6 @@ impl Variant for Reduce {
     }
     fn priority(&self) -> i32 {
         self.priority
-    }
-    fn targets(&self) -> &'static [Target] {
-        &[Target::Cpu, Target::Sm80, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let Op::Reduce { op, dst, src, dims } = &call.op else {

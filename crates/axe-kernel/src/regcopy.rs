@@ -10,7 +10,7 @@
 //! stores from replicated registers, and into replicated memory, are left to `copy.registers`.
 
 use crate::desc::{Call, Op, Space, Tensor};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::error::{layout, Result};
 use crate::expr::Expr;
 use crate::ir::{Access, LStmt};
@@ -46,9 +46,6 @@ impl Variant for Vector {
     }
     fn priority(&self) -> i32 {
         0
-    }
-    fn targets(&self) -> &'static [Target] {
-        &[Target::Cpu, Target::Sm80, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let no = |m: String| Ok(Outcome::Declined(m));

@@ -11,7 +11,7 @@
 use axe_layout::{Axis, Iter};
 
 use crate::desc::{Call, Op};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::error::{layout, Result};
 use crate::expr::{BinOp, Expr};
 use crate::ir::{Access, LStmt};
@@ -56,9 +56,6 @@ impl Variant for Registers {
     fn priority(&self) -> i32 {
         // After the memory variants, which decline register tensors first.
         -1
-    }
-    fn targets(&self) -> &'static [Target] {
-        &[Target::Cpu, Target::Sm80, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let Op::Copy { dst, src } = &call.op else {

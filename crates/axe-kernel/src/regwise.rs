@@ -9,7 +9,7 @@
 //! into (in place), so no element is overwritten before it is read.
 
 use crate::desc::{BinaryOp, Call, Op, Space, UnaryOp};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::expr::Expr;
@@ -34,9 +34,6 @@ impl Variant for InRegisters {
     fn priority(&self) -> i32 {
         // After the memory variants, which decline register tensors first.
         -1
-    }
-    fn targets(&self) -> &'static [Target] {
-        &[Target::Cpu, Target::Sm80, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let no = |m: String| Ok(Outcome::Declined(m));

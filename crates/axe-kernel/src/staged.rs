@@ -18,7 +18,7 @@ use axe_layout::{Iter, Layout};
 
 use crate::copy::widest;
 use crate::desc::{Buffer, Call, Op, Space, Tensor};
-use crate::dispatch::{Ctx, Outcome, Target, Variant};
+use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::error::{layout, Result};
 use crate::expr::Expr;
 use crate::ir::{Access, LStmt};
@@ -189,9 +189,6 @@ impl Variant for Staged {
     fn priority(&self) -> i32 {
         // After 16-byte direct vectors, before narrower ones.
         12
-    }
-    fn targets(&self) -> &'static [Target] {
-        &[Target::Cpu, Target::Sm80, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
         let no = |r: String| Ok(Outcome::Declined(r));
