@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use axe_kernel::cuda::{geometry, Gpu};
-use axe_kernel::gemm_kernel::gemm_kernel;
+use axe_kernel::shipped::gemm_for;
 use axe_kernel::softmax::{softmax_kernel, softmax_reference};
 use axe_kernel::DType;
 use serde_json::{json, Value};
@@ -139,7 +139,8 @@ pub fn gemm_case(
     venv: &Path,
 ) -> Result<Value, String> {
     let e = |e: axe_kernel::KernelError| e.to_string();
-    let g = gemm_kernel(m, n, k, dtype).map_err(e)?;
+    let (target, _) = crate::gpu::target_of(gpu)?;
+    let g = gemm_for(m, n, k, dtype, target).map_err(e)?;
     let ready = crate::gpu::prepare(gpu, &g.kernel, venv)?;
     let kern = gpu.load(&ready.cubin, &ready.program.name).map_err(e)?;
     let geo = geometry(&ready.program).map_err(e)?;
@@ -161,7 +162,11 @@ pub fn gemm_case(
     let bbuf = gpu.upload(&bb).map_err(e)?;
     let cbuf = gpu.alloc(g.c_bytes).map_err(e)?;
     gpu.memset(&cbuf, 0).map_err(e)?;
-    gpu.launch(&kern, geo, &[&abuf, &bbuf, &cbuf]).map_err(e)?;
+    let maps = gpu
+        .tensor_maps(&ready.program, &[&abuf, &bbuf, &cbuf])
+        .map_err(e)?;
+    let launch = || gpu.launch_mapped(&kern, geo, &[&abuf, &bbuf, &cbuf], &maps);
+    launch().map_err(e)?;
     gpu.sync("kernel gemm").map_err(e)?;
     let c = gpu.read(&cbuf, g.c_bytes).map_err(e)?;
     // Sampled entries: |c − ref| within K·2^-23 of Σ|a·b| (f32 accumulation), every sample finite.
@@ -190,20 +195,17 @@ pub fn gemm_case(
     }
     let bound = k as f64 * f64::from(f32::EPSILON);
     for _ in 0..3 {
-        gpu.launch(&kern, geo, &[&abuf, &bbuf, &cbuf]).map_err(e)?;
+        launch().map_err(e)?;
     }
     gpu.sync("warm-up").map_err(e)?;
     let mut ts = Vec::new();
     for _ in 0..args.rounds {
-        ts.push(f64::from(
-            gpu.time(&mut || gpu.launch(&kern, geo, &[&abuf, &bbuf, &cbuf]))
-                .map_err(e)?,
-        ));
+        ts.push(f64::from(gpu.time(&mut || launch()).map_err(e)?));
     }
     let ms = median(ts);
     let name = dtype.to_string();
     Ok(json!({
-        "kernel": "gemm", "case": format!("gemm {name} {m}x{n}x{k}"), "dtype": name, "mnk": [m, n, k],
+        "kernel": "gemm", "program": ready.program.name.clone(), "case": format!("gemm {name} {m}x{n}x{k}"), "dtype": name, "mnk": [m, n, k],
         "ms": ms, "tflops": 2.0 * (m * n * k) as f64 / (ms * 1e-3) / 1e12,
         "max_error_over_magnitude": worst, "bound": bound, "exact": worst <= bound,
         "grid": geo.grid, "threads": geo.threads, "shared_bytes": geo.shared_bytes, "rounds": args.rounds,

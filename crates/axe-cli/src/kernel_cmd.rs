@@ -85,6 +85,10 @@ pub enum Verb {
         /// cuda (the first NVIDIA GPU; compiled with NVRTC).
         #[arg(long, value_enum, default_value_t = Backend::Cpu)]
         backend: Backend,
+        /// The program to run: the kernel as shipped for this target (cpu, sm_80 or sm_90a), lowered
+        /// for it. The interpreter runs any target's program (default cpu); cuda runs the GPU's own.
+        #[arg(long)]
+        target: Option<String>,
         /// The virtual environment holding nvidia-cuda-nvrtc, for --backend cuda (default: $AXE_VENV or
         /// ./.venv, else a CUDA toolkit's).
         #[arg(long)]
@@ -118,7 +122,7 @@ fn err(e: impl std::fmt::Display) -> String {
 
 fn build(spec: &Spec) -> Result<(Instance, Program), String> {
     let target: Target = spec.target.parse().map_err(err)?;
-    let i = instance(spec.kernel, &spec.params)?;
+    let i = instance(spec.kernel, &spec.params, target)?;
     let p = lower(&i.kernel, target).map_err(err)?;
     Ok((i, p))
 }
@@ -252,12 +256,26 @@ impl ArchName for Target {
 fn run_kernel(
     kernel: KernelName,
     params: &Params,
-    backend: Backend,
+    (backend, target): (Backend, Option<&str>),
     venv: &Option<String>,
     inputs: &[String],
     output: &str,
 ) -> Result<Report, String> {
-    let inst = instance(kernel, params)?;
+    let asked: Option<Target> = target.map(str::parse).transpose().map_err(err)?;
+    let target = match backend {
+        Backend::Cpu => asked.unwrap_or(Target::Cpu),
+        Backend::Cuda => {
+            let own = gpu_target()?;
+            if asked.is_some_and(|a| a != own) {
+                return Err(format!(
+                    "--target {}: the GPU runs its own target's program ({own})",
+                    asked.map_or("", |a| a.name())
+                ));
+            }
+            own
+        }
+    };
+    let inst = instance(kernel, params, target)?;
     let ins: Vec<_> = inst.inputs().collect();
     if ins.len() != inputs.len() {
         return Err(format!(
@@ -288,7 +306,7 @@ fn run_kernel(
     }
     let (out, calls, on) = match backend {
         Backend::Cpu => {
-            let p = lower(&inst.kernel, Target::Cpu).map_err(err)?;
+            let p = lower(&inst.kernel, target).map_err(err)?;
             let out = interpret(&p, globals, RunLimits::default()).map_err(err)?;
             (out, p.decisions.len(), "the cpu interpreter".to_string())
         }
@@ -333,6 +351,17 @@ fn run_on_gpu(
 ) -> Result<(Vec<Vec<u8>>, usize, String), String> {
     let (out, p, name) = crate::gpu::run_kernel(k, globals, &crate::gpu::venv(venv))?;
     Ok((out, p.decisions.len(), name))
+}
+
+#[cfg(feature = "cuda")]
+fn gpu_target() -> Result<Target, String> {
+    let gpu = crate::gpu::open()?;
+    Ok(crate::gpu::target_of(&gpu)?.0)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn gpu_target() -> Result<Target, String> {
+    Err(crate::gpu::no_cuda())
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -396,12 +425,20 @@ pub fn run(verb: Verb) -> bool {
             kernel,
             params,
             backend,
+            target,
             venv: v,
             inputs,
             output,
             json,
         } => emit(
-            [run_kernel(kernel, &params, backend, &v, &inputs, &output)],
+            [run_kernel(
+                kernel,
+                &params,
+                (backend, target.as_deref()),
+                &v,
+                &inputs,
+                &output,
+            )],
             json,
         ),
         Verb::NvrtcChild { lib, name, arch } => {

@@ -125,8 +125,12 @@ fn only(kernel: KernelName, p: &Params, takes: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-/// The kernel `kernel` for parameters `p`.
-pub fn instance(kernel: KernelName, p: &Params) -> Result<Instance, String> {
+/// The kernel `kernel` for parameters `p` as shipped for `target`.
+pub fn instance(
+    kernel: KernelName,
+    p: &Params,
+    target: axe_kernel::Target,
+) -> Result<Instance, String> {
     match kernel {
         KernelName::Relayout => {
             only(kernel, p, &["src", "dst"])?;
@@ -159,7 +163,7 @@ pub fn instance(kernel: KernelName, p: &Params) -> Result<Instance, String> {
                 return Err("gemm needs --m M --n N --k K".into());
             };
             let dtype: DType = p.dtype.as_deref().unwrap_or("bf16").parse().map_err(err)?;
-            Instance::gemm(m, n, k, dtype).map_err(err)
+            Instance::gemm_for(m, n, k, dtype, target).map_err(err)
         }
     }
 }

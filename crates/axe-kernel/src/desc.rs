@@ -15,7 +15,11 @@ use crate::expr::{Expr, Var};
 use crate::scope::{Launch, Scope};
 
 mod ops;
+mod sync;
 mod window;
+
+pub(crate) use sync::mbar_access as sync_access;
+pub use sync::{Mbar, SyncStmt};
 
 pub use ops::{BinaryOp, Op, UnaryOp, Value};
 
@@ -199,6 +203,8 @@ pub enum Stmt {
         /// The body.
         body: Vec<Stmt>,
     },
+    /// An mbarrier or register-allocation statement ([`SyncStmt`]).
+    Sync(SyncStmt),
     /// An operator call.
     Call(Box<Call>),
 }
@@ -347,7 +353,7 @@ impl KernelBuilder {
         Var(self.kernel.vars - 1)
     }
 
-    fn push(&mut self, s: Stmt) {
+    pub(crate) fn push(&mut self, s: Stmt) {
         if let Some(b) = self.open.last_mut() {
             b.push(s);
         }

@@ -82,6 +82,7 @@ pub struct Ctx<'a> {
     pub target: Target,
     next_var: u32,
     extra: Vec<crate::desc::Buffer>,
+    maps: Vec<crate::ir::TensorMap>,
 }
 
 impl<'a> Ctx<'a> {
@@ -92,6 +93,7 @@ impl<'a> Ctx<'a> {
             target,
             next_var: kernel.vars,
             extra: Vec::new(),
+            maps: Vec::new(),
         }
     }
 
@@ -123,6 +125,22 @@ impl<'a> Ctx<'a> {
             .chain(&self.extra)
             .cloned()
             .collect()
+    }
+
+    /// The index of tensor map `m` among the program's (added unless an equal one is there).
+    pub fn tensor_map(&mut self, m: crate::ir::TensorMap) -> usize {
+        match self.maps.iter().position(|x| *x == m) {
+            Some(i) => i,
+            None => {
+                self.maps.push(m);
+                self.maps.len() - 1
+            }
+        }
+    }
+
+    /// The tensor maps variants asked for.
+    pub fn tensor_maps(&self) -> Vec<crate::ir::TensorMap> {
+        self.maps.clone()
     }
 
     /// A fresh variable.
@@ -186,6 +204,8 @@ impl Registry {
         variants.extend(crate::staged::variants());
         variants.extend(crate::gemm::variants());
         variants.extend(crate::ldmatrix::variants());
+        variants.extend(crate::tma::variants());
+        variants.extend(crate::wgmma::variants());
         variants.sort_by_key(|v| std::cmp::Reverse(v.priority()));
         Registry { variants }
     }

@@ -11,6 +11,8 @@ use crate::error::Result;
 use crate::expr::{Expr, Narrow};
 use crate::ir::{Access, Compute, LStmt, Program};
 
+mod hopper;
+
 /// The integer type of emitted index arithmetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IndexWidth {
@@ -60,12 +62,17 @@ pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
         }
     }
     s.push_str(PRELUDE);
-    let params: Vec<String> = prog
+    s.push_str(hopper::PRELUDE);
+    let mut params: Vec<String> = prog
         .buffers
         .iter()
         .filter(|b| b.space == Space::Global)
         .map(|b| format!("unsigned char* __restrict__ {}", b.name))
         .collect();
+    params.extend(
+        (0..prog.tensor_maps.len())
+            .map(|i| format!("const __grid_constant__ AxeTensorMap tmap{i}")),
+    );
     let _ = writeln!(
         s,
         "extern \"C\" __global__ void __launch_bounds__({}{}) {}({}) {{",
@@ -83,7 +90,23 @@ pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
         "  const {int} tid = threadIdx.x;\n  const {int} cta = blockIdx.x;"
     );
     if prog.shared_bytes > 0 {
-        s.push_str("  extern __shared__ __align__(128) unsigned char smem[];\n");
+        let align = prog
+            .buffers
+            .iter()
+            .map(|b| crate::lower::shared_align(b.space))
+            .max()
+            .unwrap_or(crate::lower::SHARED_ALIGN);
+        if align > crate::lower::SHARED_ALIGN {
+            // Swizzle atoms need more than the dynamic shared memory's guaranteed alignment; the
+            // lowering left `align` bytes of slack.
+            let _ = writeln!(
+                s,
+                "  extern __shared__ __align__(128) unsigned char smem_raw[];\n  unsigned char* smem = (unsigned char*)((((unsigned long long)smem_raw) + {m}ull) & ~{m}ull);",
+                m = align - 1
+            );
+        } else {
+            s.push_str("  extern __shared__ __align__(128) unsigned char smem[];\n");
+        }
     }
     for (i, b) in prog.buffers.iter().enumerate() {
         match b.space {
@@ -163,6 +186,11 @@ fn addr(prog: &Program, a: &Access, n: Ix) -> String {
         }
         _ => format!("{} + {e}", b.name),
     }
+}
+
+/// The address of `a` without the buffer's swizzle (for the copy engine and wgmma, which apply it).
+fn raw_addr(prog: &Program, a: &Access, n: Ix) -> String {
+    format!("{} + {}", prog.buffers[a.buf].name, ex(&a.byte, n))
 }
 
 fn c_type(d: DType) -> &'static str {
@@ -376,6 +404,11 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
             }
             LStmt::Comment(c) => {
                 let _ = writeln!(s, "{pad}// {c}");
+            }
+            other => {
+                if !hopper::stmt(prog, other, &pad, n, s) {
+                    let _ = writeln!(s, "{pad}#error \"no emission for {other:?}\"");
+                }
             }
         }
     }

@@ -12,6 +12,8 @@ use crate::error::{KernelError, Result};
 use crate::expr::{eval_bin, Expr};
 use crate::ir::{Access, Compute, LStmt, Program};
 
+mod asynch;
+mod sched;
 mod warp;
 
 /// Bounds on a simulation.
@@ -37,15 +39,17 @@ enum Ins<'a> {
     Jump(usize),
     Mem(&'a LStmt),
     Collective(&'a LStmt),
+    Wait(&'a LStmt),
     Barrier,
 }
 
-/// Where a thread stopped: at a barrier or a warp-collective instruction (a shuffle, an mma; its pc),
-/// or the end.
+/// Where a thread stopped: at a barrier, a warp- or warpgroup-collective instruction (a shuffle, an
+/// mma, a wgmma; its pc), an mbarrier wait not yet satisfied, or the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stop {
     Barrier(usize),
     Collective(usize),
+    Wait(usize),
     End,
 }
 
@@ -74,9 +78,20 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
             LStmt::Move { .. } | LStmt::Store { .. } | LStmt::Compute { .. } => {
                 out.push(Ins::Mem(s))
             }
-            LStmt::Shuffle { .. } | LStmt::Mma { .. } | LStmt::LdMatrix { .. } => {
-                out.push(Ins::Collective(s))
-            }
+            LStmt::Shuffle { .. }
+            | LStmt::Mma { .. }
+            | LStmt::LdMatrix { .. }
+            | LStmt::Wgmma { .. } => out.push(Ins::Collective(s)),
+            LStmt::MbarWait { .. } => out.push(Ins::Wait(s)),
+            LStmt::MbarInit { .. }
+            | LStmt::FenceMbarInit
+            | LStmt::MbarArrive { .. }
+            | LStmt::MbarExpectTx { .. }
+            | LStmt::TmaLoad { .. }
+            | LStmt::WgmmaFence { .. }
+            | LStmt::WgmmaCommit
+            | LStmt::WgmmaWait { .. }
+            | LStmt::SetMaxNReg { .. } => out.push(Ins::Mem(s)),
             LStmt::Barrier => out.push(Ins::Barrier),
             LStmt::Comment(_) => {}
         }
@@ -99,6 +114,7 @@ struct Machine<'p> {
     phase: u64,
     steps: u64,
     limits: RunLimits,
+    asy: asynch::Async,
 }
 
 /// Runs `prog` on `globals` (one byte vector per global buffer, in buffer order, each exactly the
@@ -145,6 +161,7 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
         phase: 0,
         steps: 0,
         limits,
+        asy: asynch::Async::default(),
     };
     let mut code = Vec::new();
     flatten(&prog.body, &mut code);
@@ -157,53 +174,7 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
         .sum::<Result<usize>>()?;
     for cta in 0..i64::from(prog.launch.grid) {
         m.cta = cta;
-        m.shared.fill(0);
-        m.regs = vec![vec![0; reg_bytes]; threads];
-        let mut pcs = vec![0usize; threads];
-        let mut vars = vec![vec![0i64; prog.vars as usize]; threads];
-        loop {
-            m.phase += 1;
-            m.shared_writer.fill(NONE);
-            m.shared_reader.fill(NONE);
-            let mut at_barrier = Vec::with_capacity(threads);
-            for w in 0..threads / 32 {
-                let lanes = w * 32..(w + 1) * 32;
-                loop {
-                    let mut stops = Vec::with_capacity(32);
-                    for t in lanes.clone() {
-                        m.tid = t as i64;
-                        stops.push(m.step_until_sync(&code, &mut pcs[t], &mut vars[t])?);
-                    }
-                    if !stops.iter().any(|s| matches!(s, Stop::Collective(_))) {
-                        at_barrier.extend(stops);
-                        break;
-                    }
-                    m.collective(&code, &stops, w, &pcs, &vars)?;
-                    for pc in &mut pcs[lanes.clone()] {
-                        *pc += 1;
-                    }
-                }
-            }
-            let Some(&first) = at_barrier.first() else {
-                break;
-            };
-            if let Some(t) = at_barrier.iter().position(|s| *s != first) {
-                let said = |s: Stop| match s {
-                    Stop::Barrier(pc) => format!("waits at the barrier #{pc}"),
-                    _ => "reached the end".to_string(),
-                };
-                return Err(KernelError::Run {
-                    op: format!("barrier (CTA {cta})"),
-                    message: format!("thread 0 {} but thread {t} {}: every thread of a CTA must reach each barrier", said(first), said(at_barrier[t])),
-                });
-            }
-            if first == Stop::End {
-                break;
-            }
-            for pc in pcs.iter_mut() {
-                *pc += 1;
-            }
-        }
+        m.run_cta(&code, threads, reg_bytes)?;
     }
     Ok(m.globals
         .into_iter()
@@ -252,6 +223,11 @@ impl<'p> Machine<'p> {
                     continue;
                 }
                 Ins::Mem(s) => self.mem(s, vars)?,
+                Ins::Wait(s) => {
+                    if !self.wait_ready(s, vars)? {
+                        return Ok(Stop::Wait(*pc));
+                    }
+                }
                 Ins::Barrier => return Ok(Stop::Barrier(*pc)),
                 Ins::Collective(_) => return Ok(Stop::Collective(*pc)),
             }
@@ -261,6 +237,9 @@ impl<'p> Machine<'p> {
     }
 
     fn op_name(&self, call: usize) -> String {
+        if call == asynch::SYNC {
+            return "an mbarrier statement".into();
+        }
         match self.prog.decisions.get(call) {
             Some(d) => format!("{} ({})", d.op, d.variant),
             None => format!("call #{call}"),
@@ -368,6 +347,16 @@ impl<'p> Machine<'p> {
             0 => self.globals[buf][at..at + n].to_vec(),
             1 => {
                 for i in at..at + n {
+                    let mark = self.asy.pending.get(i).copied().unwrap_or(asynch::CLEAR);
+                    if mark != asynch::CLEAR && !self.asy.visible(self.tid as usize, mark) {
+                        return Err(KernelError::Run {
+                            op: self.op_name(call),
+                            message: format!(
+                                "thread {} of CTA {} reads shared buffer {} where an asynchronous copy writes, without waiting for the mbarrier phase that completes it",
+                                self.tid, self.cta, self.prog.buffers[a.buf].name
+                            ),
+                        });
+                    }
                     let w = self.shared_writer[i];
                     if w != NONE && w != me {
                         return Err(self.race(call, "reads", a.buf, w));
@@ -448,6 +437,7 @@ impl<'p> Machine<'p> {
                 self.write(dst, &v, vars, *call)
             }
             LStmt::Store { call, dst, value } => self.write(dst, value, vars, *call),
+            s if self.async_mem(s, vars)? => Ok(()),
             LStmt::Compute { call, f, dst, srcs } => {
                 let (ins, out) = f.types();
                 let mut vals = Vec::new();

@@ -1,7 +1,7 @@
 //! The lowered program: per-thread loops, conditions and memory instructions, one per chosen variant.
 //! Both backends (the CPU interpreter and CUDA emission) read only this.
 
-use crate::desc::{BinaryOp, Buffer, UnaryOp};
+use crate::desc::{BinaryOp, Buffer, Swizzle, UnaryOp};
 use crate::dtype::DType;
 use crate::expr::{Expr, Var};
 use crate::scope::Launch;
@@ -149,8 +149,134 @@ pub enum LStmt {
     },
     /// CTA barrier.
     Barrier,
+    /// `mbarrier.init`: the mbarrier at `bar` (8 bytes of shared memory) expects `count` arrivals per
+    /// phase and starts in phase 0.
+    MbarInit {
+        /// The mbarrier.
+        bar: Access,
+        /// Arrivals per phase.
+        count: u32,
+    },
+    /// `fence.mbarrier_init`: initialised mbarriers are visible to the copy engine (before a barrier).
+    FenceMbarInit,
+    /// One arrival on the mbarrier at `bar`; the phase completes when every expected arrival came and
+    /// no transaction bytes are pending.
+    MbarArrive {
+        /// The mbarrier.
+        bar: Access,
+    },
+    /// `mbarrier.expect_tx`: the current phase also waits for `bytes` more transaction bytes.
+    MbarExpectTx {
+        /// The mbarrier.
+        bar: Access,
+        /// Bytes.
+        bytes: u32,
+    },
+    /// Waits until the phase of parity `parity` (0 or 1) of the mbarrier at `bar` has completed.
+    MbarWait {
+        /// The mbarrier.
+        bar: Access,
+        /// The parity.
+        parity: Expr,
+    },
+    /// `cp.async.bulk.tensor` by one thread: the box of tensor map `map` whose first element is at
+    /// `src` (a byte of the map's buffer) is copied to shared memory at `dst` (the map's swizzle
+    /// applied), its bytes completing a transaction on the mbarrier at `bar`.
+    TmaLoad {
+        /// The call it lowers.
+        call: usize,
+        /// The tensor map's index in [`Program::tensor_maps`].
+        map: usize,
+        /// The box's shared destination (before any swizzle; aligned to the swizzle's atom).
+        dst: Access,
+        /// The box's first element in the map's global buffer.
+        src: Access,
+        /// The mbarrier.
+        bar: Access,
+    },
+    /// `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}` by a whole warpgroup: `C += A·B` with A
+    /// `64×16` and B `16×n` read from shared memory through their descriptors (both K-major) and the
+    /// accumulator fragment in each thread's registers from `c` on ([`crate::wgmma::accumulator`]).
+    Wgmma {
+        /// The call it lowers.
+        call: usize,
+        /// A and B's dtype (f16 or bf16).
+        dtype: DType,
+        /// N (8 to 256, a multiple of 8).
+        n: u32,
+        /// The accumulator's first register (`n/2` f32 per thread).
+        c: Access,
+        /// A's descriptor: row `i`, column `k` at `start + (i div 8)·sbo + (i mod 8)·span + k·eb`.
+        a: SmemDesc,
+        /// B's descriptor, over B's columns: column `j`, row `k` at the same place as A's `(j, k)`.
+        b: SmemDesc,
+    },
+    /// `wgmma.fence`: orders earlier register and shared-memory accesses before the next wgmma, whose
+    /// accumulators are the `regs` f32 from `acc` on.
+    WgmmaFence {
+        /// The accumulators' first register.
+        acc: Access,
+        /// How many f32 registers.
+        regs: u32,
+    },
+    /// `wgmma.commit_group`: the wgmmas issued since the last commit form a group.
+    WgmmaCommit,
+    /// `wgmma.wait_group pending`: waits until at most `pending` groups are in flight; the `regs` f32
+    /// accumulators from `acc` on are read only after it.
+    WgmmaWait {
+        /// Groups that may stay in flight.
+        pending: u32,
+        /// The accumulators' first register.
+        acc: Access,
+        /// How many f32 registers.
+        regs: u32,
+    },
+    /// `setmaxnreg`: the warpgroup's registers per thread become `regs` (raised or lowered).
+    SetMaxNReg {
+        /// Raise (`inc`) rather than lower (`dec`).
+        inc: bool,
+        /// Registers per thread.
+        regs: u32,
+    },
     /// A comment in emitted code (names the operator and variant).
     Comment(String),
+}
+
+/// A wgmma shared-memory matrix descriptor: a K-major operand in a swizzled shared buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmemDesc {
+    /// The operand's first element (a logical byte of a shared buffer, before its swizzle).
+    pub at: Access,
+    /// Bytes between groups of 8 rows (the stride byte offset).
+    pub sbo: u32,
+    /// The buffer's swizzle: rows of `swizzle.bytes()` bytes.
+    pub swizzle: Swizzle,
+}
+
+/// A TMA tensor map: a row-major global array of `dims` (innermost first) in buffer `buf`, copied in
+/// boxes of `box_dims` into shared memory with `swizzle`. The host encodes it
+/// (`cuTensorMapEncodeTiled`) from the buffer's device address and passes it by value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorMap {
+    /// The global buffer's index.
+    pub buf: usize,
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    /// Extents, innermost first (dense: each dim's stride is the product of the inner extents).
+    pub dims: Vec<u64>,
+    /// The box, innermost first.
+    pub box_dims: Vec<u32>,
+    /// The shared-memory swizzle.
+    pub swizzle: Option<Swizzle>,
+}
+
+impl TensorMap {
+    /// Bytes of one box.
+    pub fn box_bytes(&self) -> u64 {
+        self.box_dims
+            .iter()
+            .fold(u64::from(self.elem_bytes), |a, &b| a * u64::from(b))
+    }
 }
 
 /// What dispatch decided for one call.
@@ -191,4 +317,6 @@ pub struct Program {
     pub decisions: Vec<Decision>,
     /// CTAs per SM the GPU compiler must fit (0: no bound).
     pub min_ctas_per_sm: u32,
+    /// TMA tensor maps, passed after the global buffers.
+    pub tensor_maps: Vec<TensorMap>,
 }

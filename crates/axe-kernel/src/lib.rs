@@ -33,6 +33,7 @@ mod emit;
 mod error;
 mod expr;
 pub mod gemm;
+pub mod gemm_hopper;
 pub mod gemm_kernel;
 mod interp;
 mod ir;
@@ -52,10 +53,12 @@ pub mod shipped;
 pub mod softmax;
 pub mod spread;
 pub mod staged;
+pub mod tma;
+pub mod wgmma;
 
 pub use desc::{
-    extent_on, space_name, BinaryOp, Buffer, BufferId, Call, Kernel, KernelBuilder, Op, Space,
-    Stmt, Swizzle, Tensor, UnaryOp, Value,
+    extent_on, space_name, BinaryOp, Buffer, BufferId, Call, Kernel, KernelBuilder, Mbar, Op,
+    Space, Stmt, Swizzle, SyncStmt, Tensor, UnaryOp, Value,
 };
 pub use dispatch::{Ctx, Outcome, Registry, Target, Variant};
 pub use dtype::DType;
@@ -63,7 +66,7 @@ pub use emit::{emit_cuda, emit_cuda_with, IndexWidth};
 pub use error::{KernelError, Result};
 pub use expr::{BinOp, Expr, Var};
 pub use interp::{run, RunLimits};
-pub use ir::{Access, Compute, Decision, LStmt, Program};
+pub use ir::{Access, Compute, Decision, LStmt, Program, SmemDesc, TensorMap};
 pub use lower::{lower, lower_with, SHARED_ALIGN};
 pub use reduce::ReduceOp;
 pub use scope::{Launch, Level, Scope, WARP, WARPGROUP};

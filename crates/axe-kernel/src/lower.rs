@@ -1,14 +1,23 @@
 //! Lowering a description for a target: shared memory is laid out, each call is dispatched, and the
 //! statements around the calls carry over.
 
-use crate::desc::{Kernel, Space, Stmt};
+use crate::desc::{Kernel, Space, Stmt, SyncStmt};
 use crate::dispatch::{Ctx, Registry, Target};
 use crate::error::{overflow, KernelError, Result};
 use crate::expr::Expr;
 use crate::ir::{Access, Decision, LStmt, Program};
 
-/// Alignment of each shared buffer (the widest swizzle span).
+/// Alignment of each unswizzled shared buffer.
 pub const SHARED_ALIGN: u64 = 128;
+
+/// Alignment of a shared buffer in `space`: a swizzled one starts on a whole swizzle atom (8 rows of
+/// its span: 1024 bytes for 128-byte swizzles), as the copy engine and wgmma require.
+pub fn shared_align(space: Space) -> u64 {
+    match space {
+        Space::Shared(Some(sw)) => 8 * sw.bytes(),
+        _ => SHARED_ALIGN,
+    }
+}
 
 /// Lowers `kernel` for `target` with the standard variants.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Program> {
@@ -25,9 +34,10 @@ pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Resul
     let mut shared: u64 = 0;
     for b in &buffers {
         if let Space::Shared(_) = b.space {
+            let align = shared_align(b.space);
             shared = shared
-                .div_ceil(SHARED_ALIGN)
-                .checked_mul(SHARED_ALIGN)
+                .div_ceil(align)
+                .checked_mul(align)
                 .ok_or_else(|| overflow("laying out shared memory"))?;
             shared_offsets.push(shared);
             shared = shared
@@ -36,6 +46,17 @@ pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Resul
         } else {
             shared_offsets.push(0);
         }
+    }
+    // Slack to align the dynamic shared memory's start to the strictest buffer (see `emit`).
+    let strictest = buffers
+        .iter()
+        .map(|b| shared_align(b.space))
+        .max()
+        .unwrap_or(SHARED_ALIGN);
+    if strictest > SHARED_ALIGN {
+        shared = shared
+            .checked_add(strictest)
+            .ok_or_else(|| overflow("laying out shared memory"))?;
     }
     if shared > target.shared_capacity() {
         return Err(KernelError::SharedCapacity {
@@ -55,6 +76,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Resul
         body,
         decisions,
         min_ctas_per_sm: kernel.min_ctas_per_sm,
+        tensor_maps: ctx.tensor_maps(),
     })
 }
 
@@ -88,6 +110,7 @@ fn lower_block(
                 value: value.clone(),
             }),
             Stmt::Barrier => out.push(LStmt::Barrier),
+            Stmt::Sync(st) => out.push(lower_sync(st)?),
             Stmt::Window {
                 buffer,
                 base,
@@ -122,6 +145,26 @@ fn lower_block(
         }
     }
     Ok(out)
+}
+
+fn lower_sync(s: &SyncStmt) -> Result<LStmt> {
+    use crate::desc::sync_access as at;
+    Ok(match s {
+        SyncStmt::Init { bar, count } => LStmt::MbarInit {
+            bar: at(*bar)?,
+            count: *count,
+        },
+        SyncStmt::FenceInit => LStmt::FenceMbarInit,
+        SyncStmt::Arrive { bar } => LStmt::MbarArrive { bar: at(*bar)? },
+        SyncStmt::Wait { bar, parity } => LStmt::MbarWait {
+            bar: at(*bar)?,
+            parity: parity.clone(),
+        },
+        SyncStmt::MaxRegisters { inc, regs } => LStmt::SetMaxNReg {
+            inc: *inc,
+            regs: *regs,
+        },
+    })
 }
 
 /// Adds `shift` bytes to every access of buffer `buf` in `body`; each vector moved there must divide
@@ -176,7 +219,19 @@ fn rebase(
                 }
             }
             LStmt::LdMatrix { call, src, .. } => fix(src, 16, *call)?,
-            LStmt::Shuffle { .. }
+            // The copy engine takes any element of the array the tensor map describes.
+            LStmt::TmaLoad { call, src, .. } => fix(src, 1, *call)?,
+            LStmt::MbarInit { .. }
+            | LStmt::FenceMbarInit
+            | LStmt::MbarArrive { .. }
+            | LStmt::MbarExpectTx { .. }
+            | LStmt::MbarWait { .. }
+            | LStmt::Wgmma { .. }
+            | LStmt::WgmmaFence { .. }
+            | LStmt::WgmmaCommit
+            | LStmt::WgmmaWait { .. }
+            | LStmt::SetMaxNReg { .. }
+            | LStmt::Shuffle { .. }
             | LStmt::Mma { .. }
             | LStmt::Let { .. }
             | LStmt::Barrier

@@ -103,7 +103,29 @@ impl Ranges {
                         self.access(s);
                     }
                 }
-                LStmt::Barrier | LStmt::Comment(_) => {}
+                LStmt::MbarInit { bar, .. }
+                | LStmt::MbarArrive { bar }
+                | LStmt::MbarExpectTx { bar, .. } => self.access(bar),
+                LStmt::MbarWait { bar, parity } => {
+                    self.access(bar);
+                    self.of(parity);
+                }
+                LStmt::TmaLoad { dst, src, bar, .. } => {
+                    self.access(dst);
+                    self.access(src);
+                    self.access(bar);
+                }
+                LStmt::Wgmma { c, a, b, .. } => {
+                    self.access(c);
+                    self.access(&a.at);
+                    self.access(&b.at);
+                }
+                LStmt::WgmmaFence { acc, .. } | LStmt::WgmmaWait { acc, .. } => self.access(acc),
+                LStmt::FenceMbarInit
+                | LStmt::WgmmaCommit
+                | LStmt::SetMaxNReg { .. }
+                | LStmt::Barrier
+                | LStmt::Comment(_) => {}
             }
         }
     }

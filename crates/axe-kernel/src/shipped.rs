@@ -5,9 +5,10 @@
 use axe_xla::{ArrayShape, PrimitiveType};
 
 use crate::desc::Kernel;
+use crate::dispatch::Target;
 use crate::dtype::DType;
 use crate::error::{overflow, KernelError, Result};
-use crate::gemm_kernel::gemm_kernel;
+use crate::gemm_kernel::{gemm_kernel, Gemm};
 use crate::relayout::relayout_kernel;
 use crate::softmax::softmax_kernel;
 
@@ -97,7 +98,14 @@ impl Shipped {
     /// `gemm`: `C[M,N] (f32) += A[M,K] · B` with B given as `[N,K]` (params `a`, `b`, `c`; `c` starts at
     /// zero for `C = A·B`).
     pub fn gemm(m: u64, n: u64, k: u64, dtype: DType) -> Result<Shipped> {
-        let g = gemm_kernel(m, n, k, dtype)?;
+        Shipped::gemm_for(m, n, k, dtype, Target::Sm80)
+    }
+
+    /// [`Shipped::gemm`] as shipped for `target`: on sm_90a, when M, N and K are multiples of 128, 256
+    /// and 64, the copy-engine and wgmma kernel ([`crate::gemm_hopper`]); else the `mma.sync` one
+    /// ([`crate::gemm_kernel`]).
+    pub fn gemm_for(m: u64, n: u64, k: u64, dtype: DType, target: Target) -> Result<Shipped> {
+        let g = gemm_for(m, n, k, dtype, target)?;
         let t = primitive(dtype)?;
         Ok(Shipped {
             describe: format!("gemm {m}×{n}×{k} {dtype} (C f32 = A · B, B given as [N,K])"),
@@ -126,5 +134,16 @@ impl Shipped {
             ],
             kernel: g.kernel,
         })
+    }
+}
+
+/// The gemm kernel shipped for `target` (see [`Shipped::gemm_for`]).
+pub fn gemm_for(m: u64, n: u64, k: u64, dtype: DType, target: Target) -> Result<Gemm> {
+    use crate::gemm_hopper::{gemm_kernel_hopper, TILE_K, TILE_M, TILE_N};
+    let fits = m.is_multiple_of(TILE_M) && n.is_multiple_of(TILE_N) && k.is_multiple_of(TILE_K);
+    if target == Target::Sm90a && fits && m > 0 && n > 0 && k > 0 {
+        gemm_kernel_hopper(m, n, k, dtype)
+    } else {
+        gemm_kernel(m, n, k, dtype)
     }
 }

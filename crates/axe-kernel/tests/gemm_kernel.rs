@@ -37,22 +37,7 @@ fn check_major(m: u64, n: u64, k: u64, d: DType, target: Target, major: BMajor) 
         RunLimits::default(),
     )
     .unwrap();
-    let got = decode_f32(&out[2]);
-    let a64: Vec<f64> = a.iter().map(|&v| f64::from(v)).collect();
-    let b64: Vec<f64> = b.iter().map(|&v| f64::from(v)).collect();
-    let want = gemm_reference(m, n, k, &a64, &b64).unwrap();
-    let k = k as usize;
-    for (x, (g, w)) in got.iter().zip(&want).enumerate() {
-        let (i, j) = (x / n as usize, x % n as usize);
-        let mag: f64 = (0..k)
-            .map(|kk| (a64[i * k + kk] * b64[j * k + kk]).abs())
-            .sum();
-        let tol = (k as f64 + 1.0) * 2f64.powi(-24) * mag + 1e-30;
-        assert!(
-            (f64::from(*g) - w).abs() <= tol,
-            "C[{i}, {j}] = {g}, the reference is {w} (tolerance {tol})"
-        );
-    }
+    numbers::assert_gemm_close(&decode_f32(&out[2]), &a, &b, m, n, k);
     p
 }
 

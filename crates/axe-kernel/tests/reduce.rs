@@ -326,6 +326,7 @@ fn a_shuffle_some_lanes_skip_is_a_divergence_error() {
         body,
         decisions: vec![],
         min_ctas_per_sm: 0,
+        tensor_maps: Vec::new(),
     };
     // Whole warps: fine.
     run(&prog(vec![shfl.clone()]), vec![], RunLimits::default()).unwrap();

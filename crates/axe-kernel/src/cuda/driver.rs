@@ -68,6 +68,24 @@ pub(super) struct Api {
     pub(super) event_elapsed: unsafe extern "C" fn(*mut f32, CuEvent, CuEvent) -> CuResult,
     pub(super) event_destroy: unsafe extern "C" fn(CuEvent) -> CuResult,
     pub(super) error_name: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    /// `cuTensorMapEncodeTiled` (CUDA 12 drivers and newer; `None` on older ones).
+    #[allow(clippy::type_complexity)]
+    pub(super) encode_tiled: Option<
+        unsafe extern "C" fn(
+            *mut c_void,
+            c_int,
+            c_uint,
+            *mut c_void,
+            *const u64,
+            *const u64,
+            *const c_uint,
+            *const c_uint,
+            c_int,
+            c_int,
+            c_int,
+            c_int,
+        ) -> CuResult,
+    >,
     pub(super) error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     // Keeps the library (and so every pointer above) alive.
     pub(super) _lib: libloading::Library,
@@ -129,6 +147,10 @@ impl Api {
             event_destroy: sym!(b"cuEventDestroy_v2\0"),
             error_name: sym!(b"cuGetErrorName\0"),
             error_string: sym!(b"cuGetErrorString\0"),
+            // SAFETY: the symbol's type is the driver API's documented signature for that name.
+            encode_tiled: unsafe { lib.get(b"cuTensorMapEncodeTiled\0") }
+                .ok()
+                .map(|s| *s),
             _lib: lib,
         })
     }

@@ -11,7 +11,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::Arc;
 
 use crate::error::{KernelError, Result};
-use crate::ir::Program;
+use crate::ir::{Program, TensorMap};
 
 mod driver;
 use driver::*;
@@ -79,7 +79,14 @@ pub struct Geometry {
     pub threads: u32,
     /// Dynamic shared memory per CTA, in bytes.
     pub shared_bytes: u64,
+    /// Tensor maps the kernel takes after its buffers ([`Gpu::tensor_maps`] encodes them).
+    pub tensor_maps: usize,
 }
+
+/// An encoded TMA tensor map (`CUtensorMap`: 128 opaque bytes, 64-byte aligned), passed by value.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub struct EncodedMap([u64; 16]);
 
 impl Gpu {
     /// Opens GPU `ordinal` (0 for the first) and makes its primary context current on this thread.
@@ -286,9 +293,114 @@ impl Gpu {
         Ok(k)
     }
 
+    /// Encodes program `p`'s tensor maps over its global buffers `params` (in parameter order).
+    pub fn tensor_maps(&self, p: &Program, params: &[&DeviceBuffer]) -> Result<Vec<EncodedMap>> {
+        let globals: Vec<usize> = p
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.space == crate::desc::Space::Global)
+            .map(|(i, _)| i)
+            .collect();
+        p.tensor_maps
+            .iter()
+            .map(|m| {
+                let at = globals.iter().position(|&g| g == m.buf);
+                let buf = at.and_then(|i| params.get(i)).ok_or_else(|| {
+                    cuda_err(format!(
+                        "{}: a tensor map names a buffer that is not a parameter",
+                        p.name
+                    ))
+                })?;
+                self.encode(m, buf, &p.name)
+            })
+            .collect()
+    }
+
+    fn encode(&self, m: &TensorMap, buf: &DeviceBuffer, kernel: &str) -> Result<EncodedMap> {
+        let f = self.api.encode_tiled.ok_or_else(|| {
+            cuda_err(format!(
+                "kernel {kernel} copies with the tensor memory accelerator, but this driver has no cuTensorMapEncodeTiled (CUDA 12 or newer is needed)"
+            ))
+        })?;
+        let dtype = match m.elem_bytes {
+            1 => 0,
+            2 => 1,
+            4 => 2,
+            _ => 4,
+        };
+        let swizzle = match m.swizzle {
+            None => 0,
+            Some(crate::desc::Swizzle::B32) => 1,
+            Some(crate::desc::Swizzle::B64) => 2,
+            Some(crate::desc::Swizzle::B128) => 3,
+        };
+        let rank = m.dims.len();
+        let need: u64 = m.dims.iter().product::<u64>() * u64::from(m.elem_bytes);
+        if need > buf.bytes || rank == 0 || rank > 5 || m.box_dims.len() != rank {
+            return Err(cuda_err(format!(
+                "kernel {kernel}: a tensor map of {:?} elements does not fit its {}-byte buffer",
+                m.dims, buf.bytes
+            )));
+        }
+        // Strides in bytes of dims 1.. (dense, row-major).
+        let mut strides = Vec::with_capacity(rank - 1);
+        let mut s = u64::from(m.elem_bytes);
+        for d in &m.dims[..rank - 1] {
+            s *= d;
+            strides.push(s);
+        }
+        let ones = vec![1u32; rank];
+        let mut out = EncodedMap([0; 16]);
+        // SAFETY: every pointer is to a live local of the length the rank says; the device address is
+        // a live allocation of at least the map's bytes (checked above).
+        let r = unsafe {
+            f(
+                (&mut out as *mut EncodedMap).cast(),
+                dtype,
+                rank as u32,
+                buf.ptr as *mut c_void,
+                m.dims.as_ptr(),
+                strides.as_ptr(),
+                m.box_dims.as_ptr(),
+                ones.as_ptr(),
+                0,
+                swizzle,
+                3,
+                0,
+            )
+        };
+        self.api.check(r, || {
+            format!(
+                "encoding a tensor map ({:?} elements of {} bytes, box {:?}) for kernel {kernel}",
+                m.dims, m.elem_bytes, m.box_dims
+            )
+        })?;
+        Ok(out)
+    }
+
     /// Launches `k` with `geo` on global buffers `params` (in the kernel's parameter order), without
-    /// waiting for it.
+    /// waiting for it. A kernel that takes tensor maps is launched by [`Gpu::launch_mapped`].
     pub fn launch(&self, k: &Kernel, geo: Geometry, params: &[&DeviceBuffer]) -> Result<()> {
+        self.launch_mapped(k, geo, params, &[])
+    }
+
+    /// [`Gpu::launch`] with the kernel's encoded tensor maps ([`Gpu::tensor_maps`]).
+    pub fn launch_mapped(
+        &self,
+        k: &Kernel,
+        geo: Geometry,
+        params: &[&DeviceBuffer],
+        maps: &[EncodedMap],
+    ) -> Result<()> {
+        if maps.len() != geo.tensor_maps {
+            return Err(cuda_err(format!(
+                "kernel {} takes {} tensor maps; {} were given",
+                k.name,
+                geo.tensor_maps,
+                maps.len()
+            )));
+        }
         let shared = u32::try_from(geo.shared_bytes)
             .map_err(|_| cuda_err(format!("{} bytes of shared memory", geo.shared_bytes)))?;
         if geo.shared_bytes > DEFAULT_DYNAMIC_SHARED {
@@ -310,8 +422,13 @@ impl Gpu {
             )?;
         }
         let mut ptrs: Vec<CuPtr> = params.iter().map(|b| b.ptr).collect();
+        let mut maps = maps.to_vec();
         let mut args: Vec<*mut c_void> =
             ptrs.iter_mut().map(|p| (p as *mut CuPtr).cast()).collect();
+        args.extend(
+            maps.iter_mut()
+                .map(|m| (m as *mut EncodedMap).cast::<c_void>()),
+        );
         // SAFETY: one pointer-sized argument per kernel parameter, each pointing at a live local; the
         // caller passes the kernel's own global buffers in order.
         let r = unsafe {
@@ -391,7 +508,8 @@ impl Gpu {
             .map(|g| self.upload(g))
             .collect::<Result<Vec<_>>>()?;
         let refs: Vec<&DeviceBuffer> = bufs.iter().collect();
-        self.launch(&k, geo, &refs)?;
+        let maps = self.tensor_maps(p, &refs)?;
+        self.launch_mapped(&k, geo, &refs, &maps)?;
         self.sync(&format!("kernel {}", p.name))?;
         bufs.iter().map(|b| self.read(b, b.bytes)).collect()
     }
@@ -451,6 +569,7 @@ pub fn geometry(p: &Program) -> Result<Geometry> {
         grid: p.launch.grid,
         threads: p.launch.threads,
         shared_bytes: p.shared_bytes,
+        tensor_maps: p.tensor_maps.len(),
     })
 }
 

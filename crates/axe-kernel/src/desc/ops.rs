@@ -1,6 +1,6 @@
 //! Operators: what a call computes ([`Op`]), with the pointwise functions and constants they take.
 
-use super::Tensor;
+use super::{Mbar, Tensor};
 
 /// A scalar constant.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,8 +43,7 @@ pub enum BinaryOp {
 
 /// An operator. Every operand tensor has the destination's logical shape.
 ///
-/// Later operators (`reduce`, `gemm`, `copy_async` with mbarrier completion) join this enum; dispatch,
-/// lowering and the backends are keyed by [`Op::kind`], so each is a new variant set, not a rewrite.
+/// Dispatch, lowering and the backends are keyed by [`Op::kind`]: a new operator is a new variant set.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
     /// `dst[x] = src[x]` for every logical index `x` (same dtype).
@@ -99,6 +98,16 @@ pub enum Op {
         /// The reduced dims, ascending.
         dims: Vec<usize>,
     },
+    /// `dst[x] = src[x]` asynchronously: the copy's bytes complete a transaction on mbarrier `bar`, and
+    /// `dst` holds them once a thread has waited for the phase they complete (see [`crate::tma`]).
+    CopyAsync {
+        /// Destination (shared memory).
+        dst: Tensor,
+        /// Source (global memory).
+        src: Tensor,
+        /// The mbarrier whose phase the copy completes.
+        bar: Mbar,
+    },
     /// `c[i, j] += Σ_k a[i, k] · b[k, j]`, products and sums in f32: see [`crate::gemm`].
     Gemm {
         /// The accumulator `[M, N]` (f32), read and written.
@@ -111,10 +120,11 @@ pub enum Op {
 }
 
 impl Op {
-    /// The operator's name (`copy`, `fill`, `unary`, `binary`, `cast`, `reduce`, `gemm`).
+    /// The operator's name (`copy`, `copy_async`, `fill`, `unary`, `binary`, `cast`, `reduce`, `gemm`).
     pub fn kind(&self) -> &'static str {
         match self {
             Op::Copy { .. } => "copy",
+            Op::CopyAsync { .. } => "copy_async",
             Op::Fill { .. } => "fill",
             Op::Unary { .. } => "unary",
             Op::Binary { .. } => "binary",
@@ -128,6 +138,7 @@ impl Op {
     pub fn dst(&self) -> &Tensor {
         match self {
             Op::Copy { dst, .. }
+            | Op::CopyAsync { dst, .. }
             | Op::Fill { dst, .. }
             | Op::Unary { dst, .. }
             | Op::Binary { dst, .. }
@@ -141,6 +152,7 @@ impl Op {
     pub fn sources(&self) -> Vec<&Tensor> {
         match self {
             Op::Copy { src, .. }
+            | Op::CopyAsync { src, .. }
             | Op::Unary { src, .. }
             | Op::Cast { src, .. }
             | Op::Reduce { src, .. } => vec![src],

@@ -41,6 +41,7 @@ impl Machine<'_> {
                     match stops[l] {
                         Stop::Barrier(p) => format!("at the barrier #{p}"),
                         Stop::Collective(p) => format!("at the warp-wide instruction #{p}"),
+                        Stop::Wait(p) => format!("waiting on an mbarrier at #{p}"),
                         Stop::End => "at the end".to_string(),
                     }
                 ),

@@ -36,3 +36,24 @@ pub fn decode_f32(b: &[u8]) -> Vec<f32> {
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
 }
+
+/// Asserts `got` (`[M, N]` row-major) is `A·B` (A `[M, K]` row-major, B column-major as `[N, K]`)
+/// within the f32 accumulation bound `(K + 1)·2⁻²⁴·Σ|a·b|` of each element.
+pub fn assert_gemm_close(got: &[f32], a: &[f32], b: &[f32], m: u64, n: u64, k: u64) {
+    let a64: Vec<f64> = a.iter().map(|&v| f64::from(v)).collect();
+    let b64: Vec<f64> = b.iter().map(|&v| f64::from(v)).collect();
+    let want = axe_kernel::gemm_kernel::gemm_reference(m, n, k, &a64, &b64).unwrap();
+    let k = k as usize;
+    assert_eq!(got.len(), want.len());
+    for (x, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (i, j) = (x / n as usize, x % n as usize);
+        let mag: f64 = (0..k)
+            .map(|kk| (a64[i * k + kk] * b64[j * k + kk]).abs())
+            .sum();
+        let tol = (k as f64 + 1.0) * 2f64.powi(-24) * mag + 1e-30;
+        assert!(
+            (f64::from(*g) - w).abs() <= tol,
+            "C[{i}, {j}] = {g}, the reference is {w} (tolerance {tol})"
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! Emission of Hopper's asynchronous statements: mbarriers, the copy engine (TMA), wgmma and
+//! `setmaxnreg`, as inline PTX.
+
+use std::fmt::Write;
+
+use super::{ex, raw_addr, Ix};
+use crate::desc::Swizzle;
+use crate::dtype::DType;
+use crate::ir::{Access, LStmt, Program, SmemDesc};
+
+/// Declarations the statements below use: the tensor map's by-value type, shared addresses and wgmma
+/// descriptors.
+pub(super) const PRELUDE: &str = r#"struct __align__(64) AxeTensorMap { unsigned long long v[16]; };
+__device__ __forceinline__ unsigned axe_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ unsigned long long axe_wgmma_desc(unsigned addr, unsigned sbo, unsigned long long mode) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(sbo >> 4) << 32) | (mode << 62);
+}
+"#;
+
+/// The wgmma descriptor's swizzle mode.
+fn mode(s: Swizzle) -> u32 {
+    match s {
+        Swizzle::B128 => 1,
+        Swizzle::B64 => 2,
+        Swizzle::B32 => 3,
+    }
+}
+
+fn smem(prog: &Program, a: &Access, n: Ix) -> String {
+    format!("axe_smem({})", raw_addr(prog, a, n))
+}
+
+fn fence_operands(prog: &Program, acc: &Access, regs: u32, pad: &str, n: Ix, s: &mut String) {
+    let _ = writeln!(
+        s,
+        "{pad}{{ float* mc = reinterpret_cast<float*>({});\n{pad}  #pragma unroll\n{pad}  for (int i = 0; i < {regs}; ++i) asm volatile(\"\" : \"+f\"(mc[i]) :: \"memory\"); }}",
+        raw_addr(prog, acc, n)
+    );
+}
+
+fn desc(prog: &Program, d: &SmemDesc, n: Ix) -> String {
+    format!(
+        "axe_wgmma_desc({}, {}u, {}ull)",
+        smem(prog, &d.at, n),
+        d.sbo,
+        mode(d.swizzle)
+    )
+}
+
+/// Emits `st` if it is one of Hopper's statements; false otherwise.
+pub(super) fn stmt(prog: &Program, st: &LStmt, pad: &str, n: Ix, s: &mut String) -> bool {
+    match st {
+        LStmt::MbarInit { bar, count } => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"({}), \"r\"({count}u) : \"memory\");",
+                smem(prog, bar, n)
+            );
+        }
+        LStmt::FenceMbarInit => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");"
+            );
+        }
+        LStmt::MbarArrive { bar } => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: \"r\"({}) : \"memory\");",
+                smem(prog, bar, n)
+            );
+        }
+        LStmt::MbarExpectTx { bar, bytes } => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\" :: \"r\"({}), \"r\"({bytes}u) : \"memory\");",
+                smem(prog, bar, n)
+            );
+        }
+        LStmt::MbarWait { bar, parity } => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"{{\\n.reg .pred P1;\\nAXE_WAIT:\\nmbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\\n@P1 bra AXE_DONE;\\nbra AXE_WAIT;\\nAXE_DONE:\\n}}\" :: \"r\"({}), \"r\"((unsigned)({})) : \"memory\");",
+                smem(prog, bar, n),
+                ex(parity, n)
+            );
+        }
+        LStmt::TmaLoad {
+            map, dst, src, bar, ..
+        } => {
+            let Some(m) = prog.tensor_maps.get(*map) else {
+                let _ = writeln!(s, "{pad}#error \"tensor map {map} is missing\"");
+                return true;
+            };
+            let el = format!("(({}) / {})", ex(&src.byte, n), m.elem_bytes);
+            let d0 = m.dims.first().copied().unwrap_or(1);
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {{%2, %3}}], [%4];\"\n{pad}    :: \"r\"({}), \"l\"((unsigned long long)&tmap{map}), \"r\"((int)({el} % {d0})), \"r\"((int)({el} / {d0})), \"r\"({}) : \"memory\");",
+                smem(prog, dst, n),
+                smem(prog, bar, n)
+            );
+        }
+        LStmt::Wgmma {
+            dtype,
+            n: cols,
+            c,
+            a,
+            b,
+            ..
+        } => {
+            let ty = if *dtype == DType::BF16 { "bf16" } else { "f16" };
+            let regs = cols / 2;
+            let list: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
+            let outs: Vec<String> = (0..regs).map(|i| format!("\"+f\"(mc[{i}])")).collect();
+            let _ = writeln!(
+                s,
+                "{pad}{{\n{pad}  float* mc = reinterpret_cast<float*>({});\n{pad}  const unsigned long long da = {};\n{pad}  const unsigned long long db = {};",
+                raw_addr(prog, c, n),
+                desc(prog, a, n),
+                desc(prog, b, n)
+            );
+            let _ = writeln!(
+                s,
+                "{pad}  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, 0;\\nwgmma.mma_async.sync.aligned.m64n{cols}k16.f32.{ty}.{ty} {{{}}}, %{}, %{}, p, 1, 1, 0, 0;\\n}}\"\n{pad}      : {}\n{pad}      : \"l\"(da), \"l\"(db));\n{pad}}}",
+                list.join(", "),
+                regs,
+                regs + 1,
+                outs.join(", ")
+            );
+        }
+        LStmt::WgmmaFence { acc, regs } => {
+            fence_operands(prog, acc, *regs, pad, n, s);
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");"
+            );
+        }
+        LStmt::WgmmaCommit => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");"
+            );
+        }
+        LStmt::WgmmaWait { pending, acc, regs } => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"wgmma.wait_group.sync.aligned {pending};\" ::: \"memory\");"
+            );
+            fence_operands(prog, acc, *regs, pad, n, s);
+        }
+        LStmt::SetMaxNReg { inc, regs } => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"setmaxnreg.{}.sync.aligned.u32 {regs};\");",
+                if *inc { "inc" } else { "dec" }
+            );
+        }
+        _ => return false,
+    }
+    true
+}

@@ -1,0 +1,298 @@
+//! Hopper's asynchronous machinery in the interpreter: mbarriers (arrivals, transaction bytes,
+//! phases), the copy engine (a box copied when it is issued, its bytes completing a transaction) and
+//! wgmma (run when the whole warpgroup reached it).
+//!
+//! Bytes the copy engine wrote stay *pending* on the mbarrier phase their transaction completes: a
+//! thread may read them only after it waited for that phase (or after a CTA barrier that follows the
+//! phase's completion); reading them earlier is reported as a missing wait.
+
+use std::collections::HashMap;
+
+use super::{Machine, Num};
+use crate::desc::Space;
+use crate::dtype::DType;
+use crate::error::{KernelError, Result};
+use crate::expr::Expr;
+use crate::ir::{Access, LStmt};
+
+/// Marks a shared byte no copy is pending on.
+pub(super) const CLEAR: u64 = u64::MAX;
+/// The call index of statements outside operator calls (mbarrier statements).
+pub(super) const SYNC: usize = usize::MAX;
+
+/// One mbarrier's state.
+#[derive(Debug, Clone)]
+struct Bar {
+    count: u32,
+    pending: u32,
+    tx: i64,
+    completed: u64,
+}
+
+/// The CTA's mbarriers and what each thread has seen of them.
+#[derive(Debug, Default)]
+pub(super) struct Async {
+    bars: HashMap<usize, Bar>,
+    seen: Vec<HashMap<usize, u64>>,
+    /// Per shared byte: `(mbarrier << 32) | phase` of the copy that wrote it, or [`CLEAR`].
+    pub(super) pending: Vec<u64>,
+}
+
+impl Async {
+    /// A fresh state for a CTA of `threads` threads and `shared` bytes.
+    pub(super) fn new(threads: usize, shared: usize) -> Async {
+        Async {
+            bars: HashMap::new(),
+            seen: vec![HashMap::new(); threads],
+            pending: vec![CLEAR; shared],
+        }
+    }
+
+    fn complete(b: &mut Bar) {
+        if b.pending == 0 && b.tx == 0 {
+            b.completed += 1;
+            b.pending = b.count;
+        }
+    }
+
+    /// Whether thread `t` may read a byte marked `mark`.
+    pub(super) fn visible(&self, t: usize, mark: u64) -> bool {
+        let (key, phase) = ((mark >> 32) as usize, mark & 0xffff_ffff);
+        self.seen
+            .get(t)
+            .and_then(|s| s.get(&key))
+            .is_some_and(|&c| c > phase)
+    }
+
+    /// At a CTA barrier: bytes of completed phases become visible to every thread.
+    pub(super) fn barrier(&mut self) {
+        let bars = &self.bars;
+        for m in self.pending.iter_mut().filter(|m| **m != CLEAR) {
+            let (key, phase) = ((*m >> 32) as usize, *m & 0xffff_ffff);
+            if bars.get(&key).is_some_and(|b| b.completed > phase) {
+                *m = CLEAR;
+            }
+        }
+    }
+}
+
+impl Machine<'_> {
+    /// The mbarrier at `bar`: its physical shared byte.
+    fn bar_key(&self, bar: &Access, vars: &[i64], call: usize) -> Result<usize> {
+        let (kind, _, at) = self.locate(bar, 8, vars, call, true)?;
+        if kind != 1 {
+            return Err(self.sync_err(call, "an mbarrier lives in shared memory".into()));
+        }
+        Ok(at)
+    }
+
+    fn sync_err(&self, call: usize, message: String) -> KernelError {
+        KernelError::Run {
+            op: self.op_name(call),
+            message: format!("thread {} of CTA {}: {message}", self.tid, self.cta),
+        }
+    }
+
+    fn bar_mut(&mut self, key: usize, call: usize) -> Result<&mut Bar> {
+        if !self.asy.bars.contains_key(&key) {
+            return Err(self.sync_err(
+                call,
+                format!("the mbarrier at shared byte {key} is used before it is initialised"),
+            ));
+        }
+        self.asy
+            .bars
+            .get_mut(&key)
+            .ok_or_else(|| KernelError::Invalid("mbarrier vanished".into()))
+    }
+
+    /// Whether the wait `s` of the running thread is satisfied (then the thread has seen the phase).
+    pub(super) fn wait_ready(&mut self, s: &LStmt, vars: &[i64]) -> Result<bool> {
+        let LStmt::MbarWait { bar, parity } = s else {
+            return Ok(true);
+        };
+        let key = self.bar_key(bar, vars, SYNC)?;
+        let p = self.eval(parity, vars, None)?;
+        let completed = self.bar_mut(key, SYNC)?.completed;
+        if (completed & 1) as i64 == (p & 1) {
+            return Ok(false);
+        }
+        let t = self.tid as usize;
+        if let Some(s) = self.asy.seen.get_mut(t) {
+            s.insert(key, completed);
+        }
+        Ok(true)
+    }
+
+    /// The asynchronous statements one thread runs by itself; false for others.
+    pub(super) fn async_mem(&mut self, s: &LStmt, vars: &[i64]) -> Result<bool> {
+        match s {
+            LStmt::MbarInit { bar, count } => {
+                let key = self.bar_key(bar, vars, SYNC)?;
+                self.asy.bars.insert(
+                    key,
+                    Bar {
+                        count: *count,
+                        pending: *count,
+                        tx: 0,
+                        completed: 0,
+                    },
+                );
+            }
+            LStmt::MbarArrive { bar } => {
+                let key = self.bar_key(bar, vars, SYNC)?;
+                let b = self.bar_mut(key, SYNC)?;
+                b.pending = b.pending.saturating_sub(1);
+                Async::complete(b);
+            }
+            LStmt::MbarExpectTx { bar, bytes } => {
+                let key = self.bar_key(bar, vars, SYNC)?;
+                self.bar_mut(key, SYNC)?.tx += i64::from(*bytes);
+            }
+            LStmt::TmaLoad {
+                call,
+                map,
+                dst,
+                src,
+                bar,
+            } => self.tma_load(*call, *map, dst, src, bar, vars)?,
+            LStmt::FenceMbarInit
+            | LStmt::WgmmaFence { .. }
+            | LStmt::WgmmaCommit
+            | LStmt::WgmmaWait { .. }
+            | LStmt::SetMaxNReg { .. } => {}
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn tma_load(
+        &mut self,
+        call: usize,
+        map: usize,
+        dst: &Access,
+        src: &Access,
+        bar: &Access,
+        vars: &[i64],
+    ) -> Result<()> {
+        let m = self
+            .prog
+            .tensor_maps
+            .get(map)
+            .cloned()
+            .ok_or_else(|| self.sync_err(call, format!("tensor map {map} does not exist")))?;
+        let (&[d0, d1], &[b0, b1]) = (&m.dims[..], &m.box_dims[..]) else {
+            return Err(self.sync_err(call, "tensor maps here are two-dimensional".into()));
+        };
+        let (b0, b1) = (u64::from(b0), u64::from(b1));
+        if src.buf != m.buf
+            || self.prog.buffers.get(dst.buf).map(|b| b.space) != Some(Space::Shared(m.swizzle))
+        {
+            return Err(self.sync_err(
+                call,
+                "the copy's buffers are not the tensor map's (global) and a shared buffer of its swizzle".into(),
+            ));
+        }
+        let eb = i64::from(m.elem_bytes);
+        let origin = self.eval(&src.byte, vars, Some(call))?;
+        let el = origin / eb;
+        let (x, y) = (el.rem_euclid(d0 as i64) as u64, (el / d0 as i64) as u64);
+        if origin < 0 || origin % eb != 0 || x + b0 > d0 || y + b1 > d1 {
+            return Err(self.sync_err(
+                call,
+                format!(
+                    "the {b1}×{b0} box at ({y}, {x}) leaves the [{d1}, {d0}] array of its tensor map (the copy engine would fill zeros there)"
+                ),
+            ));
+        }
+        let key = self.bar_key(bar, vars, call)?;
+        let phase = self.bar_mut(key, call)?.completed;
+        let d = self.eval(&dst.byte, vars, Some(call))?;
+        let e = m.elem_bytes as usize;
+        for r in 0..b1 {
+            for c in 0..b0 {
+                let g = (((y + r) * d0 + x + c) * u64::from(m.elem_bytes)) as usize;
+                let bytes = self.globals[m.buf]
+                    .get(g..g + e)
+                    .ok_or_else(|| self.sync_err(call, "the box leaves its buffer".into()))?
+                    .to_vec();
+                let at = Access {
+                    buf: dst.buf,
+                    byte: Expr::Const(d + ((r * b0 + c) as i64) * eb),
+                };
+                let (_, _, p) = self.locate(&at, e, vars, call, true)?;
+                self.shared[p..p + e].copy_from_slice(&bytes);
+                for q in p..p + e {
+                    self.asy.pending[q] = (key as u64) << 32 | (phase & 0xffff_ffff);
+                }
+            }
+        }
+        let b = self.bar_mut(key, call)?;
+        b.tx -= (b0 * b1) as i64 * eb;
+        Async::complete(b);
+        Ok(())
+    }
+
+    /// The wgmma of warpgroup `g` (threads `128g..128g+128`, all at it): C += A·B, A `64×16` and B
+    /// `16×n` read through their descriptors, C in each thread's accumulator fragment; each element a
+    /// chain of f32 fused multiply-adds in ascending k.
+    pub(super) fn wgmma(&mut self, s: &LStmt, g: usize, vars: &[Vec<i64>]) -> Result<()> {
+        let LStmt::Wgmma {
+            call,
+            dtype,
+            n,
+            c,
+            a,
+            b,
+        } = s
+        else {
+            return Ok(());
+        };
+        let (call, n) = (*call, *n as usize);
+        let first = g * 128;
+        self.tid = first as i64;
+        let eb = i64::from(dtype.bytes());
+        let read = |m: &mut Self, d: &crate::ir::SmemDesc, rows: usize| -> Result<Vec<f32>> {
+            let span = d.swizzle.bytes() as i64;
+            let mut v = vec![0f32; rows * 16];
+            for r in 0..rows {
+                for k in 0..16 {
+                    let at = Access {
+                        buf: d.at.buf,
+                        byte: d.at.byte.clone().plus(Expr::Const(
+                            (r as i64 / 8) * i64::from(d.sbo) + (r as i64 % 8) * span + k * eb,
+                        )),
+                    };
+                    let bytes = m.read(&at, eb as usize, &vars[first], call)?;
+                    v[r * 16 + k as usize] = Num::decode(*dtype, &bytes).f() as f32;
+                }
+            }
+            Ok(v)
+        };
+        let am = read(self, a, 64)?;
+        let bm = read(self, b, n)?;
+        for t in 0..128usize {
+            let (w, l) = (t / 32, t % 32);
+            self.tid = (first + t) as i64;
+            for j in 0..n / 8 {
+                for i in 0..2 {
+                    for e in 0..2 {
+                        let (row, col) = (16 * w + 8 * i + l / 4, 8 * j + 2 * (l % 4) + e);
+                        let reg = (4 * j + 2 * i + e) as i64;
+                        let at = Access {
+                            buf: c.buf,
+                            byte: c.byte.clone().plus(Expr::Const(reg * 4)),
+                        };
+                        let old = self.read(&at, 4, &vars[first + t], call)?;
+                        let mut acc = Num::decode(DType::F32, &old).f() as f32;
+                        for k in 0..16 {
+                            acc = am[row * 16 + k].mul_add(bm[col * 16 + k], acc);
+                        }
+                        self.write(&at, &acc.to_le_bytes(), &vars[first + t], call)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
