@@ -502,3 +502,71 @@ fn softmax_and_gemm_run_on_the_interpreter() {
         "{err}"
     );
 }
+
+#[test]
+fn run_takes_the_program_a_target_ships() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    // Small integers in bf16: every f32 sum is exact, so both programs give the same bytes.
+    let (m, n, k) = (128usize, 256usize, 128usize);
+    let val = |i: usize, seed: usize| ((i * 7 + seed) % 5) as f32 - 2.0;
+    let bf16 = |v: f32| ((v.to_bits() >> 16) as u16).to_le_bytes();
+    let a: Vec<u8> = (0..m * k).flat_map(|i| bf16(val(i, 1))).collect();
+    let b: Vec<u8> = (0..n * k).flat_map(|i| bf16(val(i, 3))).collect();
+    std::fs::write(path("a.bin"), a).unwrap();
+    std::fs::write(path("b.bin"), b).unwrap();
+    let mut outs = Vec::new();
+    for target in ["cpu", "sm_90a"] {
+        let out = path(&format!("c-{target}.bin"));
+        let v = json_lines(&[
+            "kernel",
+            "run",
+            "gemm",
+            "--m",
+            "128",
+            "--n",
+            "256",
+            "--k",
+            "128",
+            "--target",
+            target,
+            &path("a.bin"),
+            &path("b.bin"),
+            "-o",
+            &out,
+            "--json",
+        ]);
+        assert_eq!(v[0]["backend"], "cpu");
+        outs.push(std::fs::read(out).unwrap());
+    }
+    assert_eq!(outs[0], outs[1]);
+    // The sm_90a program is the copy-engine and wgmma kernel.
+    let v = &json_lines(&[
+        "kernel", "explain", "gemm", "--m", "128", "--n", "256", "--k", "128", "--target",
+        "sm_90a", "--json",
+    ])[0];
+    let text = v.to_string();
+    assert!(
+        text.contains("copy_async.tma") && text.contains("gemm.wgmma"),
+        "{text}"
+    );
+    let (code, _, err) = run(&[
+        "kernel",
+        "run",
+        "gemm",
+        "--m",
+        "128",
+        "--n",
+        "256",
+        "--k",
+        "128",
+        "--target",
+        "sm_99",
+        &path("a.bin"),
+        &path("b.bin"),
+        "-o",
+        &path("x.bin"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown target"), "{err}");
+}

@@ -8,7 +8,8 @@
 //! **`copy_async.tma`** (sm_90a, and the interpreter) applies when, over `[R, C]`:
 //! - `src` is a strided view of a global buffer: element `(i, j)` at `o + i·S + j` (`S` elements per
 //!   row, a multiple of 16 bytes, dividing the buffer), no replicas — the buffer read as a row-major
-//!   `[elems/S, S]` array is the tensor map, the tensor the box `[R, C]` at its coordinates;
+//!   `[elems/S, S]` array is the tensor map, the tensor the box `[R, C]` at its coordinates (a single
+//!   row, `R = 1`, reads the buffer as one row of all its elements);
 //! - `dst` is a dense row-major tile in shared memory (`(i, j)` at `p + i·C + j`), starting on a whole
 //!   swizzle atom; with a swizzle each row is exactly its span (`C·eb` = 32, 64 or 128 bytes), without
 //!   one `C·eb` is a multiple of 16;
@@ -122,6 +123,12 @@ impl Tma {
             )));
         };
         let gbuf = &ctx.kernel.buffers[src.buffer.0];
+        // One row shows no row stride: the map is then the whole buffer as one row.
+        let s = if r == 1 {
+            i64::try_from(gbuf.elems).map_err(|_| overflow("a buffer"))?
+        } else {
+            s
+        };
         if s < c as i64 || (s * eb) % 16 != 0 || !gbuf.elems.is_multiple_of(s as u64) {
             return Ok(Err(format!(
                 "{}'s rows are {s} elements apart; a tensor map's rows hold at least the box's {c} elements, are a multiple of 16 bytes apart, and divide buffer {} ({} elements)",

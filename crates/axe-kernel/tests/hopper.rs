@@ -88,3 +88,46 @@ fn the_hopper_kernel_compiles_for_sm_90a() {
         eprintln!("{src}\n{}", c.log);
     }
 }
+
+#[test]
+fn wgmma_declines_with_reasons() {
+    use axe_kernel::{KernelBuilder, Launch, Scope, Space, Swizzle};
+    use axe_layout::{Axis, Layout};
+    let build = |c: Layout| {
+        let mut k = KernelBuilder::new(
+            "w",
+            Launch {
+                grid: 1,
+                cluster: 1,
+                threads: 128,
+            },
+        )
+        .unwrap();
+        let sw = Space::Shared(Some(Swizzle::B128));
+        let sa = k.buffer("sa", sw, DType::BF16, 64 * 64).unwrap();
+        let sb = k.buffer("sb", sw, DType::BF16, 64 * 64).unwrap();
+        let r = k.buffer("acc", Space::Registers, DType::F32, 32).unwrap();
+        let m = |e: &[u64], s: &[i64]| Layout::strided(e, s, &[Axis::memory(); 2]).unwrap();
+        let a = k
+            .tensor("A", sa, &[64, 16], m(&[64, 16], &[64, 1]))
+            .unwrap();
+        let b = k
+            .tensor("B", sb, &[16, 64], m(&[16, 64], &[1, 64]))
+            .unwrap();
+        let c = k.tensor("C", r, &[64, 64], c).unwrap();
+        k.gemm(Scope::warpgroups(0..1), &c, &a, &b).unwrap();
+        k.build().unwrap()
+    };
+    let good = lower(
+        &build(axe_kernel::wgmma::accumulator(64).unwrap()),
+        Target::Sm90a,
+    )
+    .unwrap();
+    assert_eq!(good.decisions[0].variant, "gemm.wgmma");
+    // Rows split the other way round between lanes and registers: not the accumulator fragment.
+    let bad: Layout = "S[(4,8,2,8,4,2):(1@warp,4@lane,2@reg,4@reg,1@lane,1@reg)]"
+        .parse()
+        .unwrap();
+    let e = lower(&build(bad), Target::Sm90a).unwrap_err().to_string();
+    assert!(e.contains("not the wgmma accumulator"), "{e}");
+}

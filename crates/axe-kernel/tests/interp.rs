@@ -399,7 +399,11 @@ fn emitted_cuda_names_each_operator_and_variant() {
         "{src}"
     );
     assert!(src.contains("__syncthreads();"));
-    assert!(src.contains("extern __shared__ __align__(128) unsigned char smem[];"));
+    // A 128-byte swizzle's tiles start on 1024-byte atoms: the shared memory is aligned up to one.
+    assert!(
+        src.contains("unsigned char* smem = (unsigned char*)((((unsigned long long)smem_raw) + 1023ull) & ~1023ull);"),
+        "{src}"
+    );
     assert!(
         src.contains(">> 7) & 7LL) << 4"),
         "the 128-byte swizzle is applied: {src}"

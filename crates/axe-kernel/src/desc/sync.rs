@@ -111,7 +111,7 @@ impl KernelBuilder {
 
     /// `setmaxnreg`: the running warpgroup's registers per thread become `regs`.
     pub fn max_registers(&mut self, inc: bool, regs: u32) -> Result<()> {
-        if !(24..=256).contains(&regs) || regs % 8 != 0 {
+        if !(24..=256).contains(&regs) || !regs.is_multiple_of(8) {
             return Err(KernelError::Invalid(format!(
                 "setmaxnreg {regs}: registers per thread must be a multiple of 8 from 24 to 256"
             )));
