@@ -424,11 +424,13 @@ impl KernelBuilder {
         if let Op::Gemm { c, a, b } = &op {
             crate::gemm::check_shapes(&label, c, a, b)?;
         }
-        for s in op
-            .sources()
-            .into_iter()
-            .filter(|_| !matches!(op, Op::Gemm { .. }))
-        {
+        crate::bits::check_shapes(&label, &op)?;
+        for s in op.sources().into_iter().filter(|_| {
+            !matches!(
+                op,
+                Op::Gemm { .. } | Op::PackBits { .. } | Op::UnpackBits { .. }
+            )
+        }) {
             if s.shape != dst.shape && !matches!(op, Op::Reduce { .. }) {
                 return Err(KernelError::Invalid(format!(
                     "{label}: source {} has shape {:?}, the destination {} has {:?}",

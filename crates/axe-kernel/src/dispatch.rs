@@ -206,6 +206,7 @@ impl Registry {
         variants.extend(crate::ldmatrix::variants());
         variants.extend(crate::tma::variants());
         variants.extend(crate::wgmma::variants());
+        variants.extend(crate::bits::variants());
         variants.sort_by_key(|v| std::cmp::Reverse(v.priority()));
         Registry { variants }
     }

@@ -256,6 +256,15 @@ fn compute(f: &Compute, args: &[String]) -> String {
             }
         }
         Compute::Cast { from, to } => from_double(*to, &to_double(*from, &args[0])),
+        Compute::OrBit { bit, .. } => format!(
+            "(int)(((unsigned){}) | ((((unsigned){}) & 1u) << {bit}))",
+            args[0], args[1]
+        ),
+        Compute::Bit { bit, out } => format!(
+            "({})((((unsigned){}) >> {bit}) & 1u)",
+            c_type(*out),
+            args[0]
+        ),
         Compute::MulAdd(d) => format!(
             "fmaf((float){}, (float){}, {})",
             to_double(*d, &args[1]),
@@ -397,6 +406,29 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
                     regs.join(", "),
                     dst.len(),
                     outs.join(", ")
+                );
+            }
+            LStmt::Ballot {
+                dst,
+                src,
+                bytes,
+                bit,
+                keep,
+                ..
+            } => {
+                let v = format!(
+                    "*reinterpret_cast<const {}*>({})",
+                    vector_type(*bytes),
+                    addr(prog, src, n)
+                );
+                let p = match bit {
+                    None => format!("{v} != 0"),
+                    Some(b) => format!("((({v}) >> {b}) & 1u) != 0"),
+                };
+                let _ = writeln!(
+                    s,
+                    "{pad}{{ const unsigned w = __ballot_sync(0xffffffffu, {p}); if ((threadIdx.x & 31u) == {keep}u) *reinterpret_cast<unsigned*>({}) = w; }}",
+                    addr(prog, dst, n)
                 );
             }
             LStmt::Barrier => {

@@ -81,7 +81,8 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
             LStmt::Shuffle { .. }
             | LStmt::Mma { .. }
             | LStmt::LdMatrix { .. }
-            | LStmt::Wgmma { .. } => out.push(Ins::Collective(s)),
+            | LStmt::Wgmma { .. }
+            | LStmt::Ballot { .. } => out.push(Ins::Collective(s)),
             LStmt::MbarWait { .. } => out.push(Ins::Wait(s)),
             LStmt::MbarInit { .. }
             | LStmt::FenceMbarInit
@@ -572,6 +573,11 @@ fn compute(f: &Compute, v: &[Num]) -> Num {
             }))
         }
         (Compute::Cast { .. }, [x]) => *x,
+        (Compute::Bit { bit, .. }, [x]) => Num::I(((x.f() as i64 as u32) >> bit & 1).into()),
+        (Compute::OrBit { bit, .. }, [w, x]) => {
+            let w = w.f() as i64 as u32 | ((x.f() as i64 as u32) & 1) << bit;
+            Num::I(i64::from(w as i32))
+        }
         (Compute::MulAdd(_), [c, a, b]) => Num::F(f64::from(
             (a.f() as f32).mul_add(b.f() as f32, c.f() as f32),
         )),

@@ -25,6 +25,20 @@ pub enum Compute {
     /// `dst = fma(a, b, dst)` in f32 for operands `[dst, a, b]`: `a` and `b` of this dtype (f16, bf16,
     /// f32), `dst` f32, the product and sum rounded once (products of f16 or bf16 are exact in f32).
     MulAdd(DType),
+    /// `(src >> bit) & 1` of a 32-bit word, as `out` (0 or 1).
+    Bit {
+        /// The bit.
+        bit: u32,
+        /// The result's dtype.
+        out: DType,
+    },
+    /// `dst = dst | ((src & 1) << bit)` for operands `[dst, src]`: `dst` a 32-bit word, `src` of `elem`.
+    OrBit {
+        /// The bit.
+        bit: u32,
+        /// The element's dtype.
+        elem: DType,
+    },
     /// Conversion.
     Cast {
         /// From.
@@ -42,6 +56,8 @@ impl Compute {
             Compute::Binary(_, d) => (vec![*d, *d], *d),
             Compute::MulAdd(d) => (vec![DType::F32, *d, *d], DType::F32),
             Compute::Cast { from, to } => (vec![*from], *to),
+            Compute::Bit { out, .. } => (vec![DType::S32], *out),
+            Compute::OrBit { elem, .. } => (vec![DType::S32, *elem], DType::S32),
         }
     }
 }
@@ -146,6 +162,23 @@ pub enum LStmt {
         dst: Vec<Access>,
         /// This lane's row address in shared memory.
         src: Access,
+    },
+    /// `__ballot_sync` by the whole warp: lane `l` contributes bit `l` — its `bytes`-byte register at
+    /// `src` is non-zero (`bit: None`), or that register's bit `bit` is set — and lane `keep` stores the
+    /// 32-bit word at `dst`.
+    Ballot {
+        /// The call it lowers.
+        call: usize,
+        /// The kept word's register (4 bytes).
+        dst: Access,
+        /// Each lane's predicate register.
+        src: Access,
+        /// The predicate register's bytes (1 or 4).
+        bytes: u32,
+        /// Test this bit of the register instead of the whole register.
+        bit: Option<u32>,
+        /// The lane that keeps the word.
+        keep: u32,
     },
     /// CTA barrier.
     Barrier,

@@ -23,6 +23,7 @@
 //! # Ok::<(), axe_kernel::KernelError>(())
 //! ```
 
+pub mod bits;
 pub mod copy;
 #[cfg(feature = "cuda")]
 pub mod cuda;
@@ -48,6 +49,7 @@ pub mod regcopy;
 pub mod registers;
 pub mod regwise;
 pub mod relayout;
+pub mod relayout_bits;
 mod scope;
 pub mod shipped;
 pub mod softmax;

@@ -232,6 +232,7 @@ fn rebase(
             | LStmt::WgmmaWait { .. }
             | LStmt::SetMaxNReg { .. }
             | LStmt::Shuffle { .. }
+            | LStmt::Ballot { .. }
             | LStmt::Mma { .. }
             | LStmt::Let { .. }
             | LStmt::Barrier

@@ -82,7 +82,7 @@ impl Ranges {
                     self.access(src);
                 }
                 LStmt::Store { dst, .. } => self.access(dst),
-                LStmt::Shuffle { dst, src, .. } => {
+                LStmt::Ballot { dst, src, .. } | LStmt::Shuffle { dst, src, .. } => {
                     self.access(dst);
                     self.access(src);
                 }

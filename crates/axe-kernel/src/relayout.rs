@@ -50,7 +50,13 @@ pub fn relayout_kernel_with(src: &ArrayShape, dst: &ArrayShape, max_ctas: u32) -
     }
     // Both sides' element sizes: a layout with an element size (`E(1)` packs pred into bits) counts.
     let (bits, dst_bits) = (axe_xla::element_bits(src), axe_xla::element_bits(dst));
-    if dst_bits != bits || dst_bits % 8 != 0 {
+    if dst_bits % 8 != 0 || bits % 8 != 0 {
+        return match crate::relayout_bits::bits_kernel(src, dst, max_ctas)? {
+            Ok(r) => Ok(r),
+            Err(why) => Err(KernelError::Invalid(format!("{src} -> {dst}: relayout kernels move whole-byte elements, and bit-packed ones as {why} (other bit-packed layouts are moved by `axe relayout` on the CPU)"))),
+        };
+    }
+    if dst_bits != bits {
         return Err(KernelError::Invalid(format!("{dst}: relayout kernels move whole-byte elements of 1, 2, 4 or 8 bytes, not {dst_bits}-bit ones (bit-packed layouts are moved by `axe relayout` on the CPU)")));
     }
     let dtype = u32::try_from(bits)

@@ -108,6 +108,22 @@ pub enum Op {
         /// The mbarrier whose phase the copy completes.
         bar: Mbar,
     },
+    /// `dst[j] = Σ_r (src[r, j] & 1)·2^r` for `src: [32, W]`, `dst: [W]` of 32-bit words: see
+    /// [`crate::bits`].
+    PackBits {
+        /// The words.
+        dst: Tensor,
+        /// The elements, 32 per word.
+        src: Tensor,
+    },
+    /// `dst[r, j] = (src[j] >> r) & 1` for `src: [W]` of 32-bit words, `dst: [32, W]`: see
+    /// [`crate::bits`].
+    UnpackBits {
+        /// The elements, 32 per word.
+        dst: Tensor,
+        /// The words.
+        src: Tensor,
+    },
     /// `c[i, j] += Σ_k a[i, k] · b[k, j]`, products and sums in f32: see [`crate::gemm`].
     Gemm {
         /// The accumulator `[M, N]` (f32), read and written.
@@ -125,6 +141,8 @@ impl Op {
         match self {
             Op::Copy { .. } => "copy",
             Op::CopyAsync { .. } => "copy_async",
+            Op::PackBits { .. } => "pack_bits",
+            Op::UnpackBits { .. } => "unpack_bits",
             Op::Fill { .. } => "fill",
             Op::Unary { .. } => "unary",
             Op::Binary { .. } => "binary",
@@ -139,6 +157,8 @@ impl Op {
         match self {
             Op::Copy { dst, .. }
             | Op::CopyAsync { dst, .. }
+            | Op::PackBits { dst, .. }
+            | Op::UnpackBits { dst, .. }
             | Op::Fill { dst, .. }
             | Op::Unary { dst, .. }
             | Op::Binary { dst, .. }
@@ -153,6 +173,8 @@ impl Op {
         match self {
             Op::Copy { src, .. }
             | Op::CopyAsync { src, .. }
+            | Op::PackBits { src, .. }
+            | Op::UnpackBits { src, .. }
             | Op::Unary { src, .. }
             | Op::Cast { src, .. }
             | Op::Reduce { src, .. } => vec![src],

@@ -30,6 +30,7 @@ impl Machine<'_> {
             LStmt::Shuffle { call, .. } => (*call, "shuffle"),
             LStmt::Mma { call, .. } => (*call, "mma"),
             LStmt::LdMatrix { call, .. } => (*call, "ldmatrix"),
+            LStmt::Ballot { call, .. } => (*call, "ballot"),
             _ => return Err(KernelError::Invalid(format!("#{pc} is not collective"))),
         };
         if let Some(l) = stops.iter().position(|s| *s != Stop::Collective(pc)) {
@@ -68,8 +69,47 @@ impl Machine<'_> {
                 dst,
                 src,
             } => self.ldmatrix(*call, *trans, dst, src, w, vars),
+            LStmt::Ballot {
+                call,
+                dst,
+                src,
+                bytes,
+                bit,
+                keep,
+            } => self.ballot(*call, (dst, src), *bytes, *bit, *keep, w, vars),
             _ => Ok(()),
         }
+    }
+
+    /// Each lane votes (its register non-zero, or its bit `bit` set); lane `keep` stores the word.
+    #[allow(clippy::too_many_arguments)]
+    fn ballot(
+        &mut self,
+        call: usize,
+        (dst, src): (&Access, &Access),
+        bytes: u32,
+        bit: Option<u32>,
+        keep: u32,
+        w: usize,
+        vars: &[Vec<i64>],
+    ) -> Result<()> {
+        let mut word = 0u32;
+        for l in 0..32 {
+            let t = w * 32 + l;
+            self.tid = t as i64;
+            let b = self.read(src, bytes as usize, &vars[t], call)?;
+            let mut v = [0u8; 4];
+            v[..b.len().min(4)].copy_from_slice(&b[..b.len().min(4)]);
+            let v = u32::from_le_bytes(v);
+            let vote = match bit {
+                None => v != 0,
+                Some(k) => (v >> k) & 1 == 1,
+            };
+            word |= u32::from(vote) << l;
+        }
+        let t = w * 32 + keep as usize;
+        self.tid = t as i64;
+        self.write(dst, &word.to_le_bytes(), &vars[t], call)
     }
 
     /// Each lane reads the 16-byte row it supplies; then each lane takes its pairs of the matrices.
