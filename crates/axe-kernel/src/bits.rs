@@ -88,17 +88,20 @@ fn placed(t: &Tensor) -> Result<Placed> {
 /// For the ballot variants: the register each lane holds column `j` of the elements at (the same in
 /// every lane), and the register of word `j` in lane `j mod 32` (per group of 32 words, the same in
 /// every lane); or why the layouts are not the warp's 32×32 transposes.
+/// Each column's register, and each group of 32 words' register.
+type BallotRegisters = (Vec<i64>, Vec<i64>);
+
 fn ballot_registers(
     elems: &Tensor,
     words: &Tensor,
-) -> Result<std::result::Result<(Vec<i64>, Vec<i64>), String>> {
+) -> Result<std::result::Result<BallotRegisters, String>> {
     let no = |m: String| Ok(Err(m));
     let (pe, pw) = match (placed(elems)?, placed(words)?) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return no(e),
     };
     let w = words.shape[0] as usize;
-    if w % 32 != 0 {
+    if !w.is_multiple_of(32) {
         return no(format!(
             "{} holds {w} words; ballots make them 32 at a time",
             words.name

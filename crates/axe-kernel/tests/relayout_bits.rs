@@ -25,7 +25,7 @@ fn check(src: &str, dst: &str, seed: u64) {
         TensorLayout::from_xla(&b).unwrap(),
     );
     let mut x = seed | 1;
-    let mut input: Vec<u8> = (0..r.src_bytes)
+    let input: Vec<u8> = (0..r.src_bytes)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
