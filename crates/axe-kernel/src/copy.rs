@@ -143,8 +143,21 @@ impl Variant for Vector {
                 )))
             }
         };
+        vector_moves(call, ctx, (dst, src, value), self.bytes)
+    }
+}
+
+/// A copy (`src`) or fill (`value`) of `dst` by `bytes`-byte vectors (0: one element) spread over the
+/// call's threads: one `Move` or `Store` per vector and destination replica, or why not.
+pub(crate) fn vector_moves(
+    call: &Call,
+    ctx: &mut Ctx<'_>,
+    (dst, src, value): (&Tensor, Option<&Tensor>, Option<Value>),
+    bytes: u32,
+) -> Result<Outcome> {
+    {
         let eb = dst.dtype.bytes();
-        let bytes = if self.bytes == 0 { eb } else { self.bytes };
+        let bytes = if bytes == 0 { eb } else { bytes };
         if bytes < eb || bytes % eb != 0 {
             return Ok(Outcome::Declined(format!(
                 "{} elements are {eb} bytes, wider than {bytes}-byte vectors",

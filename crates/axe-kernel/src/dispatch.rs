@@ -205,6 +205,7 @@ impl Registry {
         variants.extend(crate::gemm::variants());
         variants.extend(crate::ldmatrix::variants());
         variants.extend(crate::tma::variants());
+        variants.extend(crate::cp_async::variants());
         variants.extend(crate::wgmma::variants());
         variants.extend(crate::bits::variants());
         variants.sort_by_key(|v| std::cmp::Reverse(v.priority()));

@@ -85,6 +85,9 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
             | LStmt::Ballot { .. } => out.push(Ins::Collective(s)),
             LStmt::MbarWait { .. } => out.push(Ins::Wait(s)),
             LStmt::MbarInit { .. }
+            | LStmt::CpAsync { .. }
+            | LStmt::AsyncCommit
+            | LStmt::AsyncWait(_)
             | LStmt::FenceMbarInit
             | LStmt::MbarArrive { .. }
             | LStmt::MbarExpectTx { .. }

@@ -180,6 +180,22 @@ pub enum LStmt {
         /// The lane that keeps the word.
         keep: u32,
     },
+    /// `cp.async`: `bytes` (4, 8 or 16) from global `src` to shared `dst`, asynchronously, in the
+    /// thread's open commit group.
+    CpAsync {
+        /// The call it lowers.
+        call: usize,
+        /// Destination (shared).
+        dst: Access,
+        /// Source (global).
+        src: Access,
+        /// Vector bytes.
+        bytes: u32,
+    },
+    /// `cp.async.commit_group`.
+    AsyncCommit,
+    /// `cp.async.wait_group n`.
+    AsyncWait(u32),
     /// CTA barrier.
     Barrier,
     /// `mbarrier.init`: the mbarrier at `bar` (8 bytes of shared memory) expects `count` arrivals per

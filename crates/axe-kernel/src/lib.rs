@@ -25,6 +25,7 @@
 
 pub mod bits;
 pub mod copy;
+pub mod cp_async;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod desc;

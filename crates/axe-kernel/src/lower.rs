@@ -160,6 +160,8 @@ fn lower_sync(s: &SyncStmt) -> Result<LStmt> {
             bar: at(*bar)?,
             parity: parity.clone(),
         },
+        SyncStmt::Commit => LStmt::AsyncCommit,
+        SyncStmt::WaitGroups { pending } => LStmt::AsyncWait(*pending),
         SyncStmt::MaxRegisters { inc, regs } => LStmt::SetMaxNReg {
             inc: *inc,
             regs: *regs,
@@ -221,6 +223,16 @@ fn rebase(
             LStmt::LdMatrix { call, src, .. } => fix(src, 16, *call)?,
             // The copy engine takes any element of the array the tensor map describes.
             LStmt::TmaLoad { call, src, .. } => fix(src, 1, *call)?,
+            LStmt::CpAsync {
+                call,
+                dst,
+                src,
+                bytes,
+            } => {
+                fix(dst, u64::from(*bytes), *call)?;
+                fix(src, u64::from(*bytes), *call)?;
+            }
+            LStmt::AsyncCommit | LStmt::AsyncWait(_) => {}
             LStmt::MbarInit { .. }
             | LStmt::FenceMbarInit
             | LStmt::MbarArrive { .. }

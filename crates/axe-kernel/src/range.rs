@@ -82,7 +82,9 @@ impl Ranges {
                     self.access(src);
                 }
                 LStmt::Store { dst, .. } => self.access(dst),
-                LStmt::Ballot { dst, src, .. } | LStmt::Shuffle { dst, src, .. } => {
+                LStmt::Ballot { dst, src, .. }
+                | LStmt::Shuffle { dst, src, .. }
+                | LStmt::CpAsync { dst, src, .. } => {
                     self.access(dst);
                     self.access(src);
                 }
@@ -122,6 +124,8 @@ impl Ranges {
                 }
                 LStmt::WgmmaFence { acc, .. } | LStmt::WgmmaWait { acc, .. } => self.access(acc),
                 LStmt::FenceMbarInit
+                | LStmt::AsyncCommit
+                | LStmt::AsyncWait(_)
                 | LStmt::WgmmaCommit
                 | LStmt::SetMaxNReg { .. }
                 | LStmt::Barrier

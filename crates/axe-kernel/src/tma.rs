@@ -75,8 +75,13 @@ impl Tma {
         call: &Call,
         ctx: &mut Ctx<'_>,
     ) -> Result<std::result::Result<(Vec<LStmt>, String), String>> {
-        let Op::CopyAsync { dst, src, bar } = &call.op else {
-            return Ok(Err("this variant lowers copy_async only".into()));
+        let (dst, src, bar) = match &call.op {
+            Op::CopyAsync { dst, src, bar } => (dst, src, bar),
+            Op::CopyAsyncGroup { .. } => return Ok(Err(
+                "the copy engine completes on an mbarrier; this copy completes by commit groups"
+                    .into(),
+            )),
+            _ => return Ok(Err("this variant lowers copy_async only".into())),
         };
         if src.space != Space::Global || !matches!(dst.space, Space::Shared(_)) {
             return Ok(Err(format!(

@@ -108,6 +108,15 @@ pub enum Op {
         /// The mbarrier whose phase the copy completes.
         bar: Mbar,
     },
+    /// `dst[x] = src[x]` asynchronously, completing with the issuing thread's commit groups: the bytes
+    /// are in `dst` for a thread once it waited for the group (`async_wait`), and for the CTA after a
+    /// barrier that follows those waits (see [`crate::cp_async`]).
+    CopyAsyncGroup {
+        /// Destination (shared memory).
+        dst: Tensor,
+        /// Source (global memory).
+        src: Tensor,
+    },
     /// `dst[j] = Σ_r (src[r, j] & 1)·2^r` for `src: [32, W]`, `dst: [W]` of 32-bit words: see
     /// [`crate::bits`].
     PackBits {
@@ -140,7 +149,7 @@ impl Op {
     pub fn kind(&self) -> &'static str {
         match self {
             Op::Copy { .. } => "copy",
-            Op::CopyAsync { .. } => "copy_async",
+            Op::CopyAsync { .. } | Op::CopyAsyncGroup { .. } => "copy_async",
             Op::PackBits { .. } => "pack_bits",
             Op::UnpackBits { .. } => "unpack_bits",
             Op::Fill { .. } => "fill",
@@ -157,6 +166,7 @@ impl Op {
         match self {
             Op::Copy { dst, .. }
             | Op::CopyAsync { dst, .. }
+            | Op::CopyAsyncGroup { dst, .. }
             | Op::PackBits { dst, .. }
             | Op::UnpackBits { dst, .. }
             | Op::Fill { dst, .. }
@@ -173,6 +183,7 @@ impl Op {
         match self {
             Op::Copy { src, .. }
             | Op::CopyAsync { src, .. }
+            | Op::CopyAsyncGroup { src, .. }
             | Op::PackBits { src, .. }
             | Op::UnpackBits { src, .. }
             | Op::Unary { src, .. }

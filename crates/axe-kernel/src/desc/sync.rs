@@ -23,9 +23,17 @@ pub struct Mbar {
     pub index: u64,
 }
 
-/// A statement on mbarriers or on the warpgroup's registers.
+/// A statement on mbarriers, commit groups or the warpgroup's registers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SyncStmt {
+    /// Closes the running thread's group of asynchronous copies (`cp.async.commit_group`).
+    Commit,
+    /// Waits until at most `pending` of the running thread's committed groups are in flight
+    /// (`cp.async.wait_group`).
+    WaitGroups {
+        /// Groups that may stay in flight.
+        pending: u32,
+    },
     /// Initialises `bar` to expect `count` arrivals per phase (run by one thread, then a CTA barrier).
     Init {
         /// The mbarrier.
@@ -118,6 +126,32 @@ impl KernelBuilder {
         }
         self.push(Stmt::Sync(SyncStmt::MaxRegisters { inc, regs }));
         Ok(())
+    }
+
+    /// Closes the running thread's group of `copy_async_group` copies.
+    pub fn async_commit(&mut self) {
+        self.push(Stmt::Sync(SyncStmt::Commit));
+    }
+
+    /// Waits until at most `pending` of the running thread's committed groups are in flight.
+    pub fn async_wait(&mut self, pending: u32) {
+        self.push(Stmt::Sync(SyncStmt::WaitGroups { pending }));
+    }
+
+    /// `copy_async_group(dst, src)` at `scope`: see [`crate::cp_async`].
+    pub fn copy_async_group(
+        &mut self,
+        scope: crate::scope::Scope,
+        dst: &super::Tensor,
+        src: &super::Tensor,
+    ) -> Result<usize> {
+        self.call(
+            scope,
+            super::Op::CopyAsyncGroup {
+                dst: dst.clone(),
+                src: src.clone(),
+            },
+        )
     }
 
     /// `copy_async(dst, src, bar)` at `scope`: see [`crate::tma`].

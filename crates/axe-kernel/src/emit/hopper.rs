@@ -1,5 +1,5 @@
-//! Emission of Hopper's asynchronous statements: mbarriers, the copy engine (TMA), wgmma and
-//! `setmaxnreg`, as inline PTX.
+//! Emission of the asynchronous statements: `cp.async` and its commit groups, and Hopper's mbarriers,
+//! copy engine (TMA), wgmma and `setmaxnreg`, as inline PTX.
 
 use std::fmt::Write;
 
@@ -50,6 +50,29 @@ fn desc(prog: &Program, d: &SmemDesc, n: Ix) -> String {
 /// Emits `st` if it is one of Hopper's statements; false otherwise.
 pub(super) fn stmt(prog: &Program, st: &LStmt, pad: &str, n: Ix, s: &mut String) -> bool {
     match st {
+        LStmt::CpAsync {
+            dst, src, bytes, ..
+        } => {
+            let cache = if *bytes == 16 { "cg" } else { "ca" };
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes};\" :: \"r\"(axe_smem({})), \"l\"({}) : \"memory\");",
+                super::addr(prog, dst, n),
+                super::addr(prog, src, n)
+            );
+        }
+        LStmt::AsyncCommit => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"
+            );
+        }
+        LStmt::AsyncWait(k) => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"cp.async.wait_group {k};\" ::: \"memory\");"
+            );
+        }
         LStmt::MbarInit { bar, count } => {
             let _ = writeln!(
                 s,

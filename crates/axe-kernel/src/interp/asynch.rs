@@ -4,7 +4,9 @@
 //!
 //! Bytes the copy engine wrote stay *pending* on the mbarrier phase their transaction completes: a
 //! thread may read them only after it waited for that phase (or after a CTA barrier that follows the
-//! phase's completion); reading them earlier is reported as a missing wait.
+//! phase's completion); reading them earlier is reported as a missing wait. Bytes a `cp.async` wrote
+//! are pending on the issuing thread's commit group: that thread sees them once it waited for the
+//! group, the others after a CTA barrier that follows the wait.
 
 use std::collections::HashMap;
 
@@ -19,6 +21,8 @@ use crate::ir::{Access, LStmt};
 pub(super) const CLEAR: u64 = u64::MAX;
 /// The call index of statements outside operator calls (mbarrier statements).
 pub(super) const SYNC: usize = usize::MAX;
+/// Marks a pending byte's key as a thread's commit group rather than an mbarrier.
+const GROUP: u64 = 1 << 31;
 
 /// One mbarrier's state.
 #[derive(Debug, Clone)]
@@ -34,6 +38,8 @@ struct Bar {
 pub(super) struct Async {
     bars: HashMap<usize, Bar>,
     seen: Vec<HashMap<usize, u64>>,
+    /// Per thread: groups committed, and groups known complete (after its waits).
+    groups: Vec<(u64, u64)>,
     /// Per shared byte: `(mbarrier << 32) | phase` of the copy that wrote it, or [`CLEAR`].
     pub(super) pending: Vec<u64>,
 }
@@ -44,6 +50,7 @@ impl Async {
         Async {
             bars: HashMap::new(),
             seen: vec![HashMap::new(); threads],
+            groups: vec![(0, 0); threads],
             pending: vec![CLEAR; shared],
         }
     }
@@ -58,6 +65,10 @@ impl Async {
     /// Whether thread `t` may read a byte marked `mark`.
     pub(super) fn visible(&self, t: usize, mark: u64) -> bool {
         let (key, phase) = ((mark >> 32) as usize, mark & 0xffff_ffff);
+        if key as u64 & GROUP != 0 {
+            let owner = (key as u64 & !GROUP) as usize;
+            return owner == t && self.groups.get(owner).is_some_and(|g| g.1 > phase);
+        }
         self.seen
             .get(t)
             .and_then(|s| s.get(&key))
@@ -66,10 +77,17 @@ impl Async {
 
     /// At a CTA barrier: bytes of completed phases become visible to every thread.
     pub(super) fn barrier(&mut self) {
-        let bars = &self.bars;
+        let (bars, groups) = (&self.bars, &self.groups);
         for m in self.pending.iter_mut().filter(|m| **m != CLEAR) {
             let (key, phase) = ((*m >> 32) as usize, *m & 0xffff_ffff);
-            if bars.get(&key).is_some_and(|b| b.completed > phase) {
+            let done = if key as u64 & GROUP != 0 {
+                groups
+                    .get((key as u64 & !GROUP) as usize)
+                    .is_some_and(|g| g.1 > phase)
+            } else {
+                bars.get(&key).is_some_and(|b| b.completed > phase)
+            };
+            if done {
                 *m = CLEAR;
             }
         }
@@ -156,6 +174,31 @@ impl Machine<'_> {
                 src,
                 bar,
             } => self.tma_load(*call, *map, dst, src, bar, vars)?,
+            LStmt::CpAsync {
+                call,
+                dst,
+                src,
+                bytes,
+            } => {
+                let v = self.read(src, *bytes as usize, vars, *call)?;
+                self.write(dst, &v, vars, *call)?;
+                let (_, _, p) = self.locate(dst, *bytes as usize, vars, *call, true)?;
+                let t = self.tid as usize;
+                let group = self.asy.groups.get(t).map_or(0, |g| g.0);
+                for q in p..p + *bytes as usize {
+                    self.asy.pending[q] = (GROUP | t as u64) << 32 | (group & 0xffff_ffff);
+                }
+            }
+            LStmt::AsyncCommit => {
+                if let Some(g) = self.asy.groups.get_mut(self.tid as usize) {
+                    g.0 += 1;
+                }
+            }
+            LStmt::AsyncWait(n) => {
+                if let Some(g) = self.asy.groups.get_mut(self.tid as usize) {
+                    g.1 = g.1.max(g.0.saturating_sub(u64::from(*n)));
+                }
+            }
             LStmt::FenceMbarInit
             | LStmt::WgmmaFence { .. }
             | LStmt::WgmmaCommit
