@@ -5,13 +5,13 @@
 //! **Schedule.** A CTA of 256 threads (8 warps) computes a [`TILE_M`]×[`TILE_N`] tile of C; the grid
 //! has `(M/128)·(N/128)` CTAs, CTA `q` taking tile row `q div (N/128)` and column `q mod (N/128)`. Warp
 //! `w` computes the 64×32 warp tile `(w div 4, w mod 4)`: 4×4 accumulator atoms of `m16n8k16`, 64 f32
-//! registers per thread. The K loop takes steps of [`TILE_K`] through two shared stages: step `s`
-//! fetches the A tile `[128, 32]` and the B tile (`[32, 128]`, k contiguous) of step `s + 1` from global
-//! memory into staging registers in 16-byte vectors (global addresses from windows at the step's
-//! offset), loads its A fragments (4×2 atoms, replicated over the 4 warps of its row) and B fragments
-//! (2×4 atoms, replicated over the 2 warps of its column) from its shared stage by `ldmatrix`, runs 32
-//! `mma.sync` per warp, stores the staged tiles into the other stage, and meets the CTA at one
-//! barrier. Shared rows are padded from 32 to [`SHARED_ROW`] elements (80 bytes), so the 8 rows of an
+//! registers per thread. The K loop takes steps of [`TILE_K`] through [`STAGES`] shared stages filled
+//! by `cp.async` (`copy_async_group`, 16-byte vectors; global addresses from windows at the step's
+//! offset), two steps ahead: step `s` waits for its own group, meets the CTA at one barrier (every
+//! thread's copies of stage `s` landed, and every warp is done with the stage step `s + 2` refills),
+//! issues step `s + 2`'s copies, then loads its A fragments (4×2 atoms, replicated over the 4 warps of
+//! its row) and B fragments (2×4 atoms, replicated over the 2 warps of its column) from its stage by
+//! `ldmatrix` and runs 32 `mma.sync` per warp. Shared rows are padded from 32 to [`SHARED_ROW`] elements (80 bytes), so the 8 rows of an
 //! ldmatrix matrix fall in different banks. The epilogue stores the accumulators to C in 8-byte
 //! vectors. The kernel asks for two CTAs per SM.
 //!
@@ -38,8 +38,8 @@ pub const TILE_K: u64 = 32;
 pub const SHARED_ROW: u64 = 40;
 /// Threads per CTA.
 pub const THREADS: u32 = 256;
-/// Elements of each tile a thread stages in registers between global and shared memory.
-const STAGED: u64 = TILE_M * TILE_K / THREADS as u64;
+/// Shared stages.
+pub const STAGES: usize = 3;
 
 /// A gemm kernel and its buffers' sizes.
 #[derive(Debug, Clone)]
@@ -129,15 +129,14 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
             threads: THREADS,
         },
     )?;
-    // Two CTAs per SM: at most 128 registers per thread (ptxas spills two words, reloaded in each
-    // loop iteration; on an H100 this is faster than one CTA per SM).
+    // Two CTAs per SM: at most 128 registers per thread.
     kb.min_ctas_per_sm(2);
     let ga = kb.buffer("a", Space::Global, dtype, a_n)?;
     let gb = kb.buffer("b", Space::Global, dtype, b_n)?;
     let gc = kb.buffer("c", Space::Global, DType::F32, c_n)?;
     let mut sa = Vec::new();
     let mut sb = Vec::new();
-    for p in 0..2 {
+    for p in 0..STAGES {
         let sh = Space::Shared(None);
         sa.push(kb.buffer(&format!("sa{p}"), sh, dtype, TILE_M * SHARED_ROW)?);
         let elems = match b_major {
@@ -146,8 +145,6 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
         };
         sb.push(kb.buffer(&format!("sb{p}"), sh, dtype, elems)?);
     }
-    let sta = kb.buffer("stage_a", Space::Registers, dtype, STAGED)?;
-    let stb = kb.buffer("stage_b", Space::Registers, dtype, STAGED)?;
     let ra = kb.buffer("fa", Space::Registers, dtype, 64)?;
     let rb = kb.buffer("fb", Space::Registers, dtype, 32)?;
     let rc = kb.buffer("acc", Space::Registers, DType::F32, 64)?;
@@ -175,7 +172,7 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
     )?;
     // Shared tiles: rows of 32 padded to 40; B also viewed as [32 (k), 128 (n)].
     let (mut a_s, mut bt_s, mut b_s) = (Vec::new(), Vec::new(), Vec::new());
-    for p in 0..2 {
+    for p in 0..STAGES {
         let (rows, cols) = ([TILE_M, TILE_K], [TILE_N, TILE_K]);
         a_s.push(kb.tensor("A_s", sa[p], &rows, mem(&rows, &[row, 1])?)?);
         match b_major {
@@ -190,33 +187,6 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
             }
         }
     }
-    // Staging: vector v = 256·j + thread of a [128, 32] tile (4 vectors of 8 per row) in registers
-    // 8j..8j+8: row 64·j + 8·warp + lane/4, columns 8·(lane mod 4)..+8.
-    let staged = Layout::from_shard(vec![
-        it(2, 8, "reg")?,
-        it(8, 1, "warp")?,
-        it(8, 4, "lane")?,
-        it(4, 1, "lane")?,
-        it(8, 1, "reg")?,
-    ])
-    .map_err(layout("the staging layout"))?;
-    let st_a = kb.tensor("A_stage", sta, &[TILE_M, TILE_K], staged.clone())?;
-    let st_b = match b_major {
-        BMajor::Col => kb.tensor("Bt_stage", stb, &nk, staged)?,
-        // Vector v = 256·j + thread of a [32, 128] tile (16 vectors per row): row 16·j + 2·warp +
-        // lane/16, columns 8·(lane mod 16)..+8.
-        BMajor::Row => {
-            let l = Layout::from_shard(vec![
-                it(2, 8, "reg")?,
-                it(8, 1, "warp")?,
-                it(2, 16, "lane")?,
-                it(16, 1, "lane")?,
-                it(8, 1, "reg")?,
-            ])
-            .map_err(layout("the staging layout"))?;
-            kb.tensor("B_stage", stb, &kn, l)?
-        }
-    };
     // Fragments. Warp w = 4·wm + wn. A: m tile 4·wm + mi (mi on reg), k tile on reg, replicated over
     // wn. B: k tile on reg, n tile 4·wn + ni, replicated over wm. C: m tile 4·wm + mi, n tile 4·wn + ni.
     let a_outer = Layout::new(
@@ -262,8 +232,8 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
     let bn = kb.let_(Expr::Cta.modulo(Expr::Const(tiles_n)));
     let (tm, tn, tk) = (TILE_M as i64, TILE_N as i64, TILE_K as i64);
     kb.fill(cta(), &acc, Value::Float(0.0))?;
-    // Step s: its A and B tiles, global → staging registers (16-byte vectors).
-    let fetch = |kb: &mut KernelBuilder, s: Expr| -> Result<()> {
+    // Step s's A and B tiles, global → shared stage p by cp.async, in this thread's open group.
+    let fetch = |kb: &mut KernelBuilder, s: Expr, p: usize| -> Result<()> {
         let kofs = s.times(Expr::Const(tk));
         let a_base = Expr::Var(bm).times(Expr::Const(tm * ki)).plus(kofs.clone());
         let b_base = match b_major {
@@ -274,17 +244,11 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
         };
         kb.window(ga, a_base, TILE_K, |kb| {
             kb.window(gb, b_base, TILE_K, |kb| {
-                kb.copy(cta(), &st_a, &a_g)?;
-                kb.copy(cta(), &st_b, &bt_g)?;
+                kb.copy_async_group(cta(), &a_s[p], &a_g)?;
+                kb.copy_async_group(cta(), &bt_s[p], &bt_g)?;
                 Ok(())
             })
         })
-    };
-    // Staging registers → shared stage p.
-    let store = |kb: &mut KernelBuilder, p: usize| -> Result<()> {
-        kb.copy(cta(), &a_s[p], &st_a)?;
-        kb.copy(cta(), &bt_s[p], &st_b)?;
-        Ok(())
     };
     // Fragments from shared stage p, then the mmas.
     let compute = |kb: &mut KernelBuilder, p: usize| -> Result<()> {
@@ -295,26 +259,34 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
     };
     let steps = k / TILE_K;
     let steps_i = i64::try_from(steps).map_err(|_| overflow("K"))?;
-    fetch(&mut kb, Expr::Const(0))?;
-    store(&mut kb, 0)?;
-    kb.barrier();
-    // Two steps per iteration, one per shared stage: step s fetches step s + 1 while it computes.
-    kb.for_loop(steps / 2, |kb, t| {
-        let s = Expr::Var(t).times(Expr::Const(2));
-        fetch(kb, s.clone().plus(Expr::Const(1)))?;
-        compute(kb, 0)?;
-        store(kb, 1)?;
-        kb.barrier();
-        let more = s.clone().plus(Expr::Const(2)).lt(Expr::Const(steps_i));
-        kb.if_then(more.clone(), |kb| fetch(kb, s.plus(Expr::Const(2))))?;
-        compute(kb, 1)?;
-        kb.if_then(more, |kb| store(kb, 0))?;
-        kb.barrier();
+    let ahead = (STAGES - 1) as i64;
+    // Groups 0 and 1: steps 0 and 1 (an empty group when there is one step).
+    for s in 0..ahead {
+        kb.if_then(Expr::Const(s).lt(Expr::Const(steps_i)), |kb| {
+            fetch(kb, Expr::Const(s), s as usize)
+        })?;
+        kb.async_commit();
+    }
+    // Step s = STAGES·r + p uses stage p; before it, groups 0..=s+1 are committed, so waiting until one
+    // is in flight completes step s's.
+    kb.for_loop(steps.div_ceil(STAGES as u64), |kb, r| {
+        for p in 0..STAGES {
+            let s = Expr::Var(r)
+                .times(Expr::Const(STAGES as i64))
+                .plus(Expr::Const(p as i64));
+            kb.if_then(s.clone().lt(Expr::Const(steps_i)), |kb| {
+                kb.async_wait(1);
+                kb.barrier();
+                let next = s.clone().plus(Expr::Const(ahead));
+                kb.if_then(next.clone().lt(Expr::Const(steps_i)), |kb| {
+                    fetch(kb, next, (p + STAGES - 1) % STAGES)
+                })?;
+                kb.async_commit();
+                compute(kb, p)
+            })?;
+        }
         Ok(())
     })?;
-    if steps % 2 == 1 {
-        compute(&mut kb, 0)?;
-    }
     let c_base = Expr::Var(bm)
         .times(Expr::Const(tm * ni))
         .plus(Expr::Var(bn).times(Expr::Const(tn)));
