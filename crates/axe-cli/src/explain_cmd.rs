@@ -321,6 +321,28 @@ fn render_picture(args: &RenderArgs) -> Result<Picture, String> {
     }
 }
 
+/// A sharding over an array of rank 1 or 2, drawn as one block per piece (`shard show --svg`'s
+/// picture); `None` for other inputs, drawn element by element.
+fn sharding_blocks(args: &RenderArgs) -> Result<Option<String>, String> {
+    let text = args.input.trim();
+    if args.from.is_some() || !looks_like_sharding(text) {
+        return Ok(None);
+    }
+    let Some(dims) = args.shape.as_ref().map(|s| s.0.as_slice()) else {
+        return Ok(None);
+    };
+    let mesh = args
+        .mesh
+        .as_deref()
+        .map(|m| axe_shard::Mesh::from_spec(m, None))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let (mesh, s) = axe_shard::notation::any::parse_any(text, None, mesh.as_ref(), dims)
+        .map_err(|e| e.to_string())?;
+    let shape: Vec<String> = dims.iter().map(u64::to_string).collect();
+    crate::shard_picture::blocks_svg(text, &format!("[{}]", shape.join(",")), &mesh, &s, dims)
+}
+
 /// Which device holds each element of an array of `--shape` under a sharding, over `--mesh`.
 fn sharding_picture(
     text: &str,
@@ -370,11 +392,16 @@ pub fn render(args: RenderArgs) -> bool {
             return false;
         }
     };
-    let result = render_picture(&args).and_then(|p| match format {
-        Format::Svg => Ok(to_svg(&p).into_bytes()),
-        Format::Txt => Ok(to_text(&p, false).into_bytes()),
-        Format::Png => to_png(&to_svg(&p), args.scale).map_err(|e| e.to_string()),
-    });
+    let result = match (format, sharding_blocks(&args)) {
+        (Format::Txt, _) | (_, Ok(None)) => render_picture(&args).and_then(|p| match format {
+            Format::Svg => Ok(to_svg(&p).into_bytes()),
+            Format::Txt => Ok(to_text(&p, false).into_bytes()),
+            Format::Png => to_png(&to_svg(&p), args.scale).map_err(|e| e.to_string()),
+        }),
+        (Format::Svg, Ok(Some(svg))) => Ok(svg.into_bytes()),
+        (Format::Png, Ok(Some(svg))) => to_png(&svg, args.scale).map_err(|e| e.to_string()),
+        (_, Err(e)) => Err(e),
+    };
     let written = result.and_then(|bytes| match &args.output {
         Some(path) => crate::output::write_atomically(path, &bytes),
         None if format == Format::Png => {

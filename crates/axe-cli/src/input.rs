@@ -25,8 +25,28 @@ impl std::str::FromStr for Region {
     }
 }
 
-/// `8,16` → `[8, 16]` (also `[8, 16]`, `(8,16)` and `8x16`).
+/// `8,16` → `[8, 16]` (also `[8, 16]`, `(8,16)`, `8x16`, and an XLA array shape such as
+/// `bf16[8,16]{1,0}`, whose dimensions are taken).
 pub fn shape(s: &str) -> Result<Vec<u64>, String> {
+    let xla = s
+        .trim()
+        .find('[')
+        .is_some_and(|i| i > 0 && s.trim()[..i].chars().all(|c| c.is_ascii_alphanumeric()));
+    if xla {
+        let parsed = axe_xla::parse_shape(s.trim()).map_err(|e| format!("{s:?}: {e}"))?;
+        let a = parsed
+            .as_array()
+            .ok_or_else(|| format!("{s:?} is not an array shape"))?;
+        return a
+            .dims
+            .iter()
+            .map(|d| {
+                d.bound()
+                    .and_then(|b| u64::try_from(b).ok())
+                    .ok_or_else(|| format!("{s:?} has a dynamic dimension; give its size"))
+            })
+            .collect();
+    }
     let t = s
         .trim()
         .trim_start_matches(['[', '('])

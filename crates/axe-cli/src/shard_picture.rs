@@ -32,22 +32,13 @@ pub(crate) fn picture(shardings: &[String], target: &Target, path: &str) -> Resu
     let (dims, _) = shape_arg(shape)?;
     let mesh = mesh_of(target)?;
     let (mesh, s) = read(text, target.from, mesh.as_ref(), &dims)?;
-    let svg = if dims.len() <= 2 {
-        // One block per piece, named by the devices holding it (as JAX draws shardings).
-        let view = s.region_view(&mesh).map_err(|e| e.to_string())?;
-        let pieces: Vec<axe_render::Piece> = (0..view.len())
-            .filter_map(|i| view.place(i))
-            .map(|p| axe_render::Piece {
-                device: p.device,
-                region: p.region,
-            })
-            .collect();
-        let title = format!("{} over {shape} on mesh {}", text.trim(), mesh_text(&mesh));
-        axe_render::sharding_blocks(&title, &dims, &pieces).map_err(|e| e.to_string())?
-    } else {
-        let layout = axe_shard::axe::to_axe(&mesh, &s, None).map_err(|e| e.to_string())?;
-        let p = axe_render::axe_picture(&layout, &dims).map_err(|e| e.to_string())?;
-        axe_render::to_svg(&p)
+    let svg = match blocks_svg(text, shape, &mesh, &s, &dims)? {
+        Some(svg) => svg,
+        None => {
+            let layout = axe_shard::axe::to_axe(&mesh, &s, None).map_err(|e| e.to_string())?;
+            let p = axe_render::axe_picture(&layout, &dims).map_err(|e| e.to_string())?;
+            axe_render::to_svg(&p)
+        }
     };
     let bytes = if png {
         axe_render::to_png(&svg, 2.0).map_err(|e| e.to_string())?
@@ -55,6 +46,33 @@ pub(crate) fn picture(shardings: &[String], target: &Target, path: &str) -> Resu
         svg.into_bytes()
     };
     crate::output::write_atomically(path, &bytes)
+}
+
+/// The block picture of sharding `s` (typed as `text`) over an array of `dims` (`shape` as the user
+/// gave it) on `mesh`: one block per piece, named by the devices holding it (as JAX draws shardings).
+/// `None` for arrays of rank 3 or more, which are drawn element by element.
+pub(crate) fn blocks_svg(
+    text: &str,
+    shape: &str,
+    mesh: &Mesh,
+    s: &axe_shard::Sharding,
+    dims: &[u64],
+) -> Result<Option<String>, String> {
+    if dims.len() > 2 {
+        return Ok(None);
+    }
+    let view = s.region_view(mesh).map_err(|e| e.to_string())?;
+    let pieces: Vec<axe_render::Piece> = (0..view.len())
+        .filter_map(|i| view.place(i))
+        .map(|p| axe_render::Piece {
+            device: p.device,
+            region: p.region,
+        })
+        .collect();
+    let title = format!("{} over {shape} on mesh {}", text.trim(), mesh_text(mesh));
+    axe_render::sharding_blocks(&title, dims, &pieces)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// `data=2,model=4`.

@@ -236,3 +236,38 @@ fn a_module_without_relayouts_says_so_in_words() {
     assert!(out.contains("no relayouts"), "{out}");
     assert!(!out.contains("0 relayouts"), "{out}");
 }
+
+#[test]
+fn render_draws_a_sharding_as_blocks_at_a_realistic_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("m.svg");
+    // The array may be given as an XLA shape, as `shard show` takes it.
+    let (code, _, err) = run(&[
+        "render",
+        "P('data', None)",
+        "--mesh",
+        "data=2,model=4",
+        "--shape",
+        "bf16[64,128]",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let width: u32 = text
+        .split("width=\"")
+        .nth(1)
+        .and_then(|w| w.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap();
+    assert!(width <= 2000, "{width} px wide");
+    // One block per device region, each naming its devices once; the title says what was typed.
+    for label in [
+        ">0,1,2,3<",
+        ">4,5,6,7<",
+        "P('data', None) over [64,128] on mesh data=2,model=4",
+    ] {
+        assert!(text.contains(label), "no {label} in {text}");
+    }
+    assert!(!text.contains(">R "), "no per-element cells: {text}");
+}

@@ -114,8 +114,9 @@ fn a_row_major_b_loads_its_fragments_transposed() {
         .why
         .contains("(0 transposed): 8 ldmatrix per warp"));
     // The row-major B tile [32, 128] comes in by cp.async in 16-byte vectors too.
-    assert!(p.decisions.iter().any(|d| d.variant == "copy_async.cp_async"
-        && d.why.contains("shared S[(32,128):(136,1)]")));
+    assert!(p.decisions.iter().any(
+        |d| d.variant == "copy_async.cp_async" && d.why.contains("shared S[(32,128):(136,1)]")
+    ));
     check_major(128, 256, 96, DType::F16, Target::Sm90a, BMajor::Row);
 }
 
