@@ -235,8 +235,8 @@ fn malformed_input_is_a_typed_error_with_an_offset() {
     assert!(e.to_string().contains("permutation"), "{e}");
     let e =
         parse_gluon("PaddedSharedLayout(interval_padding_pairs=[[32, 4]], offset_bases=[[0, 1]])")
-            .expect_err("unsupported");
-    assert!(e.to_string().contains("not supported"), "{e}");
+            .expect_err("no shape");
+    assert!(e.to_string().contains("needs `shape`"), "{e}");
 }
 
 const AMPERE: &str =

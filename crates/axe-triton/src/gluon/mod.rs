@@ -28,9 +28,12 @@ use axe_layout::{Axis, Coord, Iter, Layout};
 mod amd;
 mod cga;
 mod dot;
+mod padded;
 mod parse;
 mod parse_amd;
+mod parse_padded;
 mod shared;
+pub use padded::{identity_bases, padded_offset, padded_size};
 pub use parse::parse_gluon;
 
 /// A Gluon layout.
@@ -122,6 +125,20 @@ pub enum GluonLayout {
         /// Each warp bit's move, in tiles.
         warp_bases: Vec<Vec<u64>>,
     },
+    /// `PaddedSharedLayout(interval_padding_pairs, offset_bases, cga_layout, shape)`: shared memory whose
+    /// linear component (in-dims `offset` and `block` onto `shape`, a bijection whose bases each move one
+    /// dim by a power of two) places logical offsets, and whose padding stores logical offset `o` at
+    /// `o + Σ (o / interval) · padding` (see [`padded_offset`]).
+    PaddedShared {
+        /// `(interval, padding)` pairs: after every `interval` elements, `padding` more.
+        interval_padding_pairs: Vec<(u64, u64)>,
+        /// The offset bases of one CTA's part.
+        offset_bases: Vec<Vec<u64>>,
+        /// The CTA bases, in units of one CTA's part.
+        cga_layout: Vec<Vec<u64>>,
+        /// The tensor shape the layout is for.
+        shape: Vec<u64>,
+    },
     /// A `BlockedLayout` or `NVMMASharedLayout` with `cga_layout=[[...], ...]`: spread over the CTAs of a
     /// cluster (in-dim `block`), each CTA laying `layout` over its part of the tensor (see the `cga`
     /// module's rules).
@@ -212,6 +229,7 @@ impl GluonLayout {
             GluonLayout::NvmmaShared { rank, .. } => *rank,
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
             GluonLayout::MultiCta { layout, .. } => layout.rank(),
+            GluonLayout::PaddedShared { shape, .. } => shape.len(),
             GluonLayout::AmdMfma { .. } | GluonLayout::AmdWmma { .. } => 2,
         }
     }
@@ -349,6 +367,20 @@ impl GluonLayout {
             GluonLayout::MultiCta { layout, cga_layout } => {
                 cga::to_linear(layout, cga_layout, shape)
             }
+            GluonLayout::PaddedShared {
+                offset_bases,
+                cga_layout,
+                shape: own,
+                ..
+            } => {
+                if own.as_slice() != shape {
+                    return Err(TritonError::Gluon(format!(
+                        "this PaddedSharedLayout is for shape {own:?}, not {shape:?}"
+                    )));
+                }
+                padded::linear_component(offset_bases, cga_layout, shape)
+                    .map_err(TritonError::Gluon)
+            }
             GluonLayout::AmdMfma {
                 instr_shape,
                 transposed,
@@ -393,7 +425,8 @@ impl GluonLayout {
     }
 
     /// The Axe layout of this layout over `shape`: tensor index (row-major) → `reg`/`lane`/`warp`
-    /// coordinates, broadcast copies as replicas. Sizes need not be powers of two: each tensor dim must be
+    /// coordinates, broadcast copies as replicas. For a `PaddedSharedLayout` it is the padded placement:
+    /// tensor index → the `offset` in padded memory (and the `block`), which no linear layout describes. Sizes need not be powers of two: each tensor dim must be
     /// a whole number of layout tiles (the extra tiles go to more registers) or divide the tile (the
     /// unused high digits become replicas).
     pub fn to_axe(&self, shape: &[u64]) -> Result<Layout> {
@@ -514,6 +547,10 @@ impl GluonLayout {
                 }
                 Ok(Layout::new(shard, replica, Coord::zero())?.canonicalize()?)
             }
+            GluonLayout::PaddedShared {
+                interval_padding_pairs,
+                ..
+            } => padded::to_axe(&self.to_linear(shape)?, interval_padding_pairs),
             GluonLayout::Slice { .. }
             | GluonLayout::Nvmma { .. }
             | GluonLayout::DotOperand { .. }
