@@ -17,7 +17,8 @@
 //! FMA operands of a `BlockedLayout`) have their linear layouts and, through them, their Axe layouts; so
 //! have the shared layouts (in-dim `offset`) `SwizzledSharedLayout` and `NVMMASharedLayout`, whose Axe
 //! layouts exist only without a swizzle. `BlockedLayout` and `NVMMASharedLayout` spread over several CTAs
-//! (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (16×16 and 32×32 tiles, 32-bit) and
+//! (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (32×32, 16×16, 4×4, 64×4 and 4×64 tiles,
+//! 32- and 64-bit elements, several tiles per warp) and
 //! `AMDWMMALayout` (versions 1 and 2) accumulators are laid out as Triton lays them out. Other multi-CTA
 //! layouts and AMD variants are refused with [`TritonError::Gluon`].
 
@@ -103,17 +104,22 @@ pub enum GluonLayout {
         /// FP4 data padded to bytes (8 real and 8 padding bytes per 16).
         fp4_padded: bool,
     },
-    /// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta)`: the accumulator of AMD's `mfma`
-    /// (16×16 or 32×32 tiles, 64 lanes; `element_bitwidth` 32, one tile per warp, one CTA).
+    /// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta, element_bitwidth, tiles_per_warp)`:
+    /// the accumulator of AMD's `mfma` (32×32, 16×16, 4×4, 64×4 (transposed) and 4×64 tiles, 64 lanes;
+    /// 32- or 64-bit elements; one CTA).
     AmdMfma {
         /// The CDNA generation (1 to 4).
         version: u64,
         /// The instruction's shape `[M, N, K]`.
         instr_shape: Vec<u64>,
-        /// Rows along dim 1 instead of dim 0.
+        /// Registers along dim 1 (N) instead of dim 0 (M).
         transposed: bool,
         /// Warps per CTA along each dim.
         warps_per_cta: Vec<u64>,
+        /// 32 or 64.
+        element_bitwidth: u64,
+        /// Instruction tiles each warp computes along each dim.
+        tiles_per_warp: Vec<u64>,
     },
     /// `AMDWMMALayout(version, transposed, warp_bases)`: the accumulator of AMD's `wmma` (RDNA3 and RDNA4,
     /// versions 1 and 2; 16×16 tiles, 32 lanes; no extra `reg_bases`, one CTA).
@@ -385,8 +391,19 @@ impl GluonLayout {
                 instr_shape,
                 transposed,
                 warps_per_cta,
+                element_bitwidth,
+                tiles_per_warp,
                 ..
-            } => amd::mfma(instr_shape, *transposed, warps_per_cta, shape),
+            } => amd::mfma(
+                &amd::Mfma {
+                    instr_shape,
+                    transposed: *transposed,
+                    warps_per_cta,
+                    element_bitwidth: *element_bitwidth,
+                    tiles_per_warp,
+                },
+                shape,
+            ),
             GluonLayout::AmdWmma {
                 version,
                 transposed,

@@ -6,7 +6,8 @@ use crate::error::Result;
 use crate::syntax::{error_at, Spanned, Value};
 
 /// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta, element_bitwidth=None,
-/// tiles_per_warp=None, cga_layout=[])`: 32-bit elements, one tile per warp and one CTA only.
+/// tiles_per_warp=None, cga_layout=[])`: 32- or 64-bit elements (`None`: 32), any power-of-two tiles per
+/// warp (`None`: ones), one CTA only.
 pub(super) fn amd_mfma(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<GluonLayout> {
     let need = |k: usize, key: &str| {
         found[k].ok_or_else(|| error_at(src, v.at, format!("`AMDMFMALayout` needs `{key}`")))
@@ -23,21 +24,47 @@ pub(super) fn amd_mfma(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Re
     if warps_per_cta.len() != 2 {
         return Err(error_at(src, wv.at, "warps_per_cta must have two entries"));
     }
-    if let Some(a) = found[4] {
-        if !matches!(&a.value, Value::Int(32)) && !matches!(&a.value, Value::Word(w) if w == "None")
-        {
-            return Err(error_at(src, a.at, "only element_bitwidth=32 is supported"));
+    let element_bitwidth = match found[4] {
+        None => 32,
+        Some(a) if matches!(&a.value, Value::Word(w) if w == "None") => 32,
+        Some(a) => match int(src, a, "element_bitwidth")? {
+            b @ (32 | 64) => b,
+            _ => return Err(error_at(src, a.at, "element_bitwidth must be 32 or 64")),
+        },
+    };
+    let tiles_per_warp = match found[5] {
+        None => vec![1, 1],
+        Some(a) if matches!(&a.value, Value::Word(w) if w == "None") => vec![1, 1],
+        Some(a) => {
+            let t = ints(src, a, "tiles_per_warp")?;
+            if t.len() != 2 || t.iter().any(|x| !x.is_power_of_two()) {
+                return Err(error_at(
+                    src,
+                    a.at,
+                    "tiles_per_warp must have two entries, each a power of two",
+                ));
+            }
+            t
         }
+    };
+    let instr_v = found[1].map_or(v.at, |a| a.at);
+    let ok_shape = matches!(
+        instr_shape.get(..2),
+        Some([32, 32] | [16, 16] | [4, 4] | [64, 4] | [4, 64])
+    );
+    if !ok_shape {
+        return Err(error_at(
+            src,
+            instr_v,
+            "instr_shape must be [32, 32, k], [16, 16, k], [4, 4, k], [64, 4, k] or [4, 64, k]",
+        ));
     }
-    if let Some(a) = found[5] {
-        let ones = matches!(&a.value, Value::List(items) if items.iter().all(|i| i.value == Value::Int(1)));
-        if !ones && !matches!(&a.value, Value::Word(w) if w == "None") {
-            return Err(error_at(
-                src,
-                a.at,
-                "only tiles_per_warp of ones is supported",
-            ));
-        }
+    if instr_shape.get(..2) == Some(&[64, 4]) && !transposed {
+        return Err(error_at(
+            src,
+            instr_v,
+            "a 64×4 AMDMFMALayout must be transposed, as Triton requires",
+        ));
     }
     if !cga_bases(src, found[6], 2)?.is_empty() {
         return Err(error_at(
@@ -51,6 +78,8 @@ pub(super) fn amd_mfma(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Re
         instr_shape,
         transposed,
         warps_per_cta,
+        element_bitwidth,
+        tiles_per_warp,
     })
 }
 
