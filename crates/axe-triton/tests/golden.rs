@@ -618,11 +618,50 @@ fn amd_wmma_follows_triton() {
             .to_json();
         assert_eq!(got, want, "{args} over {shape:?}");
     }
+    // Version 3, 32×16 tiles, extra register bases and bases moving two dims, read off Triton 3.9's
+    // construction: the tile, then the register and warp bases in tiles, then the fitting.
+    let any = |text: &str, shape: &[u64]| {
+        axe_triton::gluon::parse_gluon(text)
+            .expect("valid")
+            .to_linear(shape)
+            .expect("powers of two")
+            .to_json()
+    };
+    for (text, shape, want) in [
+        (
+            "AMDWMMALayout(version=3, transposed=False, warp_bases=[], reg_bases=[], instr_shape=[16, 16, 32])",
+            [16u64, 16],
+            r#"{"in": {"register": [[1, 0], [2, 0], [4, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]], "warp": [], "block": []}, "out": {"dim0": 16, "dim1": 16}}"#,
+        ),
+        (
+            "AMDWMMALayout(version=2, transposed=False, warp_bases=[[0, 1]], reg_bases=[[1, 0]], instr_shape=[32, 16, 16])",
+            [64, 32],
+            r#"{"in": {"register": [[1, 0], [2, 0], [4, 0], [16, 0], [32, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]], "warp": [[0, 16]], "block": []}, "out": {"dim0": 64, "dim1": 32}}"#,
+        ),
+        (
+            "AMDWMMALayout(version=3, transposed=True, warp_bases=[[2, 1], [1, 0]], reg_bases=[[2, 0]], instr_shape=[16, 16, 32])",
+            [64, 32],
+            r#"{"in": {"register": [[0, 1], [0, 2], [0, 4], [32, 0]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 8]], "warp": [[32, 16], [16, 0]], "block": []}, "out": {"dim0": 64, "dim1": 32}}"#,
+        ),
+    ] {
+        assert_eq!(any(text, &shape), want, "{text} over {shape:?}");
+    }
+    // The last one holds each element of 64×32 once: the warp base (2, 1) and the register base (2, 0)
+    // together reach tile (0, 1).
+    let ll = axe_triton::gluon::parse_gluon(
+        "AMDWMMALayout(version=3, transposed=True, warp_bases=[[2, 1], [1, 0]], reg_bases=[[2, 0]], instr_shape=[16, 16, 32])",
+    )
+    .expect("valid")
+    .to_linear(&[64, 32])
+    .expect("fits");
+    assert!(ll.is_injective() && ll.is_surjective());
     for bad in [
-        "AMDWMMALayout(version=3, transposed=False, warp_bases=[[1, 0]])",
-        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 1]])",
-        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0]], reg_bases=[[1, 0]])",
+        "AMDWMMALayout(version=4, transposed=False, warp_bases=[[1, 0]])",
+        "AMDWMMALayout(version=1, transposed=False, warp_bases=[[1, 0]], instr_shape=[32, 16, 16])",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0]], instr_shape=[16, 32, 16])",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0, 0]])",
         "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0]], rank=3)",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0]], cga_layout=[[1, 0]])",
     ] {
         assert!(axe_triton::gluon::parse_gluon(bad).is_err(), "{bad}");
     }

@@ -47,10 +47,12 @@ pub(crate) fn mfma(p: &Mfma<'_>, shape: &[u64]) -> Result<LinearLayout> {
         [m, n, ..] if matches!((m, n), (32, 32) | (16, 16) | (4, 4) | (64, 4) | (4, 64)) => {
             (*m, *n)
         }
-        _ => return Err(TritonError::Gluon(format!(
+        _ => {
+            return Err(TritonError::Gluon(format!(
             "AMDMFMALayout instr_shape {:?} is not one of mfma's (32×32, 16×16, 4×4, 64×4, 4×64)",
             p.instr_shape
-        ))),
+        )))
+        }
     };
     if (m, n) == (64, 4) && !p.transposed {
         return Err(TritonError::Gluon(
@@ -94,51 +96,100 @@ pub(crate) fn mfma(p: &Mfma<'_>, shape: &[u64]) -> Result<LinearLayout> {
     fit(vec![reg, lane, warp], covered, &[1, 0], shape, false)
 }
 
-/// The linear layout of `AMDWMMALayout(version, transposed, warp_bases)` (versions 1 and 2: RDNA3 and
-/// RDNA4, one 16×16 tile per instruction, 32 lanes) over `shape`. In a tile (rows dim 0, or dim 1 when
-/// `transposed`) the 16 lanes of a half walk the columns; version 1 puts the last lane bit on row 1 and
-/// registers on rows 2, 4, 8, version 2 registers on rows 1, 2, 4 and the last lane bit on row 8. Each warp
-/// base moves a whole number of tiles (`[1, 0]`: 16 rows); a larger tensor gets more registers, columns
-/// first. `warp_bases` must move one dim each by a power of two, 1, 2, 4, ... along each dim.
-pub(crate) fn wmma(
-    version: u64,
-    transposed: bool,
-    warp_bases: &[Vec<u64>],
-    shape: &[u64],
-) -> Result<LinearLayout> {
+/// The parameters of an `AMDWMMALayout`.
+pub(crate) struct Wmma<'a> {
+    /// 1 (RDNA3), 2 (RDNA4) or 3 (gfx1250).
+    pub(crate) version: u64,
+    /// Lanes along dim 0 and registers along dim 1 instead of the other way round.
+    pub(crate) transposed: bool,
+    /// Each warp bit's move, in tiles.
+    pub(crate) warp_bases: &'a [Vec<u64>],
+    /// Each extra register bit's move, in tiles.
+    pub(crate) reg_bases: &'a [Vec<u64>],
+    /// `[M, N]` of the instruction: 16×16, or 32×16 (versions 2 and 3).
+    pub(crate) instr: [u64; 2],
+}
+
+/// The smallest power of two above every coordinate `v` (1 for none): the size a linear layout's
+/// out-dim takes from its bases.
+fn reach(bases: &[&Vec<u64>], d: usize) -> Result<u64> {
+    let top = bases
+        .iter()
+        .filter_map(|b| b.get(d))
+        .copied()
+        .max()
+        .unwrap_or(0);
+    top.checked_add(1)
+        .and_then(u64::checked_next_power_of_two)
+        .ok_or_else(|| TritonError::TooLarge(format!("bases along dim {d}")))
+}
+
+/// The linear layout of `AMDWMMALayout(version, transposed, warp_bases, reg_bases, instr_shape)` over
+/// `shape`, as Triton 3.9 builds it: one instruction tile (32 lanes), in which, along the lane dim (dim
+/// 1, or dim 0 when `transposed`), the 16 lanes of a half walk 16 elements, and along the other dim,
+/// the register dim, version 1 puts the last lane bit on 1 and registers on 2, 4, 8, versions 2 and 3
+/// registers on 1, 2, 4 and the last lane bit on 8 (a 32×16 tile: one more register on 16); then the
+/// `reg_bases` and `warp_bases`, each moving whole tiles; then registers for a larger tensor, the lane
+/// dim first, and zero bases past a smaller one.
+pub(crate) fn wmma(p: &Wmma<'_>, shape: &[u64]) -> Result<LinearLayout> {
     const TILE: u64 = 16;
-    let (r, c) = if transposed { (1, 0) } else { (0, 1) };
+    let (r, c) = if p.transposed { (1, 0) } else { (0, 1) };
     let mut lane: Vec<Vec<u64>> = (0..4).map(|k| unit(2, c, 1 << k)).collect();
-    let reg: Vec<Vec<u64>> = match version {
+    let mut reg: Vec<Vec<u64>> = match p.version {
         1 => {
             lane.push(unit(2, r, 1));
             vec![unit(2, r, 2), unit(2, r, 4), unit(2, r, 8)]
         }
-        2 => {
+        2 | 3 => {
             lane.push(unit(2, r, 8));
             vec![unit(2, r, 1), unit(2, r, 2), unit(2, r, 4)]
         }
         v => {
             return Err(TritonError::Gluon(format!(
-                "AMDWMMALayout version {v} is not supported (1 and 2 are)"
+                "AMDWMMALayout version {v} is not supported (1, 2 and 3 are)"
             )))
         }
     };
-    super::cga::check(warp_bases, 2).map_err(|why| {
-        TritonError::Gluon(format!("warp_bases: {}", why.replace("cga_layout ", "")))
-    })?;
-    let mut covered = vec![TILE, TILE];
-    let mut warp = Vec::new();
-    for b in warp_bases {
-        let w: Vec<u64> = b.iter().map(|v| v * TILE).collect();
-        for (d, v) in b.iter().enumerate() {
-            if *v != 0 {
-                covered[d] = covered[d]
-                    .checked_mul(2)
-                    .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
-            }
+    let mut tile = [TILE, TILE];
+    match (p.version, p.instr) {
+        (_, [16, 16]) => {}
+        (2 | 3, [32, 16]) => {
+            reg.push(unit(2, r, 16));
+            tile[r] = 32;
         }
-        warp.push(w);
+        (v, [m, n]) => {
+            return Err(TritonError::Gluon(format!(
+                "AMDWMMALayout version {v} has no {m}×{n} instruction (16×16, and 32×16 from version 2)"
+            )))
+        }
+    }
+    let scaled = |bases: &[Vec<u64>], what: &str| -> Result<Vec<Vec<u64>>> {
+        bases
+            .iter()
+            .map(|b| {
+                if b.len() != 2 {
+                    return Err(TritonError::Gluon(format!(
+                        "each of {what} has two coordinates"
+                    )));
+                }
+                b.iter()
+                    .zip(tile)
+                    .map(|(v, t)| {
+                        v.checked_mul(t)
+                            .ok_or_else(|| TritonError::TooLarge(what.to_string()))
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    reg.extend(scaled(p.reg_bases, "reg_bases")?);
+    let warp = scaled(p.warp_bases, "warp_bases")?;
+    let all: Vec<&Vec<u64>> = p.reg_bases.iter().chain(p.warp_bases).collect();
+    let mut covered = vec![0u64; 2];
+    for (d, c) in covered.iter_mut().enumerate() {
+        *c = tile[d]
+            .checked_mul(reach(&all, d)?)
+            .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
     }
     fit(vec![reg, lane, warp], covered, &[1, 0], shape, false)
 }

@@ -19,7 +19,8 @@
 //! layouts exist only without a swizzle. `BlockedLayout` and `NVMMASharedLayout` spread over several CTAs
 //! (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (32×32, 16×16, 4×4, 64×4 and 4×64 tiles,
 //! 32- and 64-bit elements, several tiles per warp) and
-//! `AMDWMMALayout` (versions 1 and 2) accumulators are laid out as Triton lays them out. Other multi-CTA
+//! `AMDWMMALayout` (versions 1 to 3, extra register bases, 32×16 tiles) accumulators are laid out as
+//! Triton lays them out. Other multi-CTA
 //! layouts and AMD variants are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
@@ -121,15 +122,20 @@ pub enum GluonLayout {
         /// Instruction tiles each warp computes along each dim.
         tiles_per_warp: Vec<u64>,
     },
-    /// `AMDWMMALayout(version, transposed, warp_bases)`: the accumulator of AMD's `wmma` (RDNA3 and RDNA4,
-    /// versions 1 and 2; 16×16 tiles, 32 lanes; no extra `reg_bases`, one CTA).
+    /// `AMDWMMALayout(version, transposed, warp_bases, reg_bases, instr_shape)`: the accumulator of AMD's
+    /// `wmma` (RDNA3, RDNA4 and gfx1250: versions 1, 2 and 3; 16×16 tiles, or 32×16 from version 2; 32
+    /// lanes; rank 2, one CTA).
     AmdWmma {
-        /// 1 (RDNA3) or 2 (RDNA4).
+        /// 1 (RDNA3), 2 (RDNA4) or 3 (gfx1250).
         version: u64,
         /// Rows along dim 1 instead of dim 0.
         transposed: bool,
         /// Each warp bit's move, in tiles.
         warp_bases: Vec<Vec<u64>>,
+        /// Each extra register bit's move, in tiles.
+        reg_bases: Vec<Vec<u64>>,
+        /// The instruction's `[M, N]`.
+        instr: [u64; 2],
     },
     /// `PaddedSharedLayout(interval_padding_pairs, offset_bases, cga_layout, shape)`: shared memory whose
     /// linear component (in-dims `offset` and `block` onto `shape`, a bijection whose bases each move one
@@ -408,7 +414,18 @@ impl GluonLayout {
                 version,
                 transposed,
                 warp_bases,
-            } => amd::wmma(*version, *transposed, warp_bases, shape),
+                reg_bases,
+                instr,
+            } => amd::wmma(
+                &amd::Wmma {
+                    version: *version,
+                    transposed: *transposed,
+                    warp_bases,
+                    reg_bases,
+                    instr: *instr,
+                },
+                shape,
+            ),
             GluonLayout::Slice { dim, parent } => {
                 let mut pshape = shape.to_vec();
                 pshape.insert(*dim, 1);
