@@ -1,7 +1,7 @@
 //! `axe triton <verb>`: Triton linear layouts and Gluon layouts on the command line.
 
-use axe_triton::gluon::parse_gluon;
-use axe_triton::{hardware_map, parse_linear, LinearLayout};
+use axe_triton::gluon::{padded_offset, padded_size, parse_gluon, GluonLayout};
+use axe_triton::{hardware_map, out_shape, parse_linear, LinearLayout};
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 
@@ -83,8 +83,69 @@ fn linear(text: &str, shape: Option<&[u64]>) -> Result<LinearLayout, String> {
         return parse_linear(t).map_err(err);
     }
     let g = parse_gluon(t).map_err(err)?;
-    let shape = shape.ok_or("a Gluon layout needs the tensor shape: --shape 32,16")?;
+    let shape = match (&g, shape) {
+        (_, Some(s)) => s,
+        // A padded shared layout carries its shape.
+        (GluonLayout::PaddedShared { shape, .. }, None) => shape.as_slice(),
+        _ => return Err("a Gluon layout needs the tensor shape: --shape 32,16".into()),
+    };
     g.to_linear(shape).map_err(err)
+}
+
+/// The padding of a `PaddedSharedLayout`: its linear component's answer, with `axe` the placement in
+/// padded memory and `padding` the pairs, the padded size and where each logical offset is stored.
+fn padded(text: &str, ll: &LinearLayout) -> Result<Option<Report>, String> {
+    let t = text.trim();
+    if t.starts_with('{') || t.starts_with("#ttg") {
+        return Ok(None);
+    }
+    let Ok(g) = parse_gluon(t) else {
+        return Ok(None);
+    };
+    let GluonLayout::PaddedShared {
+        interval_padding_pairs: pairs,
+        ..
+    } = &g
+    else {
+        return Ok(None);
+    };
+    let shape = out_shape(ll);
+    let mut report = describe(ll)?;
+    let axe = g.to_axe(&shape).map_err(err)?.to_string();
+    let offsets = ll.in_dim_sizes().first().map_or(1, |(_, n)| *n);
+    let stored: Vec<u64> = (0..offsets)
+        .map(|o| padded_offset(pairs, o))
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    let size = padded_size(pairs, offsets).map_err(err)?;
+    let pairs_text = pairs
+        .iter()
+        .map(|(i, p)| format!("{i}:+{p}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    report.json["axe"] = json!(axe);
+    report.json["logical_axe"] = json!(ll.to_axe().map(|a| a.to_string()).ok());
+    report.json["padding"] = json!({
+        "interval_padding_pairs": pairs.iter().map(|(i, p)| [*i, *p]).collect::<Vec<_>>(),
+        "padded_size": size,
+        "offsets": stored,
+    });
+    let mut lines: Vec<String> = report.text.lines().map(str::to_string).collect();
+    for l in lines.iter_mut() {
+        if l.starts_with("axe ") {
+            *l = format!("axe         {axe}");
+        }
+    }
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("axe "))
+        .map_or(lines.len(), |k| k + 1);
+    lines.insert(
+        at,
+        format!("padding     [{pairs_text}]: {offsets} offsets per CTA stored in {size}"),
+    );
+    report.text = lines.join("\n");
+    Ok(Some(report))
 }
 
 /// `name=size` pairs, space-separated.
@@ -194,7 +255,10 @@ fn gluon_beyond_triton(text: &str, shape: &[u64], why: String) -> Result<Report,
 
 fn show(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
     match linear(text, shape) {
-        Ok(ll) => describe(&ll),
+        Ok(ll) => match padded(text, &ll)? {
+            Some(report) => Ok(report),
+            None => describe(&ll),
+        },
         Err(why) => {
             // A Gluon layout Triton cannot lay out may still have an Axe form.
             let (Ok(_), Some(shape)) = (parse_gluon(text.trim()), shape) else {
@@ -209,7 +273,11 @@ fn show(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
 /// layout's other in-dims), for linear layouts and for Gluon layouts over any shape they tile.
 fn to_axe(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
     let axe = match linear(text, shape) {
-        Ok(ll) => ll.to_axe().map_err(err)?,
+        Ok(ll) => match parse_gluon(text.trim()) {
+            // The placement in padded memory, not the logical offsets.
+            Ok(g @ GluonLayout::PaddedShared { .. }) => g.to_axe(&out_shape(&ll)).map_err(err)?,
+            _ => ll.to_axe().map_err(err)?,
+        },
         Err(why) => {
             let (Ok(g), Some(shape)) = (parse_gluon(text.trim()), shape) else {
                 return Err(why);

@@ -259,3 +259,41 @@ fn multi_cta_and_amd_layouts_on_the_command_line() {
     assert_eq!(v[0]["injective"], true);
     assert_eq!(v[0]["surjective"], true);
 }
+
+#[test]
+fn padded_shared_layouts_show_their_padding() {
+    let padded = "PaddedSharedLayout(interval_padding_pairs=[[4, 1], [8, 2]], offset_bases=[[0, 1], [0, 2], [2, 0], [4, 0], [1, 0]], cga_layout=[], shape=[8, 4])";
+    // The layout carries its shape: no --shape needed.
+    let v = json_lines(&["triton", "show", padded, "--json"]);
+    let o = &v[0];
+    assert_eq!(o["in_dims"], json!({"offset": 32, "block": 1}));
+    assert_eq!(
+        o["axe"],
+        "S[(2,2,2,4):(12@offset,5@offset,24@offset,1@offset)]"
+    );
+    assert_eq!(o["logical_axe"], "S[(4,2,4):(4@offset,16@offset,1@offset)]");
+    assert_eq!(o["padding"]["padded_size"], 45);
+    assert_eq!(
+        o["padding"]["interval_padding_pairs"],
+        json!([[4, 1], [8, 2]])
+    );
+    assert_eq!(o["padding"]["offsets"][16], 24);
+    // Logical offset 4 is row 2: after one row of 4, one padding element.
+    assert_eq!(o["map"][4], json!([2, 0]));
+    assert_eq!(o["padding"]["offsets"][4], 5);
+    let (code, text, _) = run(&["triton", "show", padded]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("padding     [4:+1, 8:+2]: 32 offsets per CTA stored in 45"),
+        "{text}"
+    );
+    assert!(
+        text.contains("axe         S[(2,2,2,4):(12@offset"),
+        "{text}"
+    );
+    let (_, axe, _) = run(&["triton", "to-axe", padded]);
+    assert_eq!(
+        axe.trim(),
+        "S[(2,2,2,4):(12@offset,5@offset,24@offset,1@offset)]"
+    );
+}

@@ -29,6 +29,7 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CuteLayout", m.py().get_type::<cute::CuteLayout>())?;
     m.add_class::<triton::LinearLayout>()?;
     m.add_function(wrap_pyfunction!(triton::gluon_to_axe, m)?)?;
+    m.add_function(wrap_pyfunction!(triton::padding_of, m)?)?;
     m.add_function(wrap_pyfunction!(triton::hardware_map_of, m)?)?;
     m.add_function(wrap_pyfunction!(relayout::_relayout, m)?)?;
     m.add_function(wrap_pyfunction!(relayout::_relayout_target, m)?)?;

@@ -1,6 +1,6 @@
 //! `axe.triton`: Triton linear layouts and Gluon layouts, Triton's operators, and Axe conversions.
 
-use axe_triton::gluon::parse_gluon;
+use axe_triton::gluon::{padded_offset, padded_size, parse_gluon, GluonLayout};
 use axe_triton::{hardware_map, parse_linear, LinearLayout as Ll};
 use numpy::PyArrayMethods;
 use pyo3::prelude::*;
@@ -39,9 +39,16 @@ impl LinearLayout {
             return Ok(parse_linear(t).map_err(errors::triton)?.into());
         }
         let g = parse_gluon(t).map_err(errors::triton)?;
-        let shape = shape.ok_or_else(|| {
-            errors::TritonError::new_err("a Gluon layout needs the tensor shape: shape=[32, 16]")
-        })?;
+        let shape = match (shape, &g) {
+            (Some(s), _) => s,
+            // A padded shared layout carries its shape.
+            (None, GluonLayout::PaddedShared { shape, .. }) => shape.clone(),
+            (None, _) => {
+                return Err(errors::TritonError::new_err(
+                    "a Gluon layout needs the tensor shape: shape=[32, 16]",
+                ))
+            }
+        };
         Ok(g.to_linear(&shape).map_err(errors::triton)?.into())
     }
 
@@ -210,6 +217,38 @@ pub fn gluon_to_axe(py: Python<'_>, text: &str, shape: U64s) -> PyResult<PyLayou
         .detach(|| g.to_axe(&shape))
         .map_err(errors::triton)?
         .into())
+}
+
+/// The interval/padding pairs, the padded offset of each logical offset, and the padded size.
+type Padding = (Vec<(u64, u64)>, Vec<u64>, u64);
+
+/// For a `PaddedSharedLayout(...)`: `(interval_padding_pairs, offsets, padded_size)`, `offsets[o]` where
+/// logical offset `o` of one CTA is stored (`o + Σ (o // interval) * padding`) and `padded_size` the
+/// elements one CTA's buffer takes. Its linear component is `LinearLayout(text)`, its placement in padded
+/// memory `gluon_to_axe(text, shape)`.
+#[pyfunction]
+pub fn padding_of(text: &str) -> PyResult<Padding> {
+    let g = parse_gluon(text.trim()).map_err(errors::triton)?;
+    let GluonLayout::PaddedShared {
+        interval_padding_pairs: pairs,
+        offset_bases,
+        ..
+    } = &g
+    else {
+        return Err(errors::TritonError::new_err(
+            "padding_of takes a PaddedSharedLayout(...)",
+        ));
+    };
+    let n = 1u64
+        .checked_shl(offset_bases.len() as u32)
+        .filter(|n| *n <= 1 << 30)
+        .ok_or_else(|| errors::TritonError::new_err("too many offsets"))?;
+    let offsets = (0..n)
+        .map(|o| padded_offset(pairs, o))
+        .collect::<Result<Vec<u64>, _>>()
+        .map_err(errors::triton)?;
+    let size = padded_size(pairs, n).map_err(errors::triton)?;
+    Ok((pairs.clone(), offsets, size))
 }
 
 /// In-dims with their sizes, and the tensor coordinates of each flat input.

@@ -82,6 +82,7 @@ FUNCTIONS = {
     "triton.LinearLayout": axe.triton.LinearLayout,
     "triton.LinearLayout.from_axe": axe.triton.LinearLayout.from_axe,
     "triton.gluon_to_axe": axe.triton.gluon_to_axe,
+    "triton.padding_of": axe.triton.padding_of,
     "triton.hardware_map": axe.triton.hardware_map,
     "torch.sharding_of": axe.torch.sharding_of,
     "torch.placement_text": axe.torch.placement_text,

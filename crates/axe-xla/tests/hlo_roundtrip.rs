@@ -222,3 +222,28 @@ fn repeated_shapes_are_read_at_their_place() {
         );
     }
 }
+
+/// Modules written as XLA's printer writes them with stack-frame tables (`HloModule::Print`: the header,
+/// a blank line, the four tables each after a blank line, two blank lines, then each computation followed
+/// by a blank line) print back byte for byte, empty tables and escaped names included.
+#[test]
+fn stack_frame_tables_print_back_byte_for_byte() {
+    let add = "%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n\n";
+    let entry = "ENTRY %main (p: f32[4]) -> f32[] {\n  %p = f32[4]{0} parameter(0), metadata={op_name=\"p\" stack_frame_id=2}\n  %z = f32[] constant(0)\n  ROOT %r = f32[] reduce(%p, %z), dimensions={0}, to_apply=%add, metadata={op_name=\"jit(f)/reduce_sum\" stack_frame_id=1}\n}\n\n";
+    let tables = [
+        // Every table filled, two frames.
+        "FileNames\n1 \"a.py\"\n2 \"dir/b \\\"c\\\".py\"\n\nFunctionNames\n1 \"f\"\n2 \"<lambda>\"\n\nFileLocations\n1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=9}\n2 {file_name_id=2 function_name_id=2 line=10 end_line=12 column=4 end_column=2}\n\nStackFrames\n1 {file_location_id=1 parent_frame_id=0}\n2 {file_location_id=2 parent_frame_id=1}\n",
+        // File names only: XLA still prints the other three headings.
+        "FileNames\n1 \"a.py\"\n\nFunctionNames\n\nFileLocations\n\nStackFrames\n",
+    ];
+    for t in tables {
+        let text = format!(
+            "HloModule m, entry_computation_layout={{(f32[4]{{0}})->f32[]}}\n\n{t}\n\n{add}{entry}"
+        );
+        let m = parse_module(&text).unwrap();
+        assert_eq!(m.to_string(), text);
+        let mut streamed = Vec::new();
+        m.write_to(&mut streamed).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), text);
+    }
+}

@@ -82,13 +82,24 @@ fn modules_with_deep_nesting_are_read_or_refused() {
         &err[..200.min(err.len())]
     );
     assert!(err.len() < 400, "the error shows a window, not the input");
-    let braces = format!(
-        "HloModule m\n\nENTRY %e {{\n  ROOT %p = f32[2]{{0}} parameter(0), metadata={}{}\n}}\n",
-        "{".repeat(deep),
-        "}".repeat(deep)
-    );
-    let m = parse_module(&braces).unwrap();
+    // An attribute whose value is only read as text may nest as deep as it likes; metadata is read as
+    // XLA reads it, and refused.
+    let braces = |name: &str| {
+        format!(
+            "HloModule m\n\nENTRY %e {{\n  ROOT %p = f32[2]{{0}} parameter(0), {name}={}{}\n}}\n",
+            "{".repeat(deep),
+            "}".repeat(deep)
+        )
+    };
+    let text = braces("foo");
+    let m = parse_module(&text).unwrap();
     assert!(m.to_string().contains(&"{".repeat(deep)));
+    let err = parse_module(&braces("metadata")).unwrap_err().to_string();
+    assert!(
+        err.len() < 400 && err.contains("attribute name"),
+        "{}",
+        &err[..400.min(err.len())]
+    );
     let unclosed = format!(
         "HloModule m\n\nENTRY %e {{\n  ROOT %p = f32[2]{{0}} parameter(0), foo={}\n}}\n",
         "(".repeat(deep)

@@ -22,6 +22,7 @@ USED = (
     "AxeError", "CuteError", "CuteLayout", "Layout", "LayoutError", "LinearLayout", "Mesh", "ParseError",
     "RelayoutError", "Shape", "Sharding", "ShardingError", "TritonError", "XlaError", "__version__",
     "_hlo_format", "_hlo_stats", "_relayout", "_relayout_target", "gluon_to_axe", "hardware_map_of",
+    "padding_of",
 )
 
 

@@ -17,8 +17,10 @@
 //! FMA operands of a `BlockedLayout`) have their linear layouts and, through them, their Axe layouts; so
 //! have the shared layouts (in-dim `offset`) `SwizzledSharedLayout` and `NVMMASharedLayout`, whose Axe
 //! layouts exist only without a swizzle. `BlockedLayout` and `NVMMASharedLayout` spread over several CTAs
-//! (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (16×16 and 32×32 tiles, 32-bit) and
-//! `AMDWMMALayout` (versions 1 and 2) accumulators are laid out as Triton lays them out. Other multi-CTA
+//! (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (32×32, 16×16, 4×4, 64×4 and 4×64 tiles,
+//! 32- and 64-bit elements, several tiles per warp) and
+//! `AMDWMMALayout` (versions 1 to 3, extra register bases, 32×16 tiles) accumulators are laid out as
+//! Triton lays them out. Other multi-CTA
 //! layouts and AMD variants are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
@@ -28,9 +30,12 @@ use axe_layout::{Axis, Coord, Iter, Layout};
 mod amd;
 mod cga;
 mod dot;
+mod padded;
 mod parse;
 mod parse_amd;
+mod parse_padded;
 mod shared;
+pub use padded::{identity_bases, padded_offset, padded_size};
 pub use parse::parse_gluon;
 
 /// A Gluon layout.
@@ -100,27 +105,51 @@ pub enum GluonLayout {
         /// FP4 data padded to bytes (8 real and 8 padding bytes per 16).
         fp4_padded: bool,
     },
-    /// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta)`: the accumulator of AMD's `mfma`
-    /// (16×16 or 32×32 tiles, 64 lanes; `element_bitwidth` 32, one tile per warp, one CTA).
+    /// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta, element_bitwidth, tiles_per_warp)`:
+    /// the accumulator of AMD's `mfma` (32×32, 16×16, 4×4, 64×4 (transposed) and 4×64 tiles, 64 lanes;
+    /// 32- or 64-bit elements; one CTA).
     AmdMfma {
         /// The CDNA generation (1 to 4).
         version: u64,
         /// The instruction's shape `[M, N, K]`.
         instr_shape: Vec<u64>,
-        /// Rows along dim 1 instead of dim 0.
+        /// Registers along dim 1 (N) instead of dim 0 (M).
         transposed: bool,
         /// Warps per CTA along each dim.
         warps_per_cta: Vec<u64>,
+        /// 32 or 64.
+        element_bitwidth: u64,
+        /// Instruction tiles each warp computes along each dim.
+        tiles_per_warp: Vec<u64>,
     },
-    /// `AMDWMMALayout(version, transposed, warp_bases)`: the accumulator of AMD's `wmma` (RDNA3 and RDNA4,
-    /// versions 1 and 2; 16×16 tiles, 32 lanes; no extra `reg_bases`, one CTA).
+    /// `AMDWMMALayout(version, transposed, warp_bases, reg_bases, instr_shape)`: the accumulator of AMD's
+    /// `wmma` (RDNA3, RDNA4 and gfx1250: versions 1, 2 and 3; 16×16 tiles, or 32×16 from version 2; 32
+    /// lanes; rank 2, one CTA).
     AmdWmma {
-        /// 1 (RDNA3) or 2 (RDNA4).
+        /// 1 (RDNA3), 2 (RDNA4) or 3 (gfx1250).
         version: u64,
         /// Rows along dim 1 instead of dim 0.
         transposed: bool,
         /// Each warp bit's move, in tiles.
         warp_bases: Vec<Vec<u64>>,
+        /// Each extra register bit's move, in tiles.
+        reg_bases: Vec<Vec<u64>>,
+        /// The instruction's `[M, N]`.
+        instr: [u64; 2],
+    },
+    /// `PaddedSharedLayout(interval_padding_pairs, offset_bases, cga_layout, shape)`: shared memory whose
+    /// linear component (in-dims `offset` and `block` onto `shape`, a bijection whose bases each move one
+    /// dim by a power of two) places logical offsets, and whose padding stores logical offset `o` at
+    /// `o + Σ (o / interval) · padding` (see [`padded_offset`]).
+    PaddedShared {
+        /// `(interval, padding)` pairs: after every `interval` elements, `padding` more.
+        interval_padding_pairs: Vec<(u64, u64)>,
+        /// The offset bases of one CTA's part.
+        offset_bases: Vec<Vec<u64>>,
+        /// The CTA bases, in units of one CTA's part.
+        cga_layout: Vec<Vec<u64>>,
+        /// The tensor shape the layout is for.
+        shape: Vec<u64>,
     },
     /// A `BlockedLayout` or `NVMMASharedLayout` with `cga_layout=[[...], ...]`: spread over the CTAs of a
     /// cluster (in-dim `block`), each CTA laying `layout` over its part of the tensor (see the `cga`
@@ -212,6 +241,7 @@ impl GluonLayout {
             GluonLayout::NvmmaShared { rank, .. } => *rank,
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
             GluonLayout::MultiCta { layout, .. } => layout.rank(),
+            GluonLayout::PaddedShared { shape, .. } => shape.len(),
             GluonLayout::AmdMfma { .. } | GluonLayout::AmdWmma { .. } => 2,
         }
     }
@@ -349,17 +379,53 @@ impl GluonLayout {
             GluonLayout::MultiCta { layout, cga_layout } => {
                 cga::to_linear(layout, cga_layout, shape)
             }
+            GluonLayout::PaddedShared {
+                offset_bases,
+                cga_layout,
+                shape: own,
+                ..
+            } => {
+                if own.as_slice() != shape {
+                    return Err(TritonError::Gluon(format!(
+                        "this PaddedSharedLayout is for shape {own:?}, not {shape:?}"
+                    )));
+                }
+                padded::linear_component(offset_bases, cga_layout, shape)
+                    .map_err(TritonError::Gluon)
+            }
             GluonLayout::AmdMfma {
                 instr_shape,
                 transposed,
                 warps_per_cta,
+                element_bitwidth,
+                tiles_per_warp,
                 ..
-            } => amd::mfma(instr_shape, *transposed, warps_per_cta, shape),
+            } => amd::mfma(
+                &amd::Mfma {
+                    instr_shape,
+                    transposed: *transposed,
+                    warps_per_cta,
+                    element_bitwidth: *element_bitwidth,
+                    tiles_per_warp,
+                },
+                shape,
+            ),
             GluonLayout::AmdWmma {
                 version,
                 transposed,
                 warp_bases,
-            } => amd::wmma(*version, *transposed, warp_bases, shape),
+                reg_bases,
+                instr,
+            } => amd::wmma(
+                &amd::Wmma {
+                    version: *version,
+                    transposed: *transposed,
+                    warp_bases,
+                    reg_bases,
+                    instr: *instr,
+                },
+                shape,
+            ),
             GluonLayout::Slice { dim, parent } => {
                 let mut pshape = shape.to_vec();
                 pshape.insert(*dim, 1);
@@ -393,7 +459,8 @@ impl GluonLayout {
     }
 
     /// The Axe layout of this layout over `shape`: tensor index (row-major) → `reg`/`lane`/`warp`
-    /// coordinates, broadcast copies as replicas. Sizes need not be powers of two: each tensor dim must be
+    /// coordinates, broadcast copies as replicas. For a `PaddedSharedLayout` it is the padded placement:
+    /// tensor index → the `offset` in padded memory (and the `block`), which no linear layout describes. Sizes need not be powers of two: each tensor dim must be
     /// a whole number of layout tiles (the extra tiles go to more registers) or divide the tile (the
     /// unused high digits become replicas).
     pub fn to_axe(&self, shape: &[u64]) -> Result<Layout> {
@@ -514,6 +581,10 @@ impl GluonLayout {
                 }
                 Ok(Layout::new(shard, replica, Coord::zero())?.canonicalize()?)
             }
+            GluonLayout::PaddedShared {
+                interval_padding_pairs,
+                ..
+            } => padded::to_axe(&self.to_linear(shape)?, interval_padding_pairs),
             GluonLayout::Slice { .. }
             | GluonLayout::Nvmma { .. }
             | GluonLayout::DotOperand { .. }

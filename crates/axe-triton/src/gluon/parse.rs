@@ -64,6 +64,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             "tiles_per_warp",
             "cga_layout",
         ],
+        "PaddedSharedLayout" => &["interval_padding_pairs", "offset_bases", "cga_layout", "shape"],
         "NVMMASharedLayout" => &[
             "swizzle_byte_width",
             "element_bitwidth",
@@ -76,7 +77,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             return Err(error_at(
                 src,
                 v.at,
-                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout, AMDMFMALayout and AMDWMMALayout are)"),
+                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout, PaddedSharedLayout, AMDMFMALayout and AMDWMMALayout are)"),
             ))
         }
     };
@@ -105,6 +106,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
     match short {
         "DotOperandLayout" => dot_operand(src, v, &found, depth),
         "NVMMASharedLayout" => nvmma_shared(src, v, &found),
+        "PaddedSharedLayout" => super::parse_padded::padded_shared(src, v, &found),
         "AMDMFMALayout" => super::parse_amd::amd_mfma(src, v, &found),
         "AMDWMMALayout" => super::parse_amd::amd_wmma(src, v, &found),
         "BlockedLayout" => {

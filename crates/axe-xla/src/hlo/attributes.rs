@@ -31,7 +31,8 @@ pub struct Attribute<'a> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Attributes<'a> {
     text: &'a str,
-    /// What the reader saw: [`Attributes::CANONICAL`], [`Attributes::CALLS`], [`Attributes::SHARDING`].
+    /// What the reader saw: [`Attributes::CANONICAL`], [`Attributes::CALLS`], [`Attributes::SHARDING`],
+    /// [`Attributes::CONTROL`], [`Attributes::EXTRA`].
     flags: u8,
 }
 
@@ -42,6 +43,10 @@ impl<'a> Attributes<'a> {
     pub(crate) const CALLS: u8 = 2;
     /// There is a `sharding=`.
     pub(crate) const SHARDING: u8 = 4;
+    /// There is a `control-predecessors=`.
+    pub(crate) const CONTROL: u8 = 8;
+    /// Some attribute is not one every instruction may carry (see `attrcheck::is_common`).
+    pub(crate) const EXTRA: u8 = 16;
 
     /// The list spanning `text`, which the reader has checked and found to be as `flags` say.
     pub(crate) fn with_flags(text: &'a str, flags: u8) -> Self {
@@ -61,6 +66,16 @@ impl<'a> Attributes<'a> {
     /// Whether some attribute names called computations.
     pub(crate) fn has_calls(&self) -> bool {
         self.flags & Self::CALLS != 0
+    }
+
+    /// Whether there is a `control-predecessors=`.
+    pub(crate) fn has_control(&self) -> bool {
+        self.flags & Self::CONTROL != 0
+    }
+
+    /// Whether some attribute is not one every instruction may carry.
+    pub(crate) fn has_extra(&self) -> bool {
+        self.flags & Self::EXTRA != 0
     }
 
     /// The attributes in the order written.

@@ -10,6 +10,7 @@
 //! attributes are kept verbatim. Shapes are kept as text and parsed on demand ([`Instruction::shape`]),
 //! so reading a large dump is a single scan. Errors carry `line:col`, the line and a caret.
 
+mod attrcheck;
 mod attributes;
 pub mod calls;
 mod header;

@@ -153,13 +153,78 @@ fn is_slice(v: &str) -> bool {
         })
 }
 
+/// The attributes an opcode takes beyond those every instruction may carry, for the opcodes whose
+/// whole list is known (XLA's parser refuses any other: `negate(p), colour=blue`).
+fn only(op: &str) -> Option<&'static [&'static str]> {
+    match op {
+        // Elementwise ops with a result accuracy.
+        "exponential"
+        | "exponential-minus-one"
+        | "log"
+        | "log-plus-one"
+        | "logistic"
+        | "sqrt"
+        | "cbrt"
+        | "rsqrt"
+        | "tanh"
+        | "erf"
+        | "sine"
+        | "cosine"
+        | "tan" => Some(&["result_accuracy"]),
+        // Unary, binary and ternary elementwise ops, conversions and the plain `*-done` ops.
+        "abs"
+        | "all-gather-done"
+        | "all-reduce-done"
+        | "round-nearest-afz"
+        | "round-nearest-even"
+        | "bitcast"
+        | "ceil"
+        | "count-leading-zeros"
+        | "collective-permute-done"
+        | "copy"
+        | "copy-done"
+        | "opt-barrier"
+        | "imag"
+        | "is-finite"
+        | "floor"
+        | "not"
+        | "negate"
+        | "popcnt"
+        | "real"
+        | "sign"
+        | "add"
+        | "divide"
+        | "multiply"
+        | "subtract"
+        | "atan2"
+        | "complex"
+        | "maximum"
+        | "minimum"
+        | "power"
+        | "remainder"
+        | "and"
+        | "or"
+        | "xor"
+        | "shift-left"
+        | "shift-right-arithmetic"
+        | "shift-right-logical"
+        | "stochastic-convert"
+        | "clamp"
+        | "select"
+        | "convert"
+        | "bitcast-convert" => Some(&[]),
+        _ => None,
+    }
+}
+
 /// What is checked of an opcode: its operand count (when fixed), its required attributes, whether
-/// its attribute values are read.
+/// its attribute values are read, the attributes it takes when its whole list is known.
 #[derive(Clone, Copy)]
 pub(crate) struct OpInfo {
     arity: Option<usize>,
     required: &'static [&'static str],
     values: bool,
+    only: Option<&'static [&'static str]>,
 }
 
 /// The checks of `op`, looked up once (`None`: nothing beyond a parameter's number or a constant's
@@ -175,8 +240,10 @@ pub(crate) fn info(op: &str) -> Option<OpInfo> {
                     arity: arity(op),
                     required: required(op),
                     values: reads_values(op),
+                    only: only(op),
                 };
-                (i.arity.is_some() || !i.required.is_empty() || i.values).then_some((op, i))
+                (i.arity.is_some() || !i.required.is_empty() || i.values || i.only.is_some())
+                    .then_some((op, i))
             })
             .collect()
     })
@@ -238,6 +305,19 @@ pub(crate) fn instruction(text: &str, inst: &Instruction<'_>, info: Option<OpInf
     let Some(info) = info else {
         return Ok(());
     };
+    // An attribute the opcode does not take (the reader noted whether any is not a common one).
+    if let (Some(allowed), true) = (info.only, inst.attributes().has_extra()) {
+        for a in &inst.attributes() {
+            if !super::attrcheck::is_common(a.name) && !allowed.contains(&a.name) {
+                let takes = if allowed.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (besides the common ones it takes {})", allowed.join(", "))
+                };
+                return err(a.name, format!("{op} takes no attribute {}{takes}", a.name));
+            }
+        }
+    }
     let need = info.required;
     if need.is_empty() && !info.values {
         return Ok(());

@@ -61,11 +61,32 @@ impl<'a> Reader<'a> {
             if !printed {
                 flags &= !Attributes::CANONICAL;
             }
-            if super::attributes::CALLING_ATTRIBUTES.contains(&a.name) {
-                flags |= Attributes::CALLS;
-            }
-            if a.name == "sharding" {
-                flags |= Attributes::SHARDING;
+            // The values XLA reads as data of every instruction, checked while they are at hand.
+            let checked = match a.name {
+                "sharding" => {
+                    flags |= Attributes::SHARDING;
+                    Ok(())
+                }
+                // Read and checked by `attribute`.
+                "metadata" => Ok(()),
+                "frontend_attributes" => super::attrcheck::frontend_attributes(a.value),
+                "statistics" => super::attrcheck::statistics(a.value),
+                "control-predecessors" => {
+                    flags |= Attributes::CONTROL;
+                    Ok(())
+                }
+                name => {
+                    if !super::attrcheck::is_common(name) {
+                        flags |= Attributes::EXTRA;
+                    }
+                    if super::attributes::CALLING_ATTRIBUTES.contains(&name) {
+                        flags |= Attributes::CALLS;
+                    }
+                    Ok(())
+                }
+            };
+            if let Err((off, why)) = checked {
+                return self.error(value_at + off, why);
             }
             first.get_or_insert(comma);
             end = self.pos;
@@ -98,8 +119,34 @@ impl<'a> Reader<'a> {
         }
         self.pos += 1;
         self.skip(true)?;
+        if <&[u8; 8]>::try_from(name.as_bytes()).is_ok_and(|n| n == b"metadata") {
+            return self.metadata().map(|value| Some(Attribute { name, value }));
+        }
         let value = self.value()?;
         Ok(Some(Attribute { name, value }))
+    }
+
+    /// A `metadata=` value, read and checked as XLA reads it in one scan where it is written plainly
+    /// (`{key=value ...}` followed by the end of the value); otherwise read as any value and checked.
+    fn metadata(&mut self) -> Result<&'a str> {
+        let start = self.pos;
+        if self.peek() == Some(b'{') {
+            if let Ok(len) = super::attrcheck::metadata_len(&self.s[start..]) {
+                let end = start + len;
+                if self.b.get(end).is_none_or(|c| {
+                    matches!(c, b' ' | b'\t' | b',' | b'\n' | b'\r' | b')' | b']' | b'}')
+                }) && !self.b[end..].starts_with(b" {")
+                {
+                    self.pos = end;
+                    return Ok(&self.s[start..end]);
+                }
+            }
+        }
+        let value = self.value()?;
+        if let Err((off, why)) = super::attrcheck::metadata(value) {
+            return self.error(start + off, why);
+        }
+        Ok(value)
     }
 
     /// A shape at `pos`: a tuple `( ... )` or `type[...]` with an optional layout `{...}`.

@@ -272,6 +272,16 @@ fn instructions<'s>(
             }
         }
         pairing(text, inst, run)?;
+        // Control predecessors are instructions defined before, in the same computation.
+        if inst.attributes().has_control() {
+            if let Some(v) = inst.attributes().get("control-predecessors") {
+                let names = super::attrcheck::names(v)
+                    .map_err(|(off, why)| module_error(text, at(text, v) + off, why))?;
+                for (_, name) in names {
+                    defined_before(text, name, run)?;
+                }
+            }
+        }
         // Called computations exist (the reader noted whether any attribute names one).
         if inst.attributes().has_calls() {
             for a in &inst.attributes() {

@@ -1,0 +1,119 @@
+//! What XLA's parser refuses in the attributes every instruction may carry, and attributes an opcode does
+//! not take: each an error at its line and column with a caret, and the same modules written right read.
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+
+use axe_xla::hlo::parse_module;
+
+/// A module whose entry holds a parameter `p`, then `body`.
+fn module(body: &str) -> String {
+    format!("HloModule m\n\nENTRY e {{\n  p = f32[4]{{0}} parameter(0)\n{body}\n}}\n")
+}
+
+/// The error for `body`, which must be at line 5 (the body's first line), where `at` (a piece of the body)
+/// last starts.
+fn refused(body: &str, at: &str, says: &str) {
+    let col = body.rfind(at).unwrap() + 1;
+    let e = parse_module(&module(body)).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("5:{col}:")), "{body}: {e}");
+    assert!(e.contains(says), "{body}: {e}");
+    assert!(e.contains('^'), "{body}: {e}");
+}
+
+fn read(body: &str) {
+    if let Err(e) = parse_module(&module(body)) {
+        panic!("{body}: {e}");
+    }
+}
+
+#[test]
+fn metadata_keys_and_value_kinds() {
+    read(
+        r#"  ROOT c = f32[4]{0} copy(p), metadata={op_type="Copy" op_name="jit(f)/copy" source_file="f.py" source_line=7 source_end_line=8 source_column=1 source_end_column=9 stack_frame_id=2 deduplicated_name="d" scheduling_name="s" preserve_layout=true profile_type={1}}"#,
+    );
+    read("  ROOT c = f32[4]{0} copy(p), metadata={}");
+    refused(
+        "  ROOT c = f32[4]{0} copy(p), metadata={op_name=3}",
+        "3}",
+        "op_name takes a string",
+    );
+    refused(
+        r#"  ROOT c = f32[4]{0} copy(p), metadata={op_name="a" layer="x"}"#,
+        "layer",
+        "metadata has no key layer",
+    );
+    refused(
+        "  ROOT c = f32[4]{0} copy(p), metadata={source_line=2147483648}",
+        "source_line",
+        "out of range for int32",
+    );
+    refused(
+        r#"  ROOT c = f32[4]{0} copy(p), metadata={op_name="a" op_name="b"}"#,
+        "op_name=\"b\"",
+        "given twice",
+    );
+}
+
+#[test]
+fn frontend_attributes_statistics_and_control_predecessors() {
+    read(
+        r#"  ROOT c = f32[4]{0} convert(p), frontend_attributes={_xla_compute_type="host", k="v"}"#,
+    );
+    refused(
+        "  ROOT c = f32[4]{0} convert(p), frontend_attributes=3",
+        "3",
+        "frontend_attributes is",
+    );
+    refused(
+        "  ROOT c = f32[4]{0} convert(p), frontend_attributes={k=v}",
+        "v}",
+        "value is a string",
+    );
+    read("  ROOT c = f32[4]{0} copy(p), statistics={visualizing_index=1,stat-0=0.5}");
+    refused(
+        "  ROOT c = f32[4]{0} copy(p), statistics={visualizing_index=first}",
+        "first",
+        "is an integer",
+    );
+    read("  q = f32[4]{0} negate(p)\n  ROOT c = f32[4]{0} copy(p), control-predecessors={q}");
+    // The predecessor must be defined before.
+    let e = parse_module(&module(
+        "  c = f32[4]{0} copy(p), control-predecessors={q}\n  ROOT q = f32[4]{0} negate(p)",
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("5:48:") && e.contains("q is not an instruction defined before"),
+        "{e}"
+    );
+    refused(
+        "  ROOT c = f32[4]{0} copy(p), control-predecessors={nope}",
+        "nope",
+        "nope is not an instruction",
+    );
+}
+
+#[test]
+fn attributes_an_opcode_does_not_take() {
+    refused(
+        "  ROOT n = f32[4]{0} negate(p), colour=blue",
+        "colour",
+        "negate takes no attribute colour",
+    );
+    refused(
+        "  ROOT a = f32[4]{0} add(p, p), dimensions={0}",
+        "dimensions",
+        "add takes no attribute dimensions",
+    );
+    refused(
+        "  ROOT t = f32[4]{0} tanh(p), sharding={replicated}, to_apply=f",
+        "to_apply",
+        "besides the common ones it takes result_accuracy",
+    );
+    // The attributes every instruction may carry, and the ones an opcode takes, are read.
+    read(
+        r#"  ROOT n = f32[4]{0} negate(p), sharding={replicated}, metadata={op_name="n"}, backend_config="x", frontend_attributes={a="b"}, statistics={}"#,
+    );
+    read("  ROOT e = f32[4]{0} exponential(p), result_accuracy={mode=highest}");
+    // Opcodes whose whole list is not checked keep theirs.
+    read("  ROOT b = f32[4,2]{1,0} broadcast(p), dimensions={0}");
+}
