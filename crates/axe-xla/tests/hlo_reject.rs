@@ -117,3 +117,15 @@ fn attributes_an_opcode_does_not_take() {
     // Opcodes whose whole list is not checked keep theirs.
     read("  ROOT b = f32[4,2]{1,0} broadcast(p), dimensions={0}");
 }
+
+#[test]
+fn unary_opcodes_by_their_xla_names_take_one_operand() {
+    for op in ["cosine", "count-leading-zeros", "negate"] {
+        refused(
+            &format!("  ROOT c = f32[4]{{0}} {op}(p, p)"),
+            op,
+            &format!("{op} takes 1 operand, found 2"),
+        );
+    }
+    read("  ROOT c = f32[4]{0} cosine(p)");
+}
