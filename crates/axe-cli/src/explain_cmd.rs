@@ -364,23 +364,39 @@ fn sharding_picture(
 /// SVG (no output file, or one without an extension such as `/dev/stdout`). Another extension is an error
 /// rather than a picture in a format its name does not say.
 fn render_format(args: &RenderArgs) -> Result<Format, String> {
-    if let Some(f) = args.format {
-        return Ok(f);
-    }
     let Some(path) = args.output.as_deref() else {
-        return Ok(Format::Svg);
+        return Ok(args.format.unwrap_or(Format::Svg));
     };
     let ext = std::path::Path::new(path)
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    match ext.as_deref() {
-        Some("svg") => Ok(Format::Svg),
-        Some("png") => Ok(Format::Png),
-        Some("txt") => Ok(Format::Txt),
-        Some(other) => Err(format!(
-            "{path}: axe draws svg, png and txt pictures, not .{other}; name the file accordingly or give --format"
+    let named = match ext.as_deref() {
+        Some("svg") => Some(Format::Svg),
+        Some("png") => Some(Format::Png),
+        Some("txt") => Some(Format::Txt),
+        Some(other) if args.format.is_none() => {
+            return Err(format!(
+                "{path}: axe draws svg, png and txt pictures, not .{other}; name the file accordingly or give --format"
+            ))
+        }
+        _ => None,
+    };
+    match (args.format, named) {
+        (Some(f), Some(n)) if f != n => Err(format!(
+            "-o {path} is named .{}, but --format asks for {}; make them agree",
+            format_name(n),
+            format_name(f)
         )),
-        None => Ok(Format::Svg),
+        (Some(f), _) => Ok(f),
+        (None, n) => Ok(n.unwrap_or(Format::Svg)),
+    }
+}
+
+fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::Svg => "svg",
+        Format::Png => "png",
+        Format::Txt => "txt",
     }
 }
 

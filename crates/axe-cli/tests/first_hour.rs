@@ -271,3 +271,31 @@ fn render_draws_a_sharding_as_blocks_at_a_realistic_size() {
     }
     assert!(!text.contains(">R "), "no per-element cells: {text}");
 }
+
+#[test]
+fn render_formats_say_what_they_hold() {
+    // Text has no colours, so its notes say nothing of them; SVG keeps them.
+    let (code, out, err) = run(&["render", "(4,2):(2,1)", "--format", "txt"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("colour"), "{out}");
+    let (code, out, _) = run(&["render", "(4,2):(2,1)", "--format", "svg"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("colour"), "{out}");
+    // A file named .svg never receives PNG bytes.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.svg");
+    let (code, _, err) = run(&[
+        "render",
+        "(4,2):(2,1)",
+        "-o",
+        path.to_str().unwrap(),
+        "--format",
+        "png",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("is named .svg, but --format asks for png"),
+        "{err}"
+    );
+    assert!(!path.exists());
+}

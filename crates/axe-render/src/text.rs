@@ -47,7 +47,18 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{}", p.title);
     for n in &p.notes {
-        let _ = writeln!(s, "  {n}");
+        // Without colours, a note's clause about them says nothing.
+        let n = if colour {
+            n.clone()
+        } else {
+            n.split("; ")
+                .filter(|part| !part.starts_with("colour: "))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        if !n.is_empty() {
+            let _ = writeln!(s, "  {n}");
+        }
     }
     s.push_str(&right("", rw + 2));
     for (c, index) in p.col_index.iter().enumerate() {
