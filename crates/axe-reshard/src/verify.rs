@@ -201,7 +201,7 @@ fn each_element(
 
 /// Byte offsets of every copy of the element at `local` in a buffer laid out as `b`.
 fn slots<'a>(b: &'a DeviceBuffer, local: &[u64], w: usize) -> impl Iterator<Item = usize> + 'a {
-    let base = b.layout.offset(local) - b.layout.replicas[0];
+    let base = b.offset(local) - b.layout.replicas[0];
     b.layout
         .replicas
         .iter()
