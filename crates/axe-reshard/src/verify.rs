@@ -319,7 +319,8 @@ pub fn check_destination(
             ok
         })
         .collect();
-    let mut is_element = filled(need, 0)?;
+    // One bit per byte of the buffer: whether an element's copy lies there.
+    let mut is_element = filled(need.div_ceil(8), 0)?;
     let dims = dst.sharding.dims().to_vec();
     let region = if b.holds { Some(&b.region) } else { None };
     each_element(&dims, region, |i, global, local| {
@@ -341,11 +342,13 @@ pub fn check_destination(
                     expected: hex(&want),
                 });
             }
-            is_element[s..s + w].fill(1);
+            for p in s..s + w {
+                is_element[p / 8] |= 1 << (p % 8);
+            }
         }
         Ok(())
     })?;
-    if let Some(p) = (0..need).find(|&p| is_element[p] == 0 && buf[p] != 0) {
+    if let Some(p) = (0..need).find(|&p| is_element[p / 8] & (1 << (p % 8)) == 0 && buf[p] != 0) {
         return Err(ExecError::Mismatch {
             device,
             index: vec![],
