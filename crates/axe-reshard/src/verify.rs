@@ -431,18 +431,19 @@ pub fn verify_threads(
     }))
 }
 
-/// The first rank's value when every rank succeeded; else the most telling error: one that is not a
-/// peer's disappearance or a timeout where there is one.
+/// The first rank's value when every rank succeeded; else the most telling error: a rank's own error
+/// where there is one, else a timeout (the rank that waited in vain and stopped), else a peer's
+/// disappearance (which a timeout elsewhere causes), else a rank told that another failed; the lowest
+/// rank's among equals.
 pub(crate) fn first_outcome<T>(out: Vec<ExecResult<T>>) -> ExecResult<T> {
-    let secondary = |e: &ExecError| {
-        matches!(
-            e,
-            ExecError::Comm(
-                crate::error::CommError::PeerGone { .. } | crate::error::CommError::Timeout { .. }
-            )
-        ) || matches!(e, ExecError::Input(m) if m.contains("failed its part"))
+    use crate::error::CommError;
+    let rank = |e: &ExecError| match e {
+        ExecError::Comm(CommError::Timeout { .. }) => 1,
+        ExecError::Comm(CommError::PeerGone { .. }) => 2,
+        ExecError::Input(m) if m.contains("failed its part") => 3,
+        _ => 0,
     };
-    let mut first_err = None;
+    let mut first_err: Option<ExecError> = None;
     let mut first_ok = None;
     for r in out {
         match r {
@@ -452,7 +453,7 @@ pub(crate) fn first_outcome<T>(out: Vec<ExecResult<T>>) -> ExecResult<T> {
                 }
             }
             Err(e) => match &first_err {
-                Some(f) if !secondary(f) || secondary(&e) => {}
+                Some(f) if rank(f) <= rank(&e) => {}
                 _ => first_err = Some(e),
             },
         }
@@ -461,5 +462,43 @@ pub(crate) fn first_outcome<T>(out: Vec<ExecResult<T>>) -> ExecResult<T> {
         (Some(e), _) => Err(e),
         (None, Some(v)) => Ok(v),
         (None, None) => Err(ExecError::Input("no ranks ran".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::CommError;
+
+    #[test]
+    fn the_root_error_of_a_run_is_reported() {
+        let gone = || {
+            Err::<(), _>(ExecError::Comm(CommError::PeerGone {
+                rank: 2,
+                why: "it stopped before receiving".into(),
+            }))
+        };
+        let timeout = || {
+            Err::<(), _>(ExecError::Comm(CommError::Timeout {
+                seconds: 1,
+                what: "rank 1 in a barrier".into(),
+            }))
+        };
+        let told = || Err::<(), _>(ExecError::Input("rank 3 failed its part".into()));
+        let own = || Err::<(), _>(ExecError::Plan("a bad piece".into()));
+        // A rank timed out and stopped; the others then saw it gone: the timeout is the cause.
+        let e = first_outcome(vec![gone(), gone(), timeout()]).unwrap_err();
+        assert!(
+            matches!(e, ExecError::Comm(CommError::Timeout { .. })),
+            "{e}"
+        );
+        let e = first_outcome(vec![told(), gone(), Ok(())]).unwrap_err();
+        assert!(
+            matches!(e, ExecError::Comm(CommError::PeerGone { .. })),
+            "{e}"
+        );
+        let e = first_outcome(vec![timeout(), told(), own(), gone()]).unwrap_err();
+        assert!(matches!(e, ExecError::Plan(_)), "{e}");
+        assert!(first_outcome(vec![Ok(()), Ok(())]).is_ok());
     }
 }
