@@ -156,8 +156,9 @@ fn report(mesh: &Mesh, p: &axe_shard::Plan, backend: Backend, verified: Verified
                      "collective": p.collective.name(), "backend": backend.name(),
                      "devices": mesh.len()}),
         text: format!(
-            "verified: every destination element on {} devices ({}, {} backend)\n{bytes} bytes moved in {:.6} s: {gbps:.2} GB/s",
+            "verified: every destination element on {} device{} ({}, {} backend)\n{bytes} bytes moved in {:.6} s: {gbps:.2} GB/s",
             mesh.len(),
+            if mesh.len() == 1 { "" } else { "s" },
             p.collective.name(),
             backend.name(),
             seconds

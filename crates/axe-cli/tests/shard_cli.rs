@@ -245,6 +245,15 @@ fn runs_are_verified_element_by_element() {
         "--json",
     ]);
     assert_eq!(v[0]["verified"], true);
+    // One device is one device.
+    let (code, out, err) = run(&[
+        "shard", "run", "P('x')", "P()", "--mesh", "x=1", "--shape", "f32[3]",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("every destination element on 1 device ("),
+        "{out}"
+    );
 }
 
 #[test]
