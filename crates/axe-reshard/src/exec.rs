@@ -93,15 +93,7 @@ pub fn reshard<C: Communicator + ?Sized>(
     )?;
 
     let me = comm.rank();
-    let (sb, db) = buffers(
-        src,
-        dst,
-        plan,
-        &src_regions[me],
-        &dst_regions[me],
-        &src_regions,
-        &dst_regions,
-    )?;
+    let (sb, db) = buffers(src, dst, plan, &src_regions[me], &dst_regions[me])?;
     check_cover(plan, me as u64, &db, &pending)?;
     for (buf, b, what) in [
         (src_buf.len(), &sb, "source"),

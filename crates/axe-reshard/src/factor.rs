@@ -147,29 +147,28 @@ pub(crate) fn split_shape(split: &[Vec<u64>], shape: &[u64]) -> Option<Vec<u64>>
 }
 
 /// This device's source and destination shards, their long dimensions indexed as factors that every
-/// box of the reshard follows (see [`crate::factor`]): the grains divide the array's extents, both
-/// shardings' region bounds and shapes, and the plan's pieces. Where one side's layout cannot follow
-/// the factors, both stay whole (a box must have the same extents on both sides of a copy).
-#[allow(clippy::too_many_arguments)]
+/// box this device addresses follows (see [`crate::factor`]): the grains divide the array's extents,
+/// the device's source and destination regions and shapes, and the plan's pieces it sends, receives or
+/// keeps (messages are row-major bytes, whatever either side's factors). Where one side's layout cannot
+/// follow the factors, both stay whole (a box must have the same extents on both sides of a copy).
 pub(crate) fn buffers(
     src: &Placement,
     dst: &Placement,
     plan: &Plan,
     mine_src: &DeviceRegion,
     mine_dst: &DeviceRegion,
-    src_regions: &[DeviceRegion],
-    dst_regions: &[DeviceRegion],
 ) -> ExecResult<(DeviceBuffer, DeviceBuffer)> {
     let mut g = Grains::of(src.sharding.dims());
-    for r in src_regions.iter().chain(dst_regions) {
+    for r in [mine_src, mine_dst] {
         g.bounds(&r.region);
         g.shape(&r.local_shape);
         g.shape(&r.padded_shape);
     }
-    for t in &plan.transfers {
+    let me = mine_src.device;
+    for t in plan.transfers.iter().filter(|t| t.from == me || t.to == me) {
         g.bounds(&t.region);
     }
-    for l in &plan.locals {
+    for l in plan.locals.iter().filter(|l| l.device == me) {
         g.bounds(&l.region);
     }
     if g.splits() {
@@ -225,7 +224,7 @@ mod tests {
         let src = Placement::new(s, rm.clone(), t).unwrap();
         let dst = Placement::new(d, rm, t).unwrap();
         for me in 0..2 {
-            let (sb, db) = buffers(&src, &dst, &p, &sr[me], &dr[me], &sr, &dr).unwrap();
+            let (sb, db) = buffers(&src, &dst, &p, &sr[me], &dr[me]).unwrap();
             for b in [&sb, &db] {
                 let n: usize = b.layout.tables.iter().map(Vec::len).sum();
                 assert!(n <= 1 << 13, "{n} table entries");
