@@ -8,7 +8,9 @@ mod common;
 
 use axe_relayout::TensorLayout;
 use axe_reshard::{row_major, DeviceBuffer, MemoryLayout, Placement};
-use axe_shard::{notation::jax::parse_jax, plan, CostModel, Mesh, Sharding, Uneven};
+use axe_shard::{
+    notation::jax::parse_jax, plan, AxisUse, CostModel, Mesh, ReduceOp, Sharding, Uneven,
+};
 use axe_xla::{ArrayShape, Dim, PrimitiveType};
 use common::run::{execute, gather_check};
 use proptest::prelude::*;
@@ -101,13 +103,27 @@ fn dims() -> impl Strategy<Value = Vec<u64>> {
 
 /// Per mesh axis: `None` replicates, `Some(d)` shards dimension `d` (mod rank).
 fn sharding(mesh: &Mesh, dims: &[u64], picks: &[Option<usize>], torch: bool) -> Sharding {
+    with_partial(mesh, dims, picks, torch, None)
+}
+
+/// [`sharding`] with mesh axis `partial` (where it is one and shards nothing) pending a sum.
+fn with_partial(
+    mesh: &Mesh,
+    dims: &[u64],
+    picks: &[Option<usize>],
+    torch: bool,
+    partial: Option<usize>,
+) -> Sharding {
     let mut dim_axes = vec![Vec::new(); dims.len()];
+    let mut others = Vec::new();
     for (a, p) in picks.iter().take(mesh.rank()).enumerate() {
-        if let Some(d) = p {
-            dim_axes[d % dims.len()].push(a);
+        match p {
+            _ if partial == Some(a) => others.push((a, AxisUse::Partial(ReduceOp::Sum))),
+            Some(d) => dim_axes[d % dims.len()].push(a),
+            None => {}
         }
     }
-    let s = Sharding::new(mesh, dims.to_vec(), dim_axes, &[]).unwrap();
+    let s = Sharding::new(mesh, dims.to_vec(), dim_axes, &others).unwrap();
     if torch {
         s.with_uneven(Uneven::TorchChunk)
     } else {
@@ -124,6 +140,12 @@ fn layout(pick: u8, rank: usize) -> MemoryLayout {
         _ => "row-major",
     };
     MemoryLayout::parse(text, rank).unwrap()
+}
+
+/// An Axe layout of a 1-D shard of `p` elements (`p` even): its two halves interleaved (element `x` at
+/// `2·(x mod p/2) + x div p/2`), a layout whose iters cut the dimension at `p/2` only.
+fn interleaved(p: u64) -> MemoryLayout {
+    MemoryLayout::parse(&format!("S[(2,{}):(1,2)]", p / 2), 1).unwrap()
 }
 
 fn mesh(sizes: &[u64]) -> Mesh {
@@ -188,6 +210,61 @@ proptest! {
         let p = plan(&mesh, &s, &d, 4, &CostModel::default()).unwrap();
         let src = Placement::new(s, layout(lay.0, dims.len()), PrimitiveType::F32).unwrap();
         let dst = Placement::new(d, layout(lay.1, dims.len()), PrimitiveType::F32).unwrap();
+        let bufs = execute(&mesh, &p, &src, &dst);
+        gather_check(&mesh, &src, &dst, &bufs);
+    }
+
+    /// Reshards of long arrays whose source holds partial sums: every destination element is the sum
+    /// of its contributions (checked element by element on every device).
+    #[test]
+    fn long_partial_sums_reduce(
+        dims in dims(),
+        sizes in prop::collection::vec(2u64..4, 2),
+        from in prop::collection::vec(prop::option::of(0usize..2), 2),
+        to in prop::collection::vec(prop::option::of(0usize..2), 2),
+        partial in 0usize..2,
+        lay in (any::<u8>(), any::<u8>()),
+    ) {
+        let mesh = mesh(&sizes);
+        let s = with_partial(&mesh, &dims, &from, false, Some(partial));
+        let d = sharding(&mesh, &dims, &to, false);
+        let p = plan(&mesh, &s, &d, 4, &CostModel::default()).unwrap();
+        let src = Placement::new(s, layout(lay.0, dims.len()), PrimitiveType::F32).unwrap();
+        let dst = Placement::new(d, layout(lay.1, dims.len()), PrimitiveType::F32).unwrap();
+        execute(&mesh, &p, &src, &dst);
+    }
+}
+
+/// Axe memory layouts on long 1-D shards: one that follows the factors, one that cuts the dimension
+/// elsewhere (its shards stay whole, and a reshard between the two still moves every element).
+#[test]
+fn axe_layouts_of_long_shards() {
+    let mesh = Mesh::new(&[("x", 2)]).unwrap();
+    let n = 1u64 << 18;
+    let dims = [n];
+    let s = parse_jax("P('x')", &mesh, &dims).unwrap();
+    let r = parse_jax("P()", &mesh, &dims).unwrap();
+    let strided = MemoryLayout::parse(&format!("S[{}:1] + {}", n / 2, 3), 1).unwrap();
+    for (src_l, dst_l) in [
+        (strided.clone(), MemoryLayout::RowMajor),
+        (interleaved(n / 2), MemoryLayout::RowMajor),
+        (MemoryLayout::RowMajor, interleaved(n)),
+        (interleaved(n / 2), interleaved(n)),
+    ] {
+        let src = Placement::new(s.clone(), src_l.clone(), PrimitiveType::F32).unwrap();
+        let dst = Placement::new(r.clone(), dst_l.clone(), PrimitiveType::F32).unwrap();
+        for (p, b) in [
+            (&src, src.buffers(&mesh).unwrap()),
+            (&dst, dst.buffers(&mesh).unwrap()),
+        ] {
+            for b in b {
+                let w = whole(p, &b);
+                for x in (0..b.region.local_shape[0]).step_by(101) {
+                    assert_eq!(b.offset(&[x]), w.offset(&[x]), "{src_l:?} at {x}");
+                }
+            }
+        }
+        let p = plan(&mesh, &s, &r, 4, &CostModel::default()).unwrap();
         let bufs = execute(&mesh, &p, &src, &dst);
         gather_check(&mesh, &src, &dst, &bufs);
     }
