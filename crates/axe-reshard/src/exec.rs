@@ -6,11 +6,11 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use axe_relayout::{relayout, Options, TensorLayout};
-use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp, Transfer};
+use axe_shard::{Mesh, Plan, ReduceOp, Transfer};
 
-use crate::check::{check_cover, check_plan, localize, volume, volume_of, Pending};
+use crate::check::{check_cover, checked, localize, volume, volume_of, Checked};
 use crate::comm::{Communicator, Message, Strided};
-use crate::exec_error::{dims_text, ExecError, ExecResult};
+use crate::exec_error::{ExecError, ExecResult};
 use crate::factor::buffers;
 use crate::placement::{row_major, zero_padding, DeviceBuffer, Placement};
 use crate::reduce::{combine_in_place, identity_into, in_place, Acc, Elem};
@@ -48,49 +48,29 @@ pub fn reshard<C: Communicator + ?Sized>(
     src_buf: &[u8],
     dst_buf: &mut [u8],
 ) -> ExecResult<Moved> {
-    let n = comm.size();
-    if n != mesh.len() {
-        return Err(ExecError::Input(format!(
-            "a mesh of {} devices on {n} ranks (one rank per device)",
-            mesh.len()
-        )));
-    }
-    if let Some(&d) = mesh.devices().iter().find(|&&d| d >= n as u64) {
-        return Err(ExecError::Input(format!(
-            "device id {d} has no rank (rank r hosts device r; ids must be below {n})"
-        )));
-    }
-    if src.sharding.dims() != dst.sharding.dims() {
-        return Err(ExecError::Input(format!(
-            "the source is an array of {}, the destination of {}",
-            dims_text(src.sharding.dims()),
-            dims_text(dst.sharding.dims())
-        )));
-    }
-    if src.dtype != dst.dtype {
-        return Err(ExecError::Input(format!(
-            "the source holds {}, the destination {}",
-            src.dtype.name(),
-            dst.dtype.name()
-        )));
-    }
-    let src_regions = by_device(src.sharding.regions(mesh)?, n)?;
-    let dst_regions = by_device(dst.sharding.regions(mesh)?, n)?;
-    let elem = src.elem_bytes();
-    let pending = Pending::of(mesh, &src.sharding, &dst.sharding)?;
-    if pending.reduce.is_some() || pending.fill.is_some() {
-        Elem::of(dst.dtype)?;
-    }
-    let maximal = (src.sharding.maximal_device(), dst.sharding.maximal_device());
-    check_plan(
-        mesh,
-        plan,
-        &src_regions,
-        &dst_regions,
+    reshard_with(comm, mesh, plan, src, dst, src_buf, dst_buf, true)
+}
+
+/// [`reshard`], checking the plan whole only where `check_whole`: ranks sharing one process check it
+/// once for all with [`crate::check::checked`] and skip it here (the same verdict, once rather than
+/// once per rank). The rank's own pieces are checked either way.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reshard_with<C: Communicator + ?Sized>(
+    comm: &C,
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &Placement,
+    dst: &Placement,
+    src_buf: &[u8],
+    dst_buf: &mut [u8],
+    check_whole: bool,
+) -> ExecResult<Moved> {
+    let Checked {
+        src_regions,
+        dst_regions,
+        pending,
         elem,
-        &pending,
-        maximal,
-    )?;
+    } = checked(comm.size(), mesh, plan, src, dst, check_whole)?;
 
     let me = comm.rank();
     let (sb, db) = buffers(src, dst, plan, &src_regions[me], &dst_regions[me])?;
@@ -556,22 +536,6 @@ fn give_back(buf: Vec<u8>) {
             pool.push(buf);
         }
     });
-}
-
-/// The regions indexed by device id (`0..n`, each once).
-fn by_device(regions: Vec<DeviceRegion>, n: usize) -> ExecResult<Vec<DeviceRegion>> {
-    let mut out: Vec<Option<DeviceRegion>> = vec![None; n];
-    for r in regions {
-        let d = r.device as usize;
-        match out.get_mut(d) {
-            Some(slot) => *slot = Some(r),
-            None => return Err(ExecError::Input(format!("device id {d} has no rank"))),
-        }
-    }
-    out.into_iter()
-        .enumerate()
-        .map(|(d, r)| r.ok_or_else(|| ExecError::Input(format!("rank {d} hosts no device"))))
-        .collect()
 }
 
 fn to_usize(x: u64) -> ExecResult<usize> {

@@ -7,7 +7,7 @@ use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding};
 use axe_xla::PrimitiveType;
 
 use crate::comm::Communicator;
-use crate::exec::reshard;
+use crate::exec::reshard_with;
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{filled, DeviceBuffer, Placement};
 
@@ -385,10 +385,11 @@ pub fn verify_run<C: Communicator + ?Sized>(
     dst: &Placement,
 ) -> ExecResult<Verified> {
     let inputs = crate::agree::run_inputs(mesh, plan, src, dst);
-    verify_agreed(comm, mesh, plan, src, dst, &inputs)
+    verify_agreed(comm, mesh, plan, src, dst, &inputs, true)
 }
 
-/// [`verify_run`] with the inputs' hashes already made (ranks sharing one process hash them once).
+/// [`verify_run`] with the inputs' hashes already made, and the plan checked whole here only where
+/// `check_whole` (ranks sharing one process hash the inputs and check the plan once for all).
 fn verify_agreed<C: Communicator + ?Sized>(
     comm: &C,
     mesh: &Mesh,
@@ -396,6 +397,7 @@ fn verify_agreed<C: Communicator + ?Sized>(
     src: &Placement,
     dst: &Placement,
     inputs: &[(&str, u64)],
+    check_whole: bool,
 ) -> ExecResult<Verified> {
     crate::agree::agree(comm, Some(inputs))?;
     let me = comm.rank() as u64;
@@ -403,7 +405,16 @@ fn verify_agreed<C: Communicator + ?Sized>(
     let mut dst_buf = filled(dst.buffer(mesh, me)?.bytes()?, 0xa5)?;
     comm.barrier()?;
     let start = Instant::now();
-    let run = reshard(comm, mesh, plan, src, dst, &src_buf, &mut dst_buf);
+    let run = reshard_with(
+        comm,
+        mesh,
+        plan,
+        src,
+        dst,
+        &src_buf,
+        &mut dst_buf,
+        check_whole,
+    );
     let seconds = start.elapsed().as_secs_f64();
     let outcome = run.and_then(|_| check_destination(mesh, src, dst, me, &dst_buf));
     let mut mine = [0u8; 9];
@@ -431,8 +442,9 @@ fn verify_agreed<C: Communicator + ?Sized>(
 
 /// [`verify_run`] on the threads backend: one thread per device of `mesh`, each waiting at most
 /// `timeout` per operation. Returns the agreed outcome, or the root error of the failing ranks (a rank's
-/// own error before the ones its peers saw when it stopped). The inputs are hashed once for all ranks
-/// (they share them), not once per rank: a plan of `n²` pieces costs `n²`, not `n³`.
+/// own error before the ones its peers saw when it stopped). The inputs are hashed and the plan is
+/// checked whole once for all ranks (they share them), not once per rank: a plan of `n²` pieces costs
+/// `n²`, not `n³`.
 pub fn verify_threads(
     mesh: &Mesh,
     plan: &Plan,
@@ -440,9 +452,10 @@ pub fn verify_threads(
     dst: &Placement,
     timeout: std::time::Duration,
 ) -> ExecResult<Verified> {
+    crate::check::checked(mesh.len(), mesh, plan, src, dst, true)?;
     let inputs = crate::agree::run_inputs(mesh, plan, src, dst);
     first_outcome(crate::threads::run_threads(mesh.len(), timeout, |c| {
-        verify_agreed(&c, mesh, plan, src, dst, &inputs)
+        verify_agreed(&c, mesh, plan, src, dst, &inputs, false)
     }))
 }
 

@@ -53,7 +53,11 @@ fn bad_plans_are_refused_everywhere() {
         for r in out {
             assert!(matches!(r, Err(ExecError::Plan(_))), "{name}: {r:?}");
         }
+        // A verified threads run checks the plan once for all its ranks: the same error.
+        let v = axe_reshard::verify_threads(&mesh, &plan, &s0, &rep, T);
+        assert!(matches!(v, Err(ExecError::Plan(_))), "{name}: {v:?}");
     }
+    assert!(axe_reshard::verify_threads(&mesh, &good, &s0, &rep, T).is_ok());
 }
 
 #[test]
