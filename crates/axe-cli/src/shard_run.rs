@@ -87,13 +87,38 @@ pub fn run_verb(
 ) -> bool {
     match args.backend {
         Backend::Threads => {
-            match setup().and_then(|(mesh, placements)| run(&mesh, placements, cost, args)) {
+            let run = launched_alone()
+                .and_then(|()| setup())
+                .and_then(|(mesh, placements)| run(&mesh, placements, cost, args));
+            match run {
                 Ok(None) => true,
                 Ok(Some(r)) => emit([Ok(r)], json),
                 Err(e) => emit([Err(e)], json),
             }
         }
         Backend::Mpi => mpi_verb(setup, cost, args, json),
+    }
+}
+
+/// Variables through which MPI launchers tell each process how many they started (Open MPI, MPICH's
+/// Hydra and Slurm's PMI, MVAPICH).
+const LAUNCHED_SIZE: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"];
+
+/// A threads run is one process holding every device: refused when an MPI launcher started this
+/// process as one of several, where its peers (started with `--backend mpi`, or each running the
+/// whole reshard alone) would wait for a rank that never joins MPI. Refused at once, so the launcher
+/// ends the job rather than the peers waiting out their `--timeout`.
+fn launched_alone() -> Result<(), String> {
+    let size = LAUNCHED_SIZE
+        .iter()
+        .find_map(|v| Some((*v, std::env::var(v).ok()?.trim().parse::<u64>().ok()?)));
+    match size {
+        Some((var, n)) if n > 1 => Err(format!(
+            "--backend threads runs every device in this one process, but an MPI launcher \
+             started {n} processes ({var}={n}): use --backend mpi on every rank, or run it \
+             without mpirun"
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -131,8 +156,9 @@ fn report(mesh: &Mesh, p: &axe_shard::Plan, backend: Backend, verified: Verified
                      "collective": p.collective.name(), "backend": backend.name(),
                      "devices": mesh.len()}),
         text: format!(
-            "verified: every destination element on {} devices ({}, {} backend)\n{bytes} bytes moved in {:.6} s: {gbps:.2} GB/s",
+            "verified: every destination element on {} device{} ({}, {} backend)\n{bytes} bytes moved in {:.6} s: {gbps:.2} GB/s",
             mesh.len(),
+            if mesh.len() == 1 { "" } else { "s" },
             p.collective.name(),
             backend.name(),
             seconds

@@ -151,65 +151,68 @@ pub(crate) fn show(
             ));
         }
     }
-    let rows: Vec<[String; 4]> = regions
-        .iter()
-        .map(|d| {
-            let list = |v: Vec<String>| format!("[{}]", v.join(", "));
-            let reg = if with_shape {
-                list(
-                    d.region
-                        .iter()
-                        .map(|r| format!("{}:{}", r.start, r.end))
-                        .collect(),
-                )
-            } else {
-                list(d.region.iter().map(|r| r.start.to_string()).collect())
-            };
-            let local = if with_shape {
-                list(d.local_shape.iter().map(u64::to_string).collect())
-            } else {
-                String::new()
-            };
-            let group = if folded && group_size > 8 {
-                format!("{},… ({group_size} devices)", {
-                    let ids: Vec<String> = d.replica_group.iter().map(u64::to_string).collect();
-                    ids.join(",")
-                })
-            } else {
-                group_text(&d.replica_group)
-            };
-            [d.device.to_string(), reg, local, group]
-        })
-        .collect();
-    let head = [
-        "device",
-        if with_shape { "region" } else { "shard index" },
-        if with_shape { "local shape" } else { "" },
-        "replica group",
-    ];
-    let width = |i: usize| {
-        rows.iter()
-            .map(|r| r[i].len())
-            .chain([head[i].len()])
-            .max()
-            .unwrap_or(0)
-    };
-    let (w0, w1, w2) = (width(0), width(1), width(2));
-    t.push('\n');
-    for (i, r) in std::iter::once(head.map(String::from))
-        .chain(rows)
-        .enumerate()
-    {
-        if folded && i == HEAD_ROWS + 1 {
-            t.push_str(&format!(
-                "{:>w0$}  ({} more devices; --json lists every one)\n",
-                "…",
-                view.len() - HEAD_ROWS - TAIL_ROWS
-            ));
-        }
-        let line = format!("{:>w0$}  {:<w1$}  {:<w2$}  {}", r[0], r[1], r[2], r[3]);
-        t.push_str(line.trim_end());
+    // The table of devices is text alone: `--json` lists them below and prints no text.
+    if !json_mode {
+        let rows: Vec<[String; 4]> = regions
+            .iter()
+            .map(|d| {
+                let list = |v: Vec<String>| format!("[{}]", v.join(", "));
+                let reg = if with_shape {
+                    list(
+                        d.region
+                            .iter()
+                            .map(|r| format!("{}:{}", r.start, r.end))
+                            .collect(),
+                    )
+                } else {
+                    list(d.region.iter().map(|r| r.start.to_string()).collect())
+                };
+                let local = if with_shape {
+                    list(d.local_shape.iter().map(u64::to_string).collect())
+                } else {
+                    String::new()
+                };
+                let group = if folded && group_size > 8 {
+                    format!("{},… ({group_size} devices)", {
+                        let ids: Vec<String> = d.replica_group.iter().map(u64::to_string).collect();
+                        ids.join(",")
+                    })
+                } else {
+                    group_text(&d.replica_group)
+                };
+                [d.device.to_string(), reg, local, group]
+            })
+            .collect();
+        let head = [
+            "device",
+            if with_shape { "region" } else { "shard index" },
+            if with_shape { "local shape" } else { "" },
+            "replica group",
+        ];
+        let width = |i: usize| {
+            rows.iter()
+                .map(|r| r[i].len())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        };
+        let (w0, w1, w2) = (width(0), width(1), width(2));
         t.push('\n');
+        for (i, r) in std::iter::once(head.map(String::from))
+            .chain(rows)
+            .enumerate()
+        {
+            if folded && i == HEAD_ROWS + 1 {
+                t.push_str(&format!(
+                    "{:>w0$}  ({} more devices; --json lists every one)\n",
+                    "…",
+                    view.len() - HEAD_ROWS - TAIL_ROWS
+                ));
+            }
+            let line = format!("{:>w0$}  {:<w1$}  {:<w2$}  {}", r[0], r[1], r[2], r[3]);
+            t.push_str(line.trim_end());
+            t.push('\n');
+        }
     }
     if folded {
         // Only the text is printed; the JSON below is built for `--json` alone.

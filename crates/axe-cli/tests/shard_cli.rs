@@ -245,6 +245,15 @@ fn runs_are_verified_element_by_element() {
         "--json",
     ]);
     assert_eq!(v[0]["verified"], true);
+    // One device is one device.
+    let (code, out, err) = run(&[
+        "shard", "run", "P('x')", "P()", "--mesh", "x=1", "--shape", "f32[3]",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("every destination element on 1 device ("),
+        "{out}"
+    );
 }
 
 #[test]
@@ -270,6 +279,38 @@ fn run_errors_are_clear() {
             "shard run P('x') P() --mesh x=2 --shape f32[8] --backend mpi",
             "--features mpi",
         );
+    }
+}
+
+/// A threads run started by an MPI launcher as one of several processes is refused at once (its peers
+/// would wait for a rank that never joins MPI); as the only process it runs.
+#[test]
+fn a_threads_run_under_mpirun_with_peers_is_refused() {
+    let args = [
+        "shard", "run", "P('x')", "P()", "--mesh", "x=2", "--shape", "f32[8]",
+    ];
+    for (var, n, ok) in [
+        ("OMPI_COMM_WORLD_SIZE", "2", false),
+        ("PMI_SIZE", "4", false),
+        ("MV2_COMM_WORLD_SIZE", "3", false),
+        ("OMPI_COMM_WORLD_SIZE", "1", true),
+    ] {
+        let out = assert_cmd::Command::cargo_bin("axe")
+            .unwrap()
+            .env(var, n)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.success(), ok, "{var}={n}: {err}");
+        if !ok {
+            assert!(
+                err.contains(&format!("started {n} processes ({var}={n})"))
+                    && err.contains("--backend mpi")
+                    && err.lines().count() == 1,
+                "{err}"
+            );
+        }
     }
 }
 

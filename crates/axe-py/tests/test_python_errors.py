@@ -89,6 +89,9 @@ def test_render_takes_a_path_and_leaves_the_umasks_permissions(tmp_path, umask):
             (axe.Layout("S[(4,4):(4,1)]"), {"shape": [4, 4]}),
             (axe.Shape("f32[4,4]{0,1:T(2,2)}"), {}),
             (axe.Sharding("P('x')", shape="f32[8]", mesh="x=2"), {}),
+            (axe.cute.Layout((4, 4), (4, 1)), {}),
+            (axe.cute.ComposedLayout(axe.cute.Swizzle(1, 0, 2), 0, axe.cute.Layout((4, 4), (4, 1))), {}),
+            (axe.triton.LinearLayout('{"in": {"register": [[0, 1], [1, 0]]}, "out": {"dim0": 2, "dim1": 2}}'), {}),
         ]:
             p = tmp_path / f"{type(obj).__name__}.svg"
             axe.render(obj, p, **kw)

@@ -40,11 +40,9 @@ impl TensorLayout {
 
     /// [`TensorLayout::from_xla`] with each logical dimension `i` split row-major into the factors
     /// `split[i]` (one factor, the dimension itself, where it has padding): the same elements at the same
-    /// offsets, indexed by a finer multi-index (see [`crate::split`]).
-    pub(crate) fn from_xla_split(
-        a: &ArrayShape,
-        split: Option<&[Vec<u64>]>,
-    ) -> Result<TensorLayout> {
+    /// offsets, indexed by a finer multi-index (see [`crate::split`]). An error where the layout's tiles
+    /// do not follow the factors.
+    pub fn from_xla_split(a: &ArrayShape, split: Option<&[Vec<u64>]>) -> Result<TensorLayout> {
         let tiling = Tiling::new(a)?;
         let dims: Vec<u64> = tiling.logical.iter().map(|&d| d as u64).collect();
         let bits = element_bits(a) as u32;

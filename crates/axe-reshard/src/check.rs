@@ -5,7 +5,9 @@ use std::ops::Range;
 
 use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding};
 
-use crate::exec_error::{region_text, ExecError, ExecResult};
+use crate::exec_error::{dims_text, region_text, ExecError, ExecResult};
+use crate::placement::Placement;
+use crate::reduce::Elem;
 
 /// The partial values a reshard between two shardings deals with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,6 +113,93 @@ pub(crate) fn localize(region: &[Range<u64>], held: &DeviceRegion) -> ExecResult
                 Ok(r.start - h.start..r.end - h.start)
             }
         })
+        .collect()
+}
+
+/// What a rank of a reshard works from, its inputs checked: each sharding's regions indexed by device
+/// id, the pending work and the bytes per element.
+pub(crate) struct Checked {
+    pub src_regions: Vec<DeviceRegion>,
+    pub dst_regions: Vec<DeviceRegion>,
+    pub pending: Pending,
+    pub elem: u64,
+}
+
+/// The checks of a reshard on `n` ranks that are the same on every rank: one rank per device, one
+/// array and element type, the pending ops, and (where `whole`) the plan whole with [`check_plan`].
+pub(crate) fn checked(
+    n: usize,
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &Placement,
+    dst: &Placement,
+    whole: bool,
+) -> ExecResult<Checked> {
+    if n != mesh.len() {
+        return Err(ExecError::Input(format!(
+            "a mesh of {} devices on {n} ranks (one rank per device)",
+            mesh.len()
+        )));
+    }
+    if let Some(&d) = mesh.devices().iter().find(|&&d| d >= n as u64) {
+        return Err(ExecError::Input(format!(
+            "device id {d} has no rank (rank r hosts device r; ids must be below {n})"
+        )));
+    }
+    if src.sharding.dims() != dst.sharding.dims() {
+        return Err(ExecError::Input(format!(
+            "the source is an array of {}, the destination of {}",
+            dims_text(src.sharding.dims()),
+            dims_text(dst.sharding.dims())
+        )));
+    }
+    if src.dtype != dst.dtype {
+        return Err(ExecError::Input(format!(
+            "the source holds {}, the destination {}",
+            src.dtype.name(),
+            dst.dtype.name()
+        )));
+    }
+    let src_regions = by_device(src.sharding.regions(mesh)?, n)?;
+    let dst_regions = by_device(dst.sharding.regions(mesh)?, n)?;
+    let elem = src.elem_bytes();
+    let pending = Pending::of(mesh, &src.sharding, &dst.sharding)?;
+    if pending.reduce.is_some() || pending.fill.is_some() {
+        Elem::of(dst.dtype)?;
+    }
+    let maximal = (src.sharding.maximal_device(), dst.sharding.maximal_device());
+    if whole {
+        check_plan(
+            mesh,
+            plan,
+            &src_regions,
+            &dst_regions,
+            elem,
+            &pending,
+            maximal,
+        )?;
+    }
+    Ok(Checked {
+        src_regions,
+        dst_regions,
+        pending,
+        elem,
+    })
+}
+
+/// The regions indexed by device id (`0..n`, each once).
+fn by_device(regions: Vec<DeviceRegion>, n: usize) -> ExecResult<Vec<DeviceRegion>> {
+    let mut out: Vec<Option<DeviceRegion>> = vec![None; n];
+    for r in regions {
+        let d = r.device as usize;
+        match out.get_mut(d) {
+            Some(slot) => *slot = Some(r),
+            None => return Err(ExecError::Input(format!("device id {d} has no rank"))),
+        }
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(d, r)| r.ok_or_else(|| ExecError::Input(format!("rank {d} hosts no device"))))
         .collect()
 }
 

@@ -6,12 +6,13 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use axe_relayout::{relayout, Options, TensorLayout};
-use axe_shard::{DeviceRegion, Mesh, Plan, ReduceOp, Transfer};
+use axe_shard::{Mesh, Plan, ReduceOp, Transfer};
 
-use crate::check::{check_cover, check_plan, localize, volume, volume_of, Pending};
+use crate::check::{check_cover, checked, localize, volume, volume_of, Checked};
 use crate::comm::{Communicator, Message, Strided};
-use crate::exec_error::{dims_text, ExecError, ExecResult};
-use crate::placement::{row_major, sub_box, zero_padding, DeviceBuffer, Placement};
+use crate::exec_error::{ExecError, ExecResult};
+use crate::factor::buffers;
+use crate::placement::{row_major, zero_padding, DeviceBuffer, Placement};
 use crate::reduce::{combine_in_place, identity_into, in_place, Acc, Elem};
 
 /// What one rank moved.
@@ -47,53 +48,32 @@ pub fn reshard<C: Communicator + ?Sized>(
     src_buf: &[u8],
     dst_buf: &mut [u8],
 ) -> ExecResult<Moved> {
-    let n = comm.size();
-    if n != mesh.len() {
-        return Err(ExecError::Input(format!(
-            "a mesh of {} devices on {n} ranks (one rank per device)",
-            mesh.len()
-        )));
-    }
-    if let Some(&d) = mesh.devices().iter().find(|&&d| d >= n as u64) {
-        return Err(ExecError::Input(format!(
-            "device id {d} has no rank (rank r hosts device r; ids must be below {n})"
-        )));
-    }
-    if src.sharding.dims() != dst.sharding.dims() {
-        return Err(ExecError::Input(format!(
-            "the source is an array of {}, the destination of {}",
-            dims_text(src.sharding.dims()),
-            dims_text(dst.sharding.dims())
-        )));
-    }
-    if src.dtype != dst.dtype {
-        return Err(ExecError::Input(format!(
-            "the source holds {}, the destination {}",
-            src.dtype.name(),
-            dst.dtype.name()
-        )));
-    }
-    let src_regions = by_device(src.sharding.regions(mesh)?, n)?;
-    let dst_regions = by_device(dst.sharding.regions(mesh)?, n)?;
-    let elem = src.elem_bytes();
-    let pending = Pending::of(mesh, &src.sharding, &dst.sharding)?;
-    if pending.reduce.is_some() || pending.fill.is_some() {
-        Elem::of(dst.dtype)?;
-    }
-    let maximal = (src.sharding.maximal_device(), dst.sharding.maximal_device());
-    check_plan(
-        mesh,
-        plan,
-        &src_regions,
-        &dst_regions,
+    reshard_with(comm, mesh, plan, src, dst, src_buf, dst_buf, true)
+}
+
+/// [`reshard`], checking the plan whole only where `check_whole`: ranks sharing one process check it
+/// once for all with [`crate::check::checked`] and skip it here (the same verdict, once rather than
+/// once per rank). The rank's own pieces are checked either way.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reshard_with<C: Communicator + ?Sized>(
+    comm: &C,
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &Placement,
+    dst: &Placement,
+    src_buf: &[u8],
+    dst_buf: &mut [u8],
+    check_whole: bool,
+) -> ExecResult<Moved> {
+    let Checked {
+        src_regions,
+        dst_regions,
+        pending,
         elem,
-        &pending,
-        maximal,
-    )?;
+    } = checked(comm.size(), mesh, plan, src, dst, check_whole)?;
 
     let me = comm.rank();
-    let sb = src.buffer_of(src_regions[me].clone())?;
-    let db = dst.buffer_of(dst_regions[me].clone())?;
+    let (sb, db) = buffers(src, dst, plan, &src_regions[me], &dst_regions[me])?;
     check_cover(plan, me as u64, &db, &pending)?;
     for (buf, b, what) in [
         (src_buf.len(), &sb, "source"),
@@ -106,7 +86,7 @@ pub fn reshard<C: Communicator + ?Sized>(
             )));
         }
     }
-    zero_padding(dst_buf, &db.layout, &db.region.local_shape)?;
+    zero_padding(dst_buf, &db.layout, &db.local_dims()?)?;
     if let Some((op, _)) = &pending.fill {
         if pending.fills(mesh, db.region.position) {
             fill_identity(dst_buf, &db, Elem::of(dst.dtype)?, *op)?;
@@ -128,7 +108,7 @@ pub fn reshard<C: Communicator + ?Sized>(
     let mut packed_at: HashMap<&[Range<u64>], usize> = HashMap::new();
     let mut sources: Vec<Source> = Vec::with_capacity(outgoing.len());
     for t in &outgoing {
-        let sub = sub_box(&sb.layout, &localize(&t.region, &sb.region)?)?;
+        let sub = sb.sub(&localize(&t.region, &sb.region)?)?;
         moved.sent = moved.sent.saturating_add(t.bytes);
         let runs = if comm.sends_strided() {
             strided(&sub).filter(|&(at, count, run, pitch)| {
@@ -197,7 +177,7 @@ pub fn reshard<C: Communicator + ?Sized>(
     for (i, t) in incoming.iter().enumerate() {
         moved.received = moved.received.saturating_add(t.bytes);
         if t.reduce.is_none() {
-            let sub = sub_box(&db.layout, &localize(&t.region, &db.region)?)?;
+            let sub = db.sub(&localize(&t.region, &db.region)?)?;
             if let Some((s, len)) = contiguous(&sub) {
                 if len as u64 == t.bytes {
                     direct.push((s, len, i));
@@ -275,11 +255,9 @@ pub fn reshard<C: Communicator + ?Sized>(
     let total = to_usize(volume(&db.region.local_shape).saturating_mul(elem))?;
     let whole: Vec<Range<u64>> = db.region.local_shape.iter().map(|&d| 0..d).collect();
     let in_place_at = match (pending.reduce, Elem::of(dst.dtype)) {
-        (Some((op, _)), Ok(e)) if !dst_empty && in_place(e, op) => {
-            contiguous(&sub_box(&db.layout, &whole)?)
-                .filter(|&(at, len)| len == total && at + len <= dst_buf.len())
-                .map(|(at, _)| at)
-        }
+        (Some((op, _)), Ok(e)) if !dst_empty && in_place(e, op) => contiguous(&db.sub(&whole)?)
+            .filter(|&(at, len)| len == total && at + len <= dst_buf.len())
+            .map(|(at, _)| at),
         _ => None,
     };
     let mut started = false;
@@ -337,12 +315,12 @@ pub fn reshard<C: Communicator + ?Sized>(
             .saturating_add(volume_of(&l.region).saturating_mul(elem));
         match l.reduce {
             None => {
-                let from = sub_box(&sb.layout, &localize(&l.region, &sb.region)?)?;
-                let to = sub_box(&db.layout, &localize(&l.region, &db.region)?)?;
+                let from = sb.sub(&localize(&l.region, &sb.region)?)?;
+                let to = db.sub(&localize(&l.region, &db.region)?)?;
                 relayout(src_buf, &from, dst_buf, &to, &opts)?;
             }
             Some(op) => {
-                let from = sub_box(&sb.layout, &localize(&l.region, &sb.region)?)?;
+                let from = sb.sub(&localize(&l.region, &sb.region)?)?;
                 match contiguous(&from) {
                     Some((at, len)) if at + len <= src_buf.len() => {
                         combine(&mut acc, dst_buf, &l.region, op, &src_buf[at..at + len])?;
@@ -364,9 +342,8 @@ pub fn reshard<C: Communicator + ?Sized>(
         }
         match t.reduce {
             None => {
-                let extents: Vec<u64> = t.region.iter().map(|r| r.end - r.start).collect();
-                let from = row_major(&extents, bits)?;
-                let to = sub_box(&db.layout, &localize(&t.region, &db.region)?)?;
+                let to = db.sub(&localize(&t.region, &db.region)?)?;
+                let from = row_major(&to.dims, bits)?;
                 relayout(&msg, &from, dst_buf, &to, &opts)?;
             }
             Some(op) => combine(&mut acc, dst_buf, &t.region, op, &msg)?,
@@ -376,7 +353,7 @@ pub fn reshard<C: Communicator + ?Sized>(
         for region in &reduced {
             let local = localize(region, &db.region)?;
             let extents: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
-            let to = sub_box(&db.layout, &local)?;
+            let to = db.sub(&local)?;
             let bytes = to_usize(volume(&extents).saturating_mul(elem))?;
             match contiguous(&to) {
                 Some((at, len)) if len == bytes && at + len <= dst_buf.len() => {
@@ -390,7 +367,7 @@ pub fn reshard<C: Communicator + ?Sized>(
                     for_rows(&db.region.local_shape, &local, |a, o, n| {
                         acc.finish(a, &mut msg[o * w..(o + n) * w]);
                     });
-                    let from = row_major(&extents, bits)?;
+                    let from = row_major(&to.dims, bits)?;
                     relayout(&msg, &from, dst_buf, &to, &opts)?;
                 }
             }
@@ -493,9 +470,9 @@ fn fill_identity(buf: &mut [u8], b: &DeviceBuffer, elem: Elem, op: ReduceOp) -> 
     let mut one = vec![0u8; elem.bytes()];
     Acc::new(elem, op, 1).finish(0, &mut one);
     let msg = one.repeat(count);
-    let from = row_major(shape, b.layout.bits)?;
     let whole: Vec<Range<u64>> = shape.iter().map(|&d| 0..d).collect();
-    let to = sub_box(&b.layout, &whole)?;
+    let to = b.sub(&whole)?;
+    let from = row_major(&to.dims, b.layout.bits)?;
     let opts = Options {
         zero_padding: false,
         threads: 1,
@@ -513,9 +490,8 @@ fn pack(
     bits: u32,
     opts: &Options,
 ) -> ExecResult<Vec<u8>> {
-    let from = sub_box(&b.layout, &localize(region, &b.region)?)?;
-    let extents: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
-    let to = row_major(&extents, bits)?;
+    let from = b.sub(&localize(region, &b.region)?)?;
+    let to = row_major(&from.dims, bits)?;
     let mut msg = scratch(to_usize(to.bytes())?);
     relayout(buf, &from, &mut msg, &to, opts)?;
     Ok(msg)
@@ -560,22 +536,6 @@ fn give_back(buf: Vec<u8>) {
             pool.push(buf);
         }
     });
-}
-
-/// The regions indexed by device id (`0..n`, each once).
-fn by_device(regions: Vec<DeviceRegion>, n: usize) -> ExecResult<Vec<DeviceRegion>> {
-    let mut out: Vec<Option<DeviceRegion>> = vec![None; n];
-    for r in regions {
-        let d = r.device as usize;
-        match out.get_mut(d) {
-            Some(slot) => *slot = Some(r),
-            None => return Err(ExecError::Input(format!("device id {d} has no rank"))),
-        }
-    }
-    out.into_iter()
-        .enumerate()
-        .map(|(d, r)| r.ok_or_else(|| ExecError::Input(format!("rank {d} hosts no device"))))
-        .collect()
 }
 
 fn to_usize(x: u64) -> ExecResult<usize> {
@@ -625,6 +585,7 @@ pub(crate) fn for_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::placement::sub_box;
 
     #[test]
     fn rows_of_a_box_in_a_shape() {

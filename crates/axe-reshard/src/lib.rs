@@ -49,6 +49,7 @@ mod comm;
 mod error;
 mod exec;
 mod exec_error;
+mod factor;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod placement;

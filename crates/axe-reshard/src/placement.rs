@@ -8,6 +8,7 @@ use axe_shard::{DeviceRegion, Mesh, Sharding};
 use axe_xla::{ArrayShape, Dim, PrimitiveType};
 
 use crate::exec_error::{dims_text, region_text, ExecError, ExecResult};
+use crate::factor::{split_box, split_shape, Grains};
 
 /// A shard's layout keeps one offset per index of each dimension; their count may pass the shard's
 /// element count by at most this much (so an empty shard with one enormous dimension is refused rather
@@ -60,7 +61,13 @@ pub struct Placement {
 pub struct DeviceBuffer {
     /// What the device holds.
     pub region: DeviceRegion,
-    /// Where each element of the padded local shape lies in its buffer.
+    /// Per dimension of the padded local shape, the factors it is indexed by, row-major, outermost
+    /// first (`[P]` for a dimension kept whole): a long dimension whose boxes all start and end on
+    /// multiples of a grain is indexed as factors, so its offset tables cost their sum, not `P`.
+    pub split: Vec<Vec<u64>>,
+    /// Where each element of the padded local shape lies in its buffer, over the factors of
+    /// [`DeviceBuffer::split`] (their concatenation is `layout.dims`): use [`DeviceBuffer::offset`] and
+    /// [`DeviceBuffer::sub`] to address it by local indices.
     pub layout: TensorLayout,
     /// Whether the device holds any part of the array: false for the devices a maximal sharding leaves
     /// empty (whose region cannot say so for a scalar, whose region is `[]` either way) and for empty
@@ -74,6 +81,47 @@ impl DeviceBuffer {
     pub fn bytes(&self) -> ExecResult<usize> {
         usize::try_from(self.layout.bytes())
             .map_err(|_| ExecError::Input("a device buffer does not fit in memory".into()))
+    }
+
+    /// The slot of the element at local index `local` (first copy), as [`TensorLayout::offset`] over
+    /// the padded local shape.
+    pub fn offset(&self, local: &[u64]) -> i64 {
+        let mut at = self.layout.replicas.first().copied().unwrap_or(0);
+        let mut k = 0;
+        for (&x, f) in local.iter().zip(&self.split) {
+            // The digits of x over the factors, innermost first; the outermost takes the rest.
+            let mut rest = x;
+            for (j, &e) in f.iter().enumerate().rev() {
+                let digit = if j == 0 { rest } else { rest % e.max(1) };
+                rest /= e.max(1);
+                at += self.layout.tables[k + j][digit as usize];
+            }
+            k += f.len();
+        }
+        at
+    }
+
+    /// The layout of the box `local` (local indices) of this buffer: [`sub_box`] over the factors.
+    /// Every box of a reshard starts and ends on its grains; one that does not is a plan error.
+    pub fn sub(&self, local: &[Range<u64>]) -> ExecResult<TensorLayout> {
+        let split = split_box(&self.split, local).ok_or_else(|| {
+            ExecError::Plan(format!(
+                "the local box {} leaves the buffer's shape {} or is off its factors",
+                region_text(local),
+                dims_text(&self.region.padded_shape)
+            ))
+        })?;
+        sub_box(&self.layout, &split)
+    }
+
+    /// The local shape over the factors (for [`zero_padding`]).
+    pub fn local_dims(&self) -> ExecResult<Vec<u64>> {
+        split_shape(&self.split, &self.region.local_shape).ok_or_else(|| {
+            ExecError::Plan(format!(
+                "the local shape {} is off the buffer's factors",
+                dims_text(&self.region.local_shape)
+            ))
+        })
     }
 }
 
@@ -101,25 +149,43 @@ impl Placement {
 
     /// The shard of every device of `mesh`, in mesh-position order.
     pub fn buffers(&self, mesh: &Mesh) -> ExecResult<Vec<DeviceBuffer>> {
-        self.sharding
-            .regions(mesh)?
+        let regions = self.sharding.regions(mesh)?;
+        let grains = self.grains(&regions);
+        regions
             .into_iter()
-            .map(|r| self.buffer_of(r))
+            .map(|r| self.buffer_of(r, &grains))
             .collect()
     }
 
     /// The shard of device id `device` of `mesh`.
     pub fn buffer(&self, mesh: &Mesh, device: u64) -> ExecResult<DeviceBuffer> {
-        let region = self
-            .sharding
-            .regions(mesh)?
+        let regions = self.sharding.regions(mesh)?;
+        let grains = self.grains(&regions);
+        let region = regions
             .into_iter()
             .find(|r| r.device == device)
             .ok_or_else(|| ExecError::Input(format!("device {device} is not in the mesh")))?;
-        self.buffer_of(region)
+        self.buffer_of(region, &grains)
     }
 
-    pub(crate) fn buffer_of(&self, region: DeviceRegion) -> ExecResult<DeviceBuffer> {
+    /// The grains of this sharding's own regions (see [`crate::factor`]).
+    fn grains(&self, regions: &[DeviceRegion]) -> Grains {
+        let mut g = Grains::of(self.sharding.dims());
+        for r in regions {
+            g.bounds(&r.region);
+            g.shape(&r.local_shape);
+            g.shape(&r.padded_shape);
+        }
+        g
+    }
+
+    /// The shard of `region`, its long dimensions indexed as the factors `grains` allow where the
+    /// layout follows them (else whole).
+    pub(crate) fn buffer_of(
+        &self,
+        region: DeviceRegion,
+        grains: &Grains,
+    ) -> ExecResult<DeviceBuffer> {
         let shape = &region.padded_shape;
         let bits = self.dtype.bits();
         let gone = self
@@ -143,16 +209,26 @@ impl Placement {
             )));
         }
         let empty = shape.contains(&0);
+        let mut split: Vec<Vec<u64>> = shape
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| grains.factors(i, p))
+            .collect();
+        if split_shape(&split, &region.local_shape).is_none() {
+            split = shape.iter().map(|&p| vec![p]).collect();
+        }
+        let whole: Vec<Vec<u64>> = shape.iter().map(|&p| vec![p]).collect();
+        let fine = split.concat();
         let layout = match &self.layout {
             _ if gone => {
                 // No buffer at all (for a scalar, a row-major layout of its one element, emptied).
-                let mut l = row_major(shape, bits)?;
+                let mut l = row_major(&fine, bits)?;
                 l.slots = 0;
                 l.padded_slots = 0;
                 l
             }
-            _ if empty => row_major(shape, bits)?,
-            MemoryLayout::RowMajor => row_major(shape, bits)?,
+            _ if empty => row_major(&fine, bits)?,
+            MemoryLayout::RowMajor => row_major(&fine, bits)?,
             MemoryLayout::Xla(l) => {
                 let a = ArrayShape {
                     element_type: self.dtype,
@@ -165,9 +241,37 @@ impl Placement {
                         region.device
                     ))
                 })?;
-                TensorLayout::from_xla(&a)?
+                // Split only dimensions the layout does not pad, and only where its tiles follow the
+                // factors; else whole.
+                let unpadded = axe_xla::to_axe(&a).ok().is_some_and(|f| {
+                    split
+                        .iter()
+                        .zip(f.padded_shape.iter().zip(shape))
+                        .all(|(s, (p, d))| s.len() == 1 || p == d)
+                });
+                match split != whole && unpadded {
+                    true => TensorLayout::from_xla_split(&a, Some(&split)).ok(),
+                    false => None,
+                }
+                .map_or_else(
+                    || {
+                        split.clone_from(&whole);
+                        TensorLayout::from_xla(&a)
+                    },
+                    Ok,
+                )?
             }
-            MemoryLayout::Axe(l) => TensorLayout::from_axe(l, shape, bits)?,
+            MemoryLayout::Axe(l) => match split != whole {
+                true => TensorLayout::from_axe(l, &fine, bits).ok(),
+                false => None,
+            }
+            .map_or_else(
+                || {
+                    split.clone_from(&whole);
+                    TensorLayout::from_axe(l, shape, bits)
+                },
+                Ok,
+            )?,
         };
         if layout.bits != bits {
             return Err(ExecError::Input(format!(
@@ -185,6 +289,7 @@ impl Placement {
         }
         Ok(DeviceBuffer {
             region,
+            split,
             layout,
             holds,
         })

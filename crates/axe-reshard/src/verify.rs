@@ -7,7 +7,7 @@ use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding};
 use axe_xla::PrimitiveType;
 
 use crate::comm::Communicator;
-use crate::exec::reshard;
+use crate::exec::reshard_with;
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{filled, DeviceBuffer, Placement};
 
@@ -201,7 +201,7 @@ fn each_element(
 
 /// Byte offsets of every copy of the element at `local` in a buffer laid out as `b`.
 fn slots<'a>(b: &'a DeviceBuffer, local: &[u64], w: usize) -> impl Iterator<Item = usize> + 'a {
-    let base = b.layout.offset(local) - b.layout.replicas[0];
+    let base = b.offset(local) - b.layout.replicas[0];
     b.layout
         .replicas
         .iter()
@@ -319,7 +319,8 @@ pub fn check_destination(
             ok
         })
         .collect();
-    let mut is_element = filled(need, 0)?;
+    // One bit per byte of the buffer: whether an element's copy lies there.
+    let mut is_element = filled(need.div_ceil(8), 0)?;
     let dims = dst.sharding.dims().to_vec();
     let region = if b.holds { Some(&b.region) } else { None };
     each_element(&dims, region, |i, global, local| {
@@ -341,11 +342,13 @@ pub fn check_destination(
                     expected: hex(&want),
                 });
             }
-            is_element[s..s + w].fill(1);
+            for p in s..s + w {
+                is_element[p / 8] |= 1 << (p % 8);
+            }
         }
         Ok(())
     })?;
-    if let Some(p) = (0..need).find(|&p| is_element[p] == 0 && buf[p] != 0) {
+    if let Some(p) = (0..need).find(|&p| is_element[p / 8] & (1 << (p % 8)) == 0 && buf[p] != 0) {
         return Err(ExecError::Mismatch {
             device,
             index: vec![],
@@ -381,13 +384,37 @@ pub fn verify_run<C: Communicator + ?Sized>(
     src: &Placement,
     dst: &Placement,
 ) -> ExecResult<Verified> {
-    crate::agree::agree(comm, Some(&crate::agree::run_inputs(mesh, plan, src, dst)))?;
+    let inputs = crate::agree::run_inputs(mesh, plan, src, dst);
+    verify_agreed(comm, mesh, plan, src, dst, &inputs, true)
+}
+
+/// [`verify_run`] with the inputs' hashes already made, and the plan checked whole here only where
+/// `check_whole` (ranks sharing one process hash the inputs and check the plan once for all).
+fn verify_agreed<C: Communicator + ?Sized>(
+    comm: &C,
+    mesh: &Mesh,
+    plan: &Plan,
+    src: &Placement,
+    dst: &Placement,
+    inputs: &[(&str, u64)],
+    check_whole: bool,
+) -> ExecResult<Verified> {
+    crate::agree::agree(comm, Some(inputs))?;
     let me = comm.rank() as u64;
     let src_buf = fill_source(mesh, src, me)?;
     let mut dst_buf = filled(dst.buffer(mesh, me)?.bytes()?, 0xa5)?;
     comm.barrier()?;
     let start = Instant::now();
-    let run = reshard(comm, mesh, plan, src, dst, &src_buf, &mut dst_buf);
+    let run = reshard_with(
+        comm,
+        mesh,
+        plan,
+        src,
+        dst,
+        &src_buf,
+        &mut dst_buf,
+        check_whole,
+    );
     let seconds = start.elapsed().as_secs_f64();
     let outcome = run.and_then(|_| check_destination(mesh, src, dst, me, &dst_buf));
     let mut mine = [0u8; 9];
@@ -415,7 +442,9 @@ pub fn verify_run<C: Communicator + ?Sized>(
 
 /// [`verify_run`] on the threads backend: one thread per device of `mesh`, each waiting at most
 /// `timeout` per operation. Returns the agreed outcome, or the root error of the failing ranks (a rank's
-/// own error before the ones its peers saw when it stopped).
+/// own error before the ones its peers saw when it stopped). The inputs are hashed and the plan is
+/// checked whole once for all ranks (they share them), not once per rank: a plan of `n²` pieces costs
+/// `n²`, not `n³`.
 pub fn verify_threads(
     mesh: &Mesh,
     plan: &Plan,
@@ -423,23 +452,26 @@ pub fn verify_threads(
     dst: &Placement,
     timeout: std::time::Duration,
 ) -> ExecResult<Verified> {
+    crate::check::checked(mesh.len(), mesh, plan, src, dst, true)?;
+    let inputs = crate::agree::run_inputs(mesh, plan, src, dst);
     first_outcome(crate::threads::run_threads(mesh.len(), timeout, |c| {
-        verify_run(&c, mesh, plan, src, dst)
+        verify_agreed(&c, mesh, plan, src, dst, &inputs, false)
     }))
 }
 
-/// The first rank's value when every rank succeeded; else the most telling error: one that is not a
-/// peer's disappearance or a timeout where there is one.
+/// The first rank's value when every rank succeeded; else the most telling error: a rank's own error
+/// where there is one, else a timeout (the rank that waited in vain and stopped), else a peer's
+/// disappearance (which a timeout elsewhere causes), else a rank told that another failed; the lowest
+/// rank's among equals.
 pub(crate) fn first_outcome<T>(out: Vec<ExecResult<T>>) -> ExecResult<T> {
-    let secondary = |e: &ExecError| {
-        matches!(
-            e,
-            ExecError::Comm(
-                crate::error::CommError::PeerGone { .. } | crate::error::CommError::Timeout { .. }
-            )
-        ) || matches!(e, ExecError::Input(m) if m.contains("failed its part"))
+    use crate::error::CommError;
+    let rank = |e: &ExecError| match e {
+        ExecError::Comm(CommError::Timeout { .. }) => 1,
+        ExecError::Comm(CommError::PeerGone { .. }) => 2,
+        ExecError::Input(m) if m.contains("failed its part") => 3,
+        _ => 0,
     };
-    let mut first_err = None;
+    let mut first_err: Option<ExecError> = None;
     let mut first_ok = None;
     for r in out {
         match r {
@@ -449,7 +481,7 @@ pub(crate) fn first_outcome<T>(out: Vec<ExecResult<T>>) -> ExecResult<T> {
                 }
             }
             Err(e) => match &first_err {
-                Some(f) if !secondary(f) || secondary(&e) => {}
+                Some(f) if rank(f) <= rank(&e) => {}
                 _ => first_err = Some(e),
             },
         }
@@ -458,5 +490,43 @@ pub(crate) fn first_outcome<T>(out: Vec<ExecResult<T>>) -> ExecResult<T> {
         (Some(e), _) => Err(e),
         (None, Some(v)) => Ok(v),
         (None, None) => Err(ExecError::Input("no ranks ran".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::CommError;
+
+    #[test]
+    fn the_root_error_of_a_run_is_reported() {
+        let gone = || {
+            Err::<(), _>(ExecError::Comm(CommError::PeerGone {
+                rank: 2,
+                why: "it stopped before receiving".into(),
+            }))
+        };
+        let timeout = || {
+            Err::<(), _>(ExecError::Comm(CommError::Timeout {
+                seconds: 1,
+                what: "rank 1 in a barrier".into(),
+            }))
+        };
+        let told = || Err::<(), _>(ExecError::Input("rank 3 failed its part".into()));
+        let own = || Err::<(), _>(ExecError::Plan("a bad piece".into()));
+        // A rank timed out and stopped; the others then saw it gone: the timeout is the cause.
+        let e = first_outcome(vec![gone(), gone(), timeout()]).unwrap_err();
+        assert!(
+            matches!(e, ExecError::Comm(CommError::Timeout { .. })),
+            "{e}"
+        );
+        let e = first_outcome(vec![told(), gone(), Ok(())]).unwrap_err();
+        assert!(
+            matches!(e, ExecError::Comm(CommError::PeerGone { .. })),
+            "{e}"
+        );
+        let e = first_outcome(vec![timeout(), told(), own(), gone()]).unwrap_err();
+        assert!(matches!(e, ExecError::Plan(_)), "{e}");
+        assert!(first_outcome(vec![Ok(()), Ok(())]).is_ok());
     }
 }

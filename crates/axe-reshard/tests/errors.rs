@@ -53,7 +53,11 @@ fn bad_plans_are_refused_everywhere() {
         for r in out {
             assert!(matches!(r, Err(ExecError::Plan(_))), "{name}: {r:?}");
         }
+        // A verified threads run checks the plan once for all its ranks: the same error.
+        let v = axe_reshard::verify_threads(&mesh, &plan, &s0, &rep, T);
+        assert!(matches!(v, Err(ExecError::Plan(_))), "{name}: {v:?}");
     }
+    assert!(axe_reshard::verify_threads(&mesh, &good, &s0, &rep, T).is_ok());
 }
 
 #[test]
@@ -321,4 +325,35 @@ fn messages_write_shapes_and_indices_as_the_notation_does() {
     assert!(!m.contains(", 4]"), "{m}");
     let m = mesh.axis("q").unwrap_err().to_string();
     assert!(m.contains("(the mesh has \"x\")"), "{m}");
+}
+
+/// The checker of a run catches a wrong element and a nonzero padding byte, naming each.
+#[test]
+fn a_wrong_element_or_a_dirty_padding_byte_is_caught() {
+    use axe_reshard::check_destination;
+    let mesh = Mesh::new(&[("x", 1)]).unwrap();
+    let s = Sharding::replicated(&mesh, vec![5, 3]);
+    let rm = common::row_major(s.clone(), PrimitiveType::F32);
+    let tiled = Placement::new(
+        s,
+        MemoryLayout::parse("{1,0:T(8,128)}", 2).unwrap(),
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let p = reference_plan(&mesh, &rm.sharding, &tiled.sharding, 4);
+    let bufs = common::run::execute(&mesh, &p, &rm, &tiled);
+    let good = &bufs[0].1;
+    assert!(check_destination(&mesh, &rm, &tiled, 0, good).is_ok());
+    // Element [1,2] lies at slot 128 + 2 of the tile; slot 3 of row 0 is padding.
+    let mut bad = good.clone();
+    bad[(128 + 2) * 4] ^= 1;
+    let e = check_destination(&mesh, &rm, &tiled, 0, &bad).unwrap_err();
+    assert!(e.to_string().contains("element [1,2]"), "{e}");
+    let mut dirty = good.clone();
+    dirty[3 * 4 + 1] = 0x5a;
+    let e = check_destination(&mesh, &rm, &tiled, 0, &dirty).unwrap_err();
+    assert!(
+        e.to_string().contains("padding byte is 5a (byte 13)"),
+        "{e}"
+    );
 }

@@ -20,7 +20,7 @@
 
 use axe_layout::{Axis, AxisKind, Coord, Iter, Layout};
 
-use crate::error::{Result, ShardError};
+use crate::error::{list_text, names_text, Result, ShardError};
 use crate::mesh::Mesh;
 use crate::model::{AxisUse, Sharding};
 
@@ -115,7 +115,8 @@ pub fn to_axe(mesh: &Mesh, s: &Sharding, local: Option<&Layout>) -> Result<Layou
     }
     let g = local.group(&local_shape).map_err(|e| {
         ShardError::Sharding(format!(
-            "the per-device layout does not fit the local shape {local_shape:?}: {e}"
+            "the per-device layout does not fit the local shape {}: {e}",
+            list_text(&local_shape)
         ))
     })?;
     let mut shard = Vec::new();
@@ -182,7 +183,10 @@ struct Sub {
 /// devices holding each element are those of `L(e)`'s device coordinates.
 pub fn from_axe(layout: &Layout, dims: &[u64], mesh: Option<&Mesh>) -> Result<AxeSharding> {
     let g = layout.group(dims).map_err(|e| {
-        ShardError::Sharding(format!("the layout does not fit the array {dims:?}: {e}"))
+        ShardError::Sharding(format!(
+            "the layout does not fit the array {}: {e}",
+            list_text(dims)
+        ))
     })?;
     let mut subs: Vec<Sub> = Vec::new();
     // Per dim, the indices into `subs` of its device iters, major first.
@@ -333,9 +337,11 @@ fn match_mesh(mesh: &Mesh, names: &[String], sizes: &[u64]) -> Result<Vec<usize>
         }
         None => {
             return Err(ShardError::Sharding(format!(
-                "the layout's device axes {names:?} of sizes {sizes:?} are not the mesh's {:?} of sizes {:?}",
-                mesh.names(),
-                mesh.sizes()
+                "the layout's device axes {} of sizes {} are not the mesh's {} of sizes {}",
+                names_text(names),
+                list_text(sizes),
+                names_text(mesh.names()),
+                list_text(mesh.sizes())
             )))
         }
     };

@@ -46,3 +46,16 @@ fn caret(text: &str, offset: usize) -> String {
     let (shown, col) = axe_layout::caret_window(&text[start..end], at - start);
     format!("{shown}\n  {}^", " ".repeat(col))
 }
+
+/// `[4,6]`: dims, sizes or device ids as the shape notation writes them (no Rust `Debug` text in
+/// messages).
+pub(crate) fn list_text(d: &[u64]) -> String {
+    let parts: Vec<String> = d.iter().map(u64::to_string).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// `'x', 'y'`: mesh axis names as a list in a message.
+pub(crate) fn names_text<S: AsRef<str>>(names: &[S]) -> String {
+    let parts: Vec<String> = names.iter().map(|n| format!("'{}'", n.as_ref())).collect();
+    parts.join(", ")
+}

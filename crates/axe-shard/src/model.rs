@@ -1,6 +1,6 @@
 //! The one sharding model every notation converts to and from.
 
-use crate::error::{Result, ShardError};
+use crate::error::{list_text, Result, ShardError};
 use crate::mesh::Mesh;
 
 /// The reduction a `Partial` mesh axis has pending.
@@ -179,8 +179,9 @@ impl Sharding {
         b.sort_unstable();
         if a != b {
             return Err(ShardError::Sharding(format!(
-                "a placement of devices {devices:?} is not an order of the mesh's devices {:?}",
-                mesh.devices()
+                "a placement of devices {} is not an order of the mesh's devices {}",
+                list_text(&devices),
+                list_text(mesh.devices())
             )));
         }
         self.placement = (self.maximal.is_none() && devices.as_slice() != mesh.devices())

@@ -20,7 +20,7 @@ use std::ops::Range;
 /// whatever the mesh (a 4,096-device all-to-all lists about 260,000).
 pub const MAX_PIECES: usize = 1 << 22;
 
-use crate::error::{Result, ShardError};
+use crate::error::{list_text, Result, ShardError};
 use crate::mesh::Mesh;
 use crate::model::{AxisUse, ReduceOp, Sharding, Uneven};
 use crate::plan::{Fill, Local, Transfer};
@@ -149,9 +149,9 @@ fn roles(
     }
     if src.dims() != dst.dims() {
         return Err(ShardError::Sharding(format!(
-            "source dims {:?} and destination dims {:?} differ: a reshard keeps the array",
-            src.dims(),
-            dst.dims()
+            "source dims {} and destination dims {} differ: a reshard keeps the array",
+            list_text(src.dims()),
+            list_text(dst.dims())
         )));
     }
     let mut reduce_op: Option<ReduceOp> = None;

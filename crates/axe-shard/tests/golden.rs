@@ -208,3 +208,37 @@ fn iota_transpose_lists_the_source_of_each_grid_dim() {
     let s = parse_jax("P(('c', 'd'), ('a', 'b'))", &mesh, &[20, 6]).unwrap();
     assert_eq!(to_hlo(&mesh, &s).unwrap(), "{devices=[20,6]<=[6,20]T(1,0)}");
 }
+
+/// Messages write dims, sizes and device lists as the shape notation does, axis names quoted: no Rust
+/// `Debug` text.
+#[test]
+fn messages_write_lists_as_the_notation_does() {
+    let mesh = Mesh::new(&[("x", 2), ("y", 3)]).unwrap();
+    let l: axe_layout::Layout = "S[(2,3):(1@gpu_x,1)]".parse().unwrap();
+    let e = axe_shard::axe::from_axe(&l, &[5, 5], Some(&mesh)).unwrap_err();
+    assert!(e.to_string().contains("the array [5,5]:"), "{e}");
+    let l: axe_layout::Layout = "S[(5,3):(1@gpu_q,1)]".parse().unwrap();
+    let e = axe_shard::axe::from_axe(&l, &[5, 3], Some(&mesh)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("device axes 'q' of sizes [5] are not the mesh's 'x', 'y' of sizes [2,3]"),
+        "{e}"
+    );
+    let s = parse_jax("P('x')", &mesh, &[4, 4]).unwrap();
+    let e = s
+        .clone()
+        .with_placement(&mesh, vec![0, 1, 2, 3, 4, 9])
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("devices [0,1,2,3,4,9] is not an order of the mesh's devices [0,1,2,3,4,5]"),
+        "{e}"
+    );
+    let d = parse_jax("P('x')", &mesh, &[4, 6]).unwrap();
+    let e = axe_shard::plan(&mesh, &s, &d, 4, &Default::default()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("source dims [4,4] and destination dims [4,6] differ"),
+        "{e}"
+    );
+}

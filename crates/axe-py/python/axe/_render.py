@@ -15,6 +15,8 @@ def render(obj, path, **kwargs) -> None:
     (``.svg``, ``.png``, ``.txt``). A Layout takes ``shape=``. The file is written through a temporary
     file beside it and renamed into place; a new file gets the permissions the umask leaves
     (``0644`` under the usual ``022``), a file replaced keeps its own."""
-    if not isinstance(obj, _DRAWN):
+    from . import cute  # axe.cute.Layout and ComposedLayout are Python classes over CuteLayout
+
+    if not isinstance(obj, _DRAWN + (cute.LayoutBase,)):
         raise TypeError(f"axe cannot draw a {type(obj).__name__}")
     obj.render(os.fspath(path), **kwargs)

@@ -12,6 +12,8 @@ Differences from pycute are listed in docs/cute.md.
 
 from __future__ import annotations
 
+import os as _os
+
 from . import _axe
 from ._axe import CuteError
 from ._cute_int_tuple import (  # noqa: F401 -- re-exported, pycute's names
@@ -277,8 +279,9 @@ class Layout(LayoutBase):
         return self._n.svg(tv, shape)
 
     def render(self, path, tv=False, shape=None):
-        """Draws the layout into ``path`` (``.svg``, ``.png`` or ``.txt``)."""
-        return self._n.render(path, tv, shape)
+        """Draws the layout into ``path`` (a ``str`` or ``os.PathLike``; ``.svg``, ``.png`` or
+        ``.txt``)."""
+        return self._n.render(_os.fspath(path), tv, shape)
 
     def _repr_svg_(self):
         return self._n._repr_svg_()
@@ -594,8 +597,8 @@ class ComposedLayout(LayoutBase):
         return _Native(str(self)).svg(tv, shape)
 
     def render(self, path, tv=False, shape=None):
-        """Draws the layout into ``path``."""
-        return _Native(str(self)).render(path, tv, shape)
+        """Draws the layout into ``path`` (a ``str`` or ``os.PathLike``)."""
+        return _Native(str(self)).render(_os.fspath(path), tv, shape)
 
     def _repr_svg_(self):
         return _Native(str(self))._repr_svg_()

@@ -69,7 +69,7 @@ pub fn gather_check(
         let buf = &bufs[b.region.device as usize].0;
         for (lin, local) in elements(dims, &b.region).into_iter().filter(|_| b.holds) {
             for r in &b.layout.replicas {
-                let o = (b.layout.offset(&local) - b.layout.replicas[0] + r) as usize * w;
+                let o = (b.offset(&local) - b.layout.replicas[0] + r) as usize * w;
                 let v = buf[o..o + w].to_vec();
                 match &global[lin as usize] {
                     Some(g) => assert_eq!(g, &v, "holders of element {lin} disagree"),
@@ -85,7 +85,7 @@ pub fn gather_check(
                 .as_ref()
                 .expect("every element is held");
             for r in &b.layout.replicas {
-                let o = (b.layout.offset(&local) - b.layout.replicas[0] + r) as usize * w;
+                let o = (b.offset(&local) - b.layout.replicas[0] + r) as usize * w;
                 want[o..o + w].copy_from_slice(v);
             }
         }
