@@ -18,6 +18,45 @@ pub struct Common {
     pub json: bool,
 }
 
+/// The key under which a report's object carries members already written as JSON text: an array of
+/// `[key, text]` pairs, spliced into the object as it is printed. Huge members (a million devices) cost
+/// their text alone, not a `Value` per element.
+const RAW: &str = "\u{0}raw";
+
+/// Adds member `key` to `obj` as JSON text `text` (see [`RAW`]).
+pub fn raw_member(obj: &mut serde_json::Map<String, Value>, key: &str, text: String) {
+    let entry = obj
+        .entry(RAW.to_string())
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(a) = entry {
+        a.push(json!([key, text]));
+    }
+}
+
+/// `v` as one line of JSON, raw members spliced in.
+fn json_line(mut v: Value) -> String {
+    let raws = match &mut v {
+        Value::Object(m) => m.remove(RAW),
+        _ => None,
+    };
+    let mut s = v.to_string();
+    if let (Some(Value::Array(raws)), true) = (raws, s.ends_with('}')) {
+        s.pop();
+        for r in raws {
+            if let (Some(k), Some(Value::String(text))) = (r.get(0), r.get(1)) {
+                if !s.ends_with('{') {
+                    s.push(',');
+                }
+                s.push_str(&k.to_string());
+                s.push(':');
+                s.push_str(text);
+            }
+        }
+        s.push('}');
+    }
+    s
+}
+
 /// What a verb produced for one input.
 pub struct Report {
     /// The machine-readable object.
@@ -123,7 +162,9 @@ pub fn emit<A: Into<Answer>>(results: impl IntoIterator<Item = A>, json_mode: bo
                 if let (Some(input), Value::Object(m)) = (input, &mut v) {
                     m.entry("input").or_insert_with(|| json!(input));
                 }
-                write_stdout(&format!("{v}\n"));
+                let mut line = json_line(v);
+                line.push('\n');
+                write_stdout(&line);
             }
             Ok(rep) => write_stdout(&format!("{}\n", rep.text.trim_end())),
             Err(e) => {

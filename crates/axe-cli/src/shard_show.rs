@@ -238,20 +238,20 @@ pub(crate) fn show(
         obj.insert("replica_groups".into(), Value::Array(groups));
         idx
     });
-    obj.insert(
-        "devices".into(),
-        json!(regions
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let mut v = device_json(d, with_shape, indices.as_ref().map(|x| x[i]));
-                if let Some(m) = memory.as_ref().and_then(|m| m.get(i)) {
-                    v["memory"] = json!({"layout": m.layout, "bytes": m.bytes});
-                }
-                v
-            })
-            .collect::<Vec<_>>()),
-    );
+    // Written device by device as text: a `Value` per device would cost tens of times the output.
+    let mut devices = String::from("[");
+    for (i, d) in regions.iter().enumerate() {
+        let mut v = device_json(d, with_shape, indices.as_ref().map(|x| x[i]));
+        if let Some(m) = memory.as_ref().and_then(|m| m.get(i)) {
+            v["memory"] = json!({"layout": m.layout, "bytes": m.bytes});
+        }
+        if i > 0 {
+            devices.push(',');
+        }
+        devices.push_str(&v.to_string());
+    }
+    devices.push(']');
+    crate::report::raw_member(&mut obj, "devices", devices);
     Ok(Report {
         json: Value::Object(obj),
         text: t,
