@@ -58,21 +58,8 @@ pub(crate) fn blocks_svg(
     s: &axe_shard::Sharding,
     dims: &[u64],
 ) -> Result<Option<String>, String> {
-    if dims.len() > 2 {
-        return Ok(None);
-    }
-    let view = s.region_view(mesh).map_err(|e| e.to_string())?;
-    let pieces: Vec<axe_render::Piece> = (0..view.len())
-        .filter_map(|i| view.place(i))
-        .map(|p| axe_render::Piece {
-            device: p.device,
-            region: p.region,
-        })
-        .collect();
     let title = format!("{} over {shape} on mesh {}", text.trim(), mesh_text(mesh));
-    axe_render::sharding_blocks(&title, dims, &pieces)
-        .map(Some)
-        .map_err(|e| e.to_string())
+    axe_render::sharding_svg(mesh, s, dims, &title).map_err(|e| e.to_string())
 }
 
 /// `data=2,model=4`.

@@ -13,17 +13,34 @@ pub fn render_error(e: impl std::fmt::Display) -> PyErr {
 /// temporary file in the destination's folder renamed into place. A new file gets the permissions the
 /// umask leaves of `0666` (as any program's new file); a file replaced keeps its own.
 pub fn write(picture: &axe_render::Picture, path: impl AsRef<std::path::Path>) -> PyResult<()> {
+    write_drawing(None, || Ok(std::borrow::Cow::Borrowed(picture)), path)
+}
+
+/// [`write`] of a drawing that has its own SVG (`svg`, also rasterised for `.png`), with `picture`
+/// giving the `.txt` form (and the SVG when `svg` is `None`); `picture` runs only when needed.
+pub fn write_drawing<'a>(
+    svg: Option<&str>,
+    picture: impl FnOnce() -> PyResult<std::borrow::Cow<'a, axe_render::Picture>>,
+    path: impl AsRef<std::path::Path>,
+) -> PyResult<()> {
     let path = path.as_ref();
     let shown = path.display();
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
     let bytes = match ext.as_deref() {
-        Some("svg") => axe_render::to_svg(picture).into_bytes(),
+        Some("svg") => match svg {
+            Some(s) => s.as_bytes().to_vec(),
+            None => axe_render::to_svg(&*picture()?).into_bytes(),
+        },
         Some("png") => {
-            axe_render::to_png(&axe_render::to_svg(picture), 2.0).map_err(render_error)?
+            let s = match svg {
+                Some(s) => s.to_string(),
+                None => axe_render::to_svg(&*picture()?),
+            };
+            axe_render::to_png(&s, 2.0).map_err(render_error)?
         }
-        Some("txt") => axe_render::to_text(picture, false).into_bytes(),
+        Some("txt") => axe_render::to_text(&*picture()?, false).into_bytes(),
         _ => {
             return Err(AxeError::new_err(format!(
                 "{shown}: axe draws .svg, .png and .txt pictures; name the file accordingly"

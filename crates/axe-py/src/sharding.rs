@@ -410,15 +410,26 @@ impl PySharding {
         Ok(d)
     }
 
-    /// The picture of which device holds which block, as SVG text.
+    /// The picture of which device holds which block, as SVG text: one block per device region for
+    /// arrays of rank 1 and 2 (as `axe shard show --svg` and JAX draw them), else element by element.
     fn svg(&self, py: Python<'_>) -> PyResult<String> {
-        py.detach(|| Ok(axe_render::to_svg(&self.picture()?)))
+        py.detach(|| match self.blocks()? {
+            Some(svg) => Ok(svg),
+            None => Ok(axe_render::to_svg(&self.picture()?)),
+        })
     }
 
-    /// Draws which device holds which block into `path` (a `str` or `os.PathLike`; `.svg`, `.png`
-    /// or `.txt`).
+    /// Draws which device holds which block into `path` (a `str` or `os.PathLike`; `.svg` and `.png`
+    /// as [`svg`](Self::svg) draws it, `.txt` element by element).
     fn render(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        py.detach(|| crate::picture::write(&self.picture()?, &path))
+        py.detach(|| {
+            let blocks = self.blocks()?;
+            crate::picture::write_drawing(
+                blocks.as_deref(),
+                || self.picture().map(std::borrow::Cow::Owned),
+                &path,
+            )
+        })
     }
 
     fn _repr_svg_(&self, py: Python<'_>) -> PyResult<String> {
@@ -483,6 +494,26 @@ impl PySharding {
             String::new()
         };
         format!("{:?} {dims:?} {others:?} {rule}", s.dims())
+    }
+
+    /// The block picture, for arrays of rank 1 and 2.
+    fn blocks(&self) -> PyResult<Option<String>> {
+        let dims = dims_u64(&self.shape)?;
+        let mesh: Vec<String> = self
+            .mesh
+            .names()
+            .iter()
+            .zip(self.mesh.sizes())
+            .map(|(n, s)| format!("{n}={s}"))
+            .collect();
+        let title = format!(
+            "{} over {} on mesh {}",
+            self.text.trim(),
+            self.shape,
+            mesh.join(",")
+        );
+        axe_render::sharding_svg(&self.mesh, &self.sharding, &dims, &title)
+            .map_err(crate::picture::render_error)
     }
 
     fn picture(&self) -> PyResult<axe_render::Picture> {

@@ -51,3 +51,19 @@ def test_render_to_files(tmp_path):
     axe.Shape("f32[3,5]{1,0:T(2,2)}").render(str(link))
     assert target.read_text() == "keep" and not link.is_symlink()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".axe-")] == []
+
+
+def test_shardings_draw_one_block_per_device_region(tmp_path):
+    s = axe.Sharding("P('data', None)", shape="bf16[64,128]", mesh="data=2,model=4")
+    svg = s.svg()
+    width = int(svg.split('width="')[1].split('"')[0])
+    assert width <= 2000
+    assert ">0,1,2,3<" in svg and ">4,5,6,7<" in svg
+    assert "P('data', None) over bf16[64,128]" in svg.replace("&apos;", "'")
+    s.render(tmp_path / "s.png")
+    assert (tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")
+    # Text stays element by element; rank 3 is drawn element by element too.
+    s.render(tmp_path / "s.txt")
+    assert "gpu_data" in (tmp_path / "s.txt").read_text()
+    t = axe.Sharding("P('x')", shape=[4, 2, 2], mesh="x=2")
+    assert t.svg().startswith("<svg")
