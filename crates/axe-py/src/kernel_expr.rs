@@ -50,6 +50,12 @@ impl<'a, 'py> FromPyObject<'a, 'py> for ExprArg {
     }
 }
 
+/// An operand of an operator: a `KernelError` for anything but an int or an `Expr` (rather than
+/// Python's `TypeError`, so every misuse of a description raises `axe.AxeError`).
+fn operand(o: &Bound<'_, PyAny>) -> PyResult<ExprArg> {
+    o.extract::<ExprArg>()
+}
+
 fn bin(op: BinOp, a: Expr, b: Expr) -> PyExpr {
     PyExpr {
         inner: Expr::bin(op, a, b),
@@ -64,65 +70,81 @@ impl PyExpr {
         PyExpr { inner: value.0 }
     }
 
-    fn __add__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Add, self.inner.clone(), o.0)
+    fn __add__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Add, self.inner.clone(), o.0))
     }
-    fn __radd__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Add, o.0, self.inner.clone())
+    fn __radd__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Add, o.0, self.inner.clone()))
     }
-    fn __sub__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Sub, self.inner.clone(), o.0)
+    fn __sub__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Sub, self.inner.clone(), o.0))
     }
-    fn __rsub__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Sub, o.0, self.inner.clone())
+    fn __rsub__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Sub, o.0, self.inner.clone()))
     }
-    fn __mul__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Mul, self.inner.clone(), o.0)
+    fn __mul__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Mul, self.inner.clone(), o.0))
     }
-    fn __rmul__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Mul, o.0, self.inner.clone())
+    fn __rmul__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Mul, o.0, self.inner.clone()))
     }
-    fn __floordiv__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Div, self.inner.clone(), o.0)
+    fn __floordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Div, self.inner.clone(), o.0))
     }
-    fn __rfloordiv__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Div, o.0, self.inner.clone())
+    fn __rfloordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Div, o.0, self.inner.clone()))
     }
-    fn __mod__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Rem, self.inner.clone(), o.0)
+    fn __mod__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Rem, self.inner.clone(), o.0))
     }
-    fn __rmod__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Rem, o.0, self.inner.clone())
+    fn __rmod__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Rem, o.0, self.inner.clone()))
     }
-    fn __and__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::And, self.inner.clone(), o.0)
+    fn __and__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::And, self.inner.clone(), o.0))
     }
-    fn __rand__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::And, o.0, self.inner.clone())
+    fn __rand__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::And, o.0, self.inner.clone()))
     }
     /// `self < o`: 1 or 0.
-    fn __lt__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Lt, self.inner.clone(), o.0)
+    fn __lt__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Lt, self.inner.clone(), o.0))
     }
     /// `self > o`, written `o < self`.
-    fn __gt__(&self, o: ExprArg) -> PyExpr {
-        bin(BinOp::Lt, o.0, self.inner.clone())
+    fn __gt__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(BinOp::Lt, o.0, self.inner.clone()))
     }
     /// `self <= o`, written `self < o + 1`.
-    fn __le__(&self, o: ExprArg) -> PyExpr {
-        bin(
+    fn __le__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(
             BinOp::Lt,
             self.inner.clone(),
             Expr::bin(BinOp::Add, o.0, Expr::Const(1)),
-        )
+        ))
     }
     /// `self >= o`, written `o < self + 1`.
-    fn __ge__(&self, o: ExprArg) -> PyExpr {
-        bin(
+    fn __ge__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let o = operand(o)?;
+        Ok(bin(
             BinOp::Lt,
             o.0,
             Expr::bin(BinOp::Add, self.inner.clone(), Expr::Const(1)),
-        )
+        ))
     }
 
     /// Refused: an expression's value is known only when the kernel runs (use `Builder.if_`).
