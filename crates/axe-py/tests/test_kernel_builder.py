@@ -393,3 +393,101 @@ def test_random_misuse_never_crashes(space, dtype, elems, layout):
         b.build().cuda("sm_80")
     except axe.AxeError:
         pass
+
+
+# --- The GIL is released while a built kernel is lowered, emitted and run. ---
+
+
+@pytest.mark.parametrize("what", ["cuda", "explain", "run"])
+def test_a_second_thread_runs_while_a_built_kernel_works(what):
+    from test_gil_released import ticks_inside
+
+    k = hopper_gemm(128, 256, 64)
+    call = {
+        "cuda": lambda: k.cuda("sm_90a"),
+        "explain": lambda: k.explain("sm_90a"),
+        "run": lambda: k.run({}),
+    }[what]
+    ticks, calls = ticks_inside(call)
+    assert ticks > 3 * calls, (what, ticks, calls)
+
+
+def test_an_extension_without_the_builder_is_refused_as_stale():
+    """``axe.kernel`` imports the builder's classes from the extension: an extension built before them
+    is refused on import with how to rebuild it, not half-loaded."""
+    import ast
+    import pathlib
+
+    from axe import _build
+
+    src = pathlib.Path(axe.kernel.__file__).read_text()
+    imported = {
+        a.name
+        for node in ast.walk(ast.parse(src))
+        if isinstance(node, ast.ImportFrom) and node.module == "_axe"
+        for a in node.names
+    }
+    assert "KernelBuilder" in imported and imported <= set(_build.USED)
+
+
+def kernel_samples():
+    b = Builder("fz", grid=2, threads=128)
+    g = b.buffer("g", "global", "f32", 256)
+    bars = b.buffer("bars", "shared", "s64", 2)
+    t = b.tensor("t", g, [16, 16], "S[(16,16):(16,1)]")
+    r = b.tensor("r", b.buffer("r", "registers", "f32", 2), [2, 128], "S[(2,4,32):(1@reg,1@warp,1@lane)]")
+    return b, [b, g, bars, t, t.region([(0, 8), (0, 16)]), r, Scope.cta(), Scope.warps(0, 2), tid, cta + 1]
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_every_builder_method_with_random_arguments_never_crashes(data):
+    """Random objects (the API fuzz test's, and the builder's own) to every method of a Builder, its
+    blocks, tensors, scopes and expressions: each returns or raises AxeError, TypeError or ValueError."""
+    from test_fuzz_api import ALLOWED, methods, values
+
+    b, own = kernel_samples()
+    args = st.one_of(values, st.sampled_from(own))
+    target = data.draw(st.sampled_from(own + [Scope, Expr]))
+    name, m = data.draw(st.sampled_from(sorted(methods(target), key=lambda nm: nm[0])))
+    pos = data.draw(st.lists(args, max_size=6))
+    try:
+        out = m(*pos)
+        if name in ("for_", "if_", "window"):
+            with out:
+                pass
+    except ALLOWED:
+        pass
+    try:
+        b.build().explain("cpu")
+    except ALLOWED:
+        pass
+
+
+# --- The examples of docs/python.md run as written. ---
+
+
+def doc_block(after: str) -> str:
+    import pathlib
+
+    doc = pathlib.Path(__file__).resolve().parents[3] / "docs" / "python.md"
+    if not doc.is_file():
+        pytest.skip("docs/python.md is not beside this test (an installed copy)")
+    text = doc.read_text()
+    at = text.index(after)
+    start = text.index("```python\n", at) + len("```python\n")
+    return text[start : text.index("```", start)]
+
+
+def test_the_docs_hopper_gemm_is_the_rust_kernel():
+    ns = {}
+    exec(doc_block("<!-- hopper-gemm -->"), ns)
+    for m, n, k in [(128, 256, 64), (512, 512, 192)]:
+        rust = axe.kernel.gemm(m, n, k, target="sm_90a").cuda("sm_90a")
+        assert ns["hopper_gemm"](m, n, k).cuda("sm_90a") == rust
+
+
+def test_the_docs_row_sum_runs():
+    ns = {}
+    exec(doc_block("A warp per row"), ns)
+    np.testing.assert_allclose(ns["out"]["s"], np.exp(ns["xs"].astype(np.float64)).sum(1), rtol=1e-5)
