@@ -429,11 +429,17 @@ impl PyBuilder {
         op: &str,
         dst: &PyTensor,
         src: &PyTensor,
-        dims: Vec<usize>,
+        dims: U64s,
         force: Option<String>,
     ) -> PyResult<usize> {
         self.tensors(&[dst, src])?;
         let op = kernel_ops::reduce(op)?;
+        let dims = dims
+            .0
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<usize>, _>>()
+            .map_err(|_| KernelError::new_err("reduce: a dim past the platform's largest size"))?;
         let (dst, src) = (dst.inner.clone(), src.inner.clone());
         self.call(scope, Op::Reduce { op, dst, src, dims }, force)
     }

@@ -7,6 +7,7 @@
 //! `axe_kernel::Expr::bin` folds them, so an expression written in Python is the one its Rust twin builds.
 
 use axe_kernel::{BinOp, Expr};
+use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 
 use crate::errors::KernelError;
@@ -33,15 +34,15 @@ impl<'a, 'py> FromPyObject<'a, 'py> for ExprArg {
                 "a kernel expression takes an int or an axe.kernel.Expr, not a bool",
             ));
         }
-        if obj.is_instance_of::<pyo3::types::PyInt>() {
-            return obj
-                .extract::<i64>()
-                .map(|c| ExprArg(Expr::Const(c)))
-                .map_err(|_| {
-                    KernelError::new_err(
-                        "a constant is out of range: kernel expressions are 64-bit signed",
-                    )
-                });
+        // Any integer (`int`, numpy's): `__index__`, as Python's own int arguments take them.
+        match obj.extract::<i64>() {
+            Ok(c) => return Ok(ExprArg(Expr::Const(c))),
+            Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+                return Err(KernelError::new_err(
+                    "a constant is out of range: kernel expressions are 64-bit signed",
+                ))
+            }
+            Err(_) => {}
         }
         Err(KernelError::new_err(format!(
             "a kernel expression takes an int or an axe.kernel.Expr, not {}",

@@ -192,6 +192,9 @@ def test_expressions_print_as_the_cuda_writes_them():
         tid + 1.5
     with pytest.raises(axe.KernelError, match="out of range"):
         tid + 2**70
+    assert str(tid * np.int64(4)) == "(tid * 4LL)"  # numpy's integers are integers
+    with pytest.raises(axe.KernelError, match="not a bool"):
+        tid + True
 
 
 # --- Misuse: a clear error, never a crash. ---
@@ -256,6 +259,7 @@ def test_bad_calls_are_kernel_errors():
         (lambda: b.unary(Scope.cta(), "sqrt", t, t), "unknown unary"),
         (lambda: b.binary(Scope.cta(), "pow", t, t, t), "unknown binary"),
         (lambda: b.reduce(Scope.cta(), "prod", t, t, [1]), "unknown reduction"),
+        (lambda: b.reduce(Scope.cta(), "sum", t, t, [-1]), "2\\*\\*64"),
         (lambda: b.fill(Scope.cta(), t, "1"), "int or a float"),
         (lambda: b.fill(Scope.cta(), t, True), "not a bool"),
         (lambda: b.gemm(Scope.warp(), t, t, v), "gemm"),
@@ -263,7 +267,7 @@ def test_bad_calls_are_kernel_errors():
         (lambda: b.copy_async(Scope.threads(0, 1), t, t, g, 0), "mbarrier"),
     ]
     for bad, says in cases:
-        with pytest.raises(axe.KernelError, match=says):
+        with pytest.raises(axe.AxeError, match=says):
             bad()
     # A refused call adds nothing: the kernel still builds, empty.
     assert b.build().explain("cpu") == []
@@ -491,3 +495,15 @@ def test_the_docs_row_sum_runs():
     ns = {}
     exec(doc_block("A warp per row"), ns)
     np.testing.assert_allclose(ns["out"]["s"], np.exp(ns["xs"].astype(np.float64)).sum(1), rtol=1e-5)
+
+
+def test_shipped_kernels_run_by_name_too():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(4)
+    a = rng.integers(-2, 3, (128, 32)).astype(np.float32)
+    b = rng.integers(-2, 3, (128, 32)).astype(np.float32)
+    k = axe.kernel.gemm(128, 128, 32)
+    out = k.run({"a": a.astype(ml_dtypes.bfloat16), "b": b.astype(ml_dtypes.bfloat16)})
+    assert list(out) == ["a", "b", "c"]
+    np.testing.assert_array_equal(out["c"], a @ b.T)
+    np.testing.assert_array_equal(out["c"], k.run(a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16)))
