@@ -1,20 +1,85 @@
-//! `axe.kernel`: the shipped kernels of `axe-kernel` — their parameters, every dispatch decision, their
-//! CUDA source, and runs on the CPU interpreter (without the GIL). The Python side (`axe/kernel.py`)
-//! checks numpy arrays against the parameters and passes their bytes.
+//! `axe.kernel.Kernel`: a kernel of `axe-kernel` — a shipped one or one written with
+//! `axe.kernel.Builder` — with its parameters, every dispatch decision, its CUDA source, and runs on
+//! the CPU interpreter (without the GIL). The Python side (`axe/kernel.py`) checks numpy arrays against
+//! the parameters and passes their bytes.
 
 use axe_kernel::shipped::Shipped;
-use axe_kernel::{emit_cuda, lower, run, DType, RunLimits, Target};
+use axe_kernel::{emit_cuda, lower, run, DType, Kernel, RunLimits, Space, Target};
+use axe_xla::{ArrayShape, PrimitiveType};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use crate::errors;
+use crate::layout::PyLayout;
 use crate::relayout::source;
 use crate::shape::{array, PyShape};
 
-/// A shipped kernel with its parameters.
+/// One global buffer of a kernel, as Python sees it.
+struct Param {
+    name: String,
+    bytes: u64,
+    array: ArrayShape,
+    input: bool,
+    accumulates: bool,
+}
+
+/// A kernel with its parameters: a shipped one, or one built in Python.
 #[pyclass(name = "Kernel", module = "axe.kernel", frozen)]
 pub struct PyKernel {
-    inner: Shipped,
+    kernel: Kernel,
+    params: Vec<Param>,
+    describe: String,
+    built: bool,
+}
+
+impl From<Shipped> for PyKernel {
+    fn from(s: Shipped) -> Self {
+        PyKernel {
+            params: s
+                .params
+                .into_iter()
+                .map(|p| Param {
+                    name: p.name.to_string(),
+                    bytes: p.bytes,
+                    array: p.array,
+                    input: p.input,
+                    accumulates: p.accumulates,
+                })
+                .collect(),
+            kernel: s.kernel,
+            describe: s.describe,
+            built: false,
+        }
+    }
+}
+
+impl PyKernel {
+    /// A kernel built with `axe.kernel.Builder`: every global buffer is a parameter holding a 1-D
+    /// array of its elements; any of them may be given to `run`, the others start at zero.
+    pub fn from_built(kernel: Kernel) -> PyResult<PyKernel> {
+        let mut params = Vec::new();
+        for b in kernel.buffers.iter().filter(|b| b.space == Space::Global) {
+            let t = PrimitiveType::from_name(b.dtype.name()).ok_or_else(|| {
+                errors::KernelError::new_err(format!("{} has no XLA element type", b.dtype))
+            })?;
+            let elems = i64::try_from(b.elems).map_err(|_| {
+                errors::KernelError::new_err(format!("buffer {} is too large", b.name))
+            })?;
+            params.push(Param {
+                name: b.name.clone(),
+                bytes: b.bytes().map_err(errors::kernel)?,
+                array: ArrayShape::new(t, &[elems]),
+                input: true,
+                accumulates: false,
+            });
+        }
+        Ok(PyKernel {
+            describe: format!("{}, built with axe.kernel.Builder", kernel.name),
+            kernel,
+            params,
+            built: true,
+        })
+    }
 }
 
 fn target(t: &str) -> PyResult<Target> {
@@ -26,19 +91,18 @@ impl PyKernel {
     /// The kernel's name (`relayout`, `softmax`, `gemm`).
     #[getter]
     fn name(&self) -> String {
-        self.inner.kernel.name.clone()
+        self.kernel.name.clone()
     }
 
     /// Its global buffers in parameter order: `(name, shape, bytes, is_input)`; `shape` is an
     /// `axe.Shape` (with its layout).
     #[getter]
     fn params(&self) -> Vec<(String, PyShape, u64, bool)> {
-        self.inner
-            .params
+        self.params
             .iter()
             .map(|p| {
                 (
-                    p.name.to_string(),
+                    p.name.clone(),
                     PyShape {
                         inner: p.array.clone(),
                     },
@@ -51,10 +115,7 @@ impl PyKernel {
 
     /// Whether parameter `name` starts at zero because the kernel adds to it.
     fn accumulates(&self, name: &str) -> bool {
-        self.inner
-            .params
-            .iter()
-            .any(|p| p.name == name && p.accumulates)
+        self.params.iter().any(|p| p.name == name && p.accumulates)
     }
 
     /// Every dispatch decision for `target` (`cpu`, `sm_80`, `sm_90a`): dicts of `op`, `scope`,
@@ -63,7 +124,7 @@ impl PyKernel {
     fn explain<'py>(&self, py: Python<'py>, target: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let t = self::target(target)?;
         let p = py
-            .detach(|| lower(&self.inner.kernel, t))
+            .detach(|| lower(&self.kernel, t))
             .map_err(errors::kernel)?;
         p.decisions
             .iter()
@@ -83,7 +144,7 @@ impl PyKernel {
     #[pyo3(signature = (target = "sm_90a"))]
     fn cuda(&self, py: Python<'_>, target: &str) -> PyResult<String> {
         let t = self::target(target)?;
-        py.detach(|| lower(&self.inner.kernel, t).and_then(|p| emit_cuda(&p)))
+        py.detach(|| lower(&self.kernel, t).and_then(|p| emit_cuda(&p)))
             .map_err(errors::kernel)
     }
 
@@ -97,30 +158,40 @@ impl PyKernel {
         let buffers: Vec<Vec<u8>> = buffers.iter().map(|b| b.as_bytes().to_vec()).collect();
         let out = py
             .detach(|| {
-                let p = lower(&self.inner.kernel, Target::Cpu)?;
+                let p = lower(&self.kernel, Target::Cpu)?;
                 run(&p, buffers, RunLimits::default())
             })
             .map_err(errors::kernel)?;
         Ok(out.iter().map(|b| PyBytes::new(py, b)).collect())
     }
 
-    /// Runs the kernel on the CPU interpreter with numpy arrays, one per input parameter, and returns
-    /// its output (`axe.kernel.run`).
-    #[pyo3(signature = (*inputs))]
+    /// Runs the kernel on the CPU interpreter (`axe.kernel.run`): with numpy arrays, one per input
+    /// parameter, it returns the output; with one dict `{buffer name: array}`, a dict of every global
+    /// buffer afterwards.
+    #[pyo3(signature = (*inputs, target = "cpu"))]
     fn run<'py>(
         slf: &Bound<'py, Self>,
         inputs: &Bound<'py, PyTuple>,
+        target: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let mut args: Vec<Bound<'py, PyAny>> = vec![slf.clone().into_any()];
         args.extend(inputs.iter());
+        let kw = PyDict::new(py);
+        kw.set_item("target", target)?;
         py.import("axe.kernel")?
             .getattr("run")?
-            .call1(PyTuple::new(py, args)?)
+            .call(PyTuple::new(py, args)?, Some(&kw))
+    }
+
+    /// Whether it was written with `axe.kernel.Builder` (its parameters are its global buffers).
+    #[getter]
+    fn built(&self) -> bool {
+        self.built
     }
 
     fn __repr__(&self) -> String {
-        format!("axe.kernel.Kernel({})", self.inner.describe)
+        format!("axe.kernel.Kernel({})", self.describe)
     }
 }
 
@@ -142,25 +213,34 @@ pub fn _kernel_relayout(src: &Bound<'_, PyAny>, dst: &str) -> PyResult<PyKernel>
     } else {
         array(t)?
     };
-    Ok(PyKernel {
-        inner: Shipped::relayout(&s, &d).map_err(errors::kernel)?,
-    })
+    Ok(Shipped::relayout(&s, &d).map_err(errors::kernel)?.into())
 }
 
 /// The softmax kernel over the rows of a row-major `[rows, cols]` array of `dtype`.
 #[pyfunction]
 #[pyo3(signature = (rows, cols, dtype = "f32"))]
 pub fn _kernel_softmax(rows: u64, cols: u64, dtype: &str) -> PyResult<PyKernel> {
-    Ok(PyKernel {
-        inner: Shipped::softmax(rows, cols, self::dtype(dtype)?).map_err(errors::kernel)?,
-    })
+    Ok(Shipped::softmax(rows, cols, self::dtype(dtype)?)
+        .map_err(errors::kernel)?
+        .into())
 }
 
-/// The gemm kernel `C[M,N] (f32) += A[M,K] · B`, B given as `[N,K]`.
+/// The gemm kernel `C[M,N] (f32) += A[M,K] · B`, B given as `[N,K]`, as shipped for `target`
+/// (`sm_90a`: the copy-engine and wgmma kernel where M, N, K are multiples of 128, 256, 64; else the
+/// `mma.sync` one).
 #[pyfunction]
-#[pyo3(signature = (m, n, k, dtype = "bf16"))]
-pub fn _kernel_gemm(m: u64, n: u64, k: u64, dtype: &str) -> PyResult<PyKernel> {
-    Ok(PyKernel {
-        inner: Shipped::gemm(m, n, k, self::dtype(dtype)?).map_err(errors::kernel)?,
-    })
+#[pyo3(signature = (m, n, k, dtype = "bf16", target = "sm_80"))]
+pub fn _kernel_gemm(m: u64, n: u64, k: u64, dtype: &str, target: &str) -> PyResult<PyKernel> {
+    let t = self::target(target)?;
+    Ok(Shipped::gemm_for(m, n, k, self::dtype(dtype)?, t)
+        .map_err(errors::kernel)?
+        .into())
+}
+
+/// The layout of a `wgmma` m64nNk16 accumulator `[64, n]` over a warpgroup's `reg`, `lane`, `warp`.
+#[pyfunction]
+pub fn _kernel_wgmma_accumulator(n: u64) -> PyResult<PyLayout> {
+    axe_kernel::wgmma::accumulator(n)
+        .map(PyLayout::from)
+        .map_err(errors::kernel)
 }

@@ -7,6 +7,12 @@ mod cute;
 mod errors;
 mod hlo;
 mod kernel;
+mod kernel_block;
+mod kernel_builder;
+mod kernel_expr;
+mod kernel_ops;
+mod kernel_scope;
+mod kernel_tensor;
 mod layout;
 mod picture;
 mod relayout;
@@ -39,5 +45,18 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel::_kernel_relayout, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::_kernel_softmax, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::_kernel_gemm, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::_kernel_wgmma_accumulator, m)?)?;
+    // `axe.kernel.Builder` and what a description is written with.
+    m.add(
+        "KernelBuilder",
+        m.py().get_type::<kernel_builder::PyBuilder>(),
+    )?;
+    m.add("KernelExpr", m.py().get_type::<kernel_expr::PyExpr>())?;
+    m.add("KernelScope", m.py().get_type::<kernel_scope::PyScope>())?;
+    m.add("KernelBuffer", m.py().get_type::<kernel_tensor::PyBuffer>())?;
+    m.add("KernelTensor", m.py().get_type::<kernel_tensor::PyTensor>())?;
+    m.add("KernelBlock", m.py().get_type::<kernel_block::PyBlock>())?;
+    m.add("_kernel_tid", Py::new(m.py(), kernel_expr::tid())?)?;
+    m.add("_kernel_cta", Py::new(m.py(), kernel_expr::cta())?)?;
     Ok(())
 }

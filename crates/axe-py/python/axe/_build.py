@@ -23,6 +23,9 @@ USED = (
     "RelayoutError", "Shape", "Sharding", "ShardingError", "TritonError", "XlaError", "__version__",
     "_hlo_format", "_hlo_stats", "_relayout", "_relayout_target", "gluon_to_axe", "hardware_map_of",
     "padding_of",
+    "Kernel", "KernelBlock", "KernelBuffer", "KernelBuilder", "KernelError", "KernelExpr", "KernelScope",
+    "KernelTensor", "_kernel_cta", "_kernel_gemm", "_kernel_relayout", "_kernel_softmax", "_kernel_tid",
+    "_kernel_wgmma_accumulator",
 )
 
 

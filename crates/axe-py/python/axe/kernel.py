@@ -1,21 +1,59 @@
-"""The kernel compiler's shipped kernels from Python: ``relayout``, ``softmax`` and ``gemm``, each with
-its parameters, every dispatch decision (``explain``), its CUDA source (``cuda``) and a run on the CPU
-interpreter (``run``) on numpy arrays. The same kernels as ``axe kernel``; GPU runs are the CLI's
-(``axe kernel run ... --backend cuda``).
+"""The kernel compiler from Python: kernels described with Axe layouts (``Builder``) and the shipped
+ones (``relayout``, ``softmax`` and ``gemm``), each with its parameters, every dispatch decision
+(``explain``), its CUDA source (``cuda``) and a run on the CPU interpreter (``run``) on numpy arrays.
+The same compiler as ``axe kernel``; GPU runs are the CLI's (``axe kernel run ... --backend cuda``).
 
 >>> import numpy as np, axe.kernel
 >>> k = axe.kernel.softmax(4, 8)
 >>> y = k.run(np.zeros((4, 8), np.float32))
 >>> float(y[0, 0])
 0.125
+
+A kernel written in Python (``Builder``), run on a dict of its global buffers:
+
+>>> from axe.kernel import Builder, Scope
+>>> b = Builder("transpose", grid=1, threads=64)
+>>> src = b.tensor("x", b.buffer("x", "global", "f32", 64), [8, 8], "S[(8,8):(8,1)]")
+>>> dst = b.tensor("y", b.buffer("y", "global", "f32", 64), [8, 8], "S[(8,8):(1,8)]")
+>>> b.copy(Scope.cta(), dst, src)
+0
+>>> out = b.build().run({"x": np.arange(64, dtype=np.float32)})
+>>> float(out["y"].reshape(8, 8)[1, 0])
+1.0
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._axe import Kernel, KernelError, _kernel_gemm, _kernel_relayout, _kernel_softmax
+from ._axe import (
+    Kernel,
+    KernelBlock as Block,
+    KernelBuffer as Buffer,
+    KernelBuilder as Builder,
+    KernelError,
+    KernelExpr as Expr,
+    KernelScope as Scope,
+    KernelTensor as Tensor,
+    _kernel_cta,
+    _kernel_gemm,
+    _kernel_relayout,
+    _kernel_softmax,
+    _kernel_tid,
+    _kernel_wgmma_accumulator,
+)
 from ._numpy import _accepts, _is_dense_row_major, _native, natural_dtype
+
+#: ``threadIdx.x``: the thread's index in its CTA, an ``Expr``.
+tid: Expr = _kernel_tid
+#: ``blockIdx.x``: the CTA's index in the grid, an ``Expr``.
+cta: Expr = _kernel_cta
+
+
+def wgmma_accumulator(n: int):
+    """The ``axe.Layout`` of a ``wgmma`` m64nNk16 accumulator ``[64, n]`` over a warpgroup's ``reg``,
+    ``lane`` and ``warp`` axes (the register tensor a warpgroup-scope ``gemm`` accumulates into)."""
+    return _kernel_wgmma_accumulator(n)
 
 
 def relayout(src, dst) -> Kernel:
@@ -31,10 +69,12 @@ def softmax(rows: int, cols: int, dtype: str = "f32") -> Kernel:
     return _kernel_softmax(rows, cols, dtype)
 
 
-def gemm(m: int, n: int, k: int, dtype: str = "bf16") -> Kernel:
+def gemm(m: int, n: int, k: int, dtype: str = "bf16", target: str = "sm_80") -> Kernel:
     """The gemm kernel ``C[m, n] = A[m, k] · B`` in f32 (A and B bf16 or f16), B given as its
-    transpose ``[n, k]`` (row-major; B column-major, as ``nn.Linear`` keeps weights)."""
-    return _kernel_gemm(m, n, k, dtype)
+    transpose ``[n, k]`` (row-major; B column-major, as ``nn.Linear`` keeps weights), as shipped for
+    `target`: on ``"sm_90a"``, when m, n, k are multiples of 128, 256, 64, the copy-engine (TMA) and
+    ``wgmma`` kernel; else the ``mma.sync`` one."""
+    return _kernel_gemm(m, n, k, dtype, target)
 
 
 def _bytes_of(array, name: str, shape) -> bytes:
@@ -57,10 +97,59 @@ def _bytes_of(array, name: str, shape) -> bytes:
     return a.reshape(-1).view(np.uint8).tobytes()
 
 
-def run(kernel: Kernel, *inputs) -> np.ndarray:
-    """Runs `kernel` on the CPU interpreter with numpy `inputs` (one per input parameter, in order) and
-    returns its output: the logical array when the output is row-major (dtype its element type's,
-    bf16 as ``ml_dtypes.bfloat16`` when installed, else ``uint16``), else its byte image."""
+def _array_of(data: bytes, shape):
+    """Output bytes as the logical array (row-major layouts) or the byte image."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if _is_dense_row_major(shape):
+        return raw.view(natural_dtype(shape.dtype)).reshape(tuple(shape.dims)).copy()
+    return raw.copy()
+
+
+def _run_by_name(kernel: Kernel, given: dict) -> dict:
+    """Runs `kernel` with the global buffers `given` by name (the others start at zero); returns every
+    global buffer by name afterwards."""
+    params = kernel.params
+    names = [p[0] for p in params]
+    unknown = [n for n in given if n not in names]
+    if unknown:
+        raise KernelError(
+            f"{kernel.name} has no global buffer {', '.join(map(repr, unknown))}; "
+            f"its buffers are {', '.join(names)}"
+        )
+    buffers = []
+    for name, shape, size, _ in params:
+        if name not in given:
+            buffers.append(bytes(size))
+            continue
+        a = given[name]
+        if kernel.built and isinstance(a, np.ndarray) and a.ndim != 1 and a.size == shape.dims[0]:
+            a = a.reshape(-1)  # a built kernel's buffers are 1-D: any array of their size, row-major
+        buffers.append(_bytes_of(a, name, shape))
+    out = kernel._run(buffers)
+    return {name: _array_of(out[i], shape) for i, (name, shape, _, _) in enumerate(params)}
+
+
+def run(kernel: Kernel, *inputs, target: str = "cpu"):
+    """Runs `kernel` on the CPU interpreter (``target="cpu"``, the only one from Python).
+
+    With numpy `inputs`, one per input parameter of a shipped kernel in order, it returns the output:
+    the logical array when the output is row-major (dtype its element type's, bf16 as
+    ``ml_dtypes.bfloat16`` when installed, else ``uint16``), else its byte image. With one dict
+    ``{buffer name: array}`` (how a kernel built with ``Builder`` runs), every global buffer not given
+    starts at zero and it returns a dict of every global buffer afterwards (a built kernel's buffers are
+    1-D: any array of the buffer's size is taken row-major)."""
+    if target != "cpu":
+        raise KernelError(
+            f"{kernel.name}: Python runs kernels on the CPU interpreter (target 'cpu'), not {target!r}; "
+            "GPU runs are the CLI's (axe kernel run ... --backend cuda)"
+        )
+    if len(inputs) == 1 and isinstance(inputs[0], dict):
+        return _run_by_name(kernel, inputs[0])
+    if kernel.built:
+        raise KernelError(
+            f"{kernel.name} was built with axe.kernel.Builder: run it on a dict "
+            "{buffer name: array} of its global buffers"
+        )
     params = kernel.params
     ins = [p for p in params if p[3]]
     if len(inputs) != len(ins):
@@ -76,10 +165,24 @@ def run(kernel: Kernel, *inputs) -> np.ndarray:
         else:
             buffers.append(bytes(size))
     out = kernel._run(buffers)
-    (i, (name, shape, size, _)) = next((i, p) for i, p in enumerate(params) if not p[3])
-    data = np.frombuffer(out[i], dtype=np.uint8)
-    if _is_dense_row_major(shape):
-        return data.view(natural_dtype(shape.dtype)).reshape(tuple(shape.dims)).copy()
-    return data.copy()
+    i, (_, shape, _, _) = next((i, p) for i, p in enumerate(params) if not p[3])
+    return _array_of(out[i], shape)
 
-__all__ = ["Kernel", "KernelError", "gemm", "relayout", "run", "softmax"]
+
+__all__ = [
+    "Block",
+    "Buffer",
+    "Builder",
+    "Expr",
+    "Kernel",
+    "KernelError",
+    "Scope",
+    "Tensor",
+    "cta",
+    "gemm",
+    "relayout",
+    "run",
+    "softmax",
+    "tid",
+    "wgmma_accumulator",
+]
