@@ -135,6 +135,8 @@ fn replay(kb: &mut KernelBuilder, body: &[Stmt]) -> axe_kernel::Result<()> {
             Stmt::Sync(SyncStmt::Arrive { bar }) => kb.mbar_arrive(*bar)?,
             Stmt::Sync(SyncStmt::Wait { bar, parity }) => kb.mbar_wait(*bar, parity.clone())?,
             Stmt::Sync(SyncStmt::MaxRegisters { inc, regs }) => kb.max_registers(*inc, *regs)?,
+            Stmt::Sync(SyncStmt::Commit) => kb.async_commit(),
+            Stmt::Sync(SyncStmt::WaitGroups { pending }) => kb.async_wait(*pending),
             // A `copy_async`'s mbarrier was checked when the call was written.
             Stmt::Call(c) => {
                 kb.call_forced(c.scope.clone(), c.op.clone(), c.force.as_deref())?;
@@ -357,6 +359,34 @@ impl PyBuilder {
         self.checker.mbar_arrive(bar).map_err(errors::kernel)?;
         let (dst, src) = (dst.inner.clone(), src.inner.clone());
         self.call(scope, Op::CopyAsync { dst, src, bar }, force)
+    }
+
+    /// `dst[x] = src[x]` by `cp.async`, completing with the issuing threads' commit groups
+    /// (`async_commit`, `async_wait`).
+    #[pyo3(signature = (scope, dst, src, *, force = None))]
+    fn copy_async_group(
+        &mut self,
+        scope: &PyScope,
+        dst: &PyTensor,
+        src: &PyTensor,
+        force: Option<String>,
+    ) -> PyResult<usize> {
+        self.tensors(&[dst, src])?;
+        let (dst, src) = (dst.inner.clone(), src.inner.clone());
+        self.call(scope, Op::CopyAsyncGroup { dst, src }, force)
+    }
+
+    /// Closes the running thread's group of `copy_async_group` copies (`cp.async.commit_group`).
+    fn async_commit(&mut self) {
+        self.push(Stmt::Sync(SyncStmt::Commit));
+    }
+
+    /// Waits until at most `pending` of the running thread's committed groups are in flight
+    /// (`cp.async.wait_group`).
+    fn async_wait(&mut self, pending: U64) -> PyResult<()> {
+        let pending = u32_arg("pending", pending)?;
+        self.push(Stmt::Sync(SyncStmt::WaitGroups { pending }));
+        Ok(())
     }
 
     /// `dst[x] = value` (an int or a float, converted to `dst`'s dtype).

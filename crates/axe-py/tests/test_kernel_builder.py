@@ -507,3 +507,31 @@ def test_shipped_kernels_run_by_name_too():
     assert list(out) == ["a", "b", "c"]
     np.testing.assert_array_equal(out["c"], a @ b.T)
     np.testing.assert_array_equal(out["c"], k.run(a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16)))
+
+
+def test_cp_async_tiles_land_after_the_wait_and_barrier():
+    b = Builder("cp", grid=1, threads=128)
+    g = b.buffer("g", "global", "f32", 64 * 32)
+    o = b.buffer("o", "global", "f32", 64 * 32)
+    t = b.buffer("t", ("shared", "128B"), "f32", 64 * 32)
+    row = "S[(64,32):(32,1)]"
+    src, tile, out = b.tensor("g", g, [64, 32], row), b.tensor("t", t, [64, 32], row), b.tensor("o", o, [64, 32], row)
+    b.copy_async_group(Scope.cta(), tile, src)
+    b.async_commit()
+    b.async_wait(0)
+    b.barrier()
+    b.copy(Scope.cta(), out, tile)
+    k = b.build()
+    assert k.explain("sm_80")[0]["variant"] == "copy_async.cp_async"
+    assert "cp.async.cg.shared.global" in k.cuda("sm_80")
+    xs = np.random.default_rng(2).standard_normal((64, 32)).astype(np.float32)
+    np.testing.assert_array_equal(k.run({"g": xs})["o"].reshape(64, 32), xs)
+    # Without the wait, reading the tile is an error the interpreter names.
+    b2 = Builder("cp2", grid=1, threads=128)
+    g2, o2 = b2.buffer("g", "global", "f32", 64 * 32), b2.buffer("o", "global", "f32", 64 * 32)
+    t2 = b2.buffer("t", "shared", "f32", 64 * 32)
+    b2.copy_async_group(Scope.cta(), b2.tensor("t", t2, [64, 32], row), b2.tensor("g", g2, [64, 32], row))
+    b2.async_commit()
+    b2.copy(Scope.cta(), b2.tensor("o", o2, [64, 32], row), b2.tensor("t", t2, [64, 32], row))
+    with pytest.raises(axe.KernelError, match="without waiting"):
+        b2.build().run({"g": xs})
