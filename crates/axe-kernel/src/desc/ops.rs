@@ -80,7 +80,8 @@ pub enum Op {
         /// Right operand.
         b: Tensor,
     },
-    /// `dst[x] = convert(src[x])` (rounding to nearest even; integers saturate).
+    /// `dst[x] = convert(src[x])`: to a float, rounded to nearest even; a float to an integer truncates
+    /// toward zero and saturates (`cvt.rzi.sat`).
     Cast {
         /// Destination.
         dst: Tensor,
