@@ -340,16 +340,10 @@ impl Variant for BitVariant {
         self.priority
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
-        Ok(
-            match (Plan {
-                thread: self.thread,
-            })
-            .plan(call, ctx)?
-            {
-                Ok((code, why)) => Outcome::Lowered { why, code },
-                Err(r) => Outcome::Declined(r),
-            },
-        )
+        let plan = Plan {
+            thread: self.thread,
+        };
+        Ok(Outcome::of(plan.plan(call, ctx)?))
     }
 }
 

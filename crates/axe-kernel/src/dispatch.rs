@@ -169,6 +169,16 @@ pub enum Outcome {
     Declined(String),
 }
 
+impl Outcome {
+    /// A variant's plan — its code and why it applies, or why not — as an outcome.
+    pub fn of(plan: std::result::Result<(Vec<LStmt>, String), String>) -> Outcome {
+        match plan {
+            Ok((code, why)) => Outcome::Lowered { why, code },
+            Err(reason) => Outcome::Declined(reason),
+        }
+    }
+}
+
 /// One way to lower an operator.
 pub trait Variant: Sync {
     /// The variant's name (`copy.vec16`).

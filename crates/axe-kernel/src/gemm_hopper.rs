@@ -23,7 +23,7 @@ use axe_layout::{Axis, Layout};
 
 use crate::desc::{KernelBuilder, Mbar, Space, Swizzle, Value};
 use crate::dtype::DType;
-use crate::error::{layout, overflow, KernelError, Result};
+use crate::error::{layout, overflow, Result};
 use crate::expr::Expr;
 use crate::gemm_kernel::Gemm;
 use crate::scope::{Launch, Scope};
@@ -48,32 +48,21 @@ fn mem(e: &[u64], s: &[i64]) -> Result<Layout> {
 /// The Hopper gemm kernel for `C[M, N] = A[M, K]·B[K, N]` in `dtype` (bf16 or f16), B column-major; see
 /// the module docs. M must be a multiple of 128, N of 256 and K of 64.
 pub fn gemm_kernel_hopper(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
-    let bad = |msg: String| {
-        Err(KernelError::Invalid(format!(
-            "gemm {m}×{n}×{k} {dtype}: {msg}"
-        )))
-    };
-    if !matches!(dtype, DType::BF16 | DType::F16) {
-        return bad("A and B must be bf16 or f16".into());
-    }
-    if m == 0 || n == 0 || k == 0 {
-        return bad("M, N and K must be at least 1".into());
-    }
-    if !m.is_multiple_of(TILE_M) || !n.is_multiple_of(TILE_N) || !k.is_multiple_of(TILE_K) {
-        return bad(format!(
+    let crate::gemm_kernel::Sized {
+        grid,
+        eb,
+        a_n,
+        b_n,
+        c_n,
+    } = crate::gemm_kernel::sized(
+        (m, n, k),
+        dtype,
+        [TILE_M, TILE_N, TILE_K],
+        &format!(
             "the Hopper kernel needs M a multiple of {TILE_M}, N of {TILE_N} and K of {TILE_K}"
-        ));
-    }
+        ),
+    )?;
     let (tiles_m, tiles_n) = (m / TILE_M, n / TILE_N);
-    let grid = u32::try_from(tiles_m.saturating_mul(tiles_n))
-        .ok()
-        .filter(|g| *g <= i32::MAX as u32)
-        .ok_or_else(|| KernelError::Invalid(format!("gemm {m}×{n}×{k}: too many CTAs")))?;
-    let eb = u64::from(dtype.bytes());
-    let [Some(a_n), Some(b_n), Some(c_n)] = [m.checked_mul(k), n.checked_mul(k), m.checked_mul(n)]
-    else {
-        return Err(overflow("sizing the gemm buffers"));
-    };
     let i = |v: u64| i64::try_from(v).map_err(|_| overflow("a gemm extent"));
     let (ki, ni) = (i(k)?, i(n)?);
     let mut kb = KernelBuilder::new(

@@ -86,6 +86,54 @@ pub enum BMajor {
 /// Elements per row of the shared B tile when B is row-major (128 used, 8 of padding).
 pub const B_ROW: u64 = 136;
 
+/// A gemm's launch and buffers: CTAs, bytes per element of A and B, elements of A, B and C.
+pub(crate) struct Sized {
+    pub(crate) grid: u32,
+    pub(crate) eb: u64,
+    pub(crate) a_n: u64,
+    pub(crate) b_n: u64,
+    pub(crate) c_n: u64,
+}
+
+/// Checks a gemm's `(M, N, K)` and `dtype` against a kernel's `tiles` (M, N and K must be multiples of
+/// them; `tiles_rule` says so in the error) and sizes its launch and buffers.
+pub(crate) fn sized(
+    (m, n, k): (u64, u64, u64),
+    dtype: DType,
+    [tm, tn, tk]: [u64; 3],
+    tiles_rule: &str,
+) -> Result<Sized> {
+    let bad = |msg: &str| {
+        Err(KernelError::Invalid(format!(
+            "gemm {m}×{n}×{k} {dtype}: {msg}"
+        )))
+    };
+    if !matches!(dtype, DType::BF16 | DType::F16) {
+        return bad("A and B must be bf16 or f16");
+    }
+    if m == 0 || n == 0 || k == 0 {
+        return bad("M, N and K must be at least 1");
+    }
+    if !m.is_multiple_of(tm) || !n.is_multiple_of(tn) || !k.is_multiple_of(tk) {
+        return bad(tiles_rule);
+    }
+    let grid = u32::try_from((m / tm).saturating_mul(n / tn))
+        .ok()
+        .filter(|g| *g <= i32::MAX as u32)
+        .ok_or_else(|| KernelError::Invalid(format!("gemm {m}×{n}×{k}: too many CTAs")))?;
+    let [Some(a_n), Some(b_n), Some(c_n)] = [m.checked_mul(k), n.checked_mul(k), m.checked_mul(n)]
+    else {
+        return Err(overflow("sizing the gemm buffers"));
+    };
+    Ok(Sized {
+        grid,
+        eb: u64::from(dtype.bytes()),
+        a_n,
+        b_n,
+        c_n,
+    })
+}
+
 /// The gemm kernel for `C[M, N] = A[M, K]·B[K, N]` in `dtype` (bf16 or f16) with B column-major; see
 /// the module docs.
 pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
@@ -94,31 +142,20 @@ pub fn gemm_kernel(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
 
 /// [`gemm_kernel`] with B stored as `b_major` says.
 pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> Result<Gemm> {
-    let bad = |msg: String| {
-        Err(KernelError::Invalid(format!(
-            "gemm {m}×{n}×{k} {dtype}: {msg}"
-        )))
-    };
-    if !matches!(dtype, DType::BF16 | DType::F16) {
-        return bad("A and B must be bf16 or f16".into());
-    }
-    if m == 0 || n == 0 || k == 0 {
-        return bad("M, N and K must be at least 1".into());
-    }
-    if !m.is_multiple_of(TILE_M) || !n.is_multiple_of(TILE_N) || !k.is_multiple_of(TILE_K) {
-        return bad(format!(
+    let Sized {
+        grid,
+        eb,
+        a_n,
+        b_n,
+        c_n,
+    } = sized(
+        (m, n, k),
+        dtype,
+        [TILE_M, TILE_N, TILE_K],
+        &format!(
             "M and N must be multiples of {TILE_M} and {TILE_N} (the CTA tile) and K of {TILE_K} (the K step)"
-        ));
-    }
-    let grid = u32::try_from((m / TILE_M).saturating_mul(n / TILE_N))
-        .ok()
-        .filter(|g| *g <= i32::MAX as u32)
-        .ok_or_else(|| KernelError::Invalid(format!("gemm {m}×{n}×{k}: too many CTAs")))?;
-    let eb = u64::from(dtype.bytes());
-    let sizes = [m.checked_mul(k), n.checked_mul(k), m.checked_mul(n)];
-    let [Some(a_n), Some(b_n), Some(c_n)] = sizes else {
-        return Err(overflow("sizing the gemm buffers"));
-    };
+        ),
+    )?;
     let ki = i64::try_from(k).map_err(|_| overflow("K"))?;
     let ni = i64::try_from(n).map_err(|_| overflow("N"))?;
     let mut kb = KernelBuilder::new(

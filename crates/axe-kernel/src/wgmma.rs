@@ -265,10 +265,7 @@ impl Variant for Wgmma {
         &[Target::Cpu, Target::Sm90a]
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
-        Ok(match self.plan(call, ctx)? {
-            Ok((code, why)) => Outcome::Lowered { why, code },
-            Err(r) => Outcome::Declined(r),
-        })
+        Ok(Outcome::of(self.plan(call, ctx)?))
     }
 }
 
