@@ -125,6 +125,7 @@ impl Ranges {
                 | LStmt::WgmmaCommit
                 | LStmt::SetMaxNReg { .. }
                 | LStmt::Barrier
+                | LStmt::Matmul(_)
                 | LStmt::Comment(_) => {}
             }
         }
