@@ -61,6 +61,7 @@ pub mod staged;
 pub mod tensore;
 pub mod tensore_dma;
 pub mod tensore_kernel;
+mod tensore_plan;
 pub mod tma;
 pub mod wgmma;
 

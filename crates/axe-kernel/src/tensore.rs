@@ -35,7 +35,7 @@
 //! (`tests/tensore_props.rs` checks this against brute force). Every instruction accumulates its
 //! products in ascending `k` into f32.
 
-use axe_layout::{Axis, Iter, Layout};
+use axe_layout::{Axis, Layout};
 
 use crate::desc::{space_name, Buffer, Call, Kernel, Op, Space, Tensor};
 use crate::dispatch::{Ctx, Outcome, Target, Variant};
@@ -43,6 +43,7 @@ use crate::dtype::DType;
 use crate::error::{overflow, KernelError, Result};
 use crate::expr::{BinOp, Expr, Var};
 use crate::ir::LStmt;
+pub use crate::tensore_plan::{intersect, largest_divisor, plan, DimPlan, Part, Plan};
 
 /// Partitions of SBUF and PSUM.
 pub const PARTITIONS: u64 = 128;
@@ -169,244 +170,6 @@ pub(crate) fn check_program(kernel: &Kernel, target: Target) -> Result<()> {
     Ok(())
 }
 
-/// A logical dimension's instruction tile and loop nest.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DimPlan {
-    /// `M`, `N` or `K`.
-    pub name: &'static str,
-    /// The dimension's extent.
-    pub size: u64,
-    /// The instruction's extent along it.
-    pub tile: u64,
-    /// The logical distance between the tile's consecutive elements.
-    pub step: u64,
-    /// The chosen sub-iter in the first and the second operand (full extent, before the tile).
-    pub chosen: (Iter, Iter),
-    /// The two operands' intersected iters, outer to inner.
-    pub joint: Vec<(Iter, Iter)>,
-}
-
-impl DimPlan {
-    /// Tiles of `tile·step` consecutive indices (the outer loop).
-    pub fn outer(&self) -> u64 {
-        self.size / (self.tile * self.step)
-    }
-}
-
-/// The TensorE schedule of a gemm: one instruction shape and its loop nest.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// M: A's free axis, C's partitions (operands A, C).
-    pub m: DimPlan,
-    /// N: the free axis of B and C (operands B, C).
-    pub n: DimPlan,
-    /// K: the partitions of A and B (operands A, B).
-    pub k: DimPlan,
-}
-
-fn show(iters: &[Iter]) -> String {
-    if iters.is_empty() {
-        return "(1)".into();
-    }
-    let parts: Vec<String> = iters
-        .iter()
-        .map(|i| format!("{}:{}@{}", i.extent(), i.stride(), i.axis()))
-        .collect();
-    format!("({})", parts.join(", "))
-}
-
-fn split(it: &Iter, inner: u64) -> Result<(Iter, Iter)> {
-    let stride = it
-        .stride()
-        .checked_mul(inner as i64)
-        .ok_or_else(|| overflow("splitting an iter"))?;
-    let err = || crate::error::layout("splitting an iter");
-    Ok((
-        Iter::new(it.extent() / inner, stride, it.axis().clone()).map_err(err())?,
-        Iter::new(inner, it.stride(), it.axis().clone()).map_err(err())?,
-    ))
-}
-
-/// The common refinement of two factorizations of one extent (outer to inner), fused where both
-/// chain; `Ok(Err(why))` when none exists.
-pub fn intersect(x: &[Iter], y: &[Iter]) -> Result<std::result::Result<Vec<(Iter, Iter)>, String>> {
-    let mut xs: Vec<Iter> = x.iter().filter(|i| i.extent() > 1).cloned().collect();
-    let mut ys: Vec<Iter> = y.iter().filter(|i| i.extent() > 1).cloned().collect();
-    let mut out: Vec<(Iter, Iter)> = Vec::new();
-    while let (Some(a), Some(b)) = (xs.pop(), ys.pop()) {
-        let (ea, eb) = (a.extent(), b.extent());
-        if ea == eb {
-            out.push((a, b));
-        } else if eb.is_multiple_of(ea) {
-            let (outer, inner) = split(&b, ea)?;
-            out.push((a, inner));
-            ys.push(outer);
-        } else if ea.is_multiple_of(eb) {
-            let (outer, inner) = split(&a, eb)?;
-            out.push((inner, b));
-            xs.push(outer);
-        } else {
-            return Ok(Err(format!(
-                "{} and {} have no common factorization (extents {ea} and {eb})",
-                show(x),
-                show(y)
-            )));
-        }
-    }
-    // Inner to outer so far; fuse an outer pair into the inner one when both sides chain.
-    let mut fused: Vec<(Iter, Iter)> = Vec::new();
-    for (a, b) in out {
-        let chains = |inner: &Iter, outer: &Iter| {
-            inner.axis() == outer.axis()
-                && inner.stride().checked_mul(inner.extent() as i64) == Some(outer.stride())
-        };
-        if let Some((ia, ib)) = fused.last() {
-            if chains(ia, &a) && chains(ib, &b) {
-                let e = ia.extent() * a.extent();
-                let err = || crate::error::layout("fusing iters");
-                let na = Iter::new(e, ia.stride(), ia.axis().clone()).map_err(err())?;
-                let nb = Iter::new(e, ib.stride(), ib.axis().clone()).map_err(err())?;
-                let last = fused.len() - 1;
-                fused[last] = (na, nb);
-                continue;
-            }
-        }
-        fused.push((a, b));
-    }
-    fused.reverse();
-    Ok(Ok(fused))
-}
-
-/// The largest divisor of `e` that is at most `limit`.
-pub fn largest_divisor(e: u64, limit: u64) -> u64 {
-    (1..=limit.min(e))
-        .rev()
-        .find(|d| e.is_multiple_of(*d))
-        .unwrap_or(1)
-}
-
-fn consecutive_partitions(i: &Iter) -> bool {
-    i.axis().name() == "P" && i.stride() == 1
-}
-
-fn free_run(i: &Iter) -> bool {
-    i.axis().name() == "F" && i.stride() >= 1
-}
-
-type Rule = fn(&Iter) -> bool;
-
-/// One dimension: intersect, keep the sub-iters both rules accept, take the largest tile.
-fn dim(
-    name: &'static str,
-    (first, second): (&str, &str),
-    (x, y): (&[Iter], &[Iter]),
-    (rx, ry): (Rule, Rule),
-    need: &str,
-    limit: u64,
-) -> Result<std::result::Result<DimPlan, String>> {
-    let size: u64 = x.iter().map(Iter::extent).product();
-    let joint = match intersect(x, y)? {
-        Ok(j) => j,
-        Err(why) => return Ok(Err(format!("{name} of {first} and {second}: {why}"))),
-    };
-    let mut best: Option<(u64, usize)> = None;
-    for (at, (a, b)) in joint.iter().enumerate().rev() {
-        if rx(a) && ry(b) {
-            let t = largest_divisor(a.extent(), limit);
-            if best.is_none_or(|(bt, _)| t > bt) {
-                best = Some((t, at));
-            }
-        }
-    }
-    let Some((tile, at)) = best else {
-        return Ok(Err(format!(
-            "{name} is not {need}: {first}'s {name} is {}, {second}'s is {}",
-            show(x),
-            show(y)
-        )));
-    };
-    let step = joint[at + 1..].iter().map(|(a, _)| a.extent()).product();
-    Ok(Ok(DimPlan {
-        name,
-        size,
-        tile,
-        step,
-        chosen: joint[at].clone(),
-        joint,
-    }))
-}
-
-/// Appendix H's dispatch of `c += a·b` (`a: [M, K]`, `b: [K, N]`, `c: [M, N]`) onto TensorE: the
-/// instruction shape and loop nest, or why there is none.
-pub fn plan(c: &Tensor, a: &Tensor, b: &Tensor) -> Result<std::result::Result<Plan, String>> {
-    for (role, t, want) in [
-        ("A", a, Space::Sbuf),
-        ("B", b, Space::Sbuf),
-        ("C", c, Space::Psum),
-    ] {
-        if t.space != want {
-            return Ok(Err(format!(
-                "{role} {} is in {} memory; TensorE reads A and B from SBUF and accumulates C in PSUM",
-                t.name,
-                space_name(t.space)
-            )));
-        }
-        if !t.layout.replica().is_empty() {
-            return Ok(Err(format!(
-                "{role} {} has replicas ({}); a TensorE tile holds each element once",
-                t.name, t.layout
-            )));
-        }
-    }
-    let mut groups = Vec::new();
-    for (role, t) in [("A", a), ("B", b), ("C", c)] {
-        match t.layout.group(&t.shape) {
-            Ok(g) => groups.push(g),
-            Err(e) => {
-                return Ok(Err(format!(
-                    "{role} {}'s layout {} does not group by {:?}: {e}",
-                    t.name, t.layout, t.shape
-                )))
-            }
-        }
-    }
-    let (ga, gb, gc) = (&groups[0], &groups[1], &groups[2]);
-    let k = match dim(
-        "K",
-        ("A", "B"),
-        (ga.block(1), gb.block(0)),
-        (consecutive_partitions, consecutive_partitions),
-        "on the partition axis (stride 1) of both A and B",
-        MAX_K,
-    )? {
-        Ok(d) => d,
-        Err(why) => return Ok(Err(why)),
-    };
-    let m = match dim(
-        "M",
-        ("A", "C"),
-        (ga.block(0), gc.block(0)),
-        (free_run, consecutive_partitions),
-        "on the free axis of A (a positive stride) and the partition axis (stride 1) of C",
-        MAX_M,
-    )? {
-        Ok(d) => d,
-        Err(why) => return Ok(Err(why)),
-    };
-    let n = match dim(
-        "N",
-        ("B", "C"),
-        (gb.block(1), gc.block(1)),
-        (free_run, free_run),
-        "on the free axis (a positive stride) of both B and C",
-        MAX_N,
-    )? {
-        Ok(d) => d,
-        Err(why) => return Ok(Err(why)),
-    };
-    Ok(Ok(Plan { m, n, k }))
-}
-
 /// Where logical index `idx` (one expression per dimension, over loop variables of the extents in
 /// `ranges`) of `t` lives: `(P, F)` in SBUF or PSUM, `(0, m)` in global memory. The layout's replicas
 /// are not included (its base copy). The expressions are simplified by the variables' ranges.
@@ -516,32 +279,20 @@ pub(crate) fn byte_of(t: &Tensor, free: u64, (p, f): (Expr, Expr)) -> Expr {
 /// The `gemm.tensore` variant.
 pub struct GemmTensorE;
 
-/// Loop variable `o·(tile·step) + r` of one dimension, pushing its loops (outer tiles, interleaved
-/// tiles) into `loops`.
-fn base(d: &DimPlan, ctx: &mut Ctx<'_>, loops: &mut Vec<(Var, u64, String)>) -> Expr {
+/// The base index `Σ var·weight` of one dimension's tile, pushing its loops into `loops`.
+fn base(d: &DimPlan, ctx: &mut Ctx<'_>, loops: &mut Vec<(Var, u64, String)>) -> Result<Expr> {
     let mut e = Expr::Const(0);
-    if d.outer() > 1 {
+    for &(extent, weight) in &d.loops {
         let v = ctx.var();
         loops.push((
             v,
-            d.outer(),
-            format!("{}: {} tiles of {}", d.name, d.outer(), d.tile * d.step),
+            extent,
+            format!("{}: {extent} tiles, {weight} apart in {}", d.name, d.name),
         ));
-        e = Expr::Var(v).times(Expr::Const((d.tile * d.step) as i64));
+        let w = i64::try_from(weight).map_err(|_| overflow("a loop weight"))?;
+        e = e.plus(Expr::Var(v).times(Expr::Const(w)));
     }
-    if d.step > 1 {
-        let v = ctx.var();
-        loops.push((
-            v,
-            d.step,
-            format!(
-                "{}: {} interleaved tiles, elements {} apart",
-                d.name, d.step, d.step
-            ),
-        ));
-        e = e.plus(Expr::Var(v));
-    }
-    e
+    Ok(e)
 }
 
 impl Variant for GemmTensorE {
@@ -566,9 +317,9 @@ impl Variant for GemmTensorE {
             Err(why) => return Ok(Outcome::Declined(why)),
         };
         let mut loops = Vec::new();
-        let bm = base(&p.m, ctx, &mut loops);
-        let bn = base(&p.n, ctx, &mut loops);
-        let bk = base(&p.k, ctx, &mut loops);
+        let bm = base(&p.m, ctx, &mut loops)?;
+        let bn = base(&p.n, ctx, &mut loops)?;
+        let bk = base(&p.k, ctx, &mut loops)?;
         let ranges: Vec<(Var, u64)> = loops.iter().map(|(v, n, _)| (*v, *n)).collect();
         let ap = |t: &Tensor, idx: [Expr; 2], step: i64| -> Result<Ap> {
             let (partition, free) = place(t, &idx, &ranges)?;
@@ -585,9 +336,9 @@ impl Variant for GemmTensorE {
             m: p.m.tile as u32,
             n: p.n.tile as u32,
             k: p.k.tile as u32,
-            stationary: ap(a, [bm.clone(), bk.clone()], p.m.chosen.0.stride())?,
-            moving: ap(b, [bk, bn.clone()], p.n.chosen.0.stride())?,
-            psum: ap(c, [bm, bn], p.n.chosen.1.stride())?,
+            stationary: ap(a, [bm.clone(), bk.clone()], p.m.steps().0)?,
+            moving: ap(b, [bk, bn.clone()], p.n.steps().0)?,
+            psum: ap(c, [bm, bn], p.n.steps().1)?,
         };
         let mut code = vec![LStmt::Matmul(Box::new(ins))];
         for (var, extent, what) in loops.into_iter().rev() {
@@ -602,37 +353,39 @@ impl Variant for GemmTensorE {
             ];
         }
         let why = format!(
-            "instruction M×N×K = {}×{}×{}: K {} of A and B {}, M {} of A and C {}, N {} of B and C {}; loops: M {}×{}, N {}×{}, K {}×{}",
+            "instruction M×N×K = {}×{}×{}: K {} of A and B {}, M {} of A and C {}, N {} of B and C {}; {} loops",
             p.m.tile,
             p.n.tile,
             p.k.tile,
             p.k.tile,
-            pair(&p.k.chosen),
+            chain(&p.k),
             p.m.tile,
-            pair(&p.m.chosen),
+            chain(&p.m),
             p.n.tile,
-            pair(&p.n.chosen),
-            p.m.outer(),
-            p.m.step,
-            p.n.outer(),
-            p.n.step,
-            p.k.outer(),
-            p.k.step
+            chain(&p.n),
+            p.m.loops.len() + p.n.loops.len() + p.k.loops.len()
         );
         Ok(Outcome::Lowered { why, code })
     }
 }
 
-fn pair((x, y): &(Iter, Iter)) -> String {
-    format!(
-        "from ({}:{}@{} | {}:{}@{})",
-        x.extent(),
-        x.stride(),
-        x.axis(),
-        y.extent(),
-        y.stride(),
-        y.axis()
-    )
+fn chain(d: &DimPlan) -> String {
+    let parts: Vec<String> = d
+        .chain
+        .iter()
+        .map(|(x, y)| {
+            format!(
+                "{}:{}@{} | {}:{}@{}",
+                x.extent(),
+                x.stride(),
+                x.axis(),
+                y.extent(),
+                y.stride(),
+                y.axis()
+            )
+        })
+        .collect();
+    format!("from ({})", parts.join(", "))
 }
 
 /// The variants on trn1: `gemm.tensore` and `copy.dma` ([`crate::tensore_dma`]).

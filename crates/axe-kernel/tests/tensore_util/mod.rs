@@ -148,52 +148,83 @@ pub enum Need {
     FreeRun,
 }
 
-/// Whether the progression `b + i·step` (`i < t`) of dimension `dim` maps as `need` says, the
-/// other dimension at 0.
-fn maps(
-    layout: &Layout,
-    shape: [u64; 2],
-    dim: usize,
-    need: Need,
-    b: u64,
-    step: u64,
-    t: u64,
-) -> bool {
-    let at = |x: u64| {
-        let mut idx = [0, 0];
-        idx[dim] = x;
-        pf(layout, idx, shape)
-    };
-    let (p0, f0) = at(b);
-    let s = if t > 1 { at(b + step).1 - f0 } else { 1 };
-    (0..t).all(|i| {
-        let (p, f) = at(b + i * step);
-        match need {
-            Need::Partitions => p == p0 + i as i64 && f == f0,
-            Need::FreeRun => s >= 1 && p == p0 && f == f0 + i as i64 * s,
-        }
-    })
+type Operand<'a> = (&'a Layout, [u64; 2], usize, Need);
+
+fn coords((layout, shape, dim, _): &Operand<'_>, size: u64) -> Vec<(i64, i64)> {
+    (0..size)
+        .map(|x| {
+            let mut idx = [0, 0];
+            idx[*dim] = x;
+            pf(layout, idx, *shape)
+        })
+        .collect()
 }
 
-/// The largest legal tile of a dimension of `size`, by brute force: every `t ≤ limit` and step `δ`
-/// with `t·δ | size`, legal when every translate `o·t·δ + r` (`r < δ`) maps as each operand needs.
-pub fn brute_tile(size: u64, limit: u64, operands: &[(&Layout, [u64; 2], usize, Need)]) -> u64 {
+fn sub(a: (i64, i64), b: (i64, i64)) -> (i64, i64) {
+    (a.0 - b.0, a.1 - b.1)
+}
+
+/// The step of a first move `d` (from position 0 to position 1) as `need` allows, as a vector.
+fn step(d: (i64, i64), need: Need) -> Option<(i64, i64)> {
+    match need {
+        Need::Partitions => (d == (1, 0)).then_some(d),
+        Need::FreeRun => (d.0 == 0 && d.1 >= 1).then_some(d),
+    }
+}
+
+/// The largest legal tile of a dimension of `size`, by brute force over the layouts' maps: a tile
+/// is a set of logical indices, position `i` held by X at `x0 + i·sX` and by Y at `y0 + i·sY` (each a
+/// vector: `(1, 0)` on partitions, `(0, s ≥ 1)` on the free axis), whose translates `b + tile`
+/// (`b` the smallest index not yet covered) cover the dimension exactly, each mapping the same way.
+/// Every first step (the index at position 1) is tried, the tile grown position by position.
+pub fn brute_tile(size: u64, limit: u64, x: Operand<'_>, y: Operand<'_>) -> u64 {
+    let (cx, cy) = (coords(&x, size), coords(&y, size));
+    let mut by_delta = std::collections::HashMap::new();
+    for k in 0..size as usize {
+        by_delta
+            .entry((sub(cx[k], cx[0]), sub(cy[k], cy[0])))
+            .or_insert(k);
+    }
     let mut best = 1;
-    for t in 2..=limit.min(size) {
-        for step in 1..=size / t {
-            if size % (t * step) != 0 {
+    for k1 in 1..size as usize {
+        let (Some(sx), Some(sy)) = (step(sub(cx[k1], cx[0]), x.3), step(sub(cy[k1], cy[0]), y.3))
+        else {
+            continue;
+        };
+        let mut offs = vec![0usize];
+        while (offs.len() as u64) < limit {
+            let i = offs.len() as i64;
+            match by_delta.get(&((sx.0 * i, sx.1 * i), (sy.0 * i, sy.1 * i))) {
+                Some(&k) => offs.push(k),
+                None => break,
+            }
+        }
+        for t in (best + 1..=offs.len() as u64).rev() {
+            if size % t != 0 {
                 continue;
             }
-            let ok = (0..size / (t * step)).all(|o| {
-                (0..step).all(|r| {
-                    let b = o * t * step + r;
-                    operands
-                        .iter()
-                        .all(|(l, shape, dim, need)| maps(l, *shape, *dim, *need, b, step, t))
+            let tile = &offs[..t as usize];
+            let mut covered = vec![false; size as usize];
+            let ok = (0..size as usize).all(|b| {
+                if covered[b] {
+                    return true;
+                }
+                tile.iter().enumerate().all(|(i, off)| {
+                    let k = b + off;
+                    let i = i as i64;
+                    let good = k < size as usize
+                        && !covered[k]
+                        && sub(cx[k], cx[b]) == (sx.0 * i, sx.1 * i)
+                        && sub(cy[k], cy[b]) == (sy.0 * i, sy.1 * i);
+                    if good {
+                        covered[k] = true;
+                    }
+                    good
                 })
             });
             if ok {
-                best = best.max(t);
+                best = t;
+                break;
             }
         }
     }
@@ -206,26 +237,20 @@ pub fn brute(case: &Case) -> (u64, u64, u64) {
     let tk = brute_tile(
         k,
         128,
-        &[
-            (&case.a, [m, k], 1, Need::Partitions),
-            (&case.b, [k, n], 0, Need::Partitions),
-        ],
+        (&case.a, [m, k], 1, Need::Partitions),
+        (&case.b, [k, n], 0, Need::Partitions),
     );
     let tm = brute_tile(
         m,
         128,
-        &[
-            (&case.a, [m, k], 0, Need::FreeRun),
-            (&case.c, [m, n], 0, Need::Partitions),
-        ],
+        (&case.a, [m, k], 0, Need::FreeRun),
+        (&case.c, [m, n], 0, Need::Partitions),
     );
     let tn = brute_tile(
         n,
         512,
-        &[
-            (&case.b, [k, n], 1, Need::FreeRun),
-            (&case.c, [m, n], 1, Need::FreeRun),
-        ],
+        (&case.b, [k, n], 1, Need::FreeRun),
+        (&case.c, [m, n], 1, Need::FreeRun),
     );
     (tm, tn, tk)
 }
