@@ -107,7 +107,7 @@ fn within(ws: &[(u64, &Iter)], lo: u64, hi: u64) -> Result<Option<Iter>> {
                 .stride()
                 .checked_mul((lo / u) as i64)
                 .ok_or_else(|| overflow("a sub-iter's stride"))?;
-            let sub = Iter::new(hi / lo, stride, it.axis().clone())
+            let sub = Iter::new(hi / lo, stride, *it.axis())
                 .map_err(crate::error::layout("a sub-iter"))?;
             return Ok(Some(sub));
         }
@@ -157,8 +157,8 @@ pub fn intersect(x: &[Iter], y: &[Iter]) -> Result<Vec<Part>> {
             if chains(ia, a) && chains(ib, b) {
                 let e = ia.extent() * a.extent();
                 let err = || crate::error::layout("fusing iters");
-                let na = Iter::new(e, ia.stride(), ia.axis().clone()).map_err(err())?;
-                let nb = Iter::new(e, ib.stride(), ib.axis().clone()).map_err(err())?;
+                let na = Iter::new(e, ia.stride(), *ia.axis()).map_err(err())?;
+                let nb = Iter::new(e, ib.stride(), *ib.axis()).map_err(err())?;
                 if let Some(last) = parts.last_mut() {
                     last.extent = e;
                     last.pair = Some((na, nb));
@@ -309,8 +309,8 @@ fn dim(
         .map(|((a, b), d)| {
             let err = || crate::error::layout("a tile iter");
             Ok((
-                Iter::new(d, a.stride(), a.axis().clone()).map_err(err())?,
-                Iter::new(d, b.stride(), b.axis().clone()).map_err(err())?,
+                Iter::new(d, a.stride(), *a.axis()).map_err(err())?,
+                Iter::new(d, b.stride(), *b.axis()).map_err(err())?,
             ))
         })
         .collect::<Result<Vec<_>>>()?;

@@ -318,10 +318,7 @@ fn shipped_trn1_gemm_matches_the_reference() {
             "{}",
             gemm.why
         );
-        let val = |i: u64, s: u64| {
-            let v = ((i * 37 + s * 11) % 17) as f32 / 8.0 - 1.0;
-            v
-        };
+        let val = |i: u64, s: u64| ((i * 37 + s * 11) % 17) as f32 / 8.0 - 1.0;
         let a: Vec<f32> = (0..m * k).map(|i| val(i, 1)).collect();
         let b: Vec<f32> = (0..n * k).map(|i| val(i, 2)).collect(); // [N, K] row-major
         let enc = |x: &[f32]| -> Vec<u8> {

@@ -31,7 +31,7 @@ fn factors(n: u64, rng: &mut Rng) -> Vec<u64> {
     let mut out = Vec::new();
     let mut left = n;
     for _ in 0..rng.below(3) {
-        let divs: Vec<u64> = (2..left).filter(|d| left % d == 0).collect();
+        let divs: Vec<u64> = (2..left).filter(|d| left.is_multiple_of(*d)).collect();
         if divs.is_empty() {
             break;
         }

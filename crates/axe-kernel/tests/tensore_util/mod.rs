@@ -200,7 +200,7 @@ pub fn brute_tile(size: u64, limit: u64, x: Operand<'_>, y: Operand<'_>) -> u64 
             }
         }
         for t in (best + 1..=offs.len() as u64).rev() {
-            if size % t != 0 {
+            if !size.is_multiple_of(t) {
                 continue;
             }
             let tile = &offs[..t as usize];
