@@ -21,7 +21,7 @@ pub enum Target {
     /// Hopper with the `a` features: TMA, `wgmma`, clusters.
     Sm90a,
     /// AWS Trainium 1 (one NeuronCore): SBUF and PSUM, the TensorE systolic array
-    /// ([`crate::tensore`]); emitted as NKI-style text ([`crate::emit_nki`]).
+    /// ([`crate::tensore`]); emitted as NKI-style text ([`crate::emit_nki()`]).
     Trn1,
 }
 

@@ -9,7 +9,7 @@
 //! out-of-bounds accesses and shared-memory races reported by operator — or is emitted as CUDA C++
 //! ([`emit_cuda`]) and compiled by NVRTC in a child process ([`nvrtc`]). On Trainium (`trn1`), tensors
 //! live in SBUF and PSUM, `gemm` runs on the TensorE ([`tensore`]) and the program is emitted as
-//! NKI-style text ([`emit_nki`]).
+//! NKI-style text ([`emit_nki()`]).
 //!
 //! ```
 //! use axe_kernel::{DType, KernelBuilder, Launch, Scope, Space, Target};

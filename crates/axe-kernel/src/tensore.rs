@@ -14,26 +14,24 @@
 //! paper's Appendix H writes the bound as "128x128x512 (MxNxK)"; K sits on the partitions, so it is at
 //! most 128, and the 512 belongs to the moving operand's free size N.
 //!
-//! **`gemm.tensore`** lowers `gemm(c, a, b)` (`c[i,j] += Σ_k a[i,k]·b[k,j]`, f32) as Appendix H says:
+//! **`gemm.tensore`** lowers `gemm(c, a, b)` (`c[i,j] += Σ_k a[i,k]·b[k,j]`, f32) as Appendix H says
+//! ([`plan`], in `tensore_plan`):
 //! 1. *Group* each layout by its shape (`group`): A's `[M, K]`, B's `[K, N]`, C's `[M, N]`, one block
 //!    of iters per logical dimension.
-//! 2. *K intersection*: the common refinement of A's and B's K iters (each iter split until both
-//!    lists have the same extents; none exists when an extent of one neither divides nor is divided by
-//!    the other's), then fused where both chain. A sub-iter on `P` with stride 1 in both A and B can
-//!    feed the array's rows.
-//! 3. *MN intersection*: the same for M (on `F` in A with a positive stride, on `P` with stride 1 in
-//!    C) and for N (on `F` with positive strides in B and C).
-//! 4. *Finalize*: in each dimension the instruction takes the largest divisor of a qualifying
-//!    sub-iter's extent within the hardware bound (the largest over the qualifying sub-iters); the
-//!    remaining iters become the loop nest — for each dimension, `size / (tile·step)` outer tiles and
-//!    `step` interleaved ones, where `step` is the logical distance between the tile's elements (the
-//!    product of the extents inside the chosen sub-iter). M and N loops are outside, K innermost.
+//! 2. *K intersection*: A's and B's K iters refined to common digits of the logical index ([`Part`]s:
+//!    one iter of each operand, or a span only a loop can cover); the parts on `P` in both can feed
+//!    the array's rows.
+//! 3. *MN intersection*: the same for M (on `F` in A with a positive stride, on `P` in C) and for N
+//!    (on `F` with positive strides in B and C).
+//! 4. *Finalize*: in each dimension the instruction takes the longest chain of shared parts whose
+//!    strides grow by the extents before them (one iter in each operand, stride 1 on a partition
+//!    axis), the last cut to a divisor within the bound; every other part is a loop (M and N outside,
+//!    K inside), the tile's base index the sum of the loop variables times their logical weights.
 //!
-//! The tile is the largest legal one: a tile along a dimension is an arithmetic progression of
-//! logical indices whose translates tile the dimension, and it is legal when every translate maps to
-//! consecutive partitions (or a constant-step run of the free axis) as the instruction needs
-//! (`tests/tensore_props.rs` checks this against brute force). Every instruction accumulates its
-//! products in ascending `k` into f32.
+//! The tile is the largest legal one: a set of logical indices, position `i` at `x0 + i·sX` in one
+//! operand and `y0 + i·sY` in the other, whose translates cover the dimension, each mapping the same
+//! way (`tests/tensore_props.rs` checks this against brute force over the layouts' maps). Every
+//! instruction accumulates its products in ascending `k` into f32.
 
 use axe_layout::{Axis, Layout};
 
