@@ -62,7 +62,10 @@ impl Machine<'_> {
         let (mut vals, mut at) = (Vec::new(), Vec::new());
         for r in 0..i64::from(rows) {
             for c in 0..i64::from(cols) {
-                let (p, f) = (p0 + r, f0 + c * ap.free_step);
+                let (p, f) = (
+                    p0.saturating_add(r),
+                    f0.saturating_add(c.saturating_mul(ap.free_step)),
+                );
                 if p < 0 || p >= PARTITIONS as i64 || f < 0 || f >= free {
                     return Err(KernelError::Run {
                         op: self.op_name(call),
