@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use axe_kernel::{emit_cuda, lower, nvrtc, run as interpret, Program, Registry, RunLimits, Target};
+use axe_kernel::{
+    emit_cuda, emit_nki, lower, nvrtc, run as interpret, Program, Registry, RunLimits, Target,
+};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
@@ -18,7 +20,7 @@ pub struct Spec {
     kernel: KernelName,
     #[command(flatten)]
     params: Params,
-    /// cpu, sm_80 or sm_90a.
+    /// cpu, sm_80, sm_90a or trn1 (gemm only; emitted as NKI-style text).
     #[arg(long, default_value = "sm_90a")]
     target: String,
     /// One JSON object on stdout.
@@ -128,7 +130,15 @@ fn build(spec: &Spec) -> Result<(Instance, Program), String> {
 }
 
 fn list() -> Report {
-    let targets: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+    // trn1 runs the gemm only (relayout and softmax use shared memory and registers).
+    let targets_of = |name: &str| -> Vec<&str> {
+        let all: &[Target] = if name == "gemm" {
+            &Target::ALL
+        } else {
+            &Target::THREADED
+        };
+        all.iter().map(|t| t.name()).collect()
+    };
     let variants: Vec<Value> = Registry::standard()
         .all()
         .iter()
@@ -139,14 +149,16 @@ fn list() -> Report {
         .collect();
     let kernels: Vec<Value> = KernelName::ALL
         .iter()
-        .map(|(_, name, params, _)| json!({"name": name, "params": params, "targets": targets}))
+        .map(|(_, name, params, _)| {
+            json!({"name": name, "params": params, "targets": targets_of(name)})
+        })
         .collect();
     let json = json!({"kernels": kernels, "variants": variants});
     let mut text = "kernels\n".to_string();
     for (_, name, _, usage) in KernelName::ALL {
         text.push_str(&format!(
             "  {name} {usage}   targets: {}\n",
-            targets.join(", ")
+            targets_of(name).join(", ")
         ));
     }
     text.push_str("variants\n");
@@ -377,7 +389,13 @@ pub fn run(verb: Verb) -> bool {
     match verb {
         Verb::List { json } => emit([Ok(list())], json),
         Verb::Emit { spec, output } => {
-            let r = build(&spec).and_then(|(_, p)| emit_cuda(&p).map_err(err));
+            let r = build(&spec).and_then(|(_, p)| {
+                if p.target == Target::Trn1.name() {
+                    emit_nki(&p).map_err(err)
+                } else {
+                    emit_cuda(&p).map_err(err)
+                }
+            });
             match (r, output) {
                 (Ok(src), Some(path)) => {
                     let r =

@@ -62,6 +62,12 @@ pub enum Space {
     Shared(Option<Swizzle>),
     /// Registers: `elems` per thread; tensors address them through `reg`, `lane`, `warp`.
     Registers,
+    /// Trainium's state buffer: 128 partitions (axis `P`) of `elems / 128` elements each (axis `F`,
+    /// the free dimension); TensorE reads its operands here ([`crate::tensore`]).
+    Sbuf,
+    /// Trainium's partial-sum buffer: 128 partitions (`P`) by a free dimension (`F`), like SBUF;
+    /// TensorE accumulates its results here.
+    Psum,
 }
 
 /// A buffer: named storage of `elems` elements of one dtype.
@@ -128,9 +134,9 @@ impl Tensor {
         })
     }
 
-    /// Whether the tensor lives in memory addressed by `m` (global or shared).
+    /// Whether the tensor lives in memory addressed by `m` (global or shared; not SBUF or PSUM).
     pub fn in_memory(&self) -> bool {
-        !matches!(self.space, Space::Registers)
+        matches!(self.space, Space::Global | Space::Shared(_))
     }
 }
 
@@ -283,6 +289,7 @@ impl KernelBuilder {
                 "buffer {name} has no elements"
             )));
         }
+        crate::tensore::check_partitioned(name, space, elems)?;
         let b = Buffer {
             name: name.to_string(),
             space,
@@ -312,6 +319,7 @@ impl KernelBuilder {
         let allowed: &[&str] = match b.space {
             Space::Global | Space::Shared(_) => &["m"],
             Space::Registers => &["reg", "lane", "warp"],
+            Space::Sbuf | Space::Psum => &["P", "F"],
         };
         for a in layout.axes() {
             if !allowed.contains(&a.name()) {
@@ -322,6 +330,17 @@ impl KernelBuilder {
                     allowed.join(", ")
                 )));
             }
+        }
+        if matches!(b.space, Space::Sbuf | Space::Psum) {
+            crate::tensore::check_bounds(name, b, &layout)?;
+            return Ok(Tensor {
+                name: name.to_string(),
+                buffer,
+                space: b.space,
+                dtype: b.dtype,
+                shape: shape.to_vec(),
+                layout,
+            });
         }
         let axis = if b.space == Space::Registers {
             Axis::new("reg").map_err(crate::error::layout("reg"))?
@@ -493,6 +512,8 @@ pub fn space_name(s: Space) -> &'static str {
         Space::Global => "global",
         Space::Shared(_) => "shared",
         Space::Registers => "registers",
+        Space::Sbuf => "SBUF",
+        Space::Psum => "PSUM",
     }
 }
 

@@ -20,24 +20,33 @@ pub enum Target {
     Sm80,
     /// Hopper with the `a` features: TMA, `wgmma`, clusters.
     Sm90a,
+    /// AWS Trainium 1 (one NeuronCore): SBUF and PSUM, the TensorE systolic array
+    /// ([`crate::tensore`]); emitted as NKI-style text ([`crate::emit_nki()`]).
+    Trn1,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 3] = [Target::Cpu, Target::Sm80, Target::Sm90a];
+    pub const ALL: [Target; 4] = [Target::Cpu, Target::Sm80, Target::Sm90a, Target::Trn1];
+    /// The targets of the CUDA thread model (CTAs, warps, threads, shared memory, registers): the
+    /// default of [`Variant::targets`].
+    pub const THREADED: [Target; 3] = [Target::Cpu, Target::Sm80, Target::Sm90a];
 
-    /// `cpu`, `sm_80`, `sm_90a`.
+    /// `cpu`, `sm_80`, `sm_90a`, `trn1`.
     pub fn name(self) -> &'static str {
         match self {
             Target::Cpu => "cpu",
             Target::Sm80 => "sm_80",
             Target::Sm90a => "sm_90a",
+            Target::Trn1 => "trn1",
         }
     }
 
-    /// Shared memory one CTA may use, in bytes (sm_80: 163 KiB; sm_90: 227 KiB; the interpreter: as sm_90).
+    /// Shared memory one CTA may use, in bytes (sm_80: 163 KiB; sm_90: 227 KiB; the interpreter: as sm_90;
+    /// trn1 has none: its on-chip memories are SBUF and PSUM).
     pub fn shared_capacity(self) -> u64 {
         match self {
+            Target::Trn1 => 0,
             Target::Sm80 => 163 * 1024,
             Target::Cpu | Target::Sm90a => 227 * 1024,
         }
@@ -46,7 +55,7 @@ impl Target {
     /// The NVRTC `--gpu-architecture` value, for GPU targets.
     pub fn arch(self) -> Option<&'static str> {
         match self {
-            Target::Cpu => None,
+            Target::Cpu | Target::Trn1 => None,
             Target::Sm80 => Some("sm_80"),
             Target::Sm90a => Some("sm_90a"),
         }
@@ -67,7 +76,7 @@ impl FromStr for Target {
             .find(|t| t.name() == s)
             .ok_or_else(|| {
                 KernelError::Invalid(format!(
-                    "unknown target {s:?}; expected cpu, sm_80 or sm_90a"
+                    "unknown target {s:?}; expected cpu, sm_80, sm_90a or trn1"
                 ))
             })
     }
@@ -187,10 +196,11 @@ pub trait Variant: Sync {
     fn op(&self) -> &'static str;
     /// Higher runs first.
     fn priority(&self) -> i32;
-    /// The targets it is registered for (every one unless it says otherwise: the interpreter runs
-    /// every instruction a variant emits).
+    /// The targets it is registered for: unless it says otherwise, those of the CUDA thread model
+    /// ([`Target::THREADED`]: the interpreter runs every instruction a variant emits); Trainium's
+    /// variants name [`Target::Trn1`].
     fn targets(&self) -> &'static [Target] {
-        &Target::ALL
+        &Target::THREADED
     }
     /// Applies or declines.
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome>;
@@ -218,6 +228,7 @@ impl Registry {
         variants.extend(crate::cp_async::variants());
         variants.extend(crate::wgmma::variants());
         variants.extend(crate::bits::variants());
+        variants.extend(crate::tensore::variants());
         variants.sort_by_key(|v| std::cmp::Reverse(v.priority()));
         Registry { variants }
     }

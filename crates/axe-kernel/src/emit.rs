@@ -34,6 +34,12 @@ pub fn emit_cuda(prog: &Program) -> Result<String> {
 
 /// [`emit_cuda`] with the index arithmetic's width chosen by `width`.
 pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
+    if prog.target == crate::dispatch::Target::Trn1.name() {
+        return Err(crate::error::KernelError::Invalid(format!(
+            "{} is a trn1 program: emit it as NKI (emit_nki), not CUDA",
+            prog.name
+        )));
+    }
     let narrow = match width {
         IndexWidth::Narrow => crate::range::narrow_type(prog),
         IndexWidth::Wide => None,
@@ -126,6 +132,13 @@ pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
                 );
             }
             Space::Global => {}
+            Space::Sbuf | Space::Psum => {
+                return Err(crate::error::KernelError::Invalid(format!(
+                    "buffer {} is in {}: a trn1 program, emitted by emit_nki",
+                    b.name,
+                    crate::desc::space_name(b.space)
+                )))
+            }
         }
     }
     block(prog, &prog.body, 1, n, &mut s);

@@ -14,6 +14,7 @@ use crate::ir::{Access, Compute, LStmt, Program};
 
 mod asynch;
 mod sched;
+mod tensore;
 mod warp;
 
 /// Bounds on a simulation.
@@ -95,7 +96,8 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
             | LStmt::WgmmaFence { .. }
             | LStmt::WgmmaCommit
             | LStmt::WgmmaWait { .. }
-            | LStmt::SetMaxNReg { .. } => out.push(Ins::Mem(s)),
+            | LStmt::SetMaxNReg { .. }
+            | LStmt::Matmul(_) => out.push(Ins::Mem(s)),
             LStmt::Barrier => out.push(Ins::Barrier),
             LStmt::Comment(_) => {}
         }
@@ -139,7 +141,7 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
             globals.len()
         )));
     }
-    let mut full: Vec<Vec<u8>> = vec![Vec::new(); prog.buffers.len()];
+    let mut full: Vec<Vec<u8>> = tensore::on_chip(prog)?;
     for ((i, bytes), g) in expected.iter().zip(globals) {
         if g.len() as u64 != *bytes {
             return Err(KernelError::Invalid(format!(
@@ -169,7 +171,7 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
     };
     let mut code = Vec::new();
     flatten(&prog.body, &mut code);
-    let threads = prog.launch.threads as usize;
+    let threads = tensore::threads(prog);
     let reg_bytes: usize = prog
         .buffers
         .iter()
@@ -305,7 +307,8 @@ impl<'p> Machine<'p> {
             });
         }
         Ok(match buf.space {
-            Space::Global => (0, a.buf, logical as usize),
+            // SBUF and PSUM: one program's on-chip memories, kept beside the global buffers.
+            Space::Global | Space::Sbuf | Space::Psum => (0, a.buf, logical as usize),
             Space::Shared(sw) => {
                 let phys = sw.map_or(logical, |s| s.apply(logical));
                 let base = self
@@ -441,6 +444,7 @@ impl<'p> Machine<'p> {
                 self.write(dst, &v, vars, *call)
             }
             LStmt::Store { call, dst, value } => self.write(dst, value, vars, *call),
+            LStmt::Matmul(m) => self.matmul(m, vars),
             s if self.async_mem(s, vars)? => Ok(()),
             LStmt::Compute { call, f, dst, srcs } => {
                 let (ins, out) = f.types();

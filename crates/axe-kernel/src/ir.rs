@@ -287,6 +287,8 @@ pub enum LStmt {
         /// Registers per thread.
         regs: u32,
     },
+    /// One TensorE matrix multiply on trn1 ([`crate::tensore::Matmul`]).
+    Matmul(Box<crate::tensore::Matmul>),
     /// A comment in emitted code (names the operator and variant).
     Comment(String),
 }

@@ -7,7 +7,9 @@
 //! variant registered for the target that applies ([`Registry`]); each declining variant says why. The
 //! lowered [`Program`] runs on the CPU interpreter ([`run`]) — every CTA, warp and thread simulated,
 //! out-of-bounds accesses and shared-memory races reported by operator — or is emitted as CUDA C++
-//! ([`emit_cuda`]) and compiled by NVRTC in a child process ([`nvrtc`]).
+//! ([`emit_cuda`]) and compiled by NVRTC in a child process ([`nvrtc`]). On Trainium (`trn1`), tensors
+//! live in SBUF and PSUM, `gemm` runs on the TensorE ([`tensore`]) and the program is emitted as
+//! NKI-style text ([`emit_nki()`]).
 //!
 //! ```
 //! use axe_kernel::{DType, KernelBuilder, Launch, Scope, Space, Target};
@@ -32,6 +34,7 @@ mod desc;
 pub mod dispatch;
 mod dtype;
 mod emit;
+pub mod emit_nki;
 mod error;
 mod expr;
 pub mod gemm;
@@ -56,6 +59,10 @@ pub mod shipped;
 pub mod softmax;
 pub mod spread;
 pub mod staged;
+pub mod tensore;
+pub mod tensore_dma;
+pub mod tensore_kernel;
+mod tensore_plan;
 pub mod tma;
 pub mod wgmma;
 
@@ -66,6 +73,7 @@ pub use desc::{
 pub use dispatch::{Ctx, Outcome, Registry, Target, Variant};
 pub use dtype::DType;
 pub use emit::{emit_cuda, emit_cuda_with, IndexWidth};
+pub use emit_nki::emit_nki;
 pub use error::{KernelError, Result};
 pub use expr::{BinOp, Expr, Var};
 pub use interp::{run, RunLimits};

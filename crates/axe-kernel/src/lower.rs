@@ -26,6 +26,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Program> {
 
 /// Lowers `kernel` for `target` with the variants of `registry`.
 pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Result<Program> {
+    crate::tensore::check_program(kernel, target)?;
     let mut ctx = Ctx::new(kernel, target);
     let mut decisions = Vec::new();
     let body = lower_block(&kernel.body, &mut ctx, registry, &mut decisions)?;
@@ -248,6 +249,7 @@ fn rebase(
             | LStmt::Mma { .. }
             | LStmt::Let { .. }
             | LStmt::Barrier
+            | LStmt::Matmul(_)
             | LStmt::Comment(_) => {}
         }
     }

@@ -129,6 +129,7 @@ impl Ranges {
                 | LStmt::WgmmaCommit
                 | LStmt::SetMaxNReg { .. }
                 | LStmt::Barrier
+                | LStmt::Matmul(_)
                 | LStmt::Comment(_) => {}
             }
         }

@@ -141,7 +141,9 @@ impl Shipped {
 pub fn gemm_for(m: u64, n: u64, k: u64, dtype: DType, target: Target) -> Result<Gemm> {
     use crate::gemm_hopper::{gemm_kernel_hopper, TILE_K, TILE_M, TILE_N};
     let fits = m.is_multiple_of(TILE_M) && n.is_multiple_of(TILE_N) && k.is_multiple_of(TILE_K);
-    if target == Target::Sm90a && fits && m > 0 && n > 0 && k > 0 {
+    if target == Target::Trn1 {
+        crate::tensore_kernel::gemm_kernel_trn(m, n, k, dtype)
+    } else if target == Target::Sm90a && fits && m > 0 && n > 0 && k > 0 {
         gemm_kernel_hopper(m, n, k, dtype)
     } else {
         gemm_kernel(m, n, k, dtype)
