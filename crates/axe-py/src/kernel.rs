@@ -148,17 +148,27 @@ impl PyKernel {
             .map_err(errors::kernel)
     }
 
-    /// Runs the kernel once on the CPU interpreter: `buffers` holds every parameter's bytes in order;
-    /// returns them afterwards.
+    /// The NKI-style text of the kernel lowered for Trainium (`trn1`), as `axe kernel emit --target
+    /// trn1` writes it.
+    fn nki(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| lower(&self.kernel, Target::Trn1).and_then(|p| axe_kernel::emit_nki(&p)))
+            .map_err(errors::kernel)
+    }
+
+    /// Runs the kernel once on the CPU interpreter, lowered for `target`: `buffers` holds every
+    /// parameter's bytes in order; returns them afterwards.
+    #[pyo3(signature = (buffers, target = "cpu"))]
     fn _run<'py>(
         &self,
         py: Python<'py>,
         buffers: Vec<Bound<'py, PyBytes>>,
+        target: &str,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let t = self::target(target)?;
         let buffers: Vec<Vec<u8>> = buffers.iter().map(|b| b.as_bytes().to_vec()).collect();
         let out = py
             .detach(|| {
-                let p = lower(&self.kernel, Target::Cpu)?;
+                let p = lower(&self.kernel, t)?;
                 run(&p, buffers, RunLimits::default())
             })
             .map_err(errors::kernel)?;

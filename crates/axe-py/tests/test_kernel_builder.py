@@ -324,8 +324,10 @@ def test_run_checks_its_buffers():
         k.run(np.zeros(256, np.float32))
     with pytest.raises(axe.KernelError, match="cannot hold f32"):
         k.run({"g": np.zeros(256, np.float64)})
-    with pytest.raises(axe.KernelError, match="CPU interpreter"):
-        k.run({}, target="sm_90a")
+    # The interpreter runs the program any target ships; an unknown target is an error.
+    assert np.all(k.run({}, target="sm_90a")["g"] == 2.5)
+    with pytest.raises(axe.KernelError, match="unknown target"):
+        k.run({}, target="sm_70")
     with pytest.raises(axe.KernelError, match="sm_70"):
         k.cuda("sm_70")
 
@@ -535,3 +537,15 @@ def test_cp_async_tiles_land_after_the_wait_and_barrier():
     b2.copy(Scope.cta(), b2.tensor("o", o2, [64, 32], row), b2.tensor("t", t2, [64, 32], row))
     with pytest.raises(axe.KernelError, match="without waiting"):
         b2.build().run({"g": xs})
+
+
+def test_trainium_gemm_emits_nki_and_runs_on_the_interpreter():
+    k = axe.kernel.gemm(128, 128, 256, target="trn1")
+    text = k.nki()
+    assert "nc_matmul" in text
+    rng = np.random.default_rng(3)
+    a = rng.integers(-2, 3, (128, 256)).astype(np.float32)
+    b = rng.integers(-2, 3, (128, 256)).astype(np.float32)
+    bits = lambda x: (x.view(np.uint32) >> 16).astype(np.uint16)
+    c = np.asarray(k.run(bits(a), bits(b), target="trn1"), dtype=np.float32).reshape(128, 128)
+    np.testing.assert_array_equal(c, a @ b.T)

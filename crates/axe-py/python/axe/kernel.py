@@ -105,7 +105,7 @@ def _array_of(data: bytes, shape):
     return raw.copy()
 
 
-def _run_by_name(kernel: Kernel, given: dict) -> dict:
+def _run_by_name(kernel: Kernel, given: dict, target: str = "cpu") -> dict:
     """Runs `kernel` with the global buffers `given` by name (the others start at zero); returns every
     global buffer by name afterwards."""
     params = kernel.params
@@ -125,12 +125,14 @@ def _run_by_name(kernel: Kernel, given: dict) -> dict:
         if kernel.built and isinstance(a, np.ndarray) and a.ndim != 1 and a.size == shape.dims[0]:
             a = a.reshape(-1)  # a built kernel's buffers are 1-D: any array of their size, row-major
         buffers.append(_bytes_of(a, name, shape))
-    out = kernel._run(buffers)
+    out = kernel._run(buffers, target)
     return {name: _array_of(out[i], shape) for i, (name, shape, _, _) in enumerate(params)}
 
 
 def run(kernel: Kernel, *inputs, target: str = "cpu"):
-    """Runs `kernel` on the CPU interpreter (``target="cpu"``, the only one from Python).
+    """Runs `kernel` on the CPU interpreter: the program lowered for `target` (``"cpu"``, or a GPU's
+    ``"sm_80"``/``"sm_90a"`` or Trainium's ``"trn1"`` — the interpreter runs any target's program; GPU
+    runs are the CLI's, ``axe kernel run ... --backend cuda``).
 
     With numpy `inputs`, one per input parameter of a shipped kernel in order, it returns the output:
     the logical array when the output is row-major (dtype its element type's, bf16 as
@@ -138,13 +140,8 @@ def run(kernel: Kernel, *inputs, target: str = "cpu"):
     ``{buffer name: array}`` (how a kernel built with ``Builder`` runs), every global buffer not given
     starts at zero and it returns a dict of every global buffer afterwards (a built kernel's buffers are
     1-D: any array of the buffer's size is taken row-major)."""
-    if target != "cpu":
-        raise KernelError(
-            f"{kernel.name}: Python runs kernels on the CPU interpreter (target 'cpu'), not {target!r}; "
-            "GPU runs are the CLI's (axe kernel run ... --backend cuda)"
-        )
     if len(inputs) == 1 and isinstance(inputs[0], dict):
-        return _run_by_name(kernel, inputs[0])
+        return _run_by_name(kernel, inputs[0], target)
     if kernel.built:
         raise KernelError(
             f"{kernel.name} was built with axe.kernel.Builder: run it on a dict "
@@ -164,7 +161,7 @@ def run(kernel: Kernel, *inputs, target: str = "cpu"):
             buffers.append(_bytes_of(next(given), name, shape))
         else:
             buffers.append(bytes(size))
-    out = kernel._run(buffers)
+    out = kernel._run(buffers, target)
     i, (_, shape, _, _) = next((i, p) for i, p in enumerate(params) if not p[3])
     return _array_of(out[i], shape)
 
