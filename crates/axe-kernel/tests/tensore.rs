@@ -9,7 +9,7 @@ use axe_kernel::tensore::{plan, Plan};
 use axe_kernel::{
     emit_cuda, emit_nki, lower, DType, KernelBuilder, KernelError, Launch, Scope, Space, Target,
 };
-use tensore_util::{brute, check_numbers, free_needed, kernel, l, Case};
+use tensore_util::{brute, check_numbers, kernel, l, plan_of, Case};
 
 fn case(m: u64, n: u64, k: u64, a: &str, b: &str, c: &str) -> Case {
     Case {
@@ -20,33 +20,6 @@ fn case(m: u64, n: u64, k: u64, a: &str, b: &str, c: &str) -> Case {
         b: l(b),
         c: l(c),
     }
-}
-
-/// The plan the variant computes for the case's operands (tensors built as in the kernel).
-fn plan_of(case: &Case) -> Result<Plan, String> {
-    let mut kb = KernelBuilder::new(
-        "p",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
-    let (m, n, k) = (case.m, case.n, case.k);
-    let sa = kb
-        .buffer("a", Space::Sbuf, DType::BF16, 128 * free_needed(&case.a))
-        .unwrap();
-    let sb = kb
-        .buffer("b", Space::Sbuf, DType::BF16, 128 * free_needed(&case.b))
-        .unwrap();
-    let pc = kb
-        .buffer("c", Space::Psum, DType::F32, 128 * free_needed(&case.c))
-        .unwrap();
-    let a = kb.tensor("a", sa, &[m, k], case.a.clone()).unwrap();
-    let b = kb.tensor("b", sb, &[k, n], case.b.clone()).unwrap();
-    let c = kb.tensor("c", pc, &[m, n], case.c.clone()).unwrap();
-    plan(&c, &a, &b).unwrap()
 }
 
 fn shape(p: &Plan) -> (u64, u64, u64) {

@@ -6,11 +6,10 @@
 
 mod tensore_util;
 
-use axe_kernel::tensore::plan;
-use axe_kernel::{DType, KernelBuilder, Launch, Space};
+use axe_kernel::DType;
 use axe_layout::{Axis, Iter, Layout};
 use proptest::prelude::*;
-use tensore_util::{brute, check_numbers, free_needed, Case};
+use tensore_util::{brute, check_numbers, plan_of, Case};
 
 struct Rng(u64);
 
@@ -110,32 +109,6 @@ fn random_case(sizes: [u64; 3], seed: u64) -> Case {
         b: layout([k, n], [true, false], &mut rng),
         c: layout([m, n], [true, false], &mut rng),
     }
-}
-
-fn plan_of(case: &Case) -> Result<axe_kernel::tensore::Plan, String> {
-    let mut kb = KernelBuilder::new(
-        "p",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
-    let (m, n, k) = (case.m, case.n, case.k);
-    let sa = kb
-        .buffer("a", Space::Sbuf, DType::BF16, 128 * free_needed(&case.a))
-        .unwrap();
-    let sb = kb
-        .buffer("b", Space::Sbuf, DType::BF16, 128 * free_needed(&case.b))
-        .unwrap();
-    let pc = kb
-        .buffer("c", Space::Psum, DType::F32, 128 * free_needed(&case.c))
-        .unwrap();
-    let a = kb.tensor("a", sa, &[m, k], case.a.clone()).unwrap();
-    let b = kb.tensor("b", sb, &[k, n], case.b.clone()).unwrap();
-    let c = kb.tensor("c", pc, &[m, n], case.c.clone()).unwrap();
-    plan(&c, &a, &b).unwrap()
 }
 
 const MK: [u64; 14] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 96, 128, 256];

@@ -437,7 +437,8 @@ impl PyBuilder {
         self.call(scope, Op::Binary { op, dst, a, b }, force)
     }
 
-    /// `dst[x] = convert(src[x])` (rounding to nearest even; integers saturate).
+    /// `dst[x] = convert(src[x])`: to a float, rounded to nearest even; a float to an integer
+    /// truncates toward zero and saturates.
     #[pyo3(signature = (scope, dst, src, *, force = None))]
     fn cast(
         &mut self,

@@ -254,3 +254,30 @@ pub fn brute(case: &Case) -> (u64, u64, u64) {
     );
     (tm, tn, tk)
 }
+
+/// The plan the variant computes for the case's operands (tensors built as in the kernel).
+pub fn plan_of(case: &Case) -> Result<axe_kernel::tensore::Plan, String> {
+    let mut kb = KernelBuilder::new(
+        "p",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 32,
+        },
+    )
+    .unwrap();
+    let (m, n, k) = (case.m, case.n, case.k);
+    let sa = kb
+        .buffer("a", Space::Sbuf, DType::BF16, 128 * free_needed(&case.a))
+        .unwrap();
+    let sb = kb
+        .buffer("b", Space::Sbuf, DType::BF16, 128 * free_needed(&case.b))
+        .unwrap();
+    let pc = kb
+        .buffer("c", Space::Psum, DType::F32, 128 * free_needed(&case.c))
+        .unwrap();
+    let a = kb.tensor("a", sa, &[m, k], case.a.clone()).unwrap();
+    let b = kb.tensor("b", sb, &[k, n], case.b.clone()).unwrap();
+    let c = kb.tensor("c", pc, &[m, n], case.c.clone()).unwrap();
+    axe_kernel::tensore::plan(&c, &a, &b).unwrap()
+}
