@@ -141,21 +141,21 @@ fn gluon_blocked_layout() {
     let out = txt(&[BLOCKED, "--shape", "32,16"]);
     let r0 = row(&out, 0).join(" ");
     assert!(
-        r0.starts_with("0 w0 t0 r0 w0 t0 r1 w0 t0 r2 w0 t0 r3 w0 t1 r0 w0 t1 r1"),
+        r0.starts_with("0 W0 L0 r0 W0 L0 r1 W0 L0 r2 W0 L0 r3 W0 L1 r0 W0 L1 r1"),
         "{r0}"
     );
-    assert!(row(&out, 8).join(" ").starts_with("8 w1 t0 r0"), "{out}");
+    assert!(row(&out, 8).join(" ").starts_with("8 W1 L0 r0"), "{out}");
     let dir = folder("render-gluon");
     let s = svg(&dir, "g.svg", &[BLOCKED, "--shape", "32,16"]);
-    assert_eq!(svg_cell(&s, 0, 5), ("w0 t1".into(), Some("r1".into())));
-    assert_eq!(svg_cell(&s, 8, 0), ("w1 t0".into(), Some("r0".into())));
+    assert_eq!(svg_cell(&s, 0, 5), ("W0 L1".into(), Some("r1".into())));
+    assert_eq!(svg_cell(&s, 8, 0), ("W1 L0".into(), Some("r0".into())));
     assert!(s.contains("warp 1"), "the legend names the warps");
     // Beyond Triton's power-of-two wall: 48 rows through the Axe layout's hardware map.
     let out = txt(&[BLOCKED_2X2, "--shape", "48,64"]);
     assert!(out.contains("over 48×64"), "{out}");
     assert!(out.contains("of 48 rows"), "{out}");
     assert!(
-        row(&out, 0).join(" ").starts_with("0 w0 t0 r0 w0 t0 r1"),
+        row(&out, 0).join(" ").starts_with("0 W0 L0 r0 W0 L0 r1"),
         "{out}"
     );
     let png = arg(&dir.join("g.png"));
@@ -171,19 +171,19 @@ fn gluon_blocked_layout() {
 fn triton_linear_layouts() {
     // Lane i, register j holds (i, j): one warp, coloured by lane.
     let out = txt(&[BASES]);
-    assert!(row(&out, 2).join(" ").ends_with("t2 r2 t2 r3"), "{out}");
+    assert!(row(&out, 2).join(" ").ends_with("L2 r2 L2 r3"), "{out}");
     assert!(out.contains("[3] lane 3"), "{out}");
     let ttg = "#ttg.linear<{register = [[0, 1]], lane = [[1, 0], [2, 0], [0, 2]], warp = [], block = []}>";
     let dir = folder("render-linear");
     let s = svg(&dir, "l.svg", &[ttg]);
-    assert_eq!(svg_cell(&s, 1, 3), ("t5".into(), Some("r1".into())));
+    assert_eq!(svg_cell(&s, 1, 3), ("L5".into(), Some("r1".into())));
     // Broadcast: two lanes hold each element.
     let bcast = r#"{"in": {"register": [[0, 1]], "lane": [[1, 0], [0, 0]]}, "out": {"dim0": 2, "dim1": 2}}"#;
     let out = txt(&[bcast]);
-    assert!(out.contains("t1 r1 ×2"), "{out}");
+    assert!(out.contains("L1 r1 ×2"), "{out}");
     // --from forces the reading.
     let out = txt(&["--from", "triton", BASES]);
-    assert!(out.contains("t2 r3"), "{out}");
+    assert!(out.contains("L2 r3"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

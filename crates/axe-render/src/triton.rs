@@ -6,14 +6,14 @@ use crate::error::Result;
 use crate::holders::{holders_picture, Holders, Style};
 use crate::picture::Picture;
 
-/// A short name for labels: `r` for registers, `t` for lanes (threads), `w` for warps, `b` for blocks,
-/// otherwise the name itself, cut to three characters.
+/// A short name for labels, as Axe pictures name the same axes: `r` for registers, `L` for lanes
+/// (threads), `W` for warps, `B` for blocks, otherwise the name itself, cut to three characters.
 fn short(name: &str) -> String {
     match name.to_ascii_lowercase().as_str() {
         "register" | "reg" => "r".into(),
-        "lane" | "thread" => "t".into(),
-        "warp" => "w".into(),
-        "block" | "cta" => "b".into(),
+        "lane" | "thread" => "L".into(),
+        "warp" => "W".into(),
+        "block" | "cta" => "B".into(),
         _ => name.chars().take(3).collect(),
     }
 }
@@ -28,7 +28,7 @@ fn plural(names: &[&str]) -> String {
 }
 
 /// Draws which hardware inputs hold each tensor element, as a Triton linear layout or a Gluon layout
-/// places it: each cell shows its warp and lane (`w0 t1`, in general every hardware dim of size above 1
+/// places it: each cell shows its warp and lane (`W0 L1`, in general every hardware dim of size above 1
 /// but the first, coarsest first) over its register in small text (`r1`, the first dim). Cells are
 /// coloured by warp (by block and warp; by lane when there is one warp), with black borders between warps
 /// and red ones between lanes. An element held several times (broadcast) shows its first holder (the least
@@ -180,9 +180,9 @@ mod tests {
     fn cells_name_warp_lane_and_register() {
         let p = hardware_picture("blocked", blocked()).unwrap();
         assert_eq!((p.rows, p.cols), (16, 16));
-        assert_eq!(p.cell(0, 5).label, "w0 t1");
+        assert_eq!(p.cell(0, 5).label, "W0 L1");
         assert_eq!(p.cell(0, 5).sublabel.as_deref(), Some("r1"));
-        assert_eq!(p.cell(8, 0).label, "w1 t0");
+        assert_eq!(p.cell(8, 0).label, "W1 L0");
         assert_eq!(p.cell(8, 0).sublabel.as_deref(), Some("r0"));
         assert_ne!(p.cell(8, 0).group, p.cell(7, 0).group);
         assert_eq!(p.cell(0, 0).group, p.cell(7, 15).group);
@@ -204,7 +204,7 @@ mod tests {
             "{:?}",
             p.notes
         );
-        assert!(p.notes[0].contains("w = warp"), "{:?}", p.notes);
+        assert!(p.notes[0].contains("W = warp"), "{:?}", p.notes);
     }
 
     #[test]
@@ -218,7 +218,7 @@ mod tests {
         }
         let p = hardware_picture("bcast", h).unwrap();
         // Registers are one: no small text; the count goes in the label.
-        assert_eq!(p.cell(1, 2).label, "w0 t6 ×2");
+        assert_eq!(p.cell(1, 2).label, "W0 L6 ×2");
         assert_eq!(p.cell(1, 2).sublabel, None);
         assert!(p.cell(1, 2).replicated);
         assert!(p.notes.iter().any(|n| n.starts_with("×N")));
@@ -231,7 +231,7 @@ mod tests {
             h.add(&[l / 2, l % 2], &[0, l, 0]).unwrap();
         }
         let p = hardware_picture("lanes", h).unwrap();
-        assert_eq!(p.cell(1, 1).label, "t3");
+        assert_eq!(p.cell(1, 1).label, "L3");
         assert_eq!(p.legend.len(), 4);
         assert_eq!(p.legend[3].1, "lane 3");
     }

@@ -42,7 +42,7 @@ fn the_blocked_layout_shows_every_warp() {
         .iter()
         .map(|c| c.label.split(' ').next().unwrap().to_string())
         .collect();
-    assert_eq!(warps, ["w0", "w1", "w2", "w3"].map(String::from).into());
+    assert_eq!(warps, ["W0", "W1", "W2", "W3"].map(String::from).into());
     assert!(
         p.row_index.iter().any(|r| (16..32).contains(r)),
         "{:?}",
@@ -98,7 +98,7 @@ proptest! {
         let p = hardware_picture("random", h).unwrap();
         let shown: BTreeSet<u64> = p.cells.iter().filter_map(|cell| {
             // With one warp the colour is the lane; the label then has no warp.
-            cell.label.split(' ').find_map(|w| w.strip_prefix('w')).map(|w| w.parse().unwrap())
+            cell.label.split(' ').find_map(|w| w.strip_prefix('W')).map(|w| w.parse().unwrap())
         }).collect();
         if warps.len() > 1 {
             prop_assert_eq!(&shown, &warps, "rows {:?} cols {:?}", p.row_index, p.col_index);
