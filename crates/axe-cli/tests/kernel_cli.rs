@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json_lines, run};
+use common::{assert_gemm_exact, gemm_inputs, json_lines, run};
 
 #[test]
 fn list_names_the_kernels_and_the_variants() {
@@ -415,20 +415,7 @@ fn softmax_and_gemm_run_on_the_interpreter() {
     }
     // Gemm: small integers in bf16, so the f32 sums are exact.
     let (m, n, k) = (128usize, 128usize, 32usize);
-    let val = |i: usize, seed: usize| ((i * 7 + seed) % 5) as f32 - 2.0;
-    let bf16 = |v: f32| ((v.to_bits() >> 16) as u16).to_le_bytes();
-    let a: Vec<f32> = (0..m * k).map(|i| val(i, 1)).collect();
-    let b: Vec<f32> = (0..n * k).map(|i| val(i, 3)).collect();
-    std::fs::write(
-        path("a.bin"),
-        a.iter().flat_map(|&v| bf16(v)).collect::<Vec<u8>>(),
-    )
-    .unwrap();
-    std::fs::write(
-        path("b.bin"),
-        b.iter().flat_map(|&v| bf16(v)).collect::<Vec<u8>>(),
-    )
-    .unwrap();
+    let (a, b) = gemm_inputs((m, n, k), &path("a.bin"), &path("b.bin"));
     let (code, _, err) = run(&[
         "kernel",
         "run",
@@ -445,17 +432,7 @@ fn softmax_and_gemm_run_on_the_interpreter() {
         &path("c.bin"),
     ]);
     assert_eq!(code, 0, "{err}");
-    let c: Vec<f32> = std::fs::read(path("c.bin"))
-        .unwrap()
-        .chunks(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    for i in 0..m {
-        for j in 0..n {
-            let want: f32 = (0..k).map(|t| a[i * k + t] * b[j * k + t]).sum();
-            assert_eq!(c[i * n + j], want, "C[{i}, {j}]");
-        }
-    }
+    assert_gemm_exact(&path("c.bin"), &a, &b, (m, n, k));
     // Clear errors.
     for (args, says) in [
         (
@@ -509,12 +486,7 @@ fn run_takes_the_program_a_target_ships() {
     let path = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
     // Small integers in bf16: every f32 sum is exact, so both programs give the same bytes.
     let (m, n, k) = (128usize, 256usize, 128usize);
-    let val = |i: usize, seed: usize| ((i * 7 + seed) % 5) as f32 - 2.0;
-    let bf16 = |v: f32| ((v.to_bits() >> 16) as u16).to_le_bytes();
-    let a: Vec<u8> = (0..m * k).flat_map(|i| bf16(val(i, 1))).collect();
-    let b: Vec<u8> = (0..n * k).flat_map(|i| bf16(val(i, 3))).collect();
-    std::fs::write(path("a.bin"), a).unwrap();
-    std::fs::write(path("b.bin"), b).unwrap();
+    gemm_inputs((m, n, k), &path("a.bin"), &path("b.bin"));
     let mut outs = Vec::new();
     for target in ["cpu", "sm_90a"] {
         let out = path(&format!("c-{target}.bin"));

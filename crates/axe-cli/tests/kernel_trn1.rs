@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{json_lines, run};
+use common::{assert_gemm_exact, gemm_inputs, json_lines, run};
 
 #[test]
 fn emit_gemm_for_trn1_prints_nki() {
@@ -51,19 +51,7 @@ fn run_gemm_for_trn1_on_the_interpreter() {
     let dir = tempfile::tempdir().unwrap();
     let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     let (m, n, k) = (64usize, 96usize, 200usize);
-    let val = |i: usize, seed: usize| ((i * 7 + seed) % 5) as f32 - 2.0;
-    let bf16 = |v: f32| ((v.to_bits() >> 16) as u16).to_le_bytes();
-    let a: Vec<f32> = (0..m * k).map(|i| val(i, 1)).collect();
-    let b: Vec<f32> = (0..n * k).map(|i| val(i, 3)).collect();
-    let write = |name: &str, x: &[f32]| {
-        std::fs::write(
-            path(name),
-            x.iter().flat_map(|&v| bf16(v)).collect::<Vec<u8>>(),
-        )
-        .unwrap()
-    };
-    write("a.bin", &a);
-    write("b.bin", &b);
+    let (a, b) = gemm_inputs((m, n, k), &path("a.bin"), &path("b.bin"));
     let (code, _, err) = run(&[
         "kernel",
         "run",
@@ -82,15 +70,5 @@ fn run_gemm_for_trn1_on_the_interpreter() {
         &path("c.bin"),
     ]);
     assert_eq!(code, 0, "{err}");
-    let c: Vec<f32> = std::fs::read(path("c.bin"))
-        .unwrap()
-        .chunks(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    for i in 0..m {
-        for j in 0..n {
-            let want: f32 = (0..k).map(|t| a[i * k + t] * b[j * k + t]).sum();
-            assert_eq!(c[i * n + j], want, "C[{i}, {j}]");
-        }
-    }
+    assert_gemm_exact(&path("c.bin"), &a, &b, (m, n, k));
 }

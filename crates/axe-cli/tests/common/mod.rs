@@ -61,3 +61,34 @@ pub fn names(d: &std::path::Path) -> Vec<String> {
 pub fn arg(p: &std::path::Path) -> String {
     p.to_string_lossy().into_owned()
 }
+
+/// A gemm's inputs of small integers (exact in bf16, and every f32 sum of their products exact): A
+/// `[m, k]` and B as `[n, k]`, written as bf16 to `a` and `b`; returned as f32.
+pub fn gemm_inputs((m, n, k): (usize, usize, usize), a: &str, b: &str) -> (Vec<f32>, Vec<f32>) {
+    let val = |i: usize, seed: usize| ((i * 7 + seed) % 5) as f32 - 2.0;
+    let av: Vec<f32> = (0..m * k).map(|i| val(i, 1)).collect();
+    let bv: Vec<f32> = (0..n * k).map(|i| val(i, 3)).collect();
+    let bf16 = |x: &[f32]| -> Vec<u8> {
+        x.iter()
+            .flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes())
+            .collect()
+    };
+    std::fs::write(a, bf16(&av)).unwrap();
+    std::fs::write(b, bf16(&bv)).unwrap();
+    (av, bv)
+}
+
+/// Asserts the f32 file `c` holds `A·Bᵀ` (`[m, n]`, B given as `[n, k]`) exactly.
+pub fn assert_gemm_exact(c: &str, a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) {
+    let c: Vec<f32> = std::fs::read(c)
+        .unwrap()
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f32 = (0..k).map(|t| a[i * k + t] * b[j * k + t]).sum();
+            assert_eq!(c[i * n + j], want, "C[{i}, {j}]");
+        }
+    }
+}
