@@ -1,11 +1,16 @@
 //! The relayout kernel for bit-packed `pred`: row-major bytes to and from `T(32,128)(32,1)E(1)`, where
 //! each 32×128 tile holds, per column, the 32 rows' elements as the bits of one 32-bit word.
 //!
-//! Each warp step takes one 32×128 tile: lane `l` holds columns `4l..4l+4` of the 32 rows (registers
-//! `4r + c mod 4`) and their 4 words. Packing, the warp loads each row in 4-byte vectors (128 contiguous
-//! bytes a row), `pack_bits` ORs each element's bit into its word in the same thread
-//! (`pack_bits.thread`), and the warp stores the tile's 128 words in 16-byte vectors; unpacking runs the
-//! other way. Steps go round the warps of the grid; consecutive warps take consecutive tiles.
+//! Each warp step takes a region of `s` tiles side by side (32 rows × 128·s columns; `s` is 2 for
+//! packing and 4 for unpacking where the row of tiles divides by it, else less): lane `l` holds columns
+//! `4s·l .. 4s·(l+1)` of the 32 rows (registers `4s·r + c mod 4s`) and their `4s` words. Packing, the
+//! warp loads each row in `4s`-byte vectors (`128·s` contiguous bytes a row), `pack_bits` ORs each
+//! element's bit into its word in the same thread (`pack_bits.thread`), and the warp stores the region's
+//! words (consecutive tiles' words are consecutive) in 16-byte vectors; unpacking runs the other way.
+//! Wider regions keep more bytes in flight per warp and make each row's access one wide vector (on an
+//! H100, 0.84 → 0.91 of the device copy unpacking; a lane holding 4 bytes of each of two tiles instead
+//! packed at 0.87 against 0.90). Steps go round the warps of the grid; consecutive warps take
+//! consecutive regions.
 
 use axe_layout::Layout;
 use axe_xla::{ArrayShape, PrimitiveType};
@@ -80,7 +85,16 @@ pub fn bits_kernel(
         return Ok(Err("the array is empty".into()));
     }
     let words = elems / 32;
-    let blocks = elems / 4096;
+    // Tiles side by side per warp step: the widest the row of tiles divides into.
+    let tiles_c = c / 128;
+    let span: u64 = match way {
+        Way::Pack => [2, 1],
+        Way::Unpack => [4, 2],
+    }
+    .into_iter()
+    .find(|s| tiles_c.is_multiple_of(*s))
+    .unwrap_or(1);
+    let blocks = elems / (4096 * span);
     let warps = u64::from(THREADS / 32);
     let grid = u32::try_from(blocks.div_ceil(warps).clamp(1, u64::from(max_ctas.max(1))))
         .map_err(|_| overflow("the grid"))?;
@@ -113,31 +127,36 @@ pub fn bits_kernel(
         Layout::strided(e, st, &vec![axe_layout::Axis::memory(); e.len()])
             .map_err(layout("a block"))
     };
-    let rows = k.tensor("rows", bytes_buf, &[32, 128], m(&[32, 128], &[ci, 1])?)?;
-    let packed_t = k.tensor("words", words_buf, &[128], m(&[128], &[1])?)?;
-    let rb = k.buffer("block", Space::Registers, DType::U8, 128)?;
-    let rw = k.buffer("word", Space::Registers, DType::S32, 4)?;
+    let width = 128 * span;
+    let per_lane = 4 * span;
+    let rows = k.tensor("rows", bytes_buf, &[32, width], m(&[32, width], &[ci, 1])?)?;
+    let packed_t = k.tensor("words", words_buf, &[width], m(&[width], &[1])?)?;
+    let rb = k.buffer("block", Space::Registers, DType::U8, width)?;
+    let rw = k.buffer("word", Space::Registers, DType::S32, per_lane)?;
+    // Lane `l` holds columns `4s·l..4s·(l+1)` of the 32 rows: one `4s`-byte vector a row.
+    let block_layout = format!("S[(32,32,{per_lane}):({per_lane}@reg,1@lane,1@reg)]");
+    let word_layout = format!("S[(32,{per_lane}):(1@lane,1@reg)]");
     let block = k.tensor(
         "block",
         rb,
-        &[32, 128],
-        "S[(32,32,4):(4@reg,1@lane,1@reg)]"
-            .parse()
-            .map_err(layout("a block"))?,
+        &[32, width],
+        block_layout.parse().map_err(layout("a block"))?,
     )?;
     let word = k.tensor(
         "word",
         rw,
-        &[128],
-        "S[(32,4):(1@lane,1@reg)]"
-            .parse()
-            .map_err(layout("a word"))?,
+        &[width],
+        word_layout.parse().map_err(layout("a word"))?,
     )?;
     let i = |v: u64| i64::try_from(v).map_err(|_| overflow("a kernel constant"));
-    let tiles_c = i(c / 128)?;
+    let tile_rows = ci
+        .checked_mul(32)
+        .ok_or_else(|| overflow("a row of tiles"))?;
+    let regions_c = i(tiles_c / span)?;
+    let width_i = i(width)?;
     let (step_i, blocks_i) = (i(step)?, i(blocks)?);
     k.for_loop(rounds, |k, t| {
-        // Tile q: row of tiles g (over batch and rows), column of tiles q mod (C/128).
+        // Region q: row of tiles g (over batch and rows), column of regions q mod (C/128s).
         let q = k.let_(
             Expr::Var(t)
                 .times(Expr::Const(step_i))
@@ -145,12 +164,12 @@ pub fn bits_kernel(
                 .plus(Expr::Thread.over(Expr::Const(32))),
         );
         k.if_then(Expr::Var(q).lt(Expr::Const(blocks_i)), |k| {
-            let g = Expr::Var(q).over(Expr::Const(tiles_c));
-            let tc = Expr::Var(q).modulo(Expr::Const(tiles_c));
+            let g = Expr::Var(q).over(Expr::Const(regions_c));
+            let tc = Expr::Var(q).modulo(Expr::Const(regions_c));
             let byte_base = g
-                .times(Expr::Const(32 * ci))
-                .plus(tc.times(Expr::Const(128)));
-            let word_base = Expr::Var(q).times(Expr::Const(128));
+                .times(Expr::Const(tile_rows))
+                .plus(tc.times(Expr::Const(width_i)));
+            let word_base = Expr::Var(q).times(Expr::Const(width_i));
             let warp = Scope::warp;
             k.window(bytes_buf, byte_base, 128, |k| {
                 k.window(words_buf, word_base, 128, |k| {

@@ -47,9 +47,18 @@ fn check(src: &str, dst: &str, seed: u64) {
 
 #[test]
 fn packing_and_unpacking_match_axe_relayout() {
-    for (i, dims) in ["32,128", "64,256", "96,384", "2,32,128", "3,1,64,128"]
-        .iter()
-        .enumerate()
+    for (i, dims) in [
+        "32,128",
+        "64,256",
+        "96,384",
+        "2,32,128",
+        "3,1,64,128",
+        "64,512",
+        "32,1536",
+        "2,32,640",
+    ]
+    .iter()
+    .enumerate()
     {
         let rank = dims.split(',').count();
         let mm: Vec<String> = (0..rank).rev().map(|d| d.to_string()).collect();
@@ -70,6 +79,47 @@ fn the_gpu_code_moves_whole_rows_and_word_vectors() {
     let src = emit_cuda(&lower(&r.kernel, Target::Sm90a).unwrap()).unwrap();
     assert!(!src.contains("__ballot_sync"), "{src}");
     assert!(src.contains("uint4"), "16-byte stores of the words: {src}");
+}
+
+/// The region a warp step takes: two tiles side by side packing (8-byte row loads), four unpacking
+/// (16-byte row stores), fewer where the row of tiles does not divide.
+#[test]
+fn wider_regions_give_wider_row_vectors() {
+    let plan = |src: &str, dst: &str| {
+        let r = relayout_kernel(&shape(src), &shape(dst)).unwrap();
+        let p = lower(&r.kernel, Target::Sm90a).unwrap();
+        p.decisions
+            .iter()
+            .map(|d| d.why.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (b, w) = (
+        "pred[64,1024]{1,0}",
+        "pred[64,1024]{1,0:T(32,128)(32,1)E(1)}",
+    );
+    let pack = plan(b, w);
+    assert!(
+        pack.contains("loads block in 32 vectors of 8 bytes"),
+        "{pack}"
+    );
+    assert!(
+        pack.contains("stores word in 2 vectors of 16 bytes"),
+        "{pack}"
+    );
+    let unpack = plan(w, b);
+    assert!(
+        unpack.contains("stores block in 32 vectors of 16 bytes"),
+        "{unpack}"
+    );
+    assert!(
+        unpack.contains("loads word in 4 vectors of 16 bytes"),
+        "{unpack}"
+    );
+    // 640 columns: 5 tiles a row, so one tile a step either way.
+    let (b, w) = ("pred[32,640]{1,0}", "pred[32,640]{1,0:T(32,128)(32,1)E(1)}");
+    assert!(plan(b, w).contains("loads block in 32 vectors of 4 bytes"));
+    assert!(plan(w, b).contains("stores block in 32 vectors of 4 bytes"));
 }
 
 #[test]
