@@ -87,10 +87,19 @@ impl DeviceTensor {
     }
 
     /// `c f32[256,128] S[(2,128,128):(1@gpu_x,128,1)]`: name, type and shape, and the distribution as
-    /// an Axe layout, else as DTensor placements (`[Partial(sum)]`), else as XLA sharding text.
+    /// an Axe layout, else as DTensor placements (`[Partial()]`: pending sums), else as XLA sharding
+    /// text; `on device 0` for a tensor one device holds whole.
     pub fn describe(&self, mesh: &Mesh) -> String {
         use axe_shard::Notation;
         let dims: Vec<String> = self.dims().iter().map(u64::to_string).collect();
+        if let Some(d) = self.sharding().maximal_device() {
+            return format!(
+                "{} {}[{}] on device {d}",
+                self.name,
+                self.dtype,
+                dims.join(",")
+            );
+        }
         let how = [Notation::Axe, Notation::Dtensor, Notation::Hlo]
             .into_iter()
             .find_map(|n| axe_shard::print(n, mesh, self.sharding()).ok())

@@ -132,8 +132,9 @@ fn plan_of(k: &DeviceKernel, src: &DeviceTensor, dst: &DeviceTensor) -> Result<P
 
 fn plan_text(p: &Plan) -> String {
     format!(
-        "{} messages, {} bytes across devices (the fewest any plan needs), {} local copies",
+        "{} message{}, {} bytes across devices (the fewest any plan needs), {} local copies",
         p.transfers.len(),
+        if p.transfers.len() == 1 { "" } else { "s" },
         p.bytes,
         p.locals.len()
     )
