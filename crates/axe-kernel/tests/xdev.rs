@@ -182,6 +182,45 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, .. ProptestConfig::default() })]
+
+    /// On a 2×2 mesh, partial sums pending over one axis while the other splits a dim (or replicates):
+    /// reduced into any distribution, each device holds the sum over the pending axis's contributions.
+    #[test]
+    fn reduce_over_one_axis_of_a_two_axis_mesh(
+        (pending, other, dims, dst) in (0usize..2, proptest::collection::vec(1u64..=7, 1..=2))
+            .prop_flat_map(|(pending, dims)| {
+                let r = dims.len();
+                (Just(pending), proptest::option::of(0..r), Just(dims), dist(4, 2, r))
+            })
+    ) {
+        let mesh = mesh_of(&[2, 2]);
+        let mut dim_axes = vec![Vec::new(); dims.len()];
+        if let Some(d) = other {
+            dim_axes[d].push(1 - pending);
+        }
+        let ss = Sharding::new(&mesh, dims.clone(), dim_axes,
+            &[(pending, AxisUse::Partial(axe_shard::ReduceOp::Sum))]).unwrap();
+        let ds = sharding(&mesh, &dims, &dst);
+        let mut kb = DeviceKernelBuilder::new("reduce2", mesh.clone()).unwrap();
+        let t_p = kb.tensor("p", DType::F32, ss.clone()).unwrap();
+        let t_d = kb.tensor("d", DType::F32, ds.clone()).unwrap();
+        kb.reduce(t_d, t_p, ReduceOp::Sum).unwrap();
+        let prog = xdev_lower(&kb.build(), Target::Cpu).unwrap();
+        let part = |c: u64, i: u64| ((i * 7 + c * 13) % 17) as f32 - 8.0;
+        let coord = |dev: u64| mesh.coords(dev as usize)[pending];
+        let inputs: Vec<Vec<(usize, Vec<u8>)>> = (0..4u64)
+            .map(|dev| vec![(t_p.0, f32s(&expected_shard(&mesh, &ss, dev, |g| part(coord(dev), flat(&dims, g)))))])
+            .collect();
+        let shards = run_devices_threads(&prog, inputs, RunLimits::default(), TIMEOUT).unwrap();
+        let sum = |g: &[u64]| { let i = flat(&dims, g); (0..2).map(|c| part(c, i)).sum::<f32>() };
+        for (dev, bufs) in shards.iter().enumerate() {
+            prop_assert_eq!(decode(&bufs[t_d.0]), expected_shard(&mesh, &ds, dev as u64, sum), "device {}", dev);
+        }
+    }
+}
+
 /// A 2-device mesh with a partial-sum `[8,4]` tensor `p`, a split one `s`, a replicated one `r`.
 fn three() -> (DeviceKernelBuilder, [DeviceTensorId; 3]) {
     let mesh = mesh_of(&[2]);
