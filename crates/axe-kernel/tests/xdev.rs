@@ -450,3 +450,40 @@ fn a_rank_count_other_than_the_mesh_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_copy_reads_and_writes_each_devices_own_memory_layout() {
+    // [8,8] split along dim 0 over x=2, each device storing its [4,8] rows column-major.
+    let mesh = mesh_of(&[2]);
+    let mut kb = DeviceKernelBuilder::new("k", mesh.clone()).unwrap();
+    let on0 = Sharding::maximal(&mesh, vec![8, 8], 0).unwrap();
+    let t_in = kb.tensor("in", DType::F32, on0.clone()).unwrap();
+    let l = axe_layout::parse("S[(2,4,8):(1@gpu_x,1,4)]").unwrap();
+    let t_col = kb.tensor_axe("col", DType::F32, &[8, 8], &l).unwrap();
+    let t_out = kb.tensor("out", DType::F32, on0).unwrap();
+    kb.copy(t_col, t_in).unwrap();
+    kb.copy(t_out, t_col).unwrap();
+    let p = xdev_lower(&kb.build(), Target::Cpu).unwrap();
+    let input: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let shards = run_devices_threads(
+        &p,
+        vec![vec![(t_in.0, f32s(&input))]],
+        RunLimits::default(),
+        TIMEOUT,
+    )
+    .unwrap();
+    for (dev, bufs) in shards.iter().enumerate() {
+        let col = decode(&bufs[t_col.0]);
+        assert_eq!(col.len(), 32);
+        for i in 0..4 {
+            for j in 0..8 {
+                assert_eq!(
+                    col[j * 4 + i],
+                    input[(dev * 4 + i) * 8 + j],
+                    "device {dev} ({i},{j})"
+                );
+            }
+        }
+    }
+    assert_eq!(decode(&shards[0][t_out.0]), input);
+}
