@@ -487,3 +487,23 @@ fn a_copy_reads_and_writes_each_devices_own_memory_layout() {
     }
     assert_eq!(decode(&shards[0][t_out.0]), input);
 }
+
+#[test]
+fn a_failing_device_is_reported_rather_than_its_peers_waiting() {
+    let (mut kb, [p, s, _]) = three();
+    kb.reduce(s, p, ReduceOp::Sum).unwrap();
+    let prog = xdev_lower(&kb.build(), Target::Cpu).unwrap();
+    // Device 1's input is the wrong size: it fails before the reduction; device 0 then loses its peer.
+    let e = run_devices_threads(
+        &prog,
+        vec![vec![(p.0, vec![0; 128])], vec![(p.0, vec![0; 5])]],
+        RunLimits::default(),
+        TIMEOUT,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("device 1's shard of p has 128 bytes; the input has 5"),
+        "{e}"
+    );
+}
