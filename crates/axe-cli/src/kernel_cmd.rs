@@ -35,6 +35,9 @@ pub enum Backend {
     Cpu,
     /// An NVIDIA GPU, through the CUDA driver.
     Cuda,
+    /// One MPI rank per device (gemm_reduce_scatter under `mpirun -n P`; needs an axe built with
+    /// `--features mpi`).
+    Mpi,
 }
 
 #[derive(Subcommand)]
@@ -76,7 +79,8 @@ pub enum Verb {
         cubin: Option<String>,
     },
     /// Run on a backend: `run relayout --src S --dst L [--backend cpu|cuda] IN -o OUT`, `run softmax
-    /// --shape 'f32[R,C]' IN -o OUT` (.npy or raw bytes).
+    /// --shape 'f32[R,C]' IN -o OUT` (.npy or raw bytes); `run gemm_reduce_scatter --devices P A B -o C`
+    /// (one thread per device), or under `mpirun -n P` with `--backend mpi` (rank 0 writes C).
     Run {
         /// The kernel.
         #[arg(value_enum)]
@@ -139,7 +143,7 @@ fn list() -> Report {
         };
         all.iter().map(|t| t.name()).collect()
     };
-    let variants: Vec<Value> = Registry::standard()
+    let mut variants: Vec<Value> = Registry::standard()
         .all()
         .iter()
         .map(|v| {
@@ -147,6 +151,10 @@ fn list() -> Report {
                    "targets": v.targets().iter().map(|t| t.name()).collect::<Vec<_>>()})
         })
         .collect();
+    let across = axe_kernel::xdev_dispatch::device_variants();
+    variants.extend(across.iter().map(|v| {
+        json!({"name": v.name(), "op": v.op(), "priority": v.priority(), "targets": ["devices"]})
+    }));
     let kernels: Vec<Value> = KernelName::ALL
         .iter()
         .map(|(_, name, params, _)| {
@@ -170,6 +178,14 @@ fn list() -> Report {
             v.op(),
             v.priority(),
             t.join(", ")
+        ));
+    }
+    for v in &across {
+        text.push_str(&format!(
+            "  {:<21} {:<7} priority {:>2}  devices\n",
+            v.name(),
+            v.op(),
+            v.priority()
         ));
     }
     Report { json, text }
@@ -274,8 +290,19 @@ fn run_kernel(
     output: &str,
 ) -> Result<Report, String> {
     let asked: Option<Target> = target.map(str::parse).transpose().map_err(err)?;
+    if kernel == KernelName::GemmReduceScatter && backend == Backend::Cpu {
+        let t = asked.unwrap_or(Target::Cpu);
+        return crate::kernel_xdev::run_threads(params, t, inputs, output);
+    }
+    if kernel == KernelName::GemmReduceScatter || backend == Backend::Mpi {
+        return Err(
+            "across devices, gemm_reduce_scatter runs on --backend cpu (one thread per device) or \
+             --backend mpi (one rank per device, under mpirun); other kernels run on cpu or cuda"
+                .into(),
+        );
+    }
     let target = match backend {
-        Backend::Cpu => asked.unwrap_or(Target::Cpu),
+        Backend::Cpu | Backend::Mpi => asked.unwrap_or(Target::Cpu),
         Backend::Cuda => {
             let own = gpu_target()?;
             if asked.is_some_and(|a| a != own) {
@@ -317,7 +344,7 @@ fn run_kernel(
         globals.push(data);
     }
     let (out, calls, on) = match backend {
-        Backend::Cpu => {
+        Backend::Cpu | Backend::Mpi => {
             let p = lower(&inst.kernel, target).map_err(err)?;
             let out = interpret(&p, globals, RunLimits::default()).map_err(err)?;
             (out, p.decisions.len(), "the cpu interpreter".to_string())
@@ -333,7 +360,7 @@ fn run_kernel(
     let bytes = out.get(i).ok_or("the kernel returned no output")?;
     write_output(output, &result.array, bytes)?;
     let name = match backend {
-        Backend::Cpu => "cpu",
+        Backend::Cpu | Backend::Mpi => "cpu",
         Backend::Cuda => "cuda",
     };
     let (bytes_in, bytes_out): (u64, u64) = (
@@ -419,6 +446,14 @@ pub fn run(verb: Verb) -> bool {
                 (Err(e), _) => emit([Err::<Report, String>(e)], spec.json),
             }
         }
+        Verb::Explain { spec } if spec.kernel == KernelName::GemmReduceScatter => {
+            let r = spec
+                .target
+                .parse()
+                .map_err(err)
+                .and_then(|t| crate::kernel_xdev::explain(&spec.params, t));
+            emit([r], spec.json)
+        }
         Verb::Explain { spec } => emit([build(&spec).map(|(_, p)| explain(&p))], spec.json),
         Verb::Compile {
             spec,
@@ -439,6 +474,25 @@ pub fn run(verb: Verb) -> bool {
                 spec.json,
             )
         }
+        Verb::Run {
+            kernel: KernelName::GemmReduceScatter,
+            params,
+            backend: Backend::Mpi,
+            target,
+            inputs,
+            output,
+            json,
+            ..
+        } => match target.as_deref().map(str::parse).transpose() {
+            Ok(t) => crate::kernel_xdev::run_mpi(
+                &params,
+                t.unwrap_or(Target::Cpu),
+                &inputs,
+                &output,
+                json,
+            ),
+            Err(e) => emit([Err::<Report, String>(err(e))], json),
+        },
         Verb::Run {
             kernel,
             params,

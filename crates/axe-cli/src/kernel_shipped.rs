@@ -19,6 +19,11 @@ pub enum KernelName {
     /// `gemm --m M --n N --k K [--dtype bf16|f16]`: C[M,N] (f32) = A[M,K] · B, A row-major, B given as
     /// its transpose `[N,K]` row-major (B column-major), products and sums in f32.
     Gemm,
+    /// `gemm_reduce_scatter --m M --n N --k K [--dtype bf16|f16] [--devices P]`: the gemm across P
+    /// devices, each multiplying a K-slice, the partial sums reduce-scattered along M (emit and compile:
+    /// the per-device gemm, `M×N×K/P`).
+    #[value(name = "gemm_reduce_scatter")]
+    GemmReduceScatter,
 }
 
 impl KernelName {
@@ -28,7 +33,7 @@ impl KernelName {
         &'static str,
         &'static [&'static str],
         &'static str,
-    ); 3] = [
+    ); 4] = [
         (
             KernelName::Relayout,
             "relayout",
@@ -47,6 +52,12 @@ impl KernelName {
             &["m", "n", "k", "dtype"],
             "--m M --n N --k K [--dtype bf16|f16]",
         ),
+        (
+            KernelName::GemmReduceScatter,
+            "gemm_reduce_scatter",
+            &["m", "n", "k", "dtype", "devices"],
+            "--m M --n N --k K [--dtype bf16|f16] [--devices P]",
+        ),
     ];
 
     /// Its name.
@@ -55,6 +66,7 @@ impl KernelName {
             KernelName::Relayout => "relayout",
             KernelName::Softmax => "softmax",
             KernelName::Gemm => "gemm",
+            KernelName::GemmReduceScatter => "gemm_reduce_scatter",
         }
     }
 }
@@ -87,6 +99,9 @@ pub struct Params {
     /// is f32).
     #[arg(long)]
     dtype: Option<String>,
+    /// gemm_reduce_scatter: devices (one thread each on --backend cpu; under mpirun, the rank count).
+    #[arg(long)]
+    pub devices: Option<u64>,
 }
 
 pub use axe_kernel::shipped::Shipped as Instance;
@@ -109,6 +124,7 @@ fn only(kernel: KernelName, p: &Params, takes: &[&str]) -> Result<(), String> {
         ("n", p.n.is_some()),
         ("k", p.k.is_some()),
         ("dtype", p.dtype.is_some()),
+        ("devices", p.devices.is_some()),
     ] {
         if given && !takes.contains(&name) {
             return Err(format!(
@@ -165,7 +181,28 @@ pub fn instance(
             let dtype: DType = p.dtype.as_deref().unwrap_or("bf16").parse().map_err(err)?;
             Instance::gemm_for(m, n, k, dtype, target).map_err(err)
         }
+        KernelName::GemmReduceScatter => {
+            // The per-device gemm (what each device emits, compiles and runs).
+            let (m, n, k, dtype, devices) = gemm_rs_params(p)?;
+            let g = axe_kernel::shipped::gemm_reduce_scatter((m, n, k), dtype, devices, target)
+                .map_err(err)?;
+            Instance::gemm_for(g.mnk.0, g.mnk.1, g.mnk.2 / devices, dtype, target).map_err(err)
+        }
     }
+}
+
+/// gemm_reduce_scatter's `(M, N, K, dtype, devices)` (devices default 1).
+pub fn gemm_rs_params(p: &Params) -> Result<(u64, u64, u64, DType, u64), String> {
+    only(
+        KernelName::GemmReduceScatter,
+        p,
+        &["m", "n", "k", "dtype", "devices"],
+    )?;
+    let (Some(m), Some(n), Some(k)) = (p.m, p.n, p.k) else {
+        return Err("gemm_reduce_scatter needs --m M --n N --k K".into());
+    };
+    let dtype: DType = p.dtype.as_deref().unwrap_or("bf16").parse().map_err(err)?;
+    Ok((m, n, k, dtype, p.devices.unwrap_or(1)))
 }
 
 pub fn is_row_major(a: &ArrayShape) -> bool {

@@ -17,6 +17,7 @@ mod hlo_cmd;
 mod input;
 mod kernel_cmd;
 mod kernel_shipped;
+mod kernel_xdev;
 mod layout_cmd;
 mod npy;
 mod output;

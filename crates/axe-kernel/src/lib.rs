@@ -9,7 +9,9 @@
 //! out-of-bounds accesses and shared-memory races reported by operator — or is emitted as CUDA C++
 //! ([`emit_cuda`]) and compiled by NVRTC in a child process ([`nvrtc`]). On Trainium (`trn1`), tensors
 //! live in SBUF and PSUM, `gemm` runs on the TensorE ([`tensore`]) and the program is emitted as
-//! NKI-style text ([`emit_nki()`]).
+//! NKI-style text ([`emit_nki()`]). Across devices ([`xdev`]), tensors carry device axes, `copy` is a
+//! reshard and `reduce` of pending partial sums a reduce-scatter or all-reduce, planned by `axe-shard`
+//! and executed by `axe-reshard` over threads or MPI ranks ([`run_devices`]).
 //!
 //! ```
 //! use axe_kernel::{DType, KernelBuilder, Launch, Scope, Space, Target};
@@ -40,6 +42,7 @@ mod expr;
 pub mod gemm;
 pub mod gemm_hopper;
 pub mod gemm_kernel;
+pub mod gemm_rs;
 mod interp;
 mod ir;
 pub mod ldmatrix;
@@ -65,6 +68,9 @@ pub mod tensore_kernel;
 mod tensore_plan;
 pub mod tma;
 pub mod wgmma;
+pub mod xdev;
+pub mod xdev_dispatch;
+pub mod xdev_exec;
 
 pub use desc::{
     extent_on, space_name, BinaryOp, Buffer, BufferId, Call, Kernel, KernelBuilder, Mbar, Op,
@@ -81,3 +87,6 @@ pub use ir::{Access, Compute, Decision, LStmt, Program, SmemDesc, TensorMap};
 pub use lower::{lower, lower_with, SHARED_ALIGN};
 pub use reduce::ReduceOp;
 pub use scope::{Launch, Level, Scope, WARP, WARPGROUP};
+pub use xdev::{DeviceKernel, DeviceKernelBuilder, DeviceTensor, DeviceTensorId, XdevError};
+pub use xdev_dispatch::{xdev_lower, DeviceProgram};
+pub use xdev_exec::{run_devices, run_devices_threads};

@@ -137,6 +137,17 @@ impl Shipped {
     }
 }
 
+/// `gemm_reduce_scatter` across `devices` devices ([`crate::gemm_rs`]): each device multiplies its
+/// K-slices with the gemm shipped for `target`, then the partial sums are reduced and scattered along M.
+pub fn gemm_reduce_scatter(
+    (m, n, k): (u64, u64, u64),
+    dtype: DType,
+    devices: u64,
+    target: Target,
+) -> crate::xdev::XResult<crate::gemm_rs::GemmReduceScatter> {
+    crate::gemm_rs::gemm_reduce_scatter(m, n, k, dtype, devices, target)
+}
+
 /// The gemm kernel shipped for `target` (see [`Shipped::gemm_for`]).
 pub fn gemm_for(m: u64, n: u64, k: u64, dtype: DType, target: Target) -> Result<Gemm> {
     use crate::gemm_hopper::{gemm_kernel_hopper, TILE_K, TILE_M, TILE_N};
