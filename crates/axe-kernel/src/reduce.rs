@@ -10,7 +10,8 @@
 //! applies when, step by step, the partial results it builds provably hold the whole reduced set:
 //! 1. each thread folds the source registers of each destination register it holds (every source
 //!    element needs a copy of its destination element in its own thread — `dst` replicated over the
-//!    lanes and warps the reduced dims occupy), the same registers in every thread of the scope;
+//!    lanes and warps the reduced dims occupy), the same registers in every thread of the scope (a
+//!    sum pairwise: `log₂ n` roundings for `n` registers, not `n - 1`);
 //! 2. (`reduce.shfl`, `reduce.smem`) for each lane bit `m` across which every register holds the same
 //!    destination element, an xor-butterfly step `acc = op(acc, shfl_xor(acc, m))`;
 //! 3. (`reduce.smem`, CTA scope) each thread stores its partials to a shared scratch, a barrier, and
@@ -417,7 +418,20 @@ fn emit(
     };
     let (db, sb) = (dst.buffer.0, src.buffer.0);
     let mut code = Vec::new();
+    let longest = table.values().map(Vec::len).max().unwrap_or(0);
+    let pairs = (op == ReduceOp::Sum && longest > 2).then(|| {
+        ctx.add_buffer(Buffer {
+            name: format!("reduce{id}_pairs"),
+            space: Space::Registers,
+            dtype: d,
+            elems: u64::from(longest.ilog2()) + 1,
+        })
+    });
     for (&rd, rs) in table {
+        if let (Some(tb), true) = (pairs, rs.len() > 2) {
+            pairwise(&mut code, id, f, d.bytes(), (db, rd), (sb, rs), tb, eb);
+            continue;
+        }
         for (i, &r) in rs.iter().enumerate() {
             code.push(if i == 0 {
                 LStmt::Move {
@@ -529,6 +543,65 @@ fn emit(
         code.push(LStmt::Barrier);
     }
     Ok(code)
+}
+
+/// `dst = Σ src[rs]` pairwise: partial sums of 1, 2, 4, … registers kept on a stack in `tmp` (at most
+/// `log₂ n + 1` of them), two of one size added as soon as they exist, the rest added smallest first.
+/// For `n` a power of two this is the balanced tree: `log₂ n` roundings on any path, not `n - 1`.
+#[allow(clippy::too_many_arguments)]
+fn pairwise(
+    code: &mut Vec<LStmt>,
+    id: usize,
+    f: Compute,
+    bytes: u32,
+    (db, rd): (usize, i64),
+    (sb, rs): (usize, &[i64]),
+    tmp: usize,
+    eb: i64,
+) {
+    let at = |buf: usize, r: i64| Access {
+        buf,
+        byte: Expr::Const(r * eb),
+    };
+    let add = |code: &mut Vec<LStmt>, a: usize, b: usize| {
+        code.push(LStmt::Compute {
+            call: id,
+            f,
+            dst: at(tmp, a as i64),
+            srcs: vec![at(tmp, a as i64), at(tmp, b as i64)],
+        })
+    };
+    let mut stack: Vec<usize> = Vec::new();
+    for &r in rs {
+        let slot = stack.len();
+        code.push(LStmt::Move {
+            call: id,
+            dst: at(tmp, slot as i64),
+            src: at(sb, r),
+            bytes,
+        });
+        stack.push(1);
+        while let [.., x, y] = stack[..] {
+            if x != y {
+                break;
+            }
+            let n = stack.len();
+            add(code, n - 2, n - 1);
+            stack.pop();
+            if let Some(top) = stack.last_mut() {
+                *top += y;
+            }
+        }
+    }
+    for j in (0..stack.len().saturating_sub(1)).rev() {
+        add(code, j, j + 1);
+    }
+    code.push(LStmt::Move {
+        call: id,
+        dst: at(db, rd),
+        src: at(tmp, 0),
+        bytes,
+    });
 }
 
 static VARIANTS: [Reduce; 3] = [
