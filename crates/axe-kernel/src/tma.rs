@@ -14,9 +14,11 @@
 //!    tensor map is then the buffer read as a dense array of extents `S_1/S_0, S_2/S_1, …,
 //!    elems/S_{n-1}` (innermost first), and the box `b_0, …, b_{n-1}` sits at the coordinates of its
 //!    first element (from its offset at run time).
-//! 2. *Shared atom.* The copy engine writes the box densely, so `dst` must canonicalise to one
-//!    contiguous run (`canonicalize`: row-major over its shape), starting on a whole swizzle atom (8
-//!    rows of the span); with a 32/64/128-byte swizzle each box row is exactly the span.
+//! 2. *Shared atom.* The copy engine writes the box densely in atoms: a swizzle's atom is 8 rows of
+//!    its span (a box may hold part of one: `gcd(rows, 8)` rows), unswizzled a row. `dst` viewed as
+//!    `[rows, b_0]` must be a tile of that atom (`tile_of`), the atoms one after another (the outer
+//!    layout one unit-stride run), starting on a whole swizzle atom; with a 32/64/128-byte swizzle
+//!    each box row is exactly the span.
 //! 3. *The hardware's rules*, each broken one a reason: at most 5 dims; at most [`MAX_BOX`] elements
 //!    per box dim; global strides (bytes) multiples of 16 below 2⁴⁰; global extents at most 2³²;
 //!    inner box bytes a multiple of 16, and within the swizzle span; one thread drives the engine.
@@ -26,7 +28,7 @@
 //! 1); the interpreter copies the box element by element and checks it stays inside the map (a box
 //! running past a dim's end would be filled with zeros by the copy engine, not wrap like the law).
 
-use axe_layout::{Axis, Iter};
+use axe_layout::{Axis, Coord, Iter, Layout};
 
 use crate::desc::{space_name, Call, Op, Space, Swizzle, Tensor};
 use crate::dispatch::{Ctx, Outcome, Target, Variant};
@@ -145,32 +147,55 @@ fn tensor_map_dims(dims: &[(u64, u64)], elems: u64, eb: u64, src: &str) -> Plan<
     Ok(out)
 }
 
-/// The shared side (step 2): the first element's offset when `t` is one dense run (row-major).
-fn dense_tile(t: &Tensor) -> Result<Plan<i64>> {
-    let m = Axis::memory();
+/// The shared side (step 2): `t` as box rows of `w` elements, tiled by the shared-memory atom — `a`
+/// rows of `w` (`a = gcd(rows, 8)`: a swizzle atom is 8 rows of its span, a box may hold part of
+/// one; unswizzled, a row) — found with `tile_of`; the atoms must follow each other densely (the
+/// outer layout one unit-stride run). Returns the first element's offset and the atom's rows.
+fn shared_atoms(t: &Tensor, w: u64, swizzled: bool) -> Result<Plan<(i64, u64)>> {
     if !t.layout.replica().is_empty() {
         return Ok(Err(format!("{} has replicas", t.name)));
     }
-    let c = t
-        .layout
-        .canonicalize()
+    let rows = t.size() / w.max(1);
+    let a = if swizzled { gcd(rows, 8) } else { 1 };
+    let atom = Layout::row_major(&[a, w]).map_err(layout("a shared-memory atom"))?;
+    let shard = Layout::new(t.layout.shard().to_vec(), Vec::new(), Coord::zero())
         .map_err(layout(format!("tensor {}", t.name)))?;
-    let dense = match c.shard() {
+    let outer = match shard.tile_of(&atom, &[rows, w], &[a, w]) {
+        Ok((b, _)) => b
+            .canonicalize()
+            .map_err(layout(format!("tensor {}'s atoms", t.name)))?,
+        Err(e) => {
+            return Ok(Err(format!(
+                "{}'s layout {} is not made of {a}×{w} shared-memory atoms (rows of {w} consecutive elements): {e}",
+                t.name, t.layout
+            )))
+        }
+    };
+    let dense = match outer.shard() {
         [] => true,
         [it] => it.axis().is_memory() && it.stride() == 1,
         _ => false,
     };
     if !dense {
         return Ok(Err(format!(
-            "{}'s layout {} is not one dense row-major run (canonically {c}); the copy engine writes the box densely",
-            t.name, t.layout
+            "{}'s {a}×{w} atoms are laid out as {outer}, not one after another; the copy engine writes the box densely",
+            t.name
         )));
     }
-    Ok(Ok(t
+    let p = t
         .layout
         .base_at(0)
         .map_err(layout(format!("tensor {}", t.name)))?
-        .get(&m)))
+        .get(&Axis::memory());
+    Ok(Ok((p, a)))
+}
+
+fn gcd(x: u64, y: u64) -> u64 {
+    if y == 0 {
+        x.max(1)
+    } else {
+        gcd(y, x % y)
+    }
 }
 
 struct Tma;
@@ -263,8 +288,8 @@ impl Tma {
             }
             _ => {}
         }
-        let p = match dense_tile(dst)? {
-            Ok(p) => p,
+        let (p, atom_rows) = match shared_atoms(dst, box_dims[0], sw.is_some())? {
+            Ok(v) => v,
             Err(e) => return Ok(Err(e)),
         };
         let align = shared_align(dst.space) as i64;
@@ -329,9 +354,10 @@ impl Tma {
         Ok(Ok((
             code,
             format!(
-                "a {} box of a rank-{rank} [{}] tensor map ({swz}), {bytes} bytes on the mbarrier",
+                "a {} box of a rank-{rank} [{}] tensor map ({swz}; shared atoms of {atom_rows}×{}), {bytes} bytes on the mbarrier",
                 outer_first(&box_dims),
-                outer_first(&dims).replace('×', ", ")
+                outer_first(&dims).replace('×', ", "),
+                box_dims[0]
             ),
         )))
     }

@@ -174,3 +174,63 @@ fn the_cuda_arrives_on_the_mbarrier_and_compiles_for_sm_80_and_sm_90a() {
         assert!(c.cubin.starts_with(b"\x7fELF"));
     }
 }
+
+/// Two tiles through one shared buffer and one mbarrier: the first completes phase 0, the second
+/// phase 1 (waited by parity); each lands whole for every thread, one warp copying.
+#[test]
+fn a_second_phase_carries_a_second_tile() {
+    let mut k = KernelBuilder::new(
+        "phases",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 128,
+        },
+    )
+    .unwrap();
+    let g = k.buffer("g", Space::Global, DType::F32, 2 * 1024).unwrap();
+    let o = k.buffer("o", Space::Global, DType::F32, 2 * 1024).unwrap();
+    let tb = k
+        .buffer("t", Space::Shared(None), DType::F32, 1024)
+        .unwrap();
+    let bars = k
+        .buffer("bars", Space::Shared(None), DType::S64, 1)
+        .unwrap();
+    let bar = Mbar {
+        buffer: bars,
+        index: 0,
+    };
+    let l = Layout::row_major(&[32, 32]).unwrap();
+    let half = |k: &mut KernelBuilder, b, i: u64| {
+        k.tensor(
+            &format!("h{i}"),
+            b,
+            &[32, 32],
+            l.clone()
+                .with_offset(&axe_layout::Coord::on(Axis::memory(), (i * 1024) as i64))
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let (g0, g1) = (half(&mut k, g, 0), half(&mut k, g, 1));
+    let (o0, o1) = (half(&mut k, o, 0), half(&mut k, o, 1));
+    let tile = k.tensor("tile", tb, &[32, 32], l.clone()).unwrap();
+    k.if_then(Expr::Thread.lt(Expr::Const(1)), |k| k.mbar_init(bar, 32))
+        .unwrap();
+    k.barrier();
+    for (phase, (gi, oi)) in [(&g0, &o0), (&g1, &o1)].into_iter().enumerate() {
+        k.copy_async(Scope::warps(2..3), &tile, gi, bar).unwrap();
+        k.mbar_wait(bar, Expr::Const(phase as i64)).unwrap();
+        k.copy(Scope::cta(), oi, &tile).unwrap();
+        k.barrier();
+    }
+    let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
+    let data: Vec<u8> = (0..2 * 1024 * 4u32).map(|i| (i * 31 + 7) as u8).collect();
+    let out = run(
+        &p,
+        vec![data.clone(), vec![0; 2 * 1024 * 4]],
+        RunLimits::default(),
+    )
+    .unwrap();
+    assert_eq!(out[1], data);
+}

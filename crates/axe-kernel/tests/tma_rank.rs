@@ -22,6 +22,8 @@ struct Case {
     bx: Vec<u64>,
     at: Vec<u64>,
     strides: Option<Vec<i64>>,
+    /// The shared tile's strides, when not dense.
+    tile: Option<Vec<i64>>,
 }
 
 fn dense_strides(arr: &[u64]) -> Vec<i64> {
@@ -46,7 +48,16 @@ fn program(c: &Case, t: Target) -> Result<Program, String> {
     let n: u64 = c.bx.iter().product();
     let g = k.buffer("g", Space::Global, c.dt, elems).unwrap();
     let o = k.buffer("o", Space::Global, c.dt, n).unwrap();
-    let tb = k.buffer("t", Space::Shared(c.sw), c.dt, n).unwrap();
+    let tile_strides = c.tile.clone().unwrap_or_else(|| dense_strides(&c.bx));
+    let tile_elems = 1 + c
+        .bx
+        .iter()
+        .zip(&tile_strides)
+        .map(|(&b, &s)| (b - 1) * s as u64)
+        .sum::<u64>();
+    let tb = k
+        .buffer("t", Space::Shared(c.sw), c.dt, tile_elems)
+        .unwrap();
     let bars = k
         .buffer("bars", Space::Shared(None), DType::S64, 1)
         .unwrap();
@@ -65,7 +76,14 @@ fn program(c: &Case, t: Target) -> Result<Program, String> {
         )
         .unwrap();
     let dense = Layout::strided(&c.bx, &dense_strides(&c.bx), &axes).unwrap();
-    let tile = k.tensor("tile", tb, &c.bx, dense.clone()).unwrap();
+    let tile = k
+        .tensor(
+            "tile",
+            tb,
+            &c.bx,
+            Layout::strided(&c.bx, &tile_strides, &axes).unwrap(),
+        )
+        .unwrap();
     let out = k.tensor("out", o, &c.bx, dense).unwrap();
     k.if_then(Expr::Thread.lt(Expr::Const(1)), |k| {
         k.mbar_init(bar, 1)?;
@@ -132,6 +150,7 @@ fn golden() -> Vec<(Case, Vec<u64>, Vec<u32>)> {
                 bx: vec![2, 8, 32],
                 at: vec![1, 8, 32],
                 strides: None,
+                tile: None,
             },
             vec![64, 16, 4],
             vec![32, 8, 2],
@@ -144,6 +163,7 @@ fn golden() -> Vec<(Case, Vec<u64>, Vec<u32>)> {
                 bx: vec![2, 2, 4, 32],
                 at: vec![1, 2, 4, 0],
                 strides: None,
+                tile: None,
             },
             vec![64, 8, 4, 3],
             vec![32, 4, 2, 2],
@@ -156,6 +176,7 @@ fn golden() -> Vec<(Case, Vec<u64>, Vec<u32>)> {
                 bx: vec![2, 2, 2, 4, 8],
                 at: vec![0, 1, 2, 0, 8],
                 strides: None,
+                tile: None,
             },
             vec![16, 4, 4, 3, 2],
             vec![8, 4, 2, 2, 2],
@@ -169,6 +190,7 @@ fn golden() -> Vec<(Case, Vec<u64>, Vec<u32>)> {
                 bx: vec![1, 4, 1, 32],
                 at: vec![1, 4, 2, 32],
                 strides: None,
+                tile: None,
             },
             vec![192, 16],
             vec![32, 4],
@@ -178,7 +200,10 @@ fn golden() -> Vec<(Case, Vec<u64>, Vec<u32>)> {
 
 #[test]
 fn tensor_maps_of_3_4_and_5_dims_golden() {
-    for (c, dims, box_dims) in golden() {
+    // The shared atom tile_of finds: 8 rows of a swizzle's span (or the rows a box has), a row
+    // unswizzled.
+    let atoms = ["8×32", "8×32", "1×8", "4×32"];
+    for ((c, dims, box_dims), atom) in golden().into_iter().zip(atoms) {
         let p = program(&c, Target::Sm90a).unwrap();
         assert_eq!(p.decisions[0].variant, "copy_async.tma");
         let m = &p.tensor_maps[0];
@@ -189,6 +214,13 @@ fn tensor_maps_of_3_4_and_5_dims_golden() {
             p.decisions[0].why
         );
         let rank = dims.len();
+        assert!(
+            p.decisions[0]
+                .why
+                .contains(&format!("shared atoms of {atom})")),
+            "{}",
+            p.decisions[0].why
+        );
         assert!(
             p.decisions[0].why.contains(&format!("rank-{rank} [")),
             "{}",
@@ -214,6 +246,7 @@ fn the_hardware_rules_are_declined_with_reasons() {
         bx: vec![2, 4, 32],
         at: vec![0, 0, 0],
         strides: None,
+        tile: None,
     };
     let why = |c: Case| program(&c, Target::Sm90a).unwrap_err();
     // Six dims of extent above 1.
@@ -270,6 +303,18 @@ fn the_hardware_rules_are_declined_with_reasons() {
         ..base()
     });
     assert!(e.contains("each divide the next"), "{e}");
+    // A shared tile whose rows are padded (64 elements apart for rows of 32): not dense atoms.
+    let e = why(Case {
+        tile: Some(vec![512, 64, 1]),
+        ..base()
+    });
+    assert!(e.contains("not one after another"), "{e}");
+    // A shared tile with its two outer dims swapped: the atoms are out of order.
+    let e = why(Case {
+        tile: Some(vec![32, 64, 1]),
+        ..base()
+    });
+    assert!(e.contains("atoms"), "{e}");
 }
 
 #[test]
@@ -341,6 +386,7 @@ fn random_case() -> impl Strategy<Value = Case> {
             bx,
             at,
             strides: None,
+            tile: None,
         }
     })
 }
