@@ -11,6 +11,8 @@ use axe_kernel::{
 };
 use axe_layout::{Axis, Layout};
 
+mod sass;
+
 #[derive(Clone, Copy, PartialEq)]
 enum Case {
     /// Init with the scope's thread count, wait, read.
@@ -172,6 +174,11 @@ fn the_cuda_arrives_on_the_mbarrier_and_compiles_for_sm_80_and_sm_90a() {
             c.ptx
         );
         assert!(c.cubin.starts_with(b"\x7fELF"));
+        // LDGSTS for the cp.asyncs, and the arrive that tracks them.
+        if let Some(sass) = sass::sass(&c.cubin, &format!("cpmbar_{t}")) {
+            assert!(sass.contains("LDGSTS.E.BYPASS.128"), "{sass}");
+            assert!(sass.contains("ARRIVES.LDGSTSBAR.64"), "{sass}");
+        }
     }
 }
 

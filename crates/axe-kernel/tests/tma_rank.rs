@@ -9,6 +9,8 @@ use axe_kernel::{
     Space, Swizzle, Target,
 };
 use axe_layout::{Axis, Layout};
+
+mod sass;
 use proptest::prelude::*;
 
 /// A copy of the box `bx` (outermost first) at coordinates `at` of a dense array of extents `arr`,
@@ -339,6 +341,10 @@ fn cp_async_bulk_tensor_3d_4d_5d_is_emitted_and_compiles() {
             out.ptx
         );
         assert!(out.cubin.starts_with(b"\x7fELF"));
+        // The copy engine's load of that rank in the SASS.
+        if let Some(sass) = sass::sass(&out.cubin, &format!("box{rank}")) {
+            assert!(sass.contains(&format!("UTMALDG.{rank}D")), "{sass}");
+        }
     }
 }
 
