@@ -408,3 +408,90 @@ proptest! {
         prop_assert_eq!(got, want, "box {:?} of {:?} at {:?}", c.bx, c.arr, c.at);
     }
 }
+
+/// A 3-dim f32 box whose dims run along a random permutation of a dense array's dims: the variant
+/// takes it exactly when the rules, checked here on the box's strides, allow a tensor map (innermost
+/// box dim contiguous in rows of a multiple of 16 bytes (a lone element is 4), each stride a multiple of the next inner one
+/// with room for its box, strides multiples of 16 bytes, the outermost dividing the array), and what it
+/// takes lands as brute force gathers it.
+fn permuted_case() -> impl Strategy<Value = (Case, bool)> {
+    (
+        proptest::collection::vec(1u64..4, 3),
+        prop_oneof![
+            Just(vec![0usize, 1, 2]),
+            Just(vec![0usize, 1, 2]).prop_shuffle()
+        ],
+        any::<u64>(),
+    )
+        .prop_map(|(ext, perm, seed)| {
+            // Array extents (outer first): the innermost a multiple of 4 f32 (16 bytes).
+            let arr = vec![ext[0] + 1, ext[1] + 2, 4 * ext[2]];
+            let dense = dense_strides(&arr);
+            let mut s = seed;
+            let mut next = |m: u64| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (s >> 33) % m.max(1)
+            };
+            let mut bx = Vec::new();
+            let mut strides = Vec::new();
+            let mut at = Vec::new();
+            for &p in &perm {
+                // Along the array's rows, mostly whole 16-byte runs.
+                let b = if p == 2 && next(4) > 0 {
+                    4 * (1 + next(arr[p] / 4))
+                } else {
+                    1 + next(arr[p])
+                };
+                bx.push(b);
+                strides.push(dense[p]);
+                at.push(next(arr[p] - b + 1));
+            }
+            // The rules, on the dims of extent above 1, innermost first.
+            let dims: Vec<(u64, u64)> = (0..3)
+                .rev()
+                .filter(|&k| bx[k] > 1)
+                .map(|k| (bx[k], strides[k] as u64))
+                .collect();
+            let elems: u64 = arr.iter().product();
+            let ok = dims
+                .first()
+                .is_some_and(|&(b, s)| s == 1 && (b * 4) % 16 == 0)
+                && dims
+                    .windows(2)
+                    .all(|w| w[1].1 % w[0].1 == 0 && w[1].1 / w[0].1 >= w[0].0)
+                && dims.iter().skip(1).all(|&(_, s)| (s * 4) % 16 == 0)
+                && dims.last().is_none_or(|&(_, s)| elems.is_multiple_of(s));
+            (
+                Case {
+                    dt: DType::F32,
+                    sw: None,
+                    arr,
+                    bx,
+                    at,
+                    strides: Some(strides),
+                    tile: None,
+                },
+                ok,
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn permuted_boxes_are_taken_exactly_when_a_tensor_map_exists((c, ok) in permuted_case()) {
+        match run_case(&c) {
+            Ok((got, want)) => {
+                prop_assert!(ok, "took box {:?} strides {:?}", c.bx, c.strides);
+                prop_assert_eq!(got, want);
+            }
+            Err(e) => {
+                prop_assert!(!ok, "declined box {:?} strides {:?}: {}", c.bx, c.strides, e);
+                prop_assert!(e.contains("copy_async.tma"), "{}", e);
+            }
+        }
+    }
+}
