@@ -1,9 +1,15 @@
 //! `copy_async` by `cp.async` (sm_80 and newer): each thread copies its vectors of a global tile into
-//! shared memory asynchronously, completing with its commit groups.
+//! shared memory asynchronously, completing with its commit groups or on an mbarrier.
 //!
 //! **Law** (`copy_async_group(dst, src)`): `dst[x] = src[x]` for every `x`. A thread sees the bytes it
 //! copied once it waited for their group (`async_commit`, then `async_wait(n)` leaving at most `n`
 //! groups in flight); the other threads of the CTA see them after a CTA barrier that follows that wait.
+//!
+//! **Law** (`copy_async(dst, src, bar)`, when the copy engine declines): `dst[x] = src[x]` for every
+//! `x`; every thread of the scope, after issuing its vectors, arrives once on `bar` when they have
+//! landed (`cp.async.mbarrier.arrive.noinc`: the arrival is one of those the phase expects, so `bar`'s
+//! count includes one per thread of the scope, whether or not the thread had a vector to copy). Every
+//! thread that waited for the phase those arrivals complete sees the whole tile, with no CTA barrier.
 //!
 //! **`copy_async.cp_async`** (every target) applies when `dst` is in shared memory, `src` in global
 //! memory, and 16-, 8- or 4-byte vectors fit both layouts (the widest that does, as [`crate::copy`]
@@ -16,6 +22,7 @@ use crate::desc::{space_name, Call, Op, Space};
 use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::error::Result;
 use crate::ir::LStmt;
+use crate::spread::workers;
 
 /// `Move`s become `cp.async`s, in place.
 fn to_cp_async(code: Vec<LStmt>) -> Vec<LStmt> {
@@ -59,14 +66,14 @@ impl Variant for CpAsync {
         5
     }
     fn lower(&self, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
-        let (dst, src) = match &call.op {
-            Op::CopyAsyncGroup { dst, src } => (dst, src),
-            Op::CopyAsync { .. } => {
+        let (dst, src, bar) = match &call.op {
+            Op::CopyAsyncGroup { dst, src } => (dst, src, None),
+            Op::CopyAsync { dst, src, bar } => (dst, src, Some(*bar)),
+            _ => {
                 return Ok(Outcome::Declined(
-                    "cp.async completes with commit groups; this copy completes on an mbarrier (use copy_async_group)".into(),
+                    "this variant lowers copy_async only".into(),
                 ))
             }
-            _ => return Ok(Outcome::Declined("this variant lowers copy_async only".into())),
         };
         if src.space != Space::Global || !matches!(dst.space, Space::Shared(_)) {
             return Ok(Outcome::Declined(format!(
@@ -81,10 +88,30 @@ impl Variant for CpAsync {
         for bytes in [16u32, 8, 4] {
             match vector_moves(call, ctx, (dst, Some(src), None), bytes)? {
                 Outcome::Lowered { why, code } => {
+                    let mut code = to_cp_async(code);
+                    let Some(bar) = bar else {
+                        return Ok(Outcome::Lowered {
+                            why: format!("cp.async: {why}"),
+                            code,
+                        });
+                    };
+                    let w = match workers(&call.scope, ctx) {
+                        Ok(w) => w,
+                        Err(r) => return Ok(Outcome::Declined(r)),
+                    };
+                    let arrive = vec![LStmt::CpAsyncArrive {
+                        bar: crate::desc::sync_access(bar)?,
+                    }];
+                    code.extend(match w.guard {
+                        Some(cond) => vec![LStmt::If { cond, body: arrive }],
+                        None => arrive,
+                    });
                     return Ok(Outcome::Lowered {
-                        why: format!("cp.async: {why}"),
-                        code: to_cp_async(code),
-                    })
+                        why: format!(
+                            "cp.async: {why}; each thread of the scope arrives once on the mbarrier when its copies land (cp.async.mbarrier.arrive.noinc)"
+                        ),
+                        code,
+                    });
                 }
                 Outcome::Declined(r) => reasons.push(format!("{bytes} bytes: {r}")),
             }

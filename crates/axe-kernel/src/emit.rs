@@ -68,6 +68,7 @@ pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
         }
     }
     s.push_str(PRELUDE);
+    s.push_str(&crate::pointwise::exp_sub_cuda());
     s.push_str(hopper::PRELUDE);
     let mut params: Vec<String> = prog
         .buffers
@@ -248,7 +249,7 @@ fn compute(f: &Compute, args: &[String]) -> String {
                 (UnaryOp::Neg, _) => format!("-{x}"),
                 (UnaryOp::Abs, true) => format!("fabs({x})"),
                 (UnaryOp::Abs, false) => format!("abs({x})"),
-                (UnaryOp::Exp, _) if *d == DType::F32 => format!("expf({x})"),
+                (UnaryOp::Exp, _) if *d == DType::F32 => format!("axe_exp_sub({x}, 0.0f)"),
                 (UnaryOp::Exp, _) => format!("exp({x})"),
                 (UnaryOp::Relu, true) => format!("fmax({x}, ({})0)", c_type(*d)),
                 (UnaryOp::Relu, false) => format!("max({x}, 0)"),
@@ -262,6 +263,8 @@ fn compute(f: &Compute, args: &[String]) -> String {
                 (BinaryOp::Sub, _) => format!("{a} - {b}"),
                 (BinaryOp::Mul, _) => format!("{a} * {b}"),
                 (BinaryOp::Div, _) => format!("{a} / {b}"),
+                (BinaryOp::ExpSub, _) if *d == DType::F32 => format!("axe_exp_sub({a}, {b})"),
+                (BinaryOp::ExpSub, _) => format!("exp({a} - {b})"),
                 (BinaryOp::Max, true) => format!("fmax({a}, {b})"),
                 (BinaryOp::Min, true) => format!("fmin({a}, {b})"),
                 (BinaryOp::Max, false) => format!("max({a}, {b})"),

@@ -87,6 +87,7 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
             LStmt::MbarWait { .. } => out.push(Ins::Wait(s)),
             LStmt::MbarInit { .. }
             | LStmt::CpAsync { .. }
+            | LStmt::CpAsyncArrive { .. }
             | LStmt::AsyncCommit
             | LStmt::AsyncWait(_)
             | LStmt::FenceMbarInit
@@ -543,7 +544,7 @@ fn compute(f: &Compute, v: &[Num]) -> Num {
                 UnaryOp::Abs => x.abs(),
                 UnaryOp::Exp => {
                     if *d == DType::F32 {
-                        f64::from((*x as f32).exp())
+                        f64::from(crate::pointwise::exp_sub(*x as f32, 0.0))
                     } else {
                         x.exp()
                     }
@@ -565,6 +566,10 @@ fn compute(f: &Compute, v: &[Num]) -> Num {
                 BinaryOp::Max => a.max(*b),
                 BinaryOp::Min => a.min(*b),
                 BinaryOp::Div => a / b,
+                BinaryOp::ExpSub if *d == DType::F32 => {
+                    f64::from(crate::pointwise::exp_sub(*a as f32, *b as f32))
+                }
+                BinaryOp::ExpSub => (a - b).exp(),
             },
         )),
         (Compute::Binary(op, _), [Num::I(a), Num::I(b)]) => {
@@ -576,7 +581,7 @@ fn compute(f: &Compute, v: &[Num]) -> Num {
                 BinaryOp::Max => a.max(b),
                 BinaryOp::Min => a.min(b),
                 // Dispatch declines integer division; never reached.
-                BinaryOp::Div => a.checked_div(b).unwrap_or(0),
+                BinaryOp::Div | BinaryOp::ExpSub => a.checked_div(b).unwrap_or(0),
             }))
         }
         (Compute::Cast { .. }, [x]) => *x,

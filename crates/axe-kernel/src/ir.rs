@@ -192,6 +192,12 @@ pub enum LStmt {
         /// Vector bytes.
         bytes: u32,
     },
+    /// `cp.async.mbarrier.arrive.noinc`: once every `cp.async` the thread issued before it has landed,
+    /// one arrival (of those the phase expects) on the mbarrier at `bar`.
+    CpAsyncArrive {
+        /// The mbarrier.
+        bar: Access,
+    },
     /// `cp.async.commit_group`.
     AsyncCommit,
     /// `cp.async.wait_group n`.

@@ -237,6 +237,7 @@ fn rebase(
             LStmt::MbarInit { .. }
             | LStmt::FenceMbarInit
             | LStmt::MbarArrive { .. }
+            | LStmt::CpAsyncArrive { .. }
             | LStmt::MbarExpectTx { .. }
             | LStmt::MbarWait { .. }
             | LStmt::Wgmma { .. }

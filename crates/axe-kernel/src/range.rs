@@ -107,6 +107,7 @@ impl Ranges {
                 }
                 LStmt::MbarInit { bar, .. }
                 | LStmt::MbarArrive { bar }
+                | LStmt::CpAsyncArrive { bar }
                 | LStmt::MbarExpectTx { bar, .. } => self.access(bar),
                 LStmt::MbarWait { bar, parity } => {
                     self.access(bar);

@@ -10,7 +10,8 @@
 //! applies when, step by step, the partial results it builds provably hold the whole reduced set:
 //! 1. each thread folds the source registers of each destination register it holds (every source
 //!    element needs a copy of its destination element in its own thread — `dst` replicated over the
-//!    lanes and warps the reduced dims occupy), the same registers in every thread of the scope;
+//!    lanes and warps the reduced dims occupy), the same registers in every thread of the scope (a
+//!    sum pairwise: `log₂ n` roundings for `n` registers, not `n - 1`);
 //! 2. (`reduce.shfl`, `reduce.smem`) for each lane bit `m` across which every register holds the same
 //!    destination element, an xor-butterfly step `acc = op(acc, shfl_xor(acc, m))`;
 //! 3. (`reduce.smem`, CTA scope) each thread stores its partials to a shared scratch, a barrier, and
@@ -35,6 +36,9 @@ use crate::expr::Expr;
 use crate::ir::{Access, Compute, LStmt};
 use crate::scope::{Level, Scope, WARP};
 use crate::spread::workers;
+
+mod pairwise;
+use pairwise::pairwise;
 
 /// Most element placements (elements × replicas) a reduce enumerates.
 pub const MAX_PLACES: u64 = 1 << 22;
@@ -417,7 +421,20 @@ fn emit(
     };
     let (db, sb) = (dst.buffer.0, src.buffer.0);
     let mut code = Vec::new();
+    let longest = table.values().map(Vec::len).max().unwrap_or(0);
+    let pairs = (op == ReduceOp::Sum && longest > 2).then(|| {
+        ctx.add_buffer(Buffer {
+            name: format!("reduce{id}_pairs"),
+            space: Space::Registers,
+            dtype: d,
+            elems: u64::from(longest.ilog2()) + 1,
+        })
+    });
     for (&rd, rs) in table {
+        if let (Some(tb), true) = (pairs, rs.len() > 2) {
+            pairwise(&mut code, id, f, d.bytes(), (db, rd), (sb, rs), tb, eb);
+            continue;
+        }
         for (i, &r) in rs.iter().enumerate() {
             code.push(if i == 0 {
                 LStmt::Move {

@@ -56,7 +56,9 @@ impl Variant for InRegisters {
                 Some(Compute::Unary(*op, src.dtype))
             }
             Op::Binary { op, a, .. } => {
-                if !ARITH.contains(&a.dtype) || (*op == BinaryOp::Div && !float(a.dtype)) {
+                if !ARITH.contains(&a.dtype)
+                    || (matches!(op, BinaryOp::Div | BinaryOp::ExpSub) && !float(a.dtype))
+                {
                     return no(format!("{op:?} on {} is not lowered in registers (f32, f64, and s32 but for division, are)", a.dtype));
                 }
                 Some(Compute::Binary(*op, a.dtype))

@@ -4,8 +4,7 @@
 //! declines with reasons; the CUDA has `cp.async` and its groups.
 
 use axe_kernel::{
-    emit_cuda, lower, run, DType, KernelBuilder, Launch, Mbar, RunLimits, Scope, Space, Swizzle,
-    Target,
+    emit_cuda, lower, run, DType, KernelBuilder, Launch, RunLimits, Scope, Space, Swizzle, Target,
 };
 use axe_layout::{Axis, Layout};
 
@@ -136,39 +135,4 @@ fn the_variants_decline_with_reasons() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("cp.async copies global to shared memory"), "{e}");
-    // An mbarrier copy on sm_80: the copy engine is sm_90's; cp.async says why it does not apply.
-    let mut k = KernelBuilder::new(
-        "bad2",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
-    let a = k.buffer("a", Space::Shared(None), DType::F32, 64).unwrap();
-    let bars = k
-        .buffer("bars", Space::Shared(None), DType::S64, 1)
-        .unwrap();
-    let g = k.buffer("g", Space::Global, DType::F32, 64).unwrap();
-    let l = Layout::row_major(&[64]).unwrap();
-    let ta = k.tensor("a", a, &[64], l.clone()).unwrap();
-    let tg = k.tensor("g", g, &[64], l).unwrap();
-    k.copy_async(
-        Scope::threads(0..1),
-        &ta,
-        &tg,
-        Mbar {
-            buffer: bars,
-            index: 0,
-        },
-    )
-    .unwrap();
-    let e = lower(&k.build().unwrap(), Target::Sm80)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("completes on an mbarrier (use copy_async_group)"),
-        "{e}"
-    );
 }

@@ -403,3 +403,54 @@ fn shuffles_exchange_every_lanes_value() {
     let want: Vec<i32> = (0..32).map(|l| l ^ 5).collect();
     assert_eq!(got, want);
 }
+
+/// A thread's f32 registers are summed pairwise: `[2^24, 1, 1, …]` keeps the ones that a running
+/// sum would round away one by one (2^24 + 1 rounds to 2^24).
+#[test]
+fn a_threads_f32_registers_are_summed_pairwise() {
+    for (n, want) in [(4u64, 16_777_218f32), (8, 16_777_222.0), (3, 16_777_216.0)] {
+        let mut k = KernelBuilder::new(
+            "pairwise",
+            Launch {
+                grid: 1,
+                cluster: 1,
+                threads: 32,
+            },
+        )
+        .unwrap();
+        let a = k.buffer("a", Space::Global, DType::F32, 32 * n).unwrap();
+        let b = k.buffer("b", Space::Global, DType::F32, 32).unwrap();
+        let rs = k.buffer("rs", Space::Registers, DType::F32, n).unwrap();
+        let rd = k.buffer("rd", Space::Registers, DType::F32, 1).unwrap();
+        let ta = k
+            .tensor("a", a, &[32, n], Layout::row_major(&[32, n]).unwrap())
+            .unwrap();
+        let tb = k
+            .tensor("b", b, &[32, 1], Layout::row_major(&[32, 1]).unwrap())
+            .unwrap();
+        let src: Layout = format!("S[(32,{n}):(1@lane,1@reg)]").parse().unwrap();
+        let dst: Layout = "S[(32,1):(1@lane,1@reg)]".parse().unwrap();
+        let ts = k.tensor("x", rs, &[32, n], src).unwrap();
+        let td = k.tensor("r", rd, &[32, 1], dst).unwrap();
+        k.copy(Scope::warp(), &ts, &ta).unwrap();
+        k.reduce(Scope::warp(), &td, &ts, &[1], ReduceOp::Sum)
+            .unwrap();
+        k.copy(Scope::warp(), &tb, &td).unwrap();
+        let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
+        assert_eq!(p.decisions[1].variant, "reduce.thread");
+        let row: Vec<f32> = (0..n)
+            .map(|j| if j == 0 { 16_777_216.0 } else { 1.0 })
+            .collect();
+        let bytes: Vec<u8> = (0..32)
+            .flat_map(|_| row.iter().flat_map(|x| x.to_le_bytes()))
+            .collect();
+        let out = run(&p, vec![bytes, vec![0; 128]], RunLimits::default()).unwrap();
+        for c in out[1].chunks(4) {
+            assert_eq!(
+                f32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+                want,
+                "{n} registers"
+            );
+        }
+    }
+}

@@ -213,13 +213,16 @@ fn the_variant_declines_with_reasons() {
     // Rows of 256 bytes in a 128-byte swizzle, and a warp-scope call.
     k.copy_async(Scope::threads(0..1), &tt, &ts, bar).unwrap();
     k.copy_async(Scope::warp(), &tt, &ts, bar).unwrap();
-    let e = lower(&k.build().unwrap(), Target::Sm90a)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("a 128-byte swizzle takes rows of exactly 128 bytes"),
-        "{e}"
-    );
+    // The copy engine declines both, saying why; cp.async on the mbarrier takes them.
+    let p = lower(&k.build().unwrap(), Target::Sm90a).unwrap();
+    for (d, why) in p.decisions.iter().zip([
+        "a 128-byte swizzle takes rows of exactly 128 bytes",
+        "the copy engine is driven by one thread",
+    ]) {
+        assert_eq!(d.variant, "copy_async.cp_async");
+        assert_eq!(d.declined[0].0, "copy_async.tma");
+        assert!(d.declined[0].1.contains(why), "{:?}", d.declined);
+    }
     // An mbarrier must be an s64 element of unswizzled shared memory.
     let mut k = KernelBuilder::new(
         "bad2",

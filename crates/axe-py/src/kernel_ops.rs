@@ -22,7 +22,7 @@ pub fn unary(name: &str) -> PyResult<UnaryOp> {
     })
 }
 
-/// `add`, `sub`, `mul`, `max`, `min`, `div`.
+/// `add`, `sub`, `mul`, `max`, `min`, `div`, `exp_sub` (`e^(a - b)`).
 pub fn binary(name: &str) -> PyResult<BinaryOp> {
     Ok(match name {
         "add" => BinaryOp::Add,
@@ -31,9 +31,10 @@ pub fn binary(name: &str) -> PyResult<BinaryOp> {
         "max" => BinaryOp::Max,
         "min" => BinaryOp::Min,
         "div" => BinaryOp::Div,
+        "exp_sub" => BinaryOp::ExpSub,
         _ => {
             return Err(KernelError::new_err(format!(
-                "unknown binary operator {name:?}; expected add, sub, mul, max, min or div"
+                "unknown binary operator {name:?}; expected add, sub, mul, max, min, div or exp_sub"
             )))
         }
     })

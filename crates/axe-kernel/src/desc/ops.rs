@@ -39,6 +39,9 @@ pub enum BinaryOp {
     Min,
     /// `a / b` (floating point only).
     Div,
+    /// `e^(a - b)`, the difference's rounding carried into the exponential (floating point only; on
+    /// f32 [`crate::pointwise::exp_sub`] in every backend).
+    ExpSub,
 }
 
 /// An operator. Every operand tensor has the destination's logical shape.

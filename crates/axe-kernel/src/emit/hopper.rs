@@ -61,6 +61,13 @@ pub(super) fn stmt(prog: &Program, st: &LStmt, pad: &str, n: Ix, s: &mut String)
                 super::addr(prog, src, n)
             );
         }
+        LStmt::CpAsyncArrive { bar } => {
+            let _ = writeln!(
+                s,
+                "{pad}asm volatile(\"cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\" :: \"r\"({}) : \"memory\");",
+                smem(prog, bar, n)
+            );
+        }
         LStmt::AsyncCommit => {
             let _ = writeln!(
                 s,
@@ -78,6 +85,14 @@ pub(super) fn stmt(prog: &Program, st: &LStmt, pad: &str, n: Ix, s: &mut String)
                 s,
                 "{pad}asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"({}), \"r\"({count}u) : \"memory\");",
                 smem(prog, bar, n)
+            );
+        }
+        // sm_80 has no fence.mbarrier_init (nor a copy engine to fence for): the CTA barrier that
+        // follows makes the initialisation visible to cp.async.
+        LStmt::FenceMbarInit if prog.target == "sm_80" => {
+            let _ = writeln!(
+                s,
+                "{pad}// fence.mbarrier_init: sm_90's; the barrier below suffices on sm_80"
             );
         }
         LStmt::FenceMbarInit => {
@@ -101,9 +116,15 @@ pub(super) fn stmt(prog: &Program, st: &LStmt, pad: &str, n: Ix, s: &mut String)
             );
         }
         LStmt::MbarWait { bar, parity } => {
+            // try_wait (which may suspend the thread a while) is sm_90's; sm_80 polls with test_wait.
+            let wait = if prog.target == "sm_80" {
+                "test_wait"
+            } else {
+                "try_wait"
+            };
             let _ = writeln!(
                 s,
-                "{pad}asm volatile(\"{{\\n.reg .pred P1;\\nAXE_WAIT:\\nmbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\\n@P1 bra AXE_DONE;\\nbra AXE_WAIT;\\nAXE_DONE:\\n}}\" :: \"r\"({}), \"r\"((unsigned)({})) : \"memory\");",
+                "{pad}asm volatile(\"{{\\n.reg .pred P1;\\nAXE_WAIT:\\nmbarrier.{wait}.parity.shared::cta.b64 P1, [%0], %1;\\n@P1 bra AXE_DONE;\\nbra AXE_WAIT;\\nAXE_DONE:\\n}}\" :: \"r\"({}), \"r\"((unsigned)({})) : \"memory\");",
                 smem(prog, bar, n),
                 ex(parity, n)
             );
@@ -116,11 +137,32 @@ pub(super) fn stmt(prog: &Program, st: &LStmt, pad: &str, n: Ix, s: &mut String)
                 return true;
             };
             let el = format!("(({}) / {})", ex(&src.byte, n), m.elem_bytes);
-            let d0 = m.dims.first().copied().unwrap_or(1);
+            // The box's coordinates, innermost first: its first element's index, mixed radix over
+            // the map's dims.
+            let rank = m.dims.len();
+            let mut coords = Vec::with_capacity(rank);
+            let mut radix: u64 = 1;
+            for (k, &d) in m.dims.iter().enumerate() {
+                let q = if radix == 1 {
+                    el.clone()
+                } else {
+                    format!("({el} / {radix})")
+                };
+                coords.push(if k + 1 == rank {
+                    format!("\"r\"((int){q})")
+                } else {
+                    format!("\"r\"((int)({q} % {d}))")
+                });
+                radix = radix.saturating_mul(d);
+            }
+            let slots: Vec<String> = (0..rank).map(|k| format!("%{}", k + 2)).collect();
             let _ = writeln!(
                 s,
-                "{pad}asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {{%2, %3}}], [%4];\"\n{pad}    :: \"r\"({}), \"l\"((unsigned long long)&tmap{map}), \"r\"((int)({el} % {d0})), \"r\"((int)({el} / {d0})), \"r\"({}) : \"memory\");",
+                "{pad}asm volatile(\"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {{{}}}], [%{}];\"\n{pad}    :: \"r\"({}), \"l\"((unsigned long long)&tmap{map}), {}, \"r\"({}) : \"memory\");",
+                slots.join(", "),
+                rank + 2,
                 smem(prog, dst, n),
+                coords.join(", "),
                 smem(prog, bar, n)
             );
         }

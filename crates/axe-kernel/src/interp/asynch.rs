@@ -40,6 +40,9 @@ pub(super) struct Async {
     seen: Vec<HashMap<usize, u64>>,
     /// Per thread: groups committed, and groups known complete (after its waits).
     groups: Vec<(u64, u64)>,
+    /// Per thread: the shared bytes (start, length) of its `cp.async`s since its last
+    /// `cp.async.mbarrier.arrive`.
+    tracked: Vec<Vec<(usize, usize)>>,
     /// Per shared byte: `(mbarrier << 32) | phase` of the copy that wrote it, or [`CLEAR`].
     pub(super) pending: Vec<u64>,
 }
@@ -51,6 +54,7 @@ impl Async {
             bars: HashMap::new(),
             seen: vec![HashMap::new(); threads],
             groups: vec![(0, 0); threads],
+            tracked: vec![Vec::new(); threads],
             pending: vec![CLEAR; shared],
         }
     }
@@ -188,7 +192,11 @@ impl Machine<'_> {
                 for q in p..p + *bytes as usize {
                     self.asy.pending[q] = (GROUP | t as u64) << 32 | (group & 0xffff_ffff);
                 }
+                if let Some(v) = self.asy.tracked.get_mut(t) {
+                    v.push((p, *bytes as usize));
+                }
             }
+            LStmt::CpAsyncArrive { bar } => self.cp_async_arrive(bar, vars)?,
             LStmt::AsyncCommit => {
                 if let Some(g) = self.asy.groups.get_mut(self.tid as usize) {
                     g.0 += 1;
@@ -209,6 +217,49 @@ impl Machine<'_> {
         Ok(true)
     }
 
+    /// `cp.async.mbarrier.arrive.noinc` by the running thread: the bytes of its `cp.async`s since its
+    /// last such arrive that are still pending on its commit groups become pending on the mbarrier's
+    /// current phase instead (a thread sees them after waiting for that phase, and they are no
+    /// longer the thread's writes to race with: the mbarrier orders them, as the copy engine's), and
+    /// the mbarrier gets one arrival (copies land when issued here, so the arrival is immediate).
+    fn cp_async_arrive(&mut self, bar: &Access, vars: &[i64]) -> Result<()> {
+        let key = self.bar_key(bar, vars, SYNC)?;
+        let phase = self.bar_mut(key, SYNC)?.completed;
+        let t = self.tid as usize;
+        let mine = (GROUP | t as u64) << 32;
+        let done = self.asy.groups.get(t).map_or(0, |g| g.1);
+        let ranges = self
+            .asy
+            .tracked
+            .get_mut(t)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        for (p, n) in ranges {
+            for q in p..p + n {
+                let Some(m) = self.asy.pending.get_mut(q) else {
+                    continue;
+                };
+                if *m >> 32 == mine >> 32 && *m & 0xffff_ffff >= done {
+                    *m = (key as u64) << 32 | (phase & 0xffff_ffff);
+                    // The mbarrier orders the bytes for their readers, as the copy engine's.
+                    if let Some(w) = self.shared_writer.get_mut(q) {
+                        *w = super::NONE;
+                    }
+                }
+            }
+        }
+        let b = self.bar_mut(key, SYNC)?;
+        if b.pending == 0 {
+            return Err(self.sync_err(
+                SYNC,
+                format!("cp.async.mbarrier.arrive on the mbarrier at shared byte {key}, whose phase expects no more arrivals (init counts each thread's arrival)"),
+            ));
+        }
+        b.pending -= 1;
+        Async::complete(b);
+        Ok(())
+    }
+
     fn tma_load(
         &mut self,
         call: usize,
@@ -224,10 +275,16 @@ impl Machine<'_> {
             .get(map)
             .cloned()
             .ok_or_else(|| self.sync_err(call, format!("tensor map {map} does not exist")))?;
-        let (&[d0, d1], &[b0, b1]) = (&m.dims[..], &m.box_dims[..]) else {
-            return Err(self.sync_err(call, "tensor maps here are two-dimensional".into()));
-        };
-        let (b0, b1) = (u64::from(b0), u64::from(b1));
+        let rank = m.dims.len();
+        if rank == 0 || rank > crate::tma::MAX_RANK || m.box_dims.len() != rank {
+            return Err(self.sync_err(
+                call,
+                format!(
+                    "tensor map {map} has dims {:?} and box {:?}; 1 to 5 dims, one box extent each",
+                    m.dims, m.box_dims
+                ),
+            ));
+        }
         if src.buf != m.buf
             || self.prog.buffers.get(dst.buf).map(|b| b.space) != Some(Space::Shared(m.swizzle))
         {
@@ -238,13 +295,33 @@ impl Machine<'_> {
         }
         let eb = i64::from(m.elem_bytes);
         let origin = self.eval(&src.byte, vars, Some(call))?;
-        let el = origin / eb;
-        let (x, y) = (el.rem_euclid(d0 as i64) as u64, (el / d0 as i64) as u64);
-        if origin < 0 || origin % eb != 0 || x + b0 > d0 || y + b1 > d1 {
+        // The box's coordinates: its first element's index, mixed radix over the map's dims.
+        let mut at = vec![0u64; rank];
+        let mut rest = origin.div_euclid(eb.max(1));
+        for (k, &d) in m.dims.iter().enumerate() {
+            let d = d.max(1) as i64;
+            at[k] = if k + 1 == rank {
+                rest
+            } else {
+                rest.rem_euclid(d)
+            } as u64;
+            rest = rest.div_euclid(d);
+        }
+        let outside = m
+            .dims
+            .iter()
+            .zip(&m.box_dims)
+            .zip(&at)
+            .any(|((&d, &b), &x)| x + u64::from(b) > d);
+        if origin < 0 || origin % eb != 0 || outside {
+            let rev = |v: Vec<String>| v.into_iter().rev().collect::<Vec<_>>().join(", ");
             return Err(self.sync_err(
                 call,
                 format!(
-                    "the {b1}×{b0} box at ({y}, {x}) leaves the [{d1}, {d0}] array of its tensor map (the copy engine would fill zeros there)"
+                    "the box [{}] at ({}) leaves the [{}] array of its tensor map (the copy engine would fill zeros there)",
+                    rev(m.box_dims.iter().map(u32::to_string).collect()),
+                    rev(at.iter().map(u64::to_string).collect()),
+                    rev(m.dims.iter().map(u64::to_string).collect()),
                 ),
             ));
         }
@@ -252,26 +329,33 @@ impl Machine<'_> {
         let phase = self.bar_mut(key, call)?.completed;
         let d = self.eval(&dst.byte, vars, Some(call))?;
         let e = m.elem_bytes as usize;
-        for r in 0..b1 {
-            for c in 0..b0 {
-                let g = (((y + r) * d0 + x + c) * u64::from(m.elem_bytes)) as usize;
-                let bytes = self.globals[m.buf]
-                    .get(g..g + e)
-                    .ok_or_else(|| self.sync_err(call, "the box leaves its buffer".into()))?
-                    .to_vec();
-                let at = Access {
-                    buf: dst.buf,
-                    byte: Expr::Const(d + ((r * b0 + c) as i64) * eb),
-                };
-                let (_, _, p) = self.locate(&at, e, vars, call, true)?;
-                self.shared[p..p + e].copy_from_slice(&bytes);
-                for q in p..p + e {
-                    self.asy.pending[q] = (key as u64) << 32 | (phase & 0xffff_ffff);
-                }
+        let total: u64 = m.box_dims.iter().map(|&b| u64::from(b)).product();
+        for x in 0..total {
+            // Element x of the box (dense, innermost first) and its element in the map's array.
+            let (mut r, mut g, mut radix) = (x, 0u64, 1u64);
+            for ((&b, &d), &a) in m.box_dims.iter().zip(&m.dims).zip(&at) {
+                let b = u64::from(b).max(1);
+                g += (a + r % b) * radix;
+                r /= b;
+                radix *= d;
+            }
+            let g = (g * u64::from(m.elem_bytes)) as usize;
+            let bytes = self.globals[m.buf]
+                .get(g..g + e)
+                .ok_or_else(|| self.sync_err(call, "the box leaves its buffer".into()))?
+                .to_vec();
+            let at = Access {
+                buf: dst.buf,
+                byte: Expr::Const(d + x as i64 * eb),
+            };
+            let (_, _, p) = self.locate(&at, e, vars, call, true)?;
+            self.shared[p..p + e].copy_from_slice(&bytes);
+            for q in p..p + e {
+                self.asy.pending[q] = (key as u64) << 32 | (phase & 0xffff_ffff);
             }
         }
         let b = self.bar_mut(key, call)?;
-        b.tx -= (b0 * b1) as i64 * eb;
+        b.tx -= total as i64 * eb;
         Async::complete(b);
         Ok(())
     }
