@@ -18,11 +18,11 @@
 //! by a window ([`crate::KernelBuilder::window`]) at `row · cols`.
 //!
 //! **Accuracy.** Every output is within 1e-6 relative of the f64 reference ([`softmax_reference`])
-//! where it is a normal f32. The interpreter and the CUDA source compute the same bits: the shift and
-//! exponential are one [`crate::pointwise::exp_sub`] (the same f32 operations in both backends),
-//! which carries the rounding of `x - max` into the exponential: rounding `x - max` alone would cost
-//! up to `|x - max|·2⁻²⁴` relative (10⁻⁶ at a distance of 16 from the max); the exponential itself is
-//! within about 1 ulp. Each thread sums its registers pairwise (`reduce`), so the sum of `n` terms
+//! where it is a normal f32. The shift and exponential are one [`crate::pointwise::exp_sub`] (the same
+//! formula in both backends, around each platform's f32 `expf`), which carries the rounding of
+//! `x - max` into the exponential: rounding `x - max` alone would cost up to `|x - max|·2⁻²⁴`
+//! relative (10⁻⁶ at a distance of 16 from the max); the exponential itself is within 1 ulp on the
+//! CPU, 2 on the GPU. Each thread sums its registers pairwise (`reduce`), so the sum of `n` terms
 //! over `t` threads takes `log₂(n/t) + log₂ t` roundings, not `n/t + log₂ t`; the division rounds
 //! once.
 

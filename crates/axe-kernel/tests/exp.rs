@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 //! `exp_sub`, the f32 exponential both backends compute: its accuracy against f64, its edge values,
-//! and that it carries the rounding of the difference.
+//! that it carries the rounding of the difference, and that the CUDA text is the same formula.
 
 use axe_kernel::pointwise::{exp_sub, exp_sub_cuda};
 use proptest::prelude::*;
@@ -53,24 +53,29 @@ fn the_difference_s_rounding_is_carried() {
     let (a, b) = (-20.0f32, 1.0e-7f32);
     let exact = f64::from(a) - f64::from(b);
     assert_ne!(f64::from(a - b), exact);
-    assert!(ulps(exp_sub(a, b), exact.exp()) <= 1.0);
+    assert!(ulps(exp_sub(a, b), exact.exp()) <= 1.5);
     // Rounding the difference first is off by up to |a - b|·2^-24 relative.
     let (a, b) = (-9.876_543f32, 8.123_457f32);
     let exact = (f64::from(a) - f64::from(b)).exp();
-    assert!(ulps(exp_sub(a, b), exact) <= 1.0);
+    assert!(ulps(exp_sub(a, b), exact) <= 1.5);
+    // Far below: 60 + 1.8e-6 rounds by about half of ulp(60) = 3.8e-6, some 15 ulp of the result.
+    let (a, b) = (-60.0f32, 1.8e-6f32);
+    let exact = (f64::from(a) - f64::from(b)).exp();
+    assert!(ulps(exp_sub(a, b), exact) <= 1.5);
+    assert!(
+        ulps((a - b).exp(), exact) > 4.0,
+        "rounding first loses more"
+    );
 }
 
 #[test]
-fn the_cuda_function_is_written_with_the_same_constants() {
+fn the_cuda_function_is_the_same_formula_around_expf() {
     let src = exp_sub_cuda();
     assert!(src.starts_with("__device__ __forceinline__ float axe_exp_sub(float a, float b)"));
-    // No bare multiply that NVRTC could contract with an add: multiplies are __fmul_rn or fmaf.
+    // No bare multiply that NVRTC could contract with an add: the one product is inside fmaf.
     assert_eq!(src.matches(" * ").count(), 0, "{src}");
-    assert_eq!(src.matches("fmaf(").count(), 9, "{src}");
-    assert!(
-        src.contains(&format!("{:?}f", std::f32::consts::LOG2_E)),
-        "{src}"
-    );
+    assert_eq!(src.matches("fmaf(").count(), 1, "{src}");
+    assert_eq!(src.matches("expf(").count(), 1, "{src}");
 }
 
 proptest! {
@@ -81,13 +86,15 @@ proptest! {
     ) {
         let want = (f64::from(a) - f64::from(b)).exp();
         let e = ulps(exp_sub(a, b), want);
-        prop_assert!(e <= 1.0, "exp({} - {}) off by {} ulp", a, b, e);
+        // The exponential's own error (the C library's, under 1 ulp) and one rounding of the fma.
+        prop_assert!(e <= 1.5, "exp({} - {}) off by {} ulp", a, b, e);
     }
 }
 
 /// The emitted device function, compiled for the host by a C compiler (CUDA's intrinsics shimmed by
-/// their IEEE meanings, no contraction), returns the bits `exp_sub` returns on edge values and on a
-/// quarter of a million random pairs: the two backends compute the same thing. Skipped without `cc`.
+/// their IEEE meanings, no contraction, `expf` the C library's as Rust's `f32::exp` is), returns the
+/// bits `exp_sub` returns on edge values and on a quarter of a million random pairs: the two backends
+/// compute the same formula. Skipped without `cc`.
 #[test]
 fn the_cuda_function_computes_the_rust_bits_on_the_host() {
     use std::process::Command;
