@@ -30,7 +30,8 @@ pub const CASTS: [DType; 5] = [DType::F32, DType::F64, DType::F16, DType::BF16, 
 pub fn exp_sub(a: f32, b: f32) -> f32 {
     let s = a - b;
     let e = s.exp();
-    if !(s.abs() < 88.0) {
+    // Also NaN: the correction only where the exponential is finite and the two-sum exact.
+    if s.is_nan() || s.abs() >= 88.0 {
         return e;
     }
     let nb = -b;
