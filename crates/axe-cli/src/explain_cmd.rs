@@ -136,7 +136,7 @@ fn read_input(text: &str, shape: &Option<ShapeArg>) -> Result<Read, String> {
             })
         }
         Some(Source::Triton) => {
-            let (axe, over) = if t.starts_with('{') || t.starts_with("#ttg") {
+            let (axe, over) = if axe_triton::gluon::is_linear_text(t) {
                 let ll = axe_triton::parse_linear(t).map_err(|e| e.to_string())?;
                 let axe = ll.to_axe().map_err(|e| e.to_string())?;
                 (axe, axe_triton::out_shape(&ll))

@@ -35,7 +35,7 @@ impl LinearLayout {
     fn new(text: &str, shape: Option<U64s>) -> PyResult<Self> {
         let shape = shape.map(|s| s.0);
         let t = text.trim();
-        if t.starts_with('{') || t.starts_with("#ttg") {
+        if axe_triton::gluon::is_linear_text(t) {
             return Ok(parse_linear(t).map_err(errors::triton)?.into());
         }
         let g = parse_gluon(t).map_err(errors::triton)?;
