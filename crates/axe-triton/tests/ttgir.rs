@@ -186,6 +186,23 @@ fn every_attribute_kind_equals_its_constructor() {
         "AMDMFMALayout(version=4, instr_shape=[16, 16, 32], transposed=False, warps_per_cta=[4, 1], element_bitwidth=64, tiles_per_warp=[2, 1])",
         &[128, 32],
     );
+    // WMMA: the bases of `ctaLayout` are Gluon's `warp_bases` and `reg_bases`; Triton leaves out a false
+    // `isTranspose` and the default instruction shape.
+    twins(
+        "#ttg.amd_wmma<{version = 2, isTranspose = true, ctaLayout = {warp = [[0, 1], [1, 0]]}, instrShape = [16, 16, 32]}>",
+        "AMDWMMALayout(version=2, transposed=True, warp_bases=[[0, 1], [1, 0]], instr_shape=[16, 16, 32])",
+        &[64, 64],
+    );
+    twins(
+        "#ttg.amd_wmma<{version = 1, ctaLayout = {register = [], warp = []}}>",
+        "AMDWMMALayout(version=1, transposed=False, warp_bases=[])",
+        &[16, 16],
+    );
+    twins(
+        "#ttg.amd_wmma<{version = 3, isTranspose = false, ctaLayout = {register = [[1, 0]], warp = [[0, 1], [0, 2]], block = []}}>",
+        "AMDWMMALayout(version=3, transposed=False, warp_bases=[[0, 1], [0, 2]], reg_bases=[[1, 0]])",
+        &[32, 64],
+    );
     // The older MFMA form: versionMajor/versionMinor and a two-entry instrShape.
     twins(
         "#triton_gpu.amd_mfma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 4], instrShape = [32, 32], isTransposed = false}>",
@@ -329,10 +346,16 @@ fn errors_point_at_the_offending_byte() {
             "padded_shared",
             "PaddedSharedLayout(...)",
         ),
+        // The older WMMA printing (warps per CTA, before `ctaLayout`) is not converted.
         (
             "#ttg.amd_wmma<{version = 1, isTranspose = false, warpsPerCTA = [2, 2]}>",
-            "amd_wmma",
-            "AMDWMMALayout(...)",
+            "warpsPerCTA",
+            "older printing",
+        ),
+        (
+            "#ttg.amd_wmma<{version = 2, ctaLayout = {warp = [[0, 1]], lanes = []}}>",
+            "[]}",
+            "ctaLayout has no `lanes`",
         ),
         // Parameters that belong together.
         (

@@ -2,7 +2,7 @@
 //! `#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>`,
 //! `#ttg.nvidia_mma<{...}>`, `#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>`,
 //! `#ttg.slice<{dim = 0, parent = #mma}>`, `#ttg.swizzled_shared<{...}>`, `#ttg.nvmma_shared<{...}>` and
-//! `#ttg.amd_mfma<{...}>` (also with the older `#triton_gpu.` prefix), their CTA parameters in both the
+//! `#ttg.amd_mfma<{...}>`, `#ttg.amd_wmma<{...}>` (also with the older `#triton_gpu.` prefix), their CTA parameters in both the
 //! older form (`CTAsPerCGA`, `CTASplitNum`, `CTAOrder`) and the newer one (`CGALayout = [[...]]`).
 //!
 //! The text may start with the alias definitions of a TTGIR module (`#mma = #ttg.nvidia_mma<{...}>`, one
@@ -34,6 +34,11 @@ enum Read {
     Major,
     /// `versionMinor`.
     Minor,
+    /// `ctaLayout = {register = [...], warp = [...]}` of an AMD WMMA layout (Gluon's `reg_bases` and
+    /// `warp_bases`).
+    CtaLayout,
+    /// A parameter of an older printing that this reader does not convert.
+    Older,
 }
 
 /// A kind of attribute: its Gluon constructor and its parameters `(name, how read, required)`.
@@ -120,6 +125,15 @@ const AMD_MFMA: &[(&str, Read, bool)] = &[
     CTA[3],
 ];
 
+const AMD_WMMA: &[(&str, Read, bool)] = &[
+    ("version", Read::Arg("version"), true),
+    ("isTranspose", Read::Arg("transposed"), false),
+    ("ctaLayout", Read::CtaLayout, false),
+    ("instrShape", Read::Arg("instr_shape"), false),
+    ("CGALayout", Read::Arg("cga_layout"), false),
+    ("warpsPerCTA", Read::Older, false),
+];
+
 /// The kind named `kind` (`None` for kinds this reader does not take).
 fn kind(kind: &str) -> Option<Kind> {
     let (gluon, params) = match kind {
@@ -130,6 +144,7 @@ fn kind(kind: &str) -> Option<Kind> {
         "swizzled_shared" => ("SwizzledSharedLayout", SWIZZLED_SHARED),
         "nvmma_shared" => ("NVMMASharedLayout", NVMMA_SHARED),
         "amd_mfma" => ("AMDMFMALayout", AMD_MFMA),
+        "amd_wmma" => ("AMDWMMALayout", AMD_WMMA),
         _ => return None,
     };
     Some(Kind { gluon, params })
@@ -252,10 +267,9 @@ fn build<'a>(
         let why = match attr.kind {
             "linear" => "`#ttg.linear<...>` is read as a linear layout on its own, not inside another layout".to_string(),
             "padded_shared" => "`#ttg.padded_shared<...>` is not read in this form yet; write it as PaddedSharedLayout(...)".to_string(),
-            "amd_wmma" => "`#ttg.amd_wmma<...>` is not read in this form yet; write it as AMDWMMALayout(...)".to_string(),
             other => format!(
                 "`{other}` is not a layout axe reads (blocked, nvidia_mma, dot_op, slice, swizzled_shared, \
-                 nvmma_shared, amd_mfma and, on its own, linear are)"
+                 nvmma_shared, amd_mfma, amd_wmma and, on its own, linear are)"
             ),
         };
         return Err(error_at(src, attr.kind_at, why));
@@ -304,6 +318,18 @@ fn build<'a>(
             }
             Read::Major => version.insert(0, value),
             Read::Minor => version.push(value),
+            Read::CtaLayout => cta_layout(src, &value, &mut args)?,
+            Read::Older => {
+                return Err(error_at(
+                    src,
+                    *key_at,
+                    format!(
+                        "`{key}` is the older printing of `#ttg.{}` (before `ctaLayout = {{warp = [...]}}`), \
+                         not read: give `ctaLayout` or write AMDWMMALayout(...)",
+                        attr.kind
+                    ),
+                ))
+            }
         }
     }
     for (name, _, required) in k.params {
@@ -339,6 +365,23 @@ fn build<'a>(
                 value: Value::Int(0),
             },
         ));
+    }
+    if k.gluon == "AMDWMMALayout" {
+        // Triton leaves out a false `isTranspose` and an empty `ctaLayout`.
+        for (name, default) in [
+            ("transposed", Value::Word("false".into())),
+            ("warp_bases", Value::List(Vec::new())),
+        ] {
+            if !args.iter().any(|(n, _)| n.as_deref() == Some(name)) {
+                args.push((
+                    Some(name.into()),
+                    Spanned {
+                        at: attr.at,
+                        value: default,
+                    },
+                ));
+            }
+        }
     }
     if k.gluon == "AMDMFMALayout" && !args.iter().any(|(n, _)| n.as_deref() == Some("version")) {
         return Err(error_at(src, attr.at, "`#ttg.amd_mfma` needs `version`"));
@@ -382,6 +425,43 @@ fn build<'a>(
         at: attr.at,
         value: Value::Call(k.gluon.to_string(), args),
     })
+}
+
+/// `ctaLayout = {register = [...], warp = [...]}` as Gluon's `reg_bases` and `warp_bases` arguments.
+fn cta_layout(src: &str, value: &Spanned, args: &mut Vec<(Option<String>, Spanned)>) -> Result<()> {
+    let Value::Map(entries) = &value.value else {
+        return Err(error_at(
+            src,
+            value.at,
+            "ctaLayout must be `{register = [...], warp = [...]}`",
+        ));
+    };
+    for (key, v) in entries {
+        let name = match key.as_str() {
+            "register" => "reg_bases",
+            "warp" => "warp_bases",
+            "block" if matches!(&v.value, Value::List(b) if b.is_empty()) => continue,
+            "block" => {
+                return Err(error_at(
+                    src,
+                    v.at,
+                    "a multi-CTA AMDWMMALayout is not supported",
+                ))
+            }
+            other => {
+                return Err(error_at(
+                    src,
+                    v.at,
+                    format!("ctaLayout has no `{other}` (it has register, warp and block)"),
+                ))
+            }
+        };
+        if args.iter().any(|(n, _)| n.as_deref() == Some(name)) {
+            return Err(error_at(src, v.at, format!("`{key}` given twice")));
+        }
+        args.push((Some(name.into()), v.clone()));
+    }
+    Ok(())
 }
 
 /// The `cga_layout` bases that the older CTA parameters stand for (`None` when none is given): along
