@@ -211,6 +211,54 @@ fn every_attribute_kind_equals_its_constructor() {
     );
 }
 
+/// The identity bases over `shape` along `order` (most minor first), as Gluon text.
+fn identity_text(shape: &[u64], order: &[usize]) -> String {
+    let mut bases = Vec::new();
+    for &d in order {
+        let mut v = 1;
+        while v < shape[d] {
+            let b: Vec<u64> = (0..shape.len())
+                .map(|j| if j == d { v } else { 0 })
+                .collect();
+            bases.push(list(&b));
+            v *= 2;
+        }
+    }
+    format!("[{}]", bases.join(", "))
+}
+
+#[test]
+fn padded_shared_attributes_in_both_of_their_forms() {
+    // Triton's shorthand: the identity over a shape.
+    twins(
+        "#ttg.padded_shared<[32:+4] {order = [1, 0], shape = [64, 32]}>",
+        &format!(
+            "PaddedSharedLayout(interval_padding_pairs=[[32, 4]], offset_bases={}, shape=[64, 32])",
+            identity_text(&[64, 32], &[1, 0])
+        ),
+        &[64, 32],
+    );
+    twins(
+        "#ttg.padded_shared<[512:+16, 64:+4] {order = [0, 1], shape = [16, 256]}>",
+        &format!(
+            "PaddedSharedLayout(interval_padding_pairs=[[512, 16], [64, 4]], offset_bases={}, shape=[16, 256])",
+            identity_text(&[16, 256], &[0, 1])
+        ),
+        &[16, 256],
+    );
+    // Bases: the shape is the smallest one holding them.
+    twins(
+        "#ttg.padded_shared<[64:+4] {offset = [[1], [2], [4], [8], [64], [128], [16], [32]], block = []}>",
+        "PaddedSharedLayout(interval_padding_pairs=[[64, 4]], offset_bases=[[1], [2], [4], [8], [64], [128], [16], [32]], shape=[256])",
+        &[256],
+    );
+    twins(
+        "#shared = #ttg.padded_shared<[16:+2] {offset = [[0, 1], [0, 2], [1, 0], [2, 0], [0, 4]], block = []}>\n#shared",
+        "PaddedSharedLayout(interval_padding_pairs=[[16, 2]], offset_bases=[[0, 1], [0, 2], [1, 0], [2, 0], [0, 4]], shape=[4, 8])",
+        &[4, 8],
+    );
+}
+
 #[test]
 fn multi_cta_layouts_in_both_forms() {
     let gluon = "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[4, 8], warps_per_cta=[4, 1], order=[1, 0], cga_layout=[[0, 1], [1, 0]])";
@@ -341,10 +389,36 @@ fn errors_point_at_the_offending_byte() {
         // Not a TTGIR dialect, or a kind axe does not read.
         ("#gpu.blocked<{}>", "gpu", "unknown dialect"),
         ("#ttg.sliced<{dim = 0}>", "sliced", "not a layout axe reads"),
+        // Padded shared memory: the pairs' syntax, the linear component's two forms.
         (
-            "#ttg.padded_shared<[32:+4] {offset = [[0, 1]], block = []}>",
-            "padded_shared",
-            "PaddedSharedLayout(...)",
+            "#ttg.padded_shared<[32:4] {order = [0], shape = [64]}>",
+            ":4]",
+            "`:+`",
+        ),
+        (
+            "#ttg.padded_shared<[32:+4] {order = [1, 1], shape = [64, 64]}>",
+            "[1, 1]",
+            "permutation",
+        ),
+        (
+            "#ttg.padded_shared<[32:+4] {offset = [[1], [2]], block = [[4]]}>",
+            "[[4]]",
+            "multi-CTA",
+        ),
+        (
+            "#ttg.padded_shared<[32:+4] {order = [0]}>",
+            "#",
+            "either `order` and `shape`",
+        ),
+        (
+            "#ttg.padded_shared<[32:+4] {offset = [[1], [1]], block = []}>",
+            "[[1], [1]]",
+            "once",
+        ),
+        (
+            "#ttg.padded_shared<[24:+4] {order = [0], shape = [64]}>",
+            "[24",
+            "powers of two",
         ),
         // The older WMMA printing (warps per CTA, before `ctaLayout`) is not converted.
         (

@@ -1,9 +1,10 @@
 //! Reading the layout attributes of TTGIR as Triton prints them in its IR dumps:
 //! `#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>`,
 //! `#ttg.nvidia_mma<{...}>`, `#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>`,
-//! `#ttg.slice<{dim = 0, parent = #mma}>`, `#ttg.swizzled_shared<{...}>`, `#ttg.nvmma_shared<{...}>` and
-//! `#ttg.amd_mfma<{...}>`, `#ttg.amd_wmma<{...}>` (also with the older `#triton_gpu.` prefix), their CTA parameters in both the
-//! older form (`CTAsPerCGA`, `CTASplitNum`, `CTAOrder`) and the newer one (`CGALayout = [[...]]`).
+//! `#ttg.slice<{dim = 0, parent = #mma}>`, `#ttg.swizzled_shared<{...}>`, `#ttg.nvmma_shared<{...}>`,
+//! `#ttg.padded_shared<[...] {...}>`, `#ttg.amd_mfma<{...}>` and `#ttg.amd_wmma<{...}>` (also with the
+//! older `#triton_gpu.` prefix), their CTA parameters in both the older form (`CTAsPerCGA`,
+//! `CTASplitNum`, `CTAOrder`) and the newer one (`CGALayout = [[...]]`).
 //!
 //! The text may start with the alias definitions of a TTGIR module (`#mma = #ttg.nvidia_mma<{...}>`, one
 //! per line) and then name one of them (`#mma`) or write a layout that uses them (`parent = #mma`).
@@ -12,6 +13,7 @@
 //! `BlockedLayout(...)`), so both forms of a layout give the same [`GluonLayout`] and are checked by the
 //! same rules; every error points at the offending byte of the text.
 
+mod padded;
 mod scan;
 
 use super::GluonLayout;
@@ -263,18 +265,20 @@ fn build<'a>(
             format!("layouts nested more than {MAX_PARENTS} parents deep"),
         ));
     }
+    if attr.kind == "padded_shared" {
+        return padded::padded(scan, &attr);
+    }
     let Some(k) = kind(attr.kind) else {
         let why = match attr.kind {
             "linear" => "`#ttg.linear<...>` is read as a linear layout on its own, not inside another layout".to_string(),
-            "padded_shared" => "`#ttg.padded_shared<...>` is not read in this form yet; write it as PaddedSharedLayout(...)".to_string(),
             other => format!(
                 "`{other}` is not a layout axe reads (blocked, nvidia_mma, dot_op, slice, swizzled_shared, \
-                 nvmma_shared, amd_mfma, amd_wmma and, on its own, linear are)"
+                 nvmma_shared, padded_shared, amd_mfma, amd_wmma and, on its own, linear are)"
             ),
         };
         return Err(error_at(src, attr.kind_at, why));
     };
-    let entries = scan.dict(&attr)?;
+    let entries = scan.dict(&attr, attr.open + 1)?;
     let mut args: Vec<(Option<String>, Spanned)> = Vec::new();
     let mut cta: [Option<&Spanned>; 3] = [None; 3];
     let mut version: Vec<Spanned> = Vec::new();

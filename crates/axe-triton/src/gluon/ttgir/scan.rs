@@ -243,9 +243,78 @@ impl<'a> Scan<'a> {
         Err(self.err(at, format!("this `{c}` is never closed")))
     }
 
-    /// The `{key = value, ...}` dictionary between the brackets of `attr`, keys with their offsets.
-    pub(super) fn dict(&mut self, attr: &Attr<'a>) -> Result<Vec<(&'a str, usize, Param<'a>)>> {
+    /// The `[interval:+padding, ...]` list that opens the brackets of a `#ttg.padded_shared` attribute, as
+    /// a list of `[interval, padding]` pairs at their offsets; the position is left after the `]`.
+    pub(super) fn padded_pairs(&mut self, attr: &Attr<'a>) -> Result<Spanned> {
         self.pos = attr.open + 1;
+        self.ws();
+        let at = self.pos;
+        if !self.rest().starts_with('[') {
+            return Err(self.err(at, "expected `[interval:+padding, ...]`"));
+        }
+        self.pos += 1;
+        let mut pairs = Vec::new();
+        loop {
+            self.ws();
+            let interval = self.uint()?;
+            self.ws();
+            if !self.rest().starts_with(":+") {
+                return Err(self.err(
+                    self.pos,
+                    "expected `:+` between an interval and its padding",
+                ));
+            }
+            self.pos += 2;
+            let padding = self.uint()?;
+            pairs.push(Spanned {
+                at: interval.at,
+                value: Value::List(vec![interval, padding]),
+            });
+            self.ws();
+            if self.rest().starts_with(']') {
+                self.pos += 1;
+                return Ok(Spanned {
+                    at,
+                    value: Value::List(pairs),
+                });
+            }
+            if !self.rest().starts_with(',') {
+                return Err(self.err(self.pos, "expected `,` or `]`"));
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// A non-negative integer at the current position.
+    fn uint(&mut self) -> Result<Spanned> {
+        let at = self.pos;
+        let rest = self.rest();
+        let n = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let value = rest[..n]
+            .parse::<i64>()
+            .map_err(|_| self.err(at, "expected a non-negative integer"))?;
+        self.pos += n;
+        Ok(Spanned {
+            at,
+            value: Value::Int(value),
+        })
+    }
+
+    /// The current position.
+    pub(super) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// The `{key = value, ...}` dictionary in the brackets of `attr` from offset `from`, keys with their
+    /// offsets.
+    pub(super) fn dict(
+        &mut self,
+        attr: &Attr<'a>,
+        from: usize,
+    ) -> Result<Vec<(&'a str, usize, Param<'a>)>> {
+        self.pos = from;
         self.ws();
         if !self.rest().starts_with('{') {
             return Err(self.err(self.pos, "expected `{` opening the parameters"));
