@@ -56,8 +56,9 @@ pub enum Format {
 pub struct RenderArgs {
     /// An XLA shape with layout, an Axe layout (with --shape), a CuTe layout ('(4,2):(2,1)',
     /// 'Sw<3,3,3> o 0 o (8,64):(64,1)'; a TV layout with --tv --shape M,N), a Triton linear layout
-    /// ('{"in": ...}', '#ttg.linear<{...}>'), a Gluon layout ('BlockedLayout(...)', with --shape), or a
-    /// sharding in any notation (with --shape and, but for HLO text, --mesh).
+    /// ('{"in": ...}', '#ttg.linear<{...}>'), a Gluon layout ('BlockedLayout(...)' or TTGIR
+    /// '#ttg.blocked<{...}>', with --shape), or a sharding in any notation (with --shape and, but for HLO
+    /// text, --mesh).
     input: String,
     /// The logical shape an Axe layout is viewed over; the tensor shape of a Gluon layout; the tile
     /// (M,N) of a CuTe TV layout.

@@ -12,8 +12,8 @@ use crate::report::{emit, Report};
 #[derive(Args)]
 pub struct One {
     /// Linear layouts as JSON bases (`{"in": {"register": [[0,1]], ...}, "out": {"dim0": 32, ...}}`) or a
-    /// `#ttg.linear<{...}>` attribute, or Gluon layouts (`BlockedLayout(...)`, with --shape); `-` reads one
-    /// per stdin line.
+    /// `#ttg.linear<{...}>` attribute, or Gluon layouts (`BlockedLayout(...)` or a TTGIR attribute such as
+    /// `#ttg.blocked<{...}>`, after any alias definitions, with --shape); `-` reads one per stdin line.
     #[arg(required = true)]
     layouts: Vec<String>,
     /// The tensor shape a Gluon layout covers (`32,16`).

@@ -28,8 +28,8 @@ impl From<Ll> for LinearLayout {
 
 #[pymethods]
 impl LinearLayout {
-    /// Reads JSON bases, a `#ttg.linear` attribute, or a Gluon layout (`BlockedLayout(...)`, ...) over
-    /// `shape`. Raises `ParseError` with `.offset`, or `TritonError` (e.g. a size not a power of two).
+    /// Reads JSON bases, a `#ttg.linear` attribute, or a Gluon layout (`BlockedLayout(...)`, ..., or a
+    /// TTGIR attribute such as `#ttg.blocked<{...}>`) over `shape`. Raises `ParseError` with `.offset`, or `TritonError` (e.g. a size not a power of two).
     #[new]
     #[pyo3(signature = (text, shape = None))]
     fn new(text: &str, shape: Option<U64s>) -> PyResult<Self> {

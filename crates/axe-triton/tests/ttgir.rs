@@ -504,6 +504,10 @@ fn linear_layouts_keep_their_reader_with_aliases_too() {
         Err(TritonError::Parse(p)) => assert_eq!(p.offset, bad.find("-1").unwrap()),
         other => panic!("{other:?}"),
     }
+    // As a Gluon layout it is refused with the reader to use; as a parent, with a reason.
+    let (at, msg) = error_of(&aliased);
+    assert_eq!(at, aliased.find("linear<").unwrap());
+    assert!(msg.contains("parse_linear"), "{msg}");
     // As a parent it is refused with a reason.
     let (at, msg) = error_of(&format!("#ttg.slice<{{dim = 0, parent = {attr}}}>"));
     assert_eq!(at, "#ttg.slice<{dim = 0, parent = #ttg.".len());

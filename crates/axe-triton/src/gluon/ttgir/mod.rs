@@ -270,6 +270,7 @@ fn build<'a>(
     }
     let Some(k) = kind(attr.kind) else {
         let why = match attr.kind {
+            "linear" if depth == 0 => "`#ttg.linear<...>` is a linear layout, not a Gluon layout: read it as one (`parse_linear`, `axe triton show`)".to_string(),
             "linear" => "`#ttg.linear<...>` is read as a linear layout on its own, not inside another layout".to_string(),
             other => format!(
                 "`{other}` is not a layout axe reads (blocked, nvidia_mma, dot_op, slice, swizzled_shared, \
