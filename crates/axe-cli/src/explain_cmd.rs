@@ -56,8 +56,9 @@ pub enum Format {
 pub struct RenderArgs {
     /// An XLA shape with layout, an Axe layout (with --shape), a CuTe layout ('(4,2):(2,1)',
     /// 'Sw<3,3,3> o 0 o (8,64):(64,1)'; a TV layout with --tv --shape M,N), a Triton linear layout
-    /// ('{"in": ...}', '#ttg.linear<{...}>'), a Gluon layout ('BlockedLayout(...)', with --shape), or a
-    /// sharding in any notation (with --shape and, but for HLO text, --mesh).
+    /// ('{"in": ...}', '#ttg.linear<{...}>'), a Gluon layout ('BlockedLayout(...)' or TTGIR
+    /// '#ttg.blocked<{...}>', with --shape), or a sharding in any notation (with --shape and, but for HLO
+    /// text, --mesh).
     input: String,
     /// The logical shape an Axe layout is viewed over; the tensor shape of a Gluon layout; the tile
     /// (M,N) of a CuTe TV layout.
@@ -136,7 +137,7 @@ fn read_input(text: &str, shape: &Option<ShapeArg>) -> Result<Read, String> {
             })
         }
         Some(Source::Triton) => {
-            let (axe, over) = if t.starts_with('{') || t.starts_with("#ttg") {
+            let (axe, over) = if axe_triton::gluon::is_linear_text(t) {
                 let ll = axe_triton::parse_linear(t).map_err(|e| e.to_string())?;
                 let axe = ll.to_axe().map_err(|e| e.to_string())?;
                 (axe, axe_triton::out_shape(&ll))

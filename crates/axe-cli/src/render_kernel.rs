@@ -29,7 +29,7 @@ fn looks_gluon(t: &str) -> bool {
 /// readers (an XLA tuple shape, which also starts with `(`, included).
 pub fn detect(text: &str) -> Option<Source> {
     let t = text.trim_start();
-    if t.starts_with('{') || t.starts_with("#ttg") || looks_gluon(t) {
+    if t.starts_with('{') || t.starts_with('#') || looks_gluon(t) {
         Some(Source::Triton)
     } else if t.starts_with("Sw<")
         || t.starts_with(|c: char| c.is_ascii_digit())

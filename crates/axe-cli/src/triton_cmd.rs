@@ -12,8 +12,8 @@ use crate::report::{emit, Report};
 #[derive(Args)]
 pub struct One {
     /// Linear layouts as JSON bases (`{"in": {"register": [[0,1]], ...}, "out": {"dim0": 32, ...}}`) or a
-    /// `#ttg.linear<{...}>` attribute, or Gluon layouts (`BlockedLayout(...)`, with --shape); `-` reads one
-    /// per stdin line.
+    /// `#ttg.linear<{...}>` attribute, or Gluon layouts (`BlockedLayout(...)` or a TTGIR attribute such as
+    /// `#ttg.blocked<{...}>`, after any alias definitions, with --shape); `-` reads one per stdin line.
     #[arg(required = true)]
     layouts: Vec<String>,
     /// The tensor shape a Gluon layout covers (`32,16`).
@@ -79,7 +79,7 @@ fn err(e: impl std::fmt::Display) -> String {
 /// A linear layout from any accepted text; Gluon layouts need the shape.
 fn linear(text: &str, shape: Option<&[u64]>) -> Result<LinearLayout, String> {
     let t = text.trim();
-    if t.starts_with('{') || t.starts_with("#ttg") {
+    if axe_triton::gluon::is_linear_text(t) {
         return parse_linear(t).map_err(err);
     }
     let g = parse_gluon(t).map_err(err)?;
@@ -96,7 +96,7 @@ fn linear(text: &str, shape: Option<&[u64]>) -> Result<LinearLayout, String> {
 /// padded memory and `padding` the pairs, the padded size and where each logical offset is stored.
 fn padded(text: &str, ll: &LinearLayout) -> Result<Option<Report>, String> {
     let t = text.trim();
-    if t.starts_with('{') || t.starts_with("#ttg") {
+    if axe_triton::gluon::is_linear_text(t) {
         return Ok(None);
     }
     let Ok(g) = parse_gluon(t) else {

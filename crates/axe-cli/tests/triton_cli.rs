@@ -297,3 +297,29 @@ fn padded_shared_layouts_show_their_padding() {
         "S[(2,2,2,4):(12@offset,5@offset,24@offset,1@offset)]"
     );
 }
+
+#[test]
+fn ttgir_attributes_read_as_their_gluon_twins_in_every_command() {
+    let attr = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>";
+    let twin = json_lines(&["triton", "show", BLOCKED, "--shape", "16,32", "--json"]);
+    let v = json_lines(&["triton", "show", attr, "--shape", "16,32", "--json"]);
+    assert_eq!(v[0]["map"], twin[0]["map"]);
+    assert_eq!(v[0]["axe"], twin[0]["axe"]);
+    // The header lines of a TTGIR module, then one alias.
+    let module = format!(
+        "#mma = #ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}}>\n#blocked = {attr}\n#blocked"
+    );
+    let (code, out, err) = run(&["triton", "to-axe", &module, "--shape", "16,32"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), twin[0]["axe"].as_str().unwrap());
+    let (code, out, err) = run(&["explain", attr, "--shape", "16,32"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Triton layout"), "{out}");
+    let (code, _, err) = run(&["render", attr, "--shape", "16,32", "--format", "txt"]);
+    assert_eq!(code, 0, "{err}");
+    // An unknown parameter: named, with a caret under it.
+    let bad = "#ttg.blocked<{sizePerThread = [1], vector = 4}>";
+    let (code, _, err) = run(&["triton", "show", bad, "--shape", "16"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("`vector`") && err.contains('^'), "{err}");
+}

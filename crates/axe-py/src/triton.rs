@@ -28,14 +28,14 @@ impl From<Ll> for LinearLayout {
 
 #[pymethods]
 impl LinearLayout {
-    /// Reads JSON bases, a `#ttg.linear` attribute, or a Gluon layout (`BlockedLayout(...)`, ...) over
-    /// `shape`. Raises `ParseError` with `.offset`, or `TritonError` (e.g. a size not a power of two).
+    /// Reads JSON bases, a `#ttg.linear` attribute, or a Gluon layout (`BlockedLayout(...)`, ..., or a
+    /// TTGIR attribute such as `#ttg.blocked<{...}>`) over `shape`. Raises `ParseError` with `.offset`, or `TritonError` (e.g. a size not a power of two).
     #[new]
     #[pyo3(signature = (text, shape = None))]
     fn new(text: &str, shape: Option<U64s>) -> PyResult<Self> {
         let shape = shape.map(|s| s.0);
         let t = text.trim();
-        if t.starts_with('{') || t.starts_with("#ttg") {
+        if axe_triton::gluon::is_linear_text(t) {
             return Ok(parse_linear(t).map_err(errors::triton)?.into());
         }
         let g = parse_gluon(t).map_err(errors::triton)?;

@@ -167,7 +167,7 @@ fn cute_tv(text: &str, tile: &[u64]) -> std::result::Result<Picture, String> {
 /// layout and its hardware map (shapes that are not powers of two).
 fn triton(text: &str, shape: Option<&[u64]>) -> std::result::Result<Picture, String> {
     let t = text.trim();
-    if t.starts_with('{') || t.starts_with("#ttg") {
+    if axe_triton::gluon::is_linear_text(t) {
         let ll = parse_linear(t).map_err(err)?;
         let out = out_shape(&ll);
         if let Some(s) = shape {

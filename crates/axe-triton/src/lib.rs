@@ -5,7 +5,8 @@
 //!   `pseudoinvert`, `invert_and_compose`, injectivity and surjectivity.
 //! * [`LinearLayout::to_axe`] / [`LinearLayout::from_axe`]: the same placement as an Axe layout from
 //!   tensor index to hardware axes `reg`/`lane`/`warp`/`block`, each answer checked by enumeration.
-//! * [`gluon`]: Gluon's layout constructors (`BlockedLayout(...)`, `SliceLayout(...)`) over a tensor shape
+//! * [`gluon`]: Gluon's layout constructors (`BlockedLayout(...)`, `SliceLayout(...)`, or the TTGIR
+//!   attributes they print as, `#ttg.blocked<{...}>`, with alias definitions) over a tensor shape
 //!   to the linear layout Triton computes, and, for any shape Triton cannot lay out (not powers of two),
 //!   straight to an Axe layout.
 //!

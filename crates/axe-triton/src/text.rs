@@ -219,6 +219,10 @@ pub fn parse_linear(src: &str) -> Result<LinearLayout> {
         Some(rest) if rest.starts_with('"') || rest.starts_with('\'') || rest.is_empty() => {
             parse_json(src)
         }
+        // TTGIR text with aliases, or the older `#triton_gpu.` prefix.
+        _ if t.starts_with('#') && !t.starts_with("#ttg.linear<") => {
+            crate::gluon::ttgir::parse_linear_ttgir(src)
+        }
         _ => parse_ttg(src),
     }
 }

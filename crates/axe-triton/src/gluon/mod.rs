@@ -35,8 +35,9 @@ mod parse;
 mod parse_amd;
 mod parse_padded;
 mod shared;
+pub(crate) mod ttgir;
 pub use padded::{identity_bases, padded_offset, padded_size};
-pub use parse::parse_gluon;
+pub use ttgir::{is_linear_text, is_ttgir, parse_gluon, parse_ttgir};
 
 /// A Gluon layout.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,7 +22,7 @@ pub(super) fn ints(src: &str, v: &Spanned, what: &str) -> Result<Vec<u64>> {
     }
 }
 
-fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
+pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
     let Value::Call(name, args) = &v.value else {
         return Err(error_at(
             src,
