@@ -47,6 +47,9 @@ pub unsafe fn transpose(
 /// 0.62–0.63× with 64; AVX-512 and SSE2 blocks gained nothing there, and rows 32 KiB apart lost with
 /// 128).
 pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
+    if isa == Isa::Portable {
+        return PORTABLE_TILE;
+    }
     let rows = ((2 << 20) / pitch.max(1)).clamp(32, 64) / 16 * 16;
     let rows = if isa == Isa::Avx2 && rows < 64 {
         128
@@ -257,10 +260,10 @@ pub(super) unsafe fn transpose_portable(
 ) {
     let (fa, fb) = if s[1] == 1 && s[2] == 1 {
         match w {
-            1 => blocks_portable::<u8, 16>(src, dst, s, (na, nb)),
-            2 => blocks_portable::<u16, 16>(src, dst, s, (na, nb)),
-            4 => blocks_portable::<u32, 16>(src, dst, s, (na, nb)),
-            8 => blocks_portable::<u64, 8>(src, dst, s, (na, nb)),
+            1 => staged_portable::<u8, 16>(src, dst, s, (na, nb)),
+            2 => staged_portable::<u16, 16>(src, dst, s, (na, nb)),
+            4 => staged_portable::<u32, 16>(src, dst, s, (na, nb)),
+            8 => staged_portable::<u64, 8>(src, dst, s, (na, nb)),
             _ => (0, 0),
         }
     } else {
@@ -278,6 +281,79 @@ pub(super) unsafe fn transpose_portable(
     };
     edge(fa, na, 0, nb);
     edge(0, fa, fb, nb);
+}
+
+/// The tile of a portable transpose (see [`transpose_tile`]): 256 source rows by 256 destination rows,
+/// which [`staged_portable`] moves through a buffer (256 KiB for 4-byte elements). Portable code has no
+/// non-temporal stores, so every destination line is read before it is written; writing each
+/// destination row's 256 elements in one run (1 KiB of f32, 16 lines back to back) lets the hardware
+/// fetch those lines ahead, as it does for a copy, and reading each source row along 256 elements does
+/// the same for the reads. (Measured on a Zen 5, `--isa portable`, 1 thread: see `docs/relayout.md`;
+/// 64×128, 128×256 and 1024×64 staged tiles were slower, and copying source rows whole before
+/// transposing them, interleaving one part's copy-out with the next part's transposes, and 4×4, 8×8 or
+/// 32×32 blocks gained nothing measurable.)
+pub const PORTABLE_TILE: (usize, usize) = (256, 256);
+
+/// The largest buffer (bytes) [`staged_portable`] takes; a larger tile goes block by block instead.
+const PORTABLE_STAGE_MAX: usize = 1 << 20;
+
+/// The whole `B`×`B` blocks of a transpose through a buffer (source rows `s[0]` elements apart,
+/// destination rows `s[3]`): first the source rows are read `B` at a time, each along the whole tile,
+/// their blocks transposed into the buffer, which holds the tile's destination rows end to end; then
+/// each destination row is copied out in one run. Returns the extents covered, `(na, nb)` rounded down
+/// to whole blocks. Tiles whose buffer would pass [`PORTABLE_STAGE_MAX`] go through
+/// [`blocks_portable`].
+unsafe fn staged_portable<T: Copy, const B: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    s: [i64; 4],
+    (na, nb): (usize, usize),
+) -> (usize, usize) {
+    use std::cell::RefCell;
+    thread_local! {
+        static STAGE: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    }
+    let (fa, fb) = (na / B * B, nb / B * B);
+    let bytes = fa * fb * std::mem::size_of::<T>();
+    if bytes == 0 || bytes > PORTABLE_STAGE_MAX {
+        return blocks_portable::<T, B>(src, dst, s, (na, nb));
+    }
+    STAGE.with(|stage| {
+        // (This kernel calls nothing that comes back here, so the buffer is never lent twice.)
+        let Ok(mut stage) = stage.try_borrow_mut() else {
+            return blocks_portable::<T, B>(src, dst, s, (na, nb));
+        };
+        if stage.len() * 8 < bytes {
+            stage.resize(bytes.div_ceil(8), 0);
+        }
+        let stage = stage.as_mut_ptr() as *mut T;
+        let (src, dst) = (src as *const T, dst as *mut T);
+        let (sr, dr) = (s[0] as isize, s[3] as isize);
+        for x in (0..fa).step_by(B) {
+            let from = src.offset(x as isize * sr);
+            for y in (0..fb).step_by(B) {
+                let rows: [[T; B]; B] = std::array::from_fn(|i| {
+                    (from.offset(i as isize * sr + y as isize) as *const [T; B]).read_unaligned()
+                });
+                let to = stage.add(y * fa + x);
+                #[allow(clippy::needless_range_loop)] // j indexes the inner arrays: a column.
+                for j in 0..B {
+                    let column: [T; B] = std::array::from_fn(|i| rows[i][j]);
+                    (to.add(j * fa) as *mut [T; B]).write_unaligned(column);
+                }
+            }
+        }
+        // (As bytes: the destination need not be aligned to `T`.)
+        let run = fa * std::mem::size_of::<T>();
+        for y in 0..fb {
+            std::ptr::copy_nonoverlapping(
+                stage.add(y * fa) as *const u8,
+                dst.offset(y as isize * dr) as *mut u8,
+                run,
+            );
+        }
+        (fa, fb)
+    })
 }
 
 /// The whole `B`×`B` blocks of a transpose of `T` (source rows `s[0]` elements apart, destination rows
