@@ -260,10 +260,13 @@ pub(super) unsafe fn transpose_portable(
 ) {
     let (fa, fb) = if s[1] == 1 && s[2] == 1 {
         match w {
-            1 => staged_portable::<u8, 16>(src, dst, s, (na, nb)),
-            2 => staged_portable::<u16, 16>(src, dst, s, (na, nb)),
-            4 => staged_portable::<u32, 16>(src, dst, s, (na, nb)),
-            8 => staged_portable::<u64, 8>(src, dst, s, (na, nb)),
+            1 => staged_portable::<u8, 16>(src, dst, s, (na, nb), block_portable::<u8, 16>),
+            2 => staged_portable::<u16, 16>(src, dst, s, (na, nb), block_portable::<u16, 16>),
+            4 if cfg!(target_endian = "little") => {
+                staged_portable::<u32, 16>(src, dst, s, (na, nb), block_u32_pairs)
+            }
+            4 => staged_portable::<u32, 16>(src, dst, s, (na, nb), block_portable::<u32, 16>),
+            8 => staged_portable::<u64, 8>(src, dst, s, (na, nb), block_portable::<u64, 8>),
             _ => (0, 0),
         }
     } else {
@@ -310,6 +313,7 @@ unsafe fn staged_portable<T: Copy, const B: usize>(
     dst: *mut u8,
     s: [i64; 4],
     (na, nb): (usize, usize),
+    block: unsafe fn(*const T, isize, *mut T, usize),
 ) -> (usize, usize) {
     use std::cell::RefCell;
     thread_local! {
@@ -334,15 +338,7 @@ unsafe fn staged_portable<T: Copy, const B: usize>(
         for x in (0..fa).step_by(B) {
             let from = src.offset(x as isize * sr);
             for y in (0..fb).step_by(B) {
-                let rows: [[T; B]; B] = std::array::from_fn(|i| {
-                    (from.offset(i as isize * sr + y as isize) as *const [T; B]).read_unaligned()
-                });
-                let to = stage.add(y * fa + x);
-                #[allow(clippy::needless_range_loop)] // j indexes the inner arrays: a column.
-                for j in 0..B {
-                    let column: [T; B] = std::array::from_fn(|i| rows[i][j]);
-                    (to.add(j * fa) as *mut [T; B]).write_unaligned(column);
-                }
+                block(from.add(y), sr, stage.add(y * fa + x), fa);
             }
         }
         // (As bytes: the destination need not be aligned to `T`.)
@@ -356,6 +352,44 @@ unsafe fn staged_portable<T: Copy, const B: usize>(
         }
         (fa, fb)
     })
+}
+
+/// One `B`×`B` block of `T` transposed: row i of the source (`sr` elements apart from `from`) becomes
+/// column i at `to` (rows `dr` apart), each row read whole into an array, each column written whole.
+unsafe fn block_portable<T: Copy, const B: usize>(
+    from: *const T,
+    sr: isize,
+    to: *mut T,
+    dr: usize,
+) {
+    let rows: [[T; B]; B] =
+        std::array::from_fn(|i| (from.offset(i as isize * sr) as *const [T; B]).read_unaligned());
+    #[allow(clippy::needless_range_loop)] // j indexes the inner arrays: a column.
+    for j in 0..B {
+        let column: [T; B] = std::array::from_fn(|i| rows[i][j]);
+        (to.add(j * dr) as *mut [T; B]).write_unaligned(column);
+    }
+}
+
+/// [`block_portable`] for 16×16 `u32` on little-endian targets, a pair of elements as one `u64`:
+/// rows 2i and 2i + 1 read as eight `u64` each, and the 2×2 blocks they make transposed with masks,
+/// shifts and ors (the same on every lane, which the compiler vectorises), so that each destination
+/// row is built from eight `u64` (elements of source rows 2i and 2i + 1 side by side) rather than
+/// sixteen single elements.
+unsafe fn block_u32_pairs(from: *const u32, sr: isize, to: *mut u32, dr: usize) {
+    const LOW: u64 = 0xffff_ffff;
+    let rows: [[u64; 8]; 16] =
+        std::array::from_fn(|i| (from.offset(i as isize * sr) as *const [u64; 8]).read_unaligned());
+    #[allow(clippy::needless_range_loop)] // k indexes the inner arrays: a column of pairs.
+    for k in 0..8 {
+        // Little-endian: element 2k of a row is the low half of its u64 k, element 2k + 1 the high.
+        let even: [u64; 8] =
+            std::array::from_fn(|i| rows[2 * i][k] & LOW | rows[2 * i + 1][k] << 32);
+        let odd: [u64; 8] =
+            std::array::from_fn(|i| rows[2 * i][k] >> 32 | rows[2 * i + 1][k] & !LOW);
+        (to.add(2 * k * dr) as *mut [u64; 8]).write_unaligned(even);
+        (to.add((2 * k + 1) * dr) as *mut [u64; 8]).write_unaligned(odd);
+    }
 }
 
 /// The whole `B`×`B` blocks of a transpose of `T` (source rows `s[0]` elements apart, destination rows
