@@ -90,7 +90,7 @@ pub fn region(s: &str) -> Result<Vec<Range<u64>>, String> {
 pub type Item = Result<String, String>;
 
 /// The inputs, streamed: each argument in turn, with `-` replaced by the lines of stdin as they arrive
-/// (blank lines and `#` comments skipped). Nothing is held back: a batch of millions of lines is answered
+/// (blank lines and `# ` comments skipped; `#ttg...` lines are layouts). Nothing is held back: a batch of millions of lines is answered
 /// line by line in bounded memory.
 pub fn expand(args: &[String]) -> impl Iterator<Item = Item> + '_ {
     args.iter().flat_map(|a| -> Box<dyn Iterator<Item = Item>> {
@@ -143,7 +143,7 @@ impl Iterator for StdinLines {
                         return Some(Err(format!("stdin line {} is not UTF-8 text", self.line)));
                     };
                     let t = text.trim();
-                    if !t.is_empty() && !t.starts_with('#') {
+                    if !t.is_empty() && !is_comment(t) {
                         return Some(Ok(t.to_string()));
                     }
                 }
@@ -156,6 +156,13 @@ impl Iterator for StdinLines {
         }
         None
     }
+}
+
+/// A comment line: `#` alone or followed by a space (`# note`). `#ttg.linear<...>`, `#blocked = ...`
+/// and other `#` words are layouts (TTGIR attributes), not comments.
+fn is_comment(line: &str) -> bool {
+    line.strip_prefix('#')
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
 }
 
 /// Pairs for two-input verbs, streamed: `A B` as given; `-` in one place takes each stdin line there;

@@ -323,3 +323,26 @@ fn ttgir_attributes_read_as_their_gluon_twins_in_every_command() {
     assert_eq!(code, 1);
     assert!(err.contains("`vector`") && err.contains('^'), "{err}");
 }
+
+/// In a batch on stdin, `# note` lines are comments, and TTGIR attributes (`#ttg.linear<...>`) are
+/// layouts answered like any other line, not skipped as comments.
+#[test]
+fn ttgir_lines_on_stdin_are_layouts_not_comments() {
+    let out = assert_cmd::Command::cargo_bin("axe")
+        .unwrap()
+        .args(["triton", "show", "-", "--json"])
+        .write_stdin(
+            "# a comment\n#\n#ttg.linear<{register = [[0, 1]], lane = [[1, 0]], warp = [], block = []}>\n#not a layout\n",
+        )
+        .output()
+        .unwrap();
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].get("error").is_none(), "{}", lines[0]);
+    assert!(lines[1]["error"].is_string(), "{}", lines[1]);
+    assert_eq!(out.status.code(), Some(1));
+}
