@@ -72,8 +72,9 @@ def triton_bases(dl, shape):
     return json.loads(json.dumps({"in": ins, "out": {f"dim{i}": s for i, s in enumerate(shape)}}))
 
 
-def triton_forked(builder, lay, shape):
-    """Triton's linear layout of `lay` over `shape`, or None where Triton raises or aborts the process."""
+def triton_forked(builder, lay, shape, ask=None):
+    """Triton's linear layout of `lay` over `shape` (or what `ask(builder, lay, shape)` answers), or None
+    where Triton raises or aborts the process."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -82,7 +83,10 @@ def triton_forked(builder, lay, shape):
         os.dup2(null, 1)
         os.dup2(null, 2)
         try:
-            out = json.dumps(triton_bases(builder.to_linear_layout(lay._to_ir(builder), shape), shape))
+            if ask is None:
+                out = json.dumps(triton_bases(builder.to_linear_layout(lay._to_ir(builder), shape), shape))
+            else:
+                out = json.dumps(ask(builder, lay, shape))
             with os.fdopen(w, "w") as f:
                 f.write(out)
             os._exit(0)
@@ -219,6 +223,112 @@ def rand_multi_cta_case(rng):
     return lay, shape
 
 
+def rand_tile_bases(rng, rank, count, zero=0.1, skew=0.1):
+    """`count` bases over `rank` dims, mostly the next power of two along one dim; now and then zeros
+    (copies) or a base moving two dims (both allowed for WMMA warps and registers)."""
+    nxt, out = [1] * rank, []
+    for _ in range(count):
+        r = rng.random()
+        if r < zero:
+            out.append([0] * rank)
+        elif r < zero + skew and rank > 1:
+            out.append([rng.randrange(0, 3) for _ in range(rank)])
+        else:
+            d = rng.randrange(rank)
+            b = [0] * rank
+            b[d] = nxt[d]
+            nxt[d] *= 2
+            out.append(b)
+    rng.shuffle(out)
+    return out
+
+
+def rand_amd_case(rng):
+    """AMD's MFMA and WMMA accumulators with every parameter Triton 3.9 takes: all versions, tile shapes
+    (4×4 through the builder, which Gluon's Python class does not offer), element widths, tiles per warp,
+    transposition, register bases, rank 3 (batched) and `cga_layout`."""
+    rank = 3 if rng.random() < 0.25 else 2
+    cga = rand_cga(rng, rank) if rng.random() < 0.4 else []
+    if rng.random() < 0.5:
+        m = rng.choice([[32, 32], [16, 16], [64, 4], [4, 64], [4, 4]])
+        k = rng.choice([4, 8, 16, 32])
+        p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
+        lay = amd.AMDMFMALayout(version=rng.randrange(1, 5), instr_shape=[16, 16, k],
+                                transposed=rng.random() < 0.5, warps_per_cta=p(3),
+                                element_bitwidth=rng.choice([32, 64]),
+                                tiles_per_warp=p(3) if rng.random() < 0.4 else None, cga_layout=cga)
+        object.__setattr__(lay, "instr_shape", m + [k])  # 4×4 bypasses the Python check only
+    else:
+        version = rng.randrange(1, 4)
+        instr = [32, 16, 16] if version >= 2 and rng.random() < 0.3 else [16, 16, rng.choice([16, 32])]
+        if rng.random() < 0.05:
+            instr = [32, 16, 16]  # version 1 has none: both refuse
+        lay = amd.AMDWMMALayout(version=version, transposed=rng.random() < 0.5,
+                                warp_bases=rand_tile_bases(rng, rank, rng.randrange(0, 4)),
+                                reg_bases=rand_tile_bases(rng, rank, rng.randrange(0, 3)) if rng.random() < 0.4
+                                else None, instr_shape=instr, cga_layout=cga, rank=rank)
+    return lay, rand_shape(rng, rank, 8 if rank == 2 else 6)
+
+
+def rand_padded_case(rng):
+    """A PaddedSharedLayout: random power-of-two intervals and paddings, offset bases a random order of
+    the unit bits of one CTA's part (rarely a zero or two-dim base, which both refuse), a CGA encoding in
+    units of the part."""
+    rank = rng.randrange(1, 4)
+    shape = rand_shape(rng, rank, 5, bits=10)
+    cga, split = [], [1] * rank
+    for _ in range(rng.randrange(0, 3) if rng.random() < 0.4 else 0):
+        d = rng.randrange(rank)
+        if shape[d] // split[d] >= 2:
+            b = [0] * rank
+            b[d] = split[d]
+            split[d] *= 2
+            cga.append(b)
+    rng.shuffle(cga)
+    part = [s // c for s, c in zip(shape, split)]
+    offs = []
+    for d in range(rank):
+        v = 1
+        while v < part[d]:
+            offs.append([v if i == d else 0 for i in range(rank)])
+            v *= 2
+    rng.shuffle(offs)
+    if offs and rng.random() < 0.05:
+        offs[0] = [0] * rank if rng.random() < 0.5 else [1] * rank
+    intervals = rng.sample([1, 2, 4, 8, 16, 32, 64], rng.randrange(1, 4))
+    pairs = [[i, 1 << rng.randrange(0, 4)] for i in intervals]
+    return gl.PaddedSharedLayout(pairs, offs, cga, shape), shape
+
+
+def triton_padded_attr(builder, lay, shape):
+    """The `#ttg.padded_shared<...>` attribute Triton prints for `lay` (from a memdesc type), or None
+    where Triton refuses."""
+    ty = builder.get_shared_mem_desc_ty(builder.get_float_ty(), shape, lay._to_ir(builder), shape)
+    text = str(ty)
+    start = text.index("#ttg.padded_shared<")
+    depth = 0
+    for i in range(text.index("<", start), len(text)):
+        depth += {"<": 1, ">": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start:i + 1]
+    raise ValueError(text)
+
+
+def padded_attr_bases(attr, shape):
+    """The linear component the attribute text states: its offset and block bases, or the identity
+    along `order` (the short form Triton prints for one CTA and offsets in order), over `shape`."""
+    body = attr[attr.index("{"):attr.rindex("}") + 1]
+    for key in ["offset", "block", "order", "shape"]:
+        body = body.replace(key + " =", f'"{key}":')
+    ins = json.loads(body)
+    if "order" in ins:
+        offs = []
+        for d in ins["order"]:
+            offs += [[1 << k if i == d else 0 for i in range(len(shape))] for k in range(shape[d].bit_length() - 1)]
+        ins = {"offset": offs, "block": []}
+    return {"in": {"offset": ins["offset"], "block": ins["block"]}, "out": {f"dim{i}": s for i, s in enumerate(shape)}}
+
+
 # Hand-picked cases for --named: kWidth variants, both operands, Ampere, Hopper and blocked parents, every
 # swizzle width, transposed, FP4 padding, a rank-3 shared buffer.
 def named_cases():
@@ -246,6 +356,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--golden")
     ap.add_argument("--named")
+    ap.add_argument("--show", type=int, default=20, help="how many disagreements to print")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     axe = Oracle(os.environ["AXE_TRITON_ORACLE"])
@@ -390,6 +501,63 @@ def main():
         if text.startswith("AMDWMMALayout"):
             multi["amd_wmma_agree"] += stats["agree"] - before
     stats["multi_cta_and_amd"] = multi
+    # AMD accumulators with every parameter, Triton asked in a fork.
+    amd_stats = {"mfma_agree": 0, "wmma_agree": 0, "mfma_cga_agree": 0, "wmma_cga_agree": 0,
+                 "rank3_agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 2)):
+        lay, shape = rand_amd_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                amd_stats["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        ok = stats["agree"] - before
+        kind = "mfma" if text.startswith("AMDMFMA") else "wmma"
+        amd_stats[kind + "_agree"] += ok
+        amd_stats[kind + "_cga_agree"] += ok if lay.cga_layout else 0
+        amd_stats["rank3_agree"] += ok if len(shape) == 3 else 0
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["amd"] = amd_stats
+    # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon
+    # form and that attribute.
+    pad = {"agree": 0, "attr_agree": 0, "cga_agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 4)):
+        lay, shape = rand_padded_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        attr = triton_forked(builder, lay, shape, triton_padded_attr)
+        if attr is None:
+            if ours.startswith("error"):
+                pad["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        theirs = padded_attr_bases(attr, shape)
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        ok = stats["agree"] - before
+        pad["agree"] += ok
+        pad["cga_agree"] += ok if lay.cga_layout else 0
+        before = stats["agree"]
+        check("ttg " + attr + " " + shape_s, axe.ask("gluon", attr, shape_s), theirs)
+        pad["attr_agree"] += stats["agree"] - before
+        same = axe.ask("padding", text, attr)
+        if same == "same":
+            pad["padding_agree"] = pad.get("padding_agree", 0) + 1
+        else:
+            fails.append(("padding " + text + " " + attr, same, "same"))
+        golden.append(f"{attr}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["padded_shared"] = pad
     if a.named:
         lines = []
         for lay, shape in named_cases():
@@ -403,7 +571,9 @@ def main():
         with open(a.golden, "w") as f:
             f.write("\n".join(golden) + "\n")
     print(json.dumps(stats))
-    for f in fails[:20]:
+    if fails:
+        print(len(fails), "disagreements")
+    for f in fails[:a.show]:
         print("DISAGREE", *f, sep="\n  ")
     sys.exit(1 if fails else 0)
 

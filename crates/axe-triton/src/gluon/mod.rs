@@ -106,8 +106,9 @@ pub enum GluonLayout {
         fp4_padded: bool,
     },
     /// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta, element_bitwidth, tiles_per_warp)`:
-    /// the accumulator of AMD's `mfma` (32×32, 16×16, 4×4, 64×4 (transposed) and 4×64 tiles, 64 lanes;
-    /// 32- or 64-bit elements; one CTA).
+    /// the accumulator of AMD's `mfma` (32×32, 16×16, 64×4 (transposed) and 4×64 tiles, 64 lanes;
+    /// 32- or 64-bit elements; rank 2, or 3 with a batch dim first; with a `cga_layout` it is the
+    /// `layout` of a [`GluonLayout::MultiCta`]).
     AmdMfma {
         /// The CDNA generation (1 to 4).
         version: u64,
@@ -122,9 +123,10 @@ pub enum GluonLayout {
         /// Instruction tiles each warp computes along each dim.
         tiles_per_warp: Vec<u64>,
     },
-    /// `AMDWMMALayout(version, transposed, warp_bases, reg_bases, instr_shape)`: the accumulator of AMD's
-    /// `wmma` (RDNA3, RDNA4 and gfx1250: versions 1, 2 and 3; 16×16 tiles, or 32×16 from version 2; 32
-    /// lanes; rank 2, one CTA).
+    /// `AMDWMMALayout(version, transposed, warp_bases, reg_bases, instr_shape, rank)`: the accumulator of
+    /// AMD's `wmma` (RDNA3, RDNA4 and gfx1250: versions 1, 2 and 3; 16×16 tiles, or 32×16 in version 3;
+    /// 32 lanes; rank 2, or 3 with a batch dim first; with a `cga_layout` it is the `layout` of a
+    /// [`GluonLayout::MultiCta`]).
     AmdWmma {
         /// 1 (RDNA3), 2 (RDNA4) or 3 (gfx1250).
         version: u64,
@@ -136,6 +138,8 @@ pub enum GluonLayout {
         reg_bases: Vec<Vec<u64>>,
         /// The instruction's `[M, N]`.
         instr: [u64; 2],
+        /// 2, or 3 with a batch dim first.
+        rank: usize,
     },
     /// `PaddedSharedLayout(interval_padding_pairs, offset_bases, cga_layout, shape)`: shared memory whose
     /// linear component (in-dims `offset` and `block` onto `shape`, a bijection whose bases each move one
@@ -242,7 +246,8 @@ impl GluonLayout {
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
             GluonLayout::MultiCta { layout, .. } => layout.rank(),
             GluonLayout::PaddedShared { shape, .. } => shape.len(),
-            GluonLayout::AmdMfma { .. } | GluonLayout::AmdWmma { .. } => 2,
+            GluonLayout::AmdMfma { warps_per_cta, .. } => warps_per_cta.len(),
+            GluonLayout::AmdWmma { rank, .. } => *rank,
         }
     }
 
@@ -407,6 +412,7 @@ impl GluonLayout {
                     warps_per_cta,
                     element_bitwidth: *element_bitwidth,
                     tiles_per_warp,
+                    whole_n: shape.last().copied().unwrap_or(1),
                 },
                 shape,
             ),
@@ -416,6 +422,7 @@ impl GluonLayout {
                 warp_bases,
                 reg_bases,
                 instr,
+                ..
             } => amd::wmma(
                 &amd::Wmma {
                     version: *version,

@@ -353,7 +353,7 @@ pub(super) fn cga_bases(src: &str, a: Option<&Spanned>, rank: usize) -> Result<V
 }
 
 /// `layout` spread over CTAs by `cga` (itself when `cga` is empty).
-fn with_cga(layout: GluonLayout, cga: Vec<Vec<u64>>) -> GluonLayout {
+pub(super) fn with_cga(layout: GluonLayout, cga: Vec<Vec<u64>>) -> GluonLayout {
     if cga.is_empty() {
         layout
     } else {
