@@ -273,13 +273,15 @@ def rand_amd_case(rng):
 def rand_padded_case(rng):
     """A PaddedSharedLayout: random power-of-two intervals and paddings, offset bases a random order of
     the unit bits of one CTA's part (rarely a zero or two-dim base, which both refuse), a CGA encoding in
-    units of the part."""
+    units of the part (now and then a zero base: CTAs holding copies)."""
     rank = rng.randrange(1, 4)
     shape = rand_shape(rng, rank, 5, bits=10)
     cga, split = [], [1] * rank
     for _ in range(rng.randrange(0, 3) if rng.random() < 0.4 else 0):
         d = rng.randrange(rank)
-        if shape[d] // split[d] >= 2:
+        if rng.random() < 0.15:
+            cga.append([0] * rank)  # CTAs holding copies
+        elif shape[d] // split[d] >= 2:
             b = [0] * rank
             b[d] = split[d]
             split[d] *= 2
@@ -548,14 +550,16 @@ def main():
         ok = stats["agree"] - before
         pad["agree"] += ok
         pad["cga_agree"] += ok if lay.cga_layout else 0
+        pad["cga_copies_agree"] = pad.get("cga_copies_agree", 0) + (ok if [0] * len(shape) in lay.cga_layout else 0)
         before = stats["agree"]
         check("ttg " + attr + " " + shape_s, axe.ask("gluon", attr, shape_s), theirs)
         pad["attr_agree"] += stats["agree"] - before
-        same = axe.ask("padding", text, attr)
+        same = axe.ask("same", text, attr)
         if same == "same":
-            pad["padding_agree"] = pad.get("padding_agree", 0) + 1
+            pad["gluon_is_attr"] = pad.get("gluon_is_attr", 0) + 1
         else:
-            fails.append(("padding " + text + " " + attr, same, "same"))
+            fails.append(("same " + text + " " + attr, same, "same"))
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
         golden.append(f"{attr}\t{shape_s}\t{json.dumps(theirs)}")
     stats["padded_shared"] = pad
     if a.named:

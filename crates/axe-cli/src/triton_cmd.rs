@@ -76,10 +76,16 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// Whether `t` is a linear layout's text (JSON bases or `#ttg.linear`), not a Gluon layout's (a
+/// `#ttg.padded_shared` attribute is one).
+fn is_linear_text(t: &str) -> bool {
+    t.starts_with('{') || (t.starts_with("#ttg") && !t.starts_with("#ttg.padded_shared"))
+}
+
 /// A linear layout from any accepted text; Gluon layouts need the shape.
 fn linear(text: &str, shape: Option<&[u64]>) -> Result<LinearLayout, String> {
     let t = text.trim();
-    if t.starts_with('{') || t.starts_with("#ttg") {
+    if is_linear_text(t) {
         return parse_linear(t).map_err(err);
     }
     let g = parse_gluon(t).map_err(err)?;
@@ -96,7 +102,7 @@ fn linear(text: &str, shape: Option<&[u64]>) -> Result<LinearLayout, String> {
 /// padded memory and `padding` the pairs, the padded size and where each logical offset is stored.
 fn padded(text: &str, ll: &LinearLayout) -> Result<Option<Report>, String> {
     let t = text.trim();
-    if t.starts_with('{') || t.starts_with("#ttg") {
+    if is_linear_text(t) {
         return Ok(None);
     }
     let Ok(g) = parse_gluon(t) else {

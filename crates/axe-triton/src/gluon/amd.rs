@@ -181,9 +181,11 @@ pub(crate) fn wmma(p: &Wmma<'_>, shape: &[u64]) -> Result<LinearLayout> {
             reg.push(unit(rank, r, 16));
             tile[r] = 32;
         }
-        (v, [m, n]) => return Err(TritonError::Gluon(format!(
+        (v, [m, n]) => {
+            return Err(TritonError::Gluon(format!(
             "AMDWMMALayout version {v} has no {m}×{n} instruction (16×16, and 32×16 in version 3)"
-        ))),
+        )))
+        }
     }
     let scaled = |bases: &[Vec<u64>], what: &str| -> Result<Vec<Vec<u64>>> {
         bases

@@ -494,7 +494,19 @@ fn nvmma_shared(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<Gl
     ))
 }
 
-/// Reads a Gluon layout from its constructor text.
+/// Reads a Gluon layout from its constructor text (`BlockedLayout(...)`, as Triton prints it), or a
+/// `#ttg.padded_shared<...>` attribute of TTGIR.
 pub fn parse_gluon(src: &str) -> Result<GluonLayout> {
+    if src.trim_start().starts_with("#ttg.padded_shared") {
+        let lead = src.len() - src.trim_start().len();
+        return super::parse_padded::padded_shared_attr(src.trim_start()).map_err(|e| match e {
+            crate::error::TritonError::Parse(mut p) => {
+                p.offset += lead;
+                p.input = src.to_string();
+                crate::error::TritonError::Parse(p)
+            }
+            other => other,
+        });
+    }
     from_value(src, &parse_value(src)?, 0)
 }
