@@ -270,6 +270,57 @@ def rand_amd_case(rng):
     return lay, rand_shape(rng, rank, 8 if rank == 2 else 6)
 
 
+def rand_more_cta_case(rng):
+    """An NVMMA accumulator (Ampere or Hopper) or a SwizzledSharedLayout over CTAs, or a dot operand of
+    a multi-CTA parent."""
+    r = rng.random()
+    if r < 0.4:
+        wpc = [1 << rng.randrange(0, 3), 1 << rng.randrange(0, 3)]
+        if rng.random() < 0.5:
+            lay = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=wpc, instr_shape=[16, 8],
+                                            cga_layout=rand_cga(rng, 2))
+        else:
+            wpc[0] = 4 << rng.randrange(0, 2)
+            lay = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=wpc,
+                                            instr_shape=[16, 8 << rng.randrange(0, 6), 16],
+                                            cga_layout=rand_cga(rng, 2))
+        return lay, rand_shape(rng, 2, 9)
+    if r < 0.7:
+        rank = rng.randrange(1, 4)
+        order = list(range(rank))
+        rng.shuffle(order)
+        cga = rand_cga(rng, rank)
+        shape = [1 << rng.randrange(1, 6) for _ in range(rank)]
+        splits = [sum(1 for b in cga if b[d]) for d in range(rank)]
+        if all(s <= k for s, k in zip(shape, [1 << k for k in splits])):
+            # Triton's Python binding cannot return a shared layout without offset bases.
+            shape[0] = 2 << splits[0]
+        lay = gl.SwizzledSharedLayout(vec=1 << rng.randrange(0, 4), per_phase=1 << rng.randrange(0, 3),
+                                      max_phase=1 << rng.randrange(0, 4), order=order, cga_layout=cga)
+        return lay, shape
+    r = rng.random()
+    if r < 0.5:
+        parent = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1 << rng.randrange(0, 3),
+                                                                          1 << rng.randrange(0, 3)],
+                                           instr_shape=[16, 8], cga_layout=rand_cga(rng, 2))
+        op, kw = rng.randrange(2), 1 << rng.randrange(0, 4)
+    elif r < 0.75:
+        parent = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4 << rng.randrange(0, 2), 1],
+                                           instr_shape=[16, 8 << rng.randrange(0, 4), 16],
+                                           cga_layout=rand_cga(rng, 2))
+        op, kw = 0, 1 << rng.randrange(0, 3)
+    else:
+        rank = rng.randrange(2, 4)
+        p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
+        order = list(range(rank))
+        rng.shuffle(order)
+        parent = gl.BlockedLayout(size_per_thread=p(3), threads_per_warp=p(3), warps_per_cta=p(2), order=order,
+                                  cga_layout=rand_cga(rng, rank))
+        op, kw = rng.randrange(2), 0
+    lay = gl.DotOperandLayout(operand_index=op, parent=parent, k_width=kw)
+    return lay, rand_shape(rng, lay.rank, 8)
+
+
 def rand_padded_case(rng):
     """A PaddedSharedLayout: random power-of-two intervals and paddings, offset bases a random order of
     the unit bits of one CTA's part (rarely a zero or two-dim base, which both refuse), a CGA encoding in
@@ -528,6 +579,26 @@ def main():
         amd_stats["rank3_agree"] += ok if len(shape) == 3 else 0
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
     stats["amd"] = amd_stats
+    # NVMMA accumulators, swizzled shared layouts and dot operands over CTAs, Triton asked in a fork.
+    more = {"agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 4)):
+        lay, shape = rand_more_cta_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                more["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        more["agree"] += stats["agree"] - before
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["nvmma_swizzled_dot_multi_cta"] = more
     # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon
     # form and that attribute.
     pad = {"agree": 0, "attr_agree": 0, "cga_agree": 0, "both_refused": 0}

@@ -65,6 +65,9 @@ fn gluon_layouts_match_triton_answers() {
     assert!(count("AMDWMMALayout", "cga_layout=[[") >= 5);
     assert!(count("#ttg.padded_shared", "block = [[") >= 10);
     assert!(count("#ttg.padded_shared", "order =") >= 10);
+    assert!(count("DotOperandLayout", "cga_layout=[[") >= 10);
+    assert!(count("SwizzledSharedLayout", "cga_layout=[[") >= 10);
+    assert!(count("NVMMADistributedLayout", "cga_layout=[[") >= 10);
     assert!(
         all.lines()
             .filter(|l| l.starts_with("DotOperandLayout"))

@@ -211,17 +211,16 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                     "order must be a permutation of the dims",
                 ));
             }
-            if let Some(a) = found[4] {
-                if !matches!(&a.value, Value::List(items) if items.is_empty()) {
-                    return Err(error_at(src, a.at, "only single-CTA layouts are supported"));
-                }
-            }
-            Ok(GluonLayout::SwizzledShared {
-                vec: three[0],
-                per_phase: three[1],
-                max_phase: three[2],
-                order,
-            })
+            let cga = cga_bases(src, found[4], order.len())?;
+            Ok(with_cga(
+                GluonLayout::SwizzledShared {
+                    vec: three[0],
+                    per_phase: three[1],
+                    max_phase: three[2],
+                    order,
+                },
+                cga,
+            ))
         }
         "NVMMADistributedLayout" => {
             let vv = need(0)?;
@@ -241,11 +240,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             };
             let warps_per_cta = ints(src, need(1)?, "warps_per_cta")?;
             let instr_shape = ints(src, need(2)?, "instr_shape")?;
-            if let Some(a) = found[3] {
-                if !matches!(&a.value, Value::List(items) if items.is_empty()) {
-                    return Err(error_at(src, a.at, "only single-CTA layouts are supported"));
-                }
-            }
+            let cga = cga_bases(src, found[3], warps_per_cta.len())?;
             let ok = match version.first() {
                 Some(2) => instr_shape == [16, 8],
                 Some(3) => {
@@ -264,11 +259,14 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                     "expected version [2, 0] with instr_shape [16, 8] or [3, 0] with [16, n, k], and two warps_per_cta",
                 ));
             }
-            Ok(GluonLayout::Nvmma {
-                version: version[0],
-                warps_per_cta,
-                instr_shape,
-            })
+            Ok(with_cga(
+                GluonLayout::Nvmma {
+                    version: version[0],
+                    warps_per_cta,
+                    instr_shape,
+                },
+                cga,
+            ))
         }
         _ => {
             let d = need(0)?;
@@ -384,7 +382,12 @@ fn dot_operand(
     if depth > 16 {
         return Err(error_at(src, v.at, "layouts nested too deep"));
     }
-    let parent = from_value(src, parent_v, depth + 1)?;
+    // A multi-CTA parent: the operand is split over CTAs as the parent is, except along K, which every
+    // CTA holds whole (Triton's CGA layout of a dot operand: the parent's, with K unsplit).
+    let (parent, cga) = match from_value(src, parent_v, depth + 1)? {
+        GluonLayout::MultiCta { layout, cga_layout } => (*layout, cga_layout),
+        p => (p, Vec::new()),
+    };
     let kw_v = need(2, "k_width")?;
     let k_width = int(src, kw_v, "k_width")?;
     match &parent {
@@ -428,11 +431,27 @@ fn dot_operand(
             ))
         }
     }
-    Ok(GluonLayout::DotOperand {
-        operand_index,
-        parent: Box::new(parent),
-        k_width,
-    })
+    let rank = parent.rank();
+    let k_dim = if operand_index == 0 {
+        rank - 1
+    } else {
+        rank - 2
+    };
+    let cga = cga
+        .into_iter()
+        .map(|mut b| {
+            b[k_dim] = 0;
+            b
+        })
+        .collect();
+    Ok(with_cga(
+        GluonLayout::DotOperand {
+            operand_index,
+            parent: Box::new(parent),
+            k_width,
+        },
+        cga,
+    ))
 }
 
 /// `NVMMASharedLayout(swizzle_byte_width, element_bitwidth, rank=2, transposed=False, fp4_padded=False)`.
