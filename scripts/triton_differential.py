@@ -1,4 +1,7 @@
-"""Compare axe-triton with Triton on random linear layouts and Gluon layouts.
+"""Compare axe-triton with Triton on random linear layouts and Gluon layouts: blocked, slice, NVMMA, dot
+operand, swizzled and NVMMA shared layouts, over one CTA and several; AMD MFMA and WMMA accumulators with
+every parameter Triton takes (rank 3 and multi-CTA among them); padded shared layouts, through the
+`#ttg.padded_shared` attribute Triton prints (it has no linear layout for them).
 
 Triton aborts the process on inputs that break its preconditions (non-surjective targets, non-invertible
 layouts, non-power-of-two sizes), so it is only asked where axe-triton answered; where axe-triton refused,

@@ -16,12 +16,13 @@
 //! `DotOperandLayout` (the operands of Ampere `mma`, the register operand A of Hopper `wgmma`, and the
 //! FMA operands of a `BlockedLayout`) have their linear layouts and, through them, their Axe layouts; so
 //! have the shared layouts (in-dim `offset`) `SwizzledSharedLayout` and `NVMMASharedLayout`, whose Axe
-//! layouts exist only without a swizzle. `BlockedLayout` and `NVMMASharedLayout` spread over several CTAs
-//! (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (32×32, 16×16, 4×4, 64×4 and 4×64 tiles,
-//! 32- and 64-bit elements, several tiles per warp) and
-//! `AMDWMMALayout` (versions 1 to 3, extra register bases, 32×16 tiles) accumulators are laid out as
-//! Triton lays them out. Other multi-CTA
-//! layouts and AMD variants are refused with [`TritonError::Gluon`].
+//! layouts exist only without a swizzle; `PaddedSharedLayout` (also read as a `#ttg.padded_shared`
+//! attribute) has a linear component and an Axe layout of its padded placement. Layouts spread over
+//! several CTAs (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (32×32, 16×16, 64×4 and 4×64
+//! tiles, 32- and 64-bit elements, several tiles per warp, rank 2 or 3) and `AMDWMMALayout` (versions 1
+//! to 3 with their instruction shapes, extra register bases, rank 2 or 3) accumulators are laid out as
+//! Triton 3.9 lays them out. What Triton refuses, and the variants not covered (rank-3 NVMMA
+//! accumulators, linear Gluon layouts), are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
