@@ -274,9 +274,15 @@ def rand_amd_case(rng):
 
 
 def rand_more_cta_case(rng):
-    """An NVMMA accumulator (Ampere or Hopper) or a SwizzledSharedLayout over CTAs, or a dot operand of
-    a multi-CTA parent."""
+    """An NVMMA accumulator (Ampere or Hopper) or a SwizzledSharedLayout over CTAs, a batched Ampere
+    accumulator, or a dot operand of a multi-CTA parent."""
     r = rng.random()
+    if r < 0.15:
+        # A batched Ampere accumulator (rank 3), now and then over CTAs.
+        lay = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1 << rng.randrange(0, 3) for _ in range(3)],
+                                        instr_shape=[1, 16, 8],
+                                        cga_layout=rand_cga(rng, 3) if rng.random() < 0.3 else [])
+        return lay, rand_shape(rng, 3, 7)
     if r < 0.4:
         wpc = [1 << rng.randrange(0, 3), 1 << rng.randrange(0, 3)]
         if rng.random() < 0.5:
@@ -600,6 +606,8 @@ def main():
         before = stats["agree"]
         check("gluon " + text + " " + shape_s, ours, theirs)
         more["agree"] += stats["agree"] - before
+        if text.startswith("NVMMADistributedLayout") and len(shape) == 3:
+            more["batched_nvmma_agree"] = more.get("batched_nvmma_agree", 0) + stats["agree"] - before
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
     stats["nvmma_swizzled_dot_multi_cta"] = more
     # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon

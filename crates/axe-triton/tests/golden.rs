@@ -68,6 +68,7 @@ fn gluon_layouts_match_triton_answers() {
     assert!(count("DotOperandLayout", "cga_layout=[[") >= 10);
     assert!(count("SwizzledSharedLayout", "cga_layout=[[") >= 10);
     assert!(count("NVMMADistributedLayout", "cga_layout=[[") >= 10);
+    assert!(count("NVMMADistributedLayout", "instr_shape=[1, 16, 8]") >= 10);
     assert!(
         all.lines()
             .filter(|l| l.starts_with("DotOperandLayout"))

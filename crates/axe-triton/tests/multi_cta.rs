@@ -1,5 +1,5 @@
-//! NVMMA accumulators, swizzled shared layouts and dot operands spread over CTAs (`cga_layout`), each
-//! as Triton 3.9 answers it (`GluonOpBuilder.to_linear_layout`).
+//! NVMMA accumulators, swizzled shared layouts and dot operands spread over CTAs (`cga_layout`), and
+//! batched (rank-3) NVMMA accumulators, each as Triton 3.9 answers it (`GluonOpBuilder.to_linear_layout`).
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -53,6 +53,31 @@ fn dot_operands_of_a_multi_cta_parent_hold_k_whole() {
         ),
         r#"{"in": {"register": [[1, 0], [8, 0], [16, 0], [0, 16]], "lane": [[2, 0], [4, 0], [0, 1], [0, 2], [0, 4]], "warp": [[0, 8], [0, 0]], "block": [[0, 32], [0, 0]]}, "out": {"dim0": 32, "dim1": 64}}"#
     );
+}
+
+#[test]
+fn batched_ampere_accumulators_put_warps_on_the_batch_last() {
+    assert_eq!(
+        linear(
+            "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[2, 1, 2], instr_shape=[1, 16, 8], cga_layout=[])",
+            &[4, 32, 32]
+        ),
+        r#"{"in": {"register": [[0, 0, 1], [0, 8, 0], [0, 0, 16], [0, 16, 0], [2, 0, 0]], "lane": [[0, 0, 2], [0, 0, 4], [0, 1, 0], [0, 2, 0], [0, 4, 0]], "warp": [[0, 0, 8], [1, 0, 0]], "block": []}, "out": {"dim0": 4, "dim1": 32, "dim2": 32}}"#
+    );
+    // More warps along the batch than batches: the extra one holds a copy.
+    assert_eq!(
+        linear(
+            "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1, 1], instr_shape=[1, 16, 8])",
+            &[2, 16, 8]
+        ),
+        r#"{"in": {"register": [[0, 0, 1], [0, 8, 0]], "lane": [[0, 0, 2], [0, 0, 4], [0, 1, 0], [0, 2, 0], [0, 4, 0]], "warp": [[1, 0, 0], [0, 0, 0]], "block": []}, "out": {"dim0": 2, "dim1": 16, "dim2": 8}}"#
+    );
+    for bad in [
+        "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[2, 1, 2], instr_shape=[16, 8])",
+        "NVMMADistributedLayout(version=[3, 0], warps_per_cta=[1, 4, 1], instr_shape=[16, 64, 16])",
+    ] {
+        assert!(parse_gluon(bad).is_err(), "{bad}");
+    }
 }
 
 #[test]

@@ -31,6 +31,7 @@ use axe_layout::{Axis, Coord, Iter, Layout};
 mod amd;
 mod cga;
 mod dot;
+mod nvmma;
 mod padded;
 mod parse;
 mod parse_amd;
@@ -240,7 +241,7 @@ impl GluonLayout {
     pub fn rank(&self) -> usize {
         match self {
             GluonLayout::Blocked { order, .. } => order.len(),
-            GluonLayout::Nvmma { .. } => 2,
+            GluonLayout::Nvmma { warps_per_cta, .. } => warps_per_cta.len(),
             GluonLayout::SwizzledShared { order, .. } => order.len(),
             GluonLayout::DotOperand { parent, .. } => parent.rank(),
             GluonLayout::NvmmaShared { rank, .. } => *rank,
@@ -303,35 +304,7 @@ impl GluonLayout {
                 version,
                 warps_per_cta,
                 instr_shape,
-            } => {
-                // Registers hold (row, col) pairs (0, 1) and (8, 0); lanes (0, 2), (0, 4), (1, 0), (2, 0),
-                // (4, 0); Hopper adds registers along the columns up to n.
-                let mut reg = vec![vec![0, 1], vec![8, 0]];
-                let lane = vec![vec![0, 2], vec![0, 4], vec![1, 0], vec![2, 0], vec![4, 0]];
-                let mut covered = vec![16u64, 8];
-                if *version == 3 {
-                    let n = instr_shape[1];
-                    log2_exact(n, || "instr_shape n".to_string())?;
-                    while covered[1] < n {
-                        reg.push(vec![0, covered[1]]);
-                        covered[1] *= 2;
-                    }
-                }
-                // Warps: along the columns first for Ampere, along the rows first for Hopper.
-                let warp_order: [usize; 2] = if *version == 3 { [0, 1] } else { [1, 0] };
-                let mut warp = Vec::new();
-                for d in warp_order {
-                    let bits = log2_exact(warps_per_cta[d], || format!("warps_per_cta[{d}]"))?;
-                    for _ in 0..bits {
-                        warp.push(unit(2, d, covered[d]));
-                        covered[d] = covered[d]
-                            .checked_mul(2)
-                            .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
-                    }
-                }
-                // Extra registers for a larger tensor go along the columns first.
-                fit(vec![reg, lane, warp], covered, &[1, 0], shape, false)
-            }
+            } => nvmma::accumulator(*version, warps_per_cta, instr_shape, shape),
             GluonLayout::SwizzledShared {
                 vec,
                 per_phase,

@@ -242,6 +242,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             let instr_shape = ints(src, need(2)?, "instr_shape")?;
             let cga = cga_bases(src, found[3], warps_per_cta.len())?;
             let ok = match version.first() {
+                Some(2) if warps_per_cta.len() == 3 => instr_shape == [1, 16, 8],
                 Some(2) => instr_shape == [16, 8],
                 Some(3) => {
                     instr_shape.len() == 3
@@ -252,11 +253,13 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
                 }
                 _ => false,
             };
-            if !ok || warps_per_cta.len() != 2 {
+            let batched = warps_per_cta.len() == 3;
+            if !ok || !(2..=3).contains(&warps_per_cta.len()) || (batched && version[0] != 2) {
                 return Err(error_at(
                     src,
                     v.at,
-                    "expected version [2, 0] with instr_shape [16, 8] or [3, 0] with [16, n, k], and two warps_per_cta",
+                    "expected version [2, 0] with instr_shape [16, 8] and two warps_per_cta (or [1, 16, 8] and \
+                     three, batched), or [3, 0] with [16, n, k] and two",
                 ));
             }
             Ok(with_cga(

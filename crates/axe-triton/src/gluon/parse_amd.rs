@@ -62,7 +62,7 @@ pub(super) fn amd_mfma(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Re
         return Err(error_at(
             src,
             instr_v,
-            "instr_shape must be [32, 32, k], [16, 16, k], [64, 4, k] or [4, 64, k]",
+            "instr_shape must be [32, 32, k], [16, 16, k], [64, 4, k] or [4, 64, k] (Triton 3.9 has no 4×4)",
         ));
     }
     if instr_shape.get(..2) == Some(&[64, 4]) && !transposed {
