@@ -330,6 +330,39 @@ def rand_more_cta_case(rng):
     return lay, rand_shape(rng, lay.rank, 8)
 
 
+def rand_linear_gluon_case(rng):
+    """A DistributedLinearLayout (the unit bits of a random shape dealt to registers, lanes, warps and
+    CTAs in a random order, now and then a zero or two-dim base) over its shape or another, or a
+    SharedLinearLayout (random bases, XOR swizzles among them) over its own."""
+    rank = rng.randrange(1, 4)
+    own = rand_shape(rng, rank, 4, bits=9)
+    units = [[1 << k if i == d else 0 for i in range(rank)] for d in range(rank) for k in range(own[d].bit_length() - 1)]
+    rng.shuffle(units)
+    if rng.random() < 0.6:
+        levels = [[], [], [], []]
+        for u in units:
+            levels[rng.choice([0, 0, 1, 1, 2, 3])].append(u)
+        for lv in levels:
+            if rng.random() < 0.15:
+                lv.insert(rng.randrange(len(lv) + 1), [0] * rank)
+        if units and rng.random() < 0.05:
+            levels[0].append([1] * rank)
+        lay = gl.DistributedLinearLayout(reg_bases=levels[0], lane_bases=levels[1], warp_bases=levels[2],
+                                         block_bases=levels[3], shape=own)
+        shape = own if rng.random() < 0.4 else rand_shape(rng, rank, 5, bits=10)
+        return lay, shape
+    offs = [list(u) for u in units]
+    for b in offs:
+        if rng.random() < 0.3:
+            other = rng.choice(units) if units else b
+            b[:] = [x ^ y for x, y in zip(b, other)] if other != b else b
+    if not offs:
+        offs = [[0] * (rank - 1) + [1]]
+        own[-1] = max(own[-1], 2)
+    lay = gl.SharedLinearLayout(offset_bases=offs, block_bases=[])
+    return lay, [max(1 << max(b[d] for b in offs).bit_length(), 1) for d in range(rank)]
+
+
 def rand_padded_case(rng):
     """A PaddedSharedLayout: random power-of-two intervals and paddings, offset bases a random order of
     the unit bits of one CTA's part (rarely a zero or two-dim base, which both refuse), a CGA encoding in
@@ -610,6 +643,26 @@ def main():
             more["batched_nvmma_agree"] = more.get("batched_nvmma_agree", 0) + stats["agree"] - before
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
     stats["nvmma_swizzled_dot_multi_cta"] = more
+    # Linear Gluon layouts, Triton asked in a fork.
+    lin = {"distributed_agree": 0, "shared_agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 4)):
+        lay, shape = rand_linear_gluon_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                lin["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        lin["shared_agree" if text.startswith("Shared") else "distributed_agree"] += stats["agree"] - before
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["linear_gluon"] = lin
     # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon
     # form and that attribute.
     pad = {"agree": 0, "attr_agree": 0, "cga_agree": 0, "both_refused": 0}

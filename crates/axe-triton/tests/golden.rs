@@ -69,6 +69,8 @@ fn gluon_layouts_match_triton_answers() {
     assert!(count("SwizzledSharedLayout", "cga_layout=[[") >= 10);
     assert!(count("NVMMADistributedLayout", "cga_layout=[[") >= 10);
     assert!(count("NVMMADistributedLayout", "instr_shape=[1, 16, 8]") >= 10);
+    assert!(count("DistributedLinearLayout", "") >= 20);
+    assert!(count("SharedLinearLayout", "") >= 20);
     assert!(
         all.lines()
             .filter(|l| l.starts_with("DotOperandLayout"))

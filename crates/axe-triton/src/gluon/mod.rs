@@ -31,6 +31,7 @@ use axe_layout::{Axis, Coord, Iter, Layout};
 mod amd;
 mod cga;
 mod dot;
+mod linear_gluon;
 mod nvmma;
 mod padded;
 mod parse;
@@ -143,6 +144,14 @@ pub enum GluonLayout {
         /// 2, or 3 with a batch dim first.
         rank: usize,
     },
+    /// `DistributedLinearLayout(reg_bases, lane_bases, warp_bases, block_bases, shape)` or
+    /// `SharedLinearLayout(offset_bases, block_bases, alignment)`: the bases given outright.
+    Linear {
+        /// In-dim name → bases: `register`, `lane`, `warp`, `block`, or `offset`, `block`.
+        bases: Vec<(String, Vec<Vec<u64>>)>,
+        /// The shape the layout is written for (a shared one's: what its bases reach).
+        shape: Vec<u64>,
+    },
     /// `PaddedSharedLayout(interval_padding_pairs, offset_bases, cga_layout, shape)`: shared memory whose
     /// linear component (in-dims `offset` and `block` onto `shape`, a bijection whose bases each move one
     /// dim by a power of two) places logical offsets, and whose padding stores logical offset `o` at
@@ -248,6 +257,7 @@ impl GluonLayout {
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
             GluonLayout::MultiCta { layout, .. } => layout.rank(),
             GluonLayout::PaddedShared { shape, .. } => shape.len(),
+            GluonLayout::Linear { shape, .. } => shape.len(),
             GluonLayout::AmdMfma { warps_per_cta, .. } => warps_per_cta.len(),
             GluonLayout::AmdWmma { rank, .. } => *rank,
         }
@@ -358,6 +368,7 @@ impl GluonLayout {
             GluonLayout::MultiCta { layout, cga_layout } => {
                 cga::to_linear(layout, cga_layout, shape)
             }
+            GluonLayout::Linear { bases, shape: own } => linear_gluon::to_linear(bases, own, shape),
             GluonLayout::PaddedShared {
                 offset_bases,
                 cga_layout,
@@ -573,6 +584,7 @@ impl GluonLayout {
             | GluonLayout::MultiCta { .. }
             | GluonLayout::AmdMfma { .. }
             | GluonLayout::AmdWmma { .. }
+            | GluonLayout::Linear { .. }
             | GluonLayout::SwizzledShared { .. } => self.to_linear(shape)?.to_axe(),
         }
     }

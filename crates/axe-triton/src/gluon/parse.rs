@@ -65,6 +65,14 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             "cga_layout",
         ],
         "PaddedSharedLayout" => &["interval_padding_pairs", "offset_bases", "cga_layout", "shape"],
+        "DistributedLinearLayout" => &[
+            "reg_bases",
+            "lane_bases",
+            "warp_bases",
+            "block_bases",
+            "shape",
+        ],
+        "SharedLinearLayout" => &["offset_bases", "block_bases", "alignment"],
         "NVMMASharedLayout" => &[
             "swizzle_byte_width",
             "element_bitwidth",
@@ -77,7 +85,7 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
             return Err(error_at(
                 src,
                 v.at,
-                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout, PaddedSharedLayout, AMDMFMALayout and AMDWMMALayout are)"),
+                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout, PaddedSharedLayout, AMDMFMALayout, AMDWMMALayout, DistributedLinearLayout and SharedLinearLayout are)"),
             ))
         }
     };
@@ -108,6 +116,8 @@ fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLayout> {
         "NVMMASharedLayout" => nvmma_shared(src, v, &found),
         "PaddedSharedLayout" => super::parse_padded::padded_shared(src, v, &found),
         "AMDMFMALayout" => super::parse_amd::amd_mfma(src, v, &found),
+        "DistributedLinearLayout" => super::linear_gluon::parse_distributed(src, v, &found),
+        "SharedLinearLayout" => super::linear_gluon::parse_shared(src, v, &found),
         "AMDWMMALayout" => super::parse_amd::amd_wmma(src, v, &found),
         "BlockedLayout" => {
             let size_per_thread = ints(src, need(0)?, "size_per_thread")?;

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::syntax::{error_at, Reader, Spanned, Value};
 
 /// A list of lists of non-negative integers (`[[0, 1], [1, 0]]`).
-fn bases(src: &str, v: &Spanned, what: &str) -> Result<Vec<Vec<u64>>> {
+pub(super) fn bases(src: &str, v: &Spanned, what: &str) -> Result<Vec<Vec<u64>>> {
     let Value::List(items) = &v.value else {
         return Err(error_at(
             src,
