@@ -21,8 +21,9 @@
 //! several CTAs (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (32×32, 16×16, 64×4 and 4×64
 //! tiles, 32- and 64-bit elements, several tiles per warp, rank 2 or 3) and `AMDWMMALayout` (versions 1
 //! to 3 with their instruction shapes, extra register bases, rank 2 or 3) accumulators are laid out as
-//! Triton 3.9 lays them out. What Triton refuses, and the variants not covered (rank-3 NVMMA
-//! accumulators, linear Gluon layouts), are refused with [`TritonError::Gluon`].
+//! Triton 3.9 lays them out, and so are batched Ampere accumulators and the linear Gluon layouts
+//! (`DistributedLinearLayout`, `SharedLinearLayout`). What Triton refuses, and the variants not covered
+//! (dot operands under AMD or batched parents), are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
