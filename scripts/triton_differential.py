@@ -363,6 +363,19 @@ def rand_linear_gluon_case(rng):
     return lay, [max(1 << max(b[d] for b in offs).bit_length(), 1) for d in range(rank)]
 
 
+def rand_amd_dot_case(rng):
+    """An operand of an mfma dot: every tile shape, operand, k_width, tiles per warp, rank 3, over CTAs."""
+    rank = 3 if rng.random() < 0.2 else 2
+    p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
+    m = rng.choice([[32, 32], [16, 16], [64, 4], [4, 64]])
+    parent = amd.AMDMFMALayout(version=rng.randrange(1, 5), instr_shape=m + [rng.choice([8, 16, 32])],
+                               transposed=m == [64, 4] or rng.random() < 0.5, warps_per_cta=p(3),
+                               tiles_per_warp=p(3) if rng.random() < 0.3 else None,
+                               cga_layout=rand_cga(rng, rank) if rng.random() < 0.2 else [])
+    lay = gl.DotOperandLayout(operand_index=rng.randrange(2), parent=parent, k_width=1 << rng.randrange(0, 5))
+    return lay, rand_shape(rng, rank, 8 if rank == 2 else 6)
+
+
 def rand_padded_case(rng):
     """A PaddedSharedLayout: random power-of-two intervals and paddings, offset bases a random order of
     the unit bits of one CTA's part (rarely a zero or two-dim base, which both refuse), a CGA encoding in
@@ -663,6 +676,26 @@ def main():
         lin["shared_agree" if text.startswith("Shared") else "distributed_agree"] += stats["agree"] - before
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
     stats["linear_gluon"] = lin
+    # Operands of AMD mfma dots, Triton asked in a fork.
+    adot = {"agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 4)):
+        lay, shape = rand_amd_dot_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                adot["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        adot["agree"] += stats["agree"] - before
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["amd_mfma_dot_operands"] = adot
     # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon
     # form and that attribute.
     pad = {"agree": 0, "attr_agree": 0, "cga_agree": 0, "both_refused": 0}

@@ -1,5 +1,6 @@
-//! AMD accumulators spread over CTAs (`cga_layout`) and batched (rank 3), each as Triton 3.9 answers
-//! it (`GluonOpBuilder.to_linear_layout`, asked by `scripts/triton-differential` on cases drawn there).
+//! AMD accumulators spread over CTAs (`cga_layout`) and batched (rank 3), and mfma dot operands, each as
+//! Triton 3.9 answers it (`GluonOpBuilder.to_linear_layout`, asked by `scripts/triton-differential` on
+//! cases drawn there).
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -88,4 +89,38 @@ fn amd_layouts_of_the_wrong_rank_are_refused_with_where() {
         let e = parse_gluon(bad).unwrap_err().to_string();
         assert!(e.contains("offset"), "{bad}: {e}");
     }
+}
+
+#[test]
+fn mfma_dot_operands_follow_triton() {
+    let parent =
+        "AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=True, warps_per_cta=[2, 2])";
+    // A: 4 K elements per lane, 32 lanes down M, 2 along K; the warps along K (N of the accumulator)
+    // lie past K and hold copies.
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=0, parent={parent}, k_width=4)"),
+            &[64, 32]
+        ),
+        r#"{"in": {"register": [[0, 1], [0, 2], [0, 8], [0, 16]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 4]], "warp": [[0, 0], [32, 0]], "block": []}, "out": {"dim0": 64, "dim1": 32}}"#
+    );
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=1, parent={parent}, k_width=4)"),
+            &[32, 64]
+        ),
+        r#"{"in": {"register": [[1, 0], [2, 0], [8, 0], [16, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [4, 0]], "warp": [[0, 32], [0, 0]], "block": []}, "out": {"dim0": 32, "dim1": 64}}"#
+    );
+    // Over CTAs split along K, the K registers are counted by the whole K: the last holds a copy.
+    assert_eq!(
+        linear(
+            "DotOperandLayout(operand_index=0, parent=AMDMFMALayout(version=3, instr_shape=[16, 16, 16], transposed=True, warps_per_cta=[2, 1], cga_layout=[[0, 1]]), k_width=4)",
+            &[32, 128]
+        ),
+        r#"{"in": {"register": [[0, 1], [0, 2], [0, 16], [0, 32], [0, 0]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 4], [0, 8]], "warp": [[16, 0]], "block": [[0, 64]]}, "out": {"dim0": 32, "dim1": 128}}"#
+    );
+    assert!(parse_gluon(&format!(
+        "DotOperandLayout(operand_index=0, parent={parent}, k_width=3)"
+    ))
+    .is_err());
 }

@@ -71,6 +71,7 @@ fn gluon_layouts_match_triton_answers() {
     assert!(count("NVMMADistributedLayout", "instr_shape=[1, 16, 8]") >= 10);
     assert!(count("DistributedLinearLayout", "") >= 20);
     assert!(count("SharedLinearLayout", "") >= 20);
+    assert!(count("DotOperandLayout", "parent=AMDMFMALayout") >= 50);
     assert!(
         all.lines()
             .filter(|l| l.starts_with("DotOperandLayout"))

@@ -105,6 +105,39 @@ pub(crate) fn to_linear(
                 &part,
             )?
         }
+        // So it counts an MFMA dot operand's registers along K.
+        GluonLayout::DotOperand {
+            operand_index,
+            parent,
+            k_width,
+        } if matches!(**parent, GluonLayout::AmdMfma { .. }) => {
+            let GluonLayout::AmdMfma {
+                instr_shape,
+                warps_per_cta,
+                tiles_per_warp,
+                ..
+            } = &**parent
+            else {
+                return inner.to_linear(&part);
+            };
+            inner.check_shape(&part)?;
+            let k = if *operand_index == 0 {
+                shape.len() - 1
+            } else {
+                shape.len().saturating_sub(2)
+            };
+            super::amd_dot::mfma_operand(
+                &super::amd_dot::MfmaOperand {
+                    operand_index: *operand_index,
+                    instr_shape,
+                    warps_per_cta,
+                    tiles_per_warp,
+                    k_width: *k_width,
+                    whole_k: shape.get(k).copied().unwrap_or(1),
+                },
+                &part,
+            )?
+        }
         _ => inner.to_linear(&part)?,
     };
     let block: Vec<Vec<u64>> = cga

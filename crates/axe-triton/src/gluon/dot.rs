@@ -8,6 +8,8 @@
 //! * Under a `BlockedLayout` (FMA dots): every thread holds the whole K extent of the tensor, its other
 //!   dims as in the parent; lanes and warps along K hold copies.
 //!
+//! * Under an `AMDMFMALayout`: see [`super::amd_dot`].
+//!
 //! Registers past a small tensor become zero (copies), as in Triton.
 
 use super::{fit, grow, GluonLayout};
@@ -117,8 +119,25 @@ pub(super) fn dot_operand(
             }
             fit(levels, covered, order, shape, false)
         }
+        GluonLayout::AmdMfma {
+            instr_shape,
+            warps_per_cta,
+            tiles_per_warp,
+            ..
+        } => super::amd_dot::mfma_operand(
+            &super::amd_dot::MfmaOperand {
+                operand_index,
+                instr_shape,
+                warps_per_cta,
+                tiles_per_warp,
+                k_width,
+                whole_k: shape[k],
+            },
+            shape,
+        ),
         _ => Err(TritonError::Gluon(
-            "a DotOperandLayout's parent is an NVMMADistributedLayout or a BlockedLayout"
+            "a DotOperandLayout's parent is an NVMMADistributedLayout, a BlockedLayout or an \
+             AMDMFMALayout"
                 .to_string(),
         )),
     }

@@ -30,6 +30,7 @@ use crate::linear::LinearLayout;
 use axe_layout::{Axis, Coord, Iter, Layout};
 
 mod amd;
+mod amd_dot;
 mod cga;
 mod dot;
 mod linear_gluon;

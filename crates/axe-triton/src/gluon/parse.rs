@@ -436,13 +436,21 @@ fn dot_operand(
                 ));
             }
         }
-        _ => {
-            return Err(error_at(
-                src,
-                parent_v.at,
-                "a DotOperandLayout's parent must be an NVMMADistributedLayout or a BlockedLayout",
-            ))
+        GluonLayout::AmdMfma { .. } => {
+            if !k_width.is_power_of_two() || k_width > 1 << 16 {
+                return Err(error_at(
+                    src,
+                    kw_v.at,
+                    "k_width must be a power of two (at most 65536) under an AMDMFMALayout",
+                ));
+            }
         }
+        _ => return Err(error_at(
+            src,
+            parent_v.at,
+            "a DotOperandLayout's parent must be an NVMMADistributedLayout, a BlockedLayout or an \
+                 AMDMFMALayout",
+        )),
     }
     let rank = parent.rank();
     let k_dim = if operand_index == 0 {
@@ -450,10 +458,14 @@ fn dot_operand(
     } else {
         rank - 2
     };
+    // (Triton splits an MFMA operand over CTAs as its parent, K too.)
+    let amd = matches!(parent, GluonLayout::AmdMfma { .. });
     let cga = cga
         .into_iter()
         .map(|mut b| {
-            b[k_dim] = 0;
+            if !amd {
+                b[k_dim] = 0;
+            }
             b
         })
         .collect();

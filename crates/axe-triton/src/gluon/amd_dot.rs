@@ -1,0 +1,106 @@
+//! The operands of AMD's `mfma` dots: `DotOperandLayout(operand_index, parent=AMDMFMALayout(...),
+//! k_width)`, as Triton 3.9 lays them out.
+//!
+//! Along K (the last dim of A, the second to last of B) each lane holds `k_width` consecutive elements
+//! in registers; the lanes walk the other dim (`M` of A's or `N` of B's instruction, `non_k` of them),
+//! then K (`64 / non_k` lanes); a 64×4 A or 4×64 B operand repeats that 16 times along K in registers;
+//! registers then cover the rest of the tensor's K, and `tiles_per_warp` of the other dim. The warps
+//! follow the accumulator's warps (dim by dim from the last, a batch last), so those along K lie past
+//! the tensor and hold copies; a larger tensor gets more registers, K first, then the other dim, then
+//! the batch.
+
+use super::{fit, grow};
+use crate::error::{log2_exact, Result, TritonError};
+use crate::linear::LinearLayout;
+
+/// Lanes per warp on AMD's CDNA GPUs.
+const LANES: u64 = 64;
+
+/// The parameters of an `mfma` dot operand.
+pub(crate) struct MfmaOperand<'a> {
+    /// 0 (A) or 1 (B).
+    pub(crate) operand_index: u64,
+    /// The parent's `[M, N, K]`.
+    pub(crate) instr_shape: &'a [u64],
+    /// The parent's warps per dim.
+    pub(crate) warps_per_cta: &'a [u64],
+    /// The parent's tiles per warp per dim.
+    pub(crate) tiles_per_warp: &'a [u64],
+    /// Consecutive K elements per lane.
+    pub(crate) k_width: u64,
+    /// The whole tensor's K extent: Triton counts the registers along K by it even where a CGA split
+    /// leaves each CTA a part (the registers past the part then hold copies).
+    pub(crate) whole_k: u64,
+}
+
+/// The linear layout of an `mfma` dot operand over `shape` (see the module docs).
+pub(crate) fn mfma_operand(p: &MfmaOperand<'_>, shape: &[u64]) -> Result<LinearLayout> {
+    let MfmaOperand {
+        operand_index,
+        instr_shape,
+        warps_per_cta,
+        tiles_per_warp,
+        k_width,
+        whole_k,
+    } = *p;
+    let rank = shape.len();
+    if rank != warps_per_cta.len() || !(2..=3).contains(&rank) {
+        return Err(TritonError::Gluon(format!(
+            "the AMDMFMALayout parent has rank {}, the tensor {rank}",
+            warps_per_cta.len()
+        )));
+    }
+    let (m, n) = match instr_shape {
+        [m, n, ..] => (*m, *n),
+        _ => return Err(TritonError::Gluon("instr_shape needs [M, N, K]".into())),
+    };
+    let (k, other) = if operand_index == 0 {
+        (rank - 1, rank - 2)
+    } else {
+        (rank - 2, rank - 1)
+    };
+    let non_k = if operand_index == 0 { m } else { n };
+    let bits = |x: u64, what: &str| log2_exact(x, || what.to_string());
+    let mut covered = vec![1u64; rank];
+    let (mut reg, mut lane, mut warp) = (Vec::new(), Vec::new(), Vec::new());
+    grow(&mut reg, &mut covered, k, bits(k_width, "k_width")?)?;
+    grow(
+        &mut lane,
+        &mut covered,
+        other,
+        bits(non_k, "the instruction's non-K size")?,
+    )?;
+    grow(
+        &mut lane,
+        &mut covered,
+        k,
+        bits(LANES / non_k, "lanes along K")?,
+    )?;
+    if (m, n, operand_index) == (64, 4, 0) || (m, n, operand_index) == (4, 64, 1) {
+        grow(&mut reg, &mut covered, k, 4)?;
+    }
+    if whole_k > covered[k] {
+        let more = bits(whole_k / covered[k], "K over the tile")?;
+        grow(&mut reg, &mut covered, k, more)?;
+    }
+    let tiles = tiles_per_warp.get(other).copied().unwrap_or(1);
+    grow(
+        &mut reg,
+        &mut covered,
+        other,
+        bits(tiles, "tiles_per_warp")?,
+    )?;
+    for d in (0..rank).rev() {
+        grow(
+            &mut warp,
+            &mut covered,
+            d,
+            bits(warps_per_cta[d], "warps_per_cta")?,
+        )?;
+    }
+    let mut order = vec![k, other];
+    if rank == 3 {
+        order.push(0);
+    }
+    fit(vec![reg, lane, warp], covered, &order, shape, false)
+}
