@@ -364,7 +364,8 @@ def rand_linear_gluon_case(rng):
 
 
 def rand_amd_dot_case(rng):
-    """An operand of an mfma dot: every tile shape, operand, k_width, tiles per warp, rank 3, over CTAs."""
+    """An operand of an mfma dot (every tile shape, operand, k_width, tiles per warp, rank 3, over CTAs)
+    or of a wmma dot (every version and instruction, warp bases, one CTA)."""
     rank = 3 if rng.random() < 0.2 else 2
     p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
     m = rng.choice([[32, 32], [16, 16], [64, 4], [4, 64]])
@@ -372,6 +373,15 @@ def rand_amd_dot_case(rng):
                                transposed=m == [64, 4] or rng.random() < 0.5, warps_per_cta=p(3),
                                tiles_per_warp=p(3) if rng.random() < 0.3 else None,
                                cga_layout=rand_cga(rng, rank) if rng.random() < 0.2 else [])
+    if rng.random() < 0.35:
+        # A WMMA parent: one CTA, not transposed, warp bases only.
+        version = rng.randrange(1, 4)
+        instr = {1: [[16, 16, 16]], 2: [[16, 16, 16], [16, 16, 32]],
+                 3: [[16, 16, 4], [16, 16, 32], [16, 16, 64], [32, 16, 64], [32, 16, 128]]}[version]
+        parent = amd.AMDWMMALayout(version=version, transposed=False,
+                                   warp_bases=rand_tile_bases(rng, 2, rng.randrange(0, 3), zero=0.1, skew=0.0),
+                                   instr_shape=rng.choice(instr))
+        rank = 2
     lay = gl.DotOperandLayout(operand_index=rng.randrange(2), parent=parent, k_width=1 << rng.randrange(0, 5))
     return lay, rand_shape(rng, rank, 8 if rank == 2 else 6)
 
@@ -676,7 +686,7 @@ def main():
         lin["shared_agree" if text.startswith("Shared") else "distributed_agree"] += stats["agree"] - before
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
     stats["linear_gluon"] = lin
-    # Operands of AMD mfma dots, Triton asked in a fork.
+    # Operands of AMD mfma and wmma dots, Triton asked in a fork.
     adot = {"agree": 0, "both_refused": 0}
     for _ in range(max(1, a.cases // 4)):
         lay, shape = rand_amd_dot_case(rng)
@@ -694,8 +704,10 @@ def main():
         before = stats["agree"]
         check("gluon " + text + " " + shape_s, ours, theirs)
         adot["agree"] += stats["agree"] - before
+        if "AMDWMMALayout" in text:
+            adot["wmma_agree"] = adot.get("wmma_agree", 0) + stats["agree"] - before
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
-    stats["amd_mfma_dot_operands"] = adot
+    stats["amd_dot_operands"] = adot
     # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon
     # form and that attribute.
     pad = {"agree": 0, "attr_agree": 0, "cga_agree": 0, "both_refused": 0}

@@ -124,3 +124,34 @@ fn mfma_dot_operands_follow_triton() {
     ))
     .is_err());
 }
+
+#[test]
+fn wmma_dot_operands_follow_triton() {
+    // A 32-row A operand of gfx1250: 4 K elements per lane, 16 lanes down M and 2 along K, registers up
+    // to K = 64, a second group of 16 rows; the warp along M moves 32 rows, the one along N is a copy.
+    assert_eq!(
+        linear(
+            "DotOperandLayout(operand_index=0, parent=AMDWMMALayout(version=3, transposed=False, warp_bases=[[1, 0], [0, 1]], instr_shape=[32, 16, 64]), k_width=4)",
+            &[64, 64]
+        ),
+        r#"{"in": {"register": [[0, 1], [0, 2], [0, 8], [0, 16], [0, 32], [16, 0]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 4]], "warp": [[32, 0], [0, 0]], "block": []}, "out": {"dim0": 64, "dim1": 64}}"#
+    );
+    // RDNA3 (version 1): the second half of the lanes holds copies.
+    assert_eq!(
+        linear(
+            "DotOperandLayout(operand_index=1, parent=AMDWMMALayout(version=1, transposed=False, warp_bases=[[1, 0], [0, 1]]), k_width=8)",
+            &[32, 32]
+        ),
+        r#"{"in": {"register": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 0]], "warp": [[0, 0], [0, 16]], "block": []}, "out": {"dim0": 32, "dim1": 32}}"#
+    );
+    // The k_width Triton refuses for each version.
+    for (version, k_width) in [(1, 4), (2, 2), (2, 32)] {
+        let text = format!(
+            "DotOperandLayout(operand_index=0, parent=AMDWMMALayout(version={version}, transposed=False, warp_bases=[]), k_width={k_width})"
+        );
+        assert!(
+            parse_gluon(&text).unwrap().to_linear(&[16, 16]).is_err(),
+            "{text}"
+        );
+    }
+}

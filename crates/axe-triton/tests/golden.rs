@@ -72,6 +72,7 @@ fn gluon_layouts_match_triton_answers() {
     assert!(count("DistributedLinearLayout", "") >= 20);
     assert!(count("SharedLinearLayout", "") >= 20);
     assert!(count("DotOperandLayout", "parent=AMDMFMALayout") >= 50);
+    assert!(count("DotOperandLayout", "parent=AMDWMMALayout") >= 20);
     assert!(
         all.lines()
             .filter(|l| l.starts_with("DotOperandLayout"))

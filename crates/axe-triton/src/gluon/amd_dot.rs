@@ -104,3 +104,87 @@ pub(crate) fn mfma_operand(p: &MfmaOperand<'_>, shape: &[u64]) -> Result<LinearL
     }
     fit(vec![reg, lane, warp], covered, &order, shape, false)
 }
+
+/// The parameters of a `wmma` dot operand.
+pub(crate) struct WmmaOperand<'a> {
+    /// 0 (A) or 1 (B).
+    pub(crate) operand_index: u64,
+    /// The parent's version (1 to 3).
+    pub(crate) version: u64,
+    /// The parent's `[M, N]` and the instruction's K.
+    pub(crate) instr: [u64; 3],
+    /// The parent's warp bases, in tiles.
+    pub(crate) warp_bases: &'a [Vec<u64>],
+    /// Consecutive K elements per lane.
+    pub(crate) k_width: u64,
+}
+
+/// The linear layout of a `wmma` dot operand over `shape` (`k_width` 8 or 16 in version 1, 4, 8 or 16 in
+/// version 2, any power of two in version 3, as Triton 3.9 requires): `k_width` K elements per lane, 16 lanes
+/// along the other dim, then `32 / 16` lanes along K (copies in version 1), registers up to the
+/// instruction's K, a second register group along M for a 32-row A; the parent's warps, in tiles, with
+/// their moves along K dropped (copies); a larger tensor gets more registers, K first.
+pub(crate) fn wmma_operand(p: &WmmaOperand<'_>, shape: &[u64]) -> Result<LinearLayout> {
+    const HALF: u64 = 16;
+    let rank = shape.len();
+    if rank != 2 {
+        return Err(TritonError::Gluon(
+            "WMMA dot operands are laid out for rank 2".into(),
+        ));
+    }
+    // Triton 3.9's verifier: the k_width each version takes.
+    let ok = match p.version {
+        1 => matches!(p.k_width, 8 | 16),
+        2 => matches!(p.k_width, 4 | 8 | 16),
+        _ => p.k_width.is_power_of_two(),
+    };
+    if !ok {
+        return Err(TritonError::Gluon(format!(
+            "k_width {} does not go with a version {} WMMA parent (version 1: 8 or 16; 2: 4, 8 or 16; \
+             3: a power of two), as Triton requires",
+            p.k_width, p.version
+        )));
+    }
+    let (k, other) = if p.operand_index == 0 { (1, 0) } else { (0, 1) };
+    let bits = |x: u64, what: &str| log2_exact(x, || what.to_string());
+    let mut covered = vec![1u64; rank];
+    let (mut reg, mut lane, mut warp) = (Vec::new(), Vec::new(), Vec::new());
+    grow(&mut reg, &mut covered, k, bits(p.k_width, "k_width")?)?;
+    grow(&mut lane, &mut covered, other, bits(HALF, "lanes")?)?;
+    if p.version == 1 {
+        lane.push(vec![0; rank]);
+    } else {
+        grow(&mut lane, &mut covered, k, 1)?;
+    }
+    let depth = if p.version == 1 { 2 } else { 1 };
+    let reach = covered[k].saturating_mul(depth);
+    if p.instr[2] > reach {
+        let more = bits(p.instr[2] / reach, "K over the tile")?;
+        grow(&mut reg, &mut covered, k, more)?;
+    }
+    let rows = if p.operand_index == 0 {
+        p.instr[0]
+    } else {
+        p.instr[1]
+    };
+    if rows > covered[other] {
+        let more = bits(rows / covered[other], "the tile")?;
+        grow(&mut reg, &mut covered, other, more)?;
+    }
+    let tile = [p.instr[0], p.instr[1]];
+    for b in p.warp_bases {
+        let mut w = vec![0u64; rank];
+        for d in 0..rank {
+            if d != k {
+                w[d] = b.get(d).copied().unwrap_or(0).saturating_mul(tile[d]);
+            }
+        }
+        warp.push(w);
+    }
+    for b in &warp {
+        for d in 0..rank {
+            covered[d] = covered[d].max(b[d].saturating_mul(2));
+        }
+    }
+    fit(vec![reg, lane, warp], covered, &[k, other], shape, false)
+}

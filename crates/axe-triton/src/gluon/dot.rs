@@ -135,9 +135,27 @@ pub(super) fn dot_operand(
             },
             shape,
         ),
+        GluonLayout::AmdWmma {
+            version,
+            warp_bases,
+            reg_bases,
+            instr,
+            instr_k,
+            transposed,
+            ..
+        } if reg_bases.is_empty() && !*transposed => super::amd_dot::wmma_operand(
+            &super::amd_dot::WmmaOperand {
+                operand_index,
+                version: *version,
+                instr: [instr[0], instr[1], *instr_k],
+                warp_bases,
+                k_width,
+            },
+            shape,
+        ),
         _ => Err(TritonError::Gluon(
-            "a DotOperandLayout's parent is an NVMMADistributedLayout, a BlockedLayout or an \
-             AMDMFMALayout"
+            "a DotOperandLayout's parent is an NVMMADistributedLayout, a BlockedLayout, an \
+             AMDMFMALayout or an AMDWMMALayout (not transposed, without reg_bases)"
                 .to_string(),
         )),
     }

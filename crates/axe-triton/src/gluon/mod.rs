@@ -144,6 +144,8 @@ pub enum GluonLayout {
         reg_bases: Vec<Vec<u64>>,
         /// The instruction's `[M, N]`.
         instr: [u64; 2],
+        /// The instruction's K.
+        instr_k: u64,
         /// 2, or 3 with a batch dim first.
         rank: usize,
     },

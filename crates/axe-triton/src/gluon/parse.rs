@@ -436,12 +436,12 @@ fn dot_operand(
                 ));
             }
         }
-        GluonLayout::AmdMfma { .. } => {
+        GluonLayout::AmdMfma { .. } | GluonLayout::AmdWmma { .. } => {
             if !k_width.is_power_of_two() || k_width > 1 << 16 {
                 return Err(error_at(
                     src,
                     kw_v.at,
-                    "k_width must be a power of two (at most 65536) under an AMDMFMALayout",
+                    "k_width must be a power of two (at most 65536) under an AMD parent",
                 ));
             }
         }

@@ -179,6 +179,7 @@ pub(super) fn amd_wmma(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Re
             warp_bases,
             reg_bases,
             instr,
+            instr_k: instr_shape.get(2).copied().unwrap_or(16),
             rank,
         },
         cga,
