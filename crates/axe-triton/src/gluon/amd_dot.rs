@@ -1,5 +1,6 @@
-//! The operands of AMD's `mfma` dots: `DotOperandLayout(operand_index, parent=AMDMFMALayout(...),
-//! k_width)`, as Triton 3.9 lays them out.
+//! The operands of AMD's `mfma` and `wmma` dots: `DotOperandLayout(operand_index,
+//! parent=AMDMFMALayout(...) or AMDWMMALayout(...), k_width)`, as Triton 3.9 lays them out. For
+//! `mfma`:
 //!
 //! Along K (the last dim of A, the second to last of B) each lane holds `k_width` consecutive elements
 //! in registers; the lanes walk the other dim (`M` of A's or `N` of B's instruction, `non_k` of them),

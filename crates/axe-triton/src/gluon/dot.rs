@@ -8,7 +8,7 @@
 //! * Under a `BlockedLayout` (FMA dots): every thread holds the whole K extent of the tensor, its other
 //!   dims as in the parent; lanes and warps along K hold copies.
 //!
-//! * Under an `AMDMFMALayout`: see [`super::amd_dot`].
+//! * Under an `AMDMFMALayout` or an `AMDWMMALayout`: see [`super::amd_dot`].
 //!
 //! Registers past a small tensor become zero (copies), as in Triton.
 

@@ -22,9 +22,9 @@
 //! tiles, 32- and 64-bit elements, several tiles per warp, rank 2 or 3) and `AMDWMMALayout` (versions 1
 //! to 3 with their instruction shapes, extra register bases, rank 2 or 3) accumulators are laid out as
 //! Triton 3.9 lays them out, and so are batched Ampere accumulators and the linear Gluon layouts
-//! (`DistributedLinearLayout`, `SharedLinearLayout`) and `mfma` dot operands. What Triton refuses, and
-//! the variants not covered (dot operands under WMMA or batched NVMMA parents), are refused with
-//! [`TritonError::Gluon`].
+//! (`DistributedLinearLayout`, `SharedLinearLayout`) and `mfma` and `wmma` dot operands. What Triton
+//! refuses, and the variants not covered (dot operands under batched NVMMA parents, or batched,
+//! transposed, multi-CTA or `reg_bases` WMMA parents), are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;

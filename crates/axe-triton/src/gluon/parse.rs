@@ -458,6 +458,13 @@ fn dot_operand(
     } else {
         rank - 2
     };
+    if matches!(parent, GluonLayout::AmdWmma { .. }) && !cga.is_empty() {
+        return Err(error_at(
+            src,
+            parent_v.at,
+            "dot operands of a multi-CTA AMDWMMALayout are not supported",
+        ));
+    }
     // (Triton splits an MFMA operand over CTAs as its parent, K too.)
     let amd = matches!(parent, GluonLayout::AmdMfma { .. });
     let cga = cga
