@@ -374,11 +374,11 @@ def rand_amd_dot_case(rng):
                                tiles_per_warp=p(3) if rng.random() < 0.3 else None,
                                cga_layout=rand_cga(rng, rank) if rng.random() < 0.2 else [])
     if rng.random() < 0.35:
-        # A WMMA parent: one CTA, not transposed, warp bases only.
+        # A WMMA parent: one CTA, warp bases only.
         version = rng.randrange(1, 4)
         instr = {1: [[16, 16, 16]], 2: [[16, 16, 16], [16, 16, 32]],
                  3: [[16, 16, 4], [16, 16, 32], [16, 16, 64], [32, 16, 64], [32, 16, 128]]}[version]
-        parent = amd.AMDWMMALayout(version=version, transposed=False,
+        parent = amd.AMDWMMALayout(version=version, transposed=rng.random() < 0.5,
                                    warp_bases=rand_tile_bases(rng, 2, rng.randrange(0, 3), zero=0.1, skew=0.0),
                                    instr_shape=rng.choice(instr))
         rank = 2

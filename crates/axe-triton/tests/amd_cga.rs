@@ -144,10 +144,18 @@ fn wmma_dot_operands_follow_triton() {
         ),
         r#"{"in": {"register": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 0]], "warp": [[0, 0], [0, 16]], "block": []}, "out": {"dim0": 32, "dim1": 32}}"#
     );
-    // Not covered yet: a multi-CTA, transposed or reg_bases parent.
+    // A transposed parent's tile is N × M: the 32 is along N, so B gets the second group of 16 columns
+    // and its warp along N moves 32 columns.
+    assert_eq!(
+        linear(
+            "DotOperandLayout(operand_index=1, parent=AMDWMMALayout(version=3, transposed=True, warp_bases=[[1, 0], [0, 1]], instr_shape=[32, 16, 64]), k_width=4)",
+            &[64, 64]
+        ),
+        r#"{"in": {"register": [[1, 0], [2, 0], [8, 0], [16, 0], [32, 0], [0, 16]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [4, 0]], "warp": [[0, 0], [0, 32]], "block": []}, "out": {"dim0": 64, "dim1": 64}}"#
+    );
+    // Not covered yet: a multi-CTA or reg_bases parent.
     for parent in [
         "AMDWMMALayout(version=2, transposed=False, warp_bases=[], cga_layout=[[1, 0]])",
-        "AMDWMMALayout(version=2, transposed=True, warp_bases=[])",
         "AMDWMMALayout(version=2, transposed=False, warp_bases=[], reg_bases=[[1, 0]])",
     ] {
         let text = format!("DotOperandLayout(operand_index=0, parent={parent}, k_width=8)");

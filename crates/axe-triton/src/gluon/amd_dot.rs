@@ -114,6 +114,8 @@ pub(crate) struct WmmaOperand<'a> {
     pub(crate) version: u64,
     /// The parent's `[M, N]` and the instruction's K.
     pub(crate) instr: [u64; 3],
+    /// Whether the parent is transposed (its tile then `N × M`).
+    pub(crate) transposed: bool,
     /// The parent's warp bases, in tiles.
     pub(crate) warp_bases: &'a [Vec<u64>],
     /// Consecutive K elements per lane.
@@ -123,7 +125,8 @@ pub(crate) struct WmmaOperand<'a> {
 /// The linear layout of a `wmma` dot operand over `shape` (`k_width` 8 or 16 in version 1, 4, 8 or 16 in
 /// version 2, any power of two in version 3, as Triton 3.9 requires): `k_width` K elements per lane, 16 lanes
 /// along the other dim, then `32 / 16` lanes along K (copies in version 1), registers up to the
-/// instruction's K, a second register group along M for a 32-row A; the parent's warps, in tiles, with
+/// instruction's K, a second register group along the other dim where the accumulator's tile is 32 long
+/// there (M of a 32×16 tile, or N when the parent is transposed); the parent's warps, in tiles, with
 /// their moves along K dropped (copies); a larger tensor gets more registers, K first.
 pub(crate) fn wmma_operand(p: &WmmaOperand<'_>, shape: &[u64]) -> Result<LinearLayout> {
     const HALF: u64 = 16;
@@ -163,16 +166,17 @@ pub(crate) fn wmma_operand(p: &WmmaOperand<'_>, shape: &[u64]) -> Result<LinearL
         let more = bits(p.instr[2] / reach, "K over the tile")?;
         grow(&mut reg, &mut covered, k, more)?;
     }
-    let rows = if p.operand_index == 0 {
-        p.instr[0]
+    // The accumulator's tile: `M × N`, or `N × M` when transposed.
+    let tile = if p.transposed {
+        [p.instr[1], p.instr[0]]
     } else {
-        p.instr[1]
+        [p.instr[0], p.instr[1]]
     };
+    let rows = tile[other];
     if rows > covered[other] {
         let more = bits(rows / covered[other], "the tile")?;
         grow(&mut reg, &mut covered, other, more)?;
     }
-    let tile = [p.instr[0], p.instr[1]];
     for b in p.warp_bases {
         let mut w = vec![0u64; rank];
         for d in 0..rank {

@@ -143,11 +143,12 @@ pub(super) fn dot_operand(
             instr_k,
             transposed,
             ..
-        } if reg_bases.is_empty() && !*transposed => super::amd_dot::wmma_operand(
+        } if reg_bases.is_empty() => super::amd_dot::wmma_operand(
             &super::amd_dot::WmmaOperand {
                 operand_index,
                 version: *version,
                 instr: [instr[0], instr[1], *instr_k],
+                transposed: *transposed,
                 warp_bases,
                 k_width,
             },
@@ -155,7 +156,7 @@ pub(super) fn dot_operand(
         ),
         _ => Err(TritonError::Gluon(
             "a DotOperandLayout's parent is an NVMMADistributedLayout, a BlockedLayout, an \
-             AMDMFMALayout or an AMDWMMALayout (not transposed, without reg_bases)"
+             AMDMFMALayout or an AMDWMMALayout (without reg_bases)"
                 .to_string(),
         )),
     }

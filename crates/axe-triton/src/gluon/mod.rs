@@ -24,7 +24,7 @@
 //! Triton 3.9 lays them out, and so are batched Ampere accumulators and the linear Gluon layouts
 //! (`DistributedLinearLayout`, `SharedLinearLayout`) and `mfma` and `wmma` dot operands. What Triton
 //! refuses, and the variants not covered (dot operands under batched NVMMA parents, or batched,
-//! transposed, multi-CTA or `reg_bases` WMMA parents), are refused with [`TritonError::Gluon`].
+//! multi-CTA or `reg_bases` WMMA parents), are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
