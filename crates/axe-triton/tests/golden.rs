@@ -73,7 +73,12 @@ fn gluon_layouts_match_triton_answers() {
     assert!(count("SharedLinearLayout", "") >= 20);
     assert!(count("DotOperandLayout", "parent=AMDMFMALayout") >= 50);
     assert!(count("DotOperandLayout", "parent=AMDWMMALayout") >= 15);
-    assert!(count("DotOperandLayout", "parent=AMDWMMALayout(version=3, transposed=True") >= 3);
+    assert!(
+        count(
+            "DotOperandLayout",
+            "parent=AMDWMMALayout(version=3, transposed=True"
+        ) >= 3
+    );
     assert!(
         all.lines()
             .filter(|l| l.starts_with("DotOperandLayout"))
