@@ -1,4 +1,8 @@
-"""Compare axe-triton with Triton on random linear layouts and Gluon layouts.
+"""Compare axe-triton with Triton on random linear layouts and Gluon layouts: blocked, slice, NVMMA (batched
+too), dot operand, swizzled and NVMMA shared layouts, over one CTA and several; AMD MFMA and WMMA
+accumulators with every parameter Triton takes (rank 3 and multi-CTA among them) and their dot operands;
+linear Gluon layouts; padded shared layouts, through the `#ttg.padded_shared` attribute Triton prints (it
+has no linear layout for them). The layouts are drawn by `triton_differential_cases.py`.
 
 Triton aborts the process on inputs that break its preconditions (non-surjective targets, non-invertible
 layouts, non-power-of-two sizes), so it is only asked where axe-triton answered; where axe-triton refused,
@@ -17,7 +21,9 @@ import sys
 from triton._C.libtriton import ir, gluon_ir
 from triton._C.libtriton.linear_layout import LinearLayout as LL
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language import amd
+
+from triton_differential_cases import (named_cases, rand_amd_case, rand_amd_dot_case, rand_linear_gluon_case,
+                                       rand_mma_case, rand_more_cta_case, rand_multi_cta_case, rand_padded_case)
 
 IN_NAMES = ["register", "lane", "warp", "block"]
 
@@ -72,8 +78,9 @@ def triton_bases(dl, shape):
     return json.loads(json.dumps({"in": ins, "out": {f"dim{i}": s for i, s in enumerate(shape)}}))
 
 
-def triton_forked(builder, lay, shape):
-    """Triton's linear layout of `lay` over `shape`, or None where Triton raises or aborts the process."""
+def triton_forked(builder, lay, shape, ask=None):
+    """Triton's linear layout of `lay` over `shape` (or what `ask(builder, lay, shape)` answers), or None
+    where Triton raises or aborts the process."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -82,7 +89,10 @@ def triton_forked(builder, lay, shape):
         os.dup2(null, 1)
         os.dup2(null, 2)
         try:
-            out = json.dumps(triton_bases(builder.to_linear_layout(lay._to_ir(builder), shape), shape))
+            if ask is None:
+                out = json.dumps(triton_bases(builder.to_linear_layout(lay._to_ir(builder), shape), shape))
+            else:
+                out = json.dumps(ask(builder, lay, shape))
             with os.fdopen(w, "w") as f:
                 f.write(out)
             os._exit(0)
@@ -95,149 +105,33 @@ def triton_forked(builder, lay, shape):
     return json.loads(data) if status == 0 else None
 
 
-def rand_shape(rng, rank, hi, bits=14):
-    """Power-of-two sizes up to 2^hi each and 2^bits in all (so the golden tests enumerate them quickly)."""
-    e = [rng.randrange(0, hi + 1) for _ in range(rank)]
-    while sum(e) > bits:
-        e[e.index(max(e))] -= 1
-    return [1 << x for x in e]
+def triton_padded_attr(builder, lay, shape):
+    """The `#ttg.padded_shared<...>` attribute Triton prints for `lay` (from a memdesc type), or None
+    where Triton refuses."""
+    ty = builder.get_shared_mem_desc_ty(builder.get_float_ty(), shape, lay._to_ir(builder), shape)
+    text = str(ty)
+    start = text.index("#ttg.padded_shared<")
+    depth = 0
+    for i in range(text.index("<", start), len(text)):
+        depth += {"<": 1, ">": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start:i + 1]
+    raise ValueError(text)
 
 
-def rand_mma_case(rng):
-    """A dot operand (NVMMA or blocked parent), an accumulator over a small shape, or an NVMMA shared layout."""
-    amp = lambda: gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1 << rng.randrange(0, 3),
-                                                                          1 << rng.randrange(0, 3)],
-                                            instr_shape=[16, 8])
-    hop = lambda: gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4 << rng.randrange(0, 2),
-                                                                          1 << rng.randrange(0, 2)],
-                                            instr_shape=[16, 8 << rng.randrange(0, 6), 16])
-    kind = rng.random()
-    if kind < 0.55:
-        r = rng.random()
-        if r < 0.45:
-            parent, op, kw = amp(), rng.randrange(2), 1 << rng.randrange(0, 5)
-        elif r < 0.75:
-            parent, op, kw = hop(), (1 if rng.random() < 0.1 else 0), 1 << rng.randrange(0, 4)
-        else:
-            rank = rng.randrange(2, 4)
-            p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
-            order = list(range(rank))
-            rng.shuffle(order)
-            parent = gl.BlockedLayout(size_per_thread=p(3), threads_per_warp=p(3), warps_per_cta=p(2), order=order)
-            op, kw = rng.randrange(2), 0
-        if rng.random() < 0.05:
-            kw = 3
-        lay = gl.DotOperandLayout(operand_index=op, parent=parent, k_width=kw)
-        shape = rand_shape(rng, lay.rank, 8)
-        if rng.random() < 0.2:
-            d = rng.randrange(lay.rank)
-            lay = gl.SliceLayout(d, lay)
-            shape = shape[:d] + shape[d + 1:]
-        return lay, shape
-    if kind < 0.65:
-        return (amp() if rng.random() < 0.5 else hop()), rand_shape(rng, 2, 8)
-    swizzle = rng.choice([0, 32, 64, 128])
-    bits = rng.choice([8, 16, 32, 64])
-    fp4 = swizzle == 128 and bits == 8 and rng.random() < 0.3
-    rank = rng.choice([1, 2, 2, 2, 3])
-    transposed = rng.random() < 0.4
-    lay = gl.NVMMASharedLayout(swizzle_byte_width=swizzle, element_bitwidth=bits, rank=rank, transposed=transposed,
-                               fp4_padded=fp4)
-    shape = rand_shape(rng, rank, 9)
-    if swizzle and rng.random() < 0.8:
-        # Mostly shapes Triton accepts: one swizzle row along the contiguous dim, 8 rows.
-        contig = 0 if transposed else rank - 1
-        shape[contig] = max(shape[contig], 8 * swizzle // bits // (2 if fp4 else 1))
-        other = rank - 1 if transposed else 0
-        shape[other] = max(shape[other], 8)
-    if shape == [1] * rank:
-        # Triton's Python binding cannot return a shared layout without offset bases.
-        shape[-1] = 2
-    return lay, shape
-
-
-def rand_cga(rng, rank):
-    """A CGA encoding over `rank` dims: each CTA bit a unit vector (the next power of two along its dim)
-    or, now and then, zeros (CTAs holding copies); rarely a base Triton rejects."""
-    nxt = [1] * rank
-    bases = []
-    for _ in range(rng.randrange(1, 4)):
-        if rng.random() < 0.15:
-            bases.append([0] * rank)
-            continue
-        d = rng.randrange(rank)
-        b = [0] * rank
-        b[d] = nxt[d]
-        nxt[d] *= 2
-        bases.append(b)
-    rng.shuffle(bases)
-    if rng.random() < 0.05:
-        bases.append([1] * rank)  # not a permutation: both refuse
-    return bases
-
-
-def rand_multi_cta_case(rng):
-    """An AMD WMMA or MFMA accumulator, or a multi-CTA BlockedLayout or NVMMASharedLayout, over a power-of-two shape."""
-    if rng.random() < 0.2:
-        # AMD's WMMA accumulator (RDNA3 and RDNA4; warp bases in tiles, each a CTA-like permutation bit).
-        nxt, warps = [1, 1], []
-        for _ in range(rng.randrange(0, 4)):
-            d = rng.randrange(2)
-            w = [0, 0]
-            w[d] = nxt[d]
-            nxt[d] *= 2
-            warps.append(w)
-        rng.shuffle(warps)
-        lay = amd.AMDWMMALayout(version=rng.randrange(1, 3), transposed=rng.random() < 0.5, warp_bases=warps)
-        return lay, rand_shape(rng, 2, 8)
-    if rng.random() < 0.3:
-        # AMD's MFMA accumulator (one CTA; 16×16 and 32×32 tiles).
-        m = rng.choice([16, 32])
-        version = rng.randrange(1, 5)
-        k = rng.choice([8, 16]) if m == 32 else rng.choice([16, 32])
-        lay = amd.AMDMFMALayout(version=version, instr_shape=[m, m, k], transposed=rng.random() < 0.5,
-                                warps_per_cta=[1 << rng.randrange(0, 3), 1 << rng.randrange(0, 3)])
-        return lay, rand_shape(rng, 2, 8)
-    if rng.random() < 0.6:
-        rank = rng.randrange(1, 4)
-        p = lambda hi: [1 << rng.randrange(0, hi) for _ in range(rank)]
-        order = list(range(rank))
-        rng.shuffle(order)
-        lay = gl.BlockedLayout(size_per_thread=p(3), threads_per_warp=p(3), warps_per_cta=p(2), order=order,
-                               cga_layout=rand_cga(rng, rank))
-        return lay, p(7)
-    swizzle = rng.choice([0, 32, 64, 128])
-    bits = rng.choice([8, 16, 32])
-    rank = rng.choice([2, 2, 3])
-    transposed = rng.random() < 0.3
-    lay = gl.NVMMASharedLayout(swizzle_byte_width=swizzle, element_bitwidth=bits, rank=rank, transposed=transposed,
-                               cga_layout=rand_cga(rng, rank))
-    shape = rand_shape(rng, rank, 9)
-    contig = 0 if transposed else rank - 1
-    shape[contig] = max(shape[contig], 4 * 8 * max(swizzle, 16) // bits)
-    shape[rank - 1 if transposed else 0] = max(shape[rank - 1 if transposed else 0], 32)
-    return lay, shape
-
-
-# Hand-picked cases for --named: kWidth variants, both operands, Ampere, Hopper and blocked parents, every
-# swizzle width, transposed, FP4 padding, a rank-3 shared buffer.
-def named_cases():
-    amp = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[2, 2], instr_shape=[16, 8])
-    hop = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
-    blk = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])
-    dot = gl.DotOperandLayout
-    sh = gl.NVMMASharedLayout
-    return [
-        (dot(0, amp, 2), [64, 32]), (dot(1, amp, 2), [32, 64]), (dot(0, amp, 1), [32, 16]),
-        (dot(0, amp, 4), [32, 64]), (dot(1, amp, 4), [64, 32]), (dot(0, amp, 8), [16, 64]),
-        (dot(1, amp, 8), [128, 16]), (dot(1, amp, 4), [16, 8]), (dot(0, hop, 2), [128, 64]),
-        (dot(0, hop, 4), [64, 64]), (gl.SliceLayout(1, dot(0, amp, 2)), [64]),
-        (dot(0, blk, 0), [32, 8]), (dot(1, blk, 0), [16, 32]),
-        (sh(128, 16), [64, 128]), (sh(64, 16), [32, 64]), (sh(32, 16), [16, 32]), (sh(128, 8), [16, 256]),
-        (sh(128, 16, transposed=True), [128, 64]), (sh(64, 32, transposed=True), [16, 32]),
-        (sh(32, 8, transposed=True), [32, 16]), (sh(0, 16), [32, 32]), (sh(128, 8, fp4_padded=True), [16, 64]),
-        (sh(64, 16, rank=3), [2, 8, 32]), (sh(128, 16), [512, 128]),
-    ]
+def padded_attr_bases(attr, shape):
+    """The linear component the attribute text states: its offset and block bases, or the identity
+    along `order` (the short form Triton prints for one CTA and offsets in order), over `shape`."""
+    body = attr[attr.index("{"):attr.rindex("}") + 1]
+    for key in ["offset", "block", "order", "shape"]:
+        body = body.replace(key + " =", f'"{key}":')
+    ins = json.loads(body)
+    if "order" in ins:
+        offs = []
+        for d in ins["order"]:
+            offs += [[1 << k if i == d else 0 for i in range(len(shape))] for k in range(shape[d].bit_length() - 1)]
+        ins = {"offset": offs, "block": []}
+    return {"in": {"offset": ins["offset"], "block": ins["block"]}, "out": {f"dim{i}": s for i, s in enumerate(shape)}}
 
 
 def main():
@@ -246,6 +140,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--golden")
     ap.add_argument("--named")
+    ap.add_argument("--show", type=int, default=20, help="how many disagreements to print")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     axe = Oracle(os.environ["AXE_TRITON_ORACLE"])
@@ -390,6 +285,129 @@ def main():
         if text.startswith("AMDWMMALayout"):
             multi["amd_wmma_agree"] += stats["agree"] - before
     stats["multi_cta_and_amd"] = multi
+    # AMD accumulators with every parameter, Triton asked in a fork.
+    amd_stats = {"mfma_agree": 0, "wmma_agree": 0, "mfma_cga_agree": 0, "wmma_cga_agree": 0,
+                 "rank3_agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 2)):
+        lay, shape = rand_amd_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                amd_stats["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        ok = stats["agree"] - before
+        kind = "mfma" if text.startswith("AMDMFMA") else "wmma"
+        amd_stats[kind + "_agree"] += ok
+        amd_stats[kind + "_cga_agree"] += ok if lay.cga_layout else 0
+        amd_stats["rank3_agree"] += ok if len(shape) == 3 else 0
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["amd"] = amd_stats
+    # NVMMA accumulators, swizzled shared layouts and dot operands over CTAs, Triton asked in a fork.
+    more = {"agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 4)):
+        lay, shape = rand_more_cta_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                more["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        more["agree"] += stats["agree"] - before
+        if text.startswith("NVMMADistributedLayout") and len(shape) == 3:
+            more["batched_nvmma_agree"] = more.get("batched_nvmma_agree", 0) + stats["agree"] - before
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["nvmma_swizzled_dot_multi_cta"] = more
+    # Linear Gluon layouts, Triton asked in a fork.
+    lin = {"distributed_agree": 0, "shared_agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 4)):
+        lay, shape = rand_linear_gluon_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                lin["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        lin["shared_agree" if text.startswith("Shared") else "distributed_agree"] += stats["agree"] - before
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["linear_gluon"] = lin
+    # Operands of AMD mfma and wmma dots, Triton asked in a fork.
+    adot = {"agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 4)):
+        lay, shape = rand_amd_dot_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        theirs = triton_forked(builder, lay, shape)
+        if theirs is None:
+            if ours.startswith("error"):
+                adot["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        adot["agree"] += stats["agree"] - before
+        if "AMDWMMALayout" in text:
+            adot["wmma_agree"] = adot.get("wmma_agree", 0) + stats["agree"] - before
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["amd_dot_operands"] = adot
+    # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon
+    # form and that attribute.
+    pad = {"agree": 0, "attr_agree": 0, "cga_agree": 0, "both_refused": 0}
+    for _ in range(max(1, a.cases // 4)):
+        lay, shape = rand_padded_case(rng)
+        text = repr(lay)
+        shape_s = ",".join(map(str, shape))
+        ours = axe.ask("gluon", text, shape_s)
+        attr = triton_forked(builder, lay, shape, triton_padded_attr)
+        if attr is None:
+            if ours.startswith("error"):
+                pad["both_refused"] += 1
+                stats["refused_confirmed"] += 1
+            else:
+                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+            continue
+        theirs = padded_attr_bases(attr, shape)
+        before = stats["agree"]
+        check("gluon " + text + " " + shape_s, ours, theirs)
+        ok = stats["agree"] - before
+        pad["agree"] += ok
+        pad["cga_agree"] += ok if lay.cga_layout else 0
+        pad["cga_copies_agree"] = pad.get("cga_copies_agree", 0) + (ok if [0] * len(shape) in lay.cga_layout else 0)
+        before = stats["agree"]
+        check("ttg " + attr + " " + shape_s, axe.ask("gluon", attr, shape_s), theirs)
+        pad["attr_agree"] += stats["agree"] - before
+        same = axe.ask("same", text, attr)
+        if same == "same":
+            pad["gluon_is_attr"] = pad.get("gluon_is_attr", 0) + 1
+        else:
+            fails.append(("same " + text + " " + attr, same, "same"))
+        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+        golden.append(f"{attr}\t{shape_s}\t{json.dumps(theirs)}")
+    stats["padded_shared"] = pad
     if a.named:
         lines = []
         for lay, shape in named_cases():
@@ -403,7 +421,9 @@ def main():
         with open(a.golden, "w") as f:
             f.write("\n".join(golden) + "\n")
     print(json.dumps(stats))
-    for f in fails[:20]:
+    if fails:
+        print(len(fails), "disagreements")
+    for f in fails[:a.show]:
         print("DISAGREE", *f, sep="\n  ")
     sys.exit(1 if fails else 0)
 

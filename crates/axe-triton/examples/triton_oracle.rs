@@ -5,6 +5,7 @@
 //! * `map L` → `{"map": [...], "injective": b, "surjective": b}`
 //! * `compose A B`, `invert_and_compose A B`, `invert A`, `pseudoinvert A` → the resulting layout
 //! * `gluon TEXT SHAPE` (shape comma-separated) → the linear layout Triton computes
+//! * `same A B` → `same` when both texts read as the same Gluon layout, else `different`
 
 use axe_triton::{gluon::parse_gluon, parse_linear, LinearLayout, Result};
 use std::io::{BufRead, Write};
@@ -38,6 +39,12 @@ fn answer(line: &str) -> Result<String> {
                 .filter_map(|s| s.trim().parse().ok())
                 .collect();
             Ok(g.to_linear(&shape)?.to_json())
+        }
+        // Whether two texts read as the same Gluon layout (a Gluon form and Triton's attribute for it).
+        "same" => {
+            let a = parse_gluon(parts.get(1).copied().unwrap_or(""))?;
+            let b = parse_gluon(parts.get(2).copied().unwrap_or(""))?;
+            Ok(if a == b { "same" } else { "different" }.to_string())
         }
         other => Ok(format!("error: unknown op {other}")),
     }

@@ -13,11 +13,23 @@ use crate::linear::LinearLayout;
 /// most one of them nonzero and that one a power of two, and along each dim the nonzero values are
 /// `1, 2, 4, ...` in some order (a permutation of CTA bits once the zero bases are removed).
 pub(crate) fn check(cga: &[Vec<u64>], rank: usize) -> std::result::Result<(), String> {
+    check_permutation(cga, rank, "cga_layout")
+}
+
+/// Checks that `bases` (named `what` in the error) are a permutation matrix once the zero bases are
+/// removed, as [`check`] states it; Triton requires it of CGA encodings and of an `AMDWMMALayout`'s
+/// register and warp bases.
+pub(crate) fn check_permutation(
+    bases: &[Vec<u64>],
+    rank: usize,
+    what: &str,
+) -> std::result::Result<(), String> {
+    let cga = bases;
     let mut along: Vec<Vec<u64>> = vec![Vec::new(); rank];
     for (i, b) in cga.iter().enumerate() {
         if b.len() != rank {
             return Err(format!(
-                "cga_layout base {i} has {} coordinates, the layout {rank} dims",
+                "{what} base {i} has {} coordinates, the layout {rank} dims",
                 b.len()
             ));
         }
@@ -32,7 +44,7 @@ pub(crate) fn check(cga: &[Vec<u64>], rank: usize) -> std::result::Result<(), St
             [(d, v)] if v.is_power_of_two() => along[d].push(v),
             _ => {
                 return Err(format!(
-                    "cga_layout base {i} must move one dim by a power of two (or be all zeros)"
+                    "{what} base {i} must move one dim by a power of two (or be all zeros)"
                 ))
             }
         }
@@ -41,8 +53,8 @@ pub(crate) fn check(cga: &[Vec<u64>], rank: usize) -> std::result::Result<(), St
         vs.sort_unstable();
         if vs.iter().enumerate().any(|(k, v)| *v != 1u64 << k) {
             return Err(format!(
-                "cga_layout along dim {d} must be 1, 2, 4, ... in some order (a permutation of CTA bits \
-                 once the zero bases are removed)"
+                "{what} along dim {d} must be 1, 2, 4, ... in some order (a permutation matrix once \
+                 the zero bases are removed)"
             ));
         }
     }
@@ -69,7 +81,65 @@ pub(crate) fn to_linear(
         .zip(&split)
         .map(|(s, k)| (s / k).max(1))
         .collect();
-    let per_cta = inner.to_linear(&part)?;
+    let per_cta = match inner {
+        // Triton counts an MFMA accumulator's registers along N by the whole tensor, then fits the
+        // layout to one CTA's part (the registers past it hold copies).
+        GluonLayout::AmdMfma {
+            instr_shape,
+            transposed,
+            warps_per_cta,
+            element_bitwidth,
+            tiles_per_warp,
+            ..
+        } => {
+            inner.check_shape(&part)?;
+            super::amd::mfma(
+                &super::amd::Mfma {
+                    instr_shape,
+                    transposed: *transposed,
+                    warps_per_cta,
+                    element_bitwidth: *element_bitwidth,
+                    tiles_per_warp,
+                    whole_n: shape.last().copied().unwrap_or(1),
+                },
+                &part,
+            )?
+        }
+        // So it counts an MFMA dot operand's registers along K.
+        GluonLayout::DotOperand {
+            operand_index,
+            parent,
+            k_width,
+        } if matches!(**parent, GluonLayout::AmdMfma { .. }) => {
+            let GluonLayout::AmdMfma {
+                instr_shape,
+                warps_per_cta,
+                tiles_per_warp,
+                ..
+            } = &**parent
+            else {
+                return inner.to_linear(&part);
+            };
+            inner.check_shape(&part)?;
+            let k = if *operand_index == 0 {
+                shape.len() - 1
+            } else {
+                shape.len().saturating_sub(2)
+            };
+            super::amd_dot::mfma_operand(
+                &super::amd_dot::MfmaOperand {
+                    operand_index: *operand_index,
+                    instr_shape,
+                    warps_per_cta,
+                    tiles_per_warp,
+                    k_width: *k_width,
+                    whole_k: shape.get(k).copied().unwrap_or(1),
+                },
+                &part,
+            )?
+        }
+        _ => inner.to_linear(&part)?,
+    };
     let block: Vec<Vec<u64>> = cga
         .iter()
         .map(|b| {

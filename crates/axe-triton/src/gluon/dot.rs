@@ -8,6 +8,8 @@
 //! * Under a `BlockedLayout` (FMA dots): every thread holds the whole K extent of the tensor, its other
 //!   dims as in the parent; lanes and warps along K hold copies.
 //!
+//! * Under an `AMDMFMALayout` or an `AMDWMMALayout`: see [`super::amd_dot`].
+//!
 //! Registers past a small tensor become zero (copies), as in Triton.
 
 use super::{fit, grow, GluonLayout};
@@ -117,8 +119,44 @@ pub(super) fn dot_operand(
             }
             fit(levels, covered, order, shape, false)
         }
+        GluonLayout::AmdMfma {
+            instr_shape,
+            warps_per_cta,
+            tiles_per_warp,
+            ..
+        } => super::amd_dot::mfma_operand(
+            &super::amd_dot::MfmaOperand {
+                operand_index,
+                instr_shape,
+                warps_per_cta,
+                tiles_per_warp,
+                k_width,
+                whole_k: shape[k],
+            },
+            shape,
+        ),
+        GluonLayout::AmdWmma {
+            version,
+            warp_bases,
+            reg_bases,
+            instr,
+            instr_k,
+            transposed,
+            ..
+        } if reg_bases.is_empty() => super::amd_dot::wmma_operand(
+            &super::amd_dot::WmmaOperand {
+                operand_index,
+                version: *version,
+                instr: [instr[0], instr[1], *instr_k],
+                transposed: *transposed,
+                warp_bases,
+                k_width,
+            },
+            shape,
+        ),
         _ => Err(TritonError::Gluon(
-            "a DotOperandLayout's parent is an NVMMADistributedLayout or a BlockedLayout"
+            "a DotOperandLayout's parent is an NVMMADistributedLayout, a BlockedLayout, an \
+             AMDMFMALayout or an AMDWMMALayout (without reg_bases)"
                 .to_string(),
         )),
     }

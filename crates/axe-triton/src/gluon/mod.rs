@@ -16,20 +16,26 @@
 //! `DotOperandLayout` (the operands of Ampere `mma`, the register operand A of Hopper `wgmma`, and the
 //! FMA operands of a `BlockedLayout`) have their linear layouts and, through them, their Axe layouts; so
 //! have the shared layouts (in-dim `offset`) `SwizzledSharedLayout` and `NVMMASharedLayout`, whose Axe
-//! layouts exist only without a swizzle. `BlockedLayout` and `NVMMASharedLayout` spread over several CTAs
-//! (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (32×32, 16×16, 4×4, 64×4 and 4×64 tiles,
-//! 32- and 64-bit elements, several tiles per warp) and
-//! `AMDWMMALayout` (versions 1 to 3, extra register bases, 32×16 tiles) accumulators are laid out as
-//! Triton lays them out. Other multi-CTA
-//! layouts and AMD variants are refused with [`TritonError::Gluon`].
+//! layouts exist only without a swizzle; `PaddedSharedLayout` (also read as a `#ttg.padded_shared`
+//! attribute) has a linear component and an Axe layout of its padded placement. Layouts spread over
+//! several CTAs (`cga_layout`) get `block` bases; AMD's `AMDMFMALayout` (32×32, 16×16, 64×4 and 4×64
+//! tiles, 32- and 64-bit elements, several tiles per warp, rank 2 or 3) and `AMDWMMALayout` (versions 1
+//! to 3 with their instruction shapes, extra register bases, rank 2 or 3) accumulators are laid out as
+//! Triton 3.9 lays them out, and so are batched Ampere accumulators and the linear Gluon layouts
+//! (`DistributedLinearLayout`, `SharedLinearLayout`) and `mfma` and `wmma` dot operands. What Triton
+//! refuses, and the variants not covered (dot operands under batched NVMMA parents, or batched,
+//! multi-CTA or `reg_bases` WMMA parents), are refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
 use axe_layout::{Axis, Coord, Iter, Layout};
 
 mod amd;
+mod amd_dot;
 mod cga;
 mod dot;
+mod linear_gluon;
+mod nvmma;
 mod padded;
 mod parse;
 mod parse_amd;
@@ -107,8 +113,9 @@ pub enum GluonLayout {
         fp4_padded: bool,
     },
     /// `AMDMFMALayout(version, instr_shape, transposed, warps_per_cta, element_bitwidth, tiles_per_warp)`:
-    /// the accumulator of AMD's `mfma` (32×32, 16×16, 4×4, 64×4 (transposed) and 4×64 tiles, 64 lanes;
-    /// 32- or 64-bit elements; one CTA).
+    /// the accumulator of AMD's `mfma` (32×32, 16×16, 64×4 (transposed) and 4×64 tiles, 64 lanes;
+    /// 32- or 64-bit elements; rank 2, or 3 with a batch dim first; with a `cga_layout` it is the
+    /// `layout` of a [`GluonLayout::MultiCta`]).
     AmdMfma {
         /// The CDNA generation (1 to 4).
         version: u64,
@@ -123,9 +130,10 @@ pub enum GluonLayout {
         /// Instruction tiles each warp computes along each dim.
         tiles_per_warp: Vec<u64>,
     },
-    /// `AMDWMMALayout(version, transposed, warp_bases, reg_bases, instr_shape)`: the accumulator of AMD's
-    /// `wmma` (RDNA3, RDNA4 and gfx1250: versions 1, 2 and 3; 16×16 tiles, or 32×16 from version 2; 32
-    /// lanes; rank 2, one CTA).
+    /// `AMDWMMALayout(version, transposed, warp_bases, reg_bases, instr_shape, rank)`: the accumulator of
+    /// AMD's `wmma` (RDNA3, RDNA4 and gfx1250: versions 1, 2 and 3; 16×16 tiles, or 32×16 in version 3;
+    /// 32 lanes; rank 2, or 3 with a batch dim first; with a `cga_layout` it is the `layout` of a
+    /// [`GluonLayout::MultiCta`]).
     AmdWmma {
         /// 1 (RDNA3), 2 (RDNA4) or 3 (gfx1250).
         version: u64,
@@ -137,6 +145,18 @@ pub enum GluonLayout {
         reg_bases: Vec<Vec<u64>>,
         /// The instruction's `[M, N]`.
         instr: [u64; 2],
+        /// The instruction's K.
+        instr_k: u64,
+        /// 2, or 3 with a batch dim first.
+        rank: usize,
+    },
+    /// `DistributedLinearLayout(reg_bases, lane_bases, warp_bases, block_bases, shape)` or
+    /// `SharedLinearLayout(offset_bases, block_bases, alignment)`: the bases given outright.
+    Linear {
+        /// In-dim name → bases: `register`, `lane`, `warp`, `block`, or `offset`, `block`.
+        bases: Vec<(String, Vec<Vec<u64>>)>,
+        /// The shape the layout is written for (a shared one's: what its bases reach).
+        shape: Vec<u64>,
     },
     /// `PaddedSharedLayout(interval_padding_pairs, offset_bases, cga_layout, shape)`: shared memory whose
     /// linear component (in-dims `offset` and `block` onto `shape`, a bijection whose bases each move one
@@ -236,14 +256,16 @@ impl GluonLayout {
     pub fn rank(&self) -> usize {
         match self {
             GluonLayout::Blocked { order, .. } => order.len(),
-            GluonLayout::Nvmma { .. } => 2,
+            GluonLayout::Nvmma { warps_per_cta, .. } => warps_per_cta.len(),
             GluonLayout::SwizzledShared { order, .. } => order.len(),
             GluonLayout::DotOperand { parent, .. } => parent.rank(),
             GluonLayout::NvmmaShared { rank, .. } => *rank,
             GluonLayout::Slice { parent, .. } => parent.rank().saturating_sub(1),
             GluonLayout::MultiCta { layout, .. } => layout.rank(),
             GluonLayout::PaddedShared { shape, .. } => shape.len(),
-            GluonLayout::AmdMfma { .. } | GluonLayout::AmdWmma { .. } => 2,
+            GluonLayout::Linear { shape, .. } => shape.len(),
+            GluonLayout::AmdMfma { warps_per_cta, .. } => warps_per_cta.len(),
+            GluonLayout::AmdWmma { rank, .. } => *rank,
         }
     }
 
@@ -298,35 +320,7 @@ impl GluonLayout {
                 version,
                 warps_per_cta,
                 instr_shape,
-            } => {
-                // Registers hold (row, col) pairs (0, 1) and (8, 0); lanes (0, 2), (0, 4), (1, 0), (2, 0),
-                // (4, 0); Hopper adds registers along the columns up to n.
-                let mut reg = vec![vec![0, 1], vec![8, 0]];
-                let lane = vec![vec![0, 2], vec![0, 4], vec![1, 0], vec![2, 0], vec![4, 0]];
-                let mut covered = vec![16u64, 8];
-                if *version == 3 {
-                    let n = instr_shape[1];
-                    log2_exact(n, || "instr_shape n".to_string())?;
-                    while covered[1] < n {
-                        reg.push(vec![0, covered[1]]);
-                        covered[1] *= 2;
-                    }
-                }
-                // Warps: along the columns first for Ampere, along the rows first for Hopper.
-                let warp_order: [usize; 2] = if *version == 3 { [0, 1] } else { [1, 0] };
-                let mut warp = Vec::new();
-                for d in warp_order {
-                    let bits = log2_exact(warps_per_cta[d], || format!("warps_per_cta[{d}]"))?;
-                    for _ in 0..bits {
-                        warp.push(unit(2, d, covered[d]));
-                        covered[d] = covered[d]
-                            .checked_mul(2)
-                            .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
-                    }
-                }
-                // Extra registers for a larger tensor go along the columns first.
-                fit(vec![reg, lane, warp], covered, &[1, 0], shape, false)
-            }
+            } => nvmma::accumulator(*version, warps_per_cta, instr_shape, shape),
             GluonLayout::SwizzledShared {
                 vec,
                 per_phase,
@@ -380,6 +374,7 @@ impl GluonLayout {
             GluonLayout::MultiCta { layout, cga_layout } => {
                 cga::to_linear(layout, cga_layout, shape)
             }
+            GluonLayout::Linear { bases, shape: own } => linear_gluon::to_linear(bases, own, shape),
             GluonLayout::PaddedShared {
                 offset_bases,
                 cga_layout,
@@ -408,6 +403,7 @@ impl GluonLayout {
                     warps_per_cta,
                     element_bitwidth: *element_bitwidth,
                     tiles_per_warp,
+                    whole_n: shape.last().copied().unwrap_or(1),
                 },
                 shape,
             ),
@@ -417,6 +413,7 @@ impl GluonLayout {
                 warp_bases,
                 reg_bases,
                 instr,
+                ..
             } => amd::wmma(
                 &amd::Wmma {
                     version: *version,
@@ -593,6 +590,7 @@ impl GluonLayout {
             | GluonLayout::MultiCta { .. }
             | GluonLayout::AmdMfma { .. }
             | GluonLayout::AmdWmma { .. }
+            | GluonLayout::Linear { .. }
             | GluonLayout::SwizzledShared { .. } => self.to_linear(shape)?.to_axe(),
         }
     }

@@ -3,9 +3,10 @@
 //!
 //! The layout has two parts. Its **linear component** maps a logical offset (and a CTA, in-dim `block`)
 //! to a tensor element of the layout's own `shape`: `cga_layout` splits the tensor into one part per CTA
-//! (a CGA encoding, in units of the part, as for every multi-CTA layout), `offset_bases` lay out one part,
-//! each base moving one dim by a power of two, together a bijection (no broadcast, no per-element
-//! swizzle: a permutation of the tensor's bits). Its **padding** moves logical offsets apart in memory:
+//! (a CGA encoding, in units of the part, as for every multi-CTA layout; a zero base gives CTAs holding
+//! copies), `offset_bases` lay out one part, each base moving one dim by a power of two, together (less
+//! the zero CTA bases) a bijection (no broadcast within a CTA, no per-element swizzle: a permutation of
+//! the tensor's bits). Its **padding** moves logical offsets apart in memory:
 //! after every `interval` elements, `padding` unused elements follow, summed over the pairs, so logical
 //! offset `o` is stored at
 //!
@@ -70,7 +71,7 @@ pub(crate) fn check_pairs(pairs: &[(u64, u64)]) -> std::result::Result<(), Strin
 
 /// The linear component (in-dims `offset` and `block` onto `dim0..` of `shape`), checked as Triton's
 /// verifier checks it: every base moves one dim by a power of two within the shape, and the whole is a
-/// bijection (no broadcast, every element held once).
+/// bijection once the zero CTA bases (CTAs holding copies) are removed (no broadcast within a CTA).
 pub(crate) fn linear_component(
     offset_bases: &[Vec<u64>],
     cga_layout: &[Vec<u64>],
@@ -144,11 +145,34 @@ pub(crate) fn linear_component(
                 .collect()
         })
         .collect();
-    let out = shape
+    let out: Vec<(String, u64)> = shape
         .iter()
         .enumerate()
         .map(|(i, s)| (format!("dim{i}"), *s))
         .collect();
+    // Less the zero CTA bases (CTAs holding copies, each in its own shared memory, as Triton accepts),
+    // the component is a bijection.
+    let copies_removed = LinearLayout::new(
+        vec![
+            ("offset".to_string(), offset_bases.to_vec()),
+            (
+                "block".to_string(),
+                block
+                    .iter()
+                    .filter(|b| b.iter().any(|v| *v != 0))
+                    .cloned()
+                    .collect(),
+            ),
+        ],
+        out.clone(),
+    )
+    .map_err(|e| e.to_string())?;
+    if !(copies_removed.is_injective() && copies_removed.is_surjective()) {
+        return Err(format!(
+            "the offset and cga_layout bases must reach every element of {shape:?} once (Triton's \
+             linear component is invertible, but for CTAs holding copies)"
+        ));
+    }
     let ll = LinearLayout::new(
         vec![
             ("offset".to_string(), offset_bases.to_vec()),
@@ -157,12 +181,6 @@ pub(crate) fn linear_component(
         out,
     )
     .map_err(|e| e.to_string())?;
-    if !(ll.is_injective() && ll.is_surjective()) {
-        return Err(format!(
-            "the offset and cga_layout bases must reach every element of {shape:?} once (Triton's \
-             linear component is invertible)"
-        ));
-    }
     Ok(ll)
 }
 
@@ -242,5 +260,10 @@ mod tests {
         let e = linear_component(&[vec![0, 0]], &[], &[1, 2]).unwrap_err();
         assert!(e.contains("broadcast"), "{e}");
         assert!(linear_component(&[vec![0, 1]], &[vec![1, 0]], &[2, 2]).is_ok());
+        // Two CTAs holding copies of the buffer, as Triton 3.9 accepts.
+        let ll = linear_component(&[vec![0, 1], vec![1, 0]], &[vec![0, 0]], &[2, 2]).unwrap();
+        assert!(ll.is_surjective() && !ll.is_injective());
+        let e = linear_component(&[vec![0, 1]], &[vec![0, 0]], &[2, 2]).unwrap_err();
+        assert!(e.contains("once"), "{e}");
     }
 }

@@ -65,6 +65,14 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
             "cga_layout",
         ],
         "PaddedSharedLayout" => &["interval_padding_pairs", "offset_bases", "cga_layout", "shape"],
+        "DistributedLinearLayout" => &[
+            "reg_bases",
+            "lane_bases",
+            "warp_bases",
+            "block_bases",
+            "shape",
+        ],
+        "SharedLinearLayout" => &["offset_bases", "block_bases", "alignment"],
         "NVMMASharedLayout" => &[
             "swizzle_byte_width",
             "element_bitwidth",
@@ -77,7 +85,7 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
             return Err(error_at(
                 src,
                 v.at,
-                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout, PaddedSharedLayout, AMDMFMALayout and AMDWMMALayout are)"),
+                format!("`{other}` is not supported (BlockedLayout, SliceLayout, NVMMADistributedLayout, DotOperandLayout, SwizzledSharedLayout, NVMMASharedLayout, PaddedSharedLayout, AMDMFMALayout, AMDWMMALayout, DistributedLinearLayout and SharedLinearLayout are)"),
             ))
         }
     };
@@ -108,6 +116,8 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
         "NVMMASharedLayout" => nvmma_shared(src, v, &found),
         "PaddedSharedLayout" => super::parse_padded::padded_shared(src, v, &found),
         "AMDMFMALayout" => super::parse_amd::amd_mfma(src, v, &found),
+        "DistributedLinearLayout" => super::linear_gluon::parse_distributed(src, v, &found),
+        "SharedLinearLayout" => super::linear_gluon::parse_shared(src, v, &found),
         "AMDWMMALayout" => super::parse_amd::amd_wmma(src, v, &found),
         "BlockedLayout" => {
             let size_per_thread = ints(src, need(0)?, "size_per_thread")?;
@@ -211,17 +221,16 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
                     "order must be a permutation of the dims",
                 ));
             }
-            if let Some(a) = found[4] {
-                if !matches!(&a.value, Value::List(items) if items.is_empty()) {
-                    return Err(error_at(src, a.at, "only single-CTA layouts are supported"));
-                }
-            }
-            Ok(GluonLayout::SwizzledShared {
-                vec: three[0],
-                per_phase: three[1],
-                max_phase: three[2],
-                order,
-            })
+            let cga = cga_bases(src, found[4], order.len())?;
+            Ok(with_cga(
+                GluonLayout::SwizzledShared {
+                    vec: three[0],
+                    per_phase: three[1],
+                    max_phase: three[2],
+                    order,
+                },
+                cga,
+            ))
         }
         "NVMMADistributedLayout" => {
             let vv = need(0)?;
@@ -241,12 +250,9 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
             };
             let warps_per_cta = ints(src, need(1)?, "warps_per_cta")?;
             let instr_shape = ints(src, need(2)?, "instr_shape")?;
-            if let Some(a) = found[3] {
-                if !matches!(&a.value, Value::List(items) if items.is_empty()) {
-                    return Err(error_at(src, a.at, "only single-CTA layouts are supported"));
-                }
-            }
+            let cga = cga_bases(src, found[3], warps_per_cta.len())?;
             let ok = match version.first() {
+                Some(2) if warps_per_cta.len() == 3 => instr_shape == [1, 16, 8],
                 Some(2) => instr_shape == [16, 8],
                 Some(3) => {
                     instr_shape.len() == 3
@@ -257,18 +263,23 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
                 }
                 _ => false,
             };
-            if !ok || warps_per_cta.len() != 2 {
+            let batched = warps_per_cta.len() == 3;
+            if !ok || !(2..=3).contains(&warps_per_cta.len()) || (batched && version[0] != 2) {
                 return Err(error_at(
                     src,
                     v.at,
-                    "expected version [2, 0] with instr_shape [16, 8] or [3, 0] with [16, n, k], and two warps_per_cta",
+                    "expected version [2, 0] with instr_shape [16, 8] and two warps_per_cta (or [1, 16, 8] and \
+                     three, batched), or [3, 0] with [16, n, k] and two",
                 ));
             }
-            Ok(GluonLayout::Nvmma {
-                version: version[0],
-                warps_per_cta,
-                instr_shape,
-            })
+            Ok(with_cga(
+                GluonLayout::Nvmma {
+                    version: version[0],
+                    warps_per_cta,
+                    instr_shape,
+                },
+                cga,
+            ))
         }
         _ => {
             let d = need(0)?;
@@ -353,7 +364,7 @@ pub(super) fn cga_bases(src: &str, a: Option<&Spanned>, rank: usize) -> Result<V
 }
 
 /// `layout` spread over CTAs by `cga` (itself when `cga` is empty).
-fn with_cga(layout: GluonLayout, cga: Vec<Vec<u64>>) -> GluonLayout {
+pub(super) fn with_cga(layout: GluonLayout, cga: Vec<Vec<u64>>) -> GluonLayout {
     if cga.is_empty() {
         layout
     } else {
@@ -384,7 +395,12 @@ fn dot_operand(
     if depth > 16 {
         return Err(error_at(src, v.at, "layouts nested too deep"));
     }
-    let parent = from_value(src, parent_v, depth + 1)?;
+    // A multi-CTA parent: the operand is split over CTAs as the parent is, except along K, which every
+    // CTA holds whole (Triton's CGA layout of a dot operand: the parent's, with K unsplit).
+    let (parent, cga) = match from_value(src, parent_v, depth + 1)? {
+        GluonLayout::MultiCta { layout, cga_layout } => (*layout, cga_layout),
+        p => (p, Vec::new()),
+    };
     let kw_v = need(2, "k_width")?;
     let k_width = int(src, kw_v, "k_width")?;
     match &parent {
@@ -420,19 +436,54 @@ fn dot_operand(
                 ));
             }
         }
-        _ => {
-            return Err(error_at(
-                src,
-                parent_v.at,
-                "a DotOperandLayout's parent must be an NVMMADistributedLayout or a BlockedLayout",
-            ))
+        GluonLayout::AmdMfma { .. } | GluonLayout::AmdWmma { .. } => {
+            if !k_width.is_power_of_two() || k_width > 1 << 16 {
+                return Err(error_at(
+                    src,
+                    kw_v.at,
+                    "k_width must be a power of two (at most 65536) under an AMD parent",
+                ));
+            }
         }
+        _ => return Err(error_at(
+            src,
+            parent_v.at,
+            "a DotOperandLayout's parent must be an NVMMADistributedLayout, a BlockedLayout or an \
+                 AMDMFMALayout",
+        )),
     }
-    Ok(GluonLayout::DotOperand {
-        operand_index,
-        parent: Box::new(parent),
-        k_width,
-    })
+    let rank = parent.rank();
+    let k_dim = if operand_index == 0 {
+        rank - 1
+    } else {
+        rank - 2
+    };
+    if matches!(parent, GluonLayout::AmdWmma { .. }) && !cga.is_empty() {
+        return Err(error_at(
+            src,
+            parent_v.at,
+            "dot operands of a multi-CTA AMDWMMALayout are not supported",
+        ));
+    }
+    // (Triton splits an MFMA operand over CTAs as its parent, K too.)
+    let amd = matches!(parent, GluonLayout::AmdMfma { .. });
+    let cga = cga
+        .into_iter()
+        .map(|mut b| {
+            if !amd {
+                b[k_dim] = 0;
+            }
+            b
+        })
+        .collect();
+    Ok(with_cga(
+        GluonLayout::DotOperand {
+            operand_index,
+            parent: Box::new(parent),
+            k_width,
+        },
+        cga,
+    ))
 }
 
 /// `NVMMASharedLayout(swizzle_byte_width, element_bitwidth, rank=2, transposed=False, fp4_padded=False)`.
@@ -494,7 +545,19 @@ fn nvmma_shared(src: &str, v: &Spanned, found: &[Option<&Spanned>]) -> Result<Gl
     ))
 }
 
-/// Reads a Gluon layout from its constructor text.
+/// Reads a Gluon layout from its constructor text (`BlockedLayout(...)`, as Triton prints it), or a
+/// `#ttg.padded_shared<...>` attribute of TTGIR.
 pub fn parse_gluon(src: &str) -> Result<GluonLayout> {
+    if src.trim_start().starts_with("#ttg.padded_shared") {
+        let lead = src.len() - src.trim_start().len();
+        return super::parse_padded::padded_shared_attr(src.trim_start()).map_err(|e| match e {
+            crate::error::TritonError::Parse(mut p) => {
+                p.offset += lead;
+                p.input = src.to_string();
+                crate::error::TritonError::Parse(p)
+            }
+            other => other,
+        });
+    }
     from_value(src, &parse_value(src)?, 0)
 }

@@ -13,7 +13,6 @@
 //! `BlockedLayout(...)`), so both forms of a layout give the same [`GluonLayout`] and are checked by the
 //! same rules; every error points at the offending byte of the text.
 
-mod padded;
 mod scan;
 
 use super::GluonLayout;
@@ -208,6 +207,19 @@ fn resolve<'a>(src: &str, input: &Input<'a>, target: Target<'a>) -> Result<Attr<
 pub fn parse_ttgir(src: &str) -> Result<GluonLayout> {
     let mut scan = Scan::new(src);
     let input = scan.input()?;
+    let attr = resolve(src, &input, input.target)?;
+    if attr.kind == "padded_shared" {
+        // Its own grammar (`[interval:+pad, ...] {...}`), read as Triton prints it.
+        let text = &src[attr.at..=attr.close];
+        return super::parse_padded::padded_shared_attr(text).map_err(|e| match e {
+            crate::error::TritonError::Parse(mut p) => {
+                p.offset += attr.at;
+                p.input = src.to_string();
+                crate::error::TritonError::Parse(p)
+            }
+            other => other,
+        });
+    }
     let call = build(&mut scan, &input, input.target, 0)?;
     super::parse::from_value(src, &call, 0)
 }
@@ -266,7 +278,11 @@ fn build<'a>(
         ));
     }
     if attr.kind == "padded_shared" {
-        return padded::padded(scan, &attr);
+        return Err(error_at(
+            src,
+            attr.kind_at,
+            "a padded shared layout is not the parent of another layout",
+        ));
     }
     let Some(k) = kind(attr.kind) else {
         let why = match attr.kind {
@@ -304,6 +320,28 @@ fn build<'a>(
                 }
                 build(scan, input, *t, depth + 1)?
             }
+        };
+        // Triton before 3.4 printed an MFMA's instrShape as [M, N]; the K of its instruction (8 for
+        // 32×32, 16 for 16×16, 4 otherwise, as those versions' f16 instructions) does not move the
+        // accumulator's elements, and Gluon's form takes [M, N, K].
+        let value = match (attr.kind, *read, &value.value) {
+            ("amd_mfma", Read::Arg("instr_shape"), Value::List(mn)) if mn.len() == 2 => {
+                let k = match (&mn[0].value, &mn[1].value) {
+                    (Value::Int(32), Value::Int(32)) => 8,
+                    (Value::Int(16), Value::Int(16)) => 16,
+                    _ => 4,
+                };
+                let mut mnk = mn.clone();
+                mnk.push(Spanned {
+                    at: value.at,
+                    value: Value::Int(k),
+                });
+                Spanned {
+                    at: value.at,
+                    value: Value::List(mnk),
+                }
+            }
+            _ => value,
         };
         match *read {
             Read::Arg(name) => {

@@ -1,0 +1,61 @@
+//! NVIDIA's MMA accumulators, `NVMMADistributedLayout`: Ampere `mma` (version `[2, 0]`, instruction
+//! 16×8) and Hopper `wgmma` (version `[3, 0]`, instruction 16×n), rank 2, or batched (rank 3, Ampere).
+//!
+//! One instruction tile (rows are M, columns N): registers hold (row, col) pairs (0, 1) and (8, 0);
+//! lanes (0, 2), (0, 4), (1, 0), (2, 0), (4, 0); Hopper adds registers along the columns up to n. The
+//! warps go along the columns first for Ampere, along the rows first for Hopper, then (rank 3) along the
+//! batch, dim 0, the tile then being on dims 1 and 2. Extra registers for a larger tensor go along the
+//! columns first, then the rows, then the batch; bases past a smaller tensor become zero (copies).
+
+use super::{fit, grow};
+use crate::error::{log2_exact, Result, TritonError};
+use crate::linear::LinearLayout;
+
+/// The linear layout of `NVMMADistributedLayout(version=[version, 0], warps_per_cta, instr_shape)` over
+/// `shape` (see the module docs).
+pub(crate) fn accumulator(
+    version: u64,
+    warps_per_cta: &[u64],
+    instr_shape: &[u64],
+    shape: &[u64],
+) -> Result<LinearLayout> {
+    let rank = shape.len();
+    if rank != warps_per_cta.len() || !(2..=3).contains(&rank) || (rank == 3 && version != 2) {
+        return Err(TritonError::Gluon(format!(
+            "an NVMMADistributedLayout with {} warps_per_cta entries does not lay out rank {rank} \
+             (rank 2, or 3 for version [2, 0])",
+            warps_per_cta.len()
+        )));
+    }
+    let (m, n) = (rank - 2, rank - 1);
+    let at = |row: u64, col: u64| {
+        let mut b = vec![0u64; rank];
+        b[m] = row;
+        b[n] = col;
+        b
+    };
+    let mut reg = vec![at(0, 1), at(8, 0)];
+    let lane = vec![at(0, 2), at(0, 4), at(1, 0), at(2, 0), at(4, 0)];
+    let mut covered = vec![1u64; rank];
+    covered[m] = 16;
+    covered[n] = 8;
+    if version == 3 {
+        let cols = instr_shape.get(1).copied().unwrap_or(8);
+        log2_exact(cols, || "instr_shape n".to_string())?;
+        while covered[n] < cols {
+            reg.push(at(0, covered[n]));
+            covered[n] *= 2;
+        }
+    }
+    let mut warp_order = if version == 3 { vec![m, n] } else { vec![n, m] };
+    if rank == 3 {
+        warp_order.push(0);
+    }
+    let mut warp = Vec::new();
+    for d in warp_order {
+        let bits = log2_exact(warps_per_cta[d], || format!("warps_per_cta[{d}]"))?;
+        grow(&mut warp, &mut covered, d, bits)?;
+    }
+    let order: Vec<usize> = (0..rank).rev().collect();
+    fit(vec![reg, lane, warp], covered, &order, shape, false)
+}
