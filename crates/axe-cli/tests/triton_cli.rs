@@ -345,7 +345,9 @@ fn ttgir_lines_on_stdin_are_layouts_not_comments() {
     assert!(lines[0].get("error").is_none(), "{}", lines[0]);
     assert!(lines[1]["error"].is_string(), "{}", lines[1]);
     assert_eq!(out.status.code(), Some(1));
+}
 
+#[test]
 fn padded_shared_attributes_read_as_their_gluon_layouts() {
     // The attribute Triton prints for the layout above reads as it: the same padding and placement.
     let attr = "#ttg.padded_shared<[4:+1, 8:+2] {offset = [[0, 1], [0, 2], [2, 0], [4, 0], [1, 0]], block = []}>";
