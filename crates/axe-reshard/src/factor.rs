@@ -18,7 +18,7 @@ use axe_relayout::split::{FACTOR_MAX, SPLIT_MIN};
 use axe_shard::{DeviceRegion, Plan};
 
 use crate::exec_error::ExecResult;
-use crate::placement::{DeviceBuffer, Placement};
+use crate::placement::{DeviceBuffer, MemoryLayout, Placement};
 
 /// The largest common divisor of `a` and `b` (`gcd(0, b) = b`).
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -111,6 +111,24 @@ fn near_root(g: u64) -> Option<u64> {
         .find(|&h| g.is_multiple_of(h))
 }
 
+/// The factors a row-major shard's dimension of padded extent `p` is indexed by when no grain splits it
+/// (see [`crate::boxes`]): `[p/h, h]` with `h` the divisor of `p` nearest below its square root, the
+/// outer factor cut again where it is long; `[p]` for a short dimension or one without such a divisor
+/// (a prime extent).
+pub(crate) fn own_factors(p: u64) -> Vec<u64> {
+    if p < SPLIT_MIN {
+        return vec![p];
+    }
+    let Some(h) = near_root(p) else {
+        return vec![p];
+    };
+    let outer = p / h;
+    match (outer > FACTOR_MAX).then(|| near_root(outer)).flatten() {
+        Some(k) => vec![outer / k, k, h],
+        None => vec![outer, h],
+    }
+}
+
 /// The box `local` (local indices, one range per dimension) over the factors `split` (per dimension,
 /// outermost first): `s..e` becomes `(s/c..e/c, 0..f_2, ..)` with `c` the product of the inner
 /// factors. `None` where a bound is not a multiple of `c` or the box leaves the factors' span.
@@ -171,9 +189,16 @@ pub(crate) fn buffers(
     for l in plan.locals.iter().filter(|l| l.device == me) {
         g.bounds(&l.region);
     }
+    if src.layout == MemoryLayout::RowMajor && dst.layout == MemoryLayout::RowMajor {
+        // Both row-major: every copy goes as runs; the factors only keep the tables short.
+        return Ok((
+            src.buffer_of(mine_src.clone(), &g, true)?,
+            dst.buffer_of(mine_dst.clone(), &g, true)?,
+        ));
+    }
     if g.splits() {
-        let sb = src.buffer_of(mine_src.clone(), &g)?;
-        let db = dst.buffer_of(mine_dst.clone(), &g)?;
+        let sb = src.buffer_of(mine_src.clone(), &g, false)?;
+        let db = dst.buffer_of(mine_dst.clone(), &g, false)?;
         let split = |b: &DeviceBuffer| b.split.iter().map(|f| f.len() > 1).collect::<Vec<_>>();
         if split(&sb) == split(&db) {
             return Ok((sb, db));
@@ -181,8 +206,8 @@ pub(crate) fn buffers(
     }
     let whole = Grains::whole(src.sharding.dims());
     Ok((
-        src.buffer_of(mine_src.clone(), &whole)?,
-        dst.buffer_of(mine_dst.clone(), &whole)?,
+        src.buffer_of(mine_src.clone(), &whole, false)?,
+        dst.buffer_of(mine_dst.clone(), &whole, false)?,
     ))
 }
 

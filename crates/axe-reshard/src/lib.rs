@@ -44,6 +44,7 @@
 
 mod agree;
 mod bench;
+mod boxes;
 mod check;
 mod comm;
 mod error;
