@@ -262,6 +262,106 @@ mod tests {
         }
     }
 
+    /// For every device of a reshard between row-major shardings: its shards' tables hold at most
+    /// `max_tables` entries, and each piece it sends, receives or keeps is at most one run per row of the
+    /// piece's outer dims (its elements over its last extent), however the dims split.
+    fn tables_and_runs(
+        mesh: &[(&str, u64)],
+        dims: &[u64],
+        from: &str,
+        to: &str,
+        max_tables: usize,
+    ) {
+        use crate::boxes::Runs;
+        use crate::check::localize;
+        use axe_shard::{notation::jax::parse_jax, plan, CostModel, Mesh};
+        let mesh = Mesh::new(mesh).unwrap();
+        let s = parse_jax(from, &mesh, dims).unwrap();
+        let d = parse_jax(to, &mesh, dims).unwrap();
+        let p = plan(&mesh, &s, &d, 4, &CostModel::default()).unwrap();
+        let (sr, dr) = (s.regions(&mesh).unwrap(), d.regions(&mesh).unwrap());
+        let t = axe_xla::PrimitiveType::F32;
+        let rm = crate::MemoryLayout::RowMajor;
+        let src = Placement::new(s, rm.clone(), t).unwrap();
+        let dst = Placement::new(d, rm, t).unwrap();
+        for me in 0..sr.len() {
+            let (sb, db) = buffers(&src, &dst, &p, &sr[me], &dr[me]).unwrap();
+            for b in [&sb, &db] {
+                assert!(b.rows);
+                let n: usize = b.layout.tables.iter().map(Vec::len).sum();
+                assert!(n <= max_tables, "device {me}: {n} table entries");
+            }
+            let me = me as u64;
+            let pieces = p
+                .transfers
+                .iter()
+                .filter(|t| t.from == me)
+                .map(|t| (&sb, &t.region))
+                .chain(
+                    p.transfers
+                        .iter()
+                        .filter(|t| t.to == me)
+                        .map(|t| (&db, &t.region)),
+                )
+                .chain(
+                    p.locals
+                        .iter()
+                        .filter(|l| l.device == me)
+                        .map(|l| (&sb, &l.region)),
+                );
+            for (b, region) in pieces {
+                let local = localize(region, &b.region).unwrap();
+                let runs = Runs::of(&b.region.padded_shape, &local).unwrap();
+                let rows: u64 = local[..local.len().saturating_sub(1)]
+                    .iter()
+                    .map(|r| r.end - r.start)
+                    .product();
+                assert!(
+                    runs.count() <= rows,
+                    "{} runs for {rows} rows",
+                    runs.count()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_uneven_reshard_tables_no_element() {
+        // 2^24 - 1 elements over 2 devices: shards of 2^23 and 2^23 - 1 (padded), gathered whole.
+        tables_and_runs(&[("x", 2)], &[(1 << 24) - 1], "P('x')", "P()", 1 << 14);
+        tables_and_runs(&[("x", 2)], &[(1 << 24) - 1], "P()", "P('x')", 1 << 14);
+        // A prime length, split three ways.
+        tables_and_runs(
+            &[("x", 3)],
+            &[1_000_003],
+            "P('x')",
+            "P()",
+            1_000_003 + (1 << 14),
+        );
+        // Odd dims on both axes of a 2×2 mesh, and a 3-D array with a long odd last dim.
+        tables_and_runs(
+            &[("x", 2), ("y", 2)],
+            &[4097, 4095],
+            "P('x', 'y')",
+            "P()",
+            1 << 14,
+        );
+        tables_and_runs(
+            &[("x", 2), ("y", 2)],
+            &[4097, 4095],
+            "P('y', 'x')",
+            "P('x')",
+            1 << 14,
+        );
+        tables_and_runs(
+            &[("x", 2), ("y", 2)],
+            &[3, 5, 200_001],
+            "P('x', None, 'y')",
+            "P(None, 'y', 'x')",
+            1 << 14,
+        );
+    }
+
     #[test]
     fn a_prime_grain_is_one_factor() {
         let mut g = Grains::of(&[2 * 1_000_003]);
