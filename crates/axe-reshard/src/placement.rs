@@ -75,9 +75,9 @@ pub struct DeviceBuffer {
     /// XLA rule pads its empty shard.
     pub holds: bool,
     /// Whether the buffer is row-major over the padded local shape: boxes of it are then addressed by
-    /// its strides and copied as contiguous runs (see [`crate::boxes`]), whatever their bounds, and its
-    /// long dimensions are indexed as factors of their own extents where the plan's bounds give none
-    /// (so [`DeviceBuffer::sub`] may refuse a box off those factors; the runs never need it).
+    /// its strides and copied as contiguous runs, whatever their bounds, and its long dimensions are
+    /// indexed as factors of their own extents where the plan's bounds give none (so
+    /// [`DeviceBuffer::sub`] may refuse a box off those factors; the runs never need it).
     pub rows: bool,
 }
 
