@@ -1,6 +1,7 @@
-#![allow(clippy::unwrap_used, missing_docs)]
-//! An error about a long sharding text quotes a window of it, never the whole text again (a 50 MB line
-//! once cost 100 MB of stderr).
+#![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
+//! Errors about sharding text: one about a long text quotes a window of it, never the whole text again
+//! (a 50 MB line once cost 100 MB of stderr); a placement torch's text cannot carry is refused where it
+//! stands.
 
 use axe_shard::notation::any::parse_any;
 use axe_shard::notation::hlo::{parse_hlo, parse_hlo_on};
@@ -39,4 +40,21 @@ fn errors_about_devices_off_a_large_mesh_list_a_few() {
         .to_string();
     assert!(e.contains("not one of the mesh's devices"), "{e:.300}");
     assert!(e.len() < 400, "{} bytes: {e:.300}", e.len());
+}
+
+#[test]
+fn a_strided_shard_in_text_is_refused_at_its_offset() {
+    use axe_shard::notation::dtensor::parse_dtensor;
+    let mesh = Mesh::new(&[("dp", 2), ("tp", 2)]).unwrap();
+    let text = "[_StridedShard(0, split_factor=2), Shard(0)]";
+    match parse_dtensor(text, &mesh, &[8]) {
+        Err(axe_shard::ShardError::Parse { msg, offset, .. }) => {
+            assert!(msg.contains("_StridedShard"), "{msg}");
+            assert_eq!(offset, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    // A comma inside a placement's parentheses does not split it: Shard(dim=0) still reads.
+    assert!(parse_dtensor("[Shard(dim=0), Partial(reduce_op='sum')]", &mesh, &[8]).is_ok());
+    assert!(parse_dtensor("[Shard(0), Replicate()]", &mesh, &[8]).is_ok());
 }
