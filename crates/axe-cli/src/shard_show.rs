@@ -1,7 +1,7 @@
 //! `axe shard show`: who holds what — every device's region, local shape and replica group, and each
 //! device's buffer under a memory layout; large meshes folded.
 
-use axe_shard::{print, DeviceRegion, Mesh, Notation};
+use axe_shard::{print, DeviceRegion, Mesh, Notation, RegionView};
 use serde_json::{json, Map, Value};
 
 use crate::report::Report;
@@ -32,6 +32,86 @@ fn group_text(g: &[u64]) -> String {
 /// The most device ids the replica groups of one answer list in all (each group once per member): past
 /// it, each device gives the index of its group in `replica_groups`, which lists each group once.
 const LISTED_MEMBERS: usize = 1 << 20;
+
+/// Writes `ids` as a JSON array of numbers.
+fn id_list(out: &mut String, ids: impl Iterator<Item = u64>) {
+    use std::fmt::Write;
+    out.push('[');
+    for (k, id) in ids.enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{id}");
+    }
+    out.push(']');
+}
+
+/// Every device of `view` as the JSON text of `devices` (each as [`device_json`] writes it), device by
+/// device without building their regions at once; and, where the replica groups would list more than
+/// [`LISTED_MEMBERS`] ids in all, the text of `replica_groups` (each group once, in order of first
+/// use) with each device naming its group's index. Work and memory: the text written.
+fn devices_json(view: &RegionView<'_>, with_shape: bool) -> (String, Option<String>) {
+    use std::fmt::Write;
+    let indexed = view.len().saturating_mul(view.group_len()) > LISTED_MEMBERS;
+    let mut index: Vec<usize> = if indexed {
+        vec![usize::MAX; view.group_count()]
+    } else {
+        Vec::new()
+    };
+    let mut groups = String::from("[");
+    let mut listed = 0usize;
+    let mut out = String::from("[");
+    let ranges_text = |out: &mut String, r: &[std::ops::Range<u64>]| {
+        out.push('[');
+        for (k, r) in r.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            let _ = write!(out, "[{},{}]", r.start, r.end);
+        }
+        out.push(']');
+    };
+    for p in view.places() {
+        if p.position > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{{\"device\":{}", p.device);
+        match index.get_mut(p.group) {
+            Some(slot) => {
+                if *slot == usize::MAX {
+                    if listed > 0 {
+                        groups.push(',');
+                    }
+                    id_list(&mut groups, view.group_members(p.group));
+                    *slot = listed;
+                    listed += 1;
+                }
+                let _ = write!(out, ",\"replica_group_index\":{slot}");
+            }
+            None => {
+                out.push_str(",\"replica_group\":");
+                id_list(&mut out, view.group_members(p.group));
+            }
+        }
+        if with_shape {
+            out.push_str(",\"region\":");
+            ranges_text(&mut out, &p.region);
+            out.push_str(",\"local_shape\":");
+            id_list(&mut out, p.local_shape.iter().copied());
+            if p.padded_shape != p.local_shape {
+                out.push_str(",\"padded_shape\":");
+                id_list(&mut out, p.padded_shape.iter().copied());
+            }
+        } else {
+            out.push_str(",\"shard\":");
+            id_list(&mut out, p.region.iter().map(|r| r.start));
+        }
+        out.push('}');
+    }
+    out.push(']');
+    groups.push(']');
+    (out, indexed.then_some(groups))
+}
 
 fn device_json(d: &DeviceRegion, with_shape: bool, group_index: Option<usize>) -> Value {
     let mut v = json!({"device": d.device});
@@ -96,6 +176,8 @@ pub(crate) fn show(
                 padded_shape: p.padded_shape,
             })
             .collect()
+    } else if json_mode && layout.is_none() {
+        Vec::new() // the JSON is written place by place below
     } else {
         s.regions(&mesh).map_err(|e| e.to_string())?
     };
@@ -127,12 +209,17 @@ pub(crate) fn show(
         }
     }
     let mesh_desc = mesh_text(&mesh);
-    if !folded {
-        obj.insert(
-            "mesh".into(),
-            json!({"axes": mesh.names(), "sizes": mesh.sizes(), "devices": mesh.devices()}),
+    let mesh_json = (!folded).then(|| {
+        // Written as text: a JSON value per device id would cost several times the output.
+        let mut m = format!(
+            "{{\"axes\":{},\"sizes\":{},\"devices\":",
+            json!(mesh.names()),
+            json!(mesh.sizes())
         );
-    }
+        id_list(&mut m, mesh.devices().iter().copied());
+        m.push('}');
+        m
+    });
     t.push_str(&format!("mesh     {mesh_desc}\n"));
     if let Some(mem) = &memory {
         // Each distinct buffer once, with the devices that allocate it.
@@ -220,6 +307,27 @@ pub(crate) fn show(
             json: Value::Object(obj),
             text: t,
         });
+    }
+    if memory.is_none() {
+        // Streamed place by place: memory is the output's text and one device at a time.
+        let (devices, groups) = devices_json(&view, with_shape);
+        if let Some(g) = groups {
+            crate::report::raw_member(&mut obj, "replica_groups", g);
+        }
+        if let Some(m) = mesh_json {
+            crate::report::raw_member(&mut obj, "mesh", m);
+        }
+        crate::report::raw_member(&mut obj, "devices", devices);
+        return Ok(Report {
+            json: Value::Object(obj),
+            text: t,
+        });
+    }
+    if let Some(m) = mesh_json {
+        obj.insert(
+            "mesh".into(),
+            serde_json::from_str(&m).map_err(|e| e.to_string())?,
+        );
     }
     let members: usize = regions.iter().map(|d| d.replica_group.len()).sum();
     let indices: Option<Vec<usize>> = (members > LISTED_MEMBERS).then(|| {

@@ -108,6 +108,17 @@ fn a_long_line_is_shown_in_a_window_once() {
     assert!(err.len() < 2000, "{} bytes of stderr", err.len());
     assert!(err.contains('…'), "{err}");
     assert_eq!(err.matches('^').count(), 1, "{err}");
+    // A long line that reads but is no sharding (a tiled sharding of one device): quoted in a window.
+    let text = format!("{{devices=[2]{}}}", "0".repeat(100_000));
+    let out = Command::cargo_bin("axe")
+        .unwrap()
+        .args(["shard", "show", "-", "--mesh", "x=2"])
+        .write_stdin(format!("{text}\n"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.len() < 2000, "{} bytes of stderr", err.len());
 }
 
 #[test]

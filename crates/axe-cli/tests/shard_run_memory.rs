@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 //! A reshard's memory is its shards: a long dimension (a 1-D array of 32 MiB, gathered onto two devices)
-//! costs offset tables proportional to the factors its shards are cut into, not 8 bytes per element.
+//! costs offset tables proportional to the factors its shards are cut into, not 8 bytes per element; an
+//! odd length, whose shards are uneven, is copied as runs and costs the same.
 //! (One test alone in this file, so that the children whose peak memory it reads are its own.)
 
 mod common;
@@ -11,11 +12,16 @@ use common::children_peak_bytes;
 fn a_one_dimensional_reshard_costs_its_shards() {
     let elements: u64 = 8 << 20;
     let shape = format!("f32[{elements}]");
-    for extra in [&[][..], &["--src-layout", "{0:T(1024)}"][..]] {
+    let odd = format!("f32[{}]", elements - 1);
+    for (shape, extra) in [
+        (&shape, &[][..]),
+        (&shape, &["--src-layout", "{0:T(1024)}"][..]),
+        (&odd, &[][..]),
+    ] {
         let out = assert_cmd::Command::cargo_bin("axe")
             .unwrap()
             .args(["shard", "run", "P('x')", "P()", "--mesh", "x=2"])
-            .args(["--shape", &shape])
+            .args(["--shape", shape])
             .args(extra)
             .output()
             .unwrap();

@@ -5,14 +5,15 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use axe_relayout::{relayout, Options, TensorLayout};
+use axe_relayout::Options;
 use axe_shard::{Mesh, Plan, ReduceOp, Transfer};
 
+use crate::boxes::{copy_box, Spot};
 use crate::check::{check_cover, checked, localize, volume, volume_of, Checked};
 use crate::comm::{Communicator, Message, Strided};
 use crate::exec_error::{ExecError, ExecResult};
 use crate::factor::buffers;
-use crate::placement::{row_major, zero_padding, DeviceBuffer, Placement};
+use crate::placement::{DeviceBuffer, Placement};
 use crate::reduce::{combine_in_place, identity_into, in_place, Acc, Elem};
 
 /// What one rank moved.
@@ -86,7 +87,7 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
             )));
         }
     }
-    zero_padding(dst_buf, &db.layout, &db.local_dims()?)?;
+    db.zero_padding(dst_buf)?;
     if let Some((op, _)) = &pending.fill {
         if pending.fills(mesh, db.region.position) {
             fill_identity(dst_buf, &db, Elem::of(dst.dtype)?, *op)?;
@@ -97,7 +98,6 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
         threads: 1,
         ..Options::default()
     };
-    let bits = src.dtype.bits();
     let me64 = me as u64;
     let mut moved = Moved::default();
 
@@ -108,10 +108,10 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
     let mut packed_at: HashMap<&[Range<u64>], usize> = HashMap::new();
     let mut sources: Vec<Source> = Vec::with_capacity(outgoing.len());
     for t in &outgoing {
-        let sub = sb.sub(&localize(&t.region, &sb.region)?)?;
+        let spot = sb.spot(&localize(&t.region, &sb.region)?)?;
         moved.sent = moved.sent.saturating_add(t.bytes);
         let runs = if comm.sends_strided() {
-            strided(&sub).filter(|&(at, count, run, pitch)| {
+            spot.strided.filter(|&(at, count, run, pitch)| {
                 count.checked_mul(run) == Some(t.bytes as usize)
                     && at <= src_buf.len()
                     && Strided::new(&src_buf[at..], count, run, pitch).is_some()
@@ -119,7 +119,7 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
         } else {
             None
         };
-        match (contiguous(&sub), runs) {
+        match (spot.contiguous, runs) {
             (Some((s, len)), _) if len as u64 == t.bytes && s + len <= src_buf.len() => {
                 sources.push(Source::Slice(s, len));
             }
@@ -130,7 +130,7 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
                 let i = match packed_at.get(t.region.as_slice()) {
                     Some(&i) => i,
                     None => {
-                        packed.push(pack(src_buf, &sb, &t.region, bits, &opts)?);
+                        packed.push(pack(src_buf, &sb, &t.region, &opts)?);
                         packed_at.insert(&t.region, packed.len() - 1);
                         packed.len() - 1
                     }
@@ -177,8 +177,8 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
     for (i, t) in incoming.iter().enumerate() {
         moved.received = moved.received.saturating_add(t.bytes);
         if t.reduce.is_none() {
-            let sub = db.sub(&localize(&t.region, &db.region)?)?;
-            if let Some((s, len)) = contiguous(&sub) {
+            let spot = db.spot(&localize(&t.region, &db.region)?)?;
+            if let Some((s, len)) = spot.contiguous {
                 if len as u64 == t.bytes {
                     direct.push((s, len, i));
                 }
@@ -255,7 +255,9 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
     let total = to_usize(volume(&db.region.local_shape).saturating_mul(elem))?;
     let whole: Vec<Range<u64>> = db.region.local_shape.iter().map(|&d| 0..d).collect();
     let in_place_at = match (pending.reduce, Elem::of(dst.dtype)) {
-        (Some((op, _)), Ok(e)) if !dst_empty && in_place(e, op) => contiguous(&db.sub(&whole)?)
+        (Some((op, _)), Ok(e)) if !dst_empty && in_place(e, op) => db
+            .spot(&whole)?
+            .contiguous
             .filter(|&(at, len)| len == total && at + len <= dst_buf.len())
             .map(|(at, _)| at),
         _ => None,
@@ -315,18 +317,18 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
             .saturating_add(volume_of(&l.region).saturating_mul(elem));
         match l.reduce {
             None => {
-                let from = sb.sub(&localize(&l.region, &sb.region)?)?;
-                let to = db.sub(&localize(&l.region, &db.region)?)?;
-                relayout(src_buf, &from, dst_buf, &to, &opts)?;
+                let from = localize(&l.region, &sb.region)?;
+                let to = localize(&l.region, &db.region)?;
+                copy_box(src_buf, &sb, &from, dst_buf, &db, &to, &opts)?;
             }
             Some(op) => {
-                let from = sb.sub(&localize(&l.region, &sb.region)?)?;
-                match contiguous(&from) {
+                let from = sb.spot(&localize(&l.region, &sb.region)?)?;
+                match from.contiguous {
                     Some((at, len)) if at + len <= src_buf.len() => {
                         combine(&mut acc, dst_buf, &l.region, op, &src_buf[at..at + len])?;
                     }
                     _ => {
-                        let msg = pack(src_buf, &sb, &l.region, bits, &opts)?;
+                        let msg = pack(src_buf, &sb, &l.region, &opts)?;
                         combine(&mut acc, dst_buf, &l.region, op, &msg)?;
                     }
                 }
@@ -341,11 +343,7 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
             continue; // a scalar sent to a device holding nothing (see `check_plan`): dropped
         }
         match t.reduce {
-            None => {
-                let to = db.sub(&localize(&t.region, &db.region)?)?;
-                let from = row_major(&to.dims, bits)?;
-                relayout(&msg, &from, dst_buf, &to, &opts)?;
-            }
+            None => db.unpack(&msg, dst_buf, &localize(&t.region, &db.region)?, &opts)?,
             Some(op) => combine(&mut acc, dst_buf, &t.region, op, &msg)?,
         }
     }
@@ -353,9 +351,9 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
         for region in &reduced {
             let local = localize(region, &db.region)?;
             let extents: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
-            let to = db.sub(&local)?;
             let bytes = to_usize(volume(&extents).saturating_mul(elem))?;
-            match contiguous(&to) {
+            let Spot { contiguous, .. } = db.spot(&local)?;
+            match contiguous {
                 Some((at, len)) if len == bytes && at + len <= dst_buf.len() => {
                     let out = &mut dst_buf[at..at + len];
                     for_rows(&db.region.local_shape, &local, |a, o, n| {
@@ -367,8 +365,7 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
                     for_rows(&db.region.local_shape, &local, |a, o, n| {
                         acc.finish(a, &mut msg[o * w..(o + n) * w]);
                     });
-                    let from = row_major(&to.dims, bits)?;
-                    relayout(&msg, &from, dst_buf, &to, &opts)?;
+                    db.unpack(&msg, dst_buf, &local, &opts)?;
                 }
             }
         }
@@ -387,79 +384,6 @@ enum Source {
     Strided(usize, usize, usize, usize),
 }
 
-/// The byte range a box occupies when its elements lie contiguous and row-major in the buffer (one
-/// copy, whole bytes), as `(start, len)`.
-fn contiguous(l: &TensorLayout) -> Option<(usize, usize)> {
-    if l.replicas.len() != 1 || !l.bits.is_multiple_of(8) {
-        return None;
-    }
-    let mut stride: i64 = 1;
-    let mut start: i64 = l.replicas[0];
-    for t in l.tables.iter().rev() {
-        let first = *t.first()?;
-        start = start.checked_add(first)?;
-        for (k, &v) in t.iter().enumerate() {
-            if v.checked_sub(first)? != (k as i64).checked_mul(stride)? {
-                return None;
-            }
-        }
-        stride = stride.checked_mul(t.len() as i64)?;
-    }
-    let w = (l.bits / 8) as usize;
-    Some((
-        usize::try_from(start).ok()?.checked_mul(w)?,
-        usize::try_from(stride).ok()?.checked_mul(w)?,
-    ))
-}
-
-/// Where a box's elements lie as equally spaced runs of contiguous row-major elements in the buffer (the
-/// rows of a block of a row-major shard), as `(start, count, run, pitch)` in bytes: the innermost dims
-/// contiguous, at most one outer dim longer than 1, its offsets an arithmetic progression of at least
-/// the run's length. `None` for a single run (see [`contiguous`]) and any other arrangement.
-fn strided(l: &TensorLayout) -> Option<(usize, usize, usize, usize)> {
-    if l.replicas.len() != 1 || !l.bits.is_multiple_of(8) {
-        return None;
-    }
-    let mut run: i64 = 1;
-    let mut start: i64 = l.replicas[0];
-    let mut k = l.tables.len();
-    while k > 0 {
-        let t = &l.tables[k - 1];
-        let first = *t.first()?;
-        let mut steps = t.iter().enumerate();
-        if !steps.all(|(i, &v)| v.checked_sub(first) == (i as i64).checked_mul(run)) {
-            break;
-        }
-        start = start.checked_add(first)?;
-        run = run.checked_mul(t.len() as i64)?;
-        k -= 1;
-    }
-    let (mut count, mut pitch) = (1usize, 0i64);
-    for t in &l.tables[..k] {
-        start = start.checked_add(*t.first()?)?;
-        if t.len() > 1 {
-            if count > 1 {
-                return None;
-            }
-            let d = t[1].checked_sub(t[0])?;
-            if d < run || t.windows(2).any(|p| p[1].checked_sub(p[0]) != Some(d)) {
-                return None;
-            }
-            (count, pitch) = (t.len(), d);
-        }
-    }
-    if count < 2 {
-        return None;
-    }
-    let w = i64::from(l.bits / 8);
-    Some((
-        usize::try_from(start.checked_mul(w)?).ok()?,
-        count,
-        usize::try_from(run.checked_mul(w)?).ok()?,
-        usize::try_from(pitch.checked_mul(w)?).ok()?,
-    ))
-}
-
 /// Writes the identity of `op` into every element of a device's destination shard.
 fn fill_identity(buf: &mut [u8], b: &DeviceBuffer, elem: Elem, op: ReduceOp) -> ExecResult<()> {
     let shape = &b.region.local_shape;
@@ -471,15 +395,12 @@ fn fill_identity(buf: &mut [u8], b: &DeviceBuffer, elem: Elem, op: ReduceOp) -> 
     Acc::new(elem, op, 1).finish(0, &mut one);
     let msg = one.repeat(count);
     let whole: Vec<Range<u64>> = shape.iter().map(|&d| 0..d).collect();
-    let to = b.sub(&whole)?;
-    let from = row_major(&to.dims, b.layout.bits)?;
     let opts = Options {
         zero_padding: false,
         threads: 1,
         ..Options::default()
     };
-    relayout(&msg, &from, buf, &to, &opts)?;
-    Ok(())
+    b.unpack(&msg, buf, &whole, &opts)
 }
 
 /// Packs the global box `region` of a device's shard into a contiguous row-major message.
@@ -487,13 +408,12 @@ fn pack(
     buf: &[u8],
     b: &DeviceBuffer,
     region: &[Range<u64>],
-    bits: u32,
     opts: &Options,
 ) -> ExecResult<Vec<u8>> {
-    let from = b.sub(&localize(region, &b.region)?)?;
-    let to = row_major(&from.dims, bits)?;
-    let mut msg = scratch(to_usize(to.bytes())?);
-    relayout(buf, &from, &mut msg, &to, opts)?;
+    let local = localize(region, &b.region)?;
+    let bytes = volume_of(&local).saturating_mul(u64::from(b.layout.bits / 8));
+    let mut msg = scratch(to_usize(bytes)?);
+    b.pack(buf, &local, &mut msg, opts)?;
     Ok(msg)
 }
 
@@ -585,7 +505,7 @@ pub(crate) fn for_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::placement::sub_box;
+    use crate::placement::row_major;
 
     #[test]
     fn rows_of_a_box_in_a_shape() {
@@ -602,32 +522,5 @@ mod tests {
         // A row-major layout of zero elements has zero slots and needs no bytes.
         let l = row_major(&[0, 3], 32).expect("layout");
         assert_eq!(l.bytes(), 0);
-    }
-
-    #[test]
-    fn a_block_of_a_row_major_shard_is_equally_spaced_runs() {
-        let full = row_major(&[8, 6, 4], 32).expect("layout");
-        // Rows 2..5, columns 1..3 (whole last dim): 3 runs of 2·4 elements, 6·4 elements apart.
-        let sub = sub_box(&full, &[2..5, 1..3, 0..4]).expect("box");
-        assert_eq!(strided(&sub), Some(((2 * 24 + 4) * 4, 3, 8 * 4, 24 * 4)));
-        // The same runs through `Strided`: packed, they are the box row-major.
-        let buf: Vec<u8> = (0..8 * 6 * 4 * 4).map(|i| i as u8).collect();
-        let (at, count, run, pitch) = strided(&sub).expect("strided");
-        let s = Strided::new(&buf[at..], count, run, pitch).expect("inside");
-        assert_eq!(s.len(), 3 * 32);
-        assert_eq!(s.packed()[..4], buf[at..at + 4]);
-        assert_eq!(s.packed()[32..36], buf[at + pitch..at + pitch + 4]);
-        // One run is contiguous, not strided; two partial dims are neither.
-        assert_eq!(
-            strided(&sub_box(&full, &[2..3, 1..3, 0..4]).expect("box")),
-            None
-        );
-        assert_eq!(
-            strided(&sub_box(&full, &[2..5, 1..3, 1..3]).expect("box")),
-            None
-        );
-        // Runs that would leave the buffer, or overlap, are refused.
-        assert!(Strided::new(&buf[..10], 2, 4, 8).is_none());
-        assert!(Strided::new(&buf, 2, 8, 4).is_none());
     }
 }

@@ -18,7 +18,7 @@ use axe_relayout::split::{FACTOR_MAX, SPLIT_MIN};
 use axe_shard::{DeviceRegion, Plan};
 
 use crate::exec_error::ExecResult;
-use crate::placement::{DeviceBuffer, Placement};
+use crate::placement::{DeviceBuffer, MemoryLayout, Placement};
 
 /// The largest common divisor of `a` and `b` (`gcd(0, b) = b`).
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -111,6 +111,24 @@ fn near_root(g: u64) -> Option<u64> {
         .find(|&h| g.is_multiple_of(h))
 }
 
+/// The factors a row-major shard's dimension of padded extent `p` is indexed by when no grain splits it
+/// (see [`crate::boxes`]): `[p/h, h]` with `h` the divisor of `p` nearest below its square root, the
+/// outer factor cut again where it is long; `[p]` for a short dimension or one without such a divisor
+/// (a prime extent).
+pub(crate) fn own_factors(p: u64) -> Vec<u64> {
+    if p < SPLIT_MIN {
+        return vec![p];
+    }
+    let Some(h) = near_root(p) else {
+        return vec![p];
+    };
+    let outer = p / h;
+    match (outer > FACTOR_MAX).then(|| near_root(outer)).flatten() {
+        Some(k) => vec![outer / k, k, h],
+        None => vec![outer, h],
+    }
+}
+
 /// The box `local` (local indices, one range per dimension) over the factors `split` (per dimension,
 /// outermost first): `s..e` becomes `(s/c..e/c, 0..f_2, ..)` with `c` the product of the inner
 /// factors. `None` where a bound is not a multiple of `c` or the box leaves the factors' span.
@@ -171,9 +189,16 @@ pub(crate) fn buffers(
     for l in plan.locals.iter().filter(|l| l.device == me) {
         g.bounds(&l.region);
     }
+    if src.layout == MemoryLayout::RowMajor && dst.layout == MemoryLayout::RowMajor {
+        // Both row-major: every copy goes as runs; the factors only keep the tables short.
+        return Ok((
+            src.buffer_of(mine_src.clone(), &g, true)?,
+            dst.buffer_of(mine_dst.clone(), &g, true)?,
+        ));
+    }
     if g.splits() {
-        let sb = src.buffer_of(mine_src.clone(), &g)?;
-        let db = dst.buffer_of(mine_dst.clone(), &g)?;
+        let sb = src.buffer_of(mine_src.clone(), &g, false)?;
+        let db = dst.buffer_of(mine_dst.clone(), &g, false)?;
         let split = |b: &DeviceBuffer| b.split.iter().map(|f| f.len() > 1).collect::<Vec<_>>();
         if split(&sb) == split(&db) {
             return Ok((sb, db));
@@ -181,8 +206,8 @@ pub(crate) fn buffers(
     }
     let whole = Grains::whole(src.sharding.dims());
     Ok((
-        src.buffer_of(mine_src.clone(), &whole)?,
-        dst.buffer_of(mine_dst.clone(), &whole)?,
+        src.buffer_of(mine_src.clone(), &whole, false)?,
+        dst.buffer_of(mine_dst.clone(), &whole, false)?,
     ))
 }
 
@@ -235,6 +260,106 @@ mod tests {
                 assert_eq!(sb.sub(&local).unwrap().count(), 1 << 23);
             }
         }
+    }
+
+    /// For every device of a reshard between row-major shardings: its shards' tables hold at most
+    /// `max_tables` entries, and each piece it sends, receives or keeps is at most one run per row of the
+    /// piece's outer dims (its elements over its last extent), however the dims split.
+    fn tables_and_runs(
+        mesh: &[(&str, u64)],
+        dims: &[u64],
+        from: &str,
+        to: &str,
+        max_tables: usize,
+    ) {
+        use crate::boxes::Runs;
+        use crate::check::localize;
+        use axe_shard::{notation::jax::parse_jax, plan, CostModel, Mesh};
+        let mesh = Mesh::new(mesh).unwrap();
+        let s = parse_jax(from, &mesh, dims).unwrap();
+        let d = parse_jax(to, &mesh, dims).unwrap();
+        let p = plan(&mesh, &s, &d, 4, &CostModel::default()).unwrap();
+        let (sr, dr) = (s.regions(&mesh).unwrap(), d.regions(&mesh).unwrap());
+        let t = axe_xla::PrimitiveType::F32;
+        let rm = crate::MemoryLayout::RowMajor;
+        let src = Placement::new(s, rm.clone(), t).unwrap();
+        let dst = Placement::new(d, rm, t).unwrap();
+        for me in 0..sr.len() {
+            let (sb, db) = buffers(&src, &dst, &p, &sr[me], &dr[me]).unwrap();
+            for b in [&sb, &db] {
+                assert!(b.rows);
+                let n: usize = b.layout.tables.iter().map(Vec::len).sum();
+                assert!(n <= max_tables, "device {me}: {n} table entries");
+            }
+            let me = me as u64;
+            let pieces = p
+                .transfers
+                .iter()
+                .filter(|t| t.from == me)
+                .map(|t| (&sb, &t.region))
+                .chain(
+                    p.transfers
+                        .iter()
+                        .filter(|t| t.to == me)
+                        .map(|t| (&db, &t.region)),
+                )
+                .chain(
+                    p.locals
+                        .iter()
+                        .filter(|l| l.device == me)
+                        .map(|l| (&sb, &l.region)),
+                );
+            for (b, region) in pieces {
+                let local = localize(region, &b.region).unwrap();
+                let runs = Runs::of(&b.region.padded_shape, &local).unwrap();
+                let rows: u64 = local[..local.len().saturating_sub(1)]
+                    .iter()
+                    .map(|r| r.end - r.start)
+                    .product();
+                assert!(
+                    runs.count() <= rows,
+                    "{} runs for {rows} rows",
+                    runs.count()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_uneven_reshard_tables_no_element() {
+        // 2^24 - 1 elements over 2 devices: shards of 2^23 and 2^23 - 1 (padded), gathered whole.
+        tables_and_runs(&[("x", 2)], &[(1 << 24) - 1], "P('x')", "P()", 1 << 14);
+        tables_and_runs(&[("x", 2)], &[(1 << 24) - 1], "P()", "P('x')", 1 << 14);
+        // A prime length, split three ways.
+        tables_and_runs(
+            &[("x", 3)],
+            &[1_000_003],
+            "P('x')",
+            "P()",
+            1_000_003 + (1 << 14),
+        );
+        // Odd dims on both axes of a 2×2 mesh, and a 3-D array with a long odd last dim.
+        tables_and_runs(
+            &[("x", 2), ("y", 2)],
+            &[4097, 4095],
+            "P('x', 'y')",
+            "P()",
+            1 << 14,
+        );
+        tables_and_runs(
+            &[("x", 2), ("y", 2)],
+            &[4097, 4095],
+            "P('y', 'x')",
+            "P('x')",
+            1 << 14,
+        );
+        tables_and_runs(
+            &[("x", 2), ("y", 2)],
+            &[3, 5, 200_001],
+            "P('x', None, 'y')",
+            "P(None, 'y', 'x')",
+            1 << 14,
+        );
     }
 
     #[test]

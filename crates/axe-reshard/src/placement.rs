@@ -8,7 +8,7 @@ use axe_shard::{DeviceRegion, Mesh, Sharding};
 use axe_xla::{ArrayShape, Dim, PrimitiveType};
 
 use crate::exec_error::{dims_text, region_text, ExecError, ExecResult};
-use crate::factor::{split_box, split_shape, Grains};
+use crate::factor::{own_factors, split_box, split_shape, Grains};
 
 /// A shard's layout keeps one offset per index of each dimension; their count may pass the shard's
 /// element count by at most this much (so an empty shard with one enormous dimension is refused rather
@@ -74,6 +74,11 @@ pub struct DeviceBuffer {
     /// regions. A device holding nothing has a buffer of [`DeviceBuffer::bytes`] bytes, zero unless the
     /// XLA rule pads its empty shard.
     pub holds: bool,
+    /// Whether the buffer is row-major over the padded local shape: boxes of it are then addressed by
+    /// its strides and copied as contiguous runs, whatever their bounds, and its long dimensions are
+    /// indexed as factors of their own extents where the plan's bounds give none (so
+    /// [`DeviceBuffer::sub`] may refuse a box off those factors; the runs never need it).
+    pub rows: bool,
 }
 
 impl DeviceBuffer {
@@ -151,9 +156,10 @@ impl Placement {
     pub fn buffers(&self, mesh: &Mesh) -> ExecResult<Vec<DeviceBuffer>> {
         let regions = self.sharding.regions(mesh)?;
         let grains = self.grains(&regions);
+        let rows = self.layout == MemoryLayout::RowMajor;
         regions
             .into_iter()
-            .map(|r| self.buffer_of(r, &grains))
+            .map(|r| self.buffer_of(r, &grains, rows))
             .collect()
     }
 
@@ -165,7 +171,7 @@ impl Placement {
             .into_iter()
             .find(|r| r.device == device)
             .ok_or_else(|| ExecError::Input(format!("device {device} is not in the mesh")))?;
-        self.buffer_of(region, &grains)
+        self.buffer_of(region, &grains, self.layout == MemoryLayout::RowMajor)
     }
 
     /// The grains of this sharding's own regions (see [`crate::factor`]).
@@ -180,12 +186,16 @@ impl Placement {
     }
 
     /// The shard of `region`, its long dimensions indexed as the factors `grains` allow where the
-    /// layout follows them (else whole).
+    /// layout follows them (else whole). With `rows` (a row-major layout only), a shard copied as runs
+    /// (see [`DeviceBuffer::rows`]): a dimension the grains leave whole is indexed by factors of its own
+    /// padded extent instead, so its tables stay short.
     pub(crate) fn buffer_of(
         &self,
         region: DeviceRegion,
         grains: &Grains,
+        rows: bool,
     ) -> ExecResult<DeviceBuffer> {
+        let rows = rows && self.layout == MemoryLayout::RowMajor;
         let shape = &region.padded_shape;
         let bits = self.dtype.bits();
         let gone = self
@@ -217,6 +227,13 @@ impl Placement {
         if split_shape(&split, &region.local_shape).is_none() {
             split = shape.iter().map(|&p| vec![p]).collect();
         }
+        if rows {
+            for (f, &p) in split.iter_mut().zip(shape) {
+                if f.len() == 1 {
+                    *f = own_factors(p);
+                }
+            }
+        }
         let whole: Vec<Vec<u64>> = shape.iter().map(|&p| vec![p]).collect();
         let fine = split.concat();
         let layout = match &self.layout {
@@ -228,6 +245,12 @@ impl Placement {
                 l
             }
             _ if empty => row_major(&fine, bits)?,
+            MemoryLayout::RowMajor if rows => {
+                // Copied as runs and zeroed by its strides: no padded tables needed.
+                let mut l = row_major(&fine, bits)?;
+                l.padded = None;
+                l
+            }
             MemoryLayout::RowMajor => row_major(&fine, bits)?,
             MemoryLayout::Xla(l) => {
                 let a = ArrayShape {
@@ -292,6 +315,7 @@ impl Placement {
             split,
             layout,
             holds,
+            rows,
         })
     }
 }

@@ -28,7 +28,7 @@ pub fn parse_dtensor(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> 
     let items: Vec<&str> = if inner.trim().is_empty() {
         Vec::new()
     } else {
-        inner.split(',').collect()
+        top_level_items(inner)
     };
     if items.len() != mesh.rank() {
         return Err(err(
@@ -54,6 +54,14 @@ pub fn parse_dtensor(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> 
                         .to_string()
                 })
         };
+        if p.starts_with("_StridedShard") {
+            return Err(err(
+                "_StridedShard is read from torch's placement objects (axe.torch.sharding_of), not \
+                 from text"
+                    .into(),
+                at,
+            ));
+        }
         if let Some(d) = arg("Shard") {
             let d: usize = d
                 .strip_prefix("dim=")
@@ -87,6 +95,26 @@ pub fn parse_dtensor(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> 
         offset += item.len() + 1;
     }
     Ok(Sharding::new(mesh, dims.to_vec(), dim_axes, &others)?.with_uneven(Uneven::TorchChunk))
+}
+
+/// The comma-separated items of `inner`, split only outside parentheses (`_StridedShard(0,
+/// split_factor=2)` is one item).
+fn top_level_items(inner: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&inner[start..]);
+    out
 }
 
 /// The placements of `s` on `mesh`: a dim's mesh axes must run left to right (major first).

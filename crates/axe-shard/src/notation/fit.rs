@@ -267,8 +267,9 @@ fn fit(text: &str, mesh: &Mesh, dims: &[u64], place: bool) -> Result<Sharding> {
     ours.sort_unstable();
     if let Some(d) = theirs.iter().find(|d| ours.binary_search(d).is_err()) {
         return Err(ShardError::Sharding(format!(
-            "device {d} of {text:?} is not one of the mesh's devices {:?}",
-            mesh.devices()
+            "device {d} of {} is not one of the mesh's devices {}",
+            super::quoted(text),
+            super::ids_text(mesh.devices())
         )));
     }
     let grid = h.sizes();

@@ -133,7 +133,7 @@ fn join(v: &[u64]) -> String {
 /// against it otherwise.
 pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh, Sharding)> {
     use axe_xla::hlo::sharding::Sharding as Hlo;
-    let bad = |msg: String| ShardError::Sharding(format!("{msg} in {text:?}"));
+    let bad = |msg: String| ShardError::Sharding(format!("{msg} in {}", super::quoted(text)));
     let parsed = axe_xla::hlo::sharding::parse_sharding(text).map_err(|e| match e {
         // The reader's own location, shown once.
         axe_xla::XlaError::Parse(p) => ShardError::Parse {
@@ -293,8 +293,9 @@ pub fn parse_hlo_on(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
     let tiled = hs.dim_axes().iter().any(|a| !a.is_empty()) || h.len() > 1;
     if tiled && h.len() != mesh.len() {
         return Err(ShardError::Sharding(format!(
-            "{} devices in {text:?} for a mesh of {}",
+            "{} devices in {} for a mesh of {}",
             h.len(),
+            super::quoted(text),
             mesh.len()
         )));
     }
@@ -309,7 +310,10 @@ pub fn parse_hlo_on(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
         return Sharding::new(mesh, dims.to_vec(), vec![Vec::new(); dims.len()], &others);
     }
     let not_on_mesh = |why: String| {
-        ShardError::Sharding(format!("{text:?} is not a sharding on this mesh: {why}"))
+        ShardError::Sharding(format!(
+            "{} is not a sharding on this mesh: {why}",
+            super::quoted(text)
+        ))
     };
     let h_pos: std::collections::HashMap<u64, usize> = h
         .devices()
