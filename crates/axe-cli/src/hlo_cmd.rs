@@ -1,10 +1,11 @@
 //! `axe hlo <verb>`: whole HLO modules.
 
+use axe_xla::hlo::parse_module;
 use axe_xla::hlo::partitioned::ShapeReading;
 use axe_xla::hlo::per_device::PerDevice;
 use axe_xla::hlo::sharding::parse_sharding;
-use axe_xla::hlo::stats::{report_with, Relayout, Totals};
-use axe_xla::hlo::{parse_module, synth::synth_module};
+use axe_xla::hlo::stats::{report_with, Relayouts, Totals};
+use axe_xla::hlo::synth::{synth_module, synth_one_computation};
 use clap::Subcommand;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -55,6 +56,10 @@ pub enum Verb {
         /// Output file (stdout if absent); written atomically.
         #[arg(short, long)]
         output: Option<String>,
+        /// One entry computation of all the instructions (the module `axe bench hlo --one-computation`
+        /// reads), instead of many computations.
+        #[arg(long)]
+        one_computation: bool,
     },
     /// Which part of an array each device holds under a sharding.
     Shards {
@@ -158,7 +163,7 @@ struct StatsJson<'r> {
 }
 
 /// Every relayout, written one at a time.
-struct RelayoutsJson<'r>(&'r [Relayout<'r>]);
+struct RelayoutsJson<'r>(&'r Relayouts<'r>);
 
 #[derive(Serialize)]
 struct RelayoutJson<'r> {
@@ -179,8 +184,8 @@ impl Serialize for RelayoutsJson<'_> {
             instruction: x.instruction,
             opcode: x.opcode,
             operand: x.operand,
-            from: &x.from,
-            to: &x.to,
+            from: x.from,
+            to: x.to,
             bytes: x.bytes,
             kind: x.kind,
         }))
@@ -377,8 +382,13 @@ pub fn run(verb: Verb) -> bool {
             instructions,
             seed,
             output,
+            one_computation,
         } => {
-            let text = synth_module(instructions, seed);
+            let text = if one_computation {
+                synth_one_computation(instructions, seed)
+            } else {
+                synth_module(instructions, seed)
+            };
             match output {
                 Some(path) => match crate::output::write_atomically(&path, text.as_bytes()) {
                     Ok(()) => true,

@@ -230,3 +230,23 @@ fn one_large_computation_reads_alike_on_one_and_two_threads() {
         }
     }
 }
+
+/// `hlo synth --one-computation` writes the module `bench hlo --one-computation` reads: one entry
+/// computation holding every instruction, as the library writes it.
+#[test]
+fn synth_writes_one_computation_on_request() {
+    let (code, out, err) = run(&[
+        "hlo",
+        "synth",
+        "--one-computation",
+        "--instructions",
+        "300",
+        "--seed",
+        "4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, axe_xla::hlo::synth::synth_one_computation(300, 4));
+    let (code, many, _) = run(&["hlo", "synth", "--instructions", "300", "--seed", "4"]);
+    assert_eq!(code, 0);
+    assert_ne!(many, out);
+}

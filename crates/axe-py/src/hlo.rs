@@ -58,8 +58,8 @@ fn to_dict<'py>(py: Python<'py>, name: &str, r: &Report) -> PyResult<Bound<'py, 
         v.set_item("instruction", x.instruction)?;
         v.set_item("opcode", x.opcode)?;
         v.set_item("operand", x.operand)?;
-        v.set_item("from_shape", &*x.from)?;
-        v.set_item("to_shape", &*x.to)?;
+        v.set_item("from_shape", x.from)?;
+        v.set_item("to_shape", x.to)?;
         v.set_item("bytes", x.bytes)?;
         v.set_item("kind", x.kind)?;
         relayouts.append(v)?;

@@ -165,13 +165,13 @@ pub(crate) fn read_in_pieces(
                 if let Some(attributes) = seg.head_close {
                     c.attributes = attributes;
                     let (mut c, runs, heads) = open.take()?;
-                    let count = heads.iter().map(Vec::len).sum::<usize>() + c.instructions.len();
-                    let mut instructions = Vec::with_capacity(count);
-                    instructions.append(&mut c.instructions);
+                    // Onto the first piece's list, each later piece's list freed once moved: the
+                    // instructions are never held twice.
+                    c.instructions
+                        .reserve_exact(heads.iter().map(Vec::len).sum::<usize>());
                     for mut head in heads {
-                        instructions.append(&mut head);
+                        c.instructions.append(&mut head);
                     }
-                    c.instructions = instructions;
                     joined.push((out.len(), runs));
                     out.push(c);
                 }

@@ -11,6 +11,8 @@
 
 use foldhash::{HashMap, HashMapExt};
 
+use super::names::NameTable;
+
 use super::sharding::{parse_sharding, Sharding};
 use super::{Computation, Instruction};
 
@@ -98,7 +100,8 @@ fn dims_of(shape: &str) -> &str {
 
 /// The walk over one computation, remembering each instruction's answer.
 struct Walk<'c, 'a> {
-    by_name: HashMap<&'a str, &'c Instruction<'a>>,
+    instructions: &'c [Instruction<'a>],
+    by_name: &'c NameTable,
     memo: HashMap<&'a str, Option<Sharding>>,
 }
 
@@ -113,7 +116,7 @@ impl<'c, 'a> Walk<'c, 'a> {
     }
 
     fn operand(&mut self, name: &str, depth: usize) -> Option<(&'c Instruction<'a>, Sharding)> {
-        let inst = *self.by_name.get(name)?;
+        let inst = &self.instructions[self.by_name.get(self.instructions, name)?];
         self.of(inst, depth + 1).map(|s| (inst, s))
     }
 
@@ -166,8 +169,18 @@ impl<'c, 'a> Walk<'c, 'a> {
 }
 
 /// The sharding of `comp`'s root as XLA's propagation would give it (see the module doc); `None` when
-/// it is not inferred.
+/// it is not inferred. A computation of 2^32 - 1 instructions or more is not indexed (the cost report
+/// refuses it before asking).
+#[cfg(test)]
 pub(crate) fn root_sharding(comp: &Computation<'_>) -> Option<Sharding> {
+    root_sharding_in(comp, None)
+}
+
+/// [`root_sharding`], with `comp`'s instructions by name given (every one of them) or not.
+pub(crate) fn root_sharding_in(
+    comp: &Computation<'_>,
+    names: Option<&NameTable>,
+) -> Option<Sharding> {
     let root = comp
         .instructions
         .iter()
@@ -181,13 +194,20 @@ pub(crate) fn root_sharding(comp: &Computation<'_>) -> Option<Sharding> {
     if root.attribute("sharding").is_none() && !followed {
         return None; // nothing to follow: no index of the computation needed
     }
+    let built;
+    let by_name = match names {
+        Some(t) => t,
+        None => {
+            // The last of a name wins, as when collecting into a map.
+            built = NameTable::of(&comp.instructions, |_| true).ok()?;
+            &built
+        }
+    };
     let mut walk = Walk {
-        by_name: HashMap::with_capacity(comp.instructions.len()),
+        instructions: &comp.instructions,
+        by_name,
         memo: HashMap::new(),
     };
-    for i in &comp.instructions {
-        walk.by_name.insert(i.bare_name(), i);
-    }
     walk.of(root, 0)
 }
 

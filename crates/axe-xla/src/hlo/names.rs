@@ -1,0 +1,153 @@
+//! The instructions of one computation by name, in 8 bytes a slot: an open-addressing table of
+//! positions and 32 bits of their names' hashes, a name compared with the instruction's own text only
+//! when those bits agree.
+
+use std::hash::{BuildHasher, Hasher};
+
+use super::Instruction;
+use crate::error::{overflow, Result};
+
+/// An empty slot.
+const EMPTY: u64 = u64::MAX;
+
+/// The positions of some instructions of a computation, by bare name (without `%`).
+///
+/// Law: [`NameTable::get`]`(name)` is the position of the last instruction added whose bare name is
+/// `name`, as a map from name to position filled in the same order gives. The table holds a power of two
+/// slots of 8 bytes (a position in the low half, the high half of the name's hash in the other), at
+/// least one and a half times as many as the instructions it has room for.
+pub(crate) struct NameTable {
+    slots: Vec<u64>,
+    /// How many instructions the list holds.
+    room: usize,
+}
+
+fn hash(name: &str) -> u64 {
+    let mut h = foldhash::fast::FixedState::with_seed(0x5eed).build_hasher();
+    h.write(name.as_bytes());
+    h.finish()
+}
+
+impl NameTable {
+    /// An empty table with room for the `n` instructions of a computation; an error for a computation of
+    /// 2^32 - 1 instructions or more.
+    pub(crate) fn with_room(n: usize) -> Result<NameTable> {
+        if u32::try_from(n).map_or(true, |n| n == u32::MAX) {
+            return Err(overflow("a computation of 2^32 - 1 instructions or more"));
+        }
+        let slots = n
+            .checked_add(n.div_ceil(2))
+            .and_then(usize::checked_next_power_of_two)
+            .ok_or_else(|| overflow("the name table of a computation"))?
+            .max(16);
+        Ok(NameTable {
+            slots: vec![EMPTY; slots],
+            room: n,
+        })
+    }
+
+    /// The instructions of `instructions` that `keep` accepts, by bare name (the last of a name
+    /// wins); an error for a computation of 2^32 - 1 instructions or more.
+    pub(crate) fn of(
+        instructions: &[Instruction<'_>],
+        keep: impl Fn(&Instruction<'_>) -> bool,
+    ) -> Result<NameTable> {
+        let mut t = NameTable::with_room(instructions.len())?;
+        for (k, inst) in instructions.iter().enumerate() {
+            if keep(inst) {
+                t.add(instructions, k)?;
+            }
+        }
+        Ok(t)
+    }
+
+    /// Adds instruction `k` of `instructions` (the list the table is for), replacing any other of
+    /// its name; an error past the room the table was made with.
+    pub(crate) fn add(&mut self, instructions: &[Instruction<'_>], k: usize) -> Result<()> {
+        match u32::try_from(k) {
+            Ok(k32) if k < self.room => {
+                self.insert(instructions, k32);
+                Ok(())
+            }
+            _ => Err(overflow("an instruction past the room of a name table")),
+        }
+    }
+
+    fn insert(&mut self, instructions: &[Instruction<'_>], k: u32) {
+        let name = instructions[k as usize].bare_name();
+        let h = hash(name);
+        let tag = h >> 32;
+        let mask = self.slots.len() - 1;
+        let mut at = h as usize & mask;
+        loop {
+            let s = self.slots[at];
+            if s == EMPTY {
+                self.slots[at] = tag << 32 | u64::from(k);
+                return;
+            }
+            if s >> 32 == tag && instructions[s as u32 as usize].bare_name() == name {
+                self.slots[at] = tag << 32 | u64::from(k);
+                return;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// The position of the last instruction added named `name` (bare), if any.
+    pub(crate) fn get(&self, instructions: &[Instruction<'_>], name: &str) -> Option<usize> {
+        let h = hash(name);
+        let tag = h >> 32;
+        let mask = self.slots.len() - 1;
+        let mut at = h as usize & mask;
+        loop {
+            let s = self.slots[at];
+            if s == EMPTY {
+                return None;
+            }
+            let k = s as u32 as usize;
+            if s >> 32 == tag && instructions[k].bare_name() == name {
+                return Some(k);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::hlo::parse_module;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Against a map filled in the same order: every name found at its last position, names not
+        /// added not found.
+        #[test]
+        fn finds_what_a_map_finds(picks in proptest::collection::vec((0usize..40, any::<bool>()), 1..120)) {
+            // Repeated names are an error for the reader: each instruction is read on its own.
+            let texts: Vec<String> = picks
+                .iter()
+                .map(|(n, kept)| {
+                    let op = if *kept { "constant(0)" } else { "parameter(0)" };
+                    format!("ENTRY %e {{\n  ROOT %n{n} = f32[] {op}\n}}\n")
+                })
+                .collect();
+            let modules: Vec<_> = texts.iter().map(|t| parse_module(t).unwrap()).collect();
+            let list: Vec<Instruction<'_>> =
+                modules.iter().map(|m| m.computations[0].instructions[0]).collect();
+            let t = NameTable::of(&list, |i| i.opcode() == "constant").unwrap();
+            let mut map = std::collections::HashMap::new();
+            for (k, i) in list.iter().enumerate() {
+                if i.opcode() == "constant" {
+                    map.insert(i.bare_name(), k);
+                }
+            }
+            for n in 0..45 {
+                let name = format!("n{n}");
+                prop_assert_eq!(t.get(&list, &name), map.get(name.as_str()).copied());
+            }
+            prop_assert!(2 * t.slots.len() >= 3 * list.len() && t.slots.len().is_power_of_two());
+        }
+    }
+}

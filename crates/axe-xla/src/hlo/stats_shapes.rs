@@ -1,0 +1,210 @@
+//! The distinct shape texts of a module, each parsed and sized once, for the cost report.
+
+use foldhash::HashMap;
+
+use super::relayouts::{Kind, Relayouts};
+use super::stats::Totals;
+use crate::error::Result;
+use crate::primitive::PrimitiveType;
+use crate::shape::{ArrayShape, Dims, Shape};
+use crate::size::sizes;
+
+/// A distinct shape text, parsed and sized once.
+pub(crate) struct Info {
+    pub(crate) shape: Shape,
+    /// Per array leaf with a size (unbounded dynamic arrays have none): its position among
+    /// [`Shape::arrays`], its memory space and its sizes.
+    pub(crate) leaves: Vec<(usize, i64, Totals)>,
+    /// Whether some leaf has padding.
+    pub(crate) padded: bool,
+}
+
+fn info_of(text: &str) -> Result<Info> {
+    let shape = crate::text::parse_shape(text)?;
+    let mut leaves = Vec::new();
+    for (k, (_, a)) in shape.arrays().into_iter().enumerate() {
+        if a.dims.iter().any(|d| d.bound().is_none()) {
+            continue; // unbounded dynamic: no size
+        }
+        let z = sizes(a)?;
+        leaves.push((
+            k,
+            a.layout.memory_space,
+            Totals {
+                arrays: 1,
+                logical_bytes: z.logical_bytes,
+                xla_bytes: z.xla_array_size_bytes,
+                physical_bytes: z.physical_bytes,
+            },
+        ));
+    }
+    let padded = leaves.iter().any(|l| l.2.padding_bytes() > 0);
+    Ok(Info {
+        shape,
+        leaves,
+        padded,
+    })
+}
+
+/// Text as a map key, hashed as its bytes alone (a `str` key adds a terminator, hashed separately).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Text<'a>(&'a str);
+
+impl std::hash::Hash for Text<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write(self.0.as_bytes());
+    }
+}
+
+/// The module's distinct shape texts, each parsed once: a text's id is its position in `infos`.
+#[derive(Default)]
+pub(crate) struct Shapes<'a> {
+    ids: HashMap<Text<'a>, usize>,
+    pub(crate) infos: Vec<Info>,
+    /// Per id: its position among the shapes of the relayouts, once a relayout names it.
+    printed: Vec<Option<u32>>,
+    /// Per id: the bytes a value without `sharding=` holds on every device, once needed.
+    whole: Vec<Option<i64>>,
+    /// The last two texts looked up, and their ids, the latest first.
+    last: [Option<(&'a str, usize)>; 2],
+    /// Per id of an array shape: its group, the arrays of its element type and dimensions.
+    group_of: Vec<Option<usize>>,
+    /// The groups by element type and dimensions.
+    groups: HashMap<(PrimitiveType, Dims), usize>,
+    /// Per group: the id of its first array, and whether another array of the group has another layout.
+    group: Vec<(usize, bool)>,
+    /// The kind of relayout from one id to another (see [`relayout_kind`]), decided once per pair.
+    kinds: HashMap<(usize, usize), Option<Kind>>,
+    /// The last pair decided.
+    last_kind: Option<((usize, usize), Option<Kind>)>,
+}
+
+impl<'a> Shapes<'a> {
+    /// The id of `text`, parsed and sized the first time it is seen.
+    pub(crate) fn id(&mut self, text: &'a str) -> Result<usize> {
+        if let Some((last, id)) = self.last[0] {
+            if last == text {
+                return Ok(id);
+            }
+        }
+        if let Some((last, id)) = self.last[1] {
+            if last == text {
+                self.last.swap(0, 1);
+                return Ok(id);
+            }
+        }
+        let id = match self.ids.get(&Text(text)) {
+            Some(&id) => id,
+            None => self.add(text)?,
+        };
+        self.last = [Some((text, id)), self.last[0]];
+        Ok(id)
+    }
+
+    fn add(&mut self, text: &'a str) -> Result<usize> {
+        let id = self.infos.len();
+        let info = info_of(text)?;
+        let group = match &info.shape {
+            Shape::Array(a) => Some(match self.groups.entry((a.element_type, a.dims.clone())) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let g = *e.get();
+                    let (first, mixed) = &mut self.group[g];
+                    if !*mixed {
+                        if let Shape::Array(f) = &self.infos[*first].shape {
+                            *mixed = f.layout != a.layout;
+                        }
+                    }
+                    g
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    self.group.push((id, false));
+                    *e.insert(self.group.len() - 1)
+                }
+            }),
+            _ => None,
+        };
+        self.infos.push(info);
+        self.group_of.push(group);
+        self.printed.push(None);
+        self.whole.push(None);
+        self.ids.insert(Text(text), id);
+        Ok(id)
+    }
+
+    /// Whether some array seen so far has the dimensions and element type of array shape `id` but
+    /// another layout: only then can an operand's layout differ from a result's of shape `id`.
+    pub(crate) fn relayouts_possible(&self, id: usize) -> bool {
+        self.group_of[id].is_some_and(|g| self.group[g].1)
+    }
+
+    /// How data moves from shape `src` into array shape `id` (not a transpose), decided once per pair.
+    pub(crate) fn kind(&mut self, src: usize, id: usize) -> Option<Kind> {
+        if let Some((pair, kind)) = self.last_kind {
+            if pair == (src, id) {
+                return kind;
+            }
+        }
+        let infos = &self.infos;
+        let kind = *self
+            .kinds
+            .entry((src, id))
+            .or_insert_with(|| match &infos[id].shape {
+                Shape::Array(result) => relayout_kind(&infos[src].shape, result),
+                _ => None,
+            });
+        self.last_kind = Some(((src, id), kind));
+        kind
+    }
+
+    /// The position of shape `id` among the shapes of `relayouts`, added the first time.
+    pub(crate) fn printed(&mut self, id: usize, relayouts: &mut Relayouts<'a>) -> Result<u32> {
+        if let Some(at) = self.printed[id] {
+            return Ok(at);
+        }
+        let info = &self.infos[id];
+        let text = match &info.shape {
+            Shape::Array(a) => a.to_string(),
+            s => s.to_string(),
+        };
+        let bytes = info.leaves.first().map_or(0, |l| l.2.physical_bytes);
+        let at = relayouts.shape(text, bytes)?;
+        self.printed[id] = Some(at);
+        Ok(at)
+    }
+
+    /// The bytes a value of shape `id` without `sharding=` holds on every device.
+    pub(crate) fn whole(&mut self, id: usize) -> Result<i64> {
+        if let Some(b) = self.whole[id] {
+            return Ok(b);
+        }
+        let b = super::per_device::whole_bytes(&self.infos[id].shape)?;
+        self.whole[id] = Some(b);
+        Ok(b)
+    }
+}
+
+/// Opcodes whose result only aliases other values (counting them would count bytes twice).
+pub(crate) fn aliasing(opcode: &str) -> bool {
+    matches!(opcode, "tuple" | "get-tuple-element" | "bitcast")
+}
+
+/// How data moves from an operand of shape `src` into a result `result` that is not a transpose: `None`
+/// unless `src` is an array of the result's dimensions and type in another layout.
+fn relayout_kind(src: &Shape, result: &ArrayShape) -> Option<Kind> {
+    let Shape::Array(src) = src else {
+        return None;
+    };
+    if src.dims != result.dims
+        || src.element_type != result.element_type
+        || src.layout == result.layout
+    {
+        return None;
+    }
+    let mut same_space = src.layout.clone();
+    same_space.memory_space = result.layout.memory_space;
+    Some(if same_space == result.layout {
+        Kind::MemorySpace
+    } else {
+        Kind::Layout
+    })
+}

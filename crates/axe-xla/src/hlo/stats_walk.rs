@@ -1,0 +1,370 @@
+//! The pass of the cost report over a module's instructions (see [`super::stats::report_with`]).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::names::NameTable;
+use super::partitioned::{ShapeDecision, ShapeReading, Signs};
+use super::per_device::Tally;
+use super::relayouts::Kind;
+use super::stats::{Report, Totals, Waste};
+use super::stats_shapes::{aliasing, Shapes};
+use super::{Computation, Instruction, Module};
+use crate::error::{overflow, Result, XlaError};
+use crate::shape::Shape;
+
+/// A padded leaf in the running for the top list: (padding, reverse order, index into the kept list,
+/// leaf, unused).
+type Candidate = (i64, usize, usize, usize, usize);
+
+/// How the totals are added up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Adding {
+    /// Each value as it comes: an overflow is found at the value that causes it, as a reader going
+    /// through the module finds it.
+    EachValue,
+    /// Values counted per shape and computation, multiplied out at the computation's end: a fault is
+    /// found, but maybe not the first in module order (the caller reads again [`Adding::EachValue`]).
+    PerShape,
+}
+
+/// The cost report of `module`, its values added up as `adding` says.
+pub(crate) fn walk<'a>(
+    module: &Module<'a>,
+    top: usize,
+    reading: Option<ShapeReading>,
+    adding: Adding,
+) -> Result<Report<'a>> {
+    let mut shapes = Shapes::default();
+    let mut r = Report {
+        instructions: module.instruction_count(),
+        ..Report::default()
+    };
+    // The `top` most padded leaves so far, least padded first: (padding, order, computation, instruction,
+    // shape), kept as borrowed text and shape ids until the end so that a module of many padded tensors
+    // costs no allocation per tensor.
+    let mut waste: BinaryHeap<Reverse<Candidate>> =
+        BinaryHeap::with_capacity(top.saturating_add(1).min(1 << 16));
+    let mut seen = 0usize;
+    let mut kept: Vec<(&str, &str, usize, Totals)> = Vec::new();
+    let flags = super::calls::materialized(module);
+    let mut tally = Tally::default();
+    // The entry's parameters and its result.
+    let mut arguments = Tally::default();
+    let mut outputs = Tally::default();
+    let mut signs = Signs::default();
+    let entry = super::calls::entry_index(module);
+    // Per shape id, with `Adding::PerShape`: the values of the computation at hand of that shape, and
+    // those of them held in memory; and the ids counted.
+    let mut counts: Vec<[u64; 2]> = Vec::new();
+    let mut counted: Vec<usize> = Vec::new();
+    // The operand names of the instruction at hand.
+    let mut names: Vec<&str> = Vec::new();
+    // The entry's instructions by name, when every one of them has a shape (the table then holds them
+    // all), for the sharding of its result.
+    let mut entry_names: Option<NameTable> = None;
+    for (ci, comp) in module.computations.iter().enumerate() {
+        let is_entry = entry == Some(ci);
+        let mut ctotal = Totals::default();
+        r.relayouts.computation(comp.name);
+        // The instructions with a shape by bare name, all added before the walk (in one tight loop,
+        // whose memory accesses overlap); the shape id of each, as the walk finds it.
+        let by_name = NameTable::of(&comp.instructions, |i| !i.shape_text().is_empty())?;
+        let mut ids: Vec<u32> = vec![u32::MAX; comp.instructions.len()];
+        for (k, inst) in comp.instructions.iter().enumerate() {
+            signs.see(inst);
+            if inst.shape_text().is_empty() {
+                continue;
+            }
+            let id = shapes
+                .id(inst.shape_text())
+                .map_err(|e| located(comp, inst.name(), e))?;
+            ids[k] = u32::try_from(id)
+                .ok()
+                .filter(|&id| id != u32::MAX)
+                .ok_or_else(|| overflow("2^32 - 1 distinct shapes"))?;
+            let info = &shapes.infos[id];
+            if !aliasing(inst.opcode()) {
+                let held = flags[ci] && (is_entry || inst.opcode() != "parameter");
+                match adding {
+                    Adding::EachValue => {
+                        for (_, space, t) in &info.leaves {
+                            ctotal.add(t)?;
+                            if held {
+                                r.spaces.entry(*space).or_default().add(t)?;
+                                r.materialized.add(t)?;
+                                if is_entry {
+                                    r.entry.add(t)?;
+                                }
+                            }
+                        }
+                    }
+                    Adding::PerShape => {
+                        if counts.len() <= id {
+                            counts.resize(id + 1, [0, 0]);
+                        }
+                        if counts[id] == [0, 0] {
+                            counted.push(id);
+                        }
+                        counts[id][0] += 1;
+                        counts[id][1] += u64::from(held);
+                    }
+                }
+                if held && top > 0 && info.padded {
+                    for (leaf, (_, _, t)) in info.leaves.iter().enumerate() {
+                        let pad = t.padding_bytes();
+                        if pad <= 0 {
+                            continue;
+                        }
+                        let least = waste.peek().map(|w| w.0 .0);
+                        if waste.len() < top || least.is_some_and(|l| pad > l) {
+                            kept.push((comp.name, inst.name(), id, *t));
+                            waste.push(Reverse((pad, usize::MAX - seen, kept.len() - 1, leaf, 0)));
+                            if waste.len() > top {
+                                waste.pop();
+                            }
+                        }
+                        seen += 1;
+                    }
+                }
+                if held {
+                    // Read only where the reader saw a `sharding=`.
+                    match inst.attribute("sharding") {
+                        Some(text) => tally.add_sharded(inst.shape_text(), &info.shape, text),
+                        None => shapes.whole(id).and_then(|b| tally.add_unannotated(b)),
+                    }
+                    .map_err(|e| located(comp, inst.name(), e))?;
+                }
+            }
+            if is_entry && inst.opcode() == "parameter" {
+                match inst.attribute("sharding") {
+                    Some(text) => {
+                        arguments.add_sharded(inst.shape_text(), &shapes.infos[id].shape, text)
+                    }
+                    None => shapes.whole(id).and_then(|b| arguments.add_unannotated(b)),
+                }
+                .map_err(|e| located(comp, inst.name(), e))?;
+            }
+            // Relayouts: an array operand with the result's dimensions but another layout, or a transpose.
+            if !matches!(shapes.infos[id].shape, Shape::Array(_)) {
+                continue;
+            }
+            let transpose = inst.opcode() == "transpose";
+            if !transpose && !shapes.relayouts_possible(id) {
+                continue; // every array of the result's dimensions and type has its layout
+            }
+            super::operands::operand_names(inst, &mut names);
+            for &op in &names {
+                let Some(src) =
+                    defined(&comp.instructions, &by_name, k, op).map(|j| ids[j] as usize)
+                else {
+                    continue;
+                };
+                let kind = if transpose {
+                    if !matches!(shapes.infos[src].shape, Shape::Array(_)) {
+                        continue;
+                    }
+                    Kind::Transpose
+                } else if src == id {
+                    continue; // the same shape: the same layout
+                } else {
+                    match shapes.kind(src, id) {
+                        Some(kind) => kind,
+                        None => continue,
+                    }
+                };
+                let from = shapes.printed(src, &mut r.relayouts)?;
+                let to = shapes.printed(id, &mut r.relayouts)?;
+                r.relayouts
+                    .push(inst.name(), inst.opcode(), op, from, to, kind)?;
+                break; // one entry per instruction
+            }
+        }
+        for id in counted.drain(..) {
+            let [all, held] = std::mem::take(&mut counts[id]);
+            for (_, space, t) in &shapes.infos[id].leaves {
+                ctotal.add(&t.times(all)?)?;
+                if held > 0 {
+                    let t = t.times(held)?;
+                    r.spaces.entry(*space).or_default().add(&t)?;
+                    r.materialized.add(&t)?;
+                    if is_entry {
+                        r.entry.add(&t)?;
+                    }
+                }
+            }
+        }
+        r.total.add(&ctotal)?;
+        r.computations.push((comp.name.to_string(), ctotal));
+        if is_entry && ids.iter().all(|&id| id != u32::MAX) {
+            entry_names = Some(by_name);
+        }
+    }
+    drop(counts);
+    r.materialized_computations = flags;
+    if let Some(comp) = entry.and_then(|e| module.computations.get(e)) {
+        add_output(comp, &mut shapes, &mut outputs, entry_names.as_ref())?;
+    }
+    drop(entry_names);
+    let partitions = module
+        .attribute("num_partitions")
+        .and_then(|n| n.trim().parse::<usize>().ok());
+    if let Some(readings) = tally.finish(partitions, &arguments, &outputs) {
+        let decision = match reading {
+            Some(reading) => ShapeDecision {
+                reading,
+                reason: "given".to_string(),
+            },
+            None => signs.decide(module),
+        };
+        r.per_device = readings
+            .iter()
+            .find(|p| p.reading == decision.reading)
+            .cloned();
+        r.per_device_readings = readings.to_vec();
+        r.shapes = Some(decision);
+    }
+    // Most padded first; among equals, the first written.
+    let mut best: Vec<(i64, usize, usize, usize)> = waste
+        .into_iter()
+        .map(|w| (w.0 .0, w.0 .1, w.0 .2, w.0 .3))
+        .collect();
+    best.sort_by(|a, b| b.cmp(a));
+    r.top_waste = best
+        .into_iter()
+        .map(|(_, _, k, leaf)| {
+            let (computation, instruction, id, totals) = kept[k];
+            let shape = &shapes.infos[id].shape;
+            let array = shapes.infos[id].leaves[leaf].0;
+            Waste {
+                computation: computation.to_string(),
+                instruction: instruction.to_string(),
+                shape: shape.arrays()[array].1.to_string(),
+                totals,
+            }
+        })
+        .collect();
+    Ok(r)
+}
+
+/// Adds the entry's result to `outputs`: its arrays, under its sharding (written, else inferred by
+/// [`super::propagate`], else whole on every device), and its tuple index tables.
+fn add_output<'a>(
+    comp: &Computation<'a>,
+    shapes: &mut Shapes<'a>,
+    outputs: &mut Tally<'a>,
+    names: Option<&NameTable>,
+) -> Result<()> {
+    let Some(root) = comp
+        .instructions
+        .iter()
+        .find(|i| i.is_root())
+        .or(comp.instructions.last())
+    else {
+        return Ok(());
+    };
+    if root.shape_text().is_empty() {
+        return Ok(());
+    }
+    (|| {
+        let id = shapes.id(root.shape_text())?;
+        let shape = &shapes.infos[id].shape;
+        outputs.add_everywhere(super::per_device::tuple_table_bytes(shape)?)?;
+        if let Some(text) = root.attribute("sharding") {
+            return outputs.add_sharded(root.shape_text(), &shapes.infos[id].shape, text);
+        }
+        match super::propagate::root_sharding_in(comp, names) {
+            Some(s) => outputs.add_parsed(&shapes.infos[id].shape, &s),
+            None => shapes.whole(id).and_then(|b| outputs.add_unannotated(b)),
+        }
+    })()
+    .map_err(|e| located(comp, root.name(), e))
+}
+
+/// The position of the last instruction at or before `k` of `insts` with a shape and the bare name
+/// `name` (`table` holds those instructions by name), as a map filled in module order up to `k` finds it.
+fn defined(insts: &[Instruction<'_>], table: &NameTable, k: usize, name: &str) -> Option<usize> {
+    let named = |j: usize| {
+        let i = &insts[j];
+        !i.shape_text().is_empty() && i.bare_name() == name
+    };
+    // Most operands name one of the last few instructions.
+    if let Some(j) = (k.saturating_sub(8)..=k).rev().find(|&j| named(j)) {
+        return Some(j);
+    }
+    match table.get(insts, name)? {
+        // The last of the name in the computation: the last up to `k` too.
+        j if j <= k => Some(j),
+        // One of the name after `k` (a name defined twice or used before it is defined, which the reader
+        // refuses): the last before it.
+        _ => (0..=k).rev().find(|&j| named(j)),
+    }
+}
+
+fn located(comp: &Computation<'_>, name: &str, e: XlaError) -> XlaError {
+    XlaError::Unsupported(format!("in {} instruction {name}: {e}", comp.name))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::hlo::parse_module;
+    use crate::hlo::synth::{synth_module, synth_one_computation};
+
+    /// Counting values per shape and multiplying out gives the report adding each value does.
+    #[test]
+    fn counting_per_shape_gives_the_report_of_adding_each_value() {
+        for seed in 1..4 {
+            for text in [synth_module(3000, seed), synth_one_computation(3000, seed)] {
+                let m = parse_module(&text).unwrap();
+                for top in [0, 3, 10] {
+                    let counted = walk(&m, top, None, Adding::PerShape).unwrap();
+                    let each = walk(&m, top, None, Adding::EachValue).unwrap();
+                    assert!(!counted.relayouts.is_empty());
+                    assert_eq!(counted, each, "seed {seed}, top {top}");
+                }
+            }
+        }
+    }
+
+    /// A sum past 2^63 before a value that cannot be sized: the report gives the overflow, as a reading
+    /// in module order meets it, though counting per shape meets the other fault first.
+    #[test]
+    fn the_first_fault_in_module_order_is_reported() {
+        let text = "ENTRY %e {\n  \
+            %a = s8[4611686018427387904]{0} parameter(0)\n  \
+            %b = s8[4611686018427387904]{0} parameter(1)\n  \
+            ROOT %c = f32[4611686018427387904]{0} parameter(2)\n}\n";
+        let m = parse_module(text).unwrap();
+        let each = walk(&m, 3, None, Adding::EachValue)
+            .unwrap_err()
+            .to_string();
+        let counted = walk(&m, 3, None, Adding::PerShape).unwrap_err().to_string();
+        assert!(each.contains("exceed 2^63"), "{each}");
+        assert_ne!(counted, each);
+        let got = crate::hlo::stats::report(&m, 3).unwrap_err().to_string();
+        assert_eq!(got, each);
+    }
+
+    /// An operand names the last instruction of its name written before it, even where the same name
+    /// is written again later (a module the reader refuses, put together by hand).
+    #[test]
+    fn an_operand_names_the_last_instruction_of_its_name_before_it() {
+        let first =
+            "ENTRY %e {\n  %a = f32[8]{0} parameter(0)\n  ROOT %c = f32[8]{0:S(1)} copy(%a)\n}\n";
+        let again = "ENTRY %f {\n  ROOT %a = f32[8]{0:S(1)} parameter(0)\n}\n";
+        let mut m = parse_module(first).unwrap();
+        let other = parse_module(again).unwrap();
+        m.computations[0]
+            .instructions
+            .push(other.computations[0].instructions[0]);
+        let r = crate::hlo::stats::report(&m, 3).unwrap();
+        let seen: Vec<(&str, &str, &str, &str)> = r
+            .relayouts
+            .iter()
+            .map(|x| (x.instruction, x.operand, x.from, x.kind))
+            .collect();
+        assert_eq!(seen, [("%c", "a", "f32[8]{0}", "memory space")]);
+    }
+}
