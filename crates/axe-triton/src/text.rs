@@ -112,12 +112,15 @@ pub fn parse_json(src: &str) -> Result<LinearLayout> {
                 let fits = base.len() == out_dims.len()
                     && base.iter().zip(&out_dims).all(|(c, (_, size))| c < size);
                 if !fits {
+                    let dims: Vec<String> =
+                        out_dims.iter().map(|(n, s)| format!("{n}: {s}")).collect();
                     return Err(error_at(
                         src,
                         item.at,
                         format!(
-                            "base {b} of in-dim `{name}` does not fit the out-dims {out_dims:?} \
-                             (one coordinate per out-dim, each below its size)"
+                            "base {b} of in-dim `{name}` does not fit the out-dims {{{}}} \
+                             (one coordinate per out-dim, each below its size)",
+                            dims.join(", ")
                         ),
                     ));
                 }

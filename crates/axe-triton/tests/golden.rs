@@ -244,7 +244,8 @@ fn malformed_input_is_a_typed_error_with_an_offset() {
     assert!(
         e.to_string()
             .contains("base 1 of in-dim `register` does not fit")
-            && e.to_string().contains("offset 29"),
+            && e.to_string().contains("offset 29")
+            && e.to_string().contains("the out-dims {dim0: 2, dim1: 4}"),
         "{e}"
     );
     let e = parse_json(r#"{"in": {"register": [[0, 1]]}, "out": {"dim0": 3, "dim1": 4}}"#)
