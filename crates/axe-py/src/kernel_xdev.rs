@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axe_kernel::gemm_rs::GemmReduceScatter;
 use axe_kernel::xdev_dispatch::Step;
-use axe_kernel::{run_devices_threads, xdev_lower, RunLimits, Target, XdevError};
+use axe_kernel::{run_devices_threads, xdev_lower, DeviceKernel, RunLimits, Target, XdevError};
 use axe_xla::{ArrayShape, PrimitiveType};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
@@ -18,20 +18,56 @@ use crate::shape::PyShape;
 /// How long one device waits for a peer (each device interprets its gemm meanwhile).
 const THREADS_TIMEOUT: Duration = Duration::from_secs(600);
 
-fn xdev(e: XdevError) -> PyErr {
+/// An error across devices as a Python `axe.KernelError`.
+pub(crate) fn xdev(e: XdevError) -> PyErr {
     match e {
         XdevError::Kernel(k) => errors::kernel(k),
         other => errors::KernelError::new_err(errors::pythonize(&other.to_string())),
     }
 }
 
-/// A kernel across devices: `gemm_reduce_scatter` for one problem, device count and target.
-#[pyclass(name = "DeviceKernel", module = "axe.kernel", frozen)]
-pub struct PyDeviceKernel {
+/// What `gemm_reduce_scatter` adds to its kernel: its tensors' roles and its arrays.
+struct GemmParts {
     g: GemmReduceScatter,
-    target: Target,
     /// `(name, array, bytes, is_input)` of A, B (inputs) and C (the output), as device 0 holds them.
     params: Vec<(String, ArrayShape, u64, bool)>,
+}
+
+/// A kernel across devices: the shipped `gemm_reduce_scatter` for one problem, device count and
+/// target, or one described with `axe.kernel.DeviceBuilder`.
+#[pyclass(name = "DeviceKernel", module = "axe.kernel", frozen)]
+pub struct PyDeviceKernel {
+    kernel: DeviceKernel,
+    /// The target per-device kernels are lowered for unless a call names one.
+    target: Target,
+    gemm: Option<GemmParts>,
+}
+
+impl PyDeviceKernel {
+    /// A kernel described in Python, lowered for `target` unless a call names another.
+    pub fn built(kernel: DeviceKernel, target: Target) -> PyDeviceKernel {
+        PyDeviceKernel {
+            kernel,
+            target,
+            gemm: None,
+        }
+    }
+
+    fn gemm(&self) -> PyResult<&GemmParts> {
+        self.gemm.as_ref().ok_or_else(|| {
+            errors::KernelError::new_err(format!(
+                "{} was described with axe.kernel.DeviceBuilder: run it with run_devices",
+                self.kernel.name
+            ))
+        })
+    }
+
+    fn target_or(&self, target: Option<&str>) -> PyResult<Target> {
+        match target {
+            None => Ok(self.target),
+            Some(t) => t.parse().map_err(errors::kernel),
+        }
+    }
 }
 
 fn array(t: PrimitiveType, rows: u64, cols: u64) -> PyResult<ArrayShape> {
@@ -53,19 +89,19 @@ impl PyDeviceKernel {
     /// The kernel's name (`gemm_reduce_scatter`).
     #[getter]
     fn name(&self) -> String {
-        self.g.kernel.name.clone()
+        self.kernel.name.clone()
     }
 
     /// How many devices it spans (the mesh `x=P`).
     #[getter]
     fn devices(&self) -> usize {
-        self.g.kernel.mesh.len()
+        self.kernel.mesh.len()
     }
 
     /// The scope its calls run at (`devices(x=P)`).
     #[getter]
     fn scope(&self) -> String {
-        self.g.kernel.scope()
+        self.kernel.scope()
     }
 
     /// The target its per-device gemm is shipped and lowered for.
@@ -74,29 +110,31 @@ impl PyDeviceKernel {
         self.target.name().to_string()
     }
 
-    /// `(M, N, K)`.
+    /// `(M, N, K)` of `gemm_reduce_scatter` (None for a described kernel).
     #[getter]
-    fn mnk(&self) -> (u64, u64, u64) {
-        self.g.mnk
+    fn mnk(&self) -> Option<(u64, u64, u64)> {
+        self.gemm.as_ref().map(|g| g.g.mnk)
     }
 
     /// Its device tensors in order: `(name, distribution)`, the distribution as `axe kernel explain`
     /// writes it (the sharding over the mesh and each device's memory layout).
     #[getter]
     fn tensors(&self) -> Vec<(String, String)> {
-        let k = &self.g.kernel;
+        let k = &self.kernel;
         k.tensors
             .iter()
             .map(|t| (t.name.clone(), t.describe(&k.mesh)))
             .collect()
     }
 
-    /// The arrays device 0 holds before and after a run, `(name, shape, bytes, is_input)`: A `[M,K]`,
-    /// B as `[N,K]`, and C `[M,N]` f32 gathered there.
+    /// The arrays device 0 holds before and after a run of `gemm_reduce_scatter`, `(name, shape,
+    /// bytes, is_input)`: A `[M,K]`, B as `[N,K]`, and C `[M,N]` f32 gathered there (empty for a
+    /// described kernel).
     #[getter]
     fn params(&self) -> Vec<(String, PyShape, u64, bool)> {
-        self.params
+        self.gemm
             .iter()
+            .flat_map(|g| g.params.iter())
             .map(|(n, a, bytes, i)| (n.clone(), PyShape { inner: a.clone() }, *bytes, *i))
             .collect()
     }
@@ -104,11 +142,16 @@ impl PyDeviceKernel {
     /// Every dispatch decision, in call order: dicts of `op`, `scope`, `variant`, `why` and `declined`
     /// (a list of `(variant, reason)`); the cross-device copies and reduction (at `devices(x=P)`) also
     /// carry `collective` and `bytes`, their plan's collective and the bytes it moves; the per-device
-    /// gemm's own decisions follow its `kernel` call, prefixed by its name.
-    fn explain<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let p = py
-            .detach(|| xdev_lower(&self.g.kernel, self.target))
-            .map_err(xdev)?;
+    /// gemm's own decisions follow its `kernel` call, prefixed by its name. `target` (default: the
+    /// kernel's) is what the per-device kernels are lowered for.
+    #[pyo3(signature = (target = None))]
+    fn explain<'py>(
+        &self,
+        py: Python<'py>,
+        target: Option<&str>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let t = self.target_or(target)?;
+        let p = py.detach(|| xdev_lower(&self.kernel, t)).map_err(xdev)?;
         let moves: Vec<(usize, &str, u64)> = p
             .steps
             .iter()
@@ -147,25 +190,23 @@ impl PyDeviceKernel {
         a: &Bound<'py, PyBytes>,
         b: &Bound<'py, PyBytes>,
     ) -> PyResult<(Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>)> {
+        let g = &self.gemm()?.g;
         let inputs = vec![vec![
-            (self.g.a, a.as_bytes().to_vec()),
-            (self.g.b, b.as_bytes().to_vec()),
+            (g.a, a.as_bytes().to_vec()),
+            (g.b, b.as_bytes().to_vec()),
         ]];
         let out = py
             .detach(|| {
-                let p = xdev_lower(&self.g.kernel, self.target)?;
+                let p = xdev_lower(&self.kernel, self.target)?;
                 run_devices_threads(&p, inputs, RunLimits::default(), THREADS_TIMEOUT)
             })
             .map_err(xdev)?;
         let missing =
             || errors::KernelError::new_err("a device returned fewer tensors than it has");
-        let c = out
-            .first()
-            .and_then(|d| d.get(self.g.c))
-            .ok_or_else(missing)?;
+        let c = out.first().and_then(|d| d.get(g.c)).ok_or_else(missing)?;
         let shards = out
             .iter()
-            .map(|d| d.get(self.g.c_m).map(|s| PyBytes::new(py, s)))
+            .map(|d| d.get(g.c_m).map(|s| PyBytes::new(py, s)))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(missing)?;
         Ok((PyBytes::new(py, c), shards))
@@ -192,14 +233,87 @@ impl PyDeviceKernel {
         call_python(slf, a, b, true)
     }
 
+    /// Per tensor, in order: `(name, dtype, bytes of each device's shard)` (a device's shard is its
+    /// region in the tensor's memory layout, padded as XLA pads uneven shards).
+    #[getter]
+    fn _shards(&self) -> PyResult<Vec<(String, String, Vec<usize>)>> {
+        let k = &self.kernel;
+        k.tensors
+            .iter()
+            .map(|t| {
+                let sizes = (0..k.mesh.len() as u64)
+                    .map(|d| {
+                        let b = t.placement.buffer(&k.mesh, d).and_then(|b| b.bytes());
+                        b.map_err(|e| xdev(XdevError::Exec(e)))
+                    })
+                    .collect::<PyResult<Vec<usize>>>()?;
+                Ok((t.name.clone(), t.dtype.name().to_string(), sizes))
+            })
+            .collect()
+    }
+
+    /// Runs it with one thread per device, per-device kernels on the CPU interpreter lowered for
+    /// `target` (default: the kernel's): `inputs[d]` holds device `d`'s `(tensor index, shard bytes)`
+    /// (every other shard starts at zero). Returns every device's shard of every tensor afterwards.
+    #[pyo3(signature = (inputs, target = None))]
+    fn _run_devices<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Vec<(usize, Bound<'py, PyBytes>)>>,
+        target: Option<&str>,
+    ) -> PyResult<Vec<Vec<Bound<'py, PyBytes>>>> {
+        let t = self.target_or(target)?;
+        let inputs: Vec<Vec<(usize, Vec<u8>)>> = inputs
+            .iter()
+            .map(|d| d.iter().map(|(i, b)| (*i, b.as_bytes().to_vec())).collect())
+            .collect();
+        let out = py
+            .detach(|| {
+                let p = xdev_lower(&self.kernel, t)?;
+                run_devices_threads(&p, inputs, RunLimits::default(), THREADS_TIMEOUT)
+            })
+            .map_err(xdev)?;
+        Ok(out
+            .iter()
+            .map(|d| d.iter().map(|s| PyBytes::new(py, s)).collect())
+            .collect())
+    }
+
+    /// Runs it on `{tensor name: [device 0's shard, device 1's, ...]}` (numpy arrays of the tensor's
+    /// dtype, taken row-major, each exactly its device's shard; `None` or a short list leaves the
+    /// others at zero), one thread per device; returns `{tensor name: [each device's shard]}` (1-D
+    /// arrays) afterwards.
+    #[pyo3(signature = (inputs, target = None))]
+    fn run_devices<'py>(
+        slf: &Bound<'py, Self>,
+        inputs: &Bound<'py, PyAny>,
+        target: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import("axe.kernel")?
+            .getattr("_run_by_device")?
+            .call1((slf.clone(), inputs, target))
+    }
+
     fn __repr__(&self) -> String {
-        let (m, n, k) = self.g.mnk;
-        format!(
-            "axe.kernel.DeviceKernel({} {m}×{n}×{k} on {} devices, per-device gemm for {})",
-            self.g.kernel.name,
-            self.g.kernel.mesh.len(),
-            self.target
-        )
+        match &self.gemm {
+            Some(g) => {
+                let (m, n, k) = g.g.mnk;
+                format!(
+                    "axe.kernel.DeviceKernel({} {m}×{n}×{k} on {} devices, per-device gemm for {})",
+                    self.kernel.name,
+                    self.kernel.mesh.len(),
+                    self.target
+                )
+            }
+            None => format!(
+                "axe.kernel.DeviceKernel({} on {}, {} tensors, {} calls)",
+                self.kernel.name,
+                self.kernel.scope(),
+                self.kernel.tensors.len(),
+                self.kernel.calls.len()
+            ),
+        }
     }
 }
 
@@ -260,8 +374,8 @@ pub fn _kernel_gemm_reduce_scatter(
         ),
     ];
     Ok(PyDeviceKernel {
-        g,
+        kernel: g.kernel.clone(),
         target: t,
-        params,
+        gemm: Some(GemmParts { g, params }),
     })
 }

@@ -14,6 +14,7 @@ mod kernel_ops;
 mod kernel_scope;
 mod kernel_tensor;
 mod kernel_xdev;
+mod kernel_xdev_builder;
 mod layout;
 mod picture;
 mod relayout;
@@ -48,6 +49,10 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel::_kernel_gemm, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::_kernel_wgmma_accumulator, m)?)?;
     m.add_class::<kernel_xdev::PyDeviceKernel>()?;
+    m.add(
+        "DeviceBuilder",
+        m.py().get_type::<kernel_xdev_builder::PyDeviceBuilder>(),
+    )?;
     m.add_function(wrap_pyfunction!(
         kernel_xdev::_kernel_gemm_reduce_scatter,
         m

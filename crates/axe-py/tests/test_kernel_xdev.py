@@ -150,3 +150,24 @@ def test_a_second_thread_runs_while_it_works():
     # with the GIL held the ticker could not run at all until the call returned
     if took > 0.05:
         assert during > 10, (during, took)
+
+
+def test_the_docs_example_runs_as_written():
+    import pathlib
+
+    doc = pathlib.Path(__file__).resolve().parents[3] / "docs" / "python.md"
+    if not doc.is_file():
+        pytest.skip("docs/python.md is not beside this test (an installed copy)")
+    text = doc.read_text()
+    start = text.index("```python\n", text.index("<!-- gemm-reduce-scatter -->")) + len("```python\n")
+    ns = {}
+    exec(text[start : text.index("```", start)], ns)
+    assert ns["calls"] == [
+        ("copy #0", "copy.reshard"),
+        ("copy #1", "copy.reshard"),
+        ("kernel #2", "kernel.each_device"),
+        ("reduce #3", "reduce.reduce_scatter"),
+        ("copy #4", "copy.reshard"),
+    ]
+    a, b = (x.astype(np.float64) for x in (ns["a"], ns["b"]))
+    np.testing.assert_allclose(ns["c"], a @ b.T, rtol=1e-5)

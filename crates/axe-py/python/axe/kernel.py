@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._axe import (
+    DeviceBuilder,
     DeviceKernel,
     Kernel,
     KernelBlock as Block,
@@ -94,6 +95,10 @@ def gemm_reduce_scatter(
 def _run_devices(kernel: DeviceKernel, inputs, shards: bool):
     """Runs a ``DeviceKernel`` on A and B (device 0's inputs): C gathered on device 0, or with
     `shards` the list of every device's rows of C."""
+    if kernel.mnk is None:
+        raise KernelError(
+            f"{kernel.name} was described with axe.kernel.DeviceBuilder: run it with run_devices"
+        )
     params = kernel.params
     ins = [p for p in params if p[3]]
     if len(inputs) != len(ins):
@@ -114,6 +119,51 @@ def _run_devices(kernel: DeviceKernel, inputs, shards: bool):
     return [
         np.frombuffer(s, dtype=np.float32).reshape(-1, n)[:r].copy() for s, r in zip(parts, rows)
     ]
+
+
+def _run_by_device(kernel: DeviceKernel, given, target=None) -> dict:
+    """Runs a ``DeviceKernel`` on ``{tensor name: [each device's shard]}``; returns every tensor's
+    shards afterwards, by name (1-D arrays of its dtype)."""
+    if not isinstance(given, dict):
+        raise KernelError(
+            f"run_devices takes a dict {{tensor name: [device 0's shard, ...]}}, not {type(given).__name__}"
+        )
+    info = kernel._shards
+    index = {name: i for i, (name, _, _) in enumerate(info)}
+    unknown = [n for n in given if n not in index]
+    if unknown:
+        raise KernelError(
+            f"{kernel.name} has no device tensor {', '.join(map(repr, unknown))}; "
+            f"its tensors are {', '.join(index)}"
+        )
+    inputs = [[] for _ in range(kernel.devices)]
+    for name, shards in given.items():
+        i = index[name]
+        _, dtype, sizes = info[i]
+        if isinstance(shards, np.ndarray) or not isinstance(shards, (list, tuple)):
+            raise KernelError(f"{name}: expected a list of arrays, one per device")
+        if len(shards) > kernel.devices:
+            raise KernelError(f"{name}: {len(shards)} shards given; {kernel.name} runs on {kernel.devices} devices")
+        for d, a in enumerate(shards):
+            if a is None:
+                continue
+            if not isinstance(a, np.ndarray):
+                raise KernelError(f"{name} on device {d}: expected a numpy array, got {type(a).__name__}")
+            a = np.ascontiguousarray(_native(a))
+            if not _accepts(a.dtype, dtype, 8 * np.dtype(natural_dtype(dtype)).itemsize):
+                raise KernelError(
+                    f"{name} on device {d}: a {a.dtype} array cannot hold {dtype} elements; convert it first"
+                )
+            if a.nbytes != sizes[d]:
+                raise KernelError(
+                    f"{name} on device {d}: its shard has {sizes[d]} bytes; the array has {a.nbytes}"
+                )
+            inputs[d].append((i, a.reshape(-1).view(np.uint8).tobytes()))
+    out = kernel._run_devices(inputs, target)
+    return {
+        name: [np.frombuffer(out[d][i], dtype=natural_dtype(dtype)).copy() for d in range(kernel.devices)]
+        for i, (name, dtype, _) in enumerate(info)
+    }
 
 
 def _bytes_of(array, name: str, shape) -> bytes:
@@ -217,6 +267,7 @@ __all__ = [
     "Block",
     "Buffer",
     "Builder",
+    "DeviceBuilder",
     "DeviceKernel",
     "Expr",
     "Kernel",
