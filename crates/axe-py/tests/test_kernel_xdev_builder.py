@@ -160,3 +160,19 @@ def test_misuse_is_an_error_never_a_crash():
             b3.build().explain()
     out = k.run_devices({"r": [np.ones((4, 4), np.float32), np.ones(16, np.float32)]})
     np.testing.assert_array_equal(out["s"][0], 1.0)
+
+
+def test_the_docs_example_runs_as_written():
+    import pathlib
+
+    doc = pathlib.Path(__file__).resolve().parents[3] / "docs" / "python.md"
+    if not doc.is_file():
+        pytest.skip("docs/python.md is not beside this test (an installed copy)")
+    text = doc.read_text()
+    start = text.index("```python\n", text.index("**Describing a kernel across devices.**")) + len("```python\n")
+    ns = {}
+    exec(text[start : text.index("```", start)], ns)
+    assert [c["variant"] for c in ns["k"].explain()] == ["reduce.reduce_scatter"]
+    assert len(ns["out"]["rows"]) == 4
+    for shard in ns["out"]["rows"]:
+        np.testing.assert_array_equal(shard, np.full(8, 6.0, np.float32))

@@ -1,7 +1,9 @@
 """The kernel compiler from Python: kernels described with Axe layouts (``Builder``) and the shipped
 ones (``relayout``, ``softmax``, ``gemm``, and ``gemm_reduce_scatter`` across devices), each with its parameters, every dispatch decision
 (``explain``), its CUDA source (``cuda``) and a run on the CPU interpreter (``run``) on numpy arrays.
-The same compiler as ``axe kernel``; GPU runs are the CLI's (``axe kernel run ... --backend cuda``).
+Kernels across the devices of a mesh (``DeviceBuilder``, ``gemm_reduce_scatter``) run one thread per
+device (``DeviceKernel.run_devices``). The same compiler as ``axe kernel``; GPU runs are the CLI's
+(``axe kernel run ... --backend cuda``), MPI runs too.
 
 >>> import numpy as np, axe.kernel
 >>> k = axe.kernel.softmax(4, 8)
