@@ -54,6 +54,11 @@ impl From<Shipped> for PyKernel {
 }
 
 impl PyKernel {
+    /// The kernel description.
+    pub(crate) fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
     /// A kernel built with `axe.kernel.Builder`: every global buffer is a parameter holding a 1-D
     /// array of its elements; any of them may be given to `run`, the others start at zero.
     pub fn from_built(kernel: Kernel) -> PyResult<PyKernel> {

@@ -13,6 +13,8 @@ mod kernel_expr;
 mod kernel_ops;
 mod kernel_scope;
 mod kernel_tensor;
+mod kernel_xdev;
+mod kernel_xdev_builder;
 mod layout;
 mod picture;
 mod relayout;
@@ -46,6 +48,15 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel::_kernel_softmax, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::_kernel_gemm, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::_kernel_wgmma_accumulator, m)?)?;
+    m.add_class::<kernel_xdev::PyDeviceKernel>()?;
+    m.add(
+        "DeviceBuilder",
+        m.py().get_type::<kernel_xdev_builder::PyDeviceBuilder>(),
+    )?;
+    m.add_function(wrap_pyfunction!(
+        kernel_xdev::_kernel_gemm_reduce_scatter,
+        m
+    )?)?;
     // `axe.kernel.Builder` and what a description is written with.
     m.add(
         "KernelBuilder",

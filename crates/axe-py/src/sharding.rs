@@ -153,6 +153,13 @@ pub struct PySharding {
     notation: Option<Notation>,
 }
 
+impl PySharding {
+    /// The sharding itself.
+    pub(crate) fn sharding(&self) -> &Sharding {
+        &self.sharding
+    }
+}
+
 fn notation(name: &str) -> PyResult<Notation> {
     Notation::from_name(name).ok_or_else(|| {
         errors::ShardingError::new_err(format!(

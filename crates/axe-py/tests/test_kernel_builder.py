@@ -108,6 +108,24 @@ def test_pointwise_chain_at_cta_scope():
     np.testing.assert_array_equal(out["yi"].reshape(8, 32), np.trunc(want).astype(np.int32))
 
 
+@pytest.mark.parametrize("scope", ["cta", "warp"])
+def test_exp_sub_is_numpys_exp_of_the_difference(scope):
+    # e^(a - b): softmax's step, exp(x - rowmax), as one operator.
+    b = Builder("exp_sub", grid=1, threads={"cta": 128, "warp": 32}[scope])
+    row = "S[(8,32):(32,1)]"
+    x, m, y = (b.tensor(n, b.buffer(n, "global", "f32", 256), [8, 32], row) for n in "xmy")
+    b.binary(getattr(Scope, scope)(), "exp_sub", y, x, m)
+    rng = np.random.default_rng(7)
+    xs, ms = (rng.standard_normal((8, 32)).astype(np.float32) * 4 for _ in range(2))
+    ms[0, :4] = xs[0, :4]  # e^0 = 1 exactly
+    out = b.build().run({"x": xs, "m": ms})
+    want = np.exp(xs.astype(np.float64) - ms.astype(np.float64))
+    np.testing.assert_allclose(out["y"].reshape(8, 32), want, rtol=1e-6, atol=0)
+    np.testing.assert_array_equal(out["y"].reshape(8, 32)[0, :4], 1.0)
+    # not another operator: exp(a) - b, or exp(b - a), would be far off
+    assert not np.allclose(out["y"].reshape(8, 32), np.exp(ms.astype(np.float64) - xs), rtol=1e-6)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     m=st.integers(1, 7),

@@ -25,7 +25,7 @@ USED = (
     "padding_of",
     "Kernel", "KernelBlock", "KernelBuffer", "KernelBuilder", "KernelError", "KernelExpr", "KernelScope",
     "KernelTensor", "_kernel_cta", "_kernel_gemm", "_kernel_relayout", "_kernel_softmax", "_kernel_tid",
-    "_kernel_wgmma_accumulator",
+    "_kernel_wgmma_accumulator", "DeviceBuilder", "DeviceKernel", "_kernel_gemm_reduce_scatter",
 )
 
 

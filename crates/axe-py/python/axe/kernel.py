@@ -1,7 +1,9 @@
 """The kernel compiler from Python: kernels described with Axe layouts (``Builder``) and the shipped
-ones (``relayout``, ``softmax`` and ``gemm``), each with its parameters, every dispatch decision
+ones (``relayout``, ``softmax``, ``gemm``, and ``gemm_reduce_scatter`` across devices), each with its parameters, every dispatch decision
 (``explain``), its CUDA source (``cuda``) and a run on the CPU interpreter (``run``) on numpy arrays.
-The same compiler as ``axe kernel``; GPU runs are the CLI's (``axe kernel run ... --backend cuda``).
+Kernels across the devices of a mesh (``DeviceBuilder``, ``gemm_reduce_scatter``) run one thread per
+device (``DeviceKernel.run_devices``). The same compiler as ``axe kernel``; GPU runs are the CLI's
+(``axe kernel run ... --backend cuda``), MPI runs too.
 
 >>> import numpy as np, axe.kernel
 >>> k = axe.kernel.softmax(4, 8)
@@ -27,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._axe import (
+    DeviceBuilder,
+    DeviceKernel,
     Kernel,
     KernelBlock as Block,
     KernelBuffer as Buffer,
@@ -37,6 +41,7 @@ from ._axe import (
     KernelTensor as Tensor,
     _kernel_cta,
     _kernel_gemm,
+    _kernel_gemm_reduce_scatter,
     _kernel_relayout,
     _kernel_softmax,
     _kernel_tid,
@@ -75,6 +80,92 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", target: str = "sm_80") -> 
     `target`: on ``"sm_90a"``, when m, n, k are multiples of 128, 256, 64, the copy-engine (TMA) and
     ``wgmma`` kernel; else the ``mma.sync`` one."""
     return _kernel_gemm(m, n, k, dtype, target)
+
+
+def gemm_reduce_scatter(
+    m: int, n: int, k: int, dtype: str = "bf16", devices: int = 1, target: str = "sm_80"
+) -> DeviceKernel:
+    """The kernel across devices ``C[m, n] = A[m, k] · B`` in f32 (A and B bf16 or f16, B given as
+    ``[n, k]`` as for ``gemm``) over a mesh ``x=devices`` (the paper's §4.2): A and B, on device 0, are
+    split along K; each device runs the ``gemm`` shipped for `target` on its slices into partial sums;
+    the partial sums are reduced and scattered along M (device ``d`` holds rows ``d·⌈m/P⌉…``), then
+    gathered on device 0. K must split into `devices` slices the per-device gemm takes (multiples of
+    32; m and n multiples of 128). ``run(a, b)`` runs every device as a thread of this process."""
+    return _kernel_gemm_reduce_scatter(m, n, k, dtype, devices, target)
+
+
+def _run_devices(kernel: DeviceKernel, inputs, shards: bool):
+    """Runs a ``DeviceKernel`` on A and B (device 0's inputs): C gathered on device 0, or with
+    `shards` the list of every device's rows of C."""
+    if kernel.mnk is None:
+        raise KernelError(
+            f"{kernel.name} was described with axe.kernel.DeviceBuilder: run it with run_devices"
+        )
+    params = kernel.params
+    ins = [p for p in params if p[3]]
+    if len(inputs) != len(ins):
+        raise KernelError(
+            f"{kernel.name} takes {len(ins)} input(s) ({', '.join(p[0] for p in ins)}); "
+            f"{len(inputs)} given"
+        )
+    a, b = (_bytes_of(x, name, shape) for x, (name, shape, _, _) in zip(inputs, ins))
+    c, parts = kernel._run(a, b)
+    out = next(p for p in params if not p[3])[1]
+    if not shards:
+        return _array_of(c, out)
+    m, n = out.dims
+    # Device d holds rows d·⌈m/P⌉ .. min(m, (d+1)·⌈m/P⌉) (XLA's uneven rule); its shard buffer has
+    # ⌈m/P⌉ rows, the ones past m padding.
+    per = -(-m // len(parts))
+    rows = [max(0, min(m, (d + 1) * per) - d * per) for d in range(len(parts))]
+    return [
+        np.frombuffer(s, dtype=np.float32).reshape(-1, n)[:r].copy() for s, r in zip(parts, rows)
+    ]
+
+
+def _run_by_device(kernel: DeviceKernel, given, target=None) -> dict:
+    """Runs a ``DeviceKernel`` on ``{tensor name: [each device's shard]}``; returns every tensor's
+    shards afterwards, by name (1-D arrays of its dtype)."""
+    if not isinstance(given, dict):
+        raise KernelError(
+            f"run_devices takes a dict {{tensor name: [device 0's shard, ...]}}, not {type(given).__name__}"
+        )
+    info = kernel._shards
+    index = {name: i for i, (name, _, _) in enumerate(info)}
+    unknown = [n for n in given if n not in index]
+    if unknown:
+        raise KernelError(
+            f"{kernel.name} has no device tensor {', '.join(map(repr, unknown))}; "
+            f"its tensors are {', '.join(index)}"
+        )
+    inputs = [[] for _ in range(kernel.devices)]
+    for name, shards in given.items():
+        i = index[name]
+        _, dtype, sizes = info[i]
+        if isinstance(shards, np.ndarray) or not isinstance(shards, (list, tuple)):
+            raise KernelError(f"{name}: expected a list of arrays, one per device")
+        if len(shards) > kernel.devices:
+            raise KernelError(f"{name}: {len(shards)} shards given; {kernel.name} runs on {kernel.devices} devices")
+        for d, a in enumerate(shards):
+            if a is None:
+                continue
+            if not isinstance(a, np.ndarray):
+                raise KernelError(f"{name} on device {d}: expected a numpy array, got {type(a).__name__}")
+            a = np.ascontiguousarray(_native(a))
+            if not _accepts(a.dtype, dtype, 8 * np.dtype(natural_dtype(dtype)).itemsize):
+                raise KernelError(
+                    f"{name} on device {d}: a {a.dtype} array cannot hold {dtype} elements; convert it first"
+                )
+            if a.nbytes != sizes[d]:
+                raise KernelError(
+                    f"{name} on device {d}: its shard has {sizes[d]} bytes; the array has {a.nbytes}"
+                )
+            inputs[d].append((i, a.reshape(-1).view(np.uint8).tobytes()))
+    out = kernel._run_devices(inputs, target)
+    return {
+        name: [np.frombuffer(out[d][i], dtype=natural_dtype(dtype)).copy() for d in range(kernel.devices)]
+        for i, (name, dtype, _) in enumerate(info)
+    }
 
 
 def _bytes_of(array, name: str, shape) -> bytes:
@@ -139,7 +230,15 @@ def run(kernel: Kernel, *inputs, target: str = "cpu"):
     ``ml_dtypes.bfloat16`` when installed, else ``uint16``), else its byte image. With one dict
     ``{buffer name: array}`` (how a kernel built with ``Builder`` runs), every global buffer not given
     starts at zero and it returns a dict of every global buffer afterwards (a built kernel's buffers are
-    1-D: any array of the buffer's size is taken row-major)."""
+    1-D: any array of the buffer's size is taken row-major). A ``DeviceKernel`` takes A and B and
+    returns C (``DeviceKernel.run``)."""
+    if isinstance(kernel, DeviceKernel):
+        if target != "cpu":
+            raise KernelError(
+                f"{kernel.name} runs its per-device gemm as lowered for {kernel.target}, "
+                "chosen when it was made; run it without target="
+            )
+        return _run_devices(kernel, inputs, False)
     if len(inputs) == 1 and isinstance(inputs[0], dict):
         return _run_by_name(kernel, inputs[0], target)
     if kernel.built:
@@ -170,6 +269,8 @@ __all__ = [
     "Block",
     "Buffer",
     "Builder",
+    "DeviceBuilder",
+    "DeviceKernel",
     "Expr",
     "Kernel",
     "KernelError",
@@ -177,6 +278,7 @@ __all__ = [
     "Tensor",
     "cta",
     "gemm",
+    "gemm_reduce_scatter",
     "relayout",
     "run",
     "softmax",
