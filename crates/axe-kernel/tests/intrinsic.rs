@@ -237,3 +237,33 @@ fn a_tensor_element_is_the_element_its_layout_names() {
         }
     );
 }
+
+#[test]
+fn an_intrinsic_in_a_window_addresses_the_moved_buffer() {
+    let mut k = builder();
+    let x = k.buffer("x", Space::Global, DType::S32, 64).unwrap();
+    let bump = CpuMeaning::new(|v: &mut [f64]| v[0] += 100.0);
+    k.window(x, Expr::Const(32), 1, |k| {
+        k.intrinsic(
+            Scope::threads(0..4),
+            "bump",
+            "{0} += 100;",
+            &[IntrinsicArg::Elem {
+                buffer: x,
+                index: Expr::Thread,
+            }],
+            Some(bump),
+        )
+    })
+    .unwrap();
+    let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
+    let input: Vec<u8> = (0..64i32).flat_map(|i| i.to_le_bytes()).collect();
+    let out = run(&p, vec![input], RunLimits::default())
+        .unwrap()
+        .remove(0);
+    let want: Vec<u8> = (0..64i32)
+        .map(|i| if (32..36).contains(&i) { i + 100 } else { i })
+        .flat_map(|i| i.to_le_bytes())
+        .collect();
+    assert_eq!(out, want);
+}
