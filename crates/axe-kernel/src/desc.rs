@@ -14,6 +14,7 @@ use crate::error::{layout, overflow, KernelError, Result};
 use crate::expr::{Expr, Var};
 use crate::scope::{Launch, Scope};
 
+pub mod intrinsic;
 mod ops;
 mod sync;
 mod window;
@@ -211,6 +212,8 @@ pub enum Stmt {
     },
     /// An mbarrier or register-allocation statement ([`SyncStmt`]).
     Sync(SyncStmt),
+    /// Text given by the kernel's author ([`intrinsic::Intrinsic`]).
+    Intrinsic(intrinsic::Intrinsic),
     /// An operator call.
     Call(Box<Call>),
 }

@@ -224,6 +224,7 @@ impl Registry {
         variants.extend(crate::staged::variants());
         variants.extend(crate::gemm::variants());
         variants.extend(crate::ldmatrix::variants());
+        variants.extend(crate::stmatrix::variants());
         variants.extend(crate::tma::variants());
         variants.extend(crate::cp_async::variants());
         variants.extend(crate::wgmma::variants());

@@ -424,6 +424,33 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
                     outs.join(", ")
                 );
             }
+            LStmt::StMatrix {
+                trans, src, dst, ..
+            } => {
+                let ins: Vec<String> = src
+                    .iter()
+                    .map(|a| {
+                        format!(
+                            "\"r\"(*reinterpret_cast<const unsigned*>({}))",
+                            addr(prog, a, n)
+                        )
+                    })
+                    .collect();
+                let regs: Vec<String> = (1..=src.len()).map(|i| format!("%{i}")).collect();
+                let _ = writeln!(
+                    s,
+                    "{pad}{{\n{pad}  unsigned row = (unsigned)__cvta_generic_to_shared({});",
+                    addr(prog, dst, n)
+                );
+                let _ = writeln!(
+                    s,
+                    "{pad}  asm volatile(\"stmatrix.sync.aligned.m8n8.x{}{}.shared.b16 [%0], {{{}}};\"\n{pad}      :: \"r\"(row), {}\n{pad}      : \"memory\");\n{pad}}}",
+                    src.len(),
+                    if *trans { ".trans" } else { "" },
+                    regs.join(", "),
+                    ins.join(", ")
+                );
+            }
             LStmt::Ballot {
                 dst,
                 src,
@@ -447,6 +474,7 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
                     addr(prog, dst, n)
                 );
             }
+            LStmt::Intrinsic(i) => intrinsic(prog, i, &pad, n, s),
             LStmt::Barrier => {
                 let _ = writeln!(s, "{pad}__syncthreads();");
             }
@@ -460,4 +488,35 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
             }
         }
     }
+}
+
+/// An intrinsic: a comment naming it and its operands, then its text with the operands substituted
+/// (an element as an lvalue of its C type, a value as an expression), in a block of its own.
+fn intrinsic(
+    prog: &Program,
+    i: &crate::desc::intrinsic::LIntrinsic,
+    pad: &str,
+    n: Ix,
+    s: &mut String,
+) {
+    use crate::desc::intrinsic::{LArg, Piece};
+    let operand = |k: usize| match i.args.get(k) {
+        Some(LArg::Elem(a, d)) => {
+            format!("(*reinterpret_cast<{}*>({}))", c_type(*d), addr(prog, a, n))
+        }
+        Some(LArg::Value(e)) => format!("({})", ex(e, n)),
+        None => format!("#error \"intrinsic {}: no operand {k}\"", i.name),
+    };
+    let named: Vec<String> = (0..i.args.len())
+        .map(|k| format!("{{{k}}} = {}", operand(k)))
+        .collect();
+    let _ = writeln!(s, "{pad}// intrinsic {}: {}", i.name, named.join(", "));
+    let mut text = String::new();
+    for p in &i.text {
+        match p {
+            Piece::Text(t) => text.push_str(t),
+            Piece::Arg(k) => text.push_str(&operand(*k)),
+        }
+    }
+    let _ = writeln!(s, "{pad}{{ {text} }}");
 }

@@ -13,6 +13,7 @@ use crate::expr::{eval_bin, Expr};
 use crate::ir::{Access, Compute, LStmt, Program};
 
 mod asynch;
+pub(crate) mod intrinsic;
 mod sched;
 mod tensore;
 mod warp;
@@ -76,12 +77,14 @@ fn flatten<'a>(body: &'a [LStmt], out: &mut Vec<Ins<'a>>) {
                 out[at] = Ins::JumpUnless(cond, end);
             }
             LStmt::Let { var, value } => out.push(Ins::Set(var.0, value)),
-            LStmt::Move { .. } | LStmt::Store { .. } | LStmt::Compute { .. } => {
-                out.push(Ins::Mem(s))
-            }
+            LStmt::Move { .. }
+            | LStmt::Store { .. }
+            | LStmt::Compute { .. }
+            | LStmt::Intrinsic(_) => out.push(Ins::Mem(s)),
             LStmt::Shuffle { .. }
             | LStmt::Mma { .. }
             | LStmt::LdMatrix { .. }
+            | LStmt::StMatrix { .. }
             | LStmt::Wgmma { .. }
             | LStmt::Ballot { .. } => out.push(Ins::Collective(s)),
             LStmt::MbarWait { .. } => out.push(Ins::Wait(s)),
@@ -246,6 +249,9 @@ impl<'p> Machine<'p> {
     fn op_name(&self, call: usize) -> String {
         if call == asynch::SYNC {
             return "an mbarrier statement".into();
+        }
+        if call == intrinsic::CALL {
+            return "an intrinsic".into();
         }
         match self.prog.decisions.get(call) {
             Some(d) => format!("{} ({})", d.op, d.variant),
@@ -446,6 +452,7 @@ impl<'p> Machine<'p> {
             }
             LStmt::Store { call, dst, value } => self.write(dst, value, vars, *call),
             LStmt::Matmul(m) => self.matmul(m, vars),
+            LStmt::Intrinsic(i) => self.intrinsic(i, vars),
             s if self.async_mem(s, vars)? => Ok(()),
             LStmt::Compute { call, f, dst, srcs } => {
                 let (ins, out) = f.types();

@@ -163,6 +163,23 @@ pub enum LStmt {
         /// This lane's row address in shared memory.
         src: Access,
     },
+    /// `stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16` by the whole warp (sm_90): the mirror of
+    /// [`LStmt::LdMatrix`]. Lane `l` supplies in word `src[i]` the elements `(l div 4, 2(l mod 4) + e)`
+    /// of matrix `i` (`.trans`: `(2(l mod 4) + e, l div 4)`), `e = 0, 1` low half first; lane `l`
+    /// (`l < 8·src.len()`) gives (at `dst`) the 16-byte shared row `l mod 8` of matrix `l div 8`.
+    StMatrix {
+        /// The call it lowers.
+        call: usize,
+        /// Transposed.
+        trans: bool,
+        /// Each matrix's source word (4 bytes of registers).
+        src: Vec<Access>,
+        /// This lane's row address in shared memory.
+        dst: Access,
+    },
+    /// Text given by the kernel's author, run by each thread that reaches it
+    /// ([`crate::Intrinsic`]).
+    Intrinsic(crate::desc::intrinsic::LIntrinsic),
     /// `__ballot_sync` by the whole warp: lane `l` contributes bit `l` — its `bytes`-byte register at
     /// `src` is non-zero (`bit: None`), or that register's bit `bit` is set — and lane `keep` stores the
     /// 32-bit word at `dst`.

@@ -62,6 +62,7 @@ pub mod shipped;
 pub mod softmax;
 pub mod spread;
 pub mod staged;
+pub mod stmatrix;
 pub mod tensore;
 pub mod tensore_dma;
 pub mod tensore_kernel;
@@ -72,6 +73,10 @@ pub mod xdev;
 pub mod xdev_dispatch;
 pub mod xdev_exec;
 
+pub use desc::intrinsic::{
+    parse_text as parse_intrinsic_text, CpuMeaning, Intrinsic, IntrinsicArg, LArg, LIntrinsic,
+    Piece,
+};
 pub use desc::{
     extent_on, space_name, BinaryOp, Buffer, BufferId, Call, Kernel, KernelBuilder, Mbar, Op,
     Space, Stmt, Swizzle, SyncStmt, Tensor, UnaryOp, Value,

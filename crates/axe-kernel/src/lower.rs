@@ -112,6 +112,7 @@ fn lower_block(
             }),
             Stmt::Barrier => out.push(LStmt::Barrier),
             Stmt::Sync(st) => out.push(lower_sync(st)?),
+            Stmt::Intrinsic(i) => out.extend(crate::interp::intrinsic::lower(i, ctx)?),
             Stmt::Window {
                 buffer,
                 base,
@@ -222,6 +223,14 @@ fn rebase(
                 }
             }
             LStmt::LdMatrix { call, src, .. } => fix(src, 16, *call)?,
+            LStmt::StMatrix { call, dst, .. } => fix(dst, 16, *call)?,
+            LStmt::Intrinsic(i) => {
+                for a in &mut i.args {
+                    if let crate::desc::intrinsic::LArg::Elem(a, d) = a {
+                        fix(a, u64::from(d.bytes()), usize::MAX)?;
+                    }
+                }
+            }
             // The copy engine takes any element of the array the tensor map describes.
             LStmt::TmaLoad { call, src, .. } => fix(src, 1, *call)?,
             LStmt::CpAsync {

@@ -94,6 +94,22 @@ impl Ranges {
                     }
                     self.access(src);
                 }
+                LStmt::Intrinsic(i) => {
+                    for a in &i.args {
+                        match a {
+                            crate::desc::intrinsic::LArg::Elem(a, _) => self.access(a),
+                            crate::desc::intrinsic::LArg::Value(e) => {
+                                self.of(e);
+                            }
+                        }
+                    }
+                }
+                LStmt::StMatrix { src, dst, .. } => {
+                    for a in src {
+                        self.access(a);
+                    }
+                    self.access(dst);
+                }
                 LStmt::Mma { c, a, b, .. } => {
                     self.access(c);
                     self.access(a);

@@ -222,10 +222,11 @@ fn when_nothing_applies_every_variant_is_listed() {
     let KernelError::NoVariant { declined, .. } = &e else {
         panic!("{e}")
     };
-    assert_eq!(declined.len(), 9);
+    assert_eq!(declined.len(), 10);
     let text = e.to_string();
     for v in [
         "copy.ldmatrix",
+        "copy.stmatrix",
         "copy.registers.vector",
         "copy.vec16",
         "copy.vec8",

@@ -137,6 +137,7 @@ fn replay(kb: &mut KernelBuilder, body: &[Stmt]) -> axe_kernel::Result<()> {
             Stmt::Sync(SyncStmt::MaxRegisters { inc, regs }) => kb.max_registers(*inc, *regs)?,
             Stmt::Sync(SyncStmt::Commit) => kb.async_commit(),
             Stmt::Sync(SyncStmt::WaitGroups { pending }) => kb.async_wait(*pending),
+            Stmt::Intrinsic(i) => kb.push_intrinsic(i.clone()),
             // A `copy_async`'s mbarrier was checked when the call was written.
             Stmt::Call(c) => {
                 kb.call_forced(c.scope.clone(), c.op.clone(), c.force.as_deref())?;

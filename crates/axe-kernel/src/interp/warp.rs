@@ -30,6 +30,7 @@ impl Machine<'_> {
             LStmt::Shuffle { call, .. } => (*call, "shuffle"),
             LStmt::Mma { call, .. } => (*call, "mma"),
             LStmt::LdMatrix { call, .. } => (*call, "ldmatrix"),
+            LStmt::StMatrix { call, .. } => (*call, "stmatrix"),
             LStmt::Ballot { call, .. } => (*call, "ballot"),
             _ => return Err(KernelError::Invalid(format!("#{pc} is not collective"))),
         };
@@ -69,6 +70,12 @@ impl Machine<'_> {
                 dst,
                 src,
             } => self.ldmatrix(*call, *trans, dst, src, w, vars),
+            LStmt::StMatrix {
+                call,
+                trans,
+                src,
+                dst,
+            } => self.stmatrix(*call, *trans, src, dst, w, vars),
             LStmt::Ballot {
                 call,
                 dst,
@@ -153,6 +160,50 @@ impl Machine<'_> {
                 }
                 self.write(d, &word, &vars[w * 32 + l], call)?;
             }
+        }
+        Ok(())
+    }
+
+    /// stmatrix by its definition: every lane's words give its pairs of the `src.len()` 8×8 matrices;
+    /// then lane `l < 8·n` writes row `l mod 8` of matrix `l div 8` at the address it supplies.
+    fn stmatrix(
+        &mut self,
+        call: usize,
+        trans: bool,
+        src: &[Access],
+        dst: &Access,
+        w: usize,
+        vars: &[Vec<i64>],
+    ) -> Result<()> {
+        if self.prog.buffers.get(dst.buf).map(|b| b.space) == Some(Space::Registers)
+            || src
+                .iter()
+                .any(|d| self.prog.buffers.get(d.buf).map(|b| b.space) != Some(Space::Registers))
+        {
+            return Err(KernelError::Run {
+                op: self.op_name(call),
+                message: "stmatrix stores registers to memory".into(),
+            });
+        }
+        let n = src.len();
+        let mut rows = vec![[0u8; 16]; 8 * n];
+        for l in 0..32usize {
+            self.tid = (w * 32 + l) as i64;
+            for (i, a) in src.iter().enumerate() {
+                let word = self.read(a, 4, &vars[w * 32 + l], call)?;
+                for e in 0..2 {
+                    let (r, c) = if trans {
+                        (2 * (l % 4) + e, l / 4)
+                    } else {
+                        (l / 4, 2 * (l % 4) + e)
+                    };
+                    rows[i * 8 + r][2 * c..2 * c + 2].copy_from_slice(&word[2 * e..2 * e + 2]);
+                }
+            }
+        }
+        for (l, row) in rows.iter().enumerate() {
+            self.tid = (w * 32 + l) as i64;
+            self.write(dst, row, &vars[w * 32 + l], call)?;
         }
         Ok(())
     }
