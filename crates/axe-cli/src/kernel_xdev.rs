@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 
 use crate::kernel_shipped::{gemm_rs_params, read_input, write_output, Params};
 use crate::report::Report;
+#[cfg(feature = "mpi")]
+use crate::shard_run::rank_error;
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
@@ -183,23 +185,6 @@ pub fn run_threads(
     let (m, n, _) = g.mnk;
     write_output(output, &array(PrimitiveType::F32, [m, n])?, c)?;
     Ok(report(&g, &p, "threads", c.len()))
-}
-
-/// One rank's error as one whole line, written at once: to stderr, or as JSON to stdout.
-#[cfg(feature = "mpi")]
-fn rank_error(rank: Option<usize>, e: &str, json_mode: bool) {
-    use std::io::Write as _;
-    let line = match (json_mode, rank) {
-        (true, Some(r)) => format!("{}\n", json!({"error": e, "rank": r})),
-        (true, None) => format!("{}\n", json!({ "error": e })),
-        (false, Some(r)) => format!("error: rank {r}: {e}\n"),
-        (false, None) => format!("error: {e}\n"),
-    };
-    let _ = if json_mode {
-        std::io::stdout().lock().write_all(line.as_bytes())
-    } else {
-        std::io::stderr().lock().write_all(line.as_bytes())
-    };
 }
 
 /// `mpirun -n P axe kernel run gemm_reduce_scatter --backend mpi A B -o C`: this rank is device

@@ -188,7 +188,7 @@ fn run(
 
 /// One rank's error as one whole line, written at once (so ranks' lines never interleave): to stderr,
 /// or as a JSON object to stdout.
-fn rank_error(rank: Option<usize>, e: &str, json_mode: bool) {
+pub(crate) fn rank_error(rank: Option<usize>, e: &str, json_mode: bool) {
     use std::io::Write as _;
     let line = match (json_mode, rank) {
         (true, Some(r)) => format!("{}\n", json!({"error": e, "rank": r})),
