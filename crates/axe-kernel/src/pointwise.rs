@@ -20,18 +20,19 @@ pub const CASTS: [DType; 5] = [DType::F32, DType::F64, DType::F16, DType::BF16, 
 
 /// `e^(a - b)` in f32 with the difference carried exactly.
 ///
-/// **Law.** For finite `a`, `b` with `|a - b| < 88`: `s = a - b` rounded and its rounding error `t`
+/// **Law.** For finite `a`, `b` with `a - b < 88` and finite: `s = a - b` rounded and its rounding error `t`
 /// (two-sum, exact: `s + t = a - b`, `|t| ≤ ulp(s)/2 < 2.7·10⁻⁶`); the result is `e^s + e^s·t` by one
 /// fused multiply-add, which is `e^(a-b)` up to `t²/2 < 4·10⁻¹²` relative plus one rounding and the
 /// error of the f32 exponential `e^s` itself. Rounding `a - b` first instead costs up to
 /// `|a - b|·2⁻²⁴` relative — 10⁻⁶ once `a` is 16 below `b` (softmax's elements below the row max).
-/// Beyond `|a - b| ≥ 88` (results outside the normal f32 range, or NaN) it is the exponential of the
+/// For `a - b ≥ 88` (results beyond f32), infinite or NaN differences it is the exponential of the
 /// rounded difference. [`exp_sub_cuda`] is the same formula in CUDA.
 pub fn exp_sub(a: f32, b: f32) -> f32 {
     let s = a - b;
     let e = s.exp();
-    // Also NaN: the correction only where the exponential is finite and the two-sum exact.
-    if s.is_nan() || s.abs() >= 88.0 {
+    // The correction wherever the exponential is finite, subnormal results included (there the
+    // rounding of `a - b` is still many of their ulps); not for NaN or infinite differences.
+    if s.is_nan() || s.is_infinite() || s >= 88.0 {
         return e;
     }
     let nb = -b;
@@ -47,7 +48,7 @@ pub fn exp_sub(a: f32, b: f32) -> f32 {
 /// 1943–1968 for this one on bf16 softmax on an H100: the exponential's work, not memory, set the pace.)
 pub fn exp_sub_cuda() -> String {
     String::from(
-        "__device__ __forceinline__ float axe_exp_sub(float a, float b) {\n  const float s = a - b;\n  const float e = expf(s);\n  if (!(fabsf(s) < 88.0f)) return e;\n  const float nb = -b, av = s - nb, bv = s - av;\n  const float t = __fadd_rn(a - av, nb - bv);\n  return fmaf(e, t, e);\n}\n",
+        "__device__ __forceinline__ float axe_exp_sub(float a, float b) {\n  const float s = a - b;\n  const float e = expf(s);\n  if (!(s < 88.0f) || isinf(s)) return e;\n  const float nb = -b, av = s - nb, bv = s - av;\n  const float t = __fadd_rn(a - av, nb - bv);\n  return fmaf(e, t, e);\n}\n",
     )
 }
 

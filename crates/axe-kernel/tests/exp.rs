@@ -45,6 +45,18 @@ fn edges_are_zero_infinity_nan_and_one() {
         );
     }
     assert!(exp_sub(88.7, 0.0).is_finite());
+    // Subnormal results of a rounded difference: the rounding of 88.005 (ulp 7.6e-6) is some 16 of
+    // their steps; carried, within one.
+    let (a, b) = (-33.407_42f32, 54.597_946f32);
+    let want = (f64::from(a) - f64::from(b)).exp();
+    assert!(
+        (f64::from(exp_sub(a, b)) - want).abs() <= 2f64.powi(-149),
+        "{want:e}"
+    );
+    assert!((f64::from((a - b).exp()) - want).abs() > 4.0 * 2f64.powi(-149));
+    // Infinite differences: no correction (it would be NaN).
+    assert_eq!(exp_sub(f32::MAX, -f32::MAX), f32::INFINITY);
+    assert_eq!(exp_sub(-f32::MAX, f32::MAX), 0.0);
 }
 
 #[test]
