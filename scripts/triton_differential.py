@@ -242,138 +242,82 @@ def main():
         shape_s = ",".join(map(str, shape))
         check("gluon " + text + " " + shape_s, axe.ask("gluon", text, shape_s), theirs)
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
-    # Dot operands, accumulators over small shapes and NVMMA shared layouts, Triton asked in a fork.
-    mma = {"agree": 0, "both_refused": 0}
-    for _ in range(max(1, a.cases // 2)):
-        lay, shape = rand_mma_case(rng)
-        text = repr(lay)
-        shape_s = ",".join(map(str, shape))
-        ours = axe.ask("gluon", text, shape_s)
-        theirs = triton_forked(builder, lay, shape)
-        if theirs is None:
-            if ours.startswith("error"):
-                mma["both_refused"] += 1
-                stats["refused_confirmed"] += 1
-            else:
-                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
-            continue
-        before = stats["agree"]
-        check("gluon " + text + " " + shape_s, ours, theirs)
-        mma["agree"] += stats["agree"] - before
-        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
-    stats["mma_and_nvmma_shared"] = mma
-    # AMD MFMA accumulators, multi-CTA Blocked and NVMMA shared layouts, Triton asked in a fork.
-    multi = {"agree": 0, "both_refused": 0, "amd_mfma_agree": 0, "amd_wmma_agree": 0}
-    for _ in range(max(1, a.cases // 2)):
-        lay, shape = rand_multi_cta_case(rng)
-        text = repr(lay)
-        shape_s = ",".join(map(str, shape))
-        ours = axe.ask("gluon", text, shape_s)
-        theirs = triton_forked(builder, lay, shape)
-        if theirs is None:
-            if ours.startswith("error"):
-                multi["both_refused"] += 1
-                stats["refused_confirmed"] += 1
-            else:
-                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
-            continue
-        before = stats["agree"]
-        check("gluon " + text + " " + shape_s, ours, theirs)
-        multi["agree"] += stats["agree"] - before
-        if text.startswith("AMDMFMALayout"):
-            multi["amd_mfma_agree"] += stats["agree"] - before
-        if text.startswith("AMDWMMALayout"):
-            multi["amd_wmma_agree"] += stats["agree"] - before
-    stats["multi_cta_and_amd"] = multi
-    # AMD accumulators with every parameter, Triton asked in a fork.
-    amd_stats = {"mfma_agree": 0, "wmma_agree": 0, "mfma_cga_agree": 0, "wmma_cga_agree": 0,
-                 "rank3_agree": 0, "both_refused": 0}
-    for _ in range(max(1, a.cases // 2)):
-        lay, shape = rand_amd_case(rng)
-        text = repr(lay)
-        shape_s = ",".join(map(str, shape))
-        ours = axe.ask("gluon", text, shape_s)
-        theirs = triton_forked(builder, lay, shape)
-        if theirs is None:
-            if ours.startswith("error"):
-                amd_stats["both_refused"] += 1
-                stats["refused_confirmed"] += 1
-            else:
-                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
-            continue
-        before = stats["agree"]
-        check("gluon " + text + " " + shape_s, ours, theirs)
-        ok = stats["agree"] - before
+    def forked(gen, count, counts, tally=None, keep=True):
+        """Draws `count` cases from `gen`, asks axe and (in a fork, so that an abort is a refusal)
+        Triton, and counts in `counts` the shared refusals and, under "agree" where it has one, the
+        agreements; `tally(counts, text, lay, shape, ok)` adds the family's own counts, and `keep`
+        puts Triton's answers in the golden file."""
+        for _ in range(max(1, count)):
+            lay, shape = gen(rng)
+            text = repr(lay)
+            shape_s = ",".join(map(str, shape))
+            ours = axe.ask("gluon", text, shape_s)
+            theirs = triton_forked(builder, lay, shape)
+            if theirs is None:
+                if ours.startswith("error"):
+                    counts["both_refused"] += 1
+                    stats["refused_confirmed"] += 1
+                else:
+                    fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
+                continue
+            before = stats["agree"]
+            check("gluon " + text + " " + shape_s, ours, theirs)
+            ok = stats["agree"] - before
+            if "agree" in counts:
+                counts["agree"] += ok
+            if tally:
+                tally(counts, text, lay, shape, ok)
+            if keep:
+                golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
+        return counts
+
+    def bump(counts, key, ok):
+        counts[key] = counts.get(key, 0) + ok
+
+    # Dot operands, accumulators over small shapes and NVMMA shared layouts.
+    stats["mma_and_nvmma_shared"] = forked(rand_mma_case, a.cases // 2, {"agree": 0, "both_refused": 0})
+
+    # AMD MFMA accumulators, multi-CTA Blocked and NVMMA shared layouts.
+    def multi_tally(c, text, lay, shape, ok):
+        c["amd_mfma_agree"] += ok if text.startswith("AMDMFMALayout") else 0
+        c["amd_wmma_agree"] += ok if text.startswith("AMDWMMALayout") else 0
+
+    stats["multi_cta_and_amd"] = forked(
+        rand_multi_cta_case, a.cases // 2,
+        {"agree": 0, "both_refused": 0, "amd_mfma_agree": 0, "amd_wmma_agree": 0}, multi_tally, keep=False)
+
+    # AMD accumulators with every parameter.
+    def amd_tally(c, text, lay, shape, ok):
         kind = "mfma" if text.startswith("AMDMFMA") else "wmma"
-        amd_stats[kind + "_agree"] += ok
-        amd_stats[kind + "_cga_agree"] += ok if lay.cga_layout else 0
-        amd_stats["rank3_agree"] += ok if len(shape) == 3 else 0
-        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
-    stats["amd"] = amd_stats
-    # NVMMA accumulators, swizzled shared layouts and dot operands over CTAs, Triton asked in a fork.
-    more = {"agree": 0, "both_refused": 0}
-    for _ in range(max(1, a.cases // 4)):
-        lay, shape = rand_more_cta_case(rng)
-        text = repr(lay)
-        shape_s = ",".join(map(str, shape))
-        ours = axe.ask("gluon", text, shape_s)
-        theirs = triton_forked(builder, lay, shape)
-        if theirs is None:
-            if ours.startswith("error"):
-                more["both_refused"] += 1
-                stats["refused_confirmed"] += 1
-            else:
-                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
-            continue
-        before = stats["agree"]
-        check("gluon " + text + " " + shape_s, ours, theirs)
-        more["agree"] += stats["agree"] - before
+        c[kind + "_agree"] += ok
+        c[kind + "_cga_agree"] += ok if lay.cga_layout else 0
+        c["rank3_agree"] += ok if len(shape) == 3 else 0
+
+    stats["amd"] = forked(rand_amd_case, a.cases // 2,
+                          {"mfma_agree": 0, "wmma_agree": 0, "mfma_cga_agree": 0, "wmma_cga_agree": 0,
+                           "rank3_agree": 0, "both_refused": 0}, amd_tally)
+
+    # NVMMA accumulators, swizzled shared layouts and dot operands over CTAs.
+    def more_tally(c, text, lay, shape, ok):
         if text.startswith("NVMMADistributedLayout") and len(shape) == 3:
-            more["batched_nvmma_agree"] = more.get("batched_nvmma_agree", 0) + stats["agree"] - before
-        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
-    stats["nvmma_swizzled_dot_multi_cta"] = more
-    # Linear Gluon layouts, Triton asked in a fork.
-    lin = {"distributed_agree": 0, "shared_agree": 0, "both_refused": 0}
-    for _ in range(max(1, a.cases // 4)):
-        lay, shape = rand_linear_gluon_case(rng)
-        text = repr(lay)
-        shape_s = ",".join(map(str, shape))
-        ours = axe.ask("gluon", text, shape_s)
-        theirs = triton_forked(builder, lay, shape)
-        if theirs is None:
-            if ours.startswith("error"):
-                lin["both_refused"] += 1
-                stats["refused_confirmed"] += 1
-            else:
-                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
-            continue
-        before = stats["agree"]
-        check("gluon " + text + " " + shape_s, ours, theirs)
-        lin["shared_agree" if text.startswith("Shared") else "distributed_agree"] += stats["agree"] - before
-        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
-    stats["linear_gluon"] = lin
-    # Operands of AMD mfma and wmma dots, Triton asked in a fork.
-    adot = {"agree": 0, "both_refused": 0}
-    for _ in range(max(1, a.cases // 4)):
-        lay, shape = rand_amd_dot_case(rng)
-        text = repr(lay)
-        shape_s = ",".join(map(str, shape))
-        ours = axe.ask("gluon", text, shape_s)
-        theirs = triton_forked(builder, lay, shape)
-        if theirs is None:
-            if ours.startswith("error"):
-                adot["both_refused"] += 1
-                stats["refused_confirmed"] += 1
-            else:
-                fails.append(("gluon " + text + " " + shape_s, ours, "Triton refuses"))
-            continue
-        before = stats["agree"]
-        check("gluon " + text + " " + shape_s, ours, theirs)
-        adot["agree"] += stats["agree"] - before
+            bump(c, "batched_nvmma_agree", ok)
+
+    stats["nvmma_swizzled_dot_multi_cta"] = forked(
+        rand_more_cta_case, a.cases // 4, {"agree": 0, "both_refused": 0}, more_tally)
+
+    # Linear Gluon layouts.
+    def lin_tally(c, text, lay, shape, ok):
+        c["shared_agree" if text.startswith("Shared") else "distributed_agree"] += ok
+
+    stats["linear_gluon"] = forked(rand_linear_gluon_case, a.cases // 4,
+                                   {"distributed_agree": 0, "shared_agree": 0, "both_refused": 0}, lin_tally)
+
+    # Operands of AMD mfma and wmma dots.
+    def adot_tally(c, text, lay, shape, ok):
         if "AMDWMMALayout" in text:
-            adot["wmma_agree"] = adot.get("wmma_agree", 0) + stats["agree"] - before
-        golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
-    stats["amd_dot_operands"] = adot
+            bump(c, "wmma_agree", ok)
+
+    stats["amd_dot_operands"] = forked(rand_amd_dot_case, a.cases // 4, {"agree": 0, "both_refused": 0}, adot_tally)
     # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon
     # form and that attribute.
     pad = {"agree": 0, "attr_agree": 0, "cga_agree": 0, "both_refused": 0}
