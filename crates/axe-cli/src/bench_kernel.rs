@@ -178,12 +178,17 @@ mod on_gpu {
             gpu.copy(&c_dst, &c_src, n).map_err(e)?;
         }
         gpu.sync("warm-up").map_err(e)?;
+        // Rounds alternate kernel and copy (the device's speed drifts); each timed run follows an
+        // untimed run of the same operation, so neither starts with the other's dirty lines in L2 to
+        // write back (a copy leaves up to the whole L2 dirty; a kernel with a small output, little).
         let (mut ks, mut cs) = (Vec::new(), Vec::new());
         for _ in 0..args.rounds {
+            gpu.launch(&k, geo, &[&sbuf, &dbuf]).map_err(e)?;
             ks.push(f64::from(
                 gpu.time(&mut || gpu.launch(&k, geo, &[&sbuf, &dbuf]))
                     .map_err(e)?,
             ));
+            gpu.copy(&c_dst, &c_src, n).map_err(e)?;
             cs.push(f64::from(
                 gpu.time(&mut || gpu.copy(&c_dst, &c_src, n)).map_err(e)?,
             ));

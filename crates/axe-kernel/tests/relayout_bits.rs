@@ -81,33 +81,43 @@ fn the_gpu_code_moves_whole_rows_and_word_vectors() {
     assert!(src.contains("uint4"), "16-byte stores of the words: {src}");
 }
 
-/// The region a warp step takes: two tiles side by side packing (8-byte row loads), four unpacking
-/// (16-byte row stores), fewer where the row of tiles does not divide.
+/// What a warp step takes: packing, two one-tile regions (4-byte row loads), every load of both
+/// issued before the first bit is packed; unpacking, four tiles side by side (16-byte row stores),
+/// fewer where the row of tiles does not divide.
 #[test]
-fn wider_regions_give_wider_row_vectors() {
+fn packing_loads_two_regions_ahead_and_unpacking_takes_wide_rows() {
     let plan = |src: &str, dst: &str| {
         let r = relayout_kernel(&shape(src), &shape(dst)).unwrap();
         let p = lower(&r.kernel, Target::Sm90a).unwrap();
-        p.decisions
+        let why = p
+            .decisions
             .iter()
             .map(|d| d.why.clone())
             .collect::<Vec<_>>()
-            .join("\n")
+            .join("\n");
+        (why, emit_cuda(&p).unwrap())
     };
     let (b, w) = (
         "pred[64,1024]{1,0}",
         "pred[64,1024]{1,0:T(32,128)(32,1)E(1)}",
     );
-    let pack = plan(b, w);
-    assert!(
-        pack.contains("loads block in 32 vectors of 8 bytes"),
+    let (pack, src) = plan(b, w);
+    assert_eq!(
+        pack.matches("loads block in 32 vectors of 4 bytes").count(),
+        2,
         "{pack}"
     );
-    assert!(
-        pack.contains("stores word in 2 vectors of 16 bytes"),
+    assert_eq!(
+        pack.matches("stores word in 1 vectors of 16 bytes").count(),
+        2,
         "{pack}"
     );
-    let unpack = plan(w, b);
+    // Both regions' loads come before the first packing, each under its own branch.
+    let body = &src[src.find("__global__").unwrap()..];
+    let first_pack = body.find("// pack_bits").unwrap();
+    assert_eq!(body[..first_pack].matches("// copy #").count(), 2, "{src}");
+    assert!(body[..first_pack].matches("if (").count() >= 2, "{src}");
+    let (unpack, _) = plan(w, b);
     assert!(
         unpack.contains("stores block in 32 vectors of 16 bytes"),
         "{unpack}"
@@ -116,10 +126,14 @@ fn wider_regions_give_wider_row_vectors() {
         unpack.contains("loads word in 4 vectors of 16 bytes"),
         "{unpack}"
     );
-    // 640 columns: 5 tiles a row, so one tile a step either way.
+    // 640 columns: 5 tiles a row, so one tile a region unpacking.
     let (b, w) = ("pred[32,640]{1,0}", "pred[32,640]{1,0:T(32,128)(32,1)E(1)}");
-    assert!(plan(b, w).contains("loads block in 32 vectors of 4 bytes"));
-    assert!(plan(w, b).contains("stores block in 32 vectors of 4 bytes"));
+    assert!(plan(b, w)
+        .0
+        .contains("loads block in 32 vectors of 4 bytes"));
+    assert!(plan(w, b)
+        .0
+        .contains("stores block in 32 vectors of 4 bytes"));
 }
 
 #[test]
