@@ -49,13 +49,14 @@ mod bench;
 mod boxes;
 mod check;
 mod comm;
+mod cost;
 mod error;
 mod exec;
 mod exec_error;
-mod factor;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod placement;
+mod radix;
 mod reduce;
 mod threads;
 mod verify;
@@ -63,14 +64,14 @@ mod verify;
 pub use agree::{agree, run_inputs, InputHash, AGREE_BYTES, MAX_INPUTS};
 pub use bench::{bench_reshard, bench_threads, default_planner, BenchCase, Planner};
 pub use comm::{Communicator, Message, Strided};
+pub use cost::{copy_cost, CopyCost};
 pub use error::{CommError, Result};
 pub use exec::{reshard, Moved};
 pub use exec_error::{ExecError, ExecResult};
 #[cfg(feature = "mpi")]
 pub use mpi::MpiComm;
-pub use placement::{
-    row_major, sub_box, zero_padding, DeviceBuffer, MemoryLayout, Placement, MAX_TABLE,
-};
+pub use placement::{row_major, sub_box, zero_padding, DeviceBuffer, MemoryLayout, Placement};
+pub use radix::{Radix, ShardLayout};
 pub use reduce::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 pub use threads::{run_threads, ThreadComm, DEFAULT_TIMEOUT, MAX_THREAD_RANKS};
 pub use verify::{check_destination, fill_source, verify_run, verify_threads, Verified};
