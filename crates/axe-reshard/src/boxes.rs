@@ -254,6 +254,24 @@ impl DeviceBuffer {
                 };
                 Ok(())
             })?;
+        } else if pieces.in_order() {
+            // Pieces that follow one another in the box's row-major order: contiguous when each is
+            // and each starts where the one before ends.
+            let mut chain: Option<(usize, usize)> = None;
+            let mut whole = true;
+            pieces.each(|sub, _| {
+                match (chain, contiguous(sub)) {
+                    (None, Some(c)) => chain = Some(c),
+                    (Some((at, len)), Some((s, n))) if whole && at + len == s => {
+                        chain = Some((at, len + n));
+                    }
+                    _ => whole = false,
+                }
+                Ok(())
+            })?;
+            if whole {
+                spot.contiguous = chain;
+            }
         }
         Ok(spot)
     }
@@ -583,6 +601,33 @@ mod tests {
                 prop_assert_eq!(buf[at], if inside { 7 } else { 0 }, "{:?}", x);
             }
         }
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one-dimensional boxes
+    fn a_long_box_of_a_tiled_shard_lies_as_one_run() {
+        use crate::placement::{MemoryLayout, Placement};
+        use axe_shard::{notation::jax::parse_jax, Mesh};
+        let mesh = Mesh::new(&[("x", 2)]).expect("mesh");
+        for n in [(1u64 << 24) - 1, 1 << 24, 16_777_213] {
+            let s = parse_jax("P('x')", &mesh, &[n]).expect("sharding");
+            let tiled = MemoryLayout::parse("{0:T(1024)}", 1).expect("layout");
+            let p = Placement::new(s, tiled, axe_xla::PrimitiveType::F32).expect("placement");
+            for b in p.buffers(&mesh).expect("buffers") {
+                let l = b.region.local_shape[0];
+                // Cut in pieces, the box still lies as one run: sent from the buffer, not packed.
+                let spot = b.spot(&[0..l]).expect("spot");
+                assert_eq!(spot.contiguous, Some((0, l as usize * 4)), "{n}");
+                let spot = b.spot(&[3..l]).expect("spot");
+                assert_eq!(spot.contiguous, Some((12, (l as usize - 3) * 4)), "{n}");
+            }
+        }
+        // Rows of a tiled 2-D shard are not one run.
+        let s = parse_jax("P()", &mesh, &[16, 1 << 17]).expect("sharding");
+        let tiled = MemoryLayout::parse("{1,0:T(8,128)}", 2).expect("layout");
+        let p = Placement::new(s, tiled, axe_xla::PrimitiveType::F32).expect("placement");
+        let b = p.buffer(&mesh, 0).expect("buffer");
+        assert_eq!(b.spot(&[0..2, 0..1 << 17]).expect("spot").contiguous, None);
     }
 
     #[test]

@@ -14,8 +14,10 @@
 //! buffer itself), posts one [`Communicator::exchange_cow`], unpacks what it receives straight into its
 //! destination layout (a piece contiguous there is received in place), and copies what it keeps. A
 //! change of per-device layout (tiled to row-major) costs no extra pass. Between row-major shards every
-//! copy goes as contiguous runs (an offset and a length each), so an odd-length dimension or an uneven
-//! last shard costs no per-element table. Pending `Partial` values are
+//! copy goes as contiguous runs (an offset and a length each); any other pair of layouts copies in
+//! pieces whose offset tables are built for the piece alone, a long dimension walked along its tiles
+//! and factored near its square root ([`copy_cost`] counts them), so an odd-length dimension, an
+//! uneven last shard or a tiled layout costs no per-element table. Pending `Partial` values are
 //! combined with their op (`sum`, `avg`, `max`, `min`, `product`) per element type: f32 and f64 in place,
 //! bf16 and f16 summed in f32 and rounded once to nearest-even, integers in 64 bits, wrapping. Axes
 //! newly partial in `sum` or `product` leave the identity on the devices off coordinate 0. The padding of

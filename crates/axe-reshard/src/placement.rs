@@ -66,7 +66,7 @@ pub struct DeviceBuffer {
     pub holds: bool,
     /// Whether the buffer is row-major over the padded local shape and so is the other side of every
     /// copy: boxes of it are then addressed by its strides and copied as contiguous runs, whatever
-    /// their bounds. Other boxes are copied in pieces with `axe-relayout` (see [`crate::radix`]).
+    /// their bounds. Other boxes are copied in pieces with `axe-relayout` (see [`ShardLayout`]).
     pub rows: bool,
 }
 
@@ -195,7 +195,7 @@ impl Placement {
 }
 
 /// This device's source and destination shards: copied as runs where both layouts are row-major,
-/// else in pieces (see [`crate::radix`]).
+/// else in pieces (see `crate::radix`).
 pub(crate) fn buffers(
     src: &Placement,
     dst: &Placement,

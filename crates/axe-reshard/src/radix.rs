@@ -365,6 +365,16 @@ fn levels(r: &Radix, u: u64) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// A divisor of `m` between half its square root and its square root (the largest), looking at no
+/// more than 2^16 candidates: `m` then splits exactly into two factors near its root.
+fn root_divisor(m: u64) -> Option<u64> {
+    let r = m.isqrt();
+    (r / 2 + 1..=r)
+        .rev()
+        .take(1 << 16)
+        .find(|&h| h > 1 && m.is_multiple_of(h))
+}
+
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
@@ -421,7 +431,7 @@ pub(crate) fn stretches(
         if len >= split_min && len / q >= 2 {
             flush(&mut out, plain, x);
             let m = len / q;
-            let m2 = m.isqrt().max(1);
+            let m2 = root_divisor(m).unwrap_or_else(|| m.isqrt().max(1));
             let m1 = m / m2;
             let body = m1 * m2 * q;
             let keep = |f: [u64; 3]| f.into_iter().filter(|&v| v > 1).collect::<Vec<_>>();
@@ -556,6 +566,20 @@ impl<'a> Pieces<'a> {
             total = total.saturating_add(mine.saturating_mul(others).saturating_mul(2));
         }
         total
+    }
+
+    /// Whether the pieces, taken in order, follow the box's row-major order: only one dimension has
+    /// several stretches, and every dimension before it has extent 1.
+    pub(crate) fn in_order(&self) -> bool {
+        match self.per_dim.iter().position(|s| s.len() > 1) {
+            None => true,
+            Some(i) => {
+                self.per_dim[i + 1..].iter().all(|s| s.len() == 1)
+                    && self.per_dim[..i]
+                        .iter()
+                        .all(|s| s.iter().all(|s| s.factors.iter().product::<u64>() == 1))
+            }
+        }
     }
 
     /// Offset-table entries the largest piece builds on both sides together (what one copy holds).
