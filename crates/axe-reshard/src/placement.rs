@@ -174,8 +174,12 @@ impl Placement {
                 })?;
                 ShardLayout::of_xla(&a)?
             }
-            MemoryLayout::Axe(l) => ShardLayout::of_axe(l, shape, bits)
-                .map_err(|e| ExecError::Input(format!("device {}'s layout: {e}", region.device)))?,
+            MemoryLayout::Axe(l) => ShardLayout::of_axe(l, shape, bits).map_err(|e| match e {
+                ExecError::Input(m) => {
+                    ExecError::Input(format!("device {}'s layout: {m}", region.device))
+                }
+                e => e,
+            })?,
         };
         if layout.bits != bits {
             return Err(ExecError::Input(format!(

@@ -267,7 +267,12 @@ fn unusable_layouts_are_errors() {
             PrimitiveType::F32,
         )
         .unwrap();
-        assert!(p.buffer(&mesh, 0).is_err(), "{text}");
+        let e = p.buffer(&mesh, 0).unwrap_err().to_string();
+        // One prefix, the device and the layout named.
+        assert!(
+            e.starts_with("bad input: device 0's layout: ") && e.matches("bad input").count() == 1,
+            "{text}: {e}"
+        );
     }
 }
 
