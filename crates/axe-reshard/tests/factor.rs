@@ -342,3 +342,34 @@ fn axe_layouts_of_long_shards() {
         gather_check(&mesh, &src, &dst, &bufs);
     }
 }
+
+/// A long odd dimension tiled by 128 on both sides, cut by three devices where tiles do not start (the
+/// two sides' tiles out of phase), and between tiled and row-major shards: every element moves where
+/// the whole-dimension layouts say (the brute-force gather), in pieces of at most 2^16 columns.
+#[test]
+fn tiles_out_of_phase_reshard() {
+    let c = 3 * 65_536 + 1;
+    let dims = [2u64, c];
+    let mesh = Mesh::new(&[("x", 3)]).unwrap();
+    let tiled = MemoryLayout::parse("{1,0:T(2,128)}", 2).unwrap();
+    for (from, to, sl, dl) in [
+        ("P(None, 'x')", "P()", &tiled, &tiled),
+        ("P()", "P(None, 'x')", &tiled, &MemoryLayout::RowMajor),
+        ("P(None, 'x')", "P('x')", &MemoryLayout::RowMajor, &tiled),
+    ] {
+        let s = parse_jax(from, &mesh, &dims).unwrap();
+        let d = parse_jax(to, &mesh, &dims).unwrap();
+        let p = plan(&mesh, &s, &d, 4, &CostModel::default()).unwrap();
+        let src = Placement::new(s, sl.clone(), PrimitiveType::F32).unwrap();
+        let dst = Placement::new(d, dl.clone(), PrimitiveType::F32).unwrap();
+        for me in 0..3 {
+            let cost = copy_cost(&mesh, &p, &src, &dst, me).unwrap();
+            assert!(
+                cost.largest <= 2 * (2 + (1 << 16)),
+                "{from} -> {to}: {cost:?}"
+            );
+        }
+        let bufs = execute(&mesh, &p, &src, &dst);
+        gather_check(&mesh, &src, &dst, &bufs);
+    }
+}
