@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 //! A reshard's memory is its shards: a long dimension (a 1-D array of 32 MiB, gathered onto two devices)
 //! costs offset tables proportional to the factors its shards are cut into, not 8 bytes per element; an
-//! odd length, whose shards are uneven, is copied as runs and costs the same.
+//! odd length, whose shards are uneven, is copied as runs and costs the same, and so does it with a
+//! tiled or Axe layout on either side (copied in pieces walked along the tiles).
 //! (One test alone in this file, so that the children whose peak memory it reads are its own.)
 
 mod common;
@@ -17,6 +18,10 @@ fn a_one_dimensional_reshard_costs_its_shards() {
         (&shape, &[][..]),
         (&shape, &["--src-layout", "{0:T(1024)}"][..]),
         (&odd, &[][..]),
+        (&odd, &["--src-layout", "{0:T(1024)}"][..]),
+        (&odd, &["--dst-layout", "{0:T(1024)}"][..]),
+        (&odd, &["--src-layout", "S[(2,2097152):(1,2)]"][..]),
+        (&odd, &["--dst-layout", "S[8388607:1] + 3"][..]),
     ] {
         let out = assert_cmd::Command::cargo_bin("axe")
             .unwrap()

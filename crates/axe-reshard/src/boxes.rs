@@ -6,14 +6,16 @@
 //! sides of a copy, merged), each an offset and a length, and copies go run by run. Work is one step per
 //! run plus the bytes moved, memory a few words per dimension, whatever the extents — an odd-length
 //! dimension, an uneven last shard and padding cost nothing more. Other layouts (tiled XLA layouts, Axe
-//! layouts) are addressed by their offset tables and copied with `axe-relayout`.
+//! layouts, and a row-major shard paired with one of them) are copied with `axe-relayout` in pieces
+//! whose offset tables stay short (see [`crate::radix`]).
 
 use std::ops::Range;
 
 use axe_relayout::{relayout, Options, TensorLayout};
 
 use crate::exec_error::{dims_text, region_text, ExecError, ExecResult};
-use crate::placement::{row_major, DeviceBuffer};
+use crate::placement::DeviceBuffer;
+use crate::radix::{Pieces, ShardLayout};
 
 /// Where a box's elements lie in its buffer, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -222,16 +224,56 @@ impl DeviceBuffer {
         ))
     }
 
+    /// The pieces of a copy between the local box `local` of this shard and a row-major message of
+    /// the box's extents (the message's layout returned with them).
+    pub(crate) fn message(
+        &self,
+        local: &[Range<u64>],
+    ) -> ExecResult<(ShardLayout, Vec<Range<u64>>)> {
+        let ext: Vec<u64> = local
+            .iter()
+            .map(|r| r.end.saturating_sub(r.start))
+            .collect();
+        let whole = ext.iter().map(|&e| 0..e).collect();
+        Ok((ShardLayout::row_major(&ext, self.layout.bits)?, whole))
+    }
+
     /// Where the local box `local` lies in this shard's buffer.
     pub(crate) fn spot(&self, local: &[Range<u64>]) -> ExecResult<Spot> {
         if self.rows {
             return Ok(self.runs(local)?.spot(self.width() as u64));
         }
-        let sub = self.sub(local)?;
-        Ok(Spot {
-            contiguous: contiguous(&sub),
-            strided: strided(&sub),
-        })
+        let (msg, whole) = self.message(local)?;
+        let pieces = Pieces::new(&self.layout, local, &msg, &whole)?;
+        let mut spot = Spot::default();
+        if pieces.count() == 1 {
+            pieces.each(|sub, _| {
+                spot = Spot {
+                    contiguous: contiguous(sub),
+                    strided: strided(sub),
+                };
+                Ok(())
+            })?;
+        } else if pieces.in_order() {
+            // Pieces that follow one another in the box's row-major order: contiguous when each is
+            // and each starts where the one before ends.
+            let mut chain: Option<(usize, usize)> = None;
+            let mut whole = true;
+            pieces.each(|sub, _| {
+                match (chain, contiguous(sub)) {
+                    (None, Some(c)) => chain = Some(c),
+                    (Some((at, len)), Some((s, n))) if whole && at + len == s => {
+                        chain = Some((at, len + n));
+                    }
+                    _ => whole = false,
+                }
+                Ok(())
+            })?;
+            if whole {
+                spot.contiguous = chain;
+            }
+        }
+        Ok(spot)
     }
 
     /// Copies the local box `local` of `buf` (this shard's buffer) into `msg`, row-major.
@@ -245,10 +287,11 @@ impl DeviceBuffer {
         if self.rows {
             return self.runs(local)?.copy(buf, msg, self.width());
         }
-        let from = self.sub(local)?;
-        let to = row_major(&from.dims, self.layout.bits)?;
-        relayout(buf, &from, msg, &to, opts)?;
-        Ok(())
+        let (to, whole) = self.message(local)?;
+        Pieces::new(&self.layout, local, &to, &whole)?.each(|a, b| {
+            relayout(buf, a, msg, b, opts)?;
+            Ok(())
+        })
     }
 
     /// Copies the row-major `msg` into the local box `local` of `buf` (this shard's buffer).
@@ -269,23 +312,29 @@ impl DeviceBuffer {
             };
             return back.copy(msg, buf, self.width());
         }
-        let to = self.sub(local)?;
-        let from = row_major(&to.dims, self.layout.bits)?;
-        relayout(msg, &from, buf, &to, opts)?;
-        Ok(())
+        let (from, whole) = self.message(local)?;
+        Pieces::new(&from, &whole, &self.layout, local)?.each(|a, b| {
+            relayout(msg, a, buf, b, opts)?;
+            Ok(())
+        })
     }
 
     /// Zeroes every byte of `buf` (this shard's buffer) that holds no element of its local shape (see
     /// [`crate::placement::zero_padding`]): for a row-major shard, the padding past the local shape.
     pub(crate) fn zero_padding(&self, buf: &mut [u8]) -> ExecResult<()> {
-        if !self.rows {
-            return crate::placement::zero_padding(buf, &self.layout, &self.local_dims()?);
-        }
         let bytes = self.bytes()?;
         let have = buf.len();
         let buf = buf.get_mut(..bytes).ok_or_else(|| {
             ExecError::Input(format!("a buffer of {have} bytes for a shard of {bytes}"))
         })?;
+        if !self.rows {
+            // Zeroed whole where any slot is padding (the elements are written afterwards): one pass
+            // over the buffer, no table of its padding.
+            if !self.layout.dense_over(&self.region.local_shape) {
+                buf.fill(0);
+            }
+            return Ok(());
+        }
         let shape = &self.region.padded_shape;
         let local = &self.region.local_shape;
         if local.len() != shape.len() || local.iter().zip(shape).any(|(l, p)| l > p) {
@@ -348,8 +397,10 @@ pub(crate) fn copy_box(
             .ok_or_else(|| db.off(to))?;
         return r.copy(src_buf, dst_buf, sb.width());
     }
-    relayout(src_buf, &sb.sub(from)?, dst_buf, &db.sub(to)?, opts)?;
-    Ok(())
+    Pieces::new(&sb.layout, from, &db.layout, to)?.each(|a, b| {
+        relayout(src_buf, a, dst_buf, b, opts)?;
+        Ok(())
+    })
 }
 
 /// The byte range a box occupies when its elements lie contiguous and row-major in the buffer (one
@@ -429,7 +480,7 @@ pub(crate) fn strided(l: &TensorLayout) -> Option<(usize, usize, usize, usize)> 
 mod tests {
     use super::*;
     use crate::comm::Strided;
-    use crate::placement::sub_box;
+    use crate::placement::{row_major, sub_box};
     use proptest::prelude::*;
 
     #[test]
@@ -550,6 +601,33 @@ mod tests {
                 prop_assert_eq!(buf[at], if inside { 7 } else { 0 }, "{:?}", x);
             }
         }
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one-dimensional boxes
+    fn a_long_box_of_a_tiled_shard_lies_as_one_run() {
+        use crate::placement::{MemoryLayout, Placement};
+        use axe_shard::{notation::jax::parse_jax, Mesh};
+        let mesh = Mesh::new(&[("x", 2)]).expect("mesh");
+        for n in [(1u64 << 24) - 1, 1 << 24, 16_777_213] {
+            let s = parse_jax("P('x')", &mesh, &[n]).expect("sharding");
+            let tiled = MemoryLayout::parse("{0:T(1024)}", 1).expect("layout");
+            let p = Placement::new(s, tiled, axe_xla::PrimitiveType::F32).expect("placement");
+            for b in p.buffers(&mesh).expect("buffers") {
+                let l = b.region.local_shape[0];
+                // Cut in pieces, the box still lies as one run: sent from the buffer, not packed.
+                let spot = b.spot(&[0..l]).expect("spot");
+                assert_eq!(spot.contiguous, Some((0, l as usize * 4)), "{n}");
+                let spot = b.spot(&[3..l]).expect("spot");
+                assert_eq!(spot.contiguous, Some((12, (l as usize - 3) * 4)), "{n}");
+            }
+        }
+        // Rows of a tiled 2-D shard are not one run.
+        let s = parse_jax("P()", &mesh, &[16, 1 << 17]).expect("sharding");
+        let tiled = MemoryLayout::parse("{1,0:T(8,128)}", 2).expect("layout");
+        let p = Placement::new(s, tiled, axe_xla::PrimitiveType::F32).expect("placement");
+        let b = p.buffer(&mesh, 0).expect("buffer");
+        assert_eq!(b.spot(&[0..2, 0..1 << 17]).expect("spot").contiguous, None);
     }
 
     #[test]

@@ -12,8 +12,7 @@ use crate::boxes::{copy_box, Spot};
 use crate::check::{check_cover, checked, localize, volume, volume_of, Checked};
 use crate::comm::{Communicator, Message, Strided};
 use crate::exec_error::{ExecError, ExecResult};
-use crate::factor::buffers;
-use crate::placement::{DeviceBuffer, Placement};
+use crate::placement::{buffers, DeviceBuffer, Placement};
 use crate::reduce::{combine_in_place, identity_into, in_place, Acc, Elem};
 
 /// What one rank moved.
@@ -74,7 +73,7 @@ pub(crate) fn reshard_with<C: Communicator + ?Sized>(
     } = checked(comm.size(), mesh, plan, src, dst, check_whole)?;
 
     let me = comm.rank();
-    let (sb, db) = buffers(src, dst, plan, &src_regions[me], &dst_regions[me])?;
+    let (sb, db) = buffers(src, dst, &src_regions[me], &dst_regions[me])?;
     check_cover(plan, me as u64, &db, &pending)?;
     for (buf, b, what) in [
         (src_buf.len(), &sb, "source"),

@@ -14,8 +14,10 @@
 //! buffer itself), posts one [`Communicator::exchange_cow`], unpacks what it receives straight into its
 //! destination layout (a piece contiguous there is received in place), and copies what it keeps. A
 //! change of per-device layout (tiled to row-major) costs no extra pass. Between row-major shards every
-//! copy goes as contiguous runs (an offset and a length each), so an odd-length dimension or an uneven
-//! last shard costs no per-element table. Pending `Partial` values are
+//! copy goes as contiguous runs (an offset and a length each); any other pair of layouts copies in
+//! pieces whose offset tables are built for the piece alone, a long dimension walked along its tiles
+//! and factored near its square root ([`copy_cost`] counts them), so an odd-length dimension, an
+//! uneven last shard or a tiled layout costs no per-element table. Pending `Partial` values are
 //! combined with their op (`sum`, `avg`, `max`, `min`, `product`) per element type: f32 and f64 in place,
 //! bf16 and f16 summed in f32 and rounded once to nearest-even, integers in 64 bits, wrapping. Axes
 //! newly partial in `sum` or `product` leave the identity on the devices off coordinate 0. The padding of
@@ -49,13 +51,14 @@ mod bench;
 mod boxes;
 mod check;
 mod comm;
+mod cost;
 mod error;
 mod exec;
 mod exec_error;
-mod factor;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod placement;
+mod radix;
 mod reduce;
 mod threads;
 mod verify;
@@ -63,14 +66,14 @@ mod verify;
 pub use agree::{agree, run_inputs, InputHash, AGREE_BYTES, MAX_INPUTS};
 pub use bench::{bench_reshard, bench_threads, default_planner, BenchCase, Planner};
 pub use comm::{Communicator, Message, Strided};
+pub use cost::{copy_cost, CopyCost};
 pub use error::{CommError, Result};
 pub use exec::{reshard, Moved};
 pub use exec_error::{ExecError, ExecResult};
 #[cfg(feature = "mpi")]
 pub use mpi::MpiComm;
-pub use placement::{
-    row_major, sub_box, zero_padding, DeviceBuffer, MemoryLayout, Placement, MAX_TABLE,
-};
+pub use placement::{row_major, sub_box, zero_padding, DeviceBuffer, MemoryLayout, Placement};
+pub use radix::{Radix, ShardLayout};
 pub use reduce::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 pub use threads::{run_threads, ThreadComm, DEFAULT_TIMEOUT, MAX_THREAD_RANKS};
 pub use verify::{check_destination, fill_source, verify_run, verify_threads, Verified};

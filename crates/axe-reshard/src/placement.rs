@@ -8,12 +8,7 @@ use axe_shard::{DeviceRegion, Mesh, Sharding};
 use axe_xla::{ArrayShape, Dim, PrimitiveType};
 
 use crate::exec_error::{dims_text, region_text, ExecError, ExecResult};
-use crate::factor::{own_factors, split_box, split_shape, Grains};
-
-/// A shard's layout keeps one offset per index of each dimension; their count may pass the shard's
-/// element count by at most this much (so an empty shard with one enormous dimension is refused rather
-/// than tabled).
-pub const MAX_TABLE: u64 = 1 << 20;
+use crate::radix::ShardLayout;
 
 /// How every device lays out its shard in memory, over its padded local shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,23 +56,17 @@ pub struct Placement {
 pub struct DeviceBuffer {
     /// What the device holds.
     pub region: DeviceRegion,
-    /// Per dimension of the padded local shape, the factors it is indexed by, row-major, outermost
-    /// first (`[P]` for a dimension kept whole): a long dimension whose boxes all start and end on
-    /// multiples of a grain is indexed as factors, so its offset tables cost their sum, not `P`.
-    pub split: Vec<Vec<u64>>,
-    /// Where each element of the padded local shape lies in its buffer, over the factors of
-    /// [`DeviceBuffer::split`] (their concatenation is `layout.dims`): use [`DeviceBuffer::offset`] and
-    /// [`DeviceBuffer::sub`] to address it by local indices.
-    pub layout: TensorLayout,
+    /// Where each element of the padded local shape lies in its buffer: per dimension a mixed radix
+    /// (a few words each, whatever the extents), see [`ShardLayout`].
+    pub layout: ShardLayout,
     /// Whether the device holds any part of the array: false for the devices a maximal sharding leaves
     /// empty (whose region cannot say so for a scalar, whose region is `[]` either way) and for empty
     /// regions. A device holding nothing has a buffer of [`DeviceBuffer::bytes`] bytes, zero unless the
     /// XLA rule pads its empty shard.
     pub holds: bool,
-    /// Whether the buffer is row-major over the padded local shape: boxes of it are then addressed by
-    /// its strides and copied as contiguous runs, whatever their bounds, and its long dimensions are
-    /// indexed as factors of their own extents where the plan's bounds give none (so
-    /// [`DeviceBuffer::sub`] may refuse a box off those factors; the runs never need it).
+    /// Whether the buffer is row-major over the padded local shape and so is the other side of every
+    /// copy: boxes of it are then addressed by its strides and copied as contiguous runs, whatever
+    /// their bounds. Other boxes are copied in pieces with `axe-relayout` (see [`ShardLayout`]).
     pub rows: bool,
 }
 
@@ -88,45 +77,9 @@ impl DeviceBuffer {
             .map_err(|_| ExecError::Input("a device buffer does not fit in memory".into()))
     }
 
-    /// The slot of the element at local index `local` (first copy), as [`TensorLayout::offset`] over
-    /// the padded local shape.
+    /// The slot of the element at local index `local` (first copy).
     pub fn offset(&self, local: &[u64]) -> i64 {
-        let mut at = self.layout.replicas.first().copied().unwrap_or(0);
-        let mut k = 0;
-        for (&x, f) in local.iter().zip(&self.split) {
-            // The digits of x over the factors, innermost first; the outermost takes the rest.
-            let mut rest = x;
-            for (j, &e) in f.iter().enumerate().rev() {
-                let digit = if j == 0 { rest } else { rest % e.max(1) };
-                rest /= e.max(1);
-                at += self.layout.tables[k + j][digit as usize];
-            }
-            k += f.len();
-        }
-        at
-    }
-
-    /// The layout of the box `local` (local indices) of this buffer: [`sub_box`] over the factors.
-    /// Every box of a reshard starts and ends on its grains; one that does not is a plan error.
-    pub fn sub(&self, local: &[Range<u64>]) -> ExecResult<TensorLayout> {
-        let split = split_box(&self.split, local).ok_or_else(|| {
-            ExecError::Plan(format!(
-                "the local box {} leaves the buffer's shape {} or is off its factors",
-                region_text(local),
-                dims_text(&self.region.padded_shape)
-            ))
-        })?;
-        sub_box(&self.layout, &split)
-    }
-
-    /// The local shape over the factors (for [`zero_padding`]).
-    pub fn local_dims(&self) -> ExecResult<Vec<u64>> {
-        split_shape(&self.split, &self.region.local_shape).ok_or_else(|| {
-            ExecError::Plan(format!(
-                "the local shape {} is off the buffer's factors",
-                dims_text(&self.region.local_shape)
-            ))
-        })
+        self.layout.offset(local)
     }
 }
 
@@ -154,47 +107,28 @@ impl Placement {
 
     /// The shard of every device of `mesh`, in mesh-position order.
     pub fn buffers(&self, mesh: &Mesh) -> ExecResult<Vec<DeviceBuffer>> {
-        let regions = self.sharding.regions(mesh)?;
-        let grains = self.grains(&regions);
         let rows = self.layout == MemoryLayout::RowMajor;
-        regions
+        self.sharding
+            .regions(mesh)?
             .into_iter()
-            .map(|r| self.buffer_of(r, &grains, rows))
+            .map(|r| self.buffer_of(r, rows))
             .collect()
     }
 
     /// The shard of device id `device` of `mesh`.
     pub fn buffer(&self, mesh: &Mesh, device: u64) -> ExecResult<DeviceBuffer> {
-        let regions = self.sharding.regions(mesh)?;
-        let grains = self.grains(&regions);
-        let region = regions
+        let region = self
+            .sharding
+            .regions(mesh)?
             .into_iter()
             .find(|r| r.device == device)
             .ok_or_else(|| ExecError::Input(format!("device {device} is not in the mesh")))?;
-        self.buffer_of(region, &grains, self.layout == MemoryLayout::RowMajor)
+        self.buffer_of(region, self.layout == MemoryLayout::RowMajor)
     }
 
-    /// The grains of this sharding's own regions (see [`crate::factor`]).
-    fn grains(&self, regions: &[DeviceRegion]) -> Grains {
-        let mut g = Grains::of(self.sharding.dims());
-        for r in regions {
-            g.bounds(&r.region);
-            g.shape(&r.local_shape);
-            g.shape(&r.padded_shape);
-        }
-        g
-    }
-
-    /// The shard of `region`, its long dimensions indexed as the factors `grains` allow where the
-    /// layout follows them (else whole). With `rows` (a row-major layout only), a shard copied as runs
-    /// (see [`DeviceBuffer::rows`]): a dimension the grains leave whole is indexed by factors of its own
-    /// padded extent instead, so its tables stay short.
-    pub(crate) fn buffer_of(
-        &self,
-        region: DeviceRegion,
-        grains: &Grains,
-        rows: bool,
-    ) -> ExecResult<DeviceBuffer> {
+    /// The shard of `region`; `rows` (honoured for a row-major layout only) marks it copied as runs
+    /// (see [`DeviceBuffer::rows`]).
+    pub(crate) fn buffer_of(&self, region: DeviceRegion, rows: bool) -> ExecResult<DeviceBuffer> {
         let rows = rows && self.layout == MemoryLayout::RowMajor;
         let shape = &region.padded_shape;
         let bits = self.dtype.bits();
@@ -203,14 +137,12 @@ impl Placement {
             .maximal_device()
             .is_some_and(|d| d != region.device);
         let holds = !gone && !region.local_shape.contains(&0);
-        // Bounds before any table is built: a shard must fit in memory, and so must its dims' tables.
+        // A shard must fit in memory.
         let bytes = shape
             .iter()
             .try_fold(u64::from(bits / 8), |a, &d| a.checked_mul(d))
             .filter(|&b| b <= isize::MAX as u64);
-        let elements = shape.iter().fold(1u64, |a, &d| a.saturating_mul(d));
-        let entries = shape.iter().fold(0u64, |a, &d| a.saturating_add(d));
-        if bytes.is_none() || entries > elements.saturating_add(MAX_TABLE) {
+        if bytes.is_none() {
             return Err(ExecError::Input(format!(
                 "device {}'s shard {} of {} is too large for one device",
                 region.device,
@@ -219,39 +151,15 @@ impl Placement {
             )));
         }
         let empty = shape.contains(&0);
-        let mut split: Vec<Vec<u64>> = shape
-            .iter()
-            .enumerate()
-            .map(|(i, &p)| grains.factors(i, p))
-            .collect();
-        if split_shape(&split, &region.local_shape).is_none() {
-            split = shape.iter().map(|&p| vec![p]).collect();
-        }
-        if rows {
-            for (f, &p) in split.iter_mut().zip(shape) {
-                if f.len() == 1 {
-                    *f = own_factors(p);
-                }
-            }
-        }
-        let whole: Vec<Vec<u64>> = shape.iter().map(|&p| vec![p]).collect();
-        let fine = split.concat();
         let layout = match &self.layout {
             _ if gone => {
                 // No buffer at all (for a scalar, a row-major layout of its one element, emptied).
-                let mut l = row_major(&fine, bits)?;
+                let mut l = ShardLayout::row_major(shape, bits)?;
                 l.slots = 0;
-                l.padded_slots = 0;
                 l
             }
-            _ if empty => row_major(&fine, bits)?,
-            MemoryLayout::RowMajor if rows => {
-                // Copied as runs and zeroed by its strides: no padded tables needed.
-                let mut l = row_major(&fine, bits)?;
-                l.padded = None;
-                l
-            }
-            MemoryLayout::RowMajor => row_major(&fine, bits)?,
+            _ if empty => ShardLayout::row_major(shape, bits)?,
+            MemoryLayout::RowMajor => ShardLayout::row_major(shape, bits)?,
             MemoryLayout::Xla(l) => {
                 let a = ArrayShape {
                     element_type: self.dtype,
@@ -264,37 +172,14 @@ impl Placement {
                         region.device
                     ))
                 })?;
-                // Split only dimensions the layout does not pad, and only where its tiles follow the
-                // factors; else whole.
-                let unpadded = axe_xla::to_axe(&a).ok().is_some_and(|f| {
-                    split
-                        .iter()
-                        .zip(f.padded_shape.iter().zip(shape))
-                        .all(|(s, (p, d))| s.len() == 1 || p == d)
-                });
-                match split != whole && unpadded {
-                    true => TensorLayout::from_xla_split(&a, Some(&split)).ok(),
-                    false => None,
+                ShardLayout::of_xla(&a)?
+            }
+            MemoryLayout::Axe(l) => ShardLayout::of_axe(l, shape, bits).map_err(|e| match e {
+                ExecError::Input(m) => {
+                    ExecError::Input(format!("device {}'s layout: {m}", region.device))
                 }
-                .map_or_else(
-                    || {
-                        split.clone_from(&whole);
-                        TensorLayout::from_xla(&a)
-                    },
-                    Ok,
-                )?
-            }
-            MemoryLayout::Axe(l) => match split != whole {
-                true => TensorLayout::from_axe(l, &fine, bits).ok(),
-                false => None,
-            }
-            .map_or_else(
-                || {
-                    split.clone_from(&whole);
-                    TensorLayout::from_axe(l, shape, bits)
-                },
-                Ok,
-            )?,
+                e => e,
+            })?,
         };
         if layout.bits != bits {
             return Err(ExecError::Input(format!(
@@ -304,20 +189,28 @@ impl Placement {
                 layout.bits
             )));
         }
-        if !layout.injective {
-            return Err(ExecError::Input(format!(
-                "device {}'s layout puts several elements in one slot",
-                region.device
-            )));
-        }
         Ok(DeviceBuffer {
             region,
-            split,
             layout,
             holds,
             rows,
         })
     }
+}
+
+/// This device's source and destination shards: copied as runs where both layouts are row-major,
+/// else in pieces (see `crate::radix`).
+pub(crate) fn buffers(
+    src: &Placement,
+    dst: &Placement,
+    mine_src: &DeviceRegion,
+    mine_dst: &DeviceRegion,
+) -> ExecResult<(DeviceBuffer, DeviceBuffer)> {
+    let rows = src.layout == MemoryLayout::RowMajor && dst.layout == MemoryLayout::RowMajor;
+    Ok((
+        src.buffer_of(mine_src.clone(), rows)?,
+        dst.buffer_of(mine_dst.clone(), rows)?,
+    ))
 }
 
 fn dims_of(shape: &[u64]) -> ExecResult<Vec<Dim>> {

@@ -1,32 +1,19 @@
-//! Long dimensions indexed as factors: a shard's offset tables cost the sum of its factors, not one
-//! entry per index, and address every element exactly where the whole dimension's tables do; reshards
-//! of long arrays move every element.
+//! Long dimensions: a shard's layout addresses every element exactly where the whole dimension's
+//! tables do, the copies of a reshard build tables that grow with their pieces, not their elements
+//! (whatever the lengths and layouts), and reshards of long arrays move every element.
 
 #![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 
 mod common;
 
 use axe_relayout::TensorLayout;
-use axe_reshard::{row_major, DeviceBuffer, MemoryLayout, Placement};
+use axe_reshard::{copy_cost, row_major, DeviceBuffer, MemoryLayout, Placement};
 use axe_shard::{
     notation::jax::parse_jax, plan, AxisUse, CostModel, Mesh, ReduceOp, Sharding, Uneven,
 };
 use axe_xla::{ArrayShape, Dim, PrimitiveType};
 use common::run::{execute, gather_check};
 use proptest::prelude::*;
-
-/// Table entries a buffer's layout holds (its padded tables included).
-fn entries(b: &DeviceBuffer) -> usize {
-    let t: usize = b.layout.tables.iter().map(Vec::len).sum();
-    let p: usize = b
-        .layout
-        .padded
-        .iter()
-        .flatten()
-        .map(Vec::len)
-        .sum::<usize>();
-    t + p
-}
 
 /// The layout of a device's whole padded shard with every dimension kept whole: the oracle.
 fn whole(p: &Placement, b: &DeviceBuffer) -> TensorLayout {
@@ -47,9 +34,8 @@ fn whole(p: &Placement, b: &DeviceBuffer) -> TensorLayout {
 }
 
 #[test]
-fn a_long_dimension_tables_its_factors_not_its_elements() {
-    // 2^24 f32 on two devices and replicated: 8 and 16 million elements per shard, a few thousand
-    // table entries.
+fn a_long_dimension_addresses_as_its_whole_tables() {
+    // 2^24 f32 on two devices and replicated: 8 and 16 million elements per shard.
     let mesh = Mesh::new(&[("x", 2)]).unwrap();
     let dims = [1u64 << 24];
     for (spec, layout) in [
@@ -65,18 +51,107 @@ fn a_long_dimension_tables_its_factors_not_its_elements() {
         )
         .unwrap();
         for b in p.buffers(&mesh).unwrap() {
-            assert!(
-                entries(&b) <= 1 << 15,
-                "{spec} {layout}: {} table entries for {} elements",
-                entries(&b),
-                b.region.local_shape[0]
-            );
             // Element by element (a sample), the same slots as the whole dimension's tables.
             let w = whole(&p, &b);
+            assert_eq!(b.bytes().unwrap() as u64, w.bytes());
             for x in (0..b.region.local_shape[0]).step_by(4093) {
                 assert_eq!(b.offset(&[x]), w.offset(&[x]), "{spec} {layout} at {x}");
             }
         }
+    }
+}
+
+/// For every device of a reshard of `dims` from `from` to `to` on `mesh` (layouts `sl` and `dl`):
+/// the pieces its copies are cut into and their table entries, within `pieces` and `entries`.
+fn cost_within(
+    mesh: &[(&str, u64)],
+    dims: &[u64],
+    (from, sl): (&str, &str),
+    (to, dl): (&str, &str),
+    pieces: u64,
+    entries: u64,
+) {
+    let mesh = Mesh::new(mesh).unwrap();
+    let s = parse_jax(from, &mesh, dims).unwrap();
+    let d = parse_jax(to, &mesh, dims).unwrap();
+    let p = plan(&mesh, &s, &d, 4, &CostModel::default()).unwrap();
+    let rank = dims.len();
+    let src = Placement::new(
+        s,
+        MemoryLayout::parse(sl, rank).unwrap(),
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    let dst = Placement::new(
+        d,
+        MemoryLayout::parse(dl, rank).unwrap(),
+        PrimitiveType::F32,
+    )
+    .unwrap();
+    for me in 0..mesh.len() as u64 {
+        let c = copy_cost(&mesh, &p, &src, &dst, me).unwrap();
+        assert!(
+            c.pieces <= pieces && c.entries <= entries && c.largest <= entries,
+            "{from} {sl} -> {to} {dl} on {dims:?}, device {me}: {c:?}"
+        );
+    }
+}
+
+#[test]
+fn odd_long_reshards_cost_pieces_not_elements() {
+    let n = (1u64 << 24) - 1;
+    // A 1-D array of 2^24 - 1 f32, tiled by 1024 on either side or both, gathered and scattered on
+    // two devices: a few pieces of a few thousand entries, not 16 million.
+    for (sl, dl) in [
+        ("{0:T(1024)}", "row-major"),
+        ("row-major", "{0:T(1024)}"),
+        ("{0:T(1024)}", "{0:T(1024)}"),
+        ("S[8388608:1]", "row-major"),
+        ("row-major", "S[16777215:1] + 5"),
+    ] {
+        cost_within(&[("x", 2)], &[n], ("P('x')", sl), ("P()", dl), 16, 1 << 17);
+    }
+    cost_within(
+        &[("x", 2)],
+        &[n],
+        ("P()", "{0:T(1024)}"),
+        ("P('x')", "row-major"),
+        16,
+        1 << 17,
+    );
+    // Three uneven shards of a prime length.
+    cost_within(
+        &[("x", 3)],
+        &[16_777_213],
+        ("P('x')", "{0:T(1024)}"),
+        ("P()", "{0:T(256)}"),
+        24,
+        1 << 17,
+    );
+    // 2-D, tiled T(8,128), the long dimension odd and split where tiles do not start: the walk goes
+    // tile by tile where the two sides' tiles are out of phase, each piece at most 2^16 columns.
+    let c = 2_097_151u64;
+    cost_within(
+        &[("x", 2)],
+        &[8, c],
+        ("P(None, 'x')", "{1,0:T(8,128)}"),
+        ("P()", "row-major"),
+        16,
+        1 << 16,
+    );
+    let mesh = [("x", 3)];
+    let m = Mesh::new(&mesh).unwrap();
+    let s = parse_jax("P(None, 'x')", &m, &[8, c]).unwrap();
+    let d = parse_jax("P()", &m, &[8, c]).unwrap();
+    let p = plan(&m, &s, &d, 4, &CostModel::default()).unwrap();
+    let tiled = MemoryLayout::parse("{1,0:T(8,128)}", 2).unwrap();
+    let src = Placement::new(s, tiled.clone(), PrimitiveType::F32).unwrap();
+    let dst = Placement::new(d, tiled, PrimitiveType::F32).unwrap();
+    for me in 0..3 {
+        let cost = copy_cost(&m, &p, &src, &dst, me).unwrap();
+        // Out of phase: one table entry per column at most, in pieces of at most 2^16 columns.
+        assert!(cost.largest <= 2 * (8 + (1 << 16)), "{cost:?}");
+        assert!(cost.pieces <= 3 * (c / (1 << 16) + 4), "{cost:?}");
     }
 }
 
@@ -161,8 +236,8 @@ fn mesh(sizes: &[u64]) -> Mesh {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Every element of every device's shard lies at the slot the whole dimension's tables give it, and
-    /// the tables are no longer than the whole ones (but for an outer factor of 1 or 2 entries).
+    /// Every element of every device's shard lies at the slot the whole dimension's tables give it, in
+    /// a buffer of as many bytes.
     #[test]
     fn factored_shards_address_as_whole_ones(
         dims in dims(),
@@ -176,8 +251,6 @@ proptest! {
         let p = Placement::new(s, layout(lay, dims.len()), PrimitiveType::F32).unwrap();
         for b in p.buffers(&mesh).unwrap().into_iter().filter(|b| b.holds) {
             let w = whole(&p, &b);
-            prop_assert!(b.layout.tables.iter().map(Vec::len).sum::<usize>()
-                <= w.tables.iter().map(Vec::len).sum::<usize>() + 2 * dims.len());
             prop_assert_eq!(b.bytes().unwrap() as u64, w.bytes());
             let shape = &b.region.local_shape;
             let n: u64 = shape.iter().product();
@@ -265,6 +338,37 @@ fn axe_layouts_of_long_shards() {
             }
         }
         let p = plan(&mesh, &s, &r, 4, &CostModel::default()).unwrap();
+        let bufs = execute(&mesh, &p, &src, &dst);
+        gather_check(&mesh, &src, &dst, &bufs);
+    }
+}
+
+/// A long odd dimension tiled by 128 on both sides, cut by three devices where tiles do not start (the
+/// two sides' tiles out of phase), and between tiled and row-major shards: every element moves where
+/// the whole-dimension layouts say (the brute-force gather), in pieces of at most 2^16 columns.
+#[test]
+fn tiles_out_of_phase_reshard() {
+    let c = 3 * 65_536 + 1;
+    let dims = [2u64, c];
+    let mesh = Mesh::new(&[("x", 3)]).unwrap();
+    let tiled = MemoryLayout::parse("{1,0:T(2,128)}", 2).unwrap();
+    for (from, to, sl, dl) in [
+        ("P(None, 'x')", "P()", &tiled, &tiled),
+        ("P()", "P(None, 'x')", &tiled, &MemoryLayout::RowMajor),
+        ("P(None, 'x')", "P('x')", &MemoryLayout::RowMajor, &tiled),
+    ] {
+        let s = parse_jax(from, &mesh, &dims).unwrap();
+        let d = parse_jax(to, &mesh, &dims).unwrap();
+        let p = plan(&mesh, &s, &d, 4, &CostModel::default()).unwrap();
+        let src = Placement::new(s, sl.clone(), PrimitiveType::F32).unwrap();
+        let dst = Placement::new(d, dl.clone(), PrimitiveType::F32).unwrap();
+        for me in 0..3 {
+            let cost = copy_cost(&mesh, &p, &src, &dst, me).unwrap();
+            assert!(
+                cost.largest <= 2 * (2 + (1 << 16)),
+                "{from} -> {to}: {cost:?}"
+            );
+        }
         let bufs = execute(&mesh, &p, &src, &dst);
         gather_check(&mesh, &src, &dst, &bufs);
     }
