@@ -38,6 +38,9 @@ fn short(axis: &Axis) -> String {
         .strip_prefix("gpu_")
         .filter(|b| !b.is_empty())
         .unwrap_or(n);
+    if n.eq_ignore_ascii_case("tid") {
+        return "T".into();
+    }
     let base = n.strip_suffix("id").filter(|b| !b.is_empty()).unwrap_or(n);
     match base.to_ascii_lowercase().as_str() {
         "lane" => "L".into(),

@@ -352,7 +352,7 @@ pub(crate) fn fold_note(
     Some(if parts.is_empty() {
         format!("every row and column left out repeats the {what} of a row or column shown")
     } else {
-        format!("not every {what} is shown: {}", parts.join("; "))
+        format!("not all {what} are shown: {}", parts.join("; "))
     })
 }
 

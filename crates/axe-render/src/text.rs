@@ -123,7 +123,7 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
                         .collect::<Vec<_>>()
                         .join(",")
                 ),
-                None => format!("{i}:pad"),
+                None => format!("{i}:·"),
             })
             .collect();
         let more = if (slots.len() as i64) < p.strip_total {
