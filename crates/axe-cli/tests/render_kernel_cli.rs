@@ -133,7 +133,7 @@ fn cute_tv_layout() {
     // picture of threads, thread t is lane t and value v is register v.
     assert_eq!(
         txt(&["(4,2):(2,1)", "--tv", "--shape", "2,4"]),
-        "TV layout (4,2):(2,1) over a 2×4 tile
+        "TV layout (4,2):(2,1) over the tile [2, 4]
   each cell: the lane holding it (L = lane) and in small text its register (r = register)
   CuTe's thread T is lane L (T = L); its value V is register r (V = r)
          0      1      2      3
@@ -193,14 +193,14 @@ fn an_aliased_layout_is_titled_on_one_line() {
     let text = format!("{mma}\n{dot}\n");
     let out = txt(&[&text, "--shape", "64,16"]);
     let mut lines = out.lines();
-    assert_eq!(lines.next(), Some(format!("{dot} over 64×16").as_str()));
+    assert_eq!(lines.next(), Some(format!("{dot} over [64, 16]").as_str()));
     assert_eq!(lines.next(), Some(format!("  where {mma}").as_str()));
     let dir = folder("render-alias");
     let s = svg(&dir, "a.svg", &[&text, "--shape", "64,16"]);
     let title = s.lines().find(|l| l.contains(r#"id="title""#)).unwrap();
     assert!(
         title.ends_with(&format!(
-            ">{} over 64×16</text>",
+            ">{} over [64, 16]</text>",
             dot.replace('>', "&gt;").replace('<', "&lt;")
         )),
         "{title}"
@@ -227,7 +227,7 @@ fn gluon_blocked_layout() {
     assert!(s.contains("warp 1"), "the legend names the warps");
     // Beyond Triton's power-of-two wall: 48 rows through the Axe layout's hardware map.
     let out = txt(&[BLOCKED_2X2, "--shape", "48,64"]);
-    assert!(out.contains("over 48×64"), "{out}");
+    assert!(out.contains("over [48, 64]"), "{out}");
     assert!(out.contains("of 48 rows"), "{out}");
     assert!(
         row(&out, 0).join(" ").starts_with("0 W0 L0 r0 W0 L0 r1"),

@@ -29,15 +29,6 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-/// `32×16`.
-fn dims_text(shape: &[u64]) -> String {
-    shape
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>()
-        .join("×")
-}
-
 /// The picture of a CuTe layout: its `print_layout` grid, or with `tv` its thread/value picture over
 /// the tile `shape` (`M,N`, or `N` for a one-row tile).
 fn cute(text: &str, tv: bool, shape: Option<&[u64]>) -> std::result::Result<Picture, String> {
@@ -159,7 +150,7 @@ fn cute_tv(text: &str, tile: &[u64]) -> std::result::Result<Picture, String> {
         };
         holders.add(&index, &[t, v]).map_err(err)?;
     }
-    tv_picture(&format!("TV layout {tv} over a {m}×{n} tile"), holders).map_err(err)
+    tv_picture(&format!("TV layout {tv} over the tile {tile:?}"), holders).map_err(err)
 }
 
 /// The picture of a Triton linear layout (its out-dims are the tensor; `shape`, if given, must match) or
@@ -181,7 +172,7 @@ fn triton(text: &str, shape: Option<&[u64]>) -> std::result::Result<Picture, Str
     }
     let g = parse_gluon(t).map_err(err)?;
     let shape = shape.ok_or("a Gluon layout is drawn over a tensor shape: --shape 32,16")?;
-    let title = format!("{} over {}", defining_line(t), dims_text(shape));
+    let title = format!("{} over {shape:?}", defining_line(t));
     with_aliases(gluon_picture(&g, shape, &title), t)
 }
 
@@ -306,11 +297,11 @@ mod tests {
     fn an_aliased_layout_has_a_one_line_title() {
         let text = format!("{MMA}\n{DOT}");
         let p = triton_picture(&text, Some(&[64, 16])).unwrap();
-        assert_eq!(p.title, format!("{DOT} over 64×16"));
+        assert_eq!(p.title, format!("{DOT} over [64, 16]"));
         assert_eq!(p.notes[0], format!("where {MMA}"));
         for t in [crate::to_svg(&p), crate::to_text(&p, false)] {
             let title_line = t.lines().find(|l| l.contains("dot_op")).unwrap();
-            assert!(title_line.contains("over 64×16"), "{title_line}");
+            assert!(title_line.contains("over [64, 16]"), "{title_line}");
         }
     }
 }
