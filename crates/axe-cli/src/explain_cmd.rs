@@ -2,7 +2,7 @@
 
 use std::io::IsTerminal;
 
-use axe_render::explain::{explain_axe, explain_xla, to_text_report, Explanation};
+use axe_render::explain::{explain_axe, explain_xla, to_text_report, Explanation, Field};
 use axe_render::{axe_picture, memory_picture, to_png, to_svg, to_text, Picture};
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -244,13 +244,23 @@ fn explain_one(text: &str, args: &ExplainArgs, colour: bool) -> Result<Report, S
     let mut e = explanation(&read.input)?;
     if let Some(note) = &read.from {
         e.title = text.trim().to_string();
-        e.fields.insert(0, ("notation".into(), note.clone()));
+        e.fields.insert(0, Field::plain("notation", note.clone()));
     }
-    let fields: serde_json::Map<String, serde_json::Value> = e
-        .fields
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
+    // Fixed keys: a fact about something that varies (a tile, an axis) is listed under its key.
+    let mut fields = serde_json::Map::new();
+    for f in &e.fields {
+        match &f.of {
+            None => {
+                fields.insert(f.key.to_string(), json!(f.text));
+            }
+            Some(of) => {
+                let list = fields.entry(f.key).or_insert_with(|| json!([]));
+                if let Some(list) = list.as_array_mut() {
+                    list.push(json!({"of": of, "text": f.text}));
+                }
+            }
+        }
+    }
     let grid: Vec<Vec<serde_json::Value>> = (0..e.picture.rows)
         .map(|r| {
             (0..e.picture.cols)

@@ -91,3 +91,49 @@ fn render_svg_png_and_text() {
     assert!(err.contains("output file"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `explain --json`'s field keys are fixed: what varies with the input (a tile, an axis, a number) is a
+/// value under a fixed key, never part of a key.
+#[test]
+fn explain_json_keys_do_not_change_with_the_input() {
+    let keys = |args: &[&str]| -> (Vec<String>, Value) {
+        let mut all = vec!["explain", "--json"];
+        all.extend_from_slice(args);
+        let (code, out, err) = run(&all);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let fields = v["fields"].as_object().unwrap();
+        (fields.keys().cloned().collect(), v["fields"].clone())
+    };
+    let (a, fa) = keys(&["f32[3,5]{1,0:T(2,2)}"]);
+    let (b, fb) = keys(&["f32[4,8]{1,0:T(2,4)}"]);
+    assert_eq!(a, b, "the same keys for another tile");
+    assert!(a.contains(&"tiles".to_string()), "{a:?}");
+    assert_eq!(fa["tiles"][0]["of"], "(2,2)", "the tile is a value: {fa}");
+    assert!(fb["tiles"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("2×4 tiles"));
+    let (c, fc) = keys(&["bf16[16,256]{1,0:T(8,128)(2,1)L(4)S(1)}"]);
+    assert_eq!(fc["tiles"][1]["of"], "(2,1)");
+    assert_eq!(fc["memory space"][0]["of"], "1");
+    assert_eq!(fc["tail padding alignment"][0]["of"], "4");
+    let (d, fd) = keys(&[
+        "S[(8,2,4,2):(4@lane,1@warp,1@lane,1@reg)] + R[2:4@warp] + 5@warp",
+        "--shape",
+        "8,16",
+    ]);
+    let axes: Vec<&str> = fd["axes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["of"].as_str().unwrap())
+        .collect();
+    assert_eq!(axes, ["lane", "reg", "warp"]);
+    for k in a.iter().chain(&c).chain(&d) {
+        assert!(
+            !k.contains(|ch: char| ch.is_ascii_digit() || ch == '(' || ch == '@'),
+            "a key names the input: {k}"
+        );
+    }
+}

@@ -115,24 +115,99 @@ fn cute_swizzled_grid_and_files() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The grid of a text picture: its lines from the column header (digits only) on.
+fn grid(out: &str) -> Vec<&str> {
+    out.lines()
+        .skip_while(|l| {
+            l.trim().is_empty()
+                || !l
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == ' ' || c == '…')
+        })
+        .collect()
+}
+
 #[test]
 fn cute_tv_layout() {
-    // Thread t holds column t of a 2×4 tile: values 0 and 1 down the column.
+    // Thread t holds column t of a 2×4 tile, values 0 and 1 down the column: in the words of every
+    // picture of threads, thread t is lane t and value v is register v.
+    assert_eq!(
+        txt(&["(4,2):(2,1)", "--tv", "--shape", "2,4"]),
+        "TV layout (4,2):(2,1) over the tile [2, 4]
+  each cell: the lane holding it (L = lane) and in small text its register (r = register)
+  CuTe's thread T is lane L (T = L); its value V is register r (V = r)
+         0      1      2      3
+0    L0 r0  L1 r0  L2 r0  L3 r0
+1    L0 r1  L1 r1  L2 r1  L3 r1
+"
+    );
     let dir = folder("render-tv");
     let s = svg(&dir, "tv.svg", &["(4,2):(2,1)", "--tv", "--shape", "2,4"]);
-    assert_eq!(svg_cell(&s, 1, 3), ("T3".into(), Some("V1".into())));
-    assert_eq!(svg_cell(&s, 0, 2), ("T2".into(), Some("V0".into())));
-    assert!(s.contains("thread 3"), "the legend names the threads");
+    assert_eq!(svg_cell(&s, 1, 3), ("L3".into(), Some("r1".into())));
+    assert_eq!(svg_cell(&s, 0, 2), ("L2".into(), Some("r0".into())));
+    assert!(s.contains(">lane 3<"), "the legend names the lanes");
     // Replicated: threads 1 and 3 both hold (1, 0).
     let out = txt(&["((2,2),2):((1,0),2)", "--tv", "--shape", "2,2"]);
-    assert!(out.contains("T1 ×2 V0"), "{out}");
+    assert!(out.contains("L1 r0 ×2"), "{out}");
     assert!(out.contains("×N"), "{out}");
     // A one-row tile.
     let out = txt(&["(2,2):(2,1)", "--tv", "--shape", "4"]);
     assert_eq!(
         row(&out, 0),
-        ["0", "T0", "V0", "T0", "V1", "T1", "V0", "T1", "V1"]
+        ["0", "L0", "r0", "L0", "r1", "L1", "r0", "L1", "r1"]
     );
+    // Past one warp: thread 37 is lane 5 of warp 1.
+    let out = txt(&["(64,1):(1,0)", "--tv", "--shape", "4,16"]);
+    assert!(
+        out.contains("CuTe's thread T is lane L of warp W (T = 32·W + L)"),
+        "{out}"
+    );
+    assert_eq!(row(&out, 1)[19..21], ["W1", "L5"]);
+    for l in grid(&out).iter().skip(1) {
+        assert!(!l.contains('T') && !l.contains('V'), "{l}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One vocabulary: CuTe's SM80 16×8 accumulator (a TV layout) and Triton's NVIDIA MMA v2 layout of one
+/// warp over 16×8 are the same placement, and their pictures draw the same grid, label for label.
+#[test]
+fn cute_and_triton_pictures_of_one_mma_tile_agree() {
+    let cute = txt(&["((4,8),(2,2)):((32,1),(16,8))", "--tv", "--shape", "16,8"]);
+    let triton = txt(&[
+        "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], CTAsPerCGA = [1, 1], CTASplitNum = [1, 1], CTAOrder = [1, 0], instrShape = [16, 8]}>",
+        "--shape",
+        "16,8",
+    ]);
+    assert_eq!(grid(&cute), grid(&triton), "{cute}\n{triton}");
+    assert_eq!(grid(&cute).len(), 17, "{cute}");
+    assert_eq!(row(&cute, 9)[1..5], ["L4", "r2", "L4", "r3"]);
+}
+
+/// A TTGIR alias header before the layout: the title is the layout's own line, the alias a note, in
+/// text, SVG and PNG (drawn from the SVG).
+#[test]
+fn an_aliased_layout_is_titled_on_one_line() {
+    let mma = "#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], CTAsPerCGA = [1, 1], CTASplitNum = [1, 1], CTAOrder = [1, 0], instrShape = [16, 8]}>";
+    let dot = "#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>";
+    let text = format!("{mma}\n{dot}\n");
+    let out = txt(&[&text, "--shape", "64,16"]);
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some(format!("{dot} over [64, 16]").as_str()));
+    assert_eq!(lines.next(), Some(format!("  where {mma}").as_str()));
+    let dir = folder("render-alias");
+    let s = svg(&dir, "a.svg", &[&text, "--shape", "64,16"]);
+    let title = s.lines().find(|l| l.contains(r#"id="title""#)).unwrap();
+    assert!(
+        title.ends_with(&format!(
+            ">{} over [64, 16]</text>",
+            dot.replace('>', "&gt;").replace('<', "&lt;")
+        )),
+        "{title}"
+    );
+    let png = arg(&dir.join("a.png"));
+    assert_eq!(run(&["render", &text, "--shape", "64,16", "-o", &png]).0, 0);
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -152,7 +227,7 @@ fn gluon_blocked_layout() {
     assert!(s.contains("warp 1"), "the legend names the warps");
     // Beyond Triton's power-of-two wall: 48 rows through the Axe layout's hardware map.
     let out = txt(&[BLOCKED_2X2, "--shape", "48,64"]);
-    assert!(out.contains("over 48×64"), "{out}");
+    assert!(out.contains("over [48, 64]"), "{out}");
     assert!(out.contains("of 48 rows"), "{out}");
     assert!(
         row(&out, 0).join(" ").starts_with("0 W0 L0 r0 W0 L0 r1"),
@@ -172,7 +247,8 @@ fn triton_linear_layouts() {
     // Lane i, register j holds (i, j): one warp, coloured by lane.
     let out = txt(&[BASES]);
     assert!(row(&out, 2).join(" ").ends_with("L2 r2 L2 r3"), "{out}");
-    assert!(out.contains("[3] lane 3"), "{out}");
+    // Without colours, no colour legend: the labels name the lanes.
+    assert!(!out.contains("lane 3"), "{out}");
     let ttg = "#ttg.linear<{register = [[0, 1]], lane = [[1, 0], [2, 0], [0, 2]], warp = [], block = []}>";
     let dir = folder("render-linear");
     let s = svg(&dir, "l.svg", &[ttg]);

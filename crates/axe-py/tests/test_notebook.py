@@ -29,7 +29,7 @@ def test_kernel_layout_pictures(tmp_path):
     with pytest.raises(axe.AxeError, match="tile"):
         tv.svg(tv=True)
     tv.render(str(tmp_path / "tv.txt"), tv=True, shape=[4, 4])
-    assert "T0" in (tmp_path / "tv.txt").read_text()
+    assert "L0 r0" in (tmp_path / "tv.txt").read_text()
 
 
 def test_render_to_files(tmp_path):

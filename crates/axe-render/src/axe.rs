@@ -5,9 +5,10 @@
 use axe_layout::{flatten, Axis, AxisKind, Coord, Layout};
 
 use crate::error::Result;
+use crate::legend::legend_by_colour;
 use crate::picture::{
     clip, corner_notes, first_appearances, first_boundary, fold_note, index_of, view, visible,
-    visible_covering, Cell, Groups, Kind, Mark, Picture, MAX_COLS, MAX_LEGEND, MAX_ROWS, MAX_SCAN,
+    visible_covering, Cell, Groups, Kind, Mark, Picture, MAX_COLS, MAX_ROWS, MAX_SCAN,
 };
 use crate::replicas::Replicas;
 
@@ -37,6 +38,9 @@ fn short(axis: &Axis) -> String {
         .strip_prefix("gpu_")
         .filter(|b| !b.is_empty())
         .unwrap_or(n);
+    if n.eq_ignore_ascii_case("tid") {
+        return "T".into();
+    }
     let base = n.strip_suffix("id").filter(|b| !b.is_empty()).unwrap_or(n);
     match base.to_ascii_lowercase().as_str() {
         "lane" => "L".into(),
@@ -117,7 +121,7 @@ fn device_list(set: &[Vec<i64>], complete: bool, sep: &str) -> String {
 }
 
 /// The picture of an Axe layout over `shape`: threads (when it maps to thread axes), devices (device
-/// axes), or memory offsets on `m`. At most [`MAX_ROWS`]×[`MAX_COLS`] cells, [`MAX_LEGEND`] legend
+/// axes), or memory offsets on `m`. At most [`MAX_ROWS`]×[`MAX_COLS`] cells, [`crate::MAX_LEGEND`] legend
 /// entries and a bounded sample of the replicas, whatever the layout's sizes.
 pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
     layout.check_admits(shape)?;
@@ -287,7 +291,7 @@ pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
         for &c in &col_index {
             let (key, first, set) = cell_at(r, c)?;
             let (group, new) = groups.of(&key);
-            if new && kind != Kind::Memory && legend.len() < MAX_LEGEND {
+            if new && kind != Kind::Memory {
                 let text = match kind {
                     Kind::Devices => {
                         let several = set.len() > 1 || !replicas.complete;
@@ -321,13 +325,8 @@ pub fn axe_picture(layout: &Layout, shape: &[u64]) -> Result<Picture> {
             });
         }
     }
-    if groups.len() > legend.len() && kind != Kind::Memory {
-        notes.push(format!(
-            "the legend lists {} of the {} colours in the picture",
-            legend.len(),
-            groups.len()
-        ));
-    }
+    let (legend, shared) = legend_by_colour(&legend);
+    notes.extend(shared);
     if kind != Kind::Memory && !others.is_empty() {
         notes.push(format!("small text: {}", label_key(&others)));
     }

@@ -153,6 +153,7 @@ pub fn sharding_blocks(title: &str, dims: &[u64], pieces: &[Piece]) -> Result<St
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="{FONT_FAMILY}, sans-serif">"#
     );
     let _ = write!(s, r##"<rect width="100%" height="100%" fill="#ffffff"/>"##);
+    let title = crate::picture::one_line(title);
     let mut shown_title: String = title.chars().take(150).collect();
     if title.chars().count() > 150 {
         shown_title.push('…');

@@ -1,9 +1,10 @@
 //! CuTe's pictures without LaTeX: the `print_layout` grid of a layout (each coordinate's offset) and the
-//! thread/value picture of a TV layout over its tile (CuTe's `print_latex_tv`). The caller evaluates the
-//! CuTe layout; this module draws plain data.
+//! thread/value picture of a TV layout over its tile (CuTe's `print_latex_tv`, in the warp, lane and
+//! register words of every picture of threads). The caller evaluates the CuTe layout; this module draws
+//! plain data.
 
 use crate::error::Result;
-use crate::holders::{holders_picture, Holders, Style};
+use crate::holders::Holders;
 use crate::picture::{
     clip, corner_notes, visible, Cell, Groups, Kind, Picture, MAX_COLS, MAX_ROWS,
 };
@@ -61,45 +62,53 @@ pub fn cute_layout_picture(
     Ok(p)
 }
 
-/// Draws a CuTe TV layout over its tile, as CuTe's `print_latex_tv` does: each element of the tile shows
-/// the thread (`T5`) and the value (`V2`) that the TV layout maps to it, coloured by thread, with borders
-/// between threads. An element several (thread, value) pairs map to shows the least thread and how many
-/// (`T1 ×2`); one none maps to is hatched. `holders` has two dims, the thread then the value, over the
-/// tile's shape. At most [`MAX_ROWS`]×[`MAX_COLS`] cells, folded to show a thread boundary.
+/// The threads of a warp: CuTe's thread `T` is lane `T mod 32` of warp `T / 32`.
+pub const WARP_THREADS: u64 = 32;
+
+/// Draws a CuTe TV layout over its tile, as CuTe's `print_latex_tv` does, in the words every picture
+/// of threads uses ([`crate::hardware_picture`]): thread `T` is lane `L = T mod 32` of warp
+/// `W = T / 32` and value `V` is register `r = V`, so each element of the tile shows `W1 L5` (only the
+/// warp and lane dims of size above 1, e.g. `L5` for 32 threads or fewer) over its register (`r2`),
+/// coloured by warp (by lane for one warp), with borders between warps and lanes. A note says how
+/// CuTe's `T` and `V` read in these words. An element several (thread, value) pairs map to shows the
+/// least thread, then value, and how many (`L1 ×2`); one none maps to is hatched. `holders` has two
+/// dims, the thread then the value, over the tile's shape. At most [`MAX_ROWS`]×[`MAX_COLS`] cells,
+/// folded to show a boundary between owners.
 pub fn tv_picture(title: &str, holders: Holders) -> Result<Picture> {
-    if holders.dims().len() != 2 {
+    let &[(_, threads), (_, values)] = holders.dims() else {
         return Err(crate::RenderError::Input(format!(
             "a TV picture needs two dims (thread, value), not {}",
             holders.dims().len()
         )));
-    }
-    let label = |h: &[u64], n: usize| {
-        let t = h.first().copied().unwrap_or(0);
-        let v = h.get(1).copied().unwrap_or(0);
-        let times = if n > 1 {
-            format!(" ×{n}")
-        } else {
-            String::new()
-        };
-        (format!("T{t}{times}"), Some(format!("V{v}")))
     };
-    let legend = |k: &[u64]| format!("thread {}", k.first().copied().unwrap_or(0));
-    let style = Style {
-        first_dim_major: true,
-        label: &label,
-        levels: vec![vec![0]],
-        legend: &legend,
-        borders: vec!["a boundary between threads".into()],
-        owners: vec!["threads".into()],
-        notes: vec![
-            "each cell: the thread (T) and value (V) the TV layout maps to this element of the tile (index row + rows·column); colour: the thread"
-                .into(),
-        ],
-        replicated: "×N: N (thread, value) pairs map to the element; the cell shows the least thread"
-            .into(),
-        empty: "no (thread, value) pair maps to this element".into(),
+    let lanes = threads.min(WARP_THREADS);
+    let warps = threads.div_ceil(WARP_THREADS);
+    let dims = [
+        ("register".to_string(), values),
+        ("lane".to_string(), lanes),
+        ("warp".to_string(), warps),
+    ];
+    let hw = holders.regroup(&dims, |tv| {
+        let (t, v) = (
+            tv.first().copied().unwrap_or(0),
+            tv.get(1).copied().unwrap_or(0),
+        );
+        vec![v, t % WARP_THREADS, t / WARP_THREADS]
+    })?;
+    let mut p = crate::hardware_picture(title, hw)?;
+    let thread = match (warps > 1, lanes > 1) {
+        (true, _) => "CuTe's thread T is lane L of warp W (T = 32·W + L)",
+        (false, true) => "CuTe's thread T is lane L (T = L)",
+        (false, false) => "CuTe's one thread T0 is lane 0",
     };
-    holders_picture(title.to_string(), holders, style)
+    let value = if values > 1 {
+        "its value V is register r (V = r)"
+    } else {
+        "its one value V0 is register 0"
+    };
+    p.notes
+        .insert(1.min(p.notes.len()), format!("{thread}; {value}"));
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -174,26 +183,91 @@ mod tests {
         tv_picture("tv", h).unwrap()
     }
 
-    /// `((2,2),2):((1,0),2)` over a 2×2 tile: threads 1 and 3 both hold (1, 0).
+    /// `((2,2),2):((1,0),2)` over a 2×2 tile: threads 1 and 3 both hold (1, 0). Four threads are
+    /// four lanes of one warp; values are registers.
     #[test]
-    fn tv_cells_name_thread_and_value() {
+    fn tv_cells_name_lane_and_register() {
         let p = tv(&[2, 2], 4, 2, |t, v| {
             let x = t % 2 + 2 * v;
             vec![x % 2, x / 2]
         });
-        assert_eq!(p.cell(1, 0).label, "T1 ×2");
-        assert_eq!(p.cell(1, 0).sublabel.as_deref(), Some("V0"));
-        assert_eq!(p.cell(0, 1).label, "T0 ×2");
-        assert_eq!(p.cell(0, 1).sublabel.as_deref(), Some("V1"));
+        assert_eq!(p.cell(1, 0).label, "L1");
+        assert_eq!(p.cell(1, 0).sublabel.as_deref(), Some("r0 ×2"));
+        assert_eq!(p.cell(0, 1).label, "L0");
+        assert_eq!(p.cell(0, 1).sublabel.as_deref(), Some("r1 ×2"));
         assert!(p.notes.iter().any(|n| n.starts_with("×N")));
+        assert_eq!(
+            p.notes[1],
+            "CuTe's thread T is lane L (T = L); its value V is register r (V = r)"
+        );
+        // Coloured by lane: lanes 0 and 1 hold the tile.
         assert_eq!(p.legend.len(), 2);
+        assert_eq!(p.legend[1].1, "lane 1");
+        for r in 0..2 {
+            for c in 0..2 {
+                let l = p.cell(r, c).label.clone();
+                assert!(!l.contains('T') && !l.contains('V'), "{l}");
+            }
+        }
+    }
+
+    /// 64 threads, one value each, over a 4×16 tile (thread t at row t mod 4, column t / 4): threads
+    /// 32–63 are warp 1, so cells name warp and lane and are coloured by warp.
+    #[test]
+    fn tv_threads_past_a_warp_are_warps_and_lanes() {
+        let p = tv(&[4, 16], 64, 1, |t, _| vec![t % 4, t / 4]);
+        // Thread 37 = lane 5 of warp 1 sits at (1, 9).
+        assert_eq!(p.cell(1, 9).label, "W1 L5");
+        assert_eq!(p.cell(1, 9).sublabel, None);
+        assert_eq!(p.cell(3, 7).label, "W0 L31");
+        assert_ne!(p.cell(3, 7).group, p.cell(0, 8).group);
+        assert_eq!(p.cell(0, 0).group, p.cell(3, 7).group);
+        assert_eq!(
+            p.legend.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+            ["warp 0", "warp 1"]
+        );
+        assert_eq!(
+            p.notes[1],
+            "CuTe's thread T is lane L of warp W (T = 32·W + L); its one value V0 is register 0"
+        );
+        assert!(marks(&p).contains(&Mark::Border(0)));
+    }
+
+    /// Brute force: every shown cell names the least (thread, value) pair mapping to it, as warp,
+    /// lane and register.
+    #[test]
+    fn tv_labels_are_the_least_pair_in_warp_lane_register_words() {
+        // 96 threads × 2 values over an 8×16 tile, threads 64–95 repeating threads 0–31.
+        let place = |t: u64, v: u64| {
+            let t = t % 64;
+            let x = t + 64 * v;
+            vec![x % 8, x / 8]
+        };
+        let p = tv(&[8, 16], 96, 2, place);
+        for (ri, &r) in p.row_index.iter().enumerate() {
+            for (ci, &c) in p.col_index.iter().enumerate() {
+                let pairs: Vec<(u64, u64)> = (0..96)
+                    .flat_map(|t| (0..2).map(move |v| (t, v)))
+                    .filter(|&(t, v)| place(t, v) == vec![r, c])
+                    .collect();
+                let (t, v) = pairs.iter().min().copied().unwrap();
+                let cell = p.cell(ri, ci);
+                assert_eq!(cell.label, format!("W{} L{}", t / 32, t % 32));
+                let times = if pairs.len() > 1 {
+                    format!(" ×{}", pairs.len())
+                } else {
+                    String::new()
+                };
+                assert_eq!(cell.sublabel.clone().unwrap(), format!("r{v}{times}"));
+            }
+        }
     }
 
     #[test]
     fn tv_holes_are_hatched() {
         // Two threads, one value each, over a 1×3 tile: element 2 is held by nobody.
         let p = tv(&[1, 3], 2, 1, |t, _| vec![0, t]);
-        assert_eq!(p.cell(0, 1).label, "T1");
+        assert_eq!(p.cell(0, 1).label, "L1");
         assert!(p.cell(0, 2).padding);
         assert!(marks(&p).contains(&Mark::Padding));
         assert!(marks(&p).contains(&Mark::Border(0)));

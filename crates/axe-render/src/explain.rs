@@ -18,8 +18,8 @@ use crate::text::to_text;
 pub struct Explanation {
     /// The input, printed canonically.
     pub title: String,
-    /// (field, what it means here), in reading order.
-    pub fields: Vec<(String, String)>,
+    /// The facts, in reading order.
+    pub fields: Vec<Field>,
     /// Sizes in bytes (XLA inputs).
     pub sizes: Option<Sizes>,
     /// The Axe form and its padded shape (XLA inputs that have one).
@@ -29,6 +29,55 @@ pub struct Explanation {
     /// The picture of the layout.
     pub picture: Picture,
 }
+
+/// One fact of an explanation: its label in the text report (`tile (2,2)`), its key in JSON, fixed
+/// whatever the input (`tiles`), what the label names that varies with the input (`(2,2)`), and what it
+/// means here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// The label the text report shows.
+    pub label: String,
+    /// The JSON key: one of a fixed set, the same for every input.
+    pub key: &'static str,
+    /// What the label names that varies with the input (a tile, an axis, a number), or `None` when the
+    /// label is the key itself.
+    pub of: Option<String>,
+    /// What the fact means here.
+    pub text: String,
+}
+
+impl Field {
+    /// A fact whose label is its key.
+    pub fn plain(key: &'static str, text: String) -> Field {
+        Field {
+            label: key.to_string(),
+            key,
+            of: None,
+            text,
+        }
+    }
+
+    /// A fact about `of` (a tile, an axis, a number), labelled `label` in text and keyed `key` in JSON.
+    fn about(label: String, key: &'static str, of: String, text: String) -> Field {
+        Field {
+            label,
+            key,
+            of: Some(of),
+            text,
+        }
+    }
+}
+
+/// The JSON keys of facts that name something varying (`of`): each holds a list of `{of, text}`.
+pub const LISTED_KEYS: [&str; 7] = [
+    "tiles",
+    "tail padding alignment",
+    "element size in bits",
+    "memory space",
+    "split configs",
+    "dynamic shape metadata bytes",
+    "axes",
+];
 
 fn plural(n: i64, one: &str) -> String {
     if n == 1 {
@@ -70,10 +119,10 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
     let tiling = Tiling::new(a)?;
     let l = &a.layout;
     let dims = &tiling.logical;
-    let mut f: Vec<(String, String)> = Vec::new();
+    let mut f: Vec<Field> = Vec::new();
     let ty = a.element_type;
-    f.push((
-        "element type".into(),
+    f.push(Field::plain(
+        "element type",
         format!(
             "{ty}: {} bits, stored in {} each",
             ty.bits(),
@@ -81,8 +130,8 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
         ),
     ));
     let n: i64 = dims.iter().product();
-    f.push((
-        "dimensions".into(),
+    f.push(Field::plain(
+        "dimensions",
         format!("{} = {}", dims_text(dims), plural(n, "element")),
     ));
     let order: Vec<String> = l.minor_to_major.iter().map(|d| d.to_string()).collect();
@@ -107,8 +156,8 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
         ""
     };
     if !dims.is_empty() {
-        f.push((
-            "minor_to_major".into(),
+        f.push(Field::plain(
+            "minor_to_major",
             format!(
                 "{{{}}}: dimension {} varies fastest{style}; in memory order, major to minor, the dimensions are {} of sizes {}",
                 order.join(","),
@@ -148,19 +197,19 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
                 " (a later tile rearranges the expanded shape: within tiles, or across them)",
             );
         }
-        f.push((
-            if k == 0 {
-                format!("tile {}", tile)
-            } else {
-                format!("then {}", tile)
-            },
-            text,
-        ));
+        let label = if k == 0 {
+            format!("tile {}", tile)
+        } else {
+            format!("then {}", tile)
+        };
+        f.push(Field::about(label, "tiles", tile.to_string(), text));
         shape = tiling_shape_after(&tiling, k);
     }
     if l.tail_padding_alignment_in_elements != 1 {
-        f.push((
+        f.push(Field::about(
             format!("L({})", l.tail_padding_alignment_in_elements),
+            "tail padding alignment",
+            l.tail_padding_alignment_in_elements.to_string(),
             format!(
                 "the element count is rounded up to a multiple of {}",
                 l.tail_padding_alignment_in_elements
@@ -168,8 +217,10 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
         ));
     }
     if l.element_size_in_bits != 0 {
-        f.push((
+        f.push(Field::about(
             format!("E({})", l.element_size_in_bits),
+            "element size in bits",
+            l.element_size_in_bits.to_string(),
             format!(
                 "elements are packed {} bits apart (element i starts at bit i×{})",
                 l.element_size_in_bits, l.element_size_in_bits
@@ -177,8 +228,10 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
         ));
     }
     if l.memory_space != 0 {
-        f.push((
+        f.push(Field::about(
             format!("S({})", l.memory_space),
+            "memory space",
+            l.memory_space.to_string(),
             format!(
                 "the array lives in memory space {}: {}",
                 l.memory_space,
@@ -187,8 +240,10 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
         ));
     }
     for c in &l.split_configs {
-        f.push((
+        f.push(Field::about(
             format!("SC({}:...)", c.dimension),
+            "split configs",
+            c.dimension.to_string(),
             format!(
                 "physical dimension {} is split at {:?}",
                 c.dimension, c.split_indices
@@ -196,8 +251,10 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
         ));
     }
     if l.dynamic_shape_metadata_prefix_bytes > 0 {
-        f.push((
+        f.push(Field::about(
             format!("M({})", l.dynamic_shape_metadata_prefix_bytes),
+            "dynamic shape metadata bytes",
+            l.dynamic_shape_metadata_prefix_bytes.to_string(),
             format!(
                 "{} bytes of dynamic-shape metadata come before the data",
                 l.dynamic_shape_metadata_prefix_bytes
@@ -209,8 +266,8 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
     let form = to_axe(a).ok();
     if let Some(form) = &form {
         let padded: Vec<i64> = form.padded_shape.iter().map(|&p| p as i64).collect();
-        f.push((
-            "padded shape".into(),
+        f.push(Field::plain(
+            "padded shape",
             if padded == *dims {
                 format!("{}: no dimension needs padding", dims_text(dims))
             } else {
@@ -232,15 +289,15 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
                 dims_text(&expanded)
             ));
         }
-        f.push(("tile grid".into(), text));
+        f.push(Field::plain("tile grid", text));
     }
     let pct = if z.physical_bytes > 0 {
         100.0 * z.padding_bytes() as f64 / z.physical_bytes as f64
     } else {
         0.0
     };
-    f.push((
-        "bytes".into(),
+    f.push(Field::plain(
+        "bytes",
         format!(
             "logical {} B, XLA ArraySize {} B, physical {} B: {} B of padding ({pct:.1}% of the physical bytes){}",
             z.logical_bytes,
@@ -255,8 +312,8 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
         ),
     ));
     match &form {
-        Some(form) => f.push((
-            "Axe form".into(),
+        Some(form) => f.push(Field::plain(
+            "Axe form",
             format!(
                 "{} over {:?}, the elements being [{}]",
                 form.layout,
@@ -268,8 +325,8 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
                     .join(", ")
             ),
         )),
-        None => f.push((
-            "Axe form".into(),
+        None => f.push(Field::plain(
+            "Axe form",
             "none over a padded box (a later tile interleaves elements and padding)".into(),
         )),
     }
@@ -294,9 +351,9 @@ fn tiling_shape_after(t: &Tiling, k: usize) -> Vec<i64> {
 /// Explains an Axe layout over a shape.
 pub fn explain_axe(l: &Layout, shape: &[u64]) -> Result<Explanation> {
     l.check_admits(shape)?;
-    let mut f: Vec<(String, String)> = Vec::new();
-    f.push((
-        "size".into(),
+    let mut f: Vec<Field> = Vec::new();
+    f.push(Field::plain(
+        "size",
         format!("{} elements, viewed as {:?}", l.size(), shape),
     ));
     for a in l.axes() {
@@ -305,14 +362,16 @@ pub fn explain_axe(l: &Layout, shape: &[u64]) -> Result<Explanation> {
             AxisKind::Thread => "threads",
             AxisKind::Device => "devices",
         };
-        f.push((
+        f.push(Field::about(
             format!("axis {a}"),
+            "axes",
+            a.to_string(),
             format!("{kind}; the layout spans {} positions on it", l.span(&a)?),
         ));
     }
     let d: Vec<String> = l.shard().iter().map(|it| it.to_string()).collect();
-    f.push((
-        "shard D".into(),
+    f.push(Field::plain(
+        "shard D",
         format!(
             "{} iters; the index is written in their mixed radix, last fastest ({})",
             l.shard().len(),
@@ -320,22 +379,22 @@ pub fn explain_axe(l: &Layout, shape: &[u64]) -> Result<Explanation> {
         ),
     ));
     if !l.replica().is_empty() {
-        f.push((
-            "replica R".into(),
+        f.push(Field::plain(
+            "replica R",
             format!("every element is held {}", Replicas::of(l)?.times()),
         ));
     }
     if !l.offset().is_zero() {
-        f.push((
-            "offset O".into(),
+        f.push(Field::plain(
+            "offset O",
             format!("{} is added to every coordinate", l.offset()),
         ));
     }
     let c = l.canonicalize()?;
-    f.push(("canonical".into(), c.to_string()));
+    f.push(Field::plain("canonical", c.to_string()));
     match l.group(shape) {
-        Ok(g) => f.push((
-            "grouped".into(),
+        Ok(g) => f.push(Field::plain(
+            "grouped",
             format!(
                 "{} ({})",
                 g.layout,
@@ -345,8 +404,8 @@ pub fn explain_axe(l: &Layout, shape: &[u64]) -> Result<Explanation> {
                     .join(", ")
             ),
         )),
-        Err(e) => f.push((
-            "grouped".into(),
+        Err(e) => f.push(Field::plain(
+            "grouped",
             format!("does not group by {shape:?}: {e}"),
         )),
     }
@@ -371,10 +430,11 @@ pub fn to_text_report(e: &Explanation, colour: bool) -> String {
     let w = e
         .fields
         .iter()
-        .map(|(k, _)| k.chars().count())
+        .map(|f| f.label.chars().count())
         .max()
         .unwrap_or(0);
-    for (k, v) in &e.fields {
+    for f in &e.fields {
+        let (k, v) = (&f.label, &f.text);
         let _ = writeln!(s, "  {b}{k:<w$}{r}  {v}");
     }
     if let Some(p) = &e.numpy {

@@ -7,9 +7,10 @@
 //! A [`Holders`] keeps at most [`MAX_HOLDERS`] pairs (16 bytes each), whatever the layout's size.
 
 use crate::error::{RenderError, Result};
+use crate::legend::legend_by_colour;
 use crate::picture::{
     clip, corner_notes, first_appearances, fold_note, view, visible_covering, Cell, Groups, Kind,
-    Mark, Picture, MAX_COLS, MAX_LEGEND, MAX_ROWS,
+    Mark, Picture, MAX_COLS, MAX_ROWS,
 };
 
 /// The most (element, holder) pairs a [`Holders`] keeps.
@@ -109,6 +110,33 @@ impl Holders {
     /// The hardware dims (name, size), first fastest.
     pub fn dims(&self) -> &[(String, u64)] {
         &self.dims
+    }
+
+    /// The same pairs over other hardware `dims`: each holder's coordinates go through `f`, which must
+    /// give one coordinate per new dim, within its size. Errors as [`Holders::new`] and
+    /// [`Holders::add`] do (e.g. a coordinate `f` puts out of range).
+    pub(crate) fn regroup(
+        &self,
+        dims: &[(String, u64)],
+        f: impl Fn(&[u64]) -> Vec<u64>,
+    ) -> Result<Holders> {
+        let mut out = Holders::new(&self.shape, dims)?;
+        out.entries.reserve(self.entries.len());
+        for &(cell, flat) in &self.entries {
+            let holder = f(&self.unpack(flat));
+            if holder.len() != dims.len() || holder.iter().zip(dims).any(|(h, d)| *h >= d.1) {
+                return Err(bad(format!(
+                    "hardware input {holder:?} lies outside the dims {dims:?}"
+                )));
+            }
+            let flat = holder
+                .iter()
+                .zip(dims)
+                .rev()
+                .fold(0u64, |k, (&h, (_, s))| k * s + h);
+            out.entries.push((cell, flat));
+        }
+        Ok(out)
     }
 
     /// Sorts the pairs, so that [`Holders::at`] can find them.
@@ -275,7 +303,7 @@ pub(crate) fn holders_picture(title: String, mut h: Holders, style: Style) -> Re
                 .collect();
             let key = tiles.first().cloned().unwrap_or_default();
             let (group, new) = groups.of(&key);
-            if new && legend.len() < MAX_LEGEND {
+            if new {
                 let k: Vec<u64> = style.levels.first().map_or_else(Vec::new, |dims| {
                     dims.iter()
                         .map(|&d| coords.get(d).copied().unwrap_or(0))
@@ -295,13 +323,8 @@ pub(crate) fn holders_picture(title: String, mut h: Holders, style: Style) -> Re
             });
         }
     }
-    if groups.len() > legend.len() {
-        notes.push(format!(
-            "the legend lists {} of the {} colours in the picture",
-            legend.len(),
-            groups.len()
-        ));
-    }
+    let (legend, shared) = legend_by_colour(&legend);
+    notes.extend(shared);
     if replicated {
         notes.push(style.replicated);
     }

@@ -29,15 +29,6 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-/// `32×16`.
-fn dims_text(shape: &[u64]) -> String {
-    shape
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>()
-        .join("×")
-}
-
 /// The picture of a CuTe layout: its `print_layout` grid, or with `tv` its thread/value picture over
 /// the tile `shape` (`M,N`, or `N` for a one-row tile).
 fn cute(text: &str, tv: bool, shape: Option<&[u64]>) -> std::result::Result<Picture, String> {
@@ -159,7 +150,7 @@ fn cute_tv(text: &str, tile: &[u64]) -> std::result::Result<Picture, String> {
         };
         holders.add(&index, &[t, v]).map_err(err)?;
     }
-    tv_picture(&format!("TV layout {tv} over a {m}×{n} tile"), holders).map_err(err)
+    tv_picture(&format!("TV layout {tv} over the tile {tile:?}"), holders).map_err(err)
 }
 
 /// The picture of a Triton linear layout (its out-dims are the tensor; `shape`, if given, must match) or
@@ -177,13 +168,60 @@ fn triton(text: &str, shape: Option<&[u64]>) -> std::result::Result<Picture, Str
                 ));
             }
         }
-        return linear_picture(&ll, t);
+        return with_aliases(linear_picture(&ll, &defining_line(t)), t);
     }
     let g = parse_gluon(t).map_err(err)?;
     let shape = shape.ok_or("a Gluon layout is drawn over a tensor shape: --shape 32,16")?;
-    let title = format!("{t} over {}", dims_text(shape));
+    let title = format!("{} over {shape:?}", defining_line(t));
+    with_aliases(gluon_picture(&g, shape, &title), t)
+}
+
+/// A layout's text split into its TTGIR alias lines (`#mma = #ttg.nvidia_mma<...>`, each a line of
+/// its own before the layout) and the layout itself: the rest, on one line (a title is one line).
+fn split_aliases(t: &str) -> (Vec<&str>, String) {
+    let lines: Vec<&str> = t.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let is_alias = |l: &str| {
+        l.strip_prefix('#').is_some_and(|rest| {
+            let name = rest.split('=').next().unwrap_or("").trim();
+            rest.contains('=')
+                && !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        })
+    };
+    let n = lines.iter().take_while(|l| is_alias(l)).count();
+    let n = n.min(lines.len().saturating_sub(1));
+    (lines[..n].to_vec(), lines[n..].join(" "))
+}
+
+/// The one-line title of a layout's text: the layout without its alias lines ([`split_aliases`]).
+fn defining_line(t: &str) -> String {
+    split_aliases(t).1
+}
+
+/// `picture` (titled by the layout's [`defining_line`]) with the alias lines of `t` kept as a note under
+/// the title: `where #mma = #ttg.nvidia_mma<...>`.
+fn with_aliases(
+    picture: std::result::Result<Picture, String>,
+    t: &str,
+) -> std::result::Result<Picture, String> {
+    let mut p = picture?;
+    let (aliases, _) = split_aliases(t);
+    if !aliases.is_empty() {
+        p.notes.insert(0, format!("where {}", aliases.join("; ")));
+    }
+    Ok(p)
+}
+
+/// The picture of Gluon layout `g` over `shape`, titled `title`.
+fn gluon_picture(
+    g: &axe_triton::gluon::GluonLayout,
+    shape: &[u64],
+    title: &str,
+) -> std::result::Result<Picture, String> {
     match g.to_linear(shape) {
-        Ok(ll) => linear_picture(&ll, &title),
+        Ok(ll) => linear_picture(&ll, title),
         Err(why) => {
             let axe = g
                 .to_axe(shape)
@@ -196,7 +234,7 @@ fn triton(text: &str, shape: Option<&[u64]>) -> std::result::Result<Picture, Str
                     .add(index, &unpack(k as u64, &hw.in_dims))
                     .map_err(err)?;
             }
-            hardware_picture(&title, holders).map_err(err)
+            hardware_picture(title, holders).map_err(err)
         }
     }
 }
@@ -228,4 +266,42 @@ fn unpack(mut k: u64, dims: &[(String, u64)]) -> Vec<u64> {
             v
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    const MMA: &str = "#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], CTAsPerCGA = [1, 1], CTASplitNum = [1, 1], CTAOrder = [1, 0], instrShape = [16, 8]}>";
+    const DOT: &str = "#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>";
+
+    #[test]
+    fn alias_lines_split_from_the_layout() {
+        let text = format!("{MMA}\n{DOT}\n");
+        assert_eq!(split_aliases(&text), (vec![MMA], DOT.to_string()));
+        // One line: no aliases.
+        assert_eq!(split_aliases(DOT), (vec![], DOT.to_string()));
+        // A layout broken over lines (no alias header) is joined, not cut to its last line.
+        let broken = "BlockedLayout(size_per_thread=[1, 4],\n  threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])";
+        let (aliases, layout) = split_aliases(broken);
+        assert!(aliases.is_empty());
+        assert_eq!(
+            layout,
+            "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])"
+        );
+    }
+
+    /// The title of a picture of an aliased layout is its defining line; the alias is a note.
+    #[test]
+    fn an_aliased_layout_has_a_one_line_title() {
+        let text = format!("{MMA}\n{DOT}");
+        let p = triton_picture(&text, Some(&[64, 16])).unwrap();
+        assert_eq!(p.title, format!("{DOT} over [64, 16]"));
+        assert_eq!(p.notes[0], format!("where {MMA}"));
+        for t in [crate::to_svg(&p), crate::to_text(&p, false)] {
+            let title_line = t.lines().find(|l| l.contains("dot_op")).unwrap();
+            assert!(title_line.contains("over [64, 16]"), "{title_line}");
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub mod explain;
 mod holders;
 #[cfg(feature = "kernels")]
 mod kernels;
+mod legend;
 mod memory;
 mod picture;
 mod png;
@@ -31,9 +32,10 @@ pub use error::{RenderError, Result};
 pub use holders::{Holders, MAX_HOLDERS};
 #[cfg(feature = "kernels")]
 pub use kernels::{cute_picture, triton_picture};
+pub use legend::COLOURS;
 pub use memory::memory_picture;
 pub use picture::{
-    Cell, Kind, Mark, Picture, Slot, MAX_COLS, MAX_LABEL, MAX_LEGEND, MAX_ROWS, MAX_STRIP,
+    one_line, Cell, Kind, Mark, Picture, Slot, MAX_COLS, MAX_LABEL, MAX_LEGEND, MAX_ROWS, MAX_STRIP,
 };
 pub use png::{to_png, to_png_with, Fonts, FONT_FAMILY, MAX_PNG_PIXELS};
 pub use replicas::MAX_REPLICAS;

@@ -18,8 +18,8 @@ pub const MAX_ROWS: usize = 16;
 pub const MAX_COLS: usize = 24;
 /// The most memory slots the memory-order strip shows.
 pub const MAX_STRIP: usize = 48;
-/// The most colour-legend entries a picture lists.
-pub const MAX_LEGEND: usize = 16;
+/// The most colour-legend entries a picture lists: one per colour ([`crate::COLOURS`]), never two for one colour.
+pub const MAX_LEGEND: usize = crate::legend::COLOURS;
 /// The most characters of a cell label (longer ones end in `…`).
 pub const MAX_LABEL: usize = 32;
 
@@ -124,8 +124,8 @@ impl Picture {
         let after = |idx: &[u64], total: u64| idx.last().map_or(total > 0, |&l| l + 1 < total);
         Picture {
             kind,
-            title,
-            notes,
+            title: one_line(&title),
+            notes: notes.iter().map(|n| one_line(n)).collect(),
             rows: row_index.len(),
             cols: col_index.len(),
             more_rows: after(&row_index, total_rows),
@@ -352,7 +352,7 @@ pub(crate) fn fold_note(
     Some(if parts.is_empty() {
         format!("every row and column left out repeats the {what} of a row or column shown")
     } else {
-        format!("not every {what} is shown: {}", parts.join("; "))
+        format!("not all {what} are shown: {}", parts.join("; "))
     })
 }
 
@@ -443,6 +443,19 @@ fn folded_before_any(index: &[u64]) -> bool {
     (1..index.len()).any(|i| folded_before(index, i))
 }
 
+/// `text` on one line: its lines, trimmed and without the empty ones, joined with `; ` (a title or note is
+/// one line of text, SVG and PNG).
+pub fn one_line(text: &str) -> String {
+    if !text.contains(['\n', '\r']) {
+        return text.to_string();
+    }
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// `label` cut to [`MAX_LABEL`] characters (the last one `…` when cut).
 pub(crate) fn clip(label: String) -> String {
     if label.chars().count() <= MAX_LABEL {
@@ -468,11 +481,6 @@ impl Groups {
                 (n, true)
             }
         }
-    }
-
-    /// How many groups there are.
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
     }
 }
 

@@ -7,7 +7,7 @@ use crate::picture::{Kind, Mark, Picture};
 use crate::png::FONT_FAMILY;
 
 /// Fill colours for colour groups (light, distinct, readable under black text).
-pub const PALETTE: [&str; 12] = [
+pub const PALETTE: [&str; crate::COLOURS] = [
     "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d",
     "#9edae5", "#e7cb94", "#bdbdbd", "#cedb9c",
 ];

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::picture::{Cell, Mark, Picture};
 
 /// 256-colour background codes matching the SVG palette's order.
-const ANSI: [u8; 12] = [153, 223, 151, 217, 183, 181, 218, 187, 159, 223, 250, 193];
+const ANSI: [u8; crate::COLOURS] = [153, 223, 151, 217, 183, 181, 218, 187, 159, 223, 250, 193];
 
 /// `s` right-aligned in `w` characters (never truncated).
 fn right(s: &str, w: usize) -> String {
@@ -52,7 +52,7 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
             n.clone()
         } else {
             n.split("; ")
-                .filter(|part| !part.starts_with("colour: "))
+                .filter(|part| !part.starts_with("colour: ") && !part.starts_with("colours: "))
                 .collect::<Vec<_>>()
                 .join("; ")
         };
@@ -123,7 +123,7 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
                         .collect::<Vec<_>>()
                         .join(",")
                 ),
-                None => format!("{i}:pad"),
+                None => format!("{i}:·"),
             })
             .collect();
         let more = if (slots.len() as i64) < p.strip_total {
@@ -133,12 +133,9 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
         };
         let _ = writeln!(s, "memory order: {}{more}", slots.join(" "));
     }
-    for (g, text) in &p.legend {
-        if colour {
-            let _ = writeln!(s, "\x1b[48;5;{}m  \x1b[0m {text}", ANSI[g % ANSI.len()]);
-        } else {
-            let _ = writeln!(s, "[{g}] {text}");
-        }
+    // A legend without colours says nothing the labels do not: it is left out.
+    for (g, text) in p.legend.iter().filter(|_| colour) {
+        let _ = writeln!(s, "\x1b[48;5;{}m  \x1b[0m {text}", ANSI[g % ANSI.len()]);
     }
     for (mark, text) in &p.marks {
         let sign = match mark {
@@ -151,4 +148,41 @@ pub fn to_text(p: &Picture, colour: bool) -> String {
         let _ = writeln!(s, "{sign} {text}");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Lanes 0–15 of a 4×4 tile, one each: 16 owners over 12 colours.
+    fn lanes() -> Picture {
+        let dims = [("lane".to_string(), 16)];
+        let mut h = crate::Holders::new(&[4, 4], &dims).unwrap();
+        for l in 0..16 {
+            h.add(&[l / 4, l % 4], &[l]).unwrap();
+        }
+        crate::hardware_picture("lanes", h).unwrap()
+    }
+
+    /// Without colours the legend and the notes about colours are left out; with them, each colour is
+    /// listed once.
+    #[test]
+    fn a_legend_only_with_colours() {
+        let p = lanes();
+        let plain = to_text(&p, false);
+        assert!(!plain.contains("lane 0"), "{plain}");
+        assert!(!plain.contains("colour"), "{plain}");
+        let coloured = to_text(&p, true);
+        assert!(coloured.contains("lane 0, 12"), "{coloured}");
+        assert!(
+            coloured.contains("colours: 16 owners share the 12 colours"),
+            "{coloured}"
+        );
+        assert_eq!(
+            coloured.matches("\x1b[48;5;153m  ").count(),
+            1,
+            "{coloured}"
+        );
+    }
 }

@@ -57,14 +57,23 @@ fn a_million_replicas_cost_what_a_thousand_do() {
 }
 
 #[test]
-fn the_legend_lists_at_most_sixteen_colours_and_says_so() {
+fn the_legend_lists_each_colour_once_and_says_owners_share_them() {
     let layout: Layout = "S[(16,16):(1@gpuid,16@gpuid)]".parse().unwrap();
     let p = axe_picture(&layout, &[16, 16]).unwrap();
     assert_eq!(p.legend.len(), axe_render::MAX_LEGEND);
+    // One entry per colour: no colour listed twice.
+    let mut colours: Vec<usize> = p
+        .legend
+        .iter()
+        .map(|(g, _)| g % axe_render::COLOURS)
+        .collect();
+    colours.sort_unstable();
+    colours.dedup();
+    assert_eq!(colours.len(), p.legend.len());
     assert!(
         p.notes
             .iter()
-            .any(|n| n.contains("the legend lists 16 of the 256 colours")),
+            .any(|n| n.starts_with("colours: 256 owners share the 12 colours")),
         "{:?}",
         p.notes
     );

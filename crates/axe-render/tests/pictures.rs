@@ -181,6 +181,25 @@ fn tensor_core_threads_and_mesh_devices() {
     );
 }
 
+/// A CuTe TV layout's Axe form (tile onto `tid` and `val`) names its threads `T`, as every picture
+/// names a thread axis, and its notes read in plain plurals.
+#[test]
+fn a_tid_axis_is_labelled_t() {
+    let p = axe_picture(
+        &"S[(4,2,2,8):(1@tid,1@val,2@val,4@tid)]".parse().unwrap(),
+        &[128],
+    )
+    .unwrap();
+    assert_eq!(p.cells[0].label, "T0");
+    assert_eq!(p.cells[1].label, "T4");
+    assert!(p.notes[0].contains("(T = tid)"), "{:?}", p.notes);
+    assert!(
+        p.notes.iter().all(|n| !n.contains("every tids")),
+        "{:?}",
+        p.notes
+    );
+}
+
 #[test]
 fn large_layouts_show_a_labelled_corner() {
     let s = axe_xla::parse_shape("bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}").unwrap();
