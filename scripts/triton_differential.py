@@ -22,8 +22,9 @@ from triton._C.libtriton import ir, gluon_ir
 from triton._C.libtriton.linear_layout import LinearLayout as LL
 from triton.experimental.gluon import language as gl
 
-from triton_differential_cases import (named_cases, rand_amd_case, rand_amd_dot_case, rand_linear_gluon_case,
-                                       rand_mma_case, rand_more_cta_case, rand_multi_cta_case, rand_padded_case)
+from triton_differential_cases import (named_cases, rand_amd_case, rand_amd_dot_case, rand_batched_nvmma_case,
+                                       rand_linear_gluon_case, rand_mma_case, rand_more_cta_case,
+                                       rand_multi_cta_case, rand_padded_case, rand_wmma_dot_case)
 
 IN_NAMES = ["register", "lane", "warp", "block"]
 
@@ -318,6 +319,25 @@ def main():
             bump(c, "wmma_agree", ok)
 
     stats["amd_dot_operands"] = forked(rand_amd_dot_case, a.cases // 4, {"agree": 0, "both_refused": 0}, adot_tally)
+    # Operands of batched NVMMA dots (Ampere A and B, Hopper A) and rank-3 Hopper accumulators.
+    def batched_tally(c, text, lay, shape, ok):
+        kind = "hopper" if "version=[3, 0]" in text else "ampere"
+        bump(c, kind + ("_accumulator" if text.startswith("NVMMA") else "_dot") + "_agree", ok)
+        if "cga_layout=[[" in text:
+            bump(c, "cga_agree", ok)
+
+    stats["batched_nvmma_dot"] = forked(rand_batched_nvmma_case, a.cases // 4, {"agree": 0, "both_refused": 0},
+                                        batched_tally)
+
+    # Operands of wmma dots whose parent has register bases, rank 3 or CTAs.
+    def wmma_dot_tally(c, text, lay, shape, ok):
+        p = lay.parent
+        bump(c, "reg_bases_agree", ok if p.reg_bases else 0)
+        bump(c, "rank3_agree", ok if len(shape) == 3 else 0)
+        bump(c, "cga_agree", ok if p.cga_layout else 0)
+
+    stats["wmma_dot_more"] = forked(rand_wmma_dot_case, a.cases // 4, {"agree": 0, "both_refused": 0},
+                                    wmma_dot_tally)
     # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon
     # form and that attribute.
     pad = {"agree": 0, "attr_agree": 0, "cga_agree": 0, "both_refused": 0}

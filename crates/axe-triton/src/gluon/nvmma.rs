@@ -20,12 +20,20 @@ pub(crate) fn accumulator(
     shape: &[u64],
 ) -> Result<LinearLayout> {
     let rank = shape.len();
-    if rank != warps_per_cta.len() || !(2..=3).contains(&rank) || (rank == 3 && version != 2) {
+    if rank != warps_per_cta.len() || !(2..=3).contains(&rank) {
         return Err(TritonError::Gluon(format!(
-            "an NVMMADistributedLayout with {} warps_per_cta entries does not lay out rank {rank} \
-             (rank 2, or 3 for version [2, 0])",
+            "an NVMMADistributedLayout with {} warps_per_cta entries does not lay out rank {rank}",
             warps_per_cta.len()
         )));
+    }
+    if rank == 3 && version != 2 {
+        // Triton 3.9 aborts here: its Hopper tile has two dims, the tensor three. (Its dot operands
+        // are laid out: see `dot`.)
+        return Err(TritonError::Gluon(
+            "a batched (rank-3) Hopper NVMMADistributedLayout has no accumulator layout: Triton 3.9's \
+             Hopper tile has two dims (its dot operand A has one)"
+                .to_string(),
+        ));
     }
     let (m, n) = (rank - 2, rank - 1);
     let at = |row: u64, col: u64| {

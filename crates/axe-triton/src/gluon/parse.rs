@@ -263,13 +263,12 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
                 }
                 _ => false,
             };
-            let batched = warps_per_cta.len() == 3;
-            if !ok || !(2..=3).contains(&warps_per_cta.len()) || (batched && version[0] != 2) {
+            if !ok || !(2..=3).contains(&warps_per_cta.len()) {
                 return Err(error_at(
                     src,
                     v.at,
                     "expected version [2, 0] with instr_shape [16, 8] and two warps_per_cta (or [1, 16, 8] and \
-                     three, batched), or [3, 0] with [16, n, k] and two",
+                     three, batched), or [3, 0] with [16, n, k] and two or three",
                 ));
             }
             Ok(with_cga(
@@ -458,13 +457,6 @@ fn dot_operand(
     } else {
         rank - 2
     };
-    if matches!(parent, GluonLayout::AmdWmma { .. }) && !cga.is_empty() {
-        return Err(error_at(
-            src,
-            parent_v.at,
-            "dot operands of a multi-CTA AMDWMMALayout are not supported",
-        ));
-    }
     // (Triton splits an MFMA operand over CTAs as its parent, K too.)
     let amd = matches!(parent, GluonLayout::AmdMfma { .. });
     let cga = cga

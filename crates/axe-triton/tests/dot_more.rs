@@ -1,0 +1,229 @@
+//! Dot operands of batched NVMMA parents (Ampere and Hopper) and of AMD WMMA parents with register
+//! bases, a batch dim or CTAs; rank-3 Hopper accumulators; distributed linear layouts whose bases
+//! coincide past the tensor. Each expected answer is Triton 3.9's (`GluonOpBuilder.to_linear_layout`)
+//! for a case written here.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use axe_triton::gluon::parse_gluon;
+
+fn linear(text: &str, shape: &[u64]) -> String {
+    parse_gluon(text)
+        .unwrap()
+        .to_linear(shape)
+        .unwrap()
+        .to_json()
+}
+
+fn refused(text: &str, shape: &[u64]) -> bool {
+    parse_gluon(text).and_then(|g| g.to_linear(shape)).is_err()
+}
+
+const AMPERE3: &str =
+    "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[2, 2, 2], instr_shape=[1, 16, 8])";
+
+#[test]
+fn batched_ampere_operands_put_the_batch_last() {
+    // A: the 16 × 16 tile of k_width 2 on dims 1 and 2; the warp along K (the columns) holds copies,
+    // then one along M, then one along the batch; more registers: K, then M, then the batch.
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=0, parent={AMPERE3}, k_width=2)"),
+            &[8, 64, 64]
+        ),
+        r#"{"in": {"register": [[0, 0, 1], [0, 8, 0], [0, 0, 8], [0, 0, 16], [0, 0, 32], [0, 32, 0], [2, 0, 0], [4, 0, 0]], "lane": [[0, 0, 2], [0, 0, 4], [0, 1, 0], [0, 2, 0], [0, 4, 0]], "warp": [[0, 0, 0], [0, 16, 0], [1, 0, 0]], "block": []}, "out": {"dim0": 8, "dim1": 64, "dim2": 64}}"#
+    );
+    // B: K along dim 1; the warp along M (K for B) holds copies.
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=1, parent={AMPERE3}, k_width=2)"),
+            &[2, 32, 32]
+        ),
+        r#"{"in": {"register": [[0, 1, 0], [0, 8, 0], [0, 16, 0], [0, 0, 16]], "lane": [[0, 2, 0], [0, 4, 0], [0, 0, 1], [0, 0, 2], [0, 0, 4]], "warp": [[0, 0, 8], [0, 0, 0], [1, 0, 0]], "block": []}, "out": {"dim0": 2, "dim1": 32, "dim2": 32}}"#
+    );
+    // One batch of one tile: every warp holds copies.
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=0, parent={AMPERE3}, k_width=2)"),
+            &[1, 16, 16]
+        ),
+        r#"{"in": {"register": [[0, 0, 1], [0, 8, 0], [0, 0, 8]], "lane": [[0, 0, 2], [0, 0, 4], [0, 1, 0], [0, 2, 0], [0, 4, 0]], "warp": [[0, 0, 0], [0, 0, 0], [0, 0, 0]], "block": []}, "out": {"dim0": 1, "dim1": 16, "dim2": 16}}"#
+    );
+}
+
+#[test]
+fn batched_ampere_operands_over_ctas_hold_k_whole() {
+    let parent = "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[2, 2, 2], instr_shape=[1, 16, 8], cga_layout=[[0, 1, 0], [0, 0, 1], [1, 0, 0]])";
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=0, parent={parent}, k_width=2)"),
+            &[4, 64, 64]
+        ),
+        r#"{"in": {"register": [[0, 0, 1], [0, 8, 0], [0, 0, 8], [0, 0, 16], [0, 0, 32]], "lane": [[0, 0, 2], [0, 0, 4], [0, 1, 0], [0, 2, 0], [0, 4, 0]], "warp": [[0, 0, 0], [0, 16, 0], [1, 0, 0]], "block": [[0, 32, 0], [0, 0, 0], [2, 0, 0]]}, "out": {"dim0": 4, "dim1": 64, "dim2": 64}}"#
+    );
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=1, parent={parent}, k_width=2)"),
+            &[4, 64, 64]
+        ),
+        r#"{"in": {"register": [[0, 1, 0], [0, 8, 0], [0, 16, 0], [0, 32, 0], [0, 0, 16]], "lane": [[0, 2, 0], [0, 4, 0], [0, 0, 1], [0, 0, 2], [0, 0, 4]], "warp": [[0, 0, 8], [0, 0, 0], [1, 0, 0]], "block": [[0, 0, 0], [0, 0, 32], [2, 0, 0]]}, "out": {"dim0": 4, "dim1": 64, "dim2": 64}}"#
+    );
+}
+
+#[test]
+fn batched_hopper_has_an_operand_a_but_no_accumulator() {
+    // Triton reads the tile's M from instr_shape[rank - 2]: 32 here, so two register groups along M.
+    // The warps go along the rows first (Hopper), then the columns (K: copies), then the batch.
+    let parent =
+        "NVMMADistributedLayout(version=[3, 0], warps_per_cta=[2, 4, 2], instr_shape=[16, 32, 16])";
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=0, parent={parent}, k_width=2)"),
+            &[4, 64, 64]
+        ),
+        r#"{"in": {"register": [[0, 0, 1], [0, 8, 0], [0, 16, 0], [0, 0, 8], [0, 0, 16], [0, 0, 32], [2, 0, 0]], "lane": [[0, 0, 2], [0, 0, 4], [0, 1, 0], [0, 2, 0], [0, 4, 0]], "warp": [[0, 32, 0], [0, 0, 0], [0, 0, 0], [1, 0, 0]], "block": []}, "out": {"dim0": 4, "dim1": 64, "dim2": 64}}"#
+    );
+    // Registers past a tensor smaller than the tile hold copies.
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=0, parent={parent}, k_width=2)"),
+            &[1, 16, 16]
+        ),
+        r#"{"in": {"register": [[0, 0, 1], [0, 8, 0], [0, 0, 0], [0, 0, 8]], "lane": [[0, 0, 2], [0, 0, 4], [0, 1, 0], [0, 2, 0], [0, 4, 0]], "warp": [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]], "block": []}, "out": {"dim0": 1, "dim1": 16, "dim2": 16}}"#
+    );
+    // wgmma reads B from shared memory; Triton 3.9 aborts on the rank-3 Hopper accumulator.
+    assert!(refused(
+        &format!("DotOperandLayout(operand_index=1, parent={parent}, k_width=2)"),
+        &[1, 16, 16]
+    ));
+    assert!(refused(parent, &[2, 64, 64]));
+    // An M of 8 (fp64's m8n8k4) makes the tile 8 × 4·k_width: no second group along M or K.
+    assert_eq!(
+        linear(
+            "DotOperandLayout(operand_index=0, parent=NVMMADistributedLayout(version=[3, 0], warps_per_cta=[1, 4, 1], instr_shape=[16, 8, 16]), k_width=2)",
+            &[1, 16, 16]
+        ),
+        r#"{"in": {"register": [[0, 0, 1], [0, 0, 8]], "lane": [[0, 0, 2], [0, 0, 4], [0, 1, 0], [0, 2, 0], [0, 4, 0]], "warp": [[0, 8, 0], [0, 0, 0]], "block": []}, "out": {"dim0": 1, "dim1": 16, "dim2": 16}}"#
+    );
+    // An M below 8 is no tile (Triton refuses).
+    assert!(refused(
+        "DotOperandLayout(operand_index=0, parent=NVMMADistributedLayout(version=[3, 0], warps_per_cta=[1, 4, 1], instr_shape=[16, 4, 16]), k_width=2)",
+        &[1, 16, 16]
+    ));
+}
+
+#[test]
+fn wmma_operands_take_the_parents_register_bases_less_k() {
+    // The parent's register base moves 2 tiles along N: for A (K along dim 1) it moves nothing and is
+    // removed; for B it moves 2 · 16 columns, past the 64-column tensor, so it holds a copy (and the
+    // register for K = 64 comes after it).
+    let parent = "AMDWMMALayout(version=3, transposed=True, warp_bases=[[0, 1], [1, 0]], reg_bases=[[0, 2]], instr_shape=[32, 16, 64])";
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=0, parent={parent}, k_width=8)"),
+            &[64, 128]
+        ),
+        r#"{"in": {"register": [[0, 1], [0, 2], [0, 4], [0, 16], [0, 32], [0, 64], [32, 0]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 8]], "warp": [[0, 0], [16, 0]], "block": []}, "out": {"dim0": 64, "dim1": 128}}"#
+    );
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=1, parent={parent}, k_width=8)"),
+            &[128, 64]
+        ),
+        r#"{"in": {"register": [[1, 0], [2, 0], [4, 0], [16, 0], [32, 0], [0, 16], [0, 0], [64, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]], "warp": [[0, 32], [0, 0]], "block": []}, "out": {"dim0": 128, "dim1": 64}}"#
+    );
+    // RDNA3: the copies in the lanes, K registers for the half of K the lanes do not cover.
+    let parent = "AMDWMMALayout(version=1, transposed=False, warp_bases=[[0, 1], [1, 0]], reg_bases=[[0, 2]], instr_shape=[16, 16, 16])";
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=1, parent={parent}, k_width=8)"),
+            &[128, 64]
+        ),
+        r#"{"in": {"register": [[1, 0], [2, 0], [4, 0], [0, 32], [8, 0], [16, 0], [32, 0], [64, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 0]], "warp": [[0, 16], [0, 0]], "block": []}, "out": {"dim0": 128, "dim1": 64}}"#
+    );
+}
+
+#[test]
+fn batched_wmma_operands() {
+    let parent = "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 0, 0], [0, 1, 0]], reg_bases=[[0, 0, 1]], instr_shape=[16, 16, 16], rank=3)";
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=0, parent={parent}, k_width=4)"),
+            &[4, 32, 64]
+        ),
+        r#"{"in": {"register": [[0, 0, 1], [0, 0, 2], [0, 0, 8], [0, 0, 16], [0, 0, 32], [2, 0, 0]], "lane": [[0, 1, 0], [0, 2, 0], [0, 4, 0], [0, 8, 0], [0, 0, 4]], "warp": [[1, 0, 0], [0, 16, 0]], "block": []}, "out": {"dim0": 4, "dim1": 32, "dim2": 64}}"#
+    );
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=1, parent={parent}, k_width=4)"),
+            &[4, 64, 32]
+        ),
+        r#"{"in": {"register": [[0, 1, 0], [0, 2, 0], [0, 8, 0], [0, 0, 16], [0, 16, 0], [0, 32, 0], [2, 0, 0]], "lane": [[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 4, 0]], "warp": [[1, 0, 0], [0, 0, 0]], "block": []}, "out": {"dim0": 4, "dim1": 64, "dim2": 32}}"#
+    );
+}
+
+#[test]
+fn wmma_operands_over_ctas_hold_k_whole() {
+    let parent = "AMDWMMALayout(version=2, transposed=False, warp_bases=[[0, 1], [1, 0]], reg_bases=[], instr_shape=[16, 16, 16], cga_layout=[[1, 0], [0, 1]])";
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=0, parent={parent}, k_width=8)"),
+            &[64, 64]
+        ),
+        r#"{"in": {"register": [[0, 1], [0, 2], [0, 4], [0, 16], [0, 32]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 8]], "warp": [[0, 0], [16, 0]], "block": [[32, 0], [0, 0]]}, "out": {"dim0": 64, "dim1": 64}}"#
+    );
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=1, parent={parent}, k_width=8)"),
+            &[64, 64]
+        ),
+        r#"{"in": {"register": [[1, 0], [2, 0], [4, 0], [16, 0], [32, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]], "warp": [[0, 16], [0, 0]], "block": [[0, 0], [0, 32]]}, "out": {"dim0": 64, "dim1": 64}}"#
+    );
+}
+
+#[test]
+fn wmma_operands_are_checked_once_k_is_dropped() {
+    // The warp base [1, 1] moves both dims: the accumulator is no linear encoding, and neither is A
+    // (both warps then move 16 rows); B keeps [0, 16] and a copy, which is one.
+    let parent = "AMDWMMALayout(version=2, transposed=False, warp_bases=[[1, 1], [1, 0]], reg_bases=[], instr_shape=[16, 16, 16])";
+    assert!(refused(parent, &[64, 64]));
+    assert!(refused(
+        &format!("DotOperandLayout(operand_index=0, parent={parent}, k_width=8)"),
+        &[64, 64]
+    ));
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=1, parent={parent}, k_width=8)"),
+            &[64, 64]
+        ),
+        r#"{"in": {"register": [[1, 0], [2, 0], [4, 0], [16, 0], [32, 0], [0, 32]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]], "warp": [[0, 16], [0, 0]], "block": []}, "out": {"dim0": 64, "dim1": 64}}"#
+    );
+    // Bases that do not reach every tile of their extent are refused, as Triton's verifier does.
+    assert!(refused(
+        "DotOperandLayout(operand_index=1, parent=AMDWMMALayout(version=2, transposed=False, warp_bases=[[0, 2]], reg_bases=[], instr_shape=[16, 16, 16]), k_width=8)",
+        &[64, 64]
+    ));
+}
+
+#[test]
+fn distributed_linear_bases_may_coincide_past_the_tensor() {
+    // Two registers on element 1: over one element both are dropped and the CTA base becomes a copy;
+    // over two or more, two registers hold one element, which is no linear encoding.
+    let text = "DistributedLinearLayout(reg_bases=[[1], [1]], lane_bases=[], warp_bases=[], block_bases=[[2]], shape=[4])";
+    assert_eq!(
+        linear(text, &[1]),
+        r#"{"in": {"register": [], "lane": [], "warp": [], "block": [[0]]}, "out": {"dim0": 1}}"#
+    );
+    assert!(refused(text, &[2]));
+    assert!(refused(text, &[8]));
+    let text = "DistributedLinearLayout(reg_bases=[[2], [1]], lane_bases=[[2]], warp_bases=[], block_bases=[], shape=[4])";
+    assert_eq!(
+        linear(text, &[2]),
+        r#"{"in": {"register": [[1]], "lane": [[0]], "warp": [], "block": []}, "out": {"dim0": 2}}"#
+    );
+    assert!(refused(text, &[4]));
+    // A base moving a dim by 3 is refused whatever the tensor.
+    let text = "DistributedLinearLayout(reg_bases=[[1], [3]], lane_bases=[], warp_bases=[], block_bases=[], shape=[4])";
+    assert!(refused(text, &[1]));
+    assert!(refused(text, &[4]));
+}
