@@ -38,8 +38,12 @@ enum Read {
     /// `ctaLayout = {register = [...], warp = [...]}` of an AMD WMMA layout (Gluon's `reg_bases` and
     /// `warp_bases`).
     CtaLayout,
-    /// A parameter of an older printing that this reader does not convert.
-    Older,
+    /// `warpsPerCTA` of the older AMD WMMA printing (before `ctaLayout`): warps along the last dim
+    /// first, then the one before, in tiles (Gluon's `warp_bases` that say the same).
+    WmmaWarps,
+    /// `tilesPerWarp` of the older AMD WMMA printing: read where every entry is 1 (the registers it
+    /// adds otherwise follow the tensor's shape, which no `reg_bases` say).
+    WmmaTiles,
 }
 
 /// A kind of attribute: its Gluon constructor and its parameters `(name, how read, required)`.
@@ -131,8 +135,12 @@ const AMD_WMMA: &[(&str, Read, bool)] = &[
     ("isTranspose", Read::Arg("transposed"), false),
     ("ctaLayout", Read::CtaLayout, false),
     ("instrShape", Read::Arg("instr_shape"), false),
-    ("CGALayout", Read::Arg("cga_layout"), false),
-    ("warpsPerCTA", Read::Older, false),
+    ("warpsPerCTA", Read::WmmaWarps, false),
+    ("tilesPerWarp", Read::WmmaTiles, false),
+    CTA[0],
+    CTA[1],
+    CTA[2],
+    CTA[3],
 ];
 
 /// The kind named `kind` (`None` for kinds this reader does not take).
@@ -362,16 +370,19 @@ fn build<'a>(
             Read::Major => version.insert(0, value),
             Read::Minor => version.push(value),
             Read::CtaLayout => cta_layout(src, &value, &mut args)?,
-            Read::Older => {
-                return Err(error_at(
-                    src,
-                    *key_at,
-                    format!(
-                        "`{key}` is the older printing of `#ttg.{}` (before `ctaLayout = {{warp = [...]}}`), \
-                         not read: give `ctaLayout` or write AMDWMMALayout(...)",
-                        attr.kind
-                    ),
-                ))
+            Read::WmmaWarps => wmma_warps(src, &value, &mut args)?,
+            Read::WmmaTiles => {
+                if super::parse::ints(src, &value, "tilesPerWarp")?
+                    .iter()
+                    .any(|t| *t != 1)
+                {
+                    return Err(error_at(
+                        src,
+                        value.at,
+                        "tilesPerWarp other than 1 (the older WMMA printing) is not read: the registers \
+                         it adds depend on the tensor's shape, which no `reg_bases` say",
+                    ));
+                }
             }
         }
     }
@@ -468,6 +479,66 @@ fn build<'a>(
         at: attr.at,
         value: Value::Call(k.gluon.to_string(), args),
     })
+}
+
+/// `warpsPerCTA = [...]` of the older `#ttg.amd_wmma` printing as Gluon's `warp_bases` (and `rank` for
+/// three entries): Triton laid those warps out in whole tiles along the dims from the last to the first,
+/// so each power-of-two count `w` of dim `d` gives the bases `1, 2, ..., w / 2` along `d`.
+fn wmma_warps(src: &str, value: &Spanned, args: &mut Vec<(Option<String>, Spanned)>) -> Result<()> {
+    let counts = super::parse::ints(src, value, "warpsPerCTA")?;
+    if !(2..=3).contains(&counts.len()) {
+        return Err(error_at(
+            src,
+            value.at,
+            "warpsPerCTA has 2 entries (or 3, batched)",
+        ));
+    }
+    if let Some(w) = counts.iter().find(|w| !w.is_power_of_two()) {
+        return Err(error_at(
+            src,
+            value.at,
+            format!("warpsPerCTA entries are powers of two, not {w}"),
+        ));
+    }
+    if args
+        .iter()
+        .any(|(n, _)| matches!(n.as_deref(), Some("warp_bases" | "rank")))
+    {
+        return Err(error_at(
+            src,
+            value.at,
+            "`warpsPerCTA` says again what `ctaLayout` said (the older printing has one, the newer the other)",
+        ));
+    }
+    let rank = counts.len();
+    let at = value.at;
+    let int = |x: u64| Spanned {
+        at,
+        value: Value::Int(i64::try_from(x).unwrap_or(i64::MAX)),
+    };
+    let mut bases = Vec::new();
+    for d in (0..rank).rev() {
+        let mut v = 1;
+        while v < counts[d] {
+            let base = (0..rank).map(|j| int(if j == d { v } else { 0 })).collect();
+            bases.push(Spanned {
+                at,
+                value: Value::List(base),
+            });
+            v *= 2;
+        }
+    }
+    args.push((
+        Some("warp_bases".into()),
+        Spanned {
+            at,
+            value: Value::List(bases),
+        },
+    ));
+    if rank == 3 {
+        args.push((Some("rank".into()), int(3)));
+    }
+    Ok(())
 }
 
 /// `ctaLayout = {register = [...], warp = [...]}` as Gluon's `reg_bases` and `warp_bases` arguments.
