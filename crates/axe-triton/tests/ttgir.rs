@@ -203,6 +203,17 @@ fn every_attribute_kind_equals_its_constructor() {
         "AMDWMMALayout(version=3, transposed=False, warp_bases=[[0, 1], [0, 2]], reg_bases=[[1, 0]], instr_shape=[16, 16, 32])",
         &[32, 64],
     );
+    // Triton prints no rank for WMMA: three coordinates in its bases make it batched.
+    twins(
+        "#ttg.dot_op<{opIdx = 1, parent = #ttg.amd_wmma<{version = 1, isTranspose = true, ctaLayout = {register = [[0, 0, 0], [0, 1, 0]], warp = [[1, 0, 0]]}, CGALayout = [[0, 1, 0], [0, 0, 0]]}>, kWidth = 8}>",
+        "DotOperandLayout(operand_index=1, parent=AMDWMMALayout(version=1, transposed=True, warp_bases=[[1, 0, 0]], reg_bases=[[0, 0, 0], [0, 1, 0]], cga_layout=[[0, 1, 0], [0, 0, 0]], rank=3), k_width=8)",
+        &[4, 4, 64],
+    );
+    twins(
+        "#ttg.amd_wmma<{version = 2, isTranspose = false, ctaLayout = {}, CGALayout = [[1, 0, 0]]}>",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[], cga_layout=[[1, 0, 0]], rank=3)",
+        &[2, 16, 16],
+    );
     // The older WMMA printing: warps per CTA in whole tiles, along the last dim first.
     twins(
         "#ttg.amd_wmma<{version = 2, isTranspose = true, warpsPerCTA = [2, 4]}>",

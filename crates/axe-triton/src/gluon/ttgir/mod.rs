@@ -454,6 +454,30 @@ fn build<'a>(
             args.push((Some("cga_layout".into()), bases));
         }
     }
+    if k.gluon == "AMDWMMALayout" && !args.iter().any(|(n, _)| n.as_deref() == Some("rank")) {
+        // Triton prints no rank: its bases say it (three coordinates: batched). Without any base the
+        // text reads as rank 2.
+        let from_bases = args
+            .iter()
+            .find_map(|(n, v)| match (n.as_deref(), &v.value) {
+                (Some("warp_bases" | "reg_bases" | "cga_layout"), Value::List(b)) => {
+                    match b.first().map(|b| &b.value) {
+                        Some(Value::List(cs)) => Some((cs.len(), v.at)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            });
+        if let Some((3, at)) = rank.or(from_bases) {
+            args.push((
+                Some("rank".into()),
+                Spanned {
+                    at,
+                    value: Value::Int(3),
+                },
+            ));
+        }
+    }
     if k.gluon == "NVMMASharedLayout" && !args.iter().any(|(n, _)| n.as_deref() == Some("rank")) {
         // Triton prints the rank only where the CTA parameters do not say it.
         let from_cga = args
