@@ -264,6 +264,7 @@ def main():
         before = stats["agree"]
         check("ttg " + attr + " " + shape_s, axe.ask("gluon", attr, shape_s), theirs)
         bump(counts, "attr_agree", stats["agree"] - before)
+        golden.append(f"{attr}\t{shape_s}\t{json.dumps(theirs)}")
         same = axe.ask("same", text, attr)
         if same != "same":
             fails.append(("same " + text + " " + attr, same, "same"))

@@ -352,14 +352,14 @@ def rand_batched_nvmma_case(rng):
         parent = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=wpc,
                                            instr_shape=[16, 8 << rng.randrange(0, 4), 16], cga_layout=cga)
         if rng.random() < 0.15:
-            return parent, rand_shape(rng, 3, 7)
+            return parent, rand_shape(rng, 3, 7, bits=11)
         op = 1 if rng.random() < 0.1 else 0
     else:
         parent = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=wpc, instr_shape=[1, 16, 8],
                                            cga_layout=cga)
         op = rng.randrange(2)
     lay = gl.DotOperandLayout(operand_index=op, parent=parent, k_width=1 << rng.randrange(0, 4))
-    shape = rand_shape(rng, 3, 7)
+    shape = rand_shape(rng, 3, 7, bits=11)
     if rng.random() < 0.15:
         d = rng.randrange(3)
         lay = gl.SliceLayout(d, lay)
@@ -381,4 +381,4 @@ def rand_wmma_dot_case(rng):
                                warp_bases=rand_tile_bases(rng, rank, rng.randrange(0, 4)), reg_bases=reg,
                                instr_shape=rng.choice(instr), cga_layout=cga, rank=rank)
     lay = gl.DotOperandLayout(operand_index=rng.randrange(2), parent=parent, k_width=1 << rng.randrange(1, 5))
-    return lay, rand_shape(rng, rank, 8 if rank == 2 else 6)
+    return lay, rand_shape(rng, rank, 8 if rank == 2 else 6, bits=11)
