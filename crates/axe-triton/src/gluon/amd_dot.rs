@@ -9,6 +9,10 @@
 //! follow the accumulator's warps (dim by dim from the last, a batch last), so those along K lie past
 //! the tensor and hold copies; a larger tensor gets more registers, K first, then the other dim, then
 //! the batch.
+//!
+//! For `wmma` (see [`wmma_operand`]) the instruction tile is built likewise; the parent's register and
+//! warp bases (in tiles) follow with their moves along K dropped, so a batched parent, one with
+//! register bases and one over CTAs (whose CTA bits along K then hold copies) each have operands.
 
 use super::{fit, grow};
 use crate::error::{log2_exact, Result, TritonError};

@@ -1,14 +1,18 @@
 //! `DotOperandLayout`: the register layouts of the operands of a dot, laid out as Triton lays them out.
 //!
-//! * Under an `NVMMADistributedLayout` (Ampere `mma` for A and B, Hopper `wgmma` for A): one tile of
-//!   `16 × 8·k_width` (A) or `8·k_width × 8` (B) holds `k_width` consecutive K elements per register group,
-//!   then 4 lanes along K, 8 lanes along the other dim, a second register group along M (A only) and one
-//!   along K. Warps follow the accumulator's warp order (columns first on Ampere, rows first on Hopper);
-//!   the warps along K hold copies (their bases are zero). A larger tensor gets more registers, K first.
+//! * Under an `NVMMADistributedLayout` (Ampere `mma` for A and B, Hopper `wgmma` for A; rank 2 or
+//!   batched, rank 3 with the batch as dim 0): one tile of `M × 8·k_width` (A) or `8·k_width × 8` (B),
+//!   `M` being the parent's `instr_shape[rank - 2]` (16 for the usual shapes; with `M = 8` the tile's K
+//!   is `4·k_width`), holds `k_width` consecutive K elements per register group, then 4 lanes along K,
+//!   8 lanes along the other dim, register groups for the rest of `M` (A only) and one more along K.
+//!   Warps follow the accumulator's warp order (columns first on Ampere, rows first on Hopper, the
+//!   batch last); the warps along K hold copies (their bases are zero). A larger tensor gets more
+//!   registers: K, the other dim, the batch.
 //! * Under a `BlockedLayout` (FMA dots): every thread holds the whole K extent of the tensor, its other
 //!   dims as in the parent; lanes and warps along K hold copies.
 //!
-//! * Under an `AMDMFMALayout` or an `AMDWMMALayout`: see [`super::amd_dot`].
+//! * Under an `AMDMFMALayout` or an `AMDWMMALayout` (register bases, rank 3 and CTAs too): see
+//!   [`super::amd_dot`].
 //!
 //! Registers past a small tensor become zero (copies), as in Triton.
 

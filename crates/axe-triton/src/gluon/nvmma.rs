@@ -1,5 +1,6 @@
 //! NVIDIA's MMA accumulators, `NVMMADistributedLayout`: Ampere `mma` (version `[2, 0]`, instruction
-//! 16×8) and Hopper `wgmma` (version `[3, 0]`, instruction 16×n), rank 2, or batched (rank 3, Ampere).
+//! 16×8) and Hopper `wgmma` (version `[3, 0]`, instruction 16×n), rank 2, or batched (rank 3, Ampere;
+//! a batched Hopper layout has dot operands but, as in Triton 3.9, no accumulator layout).
 //!
 //! One instruction tile (rows are M, columns N): registers hold (row, col) pairs (0, 1) and (8, 0);
 //! lanes (0, 2), (0, 4), (1, 0), (2, 0), (4, 0); Hopper adds registers along the columns up to n. The

@@ -374,8 +374,8 @@ pub(super) fn with_cga(layout: GluonLayout, cga: Vec<Vec<u64>>) -> GluonLayout {
     }
 }
 
-/// `DotOperandLayout(operand_index, parent, k_width)` with an `NVMMADistributedLayout` or `BlockedLayout`
-/// parent.
+/// `DotOperandLayout(operand_index, parent, k_width)` with an `NVMMADistributedLayout`, `BlockedLayout`,
+/// `AMDMFMALayout` or `AMDWMMALayout` parent (multi-CTA ones too).
 fn dot_operand(
     src: &str,
     v: &Spanned,
@@ -447,8 +447,8 @@ fn dot_operand(
         _ => return Err(error_at(
             src,
             parent_v.at,
-            "a DotOperandLayout's parent must be an NVMMADistributedLayout, a BlockedLayout or an \
-                 AMDMFMALayout",
+            "a DotOperandLayout's parent must be an NVMMADistributedLayout, a BlockedLayout, an \
+                 AMDMFMALayout or an AMDWMMALayout",
         )),
     }
     let rank = parent.rank();
