@@ -227,3 +227,105 @@ fn distributed_linear_bases_may_coincide_past_the_tensor() {
     assert!(refused(text, &[1]));
     assert!(refused(text, &[4]));
 }
+
+mod laws {
+    use axe_triton::gluon::parse_gluon;
+    use axe_triton::LinearLayout;
+    use proptest::prelude::*;
+
+    /// The bases of `l` with tensor dim 0 dropped, in-dim by in-dim.
+    fn without_dim0(l: &LinearLayout) -> Vec<(String, Vec<Vec<u64>>)> {
+        l.in_dims()
+            .iter()
+            .map(|d| {
+                let bases = d.bases.iter().map(|b| b[1..].to_vec()).collect();
+                (d.name.clone(), bases)
+            })
+            .collect()
+    }
+
+    fn bases(l: &LinearLayout) -> Vec<(String, Vec<Vec<u64>>)> {
+        l.in_dims()
+            .iter()
+            .map(|d| (d.name.clone(), d.bases.clone()))
+            .collect()
+    }
+
+    fn list(b: &[Vec<u64>]) -> String {
+        let items: Vec<String> = b.iter().map(|v| format!("{v:?}")).collect();
+        format!("[{}]", items.join(", "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A batched Ampere operand over one batch is the rank-2 operand, with a batch coordinate of
+        /// zero everywhere: the batch adds nothing to one batch's layout.
+        #[test]
+        fn one_batch_of_a_batched_ampere_operand_is_the_plain_operand(
+            wm in 0u32..3, wn in 0u32..3, op in 0u64..2, kw in 0u32..4, m in 3u32..8, k in 3u32..8,
+        ) {
+            let (wm, wn, kw) = (1u64 << wm, 1u64 << wn, 1u64 << kw);
+            let (m, k) = (1u64 << m, 1u64 << k);
+            let two = format!(
+                "DotOperandLayout(operand_index={op}, parent=NVMMADistributedLayout(version=[2, 0], \
+                 warps_per_cta=[{wm}, {wn}], instr_shape=[16, 8]), k_width={kw})"
+            );
+            let three = format!(
+                "DotOperandLayout(operand_index={op}, parent=NVMMADistributedLayout(version=[2, 0], \
+                 warps_per_cta=[1, {wm}, {wn}], instr_shape=[1, 16, 8]), k_width={kw})"
+            );
+            let a = parse_gluon(&two).unwrap().to_linear(&[m, k]).unwrap();
+            let b = parse_gluon(&three).unwrap().to_linear(&[1, m, k]).unwrap();
+            prop_assert!(b.in_dims().iter().all(|d| d.bases.iter().all(|v| v[0] == 0)));
+            prop_assert_eq!(without_dim0(&b), bases(&a));
+        }
+
+        /// Likewise for WMMA: a rank-3 parent whose bases never move the batch, over one batch, gives
+        /// the rank-2 parent's operand.
+        #[test]
+        fn one_batch_of_a_batched_wmma_operand_is_the_plain_operand(
+            version in 1u64..4, transposed in any::<bool>(), op in 0u64..2,
+            moves in proptest::collection::vec(0usize..3, 0..4), regs in 0usize..3,
+            m in 4u32..8, n in 4u32..8,
+        ) {
+            // Unit moves in tiles: along dim 0, dim 1 (each the next power of two) or none.
+            let mut next = [1u64, 1u64];
+            let mut two_d: Vec<Vec<u64>> = Vec::new();
+            for d in moves {
+                let mut b = vec![0u64, 0];
+                if d < 2 {
+                    b[d] = next[d];
+                    next[d] *= 2;
+                }
+                two_d.push(b);
+            }
+            let regs = regs.min(two_d.len());
+            let (reg2, warp2) = two_d.split_at(regs);
+            let lift = |bs: &[Vec<u64>]| -> Vec<Vec<u64>> {
+                bs.iter().map(|b| vec![0, b[0], b[1]]).collect()
+            };
+            let kw = if version == 1 { 8 } else { 4 };
+            let t = if transposed { "True" } else { "False" };
+            let instr = if version == 3 { "[16, 16, 32]" } else { "[16, 16, 16]" };
+            let two = format!(
+                "DotOperandLayout(operand_index={op}, parent=AMDWMMALayout(version={version}, transposed={t}, \
+                 warp_bases={}, reg_bases={}, instr_shape={instr}), k_width={kw})",
+                list(warp2), list(reg2)
+            );
+            let three = format!(
+                "DotOperandLayout(operand_index={op}, parent=AMDWMMALayout(version={version}, transposed={t}, \
+                 warp_bases={}, reg_bases={}, instr_shape={instr}, rank=3), k_width={kw})",
+                list(&lift(warp2)), list(&lift(reg2))
+            );
+            let (m, n) = (1u64 << m, 1u64 << n);
+            let a = parse_gluon(&two).unwrap().to_linear(&[m, n]);
+            let b = parse_gluon(&three).unwrap().to_linear(&[1, m, n]);
+            match (a, b) {
+                (Ok(a), Ok(b)) => prop_assert_eq!(without_dim0(&b), bases(&a)),
+                (Err(_), Err(_)) => {}
+                (a, b) => prop_assert!(false, "{two}: {a:?} vs {three}: {b:?}"),
+            }
+        }
+    }
+}
