@@ -382,3 +382,19 @@ def rand_wmma_dot_case(rng):
                                instr_shape=rng.choice(instr), cga_layout=cga, rank=rank)
     lay = gl.DotOperandLayout(operand_index=rng.randrange(2), parent=parent, k_width=1 << rng.randrange(1, 5))
     return lay, rand_shape(rng, rank, 8 if rank == 2 else 6, bits=11)
+
+
+def rand_ampere_instr_case(rng):
+    """An Ampere accumulator or dot operand with a random `instr_shape` (two or three entries of 4 to
+    64, the usual [16, 8] among them) over rank 2 or 3: Triton takes the tile from it as it stands (one
+    entry per tensor dim for the accumulator, M at `rank - 2` for an operand) and refuses what is no
+    tile."""
+    rank = rng.choice([2, 2, 3])
+    instr = [rng.choice([4, 8, 16, 16, 32, 64]) for _ in range(rng.choice([2, 2, 3]))]
+    if rng.random() < 0.2:
+        instr = [1, 16, 8] if rank == 3 else [16, 8]
+    lay = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1 << rng.randrange(0, 3) for _ in range(rank)],
+                                    instr_shape=instr, cga_layout=rand_cga(rng, rank) if rng.random() < 0.2 else [])
+    if rng.random() < 0.5:
+        lay = gl.DotOperandLayout(operand_index=rng.randrange(2), parent=lay, k_width=1 << rng.randrange(0, 4))
+    return lay, rand_shape(rng, rank, 7, bits=11)

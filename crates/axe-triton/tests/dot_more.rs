@@ -113,6 +113,67 @@ fn batched_hopper_has_an_operand_a_but_no_accumulator() {
 }
 
 #[test]
+fn ampere_tiles_follow_the_instruction_shape() {
+    let acc = |instr: &str, warps: &str| {
+        format!(
+            "NVMMADistributedLayout(version=[2, 0], warps_per_cta={warps}, instr_shape={instr})"
+        )
+    };
+    // An 8 × 8 tile (fp64's m8n8k4): no second register group.
+    assert_eq!(
+        linear(&acc("[8, 8]", "[2, 2]"), &[32, 32]),
+        r#"{"in": {"register": [[0, 1], [0, 16], [16, 0]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": [[0, 8], [8, 0]], "block": []}, "out": {"dim0": 32, "dim1": 32}}"#
+    );
+    assert_eq!(
+        linear(
+            &format!(
+                "DotOperandLayout(operand_index=0, parent={}, k_width=2)",
+                acc("[8, 8]", "[2, 2]")
+            ),
+            &[32, 32]
+        ),
+        r#"{"in": {"register": [[0, 1], [0, 8], [0, 16], [16, 0]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": [[0, 0], [8, 0]], "block": []}, "out": {"dim0": 32, "dim1": 32}}"#
+    );
+    // A 32 × 16 tile: register groups down M, then across N.
+    assert_eq!(
+        linear(&acc("[32, 16]", "[2, 2]"), &[64, 64]),
+        r#"{"in": {"register": [[0, 1], [8, 0], [16, 0], [0, 8], [0, 32]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": [[0, 16], [32, 0]], "block": []}, "out": {"dim0": 64, "dim1": 64}}"#
+    );
+    // Triton ignores a batched instruction's batch entry.
+    assert_eq!(
+        linear(&acc("[2, 16, 8]", "[2, 2, 2]"), &[4, 64, 64]),
+        r#"{"in": {"register": [[0, 0, 1], [0, 8, 0], [0, 0, 16], [0, 0, 32], [0, 32, 0], [2, 0, 0]], "lane": [[0, 0, 2], [0, 0, 4], [0, 1, 0], [0, 2, 0], [0, 4, 0]], "warp": [[0, 0, 8], [0, 16, 0], [1, 0, 0]], "block": []}, "out": {"dim0": 4, "dim1": 64, "dim2": 64}}"#
+    );
+    // No tile: N below 8, an entry short of the tensor's dims.
+    assert!(refused(&acc("[16, 4]", "[2, 2]"), &[64, 64]));
+    assert!(refused(&acc("[16, 8, 8]", "[2, 2]"), &[64, 64]));
+    // Operand A needs an M of at least 8; B's tile has 8 columns whatever M is.
+    let small = acc("[4, 8]", "[2, 4]");
+    assert!(refused(
+        &format!("DotOperandLayout(operand_index=0, parent={small}, k_width=1)"),
+        &[4, 8]
+    ));
+    assert_eq!(
+        linear(
+            &format!("DotOperandLayout(operand_index=1, parent={small}, k_width=1)"),
+            &[4, 8]
+        ),
+        r#"{"in": {"register": [[0, 0]], "lane": [[1, 0], [2, 0], [0, 1], [0, 2], [0, 4]], "warp": [[0, 0], [0, 0], [0, 0]], "block": []}, "out": {"dim0": 4, "dim1": 8}}"#
+    );
+    // The operand's M is entry rank - 2 however many entries there are: [16, 8, 8] over rank 2 has 16.
+    assert_eq!(
+        linear(
+            &format!(
+                "DotOperandLayout(operand_index=0, parent={}, k_width=2)",
+                acc("[16, 8, 8]", "[2, 2]")
+            ),
+            &[64, 64]
+        ),
+        r#"{"in": {"register": [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [32, 0]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": [[0, 0], [16, 0]], "block": []}, "out": {"dim0": 64, "dim1": 64}}"#
+    );
+}
+
+#[test]
 fn wmma_operands_take_the_parents_register_bases_less_k() {
     // The parent's register base moves 2 tiles along N: for A (K along dim 1) it moves nothing and is
     // removed; for B it moves 2 · 16 columns, past the 64-column tensor, so it holds a copy (and the

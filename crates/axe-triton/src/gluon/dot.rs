@@ -22,7 +22,7 @@ use crate::linear::LinearLayout;
 
 /// The linear layout of an operand of an NVIDIA `mma` (Ampere, rank 2 or batched) or `wgmma` (Hopper,
 /// operand A) dot over `shape`: the tile is `M × K` for A and `K × 8` for B, where `M` is the parent's
-/// `instr_shape[rank - 2]` (a power of two of at least 8, as Triton asserts) and `K` is
+/// `instr_shape[rank - 2]` (for A a power of two of at least 8, as Triton asserts) and `K` is
 /// `k_width · 8`, or `k_width · 4` where `M` is 8 (the fp64 `m8n8k4` instruction). In it: `k_width`
 /// registers along K, 4 lanes along K, 8 lanes along the other dim, registers for the rest of `M`
 /// (A only), registers for the rest of K. The warps go along the columns, the rows, then the batch
@@ -54,15 +54,21 @@ fn nvmma_operand(
     } else {
         (rank - 2, rank - 1)
     };
+    // Only A's tile has M rows; B's has 8 columns whatever M is (M then only sets the tile's K).
     let instr_m = instr_shape
         .get(rank - 2)
         .copied()
-        .filter(|m| m.is_power_of_two() && *m >= 8)
+        .filter(|m| operand_index == 1 || (m.is_power_of_two() && *m >= 8))
         .ok_or_else(|| {
             TritonError::Gluon(format!(
-                "the parent's instr_shape {instr_shape:?} has no M (entry {}) that is a power of two of \
-                 at least 8, as Triton requires of a dot operand's tile",
-                rank - 2
+                "the parent's instr_shape {instr_shape:?} has no M (entry {}){}, as Triton requires of \
+                 a dot operand's tile",
+                rank - 2,
+                if operand_index == 0 {
+                    " that is a power of two of at least 8"
+                } else {
+                    ""
+                }
             ))
         })?;
     let kw_bits = log2_exact(k_width, || "k_width".to_string())?;

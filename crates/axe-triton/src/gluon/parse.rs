@@ -252,8 +252,12 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
             let instr_shape = ints(src, need(2)?, "instr_shape")?;
             let cga = cga_bases(src, found[3], warps_per_cta.len())?;
             let ok = match version.first() {
-                Some(2) if warps_per_cta.len() == 3 => instr_shape == [1, 16, 8],
-                Some(2) => instr_shape == [16, 8],
+                // Any Ampere instruction shape is read (the accumulator and the operands check the
+                // entries they use, as Triton does); `[16, 8]` (`[1, 16, 8]` batched) is the usual.
+                Some(2) => {
+                    (2..=3).contains(&instr_shape.len())
+                        && instr_shape.iter().all(|x| (1..=1 << 16).contains(x))
+                }
                 Some(3) => {
                     instr_shape.len() == 3
                         && instr_shape[0] == 16
@@ -267,8 +271,9 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
                 return Err(error_at(
                     src,
                     v.at,
-                    "expected version [2, 0] with instr_shape [16, 8] and two warps_per_cta (or [1, 16, 8] and \
-                     three, batched), or [3, 0] with [16, n, k] and two or three",
+                    "expected version [2, 0] with an instr_shape of two or three entries (usually [16, 8], or \
+                     [1, 16, 8] batched) and two or three warps_per_cta, or [3, 0] with [16, n, k] and two or \
+                     three",
                 ));
             }
             Ok(with_cga(
