@@ -22,7 +22,7 @@ from triton._C.libtriton import ir, gluon_ir
 from triton._C.libtriton.linear_layout import LinearLayout as LL
 from triton.experimental.gluon import language as gl
 
-from triton_differential_cases import (named_cases, rand_amd_case, rand_amd_dot_case, rand_ampere_instr_case,
+from triton_differential_cases import (named_cases, rand_amd_case, rand_amd_dot_case, rand_nvmma_instr_case,
                                        rand_batched_nvmma_case, rand_linear_gluon_case, rand_mma_case,
                                        rand_more_cta_case, rand_multi_cta_case, rand_padded_case,
                                        rand_wmma_dot_case)
@@ -358,14 +358,13 @@ def main():
     stats["batched_nvmma_dot"] = forked(rand_batched_nvmma_case, a.cases // 4, {"agree": 0, "both_refused": 0},
                                         batched_tally, attr=True)
 
-    # Ampere accumulators and operands with random instruction shapes.
-    def ampere_tally(c, text, lay, shape, ok):
-        bump(c, ("dot" if text.startswith("Dot") else "accumulator") + "_agree", ok)
-        if "instr_shape=[16, 8]" not in text and "instr_shape=[1, 16, 8]" not in text:
-            bump(c, "other_instr_agree", ok)
+    # NVMMA accumulators and operands with random instruction shapes.
+    def instr_tally(c, text, lay, shape, ok):
+        kind = "hopper" if "version=[3, 0]" in text else "ampere"
+        bump(c, kind + ("_dot" if text.startswith("Dot") else "_accumulator") + "_agree", ok)
 
-    stats["ampere_instr_shapes"] = forked(rand_ampere_instr_case, a.cases // 4, {"agree": 0, "both_refused": 0},
-                                          ampere_tally, keep=False)
+    stats["nvmma_instr_shapes"] = forked(rand_nvmma_instr_case, a.cases // 4, {"agree": 0, "both_refused": 0},
+                                         instr_tally, keep=False)
 
     # Operands of wmma dots whose parent has register bases, rank 3 or CTAs.
     def wmma_dot_tally(c, text, lay, shape, ok):

@@ -384,17 +384,25 @@ def rand_wmma_dot_case(rng):
     return lay, rand_shape(rng, rank, 8 if rank == 2 else 6, bits=11)
 
 
-def rand_ampere_instr_case(rng):
-    """An Ampere accumulator or dot operand with a random `instr_shape` (two or three entries of 4 to
-    64, the usual [16, 8] among them) over rank 2 or 3: Triton takes the tile from it as it stands (one
-    entry per tensor dim for the accumulator, M at `rank - 2` for an operand) and refuses what is no
-    tile."""
-    rank = rng.choice([2, 2, 3])
-    instr = [rng.choice([4, 8, 16, 16, 32, 64]) for _ in range(rng.choice([2, 2, 3]))]
+def rand_nvmma_instr_case(rng):
+    """An NVMMA accumulator or dot operand with a random `instr_shape` (two or three entries, the usual
+    [16, 8] and [16, n, 16] among them) over rank 2 or 3 (Ampere) or 2 (Hopper): Triton takes the tile
+    from it as it stands (Ampere: one entry per tensor dim for the accumulator; Hopper: [M, N]; an
+    operand's M at `rank - 2`) and refuses what is no tile."""
+    hopper = rng.random() < 0.35
+    rank = 2 if hopper else rng.choice([2, 2, 3])
+    sizes = [8, 16, 32, 64] if hopper else [4, 8, 16, 16, 32, 64]
+    instr = [rng.choice(sizes) for _ in range(rng.choice([2, 2, 3]))]
+    if hopper:
+        instr[1] = rng.choice([8, 12, 16, 64, 256])
     if rng.random() < 0.2:
-        instr = [1, 16, 8] if rank == 3 else [16, 8]
-    lay = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1 << rng.randrange(0, 3) for _ in range(rank)],
-                                    instr_shape=instr, cga_layout=rand_cga(rng, rank) if rng.random() < 0.2 else [])
+        instr = [16, 8 << rng.randrange(0, 5), 16] if hopper else [1, 16, 8] if rank == 3 else [16, 8]
+    wpc = [1 << rng.randrange(0, 3) for _ in range(rank)]
+    if hopper:
+        wpc[0] = 4 << rng.randrange(0, 2)
+    lay = gl.NVMMADistributedLayout(version=[3 if hopper else 2, 0], warps_per_cta=wpc, instr_shape=instr,
+                                    cga_layout=rand_cga(rng, rank) if rng.random() < 0.2 else [])
     if rng.random() < 0.5:
-        lay = gl.DotOperandLayout(operand_index=rng.randrange(2), parent=lay, k_width=1 << rng.randrange(0, 4))
-    return lay, rand_shape(rng, rank, 7, bits=11)
+        op = 0 if hopper else rng.randrange(2)
+        lay = gl.DotOperandLayout(operand_index=op, parent=lay, k_width=1 << rng.randrange(0, 4))
+    return lay, rand_shape(rng, rank, 8, bits=12)

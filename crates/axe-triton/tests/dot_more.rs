@@ -174,6 +174,40 @@ fn ampere_tiles_follow_the_instruction_shape() {
 }
 
 #[test]
+fn hopper_tiles_follow_the_instruction_shape() {
+    let acc = |instr: &str| {
+        format!("NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape={instr})")
+    };
+    // A 32-row instruction: two register groups down M; the operand A alike.
+    let want = r#"{"in": {"register": [[0, 1], [8, 0], [16, 0], [0, 8], [0, 16], [0, 32], [0, 64]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": [[32, 0], [64, 0]], "block": []}, "out": {"dim0": 128, "dim1": 128}}"#;
+    assert_eq!(linear(&acc("[32, 64, 16]"), &[128, 128]), want);
+    assert_eq!(
+        linear(
+            &format!(
+                "DotOperandLayout(operand_index=0, parent={}, k_width=2)",
+                acc("[32, 64, 16]")
+            ),
+            &[128, 128]
+        ),
+        want
+    );
+    // Two entries are enough; an N of 12 is no accumulator tile, but the operand does not use N.
+    let want = r#"{"in": {"register": [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [64, 0]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": [[16, 0], [32, 0]], "block": []}, "out": {"dim0": 128, "dim1": 128}}"#;
+    assert_eq!(linear(&acc("[16, 64]"), &[128, 128]), want);
+    assert!(refused(&acc("[16, 12, 16]"), &[128, 128]));
+    assert_eq!(
+        linear(
+            &format!(
+                "DotOperandLayout(operand_index=0, parent={}, k_width=2)",
+                acc("[16, 12, 16]")
+            ),
+            &[128, 128]
+        ),
+        want
+    );
+}
+
+#[test]
 fn wmma_operands_take_the_parents_register_bases_less_k() {
     // The parent's register base moves 2 tiles along N: for A (K along dim 1) it moves nothing and is
     // removed; for B it moves 2 · 16 columns, past the 64-column tensor, so it holds a copy (and the

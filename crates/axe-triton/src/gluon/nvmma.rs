@@ -1,5 +1,5 @@
 //! NVIDIA's MMA accumulators, `NVMMADistributedLayout`: Ampere `mma` (version `[2, 0]`, instruction
-//! usually 16×8) and Hopper `wgmma` (version `[3, 0]`, instruction 16×n), rank 2, or batched (rank 3,
+//! usually 16×8) and Hopper `wgmma` (version `[3, 0]`, instruction usually 16×n), rank 2, or batched (rank 3,
 //! Ampere; a batched Hopper layout has dot operands but, as in Triton 3.9, no accumulator layout).
 //!
 //! One instruction tile `M × N` (rows are M, columns N; Ampere's `instr_shape` has one entry per tensor

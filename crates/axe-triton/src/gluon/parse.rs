@@ -251,29 +251,18 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
             let warps_per_cta = ints(src, need(1)?, "warps_per_cta")?;
             let instr_shape = ints(src, need(2)?, "instr_shape")?;
             let cga = cga_bases(src, found[3], warps_per_cta.len())?;
-            let ok = match version.first() {
-                // Any Ampere instruction shape is read (the accumulator and the operands check the
-                // entries they use, as Triton does); `[16, 8]` (`[1, 16, 8]` batched) is the usual.
-                Some(2) => {
-                    (2..=3).contains(&instr_shape.len())
-                        && instr_shape.iter().all(|x| (1..=1 << 16).contains(x))
-                }
-                Some(3) => {
-                    instr_shape.len() == 3
-                        && instr_shape[0] == 16
-                        && instr_shape[1] >= 8
-                        && instr_shape[1] <= 256
-                        && instr_shape[1].is_multiple_of(8)
-                }
-                _ => false,
-            };
+            // Any instruction shape of two or three entries is read: the accumulator and the operands
+            // check the entries they use, as Triton does ([16, 8], [1, 16, 8] batched, and Hopper's
+            // [16, n, k] are the usual).
+            let ok = matches!(version.first(), Some(2 | 3))
+                && (2..=3).contains(&instr_shape.len())
+                && instr_shape.iter().all(|x| (1..=1 << 16).contains(x));
             if !ok || !(2..=3).contains(&warps_per_cta.len()) {
                 return Err(error_at(
                     src,
                     v.at,
-                    "expected version [2, 0] with an instr_shape of two or three entries (usually [16, 8], or \
-                     [1, 16, 8] batched) and two or three warps_per_cta, or [3, 0] with [16, n, k] and two or \
-                     three",
+                    "expected version [2, 0] or [3, 0], an instr_shape of two or three entries (usually [16, 8], \
+                     [1, 16, 8] batched, or Hopper's [16, n, k]) and two or three warps_per_cta",
                 ));
             }
             Ok(with_cga(
