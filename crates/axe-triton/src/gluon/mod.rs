@@ -60,8 +60,9 @@ pub enum GluonLayout {
         order: Vec<usize>,
     },
     /// `NVMMADistributedLayout(version=[2, 0] | [3, 0], warps_per_cta, instr_shape)`: the accumulator of
-    /// Ampere `mma` (instr_shape `[16, 8]`, or `[1, 16, 8]` batched) or Hopper `wgmma` (instr_shape
-    /// `[16, n, k]`; batched only as the parent of a dot operand, as in Triton 3.9).
+    /// Ampere `mma` (instr_shape usually `[16, 8]`, or `[1, 16, 8]` batched) or Hopper `wgmma`
+    /// (usually `[16, n, k]`; batched only as the parent of a dot operand, as in Triton 3.9). Any
+    /// instruction shape of two or three entries is read; the layouts check the entries they use.
     Nvmma {
         /// Major version: 2 (Ampere) or 3 (Hopper).
         version: u64,
