@@ -22,8 +22,10 @@ from triton._C.libtriton import ir, gluon_ir
 from triton._C.libtriton.linear_layout import LinearLayout as LL
 from triton.experimental.gluon import language as gl
 
-from triton_differential_cases import (named_cases, rand_amd_case, rand_amd_dot_case, rand_linear_gluon_case,
-                                       rand_mma_case, rand_more_cta_case, rand_multi_cta_case, rand_padded_case)
+from triton_differential_cases import (named_cases, rand_amd_case, rand_amd_dot_case, rand_nvmma_instr_case,
+                                       rand_batched_nvmma_case, rand_linear_gluon_case, rand_mma_case,
+                                       rand_more_cta_case, rand_multi_cta_case, rand_padded_case,
+                                       rand_wmma_dot_case)
 
 IN_NAMES = ["register", "lane", "warp", "block"]
 
@@ -242,7 +244,33 @@ def main():
         shape_s = ",".join(map(str, shape))
         check("gluon " + text + " " + shape_s, axe.ask("gluon", text, shape_s), theirs)
         golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
-    def forked(gen, count, counts, tally=None, keep=True):
+    def distributed_attr(builder, lay, shape):
+        """The layout attribute Triton prints in the tensor type of `lay` over `shape`."""
+        text = str(builder.get_distributed_ty(builder.get_float_ty(), shape, lay._to_ir(builder)))
+        return text[text.index("#"):-1]
+
+    def check_attr(counts, text, lay, shape, theirs):
+        """Asks axe to read the TTGIR attribute Triton prints for `lay` and checks it lays out as
+        `theirs` (Triton's answer for the Gluon form) and reads as the same layout."""
+        attr = triton_forked(builder, lay, shape, distributed_attr)
+        shape_s = ",".join(map(str, shape))
+        if attr is None:
+            fails.append(("ttg of " + text, "Triton prints no attribute", "an attribute"))
+            return
+        if "ctaLayout = {}" in attr and "CGALayout" not in attr and len(shape) == 3:
+            # A WMMA attribute with no bases does not say its rank (TTGIR takes it from the tensor
+            # type); axe-triton reads it as rank 2.
+            bump(counts, "attr_rank_unsaid", 1)
+            return
+        before = stats["agree"]
+        check("ttg " + attr + " " + shape_s, axe.ask("gluon", attr, shape_s), theirs)
+        bump(counts, "attr_agree", stats["agree"] - before)
+        golden.append(f"{attr}\t{shape_s}\t{json.dumps(theirs)}")
+        same = axe.ask("same", text, attr)
+        if same != "same":
+            fails.append(("same " + text + " " + attr, same, "same"))
+
+    def forked(gen, count, counts, tally=None, keep=True, attr=False):
         """Draws `count` cases from `gen`, asks axe and (in a fork, so that an abort is a refusal)
         Triton, and counts in `counts` the shared refusals and, under "agree" where it has one, the
         agreements; `tally(counts, text, lay, shape, ok)` adds the family's own counts, and `keep`
@@ -267,6 +295,8 @@ def main():
                 counts["agree"] += ok
             if tally:
                 tally(counts, text, lay, shape, ok)
+            if attr:
+                check_attr(counts, text, lay, shape, theirs)
             if keep:
                 golden.append(f"{text}\t{shape_s}\t{json.dumps(theirs)}")
         return counts
@@ -318,6 +348,33 @@ def main():
             bump(c, "wmma_agree", ok)
 
     stats["amd_dot_operands"] = forked(rand_amd_dot_case, a.cases // 4, {"agree": 0, "both_refused": 0}, adot_tally)
+    # Operands of batched NVMMA dots (Ampere A and B, Hopper A) and rank-3 Hopper accumulators.
+    def batched_tally(c, text, lay, shape, ok):
+        kind = "hopper" if "version=[3, 0]" in text else "ampere"
+        bump(c, kind + ("_accumulator" if text.startswith("NVMMA") else "_dot") + "_agree", ok)
+        if "cga_layout=[[" in text:
+            bump(c, "cga_agree", ok)
+
+    stats["batched_nvmma_dot"] = forked(rand_batched_nvmma_case, a.cases // 4, {"agree": 0, "both_refused": 0},
+                                        batched_tally, attr=True)
+
+    # NVMMA accumulators and operands with random instruction shapes.
+    def instr_tally(c, text, lay, shape, ok):
+        kind = "hopper" if "version=[3, 0]" in text else "ampere"
+        bump(c, kind + ("_dot" if text.startswith("Dot") else "_accumulator") + "_agree", ok)
+
+    stats["nvmma_instr_shapes"] = forked(rand_nvmma_instr_case, a.cases // 4, {"agree": 0, "both_refused": 0},
+                                         instr_tally, keep=False)
+
+    # Operands of wmma dots whose parent has register bases, rank 3 or CTAs.
+    def wmma_dot_tally(c, text, lay, shape, ok):
+        p = lay.parent
+        bump(c, "reg_bases_agree", ok if p.reg_bases else 0)
+        bump(c, "rank3_agree", ok if len(shape) == 3 else 0)
+        bump(c, "cga_agree", ok if p.cga_layout else 0)
+
+    stats["wmma_dot_more"] = forked(rand_wmma_dot_case, a.cases // 4, {"agree": 0, "both_refused": 0},
+                                    wmma_dot_tally, attr=True)
     # PaddedSharedLayout: Triton's attribute text gives its linear component; axe reads both the Gluon
     # form and that attribute.
     pad = {"agree": 0, "attr_agree": 0, "cga_agree": 0, "both_refused": 0}

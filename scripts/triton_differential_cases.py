@@ -339,3 +339,70 @@ def named_cases():
         (sh(32, 8, transposed=True), [32, 16]), (sh(0, 16), [32, 32]), (sh(128, 8, fp4_padded=True), [16, 64]),
         (sh(64, 16, rank=3), [2, 8, 32]), (sh(128, 16), [512, 128]),
     ]
+
+
+def rand_batched_nvmma_case(rng):
+    """An operand of a batched (rank-3) NVMMA dot: Ampere (`instr_shape=[1, 16, 8]`, operands A and B) or
+    Hopper (`[16, n, 16]`, operand A; B both refuse), now and then over CTAs; or a rank-3 Hopper
+    accumulator, which Triton 3.9 cannot lay out (both refuse)."""
+    wpc = [1 << rng.randrange(0, 3) for _ in range(3)]
+    cga = rand_cga(rng, 3) if rng.random() < 0.3 else []
+    hopper = rng.random() < 0.4
+    if hopper:
+        parent = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=wpc,
+                                           instr_shape=[16, 8 << rng.randrange(0, 4), 16], cga_layout=cga)
+        if rng.random() < 0.15:
+            return parent, rand_shape(rng, 3, 7, bits=11)
+        op = 1 if rng.random() < 0.1 else 0
+    else:
+        parent = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=wpc, instr_shape=[1, 16, 8],
+                                           cga_layout=cga)
+        op = rng.randrange(2)
+    lay = gl.DotOperandLayout(operand_index=op, parent=parent, k_width=1 << rng.randrange(0, 4))
+    shape = rand_shape(rng, 3, 7, bits=11)
+    if rng.random() < 0.15:
+        d = rng.randrange(3)
+        lay = gl.SliceLayout(d, lay)
+        shape = shape[:d] + shape[d + 1:]
+    return lay, shape
+
+
+def rand_wmma_dot_case(rng):
+    """An operand of a wmma dot whose parent has what the plain family leaves out: register bases,
+    rank 3 (batched) or a `cga_layout`, with every version, instruction, `k_width` (some Triton refuses)
+    and transposition, and random bases (copies, bases moving two dims among them)."""
+    rank = 3 if rng.random() < 0.35 else 2
+    version = rng.randrange(1, 4)
+    instr = {1: [[16, 16, 16]], 2: [[16, 16, 16], [16, 16, 32]],
+             3: [[16, 16, 4], [16, 16, 32], [16, 16, 64], [32, 16, 64], [32, 16, 128]]}[version]
+    cga = rand_cga(rng, rank) if rng.random() < 0.35 else []
+    reg = rand_tile_bases(rng, rank, rng.randrange(0, 3)) if rng.random() < 0.7 else None
+    parent = amd.AMDWMMALayout(version=version, transposed=rng.random() < 0.5,
+                               warp_bases=rand_tile_bases(rng, rank, rng.randrange(0, 4)), reg_bases=reg,
+                               instr_shape=rng.choice(instr), cga_layout=cga, rank=rank)
+    lay = gl.DotOperandLayout(operand_index=rng.randrange(2), parent=parent, k_width=1 << rng.randrange(1, 5))
+    return lay, rand_shape(rng, rank, 8 if rank == 2 else 6, bits=11)
+
+
+def rand_nvmma_instr_case(rng):
+    """An NVMMA accumulator or dot operand with a random `instr_shape` (two or three entries, the usual
+    [16, 8] and [16, n, 16] among them) over rank 2 or 3 (Ampere) or 2 (Hopper): Triton takes the tile
+    from it as it stands (Ampere: one entry per tensor dim for the accumulator; Hopper: [M, N]; an
+    operand's M at `rank - 2`) and refuses what is no tile."""
+    hopper = rng.random() < 0.35
+    rank = 2 if hopper else rng.choice([2, 2, 3])
+    sizes = [8, 16, 32, 64] if hopper else [4, 8, 16, 16, 32, 64]
+    instr = [rng.choice(sizes) for _ in range(rng.choice([2, 2, 3]))]
+    if hopper:
+        instr[1] = rng.choice([8, 12, 16, 64, 256])
+    if rng.random() < 0.2:
+        instr = [16, 8 << rng.randrange(0, 5), 16] if hopper else [1, 16, 8] if rank == 3 else [16, 8]
+    wpc = [1 << rng.randrange(0, 3) for _ in range(rank)]
+    if hopper:
+        wpc[0] = 4 << rng.randrange(0, 2)
+    lay = gl.NVMMADistributedLayout(version=[3 if hopper else 2, 0], warps_per_cta=wpc, instr_shape=instr,
+                                    cga_layout=rand_cga(rng, rank) if rng.random() < 0.2 else [])
+    if rng.random() < 0.5:
+        op = 0 if hopper else rng.randrange(2)
+        lay = gl.DotOperandLayout(operand_index=op, parent=lay, k_width=1 << rng.randrange(0, 4))
+    return lay, rand_shape(rng, rank, 8, bits=12)

@@ -203,6 +203,38 @@ fn every_attribute_kind_equals_its_constructor() {
         "AMDWMMALayout(version=3, transposed=False, warp_bases=[[0, 1], [0, 2]], reg_bases=[[1, 0]], instr_shape=[16, 16, 32])",
         &[32, 64],
     );
+    // Triton prints no rank for WMMA: three coordinates in its bases make it batched.
+    twins(
+        "#ttg.dot_op<{opIdx = 1, parent = #ttg.amd_wmma<{version = 1, isTranspose = true, ctaLayout = {register = [[0, 0, 0], [0, 1, 0]], warp = [[1, 0, 0]]}, CGALayout = [[0, 1, 0], [0, 0, 0]]}>, kWidth = 8}>",
+        "DotOperandLayout(operand_index=1, parent=AMDWMMALayout(version=1, transposed=True, warp_bases=[[1, 0, 0]], reg_bases=[[0, 0, 0], [0, 1, 0]], cga_layout=[[0, 1, 0], [0, 0, 0]], rank=3), k_width=8)",
+        &[4, 4, 64],
+    );
+    twins(
+        "#ttg.amd_wmma<{version = 2, isTranspose = false, ctaLayout = {}, CGALayout = [[1, 0, 0]]}>",
+        "AMDWMMALayout(version=2, transposed=False, warp_bases=[], cga_layout=[[1, 0, 0]], rank=3)",
+        &[2, 16, 16],
+    );
+    // The older WMMA printing: warps per CTA in whole tiles, along the last dim first.
+    twins(
+        "#ttg.amd_wmma<{version = 2, isTranspose = true, warpsPerCTA = [2, 4]}>",
+        "AMDWMMALayout(version=2, transposed=True, warp_bases=[[0, 1], [0, 2], [1, 0]])",
+        &[64, 128],
+    );
+    twins(
+        "#triton_gpu.amd_wmma<{version = 1, warpsPerCTA = [4, 1]}>",
+        "AMDWMMALayout(version=1, transposed=False, warp_bases=[[1, 0], [2, 0]])",
+        &[64, 16],
+    );
+    twins(
+        "#ttg.amd_wmma<{version = 1, isTranspose = false, warpsPerCTA = [2, 1, 2]}>",
+        "AMDWMMALayout(version=1, transposed=False, warp_bases=[[0, 0, 1], [1, 0, 0]], rank=3)",
+        &[2, 16, 32],
+    );
+    twins(
+        "#ttg.dot_op<{opIdx = 1, parent = #ttg.amd_wmma<{version = 2, isTranspose = false, warpsPerCTA = [2, 2], CTAsPerCGA = [1, 2], CTASplitNum = [1, 2], CTAOrder = [1, 0]}>, kWidth = 8}>",
+        "DotOperandLayout(operand_index=1, parent=AMDWMMALayout(version=2, transposed=False, warp_bases=[[0, 1], [1, 0]], cga_layout=[[0, 1]]), k_width=8)",
+        &[64, 64],
+    );
     // The older MFMA form: versionMajor/versionMinor and a two-entry instrShape.
     twins(
         "#triton_gpu.amd_mfma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 4], instrShape = [32, 32], isTransposed = false}>",
@@ -416,11 +448,21 @@ fn errors_point_at_the_offending_byte() {
             "24",
             "powers of two",
         ),
-        // The older WMMA printing (warps per CTA, before `ctaLayout`) is not converted.
+        // The older WMMA printing (warps per CTA, before `ctaLayout`): powers of two, not both forms.
         (
-            "#ttg.amd_wmma<{version = 1, isTranspose = false, warpsPerCTA = [2, 2]}>",
-            "warpsPerCTA",
-            "older printing",
+            "#ttg.amd_wmma<{version = 1, isTranspose = false, warpsPerCTA = [3, 2]}>",
+            "[3, 2]",
+            "powers of two",
+        ),
+        (
+            "#ttg.amd_wmma<{version = 2, ctaLayout = {warp = [[0, 1]]}, warpsPerCTA = [2, 1]}>",
+            "[2, 1]",
+            "says again",
+        ),
+        (
+            "#ttg.amd_wmma<{version = 2, warpsPerCTA = [2, 1, 1, 1]}>",
+            "[2, 1, 1, 1]",
+            "2 entries",
         ),
         (
             "#ttg.amd_wmma<{version = 2, ctaLayout = {warp = [[0, 1]], lanes = []}}>",

@@ -126,7 +126,7 @@ pub(crate) struct Wmma<'a> {
 
 /// The smallest power of two above every coordinate `v` (1 for none): the size a linear layout's
 /// out-dim takes from its bases.
-fn reach(bases: &[&Vec<u64>], d: usize) -> Result<u64> {
+pub(crate) fn reach(bases: &[&Vec<u64>], d: usize) -> Result<u64> {
     let top = bases
         .iter()
         .filter_map(|b| b.get(d))
@@ -215,11 +215,24 @@ pub(crate) fn wmma(p: &Wmma<'_>, shape: &[u64]) -> Result<LinearLayout> {
             .checked_mul(reach(&all, d)?)
             .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
     }
-    // Triton's checks: the register and warp bases, in tiles, reach every tile of their extent ...
+    check_tiles(p.reg_bases, p.warp_bases, rank)?;
+    let order: Vec<usize> = (0..rank).rev().collect();
+    let fitted = fit(vec![reg, lane, warp], covered, &order, shape, false)?;
+    check_fitted(fitted, "AMDWMMALayout")
+}
+
+/// Triton's check of an `AMDWMMALayout`'s bases (in tiles, over `rank` dims): together they reach
+/// every tile of their extent (the smallest power of two above each coordinate).
+pub(crate) fn check_tiles(
+    reg_bases: &[Vec<u64>],
+    warp_bases: &[Vec<u64>],
+    rank: usize,
+) -> Result<()> {
+    let all: Vec<&Vec<u64>> = reg_bases.iter().chain(warp_bases).collect();
     let tiles = LinearLayout::new(
         vec![
-            ("register".to_string(), p.reg_bases.to_vec()),
-            ("warp".to_string(), p.warp_bases.to_vec()),
+            ("register".to_string(), reg_bases.to_vec()),
+            ("warp".to_string(), warp_bases.to_vec()),
         ],
         (0..rank)
             .map(|d| Ok((format!("dim{d}"), reach(&all, d)?)))
@@ -232,15 +245,20 @@ pub(crate) fn wmma(p: &Wmma<'_>, shape: &[u64]) -> Result<LinearLayout> {
                 .into(),
         ));
     }
-    let order: Vec<usize> = (0..rank).rev().collect();
-    let fitted = fit(vec![reg, lane, warp], covered, &order, shape, false)?;
-    // ... and, once fitted to the tensor, the layout less its zero bases is a permutation matrix.
+    Ok(())
+}
+
+/// `fitted`, if its bases less the zero ones are a permutation matrix (each moving one dim by a power
+/// of two, no two alike), as Triton requires of the linear encoding it returns; else the error says
+/// `what` broke it.
+pub(crate) fn check_fitted(fitted: LinearLayout, what: &str) -> Result<LinearLayout> {
     let bases: Vec<Vec<u64>> = fitted
         .in_dims()
         .iter()
         .flat_map(|d| d.bases.iter().cloned())
         .collect();
-    super::cga::check_permutation(&bases, rank, "the fitted AMDWMMALayout's")
+    let rank = fitted.out_dims().len();
+    super::cga::check_permutation(&bases, rank, &format!("the fitted {what}'s"))
         .map_err(|why| TritonError::Gluon(format!("{why}, as Triton requires")))?;
     Ok(fitted)
 }

@@ -9,6 +9,10 @@
 //! follow the accumulator's warps (dim by dim from the last, a batch last), so those along K lie past
 //! the tensor and hold copies; a larger tensor gets more registers, K first, then the other dim, then
 //! the batch.
+//!
+//! For `wmma` (see [`wmma_operand`]) the instruction tile is built likewise; the parent's register and
+//! warp bases (in tiles) follow with their moves along K dropped, so a batched parent, one with
+//! register bases and one over CTAs (whose CTA bits along K then hold copies) each have operands.
 
 use super::{fit, grow};
 use crate::error::{log2_exact, Result, TritonError};
@@ -118,6 +122,10 @@ pub(crate) struct WmmaOperand<'a> {
     pub(crate) transposed: bool,
     /// The parent's warp bases, in tiles.
     pub(crate) warp_bases: &'a [Vec<u64>],
+    /// The parent's extra register bases, in tiles.
+    pub(crate) reg_bases: &'a [Vec<u64>],
+    /// The parent's rank: 2, or 3 with a batch dim first.
+    pub(crate) rank: usize,
     /// Consecutive K elements per lane.
     pub(crate) k_width: u64,
 }
@@ -126,15 +134,20 @@ pub(crate) struct WmmaOperand<'a> {
 /// version 2, any power of two in version 3, as Triton 3.9 requires): `k_width` K elements per lane, 16 lanes
 /// along the other dim, then `32 / 16` lanes along K (copies in version 1), registers up to the
 /// instruction's K, a second register group along the other dim where the accumulator's tile is 32 long
-/// there (M of a 32×16 tile, or N when the parent is transposed); the parent's warps, in tiles, with
-/// their moves along K dropped (copies); a larger tensor gets more registers, K first.
+/// there (M of a 32×16 tile, or N when the parent is transposed). Then the parent's register and warp
+/// bases, in tiles of this operand (the other dim's tile, one batch), their moves along K dropped: a
+/// register base left moving nothing is removed, a warp base left so holds copies. A larger tensor gets
+/// more registers, K first, then the other dim, then the batch. As for the accumulator, the parent's bases
+/// must reach every tile of their extent, and the result less its zero bases must be a permutation matrix
+/// (Triton's linear encoding); a rank-3 operand has the batch as dim 0.
 pub(crate) fn wmma_operand(p: &WmmaOperand<'_>, shape: &[u64]) -> Result<LinearLayout> {
     const HALF: u64 = 16;
     let rank = shape.len();
-    if rank != 2 {
-        return Err(TritonError::Gluon(
-            "WMMA dot operands are laid out for rank 2".into(),
-        ));
+    if rank != p.rank || !(2..=3).contains(&rank) {
+        return Err(TritonError::Gluon(format!(
+            "the AMDWMMALayout parent has rank {}, the tensor {rank}",
+            p.rank
+        )));
     }
     // Triton 3.9's verifier: the k_width each version takes.
     let ok = match p.version {
@@ -149,7 +162,20 @@ pub(crate) fn wmma_operand(p: &WmmaOperand<'_>, shape: &[u64]) -> Result<LinearL
             p.k_width, p.version
         )));
     }
-    let (k, other) = if p.operand_index == 0 { (1, 0) } else { (0, 1) };
+    for (what, bases) in [("reg_bases", p.reg_bases), ("warp_bases", p.warp_bases)] {
+        if bases.iter().any(|b| b.len() != rank) {
+            return Err(TritonError::Gluon(format!(
+                "each of the parent's {what} has {rank} coordinates"
+            )));
+        }
+    }
+    super::amd::check_tiles(p.reg_bases, p.warp_bases, rank)?;
+    let b = rank - 2;
+    let (k, other) = if p.operand_index == 0 {
+        (b + 1, b)
+    } else {
+        (b, b + 1)
+    };
     let bits = |x: u64, what: &str| log2_exact(x, || what.to_string());
     let mut covered = vec![1u64; rank];
     let (mut reg, mut lane, mut warp) = (Vec::new(), Vec::new(), Vec::new());
@@ -166,30 +192,51 @@ pub(crate) fn wmma_operand(p: &WmmaOperand<'_>, shape: &[u64]) -> Result<LinearL
         let more = bits(p.instr[2] / reach, "K over the tile")?;
         grow(&mut reg, &mut covered, k, more)?;
     }
-    // The accumulator's tile: `M × N`, or `N × M` when transposed.
+    // The accumulator's tile along the operand's other dim: `M × N`, or `N × M` when transposed.
     let tile = if p.transposed {
         [p.instr[1], p.instr[0]]
     } else {
         [p.instr[0], p.instr[1]]
     };
-    let rows = tile[other];
+    let rows = tile[other - b];
     if rows > covered[other] {
         let more = bits(rows / covered[other], "the tile")?;
         grow(&mut reg, &mut covered, other, more)?;
     }
-    for b in p.warp_bases {
-        let mut w = vec![0u64; rank];
-        for d in 0..rank {
-            if d != k {
-                w[d] = b.get(d).copied().unwrap_or(0).saturating_mul(tile[d]);
-            }
+    // The parent's bases in tiles of this operand: K dropped, the other dim's tile, one batch.
+    let mut unit = vec![1u64; rank];
+    unit[other] = covered[other];
+    let scale = |base: &Vec<u64>| -> Result<Vec<u64>> {
+        (0..rank)
+            .map(|d| {
+                if d == k {
+                    return Ok(0);
+                }
+                base[d]
+                    .checked_mul(unit[d])
+                    .ok_or_else(|| TritonError::TooLarge("the parent's bases".into()))
+            })
+            .collect()
+    };
+    for base in p.reg_bases {
+        let s = scale(base)?;
+        if s.iter().any(|v| *v != 0) {
+            reg.push(s);
         }
-        warp.push(w);
     }
-    for b in &warp {
-        for d in 0..rank {
-            covered[d] = covered[d].max(b[d].saturating_mul(2));
-        }
+    for base in p.warp_bases {
+        warp.push(scale(base)?);
     }
-    fit(vec![reg, lane, warp], covered, &[k, other], shape, false)
+    let all: Vec<&Vec<u64>> = p.reg_bases.iter().chain(p.warp_bases).collect();
+    for d in (0..rank).filter(|d| *d != k) {
+        covered[d] = unit[d]
+            .checked_mul(super::amd::reach(&all, d)?)
+            .ok_or_else(|| TritonError::TooLarge(format!("dim {d}")))?;
+    }
+    let mut order = vec![k, other];
+    if rank == 3 {
+        order.push(0);
+    }
+    let fitted = fit(vec![reg, lane, warp], covered, &order, shape, false)?;
+    super::amd::check_fitted(fitted, "WMMA dot operand")
 }

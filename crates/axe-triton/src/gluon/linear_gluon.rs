@@ -5,9 +5,10 @@
 //! A distributed one over its own shape is its bases. Over a smaller tensor the register bases that
 //! reach past it are dropped and the other bases' coordinates past it become zero (copies); over a larger
 //! one more registers double the dims, in the order the register bases first move them, then the rest
-//! from the last dim to the first. As Triton requires of a linear
-//! encoding, its nonzero bases are a permutation matrix (each moves one dim by a power of two, none
-//! twice). A shared one (any bases reaching every element, XOR swizzles among them) is laid out over
+//! from the last dim to the first. Each base moves one dim by a power of two (or nothing) and, as
+//! Triton requires of the linear encoding it returns, the nonzero bases of the layout so fitted are a
+//! permutation matrix (none twice): bases that coincide are fine where the tensor is too small for
+//! them to count. A shared one (any bases reaching every element, XOR swizzles among them) is laid out over
 //! the shape its bases reach only (Triton does not broadcast shared layouts).
 
 use super::cga::check_permutation;
@@ -46,8 +47,17 @@ pub(crate) fn to_linear(
                 .collect(),
         );
     }
-    check_permutation(&all, rank, "the linear layout's")
-        .map_err(|why| TritonError::Gluon(format!("{why}, as Triton requires")))?;
+    // Each base moves one dim by a power of two (or nothing); the permutation is checked once the
+    // layout is fitted to the tensor (bases past a smaller one no longer count).
+    for (i, b) in all.iter().enumerate() {
+        let nonzero: Vec<&u64> = b.iter().filter(|c| **c != 0).collect();
+        if b.len() != rank || nonzero.len() > 1 || nonzero.iter().any(|c| !c.is_power_of_two()) {
+            return Err(TritonError::Gluon(format!(
+                "base {i} of the linear layout must have {rank} coordinates and move one dim by a power \
+                 of two (or be all zeros), as Triton requires"
+            )));
+        }
+    }
     let mut levels: Vec<(String, Vec<Vec<u64>>)> = bases.to_vec();
     // Smaller: registers past the tensor are dropped, other coordinates past it become zero.
     for (name, level) in &mut levels {
@@ -91,7 +101,15 @@ pub(crate) fn to_linear(
         .enumerate()
         .map(|(i, s)| (format!("dim{i}"), *s))
         .collect();
-    LinearLayout::new(levels, out)
+    let fitted = LinearLayout::new(levels, out)?;
+    let fitted_bases: Vec<Vec<u64>> = fitted
+        .in_dims()
+        .iter()
+        .flat_map(|d| d.bases.iter().cloned())
+        .collect();
+    check_permutation(&fitted_bases, rank, "the fitted linear layout's")
+        .map_err(|why| TritonError::Gluon(format!("{why}, as Triton requires")))?;
+    Ok(fitted)
 }
 
 /// `DistributedLinearLayout(reg_bases, lane_bases, warp_bases, block_bases, shape)`.

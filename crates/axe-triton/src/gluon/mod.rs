@@ -22,9 +22,9 @@
 //! tiles, 32- and 64-bit elements, several tiles per warp, rank 2 or 3) and `AMDWMMALayout` (versions 1
 //! to 3 with their instruction shapes, extra register bases, rank 2 or 3) accumulators are laid out as
 //! Triton 3.9 lays them out, and so are batched Ampere accumulators and the linear Gluon layouts
-//! (`DistributedLinearLayout`, `SharedLinearLayout`) and `mfma` and `wmma` dot operands. What Triton
-//! refuses, and the variants not covered (dot operands under batched NVMMA parents, or batched,
-//! multi-CTA or `reg_bases` WMMA parents), are refused with [`TritonError::Gluon`].
+//! (`DistributedLinearLayout`, `SharedLinearLayout`) and `mfma` and `wmma` dot operands (batched, with
+//! register bases and over CTAs), and the operands of batched NVMMA dots. What Triton refuses (a
+//! batched Hopper accumulator among it) is refused with [`TritonError::Gluon`].
 
 use crate::error::{log2_exact, Result, TritonError};
 use crate::linear::LinearLayout;
@@ -60,7 +60,9 @@ pub enum GluonLayout {
         order: Vec<usize>,
     },
     /// `NVMMADistributedLayout(version=[2, 0] | [3, 0], warps_per_cta, instr_shape)`: the accumulator of
-    /// Ampere `mma` (instr_shape `[16, 8]`) or Hopper `wgmma` (instr_shape `[16, n, k]`), rank 2.
+    /// Ampere `mma` (instr_shape usually `[16, 8]`, or `[1, 16, 8]` batched) or Hopper `wgmma`
+    /// (usually `[16, n, k]`; batched only as the parent of a dot operand, as in Triton 3.9). Any
+    /// instruction shape of two or three entries is read; the layouts check the entries they use.
     Nvmma {
         /// Major version: 2 (Ampere) or 3 (Hopper).
         version: u64,

@@ -251,25 +251,18 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
             let warps_per_cta = ints(src, need(1)?, "warps_per_cta")?;
             let instr_shape = ints(src, need(2)?, "instr_shape")?;
             let cga = cga_bases(src, found[3], warps_per_cta.len())?;
-            let ok = match version.first() {
-                Some(2) if warps_per_cta.len() == 3 => instr_shape == [1, 16, 8],
-                Some(2) => instr_shape == [16, 8],
-                Some(3) => {
-                    instr_shape.len() == 3
-                        && instr_shape[0] == 16
-                        && instr_shape[1] >= 8
-                        && instr_shape[1] <= 256
-                        && instr_shape[1].is_multiple_of(8)
-                }
-                _ => false,
-            };
-            let batched = warps_per_cta.len() == 3;
-            if !ok || !(2..=3).contains(&warps_per_cta.len()) || (batched && version[0] != 2) {
+            // Any instruction shape of two or three entries is read: the accumulator and the operands
+            // check the entries they use, as Triton does ([16, 8], [1, 16, 8] batched, and Hopper's
+            // [16, n, k] are the usual).
+            let ok = matches!(version.first(), Some(2 | 3))
+                && (2..=3).contains(&instr_shape.len())
+                && instr_shape.iter().all(|x| (1..=1 << 16).contains(x));
+            if !ok || !(2..=3).contains(&warps_per_cta.len()) {
                 return Err(error_at(
                     src,
                     v.at,
-                    "expected version [2, 0] with instr_shape [16, 8] and two warps_per_cta (or [1, 16, 8] and \
-                     three, batched), or [3, 0] with [16, n, k] and two",
+                    "expected version [2, 0] or [3, 0], an instr_shape of two or three entries (usually [16, 8], \
+                     [1, 16, 8] batched, or Hopper's [16, n, k]) and two or three warps_per_cta",
                 ));
             }
             Ok(with_cga(
@@ -375,8 +368,8 @@ pub(super) fn with_cga(layout: GluonLayout, cga: Vec<Vec<u64>>) -> GluonLayout {
     }
 }
 
-/// `DotOperandLayout(operand_index, parent, k_width)` with an `NVMMADistributedLayout` or `BlockedLayout`
-/// parent.
+/// `DotOperandLayout(operand_index, parent, k_width)` with an `NVMMADistributedLayout`, `BlockedLayout`,
+/// `AMDMFMALayout` or `AMDWMMALayout` parent (multi-CTA ones too).
 fn dot_operand(
     src: &str,
     v: &Spanned,
@@ -448,8 +441,8 @@ fn dot_operand(
         _ => return Err(error_at(
             src,
             parent_v.at,
-            "a DotOperandLayout's parent must be an NVMMADistributedLayout, a BlockedLayout or an \
-                 AMDMFMALayout",
+            "a DotOperandLayout's parent must be an NVMMADistributedLayout, a BlockedLayout, an \
+                 AMDMFMALayout or an AMDWMMALayout",
         )),
     }
     let rank = parent.rank();
@@ -458,13 +451,6 @@ fn dot_operand(
     } else {
         rank - 2
     };
-    if matches!(parent, GluonLayout::AmdWmma { .. }) && !cga.is_empty() {
-        return Err(error_at(
-            src,
-            parent_v.at,
-            "dot operands of a multi-CTA AMDWMMALayout are not supported",
-        ));
-    }
     // (Triton splits an MFMA operand over CTAs as its parent, K too.)
     let amd = matches!(parent, GluonLayout::AmdMfma { .. });
     let cga = cga

@@ -13,12 +13,14 @@
 //! `BlockedLayout(...)`), so both forms of a layout give the same [`GluonLayout`] and are checked by the
 //! same rules; every error points at the offending byte of the text.
 
+mod params;
 mod scan;
 
 use super::GluonLayout;
 use crate::error::{Result, TritonError};
 use crate::linear::LinearLayout;
 use crate::syntax::{error_at, Spanned, Value};
+use params::{cta_bases, cta_layout, wmma_rank, wmma_warps};
 use scan::{Attr, Input, Param, Scan, Target};
 
 /// Deepest chain of parents (a slice of a dot operand of ...) followed.
@@ -38,8 +40,12 @@ enum Read {
     /// `ctaLayout = {register = [...], warp = [...]}` of an AMD WMMA layout (Gluon's `reg_bases` and
     /// `warp_bases`).
     CtaLayout,
-    /// A parameter of an older printing that this reader does not convert.
-    Older,
+    /// `warpsPerCTA` of the older AMD WMMA printing (before `ctaLayout`): warps along the last dim
+    /// first, then the one before, in tiles (Gluon's `warp_bases` that say the same).
+    WmmaWarps,
+    /// `tilesPerWarp` of the older AMD WMMA printing: read where every entry is 1 (the registers it
+    /// adds otherwise follow the tensor's shape, which no `reg_bases` say).
+    WmmaTiles,
 }
 
 /// A kind of attribute: its Gluon constructor and its parameters `(name, how read, required)`.
@@ -131,8 +137,12 @@ const AMD_WMMA: &[(&str, Read, bool)] = &[
     ("isTranspose", Read::Arg("transposed"), false),
     ("ctaLayout", Read::CtaLayout, false),
     ("instrShape", Read::Arg("instr_shape"), false),
-    ("CGALayout", Read::Arg("cga_layout"), false),
-    ("warpsPerCTA", Read::Older, false),
+    ("warpsPerCTA", Read::WmmaWarps, false),
+    ("tilesPerWarp", Read::WmmaTiles, false),
+    CTA[0],
+    CTA[1],
+    CTA[2],
+    CTA[3],
 ];
 
 /// The kind named `kind` (`None` for kinds this reader does not take).
@@ -362,16 +372,19 @@ fn build<'a>(
             Read::Major => version.insert(0, value),
             Read::Minor => version.push(value),
             Read::CtaLayout => cta_layout(src, &value, &mut args)?,
-            Read::Older => {
-                return Err(error_at(
-                    src,
-                    *key_at,
-                    format!(
-                        "`{key}` is the older printing of `#ttg.{}` (before `ctaLayout = {{warp = [...]}}`), \
-                         not read: give `ctaLayout` or write AMDWMMALayout(...)",
-                        attr.kind
-                    ),
-                ))
+            Read::WmmaWarps => wmma_warps(src, &value, &mut args)?,
+            Read::WmmaTiles => {
+                if super::parse::ints(src, &value, "tilesPerWarp")?
+                    .iter()
+                    .any(|t| *t != 1)
+                {
+                    return Err(error_at(
+                        src,
+                        value.at,
+                        "tilesPerWarp other than 1 (the older WMMA printing) is not read: the registers \
+                         it adds depend on the tensor's shape, which no `reg_bases` say",
+                    ));
+                }
             }
         }
     }
@@ -443,6 +456,9 @@ fn build<'a>(
             args.push((Some("cga_layout".into()), bases));
         }
     }
+    if k.gluon == "AMDWMMALayout" {
+        wmma_rank(&mut args, rank);
+    }
     if k.gluon == "NVMMASharedLayout" && !args.iter().any(|(n, _)| n.as_deref() == Some("rank")) {
         // Triton prints the rank only where the CTA parameters do not say it.
         let from_cga = args
@@ -468,149 +484,4 @@ fn build<'a>(
         at: attr.at,
         value: Value::Call(k.gluon.to_string(), args),
     })
-}
-
-/// `ctaLayout = {register = [...], warp = [...]}` as Gluon's `reg_bases` and `warp_bases` arguments.
-fn cta_layout(src: &str, value: &Spanned, args: &mut Vec<(Option<String>, Spanned)>) -> Result<()> {
-    let Value::Map(entries) = &value.value else {
-        return Err(error_at(
-            src,
-            value.at,
-            "ctaLayout must be `{register = [...], warp = [...]}`",
-        ));
-    };
-    for (key, v) in entries {
-        let name = match key.as_str() {
-            "register" => "reg_bases",
-            "warp" => "warp_bases",
-            "block" if matches!(&v.value, Value::List(b) if b.is_empty()) => continue,
-            "block" => {
-                return Err(error_at(
-                    src,
-                    v.at,
-                    "a multi-CTA AMDWMMALayout is not supported",
-                ))
-            }
-            other => {
-                return Err(error_at(
-                    src,
-                    v.at,
-                    format!("ctaLayout has no `{other}` (it has register, warp and block)"),
-                ))
-            }
-        };
-        if args.iter().any(|(n, _)| n.as_deref() == Some(name)) {
-            return Err(error_at(src, v.at, format!("`{key}` given twice")));
-        }
-        args.push((Some(name.into()), v.clone()));
-    }
-    Ok(())
-}
-
-/// The `cga_layout` bases that the older CTA parameters stand for (`None` when none is given): along
-/// each dim in `CTAOrder` (most minor first), first the bits that split the dim over CTAs
-/// (`CTASplitNum`, values 1, 2, 4, ...), then the bits whose CTAs hold copies (`CTAsPerCGA /
-/// CTASplitNum`, zero bases); and the rank. The bases carry the offset of `CTAsPerCGA`.
-fn cta_bases(src: &str, cta: [Option<&Spanned>; 3]) -> Result<Option<(Spanned, usize)>> {
-    const NAMES: [&str; 3] = ["CTAsPerCGA", "CTASplitNum", "CTAOrder"];
-    let [Some(per_cga), Some(split), Some(order)] = cta else {
-        if let Some(given) = cta.iter().flatten().next() {
-            return Err(error_at(
-                src,
-                given.at,
-                "CTAsPerCGA, CTASplitNum and CTAOrder go together: give all three or none",
-            ));
-        }
-        return Ok(None);
-    };
-    let list = |v: &Spanned, i: usize| -> Result<Vec<(u64, usize)>> {
-        let Value::List(items) = &v.value else {
-            return Err(error_at(src, v.at, format!("{} must be a list", NAMES[i])));
-        };
-        items
-            .iter()
-            .map(|x| match x.value {
-                Value::Int(n) if n >= 0 => Ok((n as u64, x.at)),
-                _ => Err(error_at(
-                    src,
-                    x.at,
-                    format!("{} entries must be integers ≥ 0", NAMES[i]),
-                )),
-            })
-            .collect()
-    };
-    let per_cga_v = list(per_cga, 0)?;
-    let split_v = list(split, 1)?;
-    let order_v = list(order, 2)?;
-    let rank = order_v.len();
-    for (v, l) in [(per_cga, &per_cga_v), (split, &split_v)] {
-        if l.len() != rank {
-            return Err(error_at(
-                src,
-                v.at,
-                format!("{} entries here, {rank} in CTAOrder", l.len()),
-            ));
-        }
-    }
-    let mut seen = vec![false; rank];
-    for &(d, at) in &order_v {
-        match usize::try_from(d).ok().and_then(|d| seen.get_mut(d)) {
-            Some(s) if !*s => *s = true,
-            _ => {
-                return Err(error_at(
-                    src,
-                    at,
-                    "CTAOrder must be a permutation of the dims",
-                ))
-            }
-        }
-    }
-    let mut bases = Vec::new();
-    for &(d, _) in &order_v {
-        let d = d as usize;
-        let (ctas, ctas_at) = per_cga_v[d];
-        let (parts, parts_at) = split_v[d];
-        if !ctas.is_power_of_two() {
-            return Err(error_at(
-                src,
-                ctas_at,
-                "CTAsPerCGA entries must be powers of two",
-            ));
-        }
-        if !parts.is_power_of_two() || parts > ctas {
-            return Err(error_at(
-                src,
-                parts_at,
-                "CTASplitNum entries must be powers of two dividing CTAsPerCGA",
-            ));
-        }
-        let base = |v: u64| Spanned {
-            at: per_cga.at,
-            value: Value::List(
-                (0..rank)
-                    .map(|j| Spanned {
-                        at: per_cga.at,
-                        value: Value::Int(if j == d { v as i64 } else { 0 }),
-                    })
-                    .collect(),
-            ),
-        };
-        let mut v = 1;
-        while v < parts {
-            bases.push(base(v));
-            v *= 2;
-        }
-        let mut copies = 1;
-        while copies < ctas / parts {
-            bases.push(base(0));
-            copies *= 2;
-        }
-    }
-    Ok(Some((
-        Spanned {
-            at: per_cga.at,
-            value: Value::List(bases),
-        },
-        rank,
-    )))
 }
