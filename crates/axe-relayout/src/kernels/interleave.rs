@@ -241,6 +241,7 @@ pub(super) unsafe fn rows_portable<const PACK: bool>(
     let done = match (w, k) {
         _ if cfg!(target_endian = "big") => 0,
         (1, 2) => groups_u8x2::<PACK>(src, dst, row, len),
+        (1, 4) if PACK => quads_u8(src, dst, row, len),
         (1, 4) => groups_u8x4::<PACK>(src, dst, row, len),
         (1, 8) => groups_u8x8::<PACK>(src, dst, row, len),
         // (The element loop below interleaves pairs of 16-bit rows faster: 0.70× memcpy against 0.45×.)
@@ -348,6 +349,28 @@ groups_portable!(groups_u8x8, u8, 8, u64);
 groups_portable!(groups_u16x2, u16, 2, u32);
 groups_portable!(groups_u16x4, u16, 4, u64);
 groups_portable!(groups_u32x2, u32, 2, u64);
+
+/// The portable interleave of four rows of bytes, [`CHUNK`] columns at a time, in two steps of pairs:
+/// rows 0 and 1 (and 2 and 3) side by side as `u16`, then those pairs as `u32`. The compiler turns each
+/// step into byte and word unpacks (95 instructions a chunk on x86-64 against 312 for four widenings,
+/// shifts and ors at once). Returns the columns done.
+unsafe fn quads_u8(src: *const u8, dst: *mut u8, row: usize, len: usize) -> usize {
+    let mut c = 0;
+    while c + CHUNK <= len {
+        let r: [[u8; CHUNK]; 4] =
+            std::array::from_fn(|j| (src.add(j * row + c) as *const [u8; CHUNK]).read_unaligned());
+        let pair = |a: &[u8; CHUNK], b: &[u8; CHUNK]| -> [u16; CHUNK] {
+            std::array::from_fn(|i| u16::from(a[i]) | u16::from(b[i]) << 8)
+        };
+        let (lo, hi) = (pair(&r[0], &r[1]), pair(&r[2], &r[3]));
+        let quads: [u32; CHUNK] =
+            std::array::from_fn(|i| u32::from(lo[i]) | u32::from(hi[i]) << 16);
+        // Little-endian (the caller's condition): byte j of quad i is row j's column i.
+        ((dst as *mut u32).add(c) as *mut [u32; CHUNK]).write_unaligned(quads);
+        c += CHUNK;
+    }
+    c
+}
 
 /// Columns per step of the portable (de)interleaves.
 const CHUNK: usize = 64;
