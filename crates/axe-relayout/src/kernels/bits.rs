@@ -5,7 +5,9 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::bits_portable::{bit_rows, pack_bits_portable, unpack_bits_portable, BIT_ROW_SPAN};
+#[cfg(target_arch = "x86_64")]
+use super::bits_portable::{bit_rows, BIT_ROW_SPAN};
+use super::bits_portable::{pack_bits_portable, unpack_bits_portable};
 use super::*;
 
 /// Packs bytes into bits: `len` groups of `k/8` bytes, where bit t of byte m of group c is the low bit
@@ -383,8 +385,7 @@ pub(super) unsafe fn pack_bits_sse2<const KB: usize>(
                 }
             }
         }
-        // (Rows past KB are never stored: `out` reads only the first KB.)
-        let row_at = |m: usize, q: usize| get(buf.add(m.min(KB - 1) * BIT_ROW_SPAN + q));
+        let row_at = |m: usize, q: usize| get(buf.add(m.min(KB - 1) * BIT_ROW_SPAN + q)); // m < KB
         for q in (0..n / 16).map(|q| 16 * q) {
             out(c + q, [0, 1, 2, 3].map(|m| row_at(m, q)));
         }
