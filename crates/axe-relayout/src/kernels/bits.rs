@@ -5,6 +5,8 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+#[cfg(target_arch = "x86_64")]
+use super::bits_portable::{bit_rows, BIT_ROW_SPAN};
 use super::bits_portable::{pack_bits_portable, unpack_bits_portable};
 use super::*;
 
@@ -356,31 +358,36 @@ pub(super) unsafe fn pack_bits_sse2<const KB: usize>(
         _ => put4(dst.add(4 * at), v, stream),
     };
     // Row by row, each row's low bits added into the buffer as bit t of its group's byte: the rows are
-    // read one after another along up to SPAN columns, which for a tile's rows laid end to end is one
-    // sequential read. Then the buffer is interleaved into the destination.
-    const SPAN: usize = 8192;
-    let mut buf = [[_mm_setzero_si128(); SPAN / 16]; 4];
+    // read one after another along up to BIT_ROW_SPAN columns, which for a tile's rows laid end to end
+    // is one sequential read. Then the buffer is interleaved into the destination.
+    let buf = bit_rows();
     let mut c = 0;
     while c + 16 <= len {
-        let n = SPAN.min((len - c) / 16 * 16);
-        for (m, bm) in buf.iter_mut().enumerate().take(KB) {
+        let n = BIT_ROW_SPAN.min((len - c) / 16 * 16);
+        for m in 0..KB {
+            let bm = buf.add(m * BIT_ROW_SPAN);
             for t in 0..8 {
                 let p = src.add((8 * m + t) * row + c);
                 let done = if wide {
-                    gather_row_avx2(p, bm.as_mut_ptr() as *mut u8, n, t)
+                    gather_row_avx2(p, bm, n, t)
                 } else {
                     0
                 };
                 let shift = _mm_cvtsi32_si128(t as i32);
-                for (q, bq) in bm.iter_mut().enumerate().take(n / 16).skip(done / 16) {
-                    let bit = _mm_sll_epi16(_mm_and_si128(get(p.add(16 * q)), one), shift);
-                    *bq = if t == 0 { bit } else { _mm_or_si128(*bq, bit) };
+                for q in (done / 16..n / 16).map(|q| 16 * q) {
+                    let bit = _mm_sll_epi16(_mm_and_si128(get(p.add(q)), one), shift);
+                    let v = if t == 0 {
+                        bit
+                    } else {
+                        _mm_or_si128(get(bm.add(q)), bit)
+                    };
+                    _mm_storeu_si128(bm.add(q) as *mut __m128i, v);
                 }
             }
         }
-        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed read.
-        for q in 0..n / 16 {
-            out(c + 16 * q, [buf[0][q], buf[1][q], buf[2][q], buf[3][q]]);
+        let row_at = |m: usize, q: usize| get(buf.add(m.min(KB - 1) * BIT_ROW_SPAN + q)); // m < KB
+        for q in (0..n / 16).map(|q| 16 * q) {
+            out(c + q, [0, 1, 2, 3].map(|m| row_at(m, q)));
         }
         c += n;
     }
@@ -509,28 +516,24 @@ pub(super) unsafe fn unpack_bits_sse2<const KB: usize>(
             }
         }
     };
-    const SPAN: usize = 8192;
-    let mut buf = [[_mm_setzero_si128(); SPAN / 16]; 4];
+    let buf = bit_rows();
     let mut c = 0;
     while c + 16 <= len {
-        let n = SPAN.min((len - c) / 16 * 16);
-        #[allow(clippy::needless_range_loop)] // q indexes the inner arrays: a transposed write.
-        for q in 0..n / 16 {
-            let v = split(c + 16 * q);
-            for (bm, vm) in buf.iter_mut().zip(v).take(KB) {
-                bm[q] = vm;
+        let n = BIT_ROW_SPAN.min((len - c) / 16 * 16);
+        for q in (0..n / 16).map(|q| 16 * q) {
+            let v = split(c + q);
+            for (m, &vm) in v.iter().enumerate().take(KB) {
+                _mm_storeu_si128(buf.add(m * BIT_ROW_SPAN + q) as *mut __m128i, vm);
             }
         }
-        for (m, bm) in buf.iter().enumerate().take(KB) {
+        for m in 0..KB {
+            let bm = buf.add(m * BIT_ROW_SPAN);
             for t in 0..8 {
                 let out = dst.add((8 * m + t) * row + c);
                 let shift = _mm_cvtsi32_si128(t as i32);
-                for (q, &v) in bm.iter().enumerate().take(n / 16) {
-                    put(
-                        out.add(16 * q),
-                        _mm_and_si128(_mm_srl_epi16(v, shift), one),
-                        stream,
-                    );
+                for q in (0..n / 16).map(|q| 16 * q) {
+                    let v = _mm_and_si128(_mm_srl_epi16(get(bm.add(q)), shift), one);
+                    put(out.add(q), v, stream);
                 }
             }
         }

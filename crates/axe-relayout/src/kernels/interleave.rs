@@ -40,6 +40,10 @@ pub unsafe fn interleave(
                 }
             }
             (2, 2) => interleave_two::<2>(src, row, dst, len, stream),
+            (1, 4) if isa.avx2() && ((dst as usize).is_multiple_of(32) || !stream) => {
+                let d = interleave_4x8_avx2(src, row, dst, len, stream);
+                d + interleave_4x8(src.add(d), row, dst.add(4 * d), len - d, stream)
+            }
             (1, 4) => interleave_4x8(src, row, dst, len, stream),
             (1, 2) => interleave_two::<1>(src, row, dst, len, stream),
             _ => 0,
@@ -138,6 +142,50 @@ pub(super) unsafe fn interleave_4x8(
     c
 }
 
+/// Four rows of bytes, 32 at a time: the SSE2 unpacks of [`put4`] in both 128-bit lanes, whose
+/// halves are then put in order by lane permutes, so each store is 32 bytes (`dst` 32-byte aligned when
+/// `stream`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn interleave_4x8_avx2(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let load = |p: *const u8| _mm256_loadu_si256(p as *const __m256i);
+    let store = |p: *mut u8, v: __m256i| {
+        if stream {
+            _mm256_stream_si256(p as *mut __m256i, v)
+        } else {
+            _mm256_storeu_si256(p as *mut __m256i, v)
+        }
+    };
+    let mut c = 0;
+    while c + 32 <= len {
+        let (r0, r1) = (load(src.add(c)), load(src.add(row + c)));
+        let (r2, r3) = (load(src.add(2 * row + c)), load(src.add(3 * row + c)));
+        // Per 128-bit lane h (columns 16h..16h + 16): p01l the pairs of columns 0..8 of the lane, p01h
+        // of 8..16; then q[i] the quads of columns 4i..4i + 4 of each lane.
+        let (p01l, p01h) = (_mm256_unpacklo_epi8(r0, r1), _mm256_unpackhi_epi8(r0, r1));
+        let (p23l, p23h) = (_mm256_unpacklo_epi8(r2, r3), _mm256_unpackhi_epi8(r2, r3));
+        let q = [
+            _mm256_unpacklo_epi16(p01l, p23l),
+            _mm256_unpackhi_epi16(p01l, p23l),
+            _mm256_unpacklo_epi16(p01h, p23h),
+            _mm256_unpackhi_epi16(p01h, p23h),
+        ];
+        let out = dst.add(4 * c);
+        store(out, _mm256_permute2x128_si256::<0x20>(q[0], q[1]));
+        store(out.add(32), _mm256_permute2x128_si256::<0x20>(q[2], q[3]));
+        store(out.add(64), _mm256_permute2x128_si256::<0x31>(q[0], q[1]));
+        store(out.add(96), _mm256_permute2x128_si256::<0x31>(q[2], q[3]));
+        c += 32;
+    }
+    c
+}
+
 /// The inverse of [`interleave`]: `row_j[c] = src[c·k + j]` for k destination rows `row` bytes apart.
 ///
 /// # Safety
@@ -193,6 +241,7 @@ pub(super) unsafe fn rows_portable<const PACK: bool>(
     let done = match (w, k) {
         _ if cfg!(target_endian = "big") => 0,
         (1, 2) => groups_u8x2::<PACK>(src, dst, row, len),
+        (1, 4) if PACK => quads_u8(src, dst, row, len),
         (1, 4) => groups_u8x4::<PACK>(src, dst, row, len),
         (1, 8) => groups_u8x8::<PACK>(src, dst, row, len),
         // (The element loop below interleaves pairs of 16-bit rows faster: 0.70× memcpy against 0.45×.)
@@ -300,6 +349,28 @@ groups_portable!(groups_u8x8, u8, 8, u64);
 groups_portable!(groups_u16x2, u16, 2, u32);
 groups_portable!(groups_u16x4, u16, 4, u64);
 groups_portable!(groups_u32x2, u32, 2, u64);
+
+/// The portable interleave of four rows of bytes, [`CHUNK`] columns at a time, in two steps of pairs:
+/// rows 0 and 1 (and 2 and 3) side by side as `u16`, then those pairs as `u32`. The compiler turns each
+/// step into byte and word unpacks (95 instructions a chunk on x86-64 against 312 for four widenings,
+/// shifts and ors at once). Returns the columns done.
+unsafe fn quads_u8(src: *const u8, dst: *mut u8, row: usize, len: usize) -> usize {
+    let mut c = 0;
+    while c + CHUNK <= len {
+        let r: [[u8; CHUNK]; 4] =
+            std::array::from_fn(|j| (src.add(j * row + c) as *const [u8; CHUNK]).read_unaligned());
+        let pair = |a: &[u8; CHUNK], b: &[u8; CHUNK]| -> [u16; CHUNK] {
+            std::array::from_fn(|i| u16::from(a[i]) | u16::from(b[i]) << 8)
+        };
+        let (lo, hi) = (pair(&r[0], &r[1]), pair(&r[2], &r[3]));
+        let quads: [u32; CHUNK] =
+            std::array::from_fn(|i| u32::from(lo[i]) | u32::from(hi[i]) << 16);
+        // Little-endian (the caller's condition): byte j of quad i is row j's column i.
+        ((dst as *mut u32).add(c) as *mut [u32; CHUNK]).write_unaligned(quads);
+        c += CHUNK;
+    }
+    c
+}
 
 /// Columns per step of the portable (de)interleaves.
 const CHUNK: usize = 64;
@@ -418,4 +489,68 @@ pub(super) unsafe fn deinterleave_4x8(
     lane!(2);
     lane!(3);
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Interleaving and deinterleaving, under every instruction set, cached and non-temporal,
+        /// against the law element by element: `dst[c·k + j] = row_j[c]` and back, for the widths and
+        /// factors the kernels specialise (and one they do not), runs longer than every kernel's step
+        /// (16, 32 and 64 columns), rows padded past their length, a destination at any offset from
+        /// alignment, and nothing outside the run written.
+        #[test]
+        fn interleaves_match_the_law_under_every_isa(
+            (w, k) in prop::sample::select(vec![(1usize, 2usize), (1, 4), (1, 8), (2, 2), (2, 4), (4, 2), (1, 3)]),
+            len in 0usize..300,
+            (pad, skew) in (0usize..40, 0usize..40),
+            seed in any::<u64>(),
+        ) {
+            let row = (len + pad) * w;
+            let mut x = seed | 1;
+            let src: Vec<u8> = (0..k * row)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let mut want = vec![0x5au8; skew + len * k * w];
+            for c in 0..len {
+                for j in 0..k {
+                    let (from, to) = (j * row + c * w, skew + (c * k + j) * w);
+                    want[to..to + w].copy_from_slice(&src[from..from + w]);
+                }
+            }
+            for isa in Isa::available() {
+                for stream in [false, true] {
+                    let mut packed = vec![0x5au8; skew + len * k * w];
+                    // SAFETY: k rows of `row` ≥ len·w bytes; len·k elements past `skew`.
+                    unsafe {
+                        interleave(isa, stream, src.as_ptr(), row, packed.as_mut_ptr().add(skew), (k, len, w))
+                    };
+                    fence(isa, stream);
+                    prop_assert!(packed == want, "{} (stream {}) interleaving", isa.name(), stream);
+                    let mut back = vec![0xa5u8; k * row];
+                    // SAFETY: as above, the other way.
+                    unsafe {
+                        deinterleave(isa, stream, packed.as_ptr().add(skew), back.as_mut_ptr(), row, (k, len, w))
+                    };
+                    fence(isa, stream);
+                    for j in 0..k {
+                        for b in 0..row {
+                            let want = if b < len * w { src[j * row + b] } else { 0xa5 };
+                            prop_assert_eq!(back[j * row + b], want, "{} (stream {}) deinterleaving: row {}, byte {}", isa.name(), stream, j, b);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
