@@ -153,6 +153,9 @@ const PRELUDE: &str = r#"__device__ __forceinline__ double axe_f16_to_f64(unsign
 __device__ __forceinline__ unsigned short axe_f64_to_f16(double d) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(d)); return h; }
 __device__ __forceinline__ double axe_bf16_to_f64(unsigned short b) { return (double)__uint_as_float(((unsigned int)b) << 16); }
 __device__ __forceinline__ unsigned short axe_f64_to_bf16(double d) { unsigned short h; float f = __double2float_rn(d); asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float axe_f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short axe_f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ unsigned short axe_f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 
 "#;
 
@@ -220,6 +223,24 @@ fn c_type(d: DType) -> &'static str {
     }
 }
 
+/// `x` converted from `from` to `to` through f32 where both are f32, f16 or bf16: every f16 and bf16 is
+/// an f32, so one rounding from the f32 gives what rounding from the double does, without the
+/// f64 conversions (four of them an element on the GPU's slower double-precision path).
+fn cast_via_f32(from: DType, to: DType, x: &str) -> Option<String> {
+    let f = match from {
+        DType::F32 => format!("({x})"),
+        DType::F16 => format!("axe_f16_to_f32({x})"),
+        DType::BF16 => format!("__uint_as_float(((unsigned int)({x})) << 16)"),
+        _ => return None,
+    };
+    match to {
+        DType::F32 => Some(f),
+        DType::F16 => Some(format!("axe_f32_to_f16({f})")),
+        DType::BF16 => Some(format!("axe_f32_to_bf16({f})")),
+        _ => None,
+    }
+}
+
 /// `x` (of dtype `d`) as a double.
 fn to_double(d: DType, x: &str) -> String {
     match d {
@@ -271,7 +292,8 @@ fn compute(f: &Compute, args: &[String]) -> String {
                 (BinaryOp::Min, false) => format!("min({a}, {b})"),
             }
         }
-        Compute::Cast { from, to } => from_double(*to, &to_double(*from, &args[0])),
+        Compute::Cast { from, to } => cast_via_f32(*from, *to, &args[0])
+            .unwrap_or_else(|| from_double(*to, &to_double(*from, &args[0]))),
         Compute::OrBit { bit, .. } => format!(
             "(int)(((unsigned){}) | ((((unsigned){}) & 1u) << {bit}))",
             args[0], args[1]
