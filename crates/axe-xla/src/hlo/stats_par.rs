@@ -65,9 +65,14 @@ struct Part<'a> {
 
 /// The computations of `module` holding instructions `range` (positions in module order, `starts`
 /// the position of each computation's first), with the positions within each.
-fn spans(starts: &[usize], range: Range<usize>) -> impl Iterator<Item = (usize, Range<usize>)> + '_ {
+fn spans(
+    starts: &[usize],
+    range: Range<usize>,
+) -> impl Iterator<Item = (usize, Range<usize>)> + '_ {
     // The last computation starting at or before the range's start, empty ones passed over.
-    let first = starts.partition_point(|&s| s <= range.start).saturating_sub(1);
+    let first = starts
+        .partition_point(|&s| s <= range.start)
+        .saturating_sub(1);
     (first..starts.len().saturating_sub(1))
         .take_while(move |&ci| starts[ci] < range.end)
         .filter_map(move |ci| {
@@ -95,7 +100,8 @@ pub(crate) fn walk_parallel<'a>(
             .ok_or_else(|| overflow("the instructions of a module"))?;
     }
     starts.push(n);
-    let inst = |ci: usize, k: usize| -> &Instruction<'a> { &module.computations[ci].instructions[k] };
+    let inst =
+        |ci: usize, k: usize| -> &Instruction<'a> { &module.computations[ci].instructions[k] };
 
     // 1. Shapes: per chunk its distinct texts, then numbered across the module.
     let mut ids = vec![NONE; n];
@@ -238,8 +244,8 @@ pub(crate) fn walk_parallel<'a>(
                     }
                     super::operands::operand_names(inst, &mut names);
                     for &op in &names {
-                        let Some(src) = defined(&comp.instructions, &tables[ci], k, op)
-                            .map(|j| comp_ids[j])
+                        let Some(src) =
+                            defined(&comp.instructions, &tables[ci], k, op).map(|j| comp_ids[j])
                         else {
                             continue;
                         };
@@ -251,15 +257,16 @@ pub(crate) fn walk_parallel<'a>(
                         } else if src as usize == id {
                             continue;
                         } else {
-                            let kind = *kinds.entry((src, id as u32)).or_insert_with(|| {
-                                match &info.shape {
-                                    Shape::Array(result) => relayout_kind(
-                                        &shapes_ro.infos[src as usize].shape,
-                                        result,
-                                    ),
-                                    _ => None,
-                                }
-                            });
+                            let kind =
+                                *kinds.entry((src, id as u32)).or_insert_with(|| {
+                                    match &info.shape {
+                                        Shape::Array(result) => relayout_kind(
+                                            &shapes_ro.infos[src as usize].shape,
+                                            result,
+                                        ),
+                                        _ => None,
+                                    }
+                                });
                             match kind {
                                 Some(kind) => kind,
                                 None => continue,
@@ -325,7 +332,15 @@ pub(crate) fn walk_parallel<'a>(
         seen += p.seen;
         found.push(p.relayouts);
     }
+    // What the walk no longer needs, freed before the report grows: the shape of every instruction
+    // and the name tables, but the entry's (the sharding of its result may need it).
+    let entry_names = entry.filter(|&e| ids[starts[e]..starts[e + 1]].iter().all(|&id| id != NONE));
+    drop(ids);
+    let entry_names = entry_names.and_then(|e| tables.into_iter().nth(e));
+    r.relayouts
+        .reserve_exact(found.iter().map(Vec::len).sum::<usize>());
     let mut next = 0;
+    // Each chunk's list freed once read.
     for (ci, k, op, src, id, kind) in found.into_iter().flatten() {
         while next <= ci {
             r.relayouts.computation(module.computations[next].name);
@@ -344,10 +359,6 @@ pub(crate) fn walk_parallel<'a>(
         r.computations.push((c.name.to_string(), t));
     }
     r.materialized_computations = flags;
-    let entry_names = entry.and_then(|e| {
-        let all = ids[starts[e]..starts[e + 1]].iter().all(|&id| id != NONE);
-        all.then(|| &tables[e])
-    });
     conclude(
         module,
         reading,
@@ -356,7 +367,7 @@ pub(crate) fn walk_parallel<'a>(
         tally,
         arguments,
         signs,
-        entry_names,
+        entry_names.as_ref(),
     )?;
     // Most padded first; among equals, the first walked.
     padded.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -365,7 +376,14 @@ pub(crate) fn walk_parallel<'a>(
         .into_iter()
         .map(|(_, _, ci, k, id, leaf, totals)| {
             let i = inst(ci, k);
-            waste_of(&shapes, module.computations[ci].name, i.name(), id, leaf, totals)
+            waste_of(
+                &shapes,
+                module.computations[ci].name,
+                i.name(),
+                id,
+                leaf,
+                totals,
+            )
         })
         .collect();
     Ok(r)

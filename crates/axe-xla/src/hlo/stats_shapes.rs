@@ -120,7 +120,10 @@ impl<'a> Shapes<'a> {
         for (t, &id) in &self.ids {
             texts[id] = t.0;
         }
-        texts.into_iter().zip(std::mem::take(&mut self.infos)).collect()
+        texts
+            .into_iter()
+            .zip(std::mem::take(&mut self.infos))
+            .collect()
     }
 
     fn insert(&mut self, text: &'a str, info: Info) -> usize {

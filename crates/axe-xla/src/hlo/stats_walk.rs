@@ -201,7 +201,16 @@ pub(crate) fn walk<'a>(
     }
     drop(counts);
     r.materialized_computations = flags;
-    conclude(module, reading, &mut r, &mut shapes, tally, arguments, signs, entry_names.as_ref())?;
+    conclude(
+        module,
+        reading,
+        &mut r,
+        &mut shapes,
+        tally,
+        arguments,
+        signs,
+        entry_names.as_ref(),
+    )?;
     // Most padded first; among equals, the first written.
     let mut best: Vec<(i64, usize, usize, usize)> = waste
         .into_iter()
@@ -312,7 +321,12 @@ fn add_output<'a>(
 
 /// The position of the last instruction at or before `k` of `insts` with a shape and the bare name
 /// `name` (`table` holds those instructions by name), as a map filled in module order up to `k` finds it.
-pub(super) fn defined(insts: &[Instruction<'_>], table: &NameTable, k: usize, name: &str) -> Option<usize> {
+pub(super) fn defined(
+    insts: &[Instruction<'_>],
+    table: &NameTable,
+    k: usize,
+    name: &str,
+) -> Option<usize> {
     let named = |j: usize| {
         let i = &insts[j];
         !i.shape_text().is_empty() && i.bare_name() == name
