@@ -25,8 +25,6 @@ pub(crate) struct NameTable {
     slots: Vec<AtomicU64>,
     /// How many instructions the list holds.
     room: usize,
-    /// How many names [`NameTable::add_new`] added.
-    held: usize,
 }
 
 fn hash(name: &str) -> u64 {
@@ -50,7 +48,6 @@ impl NameTable {
         Ok(NameTable {
             slots: (0..slots).map(|_| AtomicU64::new(EMPTY)).collect(),
             room: n,
-            held: 0,
         })
     }
 
@@ -89,36 +86,6 @@ impl NameTable {
                 })
             });
         Ok(unique.then_some(t))
-    }
-
-    /// Adds instruction `k` of `instructions` (the list the table is for), unless one of its name is
-    /// there already: whether it was added; an error past the room the table was made with.
-    pub(crate) fn add_new(&mut self, instructions: &[Instruction<'_>], k: usize) -> Result<bool> {
-        let Some(k32) = u32::try_from(k).ok().filter(|_| k < self.room) else {
-            return Err(overflow("an instruction past the room of a name table"));
-        };
-        let name = instructions[k].bare_name();
-        let h = hash(name);
-        let tag = h >> 32;
-        let mask = self.slots.len() - 1;
-        let mut at = h as usize & mask;
-        loop {
-            let s = self.slots[at].load(Relaxed);
-            if s == EMPTY {
-                self.slots[at].store(tag << 32 | u64::from(k32), Relaxed);
-                self.held += 1;
-                return Ok(true);
-            }
-            if s >> 32 == tag && instructions[s as u32 as usize].bare_name() == name {
-                return Ok(false);
-            }
-            at = (at + 1) & mask;
-        }
-    }
-
-    /// How many names [`NameTable::add_new`] added.
-    pub(crate) fn held(&self) -> usize {
-        self.held
     }
 
     /// Adds instruction `k` of `instructions`, unless one of its name is there already: whether it was

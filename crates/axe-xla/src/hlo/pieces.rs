@@ -98,7 +98,7 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
     };
     let head_run = match place {
         Place::Inside => {
-            let mut run = Run::with_capacity(seg.head.len()).ok()?;
+            let mut run = Run::with_capacity(seg.head.len());
             run.outside = Some(Vec::new());
             checker.run(&seg.head, &mut run, &mut exists).ok()?;
             Some(run)
@@ -111,7 +111,7 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
     let open_run = match &seg.open {
         Some(c) => {
             // The computation's first run: every name it uses is its own.
-            let mut run = Run::with_capacity(c.instructions.len()).ok()?;
+            let mut run = Run::with_capacity(c.instructions.len());
             checker.run(&c.instructions, &mut run, &mut exists).ok()?;
             Some(run)
         }
@@ -221,12 +221,7 @@ fn joined_runs_agree(
     }
     let before_agrees = |k: usize| {
         let (before, run) = (&runs[..k], &runs[k]);
-        let opcode = |name: &str| {
-            before
-                .iter()
-                .zip(lists)
-                .find_map(|(r, list)| validate::opcode_in(r, list, name))
-        };
+        let opcode = |name: &str| before.iter().find_map(|r| r.defined.get(name).copied());
         run.parameters
             .iter()
             .all(|p| before.iter().all(|r| !r.parameters.contains(p)))
@@ -272,7 +267,7 @@ fn names_once(lists: &[&[Instruction<'_>]], runs: &[Run<'_>]) -> bool {
         || lists
             .iter()
             .zip(runs)
-            .any(|(l, r)| l.len() != r.defined.held())
+            .any(|(l, r)| l.len() != r.defined.len())
     {
         return false;
     }
@@ -300,8 +295,7 @@ fn names_once(lists: &[&[Instruction<'_>]], runs: &[Run<'_>]) -> bool {
     candidates.par_iter().all(|(k, name)| {
         runs.iter()
             .enumerate()
-            .zip(lists)
-            .all(|((j, r), list)| j == *k || r.defined.get(list, name).is_none())
+            .all(|(j, r)| j == *k || !r.defined.contains_key(name))
     })
 }
 

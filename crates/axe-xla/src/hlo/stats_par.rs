@@ -332,11 +332,27 @@ pub(crate) fn walk_parallel<'a>(
         seen += p.seen;
         found.push(p.relayouts);
     }
-    // What the walk no longer needs, freed before the report grows: the shape of every instruction
-    // and the name tables, but the entry's (the sharding of its result may need it).
+    r.materialized_computations = flags;
+    for (c, t) in module.computations.iter().zip(ctotals) {
+        r.total.add(&t)?;
+        r.computations.push((c.name.to_string(), t));
+    }
+    // What the walk no longer needs, freed before the relayouts are listed: the shape of every
+    // instruction and the name tables (the entry's once the sharding of its result is known).
     let entry_names = entry.filter(|&e| ids[starts[e]..starts[e + 1]].iter().all(|&id| id != NONE));
     drop(ids);
     let entry_names = entry_names.and_then(|e| tables.into_iter().nth(e));
+    conclude(
+        module,
+        reading,
+        &mut r,
+        &mut shapes,
+        tally,
+        arguments,
+        signs,
+        entry_names.as_ref(),
+    )?;
+    drop(entry_names);
     r.relayouts
         .reserve_exact(found.iter().map(Vec::len).sum::<usize>());
     let mut next = 0;
@@ -354,21 +370,6 @@ pub(crate) fn walk_parallel<'a>(
     for c in &module.computations[next..] {
         r.relayouts.computation(c.name);
     }
-    for (c, t) in module.computations.iter().zip(ctotals) {
-        r.total.add(&t)?;
-        r.computations.push((c.name.to_string(), t));
-    }
-    r.materialized_computations = flags;
-    conclude(
-        module,
-        reading,
-        &mut r,
-        &mut shapes,
-        tally,
-        arguments,
-        signs,
-        entry_names.as_ref(),
-    )?;
     // Most padded first; among equals, the first walked.
     padded.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     padded.truncate(top);

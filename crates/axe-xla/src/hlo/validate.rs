@@ -5,9 +5,8 @@
 //! Errors point into the module text (`line:col`, the line, a caret): every piece of a [`Module`] borrows
 //! from the text, so its position is where its slice starts.
 
-use foldhash::{HashSet, HashSetExt};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use super::names::NameTable;
 use super::scan::module_error;
 use super::{Computation, Instruction};
 use crate::error::{Result, XlaError};
@@ -185,17 +184,18 @@ fn computation<'s>(
             format!("computation {} has no instructions", bare(c.name)),
         ));
     }
-    let mut run = Run::with_capacity(c.instructions.len())?;
+    let mut run = Run::with_capacity(c.instructions.len());
     instructions(text, &c.instructions, &mut run, exists, shapes, wrapped)?;
     signature(text, c, run.root.as_ref())
 }
 
-/// What checking a run of one computation's instructions found: the names it defines (positions in
-/// the run's instructions, by name), its parameter numbers, its root. A run that continues earlier runs of its computation
+/// What checking a run of one computation's instructions found: the names it defines with their
+/// opcodes, its parameter numbers, its root. A run that continues earlier runs of its computation
 /// (`outside` given) notes the operands it does not define, and the async operands it completes, for the
 /// earlier runs to hold; a whole computation's run (`outside` absent) reports them as errors.
+#[derive(Default)]
 pub(crate) struct Run<'s> {
-    pub(crate) defined: NameTable,
+    pub(crate) defined: HashMap<&'s str, &'s str>,
     pub(crate) parameters: HashSet<&'s str>,
     pub(crate) root: Option<Instruction<'s>>,
     pub(crate) outside: Option<Vec<&'s str>>,
@@ -207,26 +207,13 @@ pub(crate) struct Run<'s> {
 }
 
 impl Run<'_> {
-    /// An empty run with room for `instructions` names; an error for 2^32 - 1 or more.
-    pub(crate) fn with_capacity(instructions: usize) -> Result<Self> {
-        Ok(Run {
-            defined: NameTable::with_room(instructions)?,
-            parameters: HashSet::new(),
-            root: None,
-            outside: None,
-            outside_pairs: Vec::new(),
-            recent: [""; 4],
-        })
+    /// An empty run with room for `instructions` names.
+    pub(crate) fn with_capacity(instructions: usize) -> Self {
+        Run {
+            defined: HashMap::with_capacity(instructions),
+            ..Run::default()
+        }
     }
-}
-
-/// The opcode of the instruction of `insts`, the instructions of `run`, named `name` (bare).
-pub(crate) fn opcode_in<'s>(
-    run: &Run<'_>,
-    insts: &[Instruction<'s>],
-    name: &str,
-) -> Option<&'s str> {
-    run.defined.get(insts, name).map(|k| insts[k].opcode())
 }
 
 /// Checks `insts`, one run of a computation's instructions, into `run`.
@@ -240,7 +227,7 @@ fn instructions<'s>(
 ) -> Result<()> {
     let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
     let mut recent = [""; 2];
-    for (k, inst) in insts.iter().enumerate() {
+    for inst in insts {
         if inst.is_root() {
             if run.root.is_some() {
                 return Err(err(inst.name(), "a computation has only one ROOT".into()));
@@ -280,18 +267,18 @@ fn instructions<'s>(
                 super::literal::check(text, inst.operands_text(), &s)?;
             }
             _ => {
-                let count = operands(text, inst.operands_text(), insts, run, shapes, 0)?;
+                let count = operands(text, inst.operands_text(), run, shapes, 0)?;
                 super::opcheck::operand_count(text, inst, info, count)?;
             }
         }
-        pairing(text, inst, insts, run)?;
+        pairing(text, inst, run)?;
         // Control predecessors are instructions defined before, in the same computation.
         if inst.attributes().has_control() {
             if let Some(v) = inst.attributes().get("control-predecessors") {
                 let names = super::attrcheck::names(v)
                     .map_err(|(off, why)| module_error(text, at(text, v) + off, why))?;
                 for (_, name) in names {
-                    defined_before(text, name, insts, run)?;
+                    defined_before(text, name, run)?;
                 }
             }
         }
@@ -314,7 +301,11 @@ fn instructions<'s>(
                 }
             }
         }
-        if !run.defined.add_new(insts, k)? {
+        if run
+            .defined
+            .insert(bare(inst.name()), inst.opcode())
+            .is_some()
+        {
             return Err(err(
                 inst.name(),
                 format!("instruction {} is defined twice", bare(inst.name())),
@@ -337,7 +328,6 @@ const MAX_NESTED: usize = 128;
 fn operands<'s>(
     text: &str,
     operands_text: &'s str,
-    insts: &[Instruction<'s>],
     run: &mut Run<'s>,
     shapes: &mut HashSet<&'s str>,
     depth: usize,
@@ -368,7 +358,7 @@ fn operands<'s>(
                 }
                 if start < end {
                     // ASCII bytes only: `start..end` lies on char boundaries.
-                    defined_before(text, &operands_text[start..end], insts, run)?;
+                    defined_before(text, &operands_text[start..end], run)?;
                     count += 1;
                 }
                 from = i + 1;
@@ -401,13 +391,13 @@ fn operands<'s>(
                 .strip_suffix(')')
                 .unwrap_or(&rest[open + 1..]);
             if !matches!(opcode, "parameter" | "constant") {
-                operands(text, inner, insts, run, shapes, depth + 1)?;
+                operands(text, inner, run, shapes, depth + 1)?;
             }
             continue;
         }
         let name = rest;
         if !name.is_empty() {
-            defined_before(text, name, insts, run)?;
+            defined_before(text, name, run)?;
         }
     }
     Ok(count)
@@ -415,15 +405,10 @@ fn operands<'s>(
 
 /// An operand `name` (a slice of `text`) names an instruction defined before, or the error at it (in a
 /// run continuing earlier ones, a name not in the run is noted for them).
-fn defined_before<'s>(
-    text: &str,
-    name: &'s str,
-    insts: &[Instruction<'s>],
-    run: &mut Run<'s>,
-) -> Result<()> {
+fn defined_before<'s>(text: &str, name: &'s str, run: &mut Run<'s>) -> Result<()> {
     let name_bare = bare(name);
     if (!name_bare.is_empty() && run.recent.contains(&name_bare))
-        || run.defined.get(insts, name_bare).is_some()
+        || run.defined.contains_key(name_bare)
     {
         return Ok(());
     }
@@ -490,12 +475,7 @@ fn close(b: &[u8], open: usize) -> usize {
 
 /// An async `OP-update` / `OP-done` takes the `OP-start` (or `OP-update`) it completes; `send-done` and
 /// `recv-done` take a `send` / `recv`.
-fn pairing<'s>(
-    text: &str,
-    inst: &Instruction<'s>,
-    insts: &[Instruction<'s>],
-    run: &mut Run<'s>,
-) -> Result<()> {
+fn pairing<'s>(text: &str, inst: &Instruction<'s>, run: &mut Run<'s>) -> Result<()> {
     let Some(base) = ["-done", "-update"]
         .iter()
         .find_map(|s| inst.opcode().strip_suffix(s))
@@ -505,7 +485,7 @@ fn pairing<'s>(
     let operand = super::scan::TopLevel::new(inst.operands_text(), b',')
         .next()
         .map(|p| skip_shape(skip_comments(p)).trim());
-    let op = operand.and_then(|n| opcode_in(run, insts, bare(n)));
+    let op = operand.and_then(|n| run.defined.get(bare(n)).copied());
     if let (None, Some(_), Some(n)) = (op, &run.outside, operand) {
         // Not in this run: the earlier runs of the computation must hold it.
         run.outside_pairs.push((bare(n), base));
