@@ -221,7 +221,12 @@ fn joined_runs_agree(
     }
     let before_agrees = |k: usize| {
         let (before, run) = (&runs[..k], &runs[k]);
-        let opcode = |name: &str| before.iter().find_map(|r| r.defined.get(name).copied());
+        let opcode = |name: &str| {
+            before
+                .iter()
+                .zip(lists)
+                .find_map(|(r, list)| validate::opcode_in(r, list, name))
+        };
         run.parameters
             .iter()
             .all(|p| before.iter().all(|r| !r.parameters.contains(p)))
