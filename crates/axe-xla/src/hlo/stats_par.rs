@@ -7,8 +7,9 @@
 //! 1. each chunk parses the distinct shape texts it meets; merged, they number the module's shapes in
 //!    the order a walk in module order meets them, and every instruction's shape gets its module-wide
 //!    id;
-//! 2. each computation's instructions are put into a name table (one large computation by several
-//!    threads at once, [`NameTable::of_parallel`]);
+//! 2. the entry's instructions, and those of each computation a chunk boundary cuts, are put into a
+//!    name table (one large computation by several threads at once, [`NameTable::of_parallel`]; a
+//!    computation within one chunk gets its table from that chunk, freed once walked);
 //! 3. each chunk counts its values per shape and computation, its sizes per device, its padded
 //!    tensors (the most padded it holds) and its relayouts (an operand anywhere before in the
 //!    computation, found in the name table); merged, the sums are the module's, the top list the most
@@ -150,24 +151,33 @@ pub(crate) fn walk_parallel<'a>(
         });
     drop(maps);
 
-    // 2. The name tables.
+    // 2. The name tables of the entry and of the computations a chunk boundary cuts (a chunk makes
+    // those of the computations it holds whole, one at a time, as it walks them).
     let keep = |i: &Instruction<'_>| !i.shape_text().is_empty();
-    let tables: Vec<NameTable> = module
+    let entry = super::calls::entry_index(module);
+    let shared = |ci: usize| {
+        let (a, b) = (starts[ci], starts[ci + 1]);
+        Some(ci) == entry || (a < b && a / chunk != (b - 1) / chunk)
+    };
+    let tables: Vec<Option<NameTable>> = module
         .computations
         .par_iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(ci, c)| {
+            if !shared(ci) {
+                return Ok(None);
+            }
             if c.instructions.len() >= 2 * chunk {
                 if let Some(t) = NameTable::of_parallel(&c.instructions, keep, chunk)? {
-                    return Ok(t);
+                    return Ok(Some(t));
                 }
             }
-            NameTable::of(&c.instructions, keep)
+            NameTable::of(&c.instructions, keep).map(Some)
         })
         .collect::<Result<_>>()?;
 
     // 3. The walk.
     let flags = super::calls::materialized(module);
-    let entry = super::calls::entry_index(module);
     let shapes_ro = &shapes;
     let parts: Vec<Result<Part<'a>>> = (0..n.div_ceil(chunk))
         .into_par_iter()
@@ -184,6 +194,14 @@ pub(crate) fn walk_parallel<'a>(
                 let comp = &module.computations[ci];
                 let is_entry = entry == Some(ci);
                 let comp_ids = &ids[starts[ci]..starts[ci + 1]];
+                let own;
+                let table = match &tables[ci] {
+                    Some(t) => t,
+                    None => {
+                        own = NameTable::of(&comp.instructions, keep)?;
+                        &own
+                    }
+                };
                 for k in ks {
                     let inst = &comp.instructions[k];
                     p.signs.see(inst);
@@ -245,7 +263,7 @@ pub(crate) fn walk_parallel<'a>(
                     super::operands::operand_names(inst, &mut names);
                     for &op in &names {
                         let Some(src) =
-                            defined(&comp.instructions, &tables[ci], k, op).map(|j| comp_ids[j])
+                            defined(&comp.instructions, table, k, op).map(|j| comp_ids[j])
                         else {
                             continue;
                         };
@@ -341,7 +359,7 @@ pub(crate) fn walk_parallel<'a>(
     // instruction and the name tables (the entry's once the sharding of its result is known).
     let entry_names = entry.filter(|&e| ids[starts[e]..starts[e + 1]].iter().all(|&id| id != NONE));
     drop(ids);
-    let entry_names = entry_names.and_then(|e| tables.into_iter().nth(e));
+    let entry_names = entry_names.and_then(|e| tables.into_iter().nth(e).flatten());
     conclude(
         module,
         reading,

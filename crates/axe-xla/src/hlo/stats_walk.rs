@@ -40,6 +40,9 @@ pub(crate) fn walk<'a>(
         instructions: module.instruction_count(),
         ..Report::default()
     };
+    // At most one relayout an instruction: room for them all at once, so that the list never moves
+    // as it grows (the pages of the room no relayout takes are never touched).
+    r.relayouts.reserve_exact(r.instructions);
     // The `top` most padded leaves so far, least padded first: (padding, order, computation, instruction,
     // shape), kept as borrowed text and shape ids until the end so that a module of many padded tensors
     // costs no allocation per tensor.

@@ -217,7 +217,11 @@ impl Run<'_> {
 }
 
 /// The opcode of the instruction named `name` (bare) among `insts`, the instructions `run` checked.
-pub(crate) fn opcode_in<'s>(run: &Run<'_>, insts: &[Instruction<'s>], name: &str) -> Option<&'s str> {
+pub(crate) fn opcode_in<'s>(
+    run: &Run<'_>,
+    insts: &[Instruction<'s>],
+    name: &str,
+) -> Option<&'s str> {
     let k = *run.defined.get(name)?;
     insts.get(k as usize).map(Instruction::opcode)
 }
