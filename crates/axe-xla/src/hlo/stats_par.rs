@@ -480,6 +480,44 @@ mod tests {
         assert!(first.to_string().contains("exceed 2^63"), "{first}");
     }
 
+    /// Through [`crate::hlo::stats::report`] on two threads, a module large enough to be walked in
+    /// chunks: the report of one walk, and with a fault early and another late (in another chunk,
+    /// met first there), the early one.
+    #[test]
+    fn the_report_on_two_threads_is_that_of_one_walk() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let text = synth_one_computation(20_000, 7);
+        let m = parse_module(&text).unwrap();
+        assert!(m.instruction_count() >= 16_384);
+        let one = walk(&m, 10, None, Adding::EachValue).unwrap();
+        assert_eq!(
+            pool.install(|| crate::hlo::stats::report(&m, 10)).unwrap(),
+            one
+        );
+        let mut text = String::from("ENTRY %e {\n");
+        for k in 0..20_000 {
+            let shape = match k {
+                0 | 1 => "s8[4611686018427387904]{0}",
+                19_000 => "f32[4611686018427387904]{0}",
+                _ => "f32[2]{0}",
+            };
+            text.push_str(&format!("  %p{k} = {shape} parameter({k})\n"));
+        }
+        text.push_str("  ROOT %t = f32[2]{0} copy(%p2)\n}\n");
+        let m = parse_module(&text).unwrap();
+        let first = walk(&m, 3, None, Adding::EachValue)
+            .unwrap_err()
+            .to_string();
+        assert!(first.contains("exceed 2^63"), "{first}");
+        let chunks = walk_parallel(&m, 3, None, 4096).unwrap_err().to_string();
+        assert_ne!(chunks, first);
+        let got = pool.install(|| crate::hlo::stats::report(&m, 3));
+        assert_eq!(got.unwrap_err().to_string(), first);
+    }
+
     /// The spans of a range: each computation it touches, with the positions within it, in order;
     /// empty computations never.
     #[test]
