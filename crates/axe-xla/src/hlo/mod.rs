@@ -33,6 +33,7 @@ mod scan;
 mod segment;
 pub mod sharding;
 pub mod stats;
+mod stats_par;
 mod stats_shapes;
 mod stats_walk;
 pub mod synth;

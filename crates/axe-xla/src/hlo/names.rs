@@ -3,6 +3,9 @@
 //! when those bits agree.
 
 use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use rayon::prelude::*;
 
 use super::Instruction;
 use crate::error::{overflow, Result};
@@ -17,7 +20,9 @@ const EMPTY: u64 = u64::MAX;
 /// slots of 8 bytes (a position in the low half, the high half of the name's hash in the other), at
 /// least one and a half times as many as the instructions it has room for.
 pub(crate) struct NameTable {
-    slots: Vec<u64>,
+    /// Atomic so that threads may fill one table at once ([`NameTable::of_parallel`]); a relaxed load
+    /// or store is a plain one.
+    slots: Vec<AtomicU64>,
     /// How many instructions the list holds.
     room: usize,
 }
@@ -41,7 +46,7 @@ impl NameTable {
             .ok_or_else(|| overflow("the name table of a computation"))?
             .max(16);
         Ok(NameTable {
-            slots: vec![EMPTY; slots],
+            slots: (0..slots).map(|_| AtomicU64::new(EMPTY)).collect(),
             room: n,
         })
     }
@@ -59,6 +64,57 @@ impl NameTable {
             }
         }
         Ok(t)
+    }
+
+    /// [`NameTable::of`], filled by several threads at once, `chunk` instructions each; `None` when two
+    /// of the instructions kept share a name (then the last must win, which only one thread filling the
+    /// table in order knows: see [`NameTable::of`]).
+    pub(crate) fn of_parallel(
+        instructions: &[Instruction<'_>],
+        keep: impl Fn(&Instruction<'_>) -> bool + Sync,
+        chunk: usize,
+    ) -> Result<Option<NameTable>> {
+        let t = NameTable::with_room(instructions.len())?;
+        let unique = instructions
+            .par_chunks(chunk.max(1))
+            .enumerate()
+            .all(|(c, part)| {
+                let first = c * chunk.max(1);
+                part.iter().enumerate().all(|(k, inst)| {
+                    // Positions fit: the room was checked.
+                    !keep(inst) || t.insert_new(instructions, (first + k) as u32)
+                })
+            });
+        Ok(unique.then_some(t))
+    }
+
+    /// Adds instruction `k` of `instructions`, unless one of its name is there already: whether it was
+    /// added. Threads may add at once: a slot is taken in one atomic step.
+    fn insert_new(&self, instructions: &[Instruction<'_>], k: u32) -> bool {
+        let name = instructions[k as usize].bare_name();
+        let h = hash(name);
+        let tag = h >> 32;
+        let mask = self.slots.len() - 1;
+        let mut at = h as usize & mask;
+        loop {
+            let s = self.slots[at].load(Relaxed);
+            if s == EMPTY {
+                match self.slots[at].compare_exchange(
+                    EMPTY,
+                    tag << 32 | u64::from(k),
+                    Relaxed,
+                    Relaxed,
+                ) {
+                    Ok(_) => return true,
+                    // Another thread took the slot first: look at what it wrote.
+                    Err(_) => continue,
+                }
+            }
+            if s >> 32 == tag && instructions[s as u32 as usize].bare_name() == name {
+                return false;
+            }
+            at = (at + 1) & mask;
+        }
     }
 
     /// Adds instruction `k` of `instructions` (the list the table is for), replacing any other of
@@ -80,13 +136,9 @@ impl NameTable {
         let mask = self.slots.len() - 1;
         let mut at = h as usize & mask;
         loop {
-            let s = self.slots[at];
-            if s == EMPTY {
-                self.slots[at] = tag << 32 | u64::from(k);
-                return;
-            }
-            if s >> 32 == tag && instructions[s as u32 as usize].bare_name() == name {
-                self.slots[at] = tag << 32 | u64::from(k);
+            let s = self.slots[at].load(Relaxed);
+            if s == EMPTY || s >> 32 == tag && instructions[s as u32 as usize].bare_name() == name {
+                self.slots[at].store(tag << 32 | u64::from(k), Relaxed);
                 return;
             }
             at = (at + 1) & mask;
@@ -100,7 +152,7 @@ impl NameTable {
         let mask = self.slots.len() - 1;
         let mut at = h as usize & mask;
         loop {
-            let s = self.slots[at];
+            let s = self.slots[at].load(Relaxed);
             if s == EMPTY {
                 return None;
             }
@@ -148,6 +200,20 @@ mod tests {
                 prop_assert_eq!(t.get(&list, &name), map.get(name.as_str()).copied());
             }
             prop_assert!(2 * t.slots.len() >= 3 * list.len() && t.slots.len().is_power_of_two());
+            // Filled by threads, a few instructions each: the same answers, or `None` when a name
+            // is kept twice.
+            let kept: Vec<&str> = list.iter().filter(|i| i.opcode() == "constant").map(|i| i.bare_name()).collect();
+            let twice = (1..kept.len()).any(|j| kept[..j].contains(&kept[j]));
+            for chunk in [1, 3, 50] {
+                let p = NameTable::of_parallel(&list, |i| i.opcode() == "constant", chunk).unwrap();
+                prop_assert_eq!(p.is_none(), twice);
+                if let Some(p) = p {
+                    for n in 0..45 {
+                        let name = format!("n{n}");
+                        prop_assert_eq!(p.get(&list, &name), map.get(name.as_str()).copied());
+                    }
+                }
+            }
         }
     }
 }

@@ -115,6 +115,12 @@ impl<'a> Signs<'a> {
         }
     }
 
+    /// Adds what `later` saw (instructions after those `self` saw): as if `self` had seen them too.
+    pub(crate) fn then(&mut self, later: Signs<'a>) {
+        self.sharding_call = self.sharding_call.or(later.sharding_call);
+        self.partition_op = self.partition_op.or(later.partition_op);
+    }
+
     /// The decision for `module`, whose instructions were all seen.
     pub fn decide(&self, module: &Module<'_>) -> ShapeDecision {
         let partitions = module

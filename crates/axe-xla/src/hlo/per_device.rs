@@ -228,6 +228,22 @@ impl<'a> Tally<'a> {
         Ok(())
     }
 
+    /// Adds the sums of `other` (values added to another tally): the sums of one tally that both
+    /// tallies' values were added to.
+    pub(crate) fn merge(&mut self, other: Tally<'_>) -> Result<()> {
+        self.common = add(self.common, other.common)?;
+        self.whole = add(self.whole, other.whole)?;
+        for (d, bytes) in other.by_device {
+            let e = self.by_device.entry(d).or_default();
+            *e = add(*e, bytes)?;
+        }
+        self.most_device = self.most_device.max(other.most_device);
+        self.sharded += other.sharded;
+        self.unannotated += other.unannotated;
+        self.any_sharding |= other.any_sharding;
+        Ok(())
+    }
+
     /// The devices of a module of `partitions` (`num_partitions`): at least one past the largest id named.
     fn devices(&self, partitions: Option<usize>) -> usize {
         partitions

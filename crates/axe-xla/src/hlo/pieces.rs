@@ -87,7 +87,9 @@ struct Piece<'a> {
 
 /// The piece of `text` read from `from`, in `place`, to `to`, and checked; `None` when anything is wrong.
 fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<'_>> {
-    let seg = Reader::at(text, from).segment(place, to).ok()?;
+    let mut seg = Reader::at(text, from).segment(place, to).ok()?;
+    // Held until its computation is joined: without the room it grew into.
+    seg.head.shrink_to_fit();
     let mut called = Vec::new();
     let mut checker = validate::Checker::new(text);
     let mut exists = |name| {
@@ -141,7 +143,6 @@ pub(crate) fn read_in_pieces(
     let mut wrapped = Vec::new();
     // The computation open across cuts, with the checks of its runs; the computations joined so.
     let mut open: Option<(Computation<'_>, Vec<Run<'_>>, Vec<Vec<Instruction<'_>>>)> = None;
-    let mut joined: Vec<(usize, Vec<Run<'_>>)> = Vec::new();
     let (mut at, mut place) = (start, Place::Between);
     for (piece, w) in pieces.into_iter().zip(cuts.windows(2)) {
         let (begin, end) = (w[0], w[1].0);
@@ -165,14 +166,20 @@ pub(crate) fn read_in_pieces(
                 if let Some(attributes) = seg.head_close {
                     c.attributes = attributes;
                     let (mut c, runs, heads) = open.take()?;
-                    // Onto the first piece's list, each later piece's list freed once moved: the
-                    // instructions are never held twice.
+                    let lists: Vec<&[Instruction<'_>]> = std::iter::once(&c.instructions[..])
+                        .chain(heads.iter().map(Vec::as_slice))
+                        .collect();
+                    if !joined_runs_agree(text, &c, &lists, &runs) {
+                        return None;
+                    }
+                    // The checks' names freed before the lists are joined; onto the first piece's
+                    // list, each later piece's list freed once moved.
+                    drop((lists, runs));
                     c.instructions
                         .reserve_exact(heads.iter().map(Vec::len).sum::<usize>());
                     for mut head in heads {
                         c.instructions.append(&mut head);
                     }
-                    joined.push((out.len(), runs));
                     out.push(c);
                 }
             }
@@ -187,13 +194,6 @@ pub(crate) fn read_in_pieces(
     if open.is_some() || place != Place::Between || at < len {
         return None;
     }
-    let runs_agree = joined.par_iter().all(|(k, runs)| {
-        out.get(*k)
-            .is_some_and(|c| joined_runs_agree(text, c, runs))
-    });
-    if !runs_agree {
-        return None;
-    }
     let names = validate::computation_names(text, &out).ok()?;
     validate::async_wrapped_once(text, &wrapped).ok()?;
     called
@@ -202,19 +202,31 @@ pub(crate) fn read_in_pieces(
         .then_some(out)
 }
 
-/// Whether the runs of computation `c`, checked each on its own, make a computation that checks: one
-/// root at most; each run's names, and parameter numbers, new to the other runs; the operands it does
-/// not define, defined in a run before it (and the async operands it completes, of the right opcode);
-/// the signature agrees with the root.
-fn joined_runs_agree(text: &str, c: &Computation<'_>, runs: &[Run<'_>]) -> bool {
+/// Whether the runs of computation `c`, checked each on its own (`runs[k]` the check of `lists[k]`, the
+/// computation's instructions in order), make a computation that checks: one root at most; each run's
+/// names, and parameter numbers, new to the other runs; the operands it does not define, defined in a
+/// run before it (and the async operands it completes, of the right opcode); the signature agrees with
+/// the root.
+fn joined_runs_agree(
+    text: &str,
+    c: &Computation<'_>,
+    lists: &[&[Instruction<'_>]],
+    runs: &[Run<'_>],
+) -> bool {
     let mut roots = runs.iter().filter_map(|r| r.root.as_ref());
     let root = roots.next();
-    if roots.next().is_some() || c.instructions.is_empty() || runs.is_empty() {
+    let last = lists.iter().rev().find_map(|l| l.last());
+    if roots.next().is_some() || last.is_none() || runs.len() != lists.len() {
         return false;
     }
     let before_agrees = |k: usize| {
         let (before, run) = (&runs[..k], &runs[k]);
-        let opcode = |name: &str| before.iter().find_map(|r| r.defined.get(name).copied());
+        let opcode = |name: &str| {
+            before
+                .iter()
+                .zip(lists)
+                .find_map(|(r, list)| validate::opcode_in(r, list, name))
+        };
         run.parameters
             .iter()
             .all(|p| before.iter().all(|r| !r.parameters.contains(p)))
@@ -229,9 +241,9 @@ fn joined_runs_agree(text: &str, c: &Computation<'_>, runs: &[Run<'_>]) -> bool 
                 .all(|(name, base)| opcode(name).is_some_and(|op| validate::completes(op, base)))
     };
     runs[0].outside.as_ref().is_none_or(Vec::is_empty)
-        && names_once(c, runs)
+        && names_once(lists, runs)
         && (1..runs.len()).into_par_iter().all(before_agrees)
-        && validate::signature(text, c, root).is_ok()
+        && validate::signature(text, c, root.or(last)).is_ok()
 }
 
 /// A hash of a name for [`names_once`]: every byte counts, eight at a time (names are short). Any hash
@@ -247,24 +259,24 @@ fn name_hash(b: &[u8]) -> u64 {
     h.wrapping_mul(K)
 }
 
-/// Whether no name is defined by two of `runs`, the runs of `c`'s instructions in order (each defines a
-/// name once at most).
+/// Whether no name is defined by two of `runs`, the checks of `lists`, a computation's instructions in
+/// order (each defines a name once at most).
 ///
 /// Every name sets two bits of one word of a shared filter, both in one atomic step: of two runs
 /// defining the same name, the one setting its bits later finds them set already. Only names that find
 /// their bits set (those, and a few others that share them by chance) are looked up in the other runs.
 /// The names are read in text order (the bytes of a piece one after the other): a hash and a word per
 /// name, in parallel.
-fn names_once(c: &Computation<'_>, runs: &[Run<'_>]) -> bool {
-    let mut ranges = Vec::with_capacity(runs.len());
-    let mut at = 0usize;
-    for r in runs {
-        ranges.push(at..at + r.defined.len());
-        at += r.defined.len();
-    }
-    if at != c.instructions.len() {
+fn names_once(lists: &[&[Instruction<'_>]], runs: &[Run<'_>]) -> bool {
+    if lists.len() != runs.len()
+        || lists
+            .iter()
+            .zip(runs)
+            .any(|(l, r)| l.len() != r.defined.len())
+    {
         return false;
     }
+    let at: usize = lists.iter().map(|l| l.len()).sum();
     // About 16 bits a name.
     let words = (at / 4).max(1).next_power_of_two();
     let filter: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
@@ -275,12 +287,11 @@ fn names_once(c: &Computation<'_>, runs: &[Run<'_>]) -> bool {
         let bits = (1u64 << ((h >> 52) & 63)) | (1u64 << ((h >> 58) & 63));
         filter[word].fetch_or(bits, Ordering::Relaxed) & bits == bits
     };
-    let candidates: Vec<(usize, &str)> = ranges
-        .into_par_iter()
+    let candidates: Vec<(usize, &str)> = lists
+        .par_iter()
         .enumerate()
-        .flat_map_iter(|(k, range)| {
-            c.instructions[range]
-                .iter()
+        .flat_map_iter(|(k, list)| {
+            list.iter()
                 .map(Instruction::bare_name)
                 .filter(move |name| seen_before(name))
                 .map(move |name| (k, name))

@@ -362,6 +362,8 @@ impl<'a> Reader<'a> {
             match self.peek() {
                 Some(b'}') => {
                     self.pos += 1;
+                    // The list grew by doubling: what it holds, not what it might have held, stays.
+                    instructions.shrink_to_fit();
                     return Ok(Some(self.attributes()?));
                 }
                 None => {

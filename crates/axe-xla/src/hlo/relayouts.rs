@@ -86,6 +86,12 @@ impl<'a> Relayouts<'a> {
         }
     }
 
+    /// Makes room for `n` more relayouts at once (a list grown one at a time may hold twice its
+    /// relayouts' bytes, and three times while it grows).
+    pub(crate) fn reserve_exact(&mut self, n: usize) {
+        self.records.reserve_exact(n);
+    }
+
     /// Starts the relayouts of computation `name` (call before [`Relayouts::push`]ing any of them).
     pub(crate) fn computation(&mut self, name: &'a str) {
         self.computations.push(name);

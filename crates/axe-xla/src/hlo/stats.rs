@@ -160,11 +160,24 @@ pub fn report_with<'a>(
     top: usize,
     reading: Option<ShapeReading>,
 ) -> Result<Report<'a>> {
-    // Counted per shape first; on any fault, read again value by value, so that the error is the first
-    // a reading in module order meets, and says where it is.
-    walk(module, top, reading, Adding::PerShape)
-        .or_else(|_| walk(module, top, reading, Adding::EachValue))
+    // Counted per shape first (a large module in chunks on every thread); on any fault, read again value
+    // by value, so that the error is the first a reading in module order meets, and says where it is.
+    let threads = rayon::current_num_threads();
+    let n = module.instruction_count();
+    let counted = if threads >= 2 && n >= PARALLEL_INSTRUCTIONS {
+        let chunk = (n / threads.saturating_mul(4)).max(CHUNK_INSTRUCTIONS);
+        super::stats_par::walk_parallel(module, top, reading, chunk)
+    } else {
+        walk(module, top, reading, Adding::PerShape)
+    };
+    counted.or_else(|_| walk(module, top, reading, Adding::EachValue))
 }
+
+/// From this many instructions on, with two threads or more, the report is worked out in parallel.
+const PARALLEL_INSTRUCTIONS: usize = 16_384;
+
+/// The fewest instructions a thread walks at once.
+const CHUNK_INSTRUCTIONS: usize = 4096;
 
 #[cfg(test)]
 mod tests {

@@ -102,8 +102,32 @@ impl<'a> Shapes<'a> {
     }
 
     fn add(&mut self, text: &'a str) -> Result<usize> {
-        let id = self.infos.len();
         let info = info_of(text)?;
+        Ok(self.insert(text, info))
+    }
+
+    /// The id of `text`, added with `info` (what [`Shapes::id`] would parse from it) when new.
+    pub(crate) fn adopt(&mut self, text: &'a str, info: Info) -> usize {
+        match self.ids.get(&Text(text)) {
+            Some(&id) => id,
+            None => self.insert(text, info),
+        }
+    }
+
+    /// The texts and their parsed shapes, by id (the shapes leave `self`).
+    pub(crate) fn take(&mut self) -> Vec<(&'a str, Info)> {
+        let mut texts = vec![""; self.infos.len()];
+        for (t, &id) in &self.ids {
+            texts[id] = t.0;
+        }
+        texts
+            .into_iter()
+            .zip(std::mem::take(&mut self.infos))
+            .collect()
+    }
+
+    fn insert(&mut self, text: &'a str, info: Info) -> usize {
+        let id = self.infos.len();
         let group = match &info.shape {
             Shape::Array(a) => Some(match self.groups.entry((a.element_type, a.dims.clone())) {
                 std::collections::hash_map::Entry::Occupied(e) => {
@@ -128,7 +152,7 @@ impl<'a> Shapes<'a> {
         self.printed.push(None);
         self.whole.push(None);
         self.ids.insert(Text(text), id);
-        Ok(id)
+        id
     }
 
     /// Whether some array seen so far has the dimensions and element type of array shape `id` but
@@ -172,6 +196,20 @@ impl<'a> Shapes<'a> {
         Ok(at)
     }
 
+    /// Works out [`Shapes::whole`] for every shape, so that [`Shapes::whole_known`] can give it.
+    pub(crate) fn fill_whole(&mut self) {
+        for (w, info) in self.whole.iter_mut().zip(&self.infos) {
+            if w.is_none() {
+                *w = super::per_device::whole_bytes(&info.shape).ok();
+            }
+        }
+    }
+
+    /// [`Shapes::whole`] once [`Shapes::fill_whole`] has run (an error where it was one).
+    pub(crate) fn whole_known(&self, id: usize) -> Result<i64> {
+        self.whole[id].ok_or_else(|| crate::error::overflow("the bytes of a shape"))
+    }
+
     /// The bytes a value of shape `id` without `sharding=` holds on every device.
     pub(crate) fn whole(&mut self, id: usize) -> Result<i64> {
         if let Some(b) = self.whole[id] {
@@ -190,7 +228,7 @@ pub(crate) fn aliasing(opcode: &str) -> bool {
 
 /// How data moves from an operand of shape `src` into a result `result` that is not a transpose: `None`
 /// unless `src` is an array of the result's dimensions and type in another layout.
-fn relayout_kind(src: &Shape, result: &ArrayShape) -> Option<Kind> {
+pub(crate) fn relayout_kind(src: &Shape, result: &ArrayShape) -> Option<Kind> {
     let Shape::Array(src) = src else {
         return None;
     };

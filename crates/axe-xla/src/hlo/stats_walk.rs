@@ -40,6 +40,9 @@ pub(crate) fn walk<'a>(
         instructions: module.instruction_count(),
         ..Report::default()
     };
+    // At most one relayout an instruction: room for them all at once, so that the list never moves
+    // as it grows (the pages of the room no relayout takes are never touched).
+    r.relayouts.reserve_exact(r.instructions);
     // The `top` most padded leaves so far, least padded first: (padding, order, computation, instruction,
     // shape), kept as borrowed text and shape ids until the end so that a module of many padded tensors
     // costs no allocation per tensor.
@@ -51,7 +54,6 @@ pub(crate) fn walk<'a>(
     let mut tally = Tally::default();
     // The entry's parameters and its result.
     let mut arguments = Tally::default();
-    let mut outputs = Tally::default();
     let mut signs = Signs::default();
     let entry = super::calls::entry_index(module);
     // Per shape id, with `Adding::PerShape`: the values of the computation at hand of that shape, and
@@ -202,10 +204,50 @@ pub(crate) fn walk<'a>(
     }
     drop(counts);
     r.materialized_computations = flags;
+    conclude(
+        module,
+        reading,
+        &mut r,
+        &mut shapes,
+        tally,
+        arguments,
+        signs,
+        entry_names.as_ref(),
+    )?;
+    // Most padded first; among equals, the first written.
+    let mut best: Vec<(i64, usize, usize, usize)> = waste
+        .into_iter()
+        .map(|w| (w.0 .0, w.0 .1, w.0 .2, w.0 .3))
+        .collect();
+    best.sort_by(|a, b| b.cmp(a));
+    r.top_waste = best
+        .into_iter()
+        .map(|(_, _, k, leaf)| {
+            let (computation, instruction, id, totals) = kept[k];
+            waste_of(&shapes, computation, instruction, id, leaf, totals)
+        })
+        .collect();
+    Ok(r)
+}
+
+/// The end of the report, once every instruction was walked: the entry's result (`entry_names`, the
+/// entry's instructions by name when every one has a shape) and the figures per device.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn conclude<'a>(
+    module: &Module<'a>,
+    reading: Option<ShapeReading>,
+    r: &mut Report<'a>,
+    shapes: &mut Shapes<'a>,
+    tally: Tally<'a>,
+    arguments: Tally<'a>,
+    signs: Signs<'a>,
+    entry_names: Option<&NameTable>,
+) -> Result<()> {
+    let mut outputs = Tally::default();
+    let entry = super::calls::entry_index(module);
     if let Some(comp) = entry.and_then(|e| module.computations.get(e)) {
-        add_output(comp, &mut shapes, &mut outputs, entry_names.as_ref())?;
+        add_output(comp, shapes, &mut outputs, entry_names)?;
     }
-    drop(entry_names);
     let partitions = module
         .attribute("num_partitions")
         .and_then(|n| n.trim().parse::<usize>().ok());
@@ -224,27 +266,26 @@ pub(crate) fn walk<'a>(
         r.per_device_readings = readings.to_vec();
         r.shapes = Some(decision);
     }
-    // Most padded first; among equals, the first written.
-    let mut best: Vec<(i64, usize, usize, usize)> = waste
-        .into_iter()
-        .map(|w| (w.0 .0, w.0 .1, w.0 .2, w.0 .3))
-        .collect();
-    best.sort_by(|a, b| b.cmp(a));
-    r.top_waste = best
-        .into_iter()
-        .map(|(_, _, k, leaf)| {
-            let (computation, instruction, id, totals) = kept[k];
-            let shape = &shapes.infos[id].shape;
-            let array = shapes.infos[id].leaves[leaf].0;
-            Waste {
-                computation: computation.to_string(),
-                instruction: instruction.to_string(),
-                shape: shape.arrays()[array].1.to_string(),
-                totals,
-            }
-        })
-        .collect();
-    Ok(r)
+    Ok(())
+}
+
+/// The entry of the top list for leaf `leaf` of a value of shape `id`.
+pub(super) fn waste_of(
+    shapes: &Shapes<'_>,
+    computation: &str,
+    instruction: &str,
+    id: usize,
+    leaf: usize,
+    totals: Totals,
+) -> Waste {
+    let shape = &shapes.infos[id].shape;
+    let array = shapes.infos[id].leaves[leaf].0;
+    Waste {
+        computation: computation.to_string(),
+        instruction: instruction.to_string(),
+        shape: shape.arrays()[array].1.to_string(),
+        totals,
+    }
 }
 
 /// Adds the entry's result to `outputs`: its arrays, under its sharding (written, else inferred by
@@ -283,7 +324,12 @@ fn add_output<'a>(
 
 /// The position of the last instruction at or before `k` of `insts` with a shape and the bare name
 /// `name` (`table` holds those instructions by name), as a map filled in module order up to `k` finds it.
-fn defined(insts: &[Instruction<'_>], table: &NameTable, k: usize, name: &str) -> Option<usize> {
+pub(super) fn defined(
+    insts: &[Instruction<'_>],
+    table: &NameTable,
+    k: usize,
+    name: &str,
+) -> Option<usize> {
     let named = |j: usize| {
         let i = &insts[j];
         !i.shape_text().is_empty() && i.bare_name() == name

@@ -190,12 +190,12 @@ fn computation<'s>(
 }
 
 /// What checking a run of one computation's instructions found: the names it defines with their
-/// opcodes, its parameter numbers, its root. A run that continues earlier runs of its computation
+/// positions in the run (24 bytes a name: see [`opcode_in`]), its parameter numbers, its root. A run that continues earlier runs of its computation
 /// (`outside` given) notes the operands it does not define, and the async operands it completes, for the
 /// earlier runs to hold; a whole computation's run (`outside` absent) reports them as errors.
 #[derive(Default)]
 pub(crate) struct Run<'s> {
-    pub(crate) defined: HashMap<&'s str, &'s str>,
+    pub(crate) defined: HashMap<&'s str, u32>,
     pub(crate) parameters: HashSet<&'s str>,
     pub(crate) root: Option<Instruction<'s>>,
     pub(crate) outside: Option<Vec<&'s str>>,
@@ -216,6 +216,16 @@ impl Run<'_> {
     }
 }
 
+/// The opcode of the instruction named `name` (bare) among `insts`, the instructions `run` checked.
+pub(crate) fn opcode_in<'s>(
+    run: &Run<'_>,
+    insts: &[Instruction<'s>],
+    name: &str,
+) -> Option<&'s str> {
+    let k = *run.defined.get(name)?;
+    insts.get(k as usize).map(Instruction::opcode)
+}
+
 /// Checks `insts`, one run of a computation's instructions, into `run`.
 fn instructions<'s>(
     text: &str,
@@ -227,7 +237,7 @@ fn instructions<'s>(
 ) -> Result<()> {
     let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
     let mut recent = [""; 2];
-    for inst in insts {
+    for (k, inst) in insts.iter().enumerate() {
         if inst.is_root() {
             if run.root.is_some() {
                 return Err(err(inst.name(), "a computation has only one ROOT".into()));
@@ -271,7 +281,7 @@ fn instructions<'s>(
                 super::opcheck::operand_count(text, inst, info, count)?;
             }
         }
-        pairing(text, inst, run)?;
+        pairing(text, inst, insts, run)?;
         // Control predecessors are instructions defined before, in the same computation.
         if inst.attributes().has_control() {
             if let Some(v) = inst.attributes().get("control-predecessors") {
@@ -301,11 +311,13 @@ fn instructions<'s>(
                 }
             }
         }
-        if run
-            .defined
-            .insert(bare(inst.name()), inst.opcode())
-            .is_some()
-        {
+        let k = u32::try_from(k).map_err(|_| {
+            err(
+                inst.name(),
+                "a computation of more than 2^32 instructions".into(),
+            )
+        })?;
+        if run.defined.insert(bare(inst.name()), k).is_some() {
             return Err(err(
                 inst.name(),
                 format!("instruction {} is defined twice", bare(inst.name())),
@@ -475,7 +487,12 @@ fn close(b: &[u8], open: usize) -> usize {
 
 /// An async `OP-update` / `OP-done` takes the `OP-start` (or `OP-update`) it completes; `send-done` and
 /// `recv-done` take a `send` / `recv`.
-fn pairing<'s>(text: &str, inst: &Instruction<'s>, run: &mut Run<'s>) -> Result<()> {
+fn pairing<'s>(
+    text: &str,
+    inst: &Instruction<'s>,
+    insts: &[Instruction<'s>],
+    run: &mut Run<'s>,
+) -> Result<()> {
     let Some(base) = ["-done", "-update"]
         .iter()
         .find_map(|s| inst.opcode().strip_suffix(s))
@@ -485,7 +502,7 @@ fn pairing<'s>(text: &str, inst: &Instruction<'s>, run: &mut Run<'s>) -> Result<
     let operand = super::scan::TopLevel::new(inst.operands_text(), b',')
         .next()
         .map(|p| skip_shape(skip_comments(p)).trim());
-    let op = operand.and_then(|n| run.defined.get(bare(n)).copied());
+    let op = operand.and_then(|n| opcode_in(run, insts, bare(n)));
     if let (None, Some(_), Some(n)) = (op, &run.outside, operand) {
         // Not in this run: the earlier runs of the computation must hold it.
         run.outside_pairs.push((bare(n), base));

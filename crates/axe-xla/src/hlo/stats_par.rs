@@ -1,0 +1,539 @@
+//! The cost report's pass over a module in parallel (see [`super::stats::report_with`]): the module's
+//! instructions, in module order, cut into chunks of a fixed count (a chunk may end inside a
+//! computation or hold many), each walked on its own, and the chunks' partial results merged in order.
+//!
+//! Three passes, each over the chunks in parallel with a merge in module order after it:
+//!
+//! 1. each chunk parses the distinct shape texts it meets; merged, they number the module's shapes in
+//!    the order a walk in module order meets them, and every instruction's shape gets its module-wide
+//!    id;
+//! 2. the entry's instructions, and those of each computation a chunk boundary cuts, are put into a
+//!    name table (one large computation by several threads at once, [`NameTable::of_parallel`]; a
+//!    computation within one chunk gets its table from that chunk, freed once walked);
+//! 3. each chunk counts its values per shape and computation, its sizes per device, its padded
+//!    tensors (the most padded it holds) and its relayouts (an operand anywhere before in the
+//!    computation, found in the name table); merged, the sums are the module's, the top list the most
+//!    padded of the chunks' lists, the relayouts those of the chunks in order.
+//!
+//! Sums of sizes never shrink, so a sum one reading in module order can add up has no partial sum that
+//! overflows; what a chunk finds wrong is wrong for one reading too. On any fault the caller reads the
+//! module again in order, value by value, for the first error and its place.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::ops::Range;
+
+use foldhash::HashMap;
+use rayon::prelude::*;
+
+use super::names::NameTable;
+use super::partitioned::{ShapeReading, Signs};
+use super::per_device::Tally;
+use super::relayouts::Kind;
+use super::stats::{Report, Totals};
+use super::stats_shapes::{aliasing, relayout_kind, Shapes};
+use super::stats_walk::{conclude, defined, waste_of};
+use super::{Instruction, Module};
+use crate::error::{overflow, Result};
+use crate::shape::Shape;
+
+/// No shape (an instruction without one).
+const NONE: u32 = u32::MAX;
+
+/// A padded leaf kept for the top list: padding, its order among the padded leaves walked (in the
+/// chunk, then in the module), computation, instruction, shape id, leaf, sizes.
+type Padded = (i64, usize, usize, usize, usize, usize, Totals);
+
+/// A relayout found by a chunk: computation, instruction, operand name, the two shape ids, kind.
+type Found<'a> = (usize, u32, &'a str, u32, u32, Kind);
+
+/// What one chunk adds to the report.
+#[derive(Default)]
+struct Part<'a> {
+    signs: Signs<'a>,
+    tally: Tally<'a>,
+    arguments: Tally<'a>,
+    /// Per computation the chunk holds instructions of: the sizes of its values there.
+    totals: Vec<(usize, Totals)>,
+    spaces: BTreeMap<i64, Totals>,
+    materialized: Totals,
+    entry: Totals,
+    /// The chunk's most padded leaves (at most the report's `top`), and how many padded leaves it held.
+    padded: Vec<Padded>,
+    seen: usize,
+    relayouts: Vec<Found<'a>>,
+}
+
+/// The computations of `module` holding instructions `range` (positions in module order, `starts`
+/// the position of each computation's first), with the positions within each.
+fn spans(
+    starts: &[usize],
+    range: Range<usize>,
+) -> impl Iterator<Item = (usize, Range<usize>)> + '_ {
+    // The last computation starting at or before the range's start, empty ones passed over.
+    let first = starts
+        .partition_point(|&s| s <= range.start)
+        .saturating_sub(1);
+    (first..starts.len().saturating_sub(1))
+        .take_while(move |&ci| starts[ci] < range.end)
+        .filter_map(move |ci| {
+            let (a, b) = (starts[ci].max(range.start), starts[ci + 1].min(range.end));
+            (a < b).then(|| (ci, a - starts[ci]..b - starts[ci]))
+        })
+}
+
+/// The cost report of `module`, its instructions walked in chunks of `chunk` on the threads of rayon's
+/// pool; equal to [`super::stats_walk::walk`]'s when that succeeds, and an error (maybe not the
+/// first in module order, and without its place) when that fails.
+pub(crate) fn walk_parallel<'a>(
+    module: &Module<'a>,
+    top: usize,
+    reading: Option<ShapeReading>,
+    chunk: usize,
+) -> Result<Report<'a>> {
+    let chunk = chunk.max(1);
+    let mut starts = Vec::with_capacity(module.computations.len() + 1);
+    let mut n = 0usize;
+    for c in &module.computations {
+        starts.push(n);
+        n = n
+            .checked_add(c.instructions.len())
+            .ok_or_else(|| overflow("the instructions of a module"))?;
+    }
+    starts.push(n);
+    let inst =
+        |ci: usize, k: usize| -> &Instruction<'a> { &module.computations[ci].instructions[k] };
+
+    // 1. Shapes: per chunk its distinct texts, then numbered across the module.
+    let mut ids = vec![NONE; n];
+    let locals: Vec<Result<_>> = ids
+        .par_chunks_mut(chunk)
+        .enumerate()
+        .map(|(c, slots)| {
+            let at = c * chunk;
+            let mut shapes = Shapes::default();
+            for (ci, ks) in spans(&starts, at..at + slots.len()) {
+                for k in ks {
+                    let text = inst(ci, k).shape_text();
+                    if !text.is_empty() {
+                        let id = shapes.id(text)?;
+                        slots[starts[ci] + k - at] = u32::try_from(id)
+                            .ok()
+                            .filter(|&id| id != NONE)
+                            .ok_or_else(|| overflow("2^32 - 1 distinct shapes"))?;
+                    }
+                }
+            }
+            Ok(shapes.take())
+        })
+        .collect();
+    let mut shapes = Shapes::default();
+    let mut maps = Vec::with_capacity(locals.len());
+    for local in locals {
+        let map = local?
+            .into_iter()
+            .map(|(text, info)| {
+                u32::try_from(shapes.adopt(text, info))
+                    .ok()
+                    .filter(|&id| id != NONE)
+                    .ok_or_else(|| overflow("2^32 - 1 distinct shapes"))
+            })
+            .collect::<Result<Vec<u32>>>()?;
+        maps.push(map);
+    }
+    shapes.fill_whole();
+    ids.par_chunks_mut(chunk)
+        .zip(&maps)
+        .for_each(|(slots, map)| {
+            for id in slots.iter_mut().filter(|id| **id != NONE) {
+                *id = map[*id as usize];
+            }
+        });
+    drop(maps);
+
+    // 2. The name tables of the entry and of the computations a chunk boundary cuts (a chunk makes
+    // those of the computations it holds whole, one at a time, as it walks them).
+    let keep = |i: &Instruction<'_>| !i.shape_text().is_empty();
+    let entry = super::calls::entry_index(module);
+    let shared = |ci: usize| {
+        let (a, b) = (starts[ci], starts[ci + 1]);
+        Some(ci) == entry || (a < b && a / chunk != (b - 1) / chunk)
+    };
+    let tables: Vec<Option<NameTable>> = module
+        .computations
+        .par_iter()
+        .enumerate()
+        .map(|(ci, c)| {
+            if !shared(ci) {
+                return Ok(None);
+            }
+            if c.instructions.len() >= 2 * chunk {
+                if let Some(t) = NameTable::of_parallel(&c.instructions, keep, chunk)? {
+                    return Ok(Some(t));
+                }
+            }
+            NameTable::of(&c.instructions, keep).map(Some)
+        })
+        .collect::<Result<_>>()?;
+
+    // 3. The walk.
+    let flags = super::calls::materialized(module);
+    let shapes_ro = &shapes;
+    let parts: Vec<Result<Part<'a>>> = (0..n.div_ceil(chunk))
+        .into_par_iter()
+        .map(|c| {
+            let range = c * chunk..((c + 1) * chunk).min(n);
+            let mut p = Part::default();
+            let mut counts: Vec<[u64; 2]> = vec![[0, 0]; shapes_ro.infos.len()];
+            let mut counted: Vec<usize> = Vec::new();
+            let mut heap: BinaryHeap<Reverse<(i64, usize, usize)>> = BinaryHeap::new();
+            let mut kept: Vec<Padded> = Vec::new();
+            let mut kinds: HashMap<(u32, u32), Option<Kind>> = HashMap::default();
+            let mut names: Vec<&str> = Vec::new();
+            for (ci, ks) in spans(&starts, range) {
+                let comp = &module.computations[ci];
+                let is_entry = entry == Some(ci);
+                let comp_ids = &ids[starts[ci]..starts[ci + 1]];
+                let own;
+                let table = match &tables[ci] {
+                    Some(t) => t,
+                    None => {
+                        own = NameTable::of(&comp.instructions, keep)?;
+                        &own
+                    }
+                };
+                for k in ks {
+                    let inst = &comp.instructions[k];
+                    p.signs.see(inst);
+                    let id = comp_ids[k];
+                    if id == NONE {
+                        continue;
+                    }
+                    let id = id as usize;
+                    let info = &shapes_ro.infos[id];
+                    if !aliasing(inst.opcode()) {
+                        let held = flags[ci] && (is_entry || inst.opcode() != "parameter");
+                        if counts[id] == [0, 0] {
+                            counted.push(id);
+                        }
+                        counts[id][0] += 1;
+                        counts[id][1] += u64::from(held);
+                        if held && top > 0 && info.padded {
+                            for (leaf, (_, _, t)) in info.leaves.iter().enumerate() {
+                                let pad = t.padding_bytes();
+                                if pad <= 0 {
+                                    continue;
+                                }
+                                let least = heap.peek().map(|w| w.0 .0);
+                                if heap.len() < top || least.is_some_and(|l| pad > l) {
+                                    kept.push((pad, p.seen, ci, k, id, leaf, *t));
+                                    heap.push(Reverse((pad, usize::MAX - p.seen, kept.len() - 1)));
+                                    if heap.len() > top {
+                                        heap.pop();
+                                    }
+                                }
+                                p.seen += 1;
+                            }
+                        }
+                        if held {
+                            match inst.attribute("sharding") {
+                                Some(text) => {
+                                    p.tally.add_sharded(inst.shape_text(), &info.shape, text)?
+                                }
+                                None => p.tally.add_unannotated(shapes_ro.whole_known(id)?)?,
+                            }
+                        }
+                    }
+                    if is_entry && inst.opcode() == "parameter" {
+                        match inst.attribute("sharding") {
+                            Some(text) => {
+                                p.arguments
+                                    .add_sharded(inst.shape_text(), &info.shape, text)?
+                            }
+                            None => p.arguments.add_unannotated(shapes_ro.whole_known(id)?)?,
+                        }
+                    }
+                    if !matches!(info.shape, Shape::Array(_)) {
+                        continue;
+                    }
+                    let transpose = inst.opcode() == "transpose";
+                    if !transpose && !shapes_ro.relayouts_possible(id) {
+                        continue;
+                    }
+                    super::operands::operand_names(inst, &mut names);
+                    for &op in &names {
+                        let Some(src) =
+                            defined(&comp.instructions, table, k, op).map(|j| comp_ids[j])
+                        else {
+                            continue;
+                        };
+                        let kind = if transpose {
+                            if !matches!(shapes_ro.infos[src as usize].shape, Shape::Array(_)) {
+                                continue;
+                            }
+                            Kind::Transpose
+                        } else if src as usize == id {
+                            continue;
+                        } else {
+                            let kind =
+                                *kinds.entry((src, id as u32)).or_insert_with(|| {
+                                    match &info.shape {
+                                        Shape::Array(result) => relayout_kind(
+                                            &shapes_ro.infos[src as usize].shape,
+                                            result,
+                                        ),
+                                        _ => None,
+                                    }
+                                });
+                            match kind {
+                                Some(kind) => kind,
+                                None => continue,
+                            }
+                        };
+                        // Positions in a computation fit: its name table was made.
+                        p.relayouts.push((ci, k as u32, op, src, id as u32, kind));
+                        break;
+                    }
+                }
+                // The computation's values in the chunk, multiplied out.
+                let mut ctotal = Totals::default();
+                for id in counted.drain(..) {
+                    let [all, held] = std::mem::take(&mut counts[id]);
+                    for (_, space, t) in &shapes_ro.infos[id].leaves {
+                        ctotal.add(&t.times(all)?)?;
+                        if held > 0 {
+                            let t = t.times(held)?;
+                            p.spaces.entry(*space).or_default().add(&t)?;
+                            p.materialized.add(&t)?;
+                            if is_entry {
+                                p.entry.add(&t)?;
+                            }
+                        }
+                    }
+                }
+                p.totals.push((ci, ctotal));
+            }
+            p.padded = heap.into_iter().map(|w| kept[w.0 .2]).collect();
+            Ok(p)
+        })
+        .collect();
+
+    // The merge, in module order.
+    let mut r = Report {
+        instructions: n,
+        ..Report::default()
+    };
+    let mut signs = Signs::default();
+    let mut tally = Tally::default();
+    let mut arguments = Tally::default();
+    let mut ctotals = vec![Totals::default(); module.computations.len()];
+    let mut padded: Vec<Padded> = Vec::new();
+    let mut seen = 0usize;
+    let mut found: Vec<Vec<Found<'a>>> = Vec::with_capacity(parts.len());
+    for p in parts {
+        let p = p?;
+        signs.then(p.signs);
+        tally.merge(p.tally)?;
+        arguments.merge(p.arguments)?;
+        for (ci, t) in p.totals {
+            ctotals[ci].add(&t)?;
+        }
+        for (space, t) in p.spaces {
+            r.spaces.entry(space).or_default().add(&t)?;
+        }
+        r.materialized.add(&p.materialized)?;
+        r.entry.add(&p.entry)?;
+        padded.extend(p.padded.into_iter().map(|mut w| {
+            w.1 += seen;
+            w
+        }));
+        seen += p.seen;
+        found.push(p.relayouts);
+    }
+    r.materialized_computations = flags;
+    for (c, t) in module.computations.iter().zip(ctotals) {
+        r.total.add(&t)?;
+        r.computations.push((c.name.to_string(), t));
+    }
+    // What the walk no longer needs, freed before the relayouts are listed: the shape of every
+    // instruction and the name tables (the entry's once the sharding of its result is known).
+    let entry_names = entry.filter(|&e| ids[starts[e]..starts[e + 1]].iter().all(|&id| id != NONE));
+    drop(ids);
+    let entry_names = entry_names.and_then(|e| tables.into_iter().nth(e).flatten());
+    conclude(
+        module,
+        reading,
+        &mut r,
+        &mut shapes,
+        tally,
+        arguments,
+        signs,
+        entry_names.as_ref(),
+    )?;
+    drop(entry_names);
+    r.relayouts
+        .reserve_exact(found.iter().map(Vec::len).sum::<usize>());
+    let mut next = 0;
+    // Each chunk's list freed once read.
+    for (ci, k, op, src, id, kind) in found.into_iter().flatten() {
+        while next <= ci {
+            r.relayouts.computation(module.computations[next].name);
+            next += 1;
+        }
+        let from = shapes.printed(src as usize, &mut r.relayouts)?;
+        let to = shapes.printed(id as usize, &mut r.relayouts)?;
+        let i = inst(ci, k as usize);
+        r.relayouts.push(i.name(), i.opcode(), op, from, to, kind)?;
+    }
+    for c in &module.computations[next..] {
+        r.relayouts.computation(c.name);
+    }
+    // Most padded first; among equals, the first walked.
+    padded.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    padded.truncate(top);
+    r.top_waste = padded
+        .into_iter()
+        .map(|(_, _, ci, k, id, leaf, totals)| {
+            let i = inst(ci, k);
+            waste_of(
+                &shapes,
+                module.computations[ci].name,
+                i.name(),
+                id,
+                leaf,
+                totals,
+            )
+        })
+        .collect();
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::hlo::parse_module;
+    use crate::hlo::stats_walk::{walk, Adding};
+    use crate::hlo::synth::{synth_module, synth_one_computation};
+
+    /// The report of `text` in chunks of each of `chunks` instructions: the report of one walk in
+    /// module order when that succeeds, an error when it fails.
+    fn agrees(text: &str, chunks: &[usize], tops: &[usize]) -> usize {
+        let Ok(m) = parse_module(text) else {
+            return 0;
+        };
+        for &top in tops {
+            let one = walk(&m, top, None, Adding::EachValue);
+            for &chunk in chunks {
+                let par = walk_parallel(&m, top, None, chunk);
+                match &one {
+                    Ok(one) => assert_eq!(par.as_ref().ok(), Some(one), "chunk {chunk}, top {top}"),
+                    Err(_) => assert!(par.is_err(), "chunk {chunk}, top {top}"),
+                }
+            }
+        }
+        1
+    }
+
+    #[test]
+    fn chunks_give_the_report_of_one_walk() {
+        for seed in 1..4 {
+            for text in [synth_module(2500, seed), synth_one_computation(2500, seed)] {
+                agrees(&text, &[1, 7, 100, 999, 5000], &[0, 1, 3, 10, 1000]);
+            }
+        }
+    }
+
+    /// Every module of the test corpora (JAX and XLA dumps, sharded modules of both readings, modules
+    /// the reader refuses), in chunks down to one instruction.
+    #[test]
+    fn corpus_modules_in_chunks_give_the_report_of_one_walk() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+        let mut dirs = vec![root];
+        let mut read = 0;
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|x| x == "hlo") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    read += agrees(&text, &[1, 2, 5, 64], &[0, 3, 10]);
+                }
+            }
+        }
+        assert!(read >= 50, "{read} modules");
+    }
+
+    /// A fault: an error in chunks too, and the report gives the first a walk in module order meets.
+    #[test]
+    fn a_fault_in_any_chunk_is_an_error() {
+        let text = "ENTRY %e {\n  \
+            %a = s8[4611686018427387904]{0} parameter(0)\n  \
+            %b = s8[4611686018427387904]{0} parameter(1)\n  \
+            ROOT %c = f32[4611686018427387904]{0} parameter(2)\n}\n";
+        let m = parse_module(text).unwrap();
+        for chunk in 1..4 {
+            assert!(walk_parallel(&m, 3, None, chunk).is_err());
+        }
+        let first = walk(&m, 3, None, Adding::EachValue).unwrap_err();
+        assert!(first.to_string().contains("exceed 2^63"), "{first}");
+    }
+
+    /// Through [`crate::hlo::stats::report`] on two threads, a module large enough to be walked in
+    /// chunks: the report of one walk, and with a fault early and another late (in another chunk,
+    /// met first there), the early one.
+    #[test]
+    fn the_report_on_two_threads_is_that_of_one_walk() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let text = synth_one_computation(20_000, 7);
+        let m = parse_module(&text).unwrap();
+        assert!(m.instruction_count() >= 16_384);
+        let one = walk(&m, 10, None, Adding::EachValue).unwrap();
+        assert_eq!(
+            pool.install(|| crate::hlo::stats::report(&m, 10)).unwrap(),
+            one
+        );
+        let mut text = String::from("ENTRY %e {\n");
+        for k in 0..20_000 {
+            let shape = match k {
+                0 | 1 => "s8[4611686018427387904]{0}",
+                19_000 => "f32[4611686018427387904]{0}",
+                _ => "f32[2]{0}",
+            };
+            text.push_str(&format!("  %p{k} = {shape} parameter({k})\n"));
+        }
+        text.push_str("  ROOT %t = f32[2]{0} copy(%p2)\n}\n");
+        let m = parse_module(&text).unwrap();
+        let first = walk(&m, 3, None, Adding::EachValue)
+            .unwrap_err()
+            .to_string();
+        assert!(first.contains("exceed 2^63"), "{first}");
+        let chunks = walk_parallel(&m, 3, None, 4096).unwrap_err().to_string();
+        assert_ne!(chunks, first);
+        let got = pool.install(|| crate::hlo::stats::report(&m, 3));
+        assert_eq!(got.unwrap_err().to_string(), first);
+    }
+
+    /// The spans of a range: each computation it touches, with the positions within it, in order;
+    /// empty computations never.
+    #[test]
+    fn spans_cover_a_range_once() {
+        let starts = [0, 3, 3, 4, 10];
+        let all: Vec<(usize, usize)> = [(0, 0), (0, 1), (0, 2), (2, 0)]
+            .into_iter()
+            .chain((0..6).map(|k| (3, k)))
+            .collect();
+        for a in 0..=10 {
+            for b in a..=10 {
+                let got: Vec<(usize, usize)> = spans(&starts, a..b)
+                    .flat_map(|(ci, ks)| ks.map(move |k| (ci, k)))
+                    .collect();
+                assert_eq!(got, all[a..b], "{a}..{b}");
+            }
+        }
+    }
+}
