@@ -66,7 +66,8 @@ pub struct RenderArgs {
     /// element's thread and value.
     #[arg(long)]
     tv: bool,
-    /// Output file (stdout for svg and txt if absent); written atomically.
+    /// Output file, in the format its extension names (.svg, .png, .txt) or --format gives (stdout for
+    /// svg and txt if absent); written atomically.
     #[arg(short, long)]
     output: Option<String>,
     /// Picture format (default: from the output's extension: .svg, .png or .txt; svg to stdout). A name

@@ -14,11 +14,11 @@ use clap::ValueEnum;
 /// A picture format.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum Format {
-    /// SVG (the default, or from the -o file's extension).
+    /// SVG (.svg).
     Svg,
-    /// PNG, rasterised.
+    /// PNG, the SVG rasterised (.png).
     Png,
-    /// Plain text.
+    /// Plain text, without colours (.txt).
     Txt,
 }
 
