@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::input::Shape as ShapeArg;
+use crate::render_format::{picture_format, Format};
 use crate::render_kernel::{self, Source};
 use crate::report::{emit, Answer, Report};
 
@@ -42,16 +43,6 @@ pub struct ExplainArgs {
     color: Colour,
 }
 
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum Format {
-    /// SVG (the default, or from the -o file's extension).
-    Svg,
-    /// PNG, rasterised.
-    Png,
-    /// Plain text.
-    Txt,
-}
-
 #[derive(Args)]
 pub struct RenderArgs {
     /// An XLA shape with layout, an Axe layout (with --shape), a CuTe layout ('(4,2):(2,1)',
@@ -75,10 +66,12 @@ pub struct RenderArgs {
     /// element's thread and value.
     #[arg(long)]
     tv: bool,
-    /// Output file (stdout for svg and txt if absent); written atomically.
+    /// Output file, in the format its extension names (.svg, .png, .txt) or --format gives (stdout for
+    /// svg and txt if absent); written atomically.
     #[arg(short, long)]
     output: Option<String>,
-    /// Picture format (default: from the output's extension, else svg).
+    /// Picture format (default: from the output's extension: .svg, .png or .txt; svg to stdout). A name
+    /// with another extension or none needs --format.
     #[arg(long, value_enum)]
     format: Option<Format>,
     /// PNG scale (pixels per SVG unit), above 0 and at most 16.
@@ -332,7 +325,7 @@ fn render_picture(args: &RenderArgs) -> Result<Picture, String> {
     }
 }
 
-/// A sharding over an array of rank 1 or 2, drawn as one block per piece (`shard show --svg`'s
+/// A sharding over an array of rank 1 or 2, drawn as one block per piece (`shard show -o`'s
 /// picture); `None` for other inputs, drawn element by element.
 fn sharding_blocks(args: &RenderArgs) -> Result<Option<String>, String> {
     let text = args.input.trim();
@@ -371,48 +364,8 @@ fn sharding_picture(
     axe_render::axe_picture(&layout, dims).map_err(|e| e.to_string())
 }
 
-/// The picture format: `--format`, else the output's extension (any case: `.svg`, `.png`, `.txt`), else
-/// SVG (no output file, or one without an extension such as `/dev/stdout`). Another extension is an error
-/// rather than a picture in a format its name does not say.
-fn render_format(args: &RenderArgs) -> Result<Format, String> {
-    let Some(path) = args.output.as_deref() else {
-        return Ok(args.format.unwrap_or(Format::Svg));
-    };
-    let ext = std::path::Path::new(path)
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let named = match ext.as_deref() {
-        Some("svg") => Some(Format::Svg),
-        Some("png") => Some(Format::Png),
-        Some("txt") => Some(Format::Txt),
-        Some(other) if args.format.is_none() => {
-            return Err(format!(
-                "{path}: axe draws svg, png and txt pictures, not .{other}; name the file accordingly or give --format"
-            ))
-        }
-        _ => None,
-    };
-    match (args.format, named) {
-        (Some(f), Some(n)) if f != n => Err(format!(
-            "-o {path} is named .{}, but --format asks for {}; make them agree",
-            format_name(n),
-            format_name(f)
-        )),
-        (Some(f), _) => Ok(f),
-        (None, n) => Ok(n.unwrap_or(Format::Svg)),
-    }
-}
-
-fn format_name(f: Format) -> &'static str {
-    match f {
-        Format::Svg => "svg",
-        Format::Png => "png",
-        Format::Txt => "txt",
-    }
-}
-
 pub fn render(args: RenderArgs) -> bool {
-    let format = match render_format(&args) {
+    let format = match picture_format("-o", args.output.as_deref(), args.format) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");

@@ -22,6 +22,7 @@ mod layout_cmd;
 mod npy;
 mod output;
 mod relayout_cmd;
+mod render_format;
 mod render_kernel;
 mod report;
 mod shard_cmd;

@@ -63,14 +63,19 @@ pub enum Verb {
         shardings: Vec<String>,
         #[command(flatten)]
         target: Target,
-        /// Also draw which device holds which block into this file (one rectangle per piece, named by
-        /// the devices holding it; ranks above 2: the Axe form, as `axe render` draws it): .svg, or .png
-        /// (one sharding; needs --shape); written atomically.
-        #[arg(long, value_name = "FILE")]
-        svg: Option<String>,
-        /// Each device's memory layout of its shard (needs --shape): an XLA layout of the padded local
-        /// shape ('{1,0:T(8,128)}'), 'row-major', or an Axe layout on m; shows each device's buffer and bytes.
-        #[arg(long)]
+        /// Also draw which device holds which block into this file, in the format its extension names
+        /// (.svg, .png, .txt) or --format gives: one rectangle per piece, named by the devices holding
+        /// it (ranks above 2, and text: the Axe form's elements, as `axe render` draws them). One
+        /// sharding; needs --shape. Written atomically.
+        #[arg(short = 'o', long = "output", alias = "svg", value_name = "FILE")]
+        output: Option<String>,
+        /// The picture's format, where -o's name does not say it (default: from its extension).
+        #[arg(long, value_enum, requires = "output")]
+        format: Option<crate::render_format::Format>,
+        /// Each device's memory layout of its shard, as in `shard plan`/`run` (needs --shape): an XLA
+        /// layout of the padded local shape ('{1,0:T(8,128)}'), 'row-major', or an Axe layout on the
+        /// memory axis m; shows each device's buffer and bytes.
+        #[arg(long, alias = "src-layout", value_name = "LAYOUT")]
         layout: Option<String>,
         /// One JSON object per input.
         #[arg(long)]
@@ -332,12 +337,13 @@ pub fn run(verb: Verb) -> bool {
         Verb::Show {
             shardings,
             target,
-            svg,
+            output,
+            format,
             layout,
             json,
         } => {
-            if let Some(path) = &svg {
-                if let Err(e) = picture(&shardings, &target, path) {
+            if let Some(path) = &output {
+                if let Err(e) = picture(&shardings, &target, path, format) {
                     return emit([Err::<Report, String>(e)], json);
                 }
             }

@@ -1,49 +1,49 @@
-//! `axe shard show --svg`: the picture of which device holds which block.
+//! `axe shard show -o FILE`: the picture of which device holds which block.
 
 use axe_shard::Mesh;
 
+use crate::render_format::{picture_format, Format};
 use crate::shard_cmd::*;
 
-/// Draws the one sharding of `shardings` over `--shape` into `path` (SVG, or PNG by its extension).
-pub(crate) fn picture(shardings: &[String], target: &Target, path: &str) -> Result<(), String> {
-    // The format from the extension, checked before any work (as `render -o` does): SVG, or PNG.
-    let ext = std::path::Path::new(path)
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let png = match ext.as_deref() {
-        None | Some("svg") => false,
-        Some("png") => true,
-        Some(other) => {
-            return Err(format!(
-                "--svg {path}: axe draws sharding pictures as .svg or .png, not .{other}; name the file accordingly"
-            ))
-        }
-    };
+/// Draws the one sharding of `shardings` over `--shape` into `path`, in `format` or the one its
+/// extension names (the rule every picture-writing command follows: [`picture_format`]): SVG and PNG
+/// draw one block per piece (arrays of rank 1 and 2) or the Axe form's elements; text draws the Axe
+/// form's elements, as `axe render --format txt` does.
+pub(crate) fn picture(
+    shardings: &[String],
+    target: &Target,
+    path: &str,
+    format: Option<Format>,
+) -> Result<(), String> {
+    // The format, checked before any work.
+    let format = picture_format("-o", Some(path), format)?;
     let [text] = shardings else {
-        return Err("--svg draws one sharding; give one".into());
+        return Err("-o draws one sharding; give one".into());
     };
     if text == "-" {
-        return Err("--svg draws one sharding given as an argument, not '-'".into());
+        return Err("-o draws one sharding given as an argument, not '-'".into());
     }
     let shape = target
         .shape
         .as_deref()
-        .ok_or("--svg needs the array: --shape 'f32[64,128]'")?;
+        .ok_or("-o draws the sharding over an array: --shape 'f32[64,128]'")?;
     let (dims, _) = shape_arg(shape)?;
     let mesh = mesh_of(target)?;
     let (mesh, s) = read(text, target.from, mesh.as_ref(), &dims)?;
-    let svg = match blocks_svg(text, shape, &mesh, &s, &dims)? {
-        Some(svg) => svg,
-        None => {
-            let layout = axe_shard::axe::to_axe(&mesh, &s, None).map_err(|e| e.to_string())?;
-            let p = axe_render::axe_picture(&layout, &dims).map_err(|e| e.to_string())?;
-            axe_render::to_svg(&p)
+    let elements = || -> Result<axe_render::Picture, String> {
+        let layout = axe_shard::axe::to_axe(&mesh, &s, None).map_err(|e| e.to_string())?;
+        axe_render::axe_picture(&layout, &dims).map_err(|e| e.to_string())
+    };
+    let svg = || -> Result<String, String> {
+        match blocks_svg(text, shape, &mesh, &s, &dims)? {
+            Some(svg) => Ok(svg),
+            None => Ok(axe_render::to_svg(&elements()?)),
         }
     };
-    let bytes = if png {
-        axe_render::to_png(&svg, 2.0).map_err(|e| e.to_string())?
-    } else {
-        svg.into_bytes()
+    let bytes = match format {
+        Format::Svg => svg()?.into_bytes(),
+        Format::Png => axe_render::to_png(&svg()?, 2.0).map_err(|e| e.to_string())?,
+        Format::Txt => axe_render::to_text(&elements()?, false).into_bytes(),
     };
     crate::output::write_atomically(path, &bytes)
 }

@@ -42,12 +42,16 @@ pub struct RunArgs {
 /// Per-device memory layouts of the source and the destination.
 #[derive(Args, Clone, Default)]
 pub struct Layouts {
-    /// Each device's memory layout of its source shard: an XLA layout of the local shape
-    /// ('{1,0:T(8,128)}'), 'row-major' (the default), or an Axe layout on the memory axis.
-    #[arg(long)]
+    /// Each device's memory layout of its shard on both sides, as `shard show --layout` takes it: an
+    /// XLA layout of the padded local shape ('{1,0:T(8,128)}'), 'row-major' (the default), or an Axe
+    /// layout on the memory axis m.
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
+    /// The source side's layout (as --layout; over --layout for the source).
+    #[arg(long, value_name = "LAYOUT")]
     pub src_layout: Option<String>,
-    /// Each device's memory layout of its destination shard (as --src-layout).
-    #[arg(long)]
+    /// The destination side's layout (as --layout; over --layout for the destination).
+    #[arg(long, value_name = "LAYOUT")]
     pub dst_layout: Option<String>,
 }
 
@@ -60,9 +64,14 @@ impl Layouts {
         ty: axe_xla::PrimitiveType,
     ) -> Result<(Placement, Placement), String> {
         let rank = src.dims().len();
-        let layout = |l: &Option<String>, which: &str| match l {
-            None => Ok(MemoryLayout::RowMajor),
-            Some(t) => MemoryLayout::parse(t, rank).map_err(|e| format!("--{which}-layout: {e}")),
+        // One side's layout: its own option, else --layout, else row-major; an error names the option.
+        let layout = |side: &Option<String>, which: &str| {
+            let (text, flag) = match (side, &self.layout) {
+                (Some(t), _) => (t, format!("--{which}-layout")),
+                (None, Some(t)) => (t, "--layout".to_string()),
+                (None, None) => return Ok(MemoryLayout::RowMajor),
+            };
+            MemoryLayout::parse(text, rank).map_err(|e| format!("{flag}: {e}"))
         };
         let s = Placement::new(src, layout(&self.src_layout, "src")?, ty)
             .map_err(|e| format!("source: {e}"))?;

@@ -122,45 +122,44 @@ fn a_long_line_is_shown_in_a_window_once() {
 }
 
 #[test]
-fn svg_pictures_are_named_as_svg_or_png() {
+fn pictures_are_named_as_svg_png_or_txt() {
     let dir = std::env::temp_dir().join(format!("axe-shard-svg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = |n: &str| dir.join(n).to_string_lossy().to_string();
-    for bad in ["pic.jpg", "pic.txt", "pic.SVGZ"] {
-        let (code, _, err) = run(&[
-            "shard",
-            "show",
-            "P('x')",
-            "--mesh",
-            "x=2",
-            "--shape",
-            "f32[8]",
-            "--svg",
-            &p(bad),
-        ]);
-        assert_ne!(code, 0, "{bad}");
-        assert!(err.contains("as .svg or .png"), "{bad}: {err}");
-        assert!(!dir.join(bad).exists(), "{bad} was written");
-    }
-    for good in ["pic.svg", "pic"] {
-        let (code, _, err) = run(&[
-            "shard",
-            "show",
-            "P('x')",
-            "--mesh",
-            "x=2",
-            "--shape",
-            "f32[8]",
-            "--svg",
-            &p(good),
-        ]);
-        assert_eq!(code, 0, "{good}: {err}");
-        assert!(
-            std::fs::read_to_string(p(good))
-                .unwrap()
-                .starts_with("<svg"),
-            "{good}"
-        );
+    // `--svg` is the old name of -o: the same rule under either name.
+    for flag in ["-o", "--svg"] {
+        for bad in ["pic.jpg", "pic.SVGZ", "pic"] {
+            let (code, _, err) = run(&[
+                "shard",
+                "show",
+                "P('x')",
+                "--mesh",
+                "x=2",
+                "--shape",
+                "f32[8]",
+                flag,
+                &p(bad),
+            ]);
+            assert_ne!(code, 0, "{flag} {bad}");
+            assert!(err.contains(".svg, .png or .txt"), "{bad}: {err}");
+            assert!(!dir.join(bad).exists(), "{bad} was written");
+        }
+        for (good, start) in [("pic.svg", "<svg"), ("pic.txt", "S[")] {
+            let (code, _, err) = run(&[
+                "shard",
+                "show",
+                "P('x')",
+                "--mesh",
+                "x=2",
+                "--shape",
+                "f32[8]",
+                flag,
+                &p(good),
+            ]);
+            assert_eq!(code, 0, "{good}: {err}");
+            let text = std::fs::read_to_string(p(good)).unwrap();
+            assert!(text.starts_with(start), "{good}: {text}");
+        }
     }
     std::fs::remove_dir_all(&dir).ok();
 }

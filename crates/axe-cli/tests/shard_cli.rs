@@ -352,7 +352,7 @@ fn show_draws_which_device_holds_which_block() {
         "x=2,y=2",
         "--shape",
         "f32[8,16]",
-        "--svg",
+        "-o",
         &svg,
     ]);
     assert_eq!(code, 0, "{err}");
@@ -371,21 +371,21 @@ fn show_draws_which_device_holds_which_block() {
         "x=2,y=2",
         "--shape",
         "f32[8,16]",
-        "--svg",
+        "-o",
         &png,
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
     // No shape, or a sharding the Axe form cannot hold: an error, and no file.
     let bad = dir.join("bad.svg").to_string_lossy().to_string();
-    let (code, _, err) = run(&["shard", "show", "P('x')", "--mesh", "x=2", "--svg", &bad]);
+    let (code, _, err) = run(&["shard", "show", "P('x')", "--mesh", "x=2", "-o", &bad]);
     assert_eq!(code, 1);
     assert!(err.contains("--shape"), "{err}");
     assert_eq!(common::names(&dir), ["mesh.png", "mesh.svg"]);
     // An uneven sharding is drawn too; the device left without data is named.
     let uneven = dir.join("uneven.svg").to_string_lossy().to_string();
     let (code, _, err) = run(&[
-        "shard", "show", "P('x')", "--mesh", "x=4", "--shape", "f32[5]", "--svg", &uneven,
+        "shard", "show", "P('x')", "--mesh", "x=4", "--shape", "f32[5]", "-o", &uneven,
     ]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&uneven).unwrap();
@@ -484,7 +484,7 @@ fn sharding_pictures_are_one_block_per_piece_naming_every_device() {
                 "data=2,model=4",
                 "--shape",
                 shape,
-                "--svg",
+                "-o",
                 out.to_str().unwrap(),
             ]);
             assert_eq!(code, 0, "{err}");
