@@ -19,8 +19,7 @@
 //! overflows; what a chunk finds wrong is wrong for one reading too. On any fault the caller reads the
 //! module again in order, value by value, for the first error and its place.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use foldhash::HashMap;
@@ -32,7 +31,7 @@ use super::per_device::Tally;
 use super::relayouts::Kind;
 use super::stats::{Report, Totals};
 use super::stats_shapes::{aliasing, relayout_kind, Shapes};
-use super::stats_walk::{conclude, defined, waste_of};
+use super::stats_walk::{conclude, defined, waste_of, Counts, Held, TopPadded};
 use super::{Instruction, Module};
 use crate::error::{overflow, Result};
 use crate::shape::Shape;
@@ -184,10 +183,8 @@ pub(crate) fn walk_parallel<'a>(
         .map(|c| {
             let range = c * chunk..((c + 1) * chunk).min(n);
             let mut p = Part::default();
-            let mut counts: Vec<[u64; 2]> = vec![[0, 0]; shapes_ro.infos.len()];
-            let mut counted: Vec<usize> = Vec::new();
-            let mut heap: BinaryHeap<Reverse<(i64, usize, usize)>> = BinaryHeap::new();
-            let mut kept: Vec<Padded> = Vec::new();
+            let mut counts = Counts::with_room(shapes_ro.infos.len());
+            let mut waste: TopPadded<Padded> = TopPadded::new(top);
             let mut kinds: HashMap<(u32, u32), Option<Kind>> = HashMap::default();
             let mut names: Vec<&str> = Vec::new();
             for (ci, ks) in spans(&starts, range) {
@@ -213,27 +210,11 @@ pub(crate) fn walk_parallel<'a>(
                     let info = &shapes_ro.infos[id];
                     if !aliasing(inst.opcode()) {
                         let held = flags[ci] && (is_entry || inst.opcode() != "parameter");
-                        if counts[id] == [0, 0] {
-                            counted.push(id);
-                        }
-                        counts[id][0] += 1;
-                        counts[id][1] += u64::from(held);
+                        counts.bump(id, held);
                         if held && top > 0 && info.padded {
-                            for (leaf, (_, _, t)) in info.leaves.iter().enumerate() {
-                                let pad = t.padding_bytes();
-                                if pad <= 0 {
-                                    continue;
-                                }
-                                let least = heap.peek().map(|w| w.0 .0);
-                                if heap.len() < top || least.is_some_and(|l| pad > l) {
-                                    kept.push((pad, p.seen, ci, k, id, leaf, *t));
-                                    heap.push(Reverse((pad, usize::MAX - p.seen, kept.len() - 1)));
-                                    if heap.len() > top {
-                                        heap.pop();
-                                    }
-                                }
-                                p.seen += 1;
-                            }
+                            waste.offer(&info.leaves, |leaf, order, t| {
+                                (t.padding_bytes(), order, ci, k, id, leaf, *t)
+                            });
                         }
                         if held {
                             match inst.attribute("sharding") {
@@ -297,23 +278,16 @@ pub(crate) fn walk_parallel<'a>(
                 }
                 // The computation's values in the chunk, multiplied out.
                 let mut ctotal = Totals::default();
-                for id in counted.drain(..) {
-                    let [all, held] = std::mem::take(&mut counts[id]);
-                    for (_, space, t) in &shapes_ro.infos[id].leaves {
-                        ctotal.add(&t.times(all)?)?;
-                        if held > 0 {
-                            let t = t.times(held)?;
-                            p.spaces.entry(*space).or_default().add(&t)?;
-                            p.materialized.add(&t)?;
-                            if is_entry {
-                                p.entry.add(&t)?;
-                            }
-                        }
-                    }
-                }
+                let held = Held {
+                    spaces: &mut p.spaces,
+                    materialized: &mut p.materialized,
+                    entry: is_entry.then_some(&mut p.entry),
+                };
+                counts.multiply_out(&shapes_ro.infos, &mut ctotal, held)?;
                 p.totals.push((ci, ctotal));
             }
-            p.padded = heap.into_iter().map(|w| kept[w.0 .2]).collect();
+            p.seen = waste.seen();
+            p.padded = waste.into_best();
             Ok(p)
         })
         .collect();

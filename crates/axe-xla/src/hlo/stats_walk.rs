@@ -1,21 +1,17 @@
 //! The pass of the cost report over a module's instructions (see [`super::stats::report_with`]).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use super::names::NameTable;
 use super::partitioned::{ShapeDecision, ShapeReading, Signs};
 use super::per_device::Tally;
 use super::relayouts::Kind;
 use super::stats::{Report, Totals, Waste};
-use super::stats_shapes::{aliasing, Shapes};
+use super::stats_shapes::{aliasing, Info, Shapes};
 use super::{Computation, Instruction, Module};
 use crate::error::{overflow, Result, XlaError};
 use crate::shape::Shape;
-
-/// A padded leaf in the running for the top list: (padding, reverse order, index into the kept list,
-/// leaf, unused).
-type Candidate = (i64, usize, usize, usize, usize);
 
 /// How the totals are added up.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -43,23 +39,18 @@ pub(crate) fn walk<'a>(
     // At most one relayout an instruction: room for them all at once, so that the list never moves
     // as it grows (the pages of the room no relayout takes are never touched).
     r.relayouts.reserve_exact(r.instructions);
-    // The `top` most padded leaves so far, least padded first: (padding, order, computation, instruction,
-    // shape), kept as borrowed text and shape ids until the end so that a module of many padded tensors
-    // costs no allocation per tensor.
-    let mut waste: BinaryHeap<Reverse<Candidate>> =
-        BinaryHeap::with_capacity(top.saturating_add(1).min(1 << 16));
-    let mut seen = 0usize;
-    let mut kept: Vec<(&str, &str, usize, Totals)> = Vec::new();
+    // The `top` most padded leaves so far: (computation, instruction, shape, leaf, sizes), kept as
+    // borrowed text and shape ids until the end so that a module of many padded tensors costs no
+    // allocation per tensor.
+    let mut waste = TopPadded::new(top);
     let flags = super::calls::materialized(module);
     let mut tally = Tally::default();
     // The entry's parameters and its result.
     let mut arguments = Tally::default();
     let mut signs = Signs::default();
     let entry = super::calls::entry_index(module);
-    // Per shape id, with `Adding::PerShape`: the values of the computation at hand of that shape, and
-    // those of them held in memory; and the ids counted.
-    let mut counts: Vec<[u64; 2]> = Vec::new();
-    let mut counted: Vec<usize> = Vec::new();
+    // With `Adding::PerShape`: the values of the computation at hand per shape.
+    let mut counts = Counts::default();
     // The operand names of the instruction at hand.
     let mut names: Vec<&str> = Vec::new();
     // The entry's instructions by name, when every one of them has a shape (the table then holds them
@@ -93,41 +84,16 @@ pub(crate) fn walk<'a>(
                         for (_, space, t) in &info.leaves {
                             ctotal.add(t)?;
                             if held {
-                                r.spaces.entry(*space).or_default().add(t)?;
-                                r.materialized.add(t)?;
-                                if is_entry {
-                                    r.entry.add(t)?;
-                                }
+                                held_sums(&mut r, is_entry).add(*space, t)?;
                             }
                         }
                     }
-                    Adding::PerShape => {
-                        if counts.len() <= id {
-                            counts.resize(id + 1, [0, 0]);
-                        }
-                        if counts[id] == [0, 0] {
-                            counted.push(id);
-                        }
-                        counts[id][0] += 1;
-                        counts[id][1] += u64::from(held);
-                    }
+                    Adding::PerShape => counts.bump(id, held),
                 }
                 if held && top > 0 && info.padded {
-                    for (leaf, (_, _, t)) in info.leaves.iter().enumerate() {
-                        let pad = t.padding_bytes();
-                        if pad <= 0 {
-                            continue;
-                        }
-                        let least = waste.peek().map(|w| w.0 .0);
-                        if waste.len() < top || least.is_some_and(|l| pad > l) {
-                            kept.push((comp.name, inst.name(), id, *t));
-                            waste.push(Reverse((pad, usize::MAX - seen, kept.len() - 1, leaf, 0)));
-                            if waste.len() > top {
-                                waste.pop();
-                            }
-                        }
-                        seen += 1;
-                    }
+                    waste.offer(&info.leaves, |leaf, _, t| {
+                        (comp.name, inst.name(), id, leaf, *t)
+                    });
                 }
                 if held {
                     // Read only where the reader saw a `sharding=`.
@@ -182,20 +148,7 @@ pub(crate) fn walk<'a>(
                 break; // one entry per instruction
             }
         }
-        for id in counted.drain(..) {
-            let [all, held] = std::mem::take(&mut counts[id]);
-            for (_, space, t) in &shapes.infos[id].leaves {
-                ctotal.add(&t.times(all)?)?;
-                if held > 0 {
-                    let t = t.times(held)?;
-                    r.spaces.entry(*space).or_default().add(&t)?;
-                    r.materialized.add(&t)?;
-                    if is_entry {
-                        r.entry.add(&t)?;
-                    }
-                }
-            }
-        }
+        counts.multiply_out(&shapes.infos, &mut ctotal, held_sums(&mut r, is_entry))?;
         r.total.add(&ctotal)?;
         r.computations.push((comp.name.to_string(), ctotal));
         if is_entry && ids.iter().all(|&id| id != u32::MAX) {
@@ -215,19 +168,159 @@ pub(crate) fn walk<'a>(
         entry_names.as_ref(),
     )?;
     // Most padded first; among equals, the first written.
-    let mut best: Vec<(i64, usize, usize, usize)> = waste
+    r.top_waste = waste
+        .into_best()
         .into_iter()
-        .map(|w| (w.0 .0, w.0 .1, w.0 .2, w.0 .3))
-        .collect();
-    best.sort_by(|a, b| b.cmp(a));
-    r.top_waste = best
-        .into_iter()
-        .map(|(_, _, k, leaf)| {
-            let (computation, instruction, id, totals) = kept[k];
+        .map(|(computation, instruction, id, leaf, totals)| {
             waste_of(&shapes, computation, instruction, id, leaf, totals)
         })
         .collect();
     Ok(r)
+}
+
+/// The sums of the report the values held in memory add to; the entry's too for those of the entry
+/// computation (`is_entry`).
+fn held_sums<'r>(r: &'r mut Report<'_>, is_entry: bool) -> Held<'r> {
+    Held {
+        spaces: &mut r.spaces,
+        materialized: &mut r.materialized,
+        entry: is_entry.then_some(&mut r.entry),
+    }
+}
+
+/// Where the sizes of values held in memory add up: per memory space, in all, and (for the values of
+/// the entry computation) the entry's.
+pub(super) struct Held<'s> {
+    pub(super) spaces: &'s mut BTreeMap<i64, Totals>,
+    pub(super) materialized: &'s mut Totals,
+    pub(super) entry: Option<&'s mut Totals>,
+}
+
+impl Held<'_> {
+    /// Adds `t`, sizes in memory space `space`, to each sum.
+    fn add(&mut self, space: i64, t: &Totals) -> Result<()> {
+        self.spaces.entry(space).or_default().add(t)?;
+        self.materialized.add(t)?;
+        if let Some(entry) = self.entry.as_deref_mut() {
+            entry.add(t)?;
+        }
+        Ok(())
+    }
+}
+
+/// The values of one computation (or of the part of it a chunk holds) counted per shape id: how many,
+/// and how many of them are held in memory, to be multiplied out at its end.
+#[derive(Default)]
+pub(super) struct Counts {
+    /// Per shape id: the values counted, and those of them held.
+    counts: Vec<[u64; 2]>,
+    /// The ids counted, in the order first counted.
+    counted: Vec<usize>,
+}
+
+impl Counts {
+    /// No values counted, with room for the shape ids below `n`.
+    pub(super) fn with_room(n: usize) -> Counts {
+        Counts {
+            counts: vec![[0, 0]; n],
+            counted: Vec::new(),
+        }
+    }
+
+    /// Counts a value of shape `id`, `held` in memory or not.
+    pub(super) fn bump(&mut self, id: usize, held: bool) {
+        if self.counts.len() <= id {
+            self.counts.resize(id + 1, [0, 0]);
+        }
+        if self.counts[id] == [0, 0] {
+            self.counted.push(id);
+        }
+        self.counts[id][0] += 1;
+        self.counts[id][1] += u64::from(held);
+    }
+
+    /// Adds the values counted, each shape's sizes (`infos`) times its count, to `total`, and those
+    /// held to `held`; then no values are counted.
+    pub(super) fn multiply_out(
+        &mut self,
+        infos: &[Info],
+        total: &mut Totals,
+        mut held: Held<'_>,
+    ) -> Result<()> {
+        for id in self.counted.drain(..) {
+            let [all, kept] = std::mem::take(&mut self.counts[id]);
+            for (_, space, t) in &infos[id].leaves {
+                total.add(&t.times(all)?)?;
+                if kept > 0 {
+                    held.add(*space, &t.times(kept)?)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `top` most padded leaves offered, each kept as a `T` the caller makes; one that cannot make
+/// the list is never made.
+pub(super) struct TopPadded<T> {
+    top: usize,
+    /// Least padded first: (padding, reverse order offered, index into `kept`).
+    heap: BinaryHeap<Reverse<(i64, usize, usize)>>,
+    kept: Vec<T>,
+    /// How many padded leaves were offered.
+    seen: usize,
+}
+
+impl<T: Copy> TopPadded<T> {
+    /// None offered yet, for a list of `top`.
+    pub(super) fn new(top: usize) -> TopPadded<T> {
+        TopPadded {
+            top,
+            heap: BinaryHeap::with_capacity(top.saturating_add(1).min(1 << 16)),
+            kept: Vec::new(),
+            seen: 0,
+        }
+    }
+
+    /// Offers the padded leaves of `leaves` (a shape's, in order): `make(leaf, order, sizes)` makes
+    /// what is kept of one that makes the list so far, `order` its place among the padded leaves
+    /// offered.
+    pub(super) fn offer(
+        &mut self,
+        leaves: &[(usize, i64, Totals)],
+        mut make: impl FnMut(usize, usize, &Totals) -> T,
+    ) {
+        for (leaf, (_, _, t)) in leaves.iter().enumerate() {
+            let pad = t.padding_bytes();
+            if pad <= 0 {
+                continue;
+            }
+            let least = self.heap.peek().map(|w| w.0 .0);
+            if self.heap.len() < self.top || least.is_some_and(|l| pad > l) {
+                self.kept.push(make(leaf, self.seen, t));
+                self.heap
+                    .push(Reverse((pad, usize::MAX - self.seen, self.kept.len() - 1)));
+                if self.heap.len() > self.top {
+                    self.heap.pop();
+                }
+            }
+            self.seen += 1;
+        }
+    }
+
+    /// How many padded leaves were offered.
+    pub(super) fn seen(&self) -> usize {
+        self.seen
+    }
+
+    /// The list: most padded first; among equals, the first offered.
+    pub(super) fn into_best(self) -> Vec<T> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Reverse((_, _, k))| self.kept[k])
+            .collect()
+    }
 }
 
 /// The end of the report, once every instruction was walked: the entry's result (`entry_names`, the
@@ -357,6 +450,36 @@ mod tests {
     use super::*;
     use crate::hlo::parse_module;
     use crate::hlo::synth::{synth_module, synth_one_computation};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The top list against sorting every padded leaf offered: most padded first, among equals
+        /// the first offered, `top` of them; leaves without padding never offered.
+        #[test]
+        fn the_top_list_is_the_most_padded_first_offered(
+            shapes in proptest::collection::vec(proptest::collection::vec(-3i64..6, 0..4), 0..40),
+            top in 1usize..8,
+        ) {
+            let mut list = TopPadded::new(top);
+            let mut all = Vec::new();
+            for (s, pads) in shapes.iter().enumerate() {
+                let leaves: Vec<(usize, i64, Totals)> = pads
+                    .iter()
+                    .map(|&pad| (0, 0, Totals { physical_bytes: pad, ..Totals::default() }))
+                    .collect();
+                list.offer(&leaves, |leaf, order, t| (t.padding_bytes(), order, s, leaf));
+                for (leaf, &pad) in pads.iter().enumerate() {
+                    if pad > 0 {
+                        all.push((pad, all.len(), s, leaf));
+                    }
+                }
+            }
+            prop_assert_eq!(list.seen(), all.len());
+            all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            all.truncate(top);
+            prop_assert_eq!(list.into_best(), all);
+        }
+    }
 
     /// Counting values per shape and multiplying out gives the report adding each value does.
     #[test]
