@@ -88,14 +88,20 @@ impl NameTable {
         Ok(unique.then_some(t))
     }
 
+    /// Where a look for `name` starts: the tag its slots hold (the high half of its hash), the mask of a
+    /// slot's position (the slots after `at` are `(at + 1) & mask` on, wrapping around) and the first
+    /// slot to look at.
+    fn probe(&self, name: &str) -> (u64, usize, usize) {
+        let h = hash(name);
+        let mask = self.slots.len() - 1;
+        (h >> 32, mask, h as usize & mask)
+    }
+
     /// Adds instruction `k` of `instructions`, unless one of its name is there already: whether it was
     /// added. Threads may add at once: a slot is taken in one atomic step.
     fn insert_new(&self, instructions: &[Instruction<'_>], k: u32) -> bool {
         let name = instructions[k as usize].bare_name();
-        let h = hash(name);
-        let tag = h >> 32;
-        let mask = self.slots.len() - 1;
-        let mut at = h as usize & mask;
+        let (tag, mask, mut at) = self.probe(name);
         loop {
             let s = self.slots[at].load(Relaxed);
             if s == EMPTY {
@@ -131,10 +137,7 @@ impl NameTable {
 
     fn insert(&mut self, instructions: &[Instruction<'_>], k: u32) {
         let name = instructions[k as usize].bare_name();
-        let h = hash(name);
-        let tag = h >> 32;
-        let mask = self.slots.len() - 1;
-        let mut at = h as usize & mask;
+        let (tag, mask, mut at) = self.probe(name);
         loop {
             let s = self.slots[at].load(Relaxed);
             if s == EMPTY || s >> 32 == tag && instructions[s as u32 as usize].bare_name() == name {
@@ -147,10 +150,7 @@ impl NameTable {
 
     /// The position of the last instruction added named `name` (bare), if any.
     pub(crate) fn get(&self, instructions: &[Instruction<'_>], name: &str) -> Option<usize> {
-        let h = hash(name);
-        let tag = h >> 32;
-        let mask = self.slots.len() - 1;
-        let mut at = h as usize & mask;
+        let (tag, mask, mut at) = self.probe(name);
         loop {
             let s = self.slots[at].load(Relaxed);
             if s == EMPTY {
