@@ -544,6 +544,7 @@ pub(super) unsafe fn unpack_bits_sse2<const KB: usize>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_bytes::noise;
     use super::*;
     use proptest::prelude::*;
 
@@ -561,15 +562,7 @@ mod tests {
             seed in any::<u64>(),
         ) {
             let (k, row) = (8 * kb, len + pad);
-            let mut x = seed | 1;
-            let src: Vec<u8> = (0..k * row)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
+            let src = noise(k * row, seed);
             let want: Vec<u8> = (0..len * kb)
                 .map(|i| {
                     let (c, m) = (i / kb, i % kb);

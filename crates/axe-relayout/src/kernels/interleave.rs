@@ -493,6 +493,7 @@ pub(super) unsafe fn deinterleave_4x8(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_bytes::noise;
     use super::*;
     use proptest::prelude::*;
 
@@ -512,15 +513,7 @@ mod tests {
             seed in any::<u64>(),
         ) {
             let row = (len + pad) * w;
-            let mut x = seed | 1;
-            let src: Vec<u8> = (0..k * row)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
+            let src = noise(k * row, seed);
             let mut want = vec![0x5au8; skew + len * k * w];
             for c in 0..len {
                 for j in 0..k {

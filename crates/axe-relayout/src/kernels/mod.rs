@@ -28,6 +28,8 @@ mod copy;
 mod interleave;
 #[cfg(target_arch = "aarch64")]
 mod neon;
+#[cfg(test)]
+mod test_bytes;
 mod transpose;
 #[cfg(target_arch = "x86_64")]
 mod transpose_blocks;
