@@ -293,13 +293,13 @@ pub(super) unsafe fn transpose_portable(
 /// the C library's `memcpy` copies runs of 8 KiB and more as a block (`rep movsb` on x86-64), which
 /// fills whole lines without reading them, and hardware that detects streaming writes does the same.
 /// Each destination row's 4096 elements (16 KiB of f32) go out in one run, and each source row is
-/// read along 128 elements (512 bytes). (Measured on a Zen 5, `--isa portable`, 1 thread, alone in a
-/// harness that times the bench's loops against memcpy, median of five rounds:
-/// `f32[8192,8192]` transposed at 0.53–0.61× memcpy against 0.45–0.48× with 512×256 tiles; copying
-/// the buffer out alone ran at 1.3× memcpy's speed with 2 KiB runs, 1.6× with 8 KiB and 2.0–2.5×
-/// with 32 KiB; 2048×64, 8192×64 and 1024×128 tiles were slower (reading too little of each row, or
-/// too short runs); 8192×128 no faster. For rows 256 KiB apart, a plane of `f32[256]³` at a time,
-/// 256×128, 128×256 and 64×256 tiles were no faster than the whole plane.)
+/// read along 128 elements (512 bytes). (Measured on a Zen 5, `--isa portable`, 1 thread: the bench's
+/// `f32[8192,8192]` transpose at 0.46–0.50× memcpy against 0.43–0.47× with 512×256 tiles, timed in
+/// turn; in a harness running the bench's loops, copying the buffer out alone ran at 1.1–1.3×
+/// memcpy's speed with 2 KiB runs, 1.6× with 8 KiB and 2.5× with 16 KiB; 2048×64, 8192×64, 1024×128,
+/// 2048×128, 2048×256, 4096×256 and 8192×128 tiles were slower, reading too little of each row, with
+/// too short runs, or with a buffer past L2. For rows 256 KiB apart, a plane of `f32[256]³` at a
+/// time, 256×128, 128×256 and 64×256 tiles were no faster than the whole plane.)
 pub fn portable_tile(pitch: usize) -> (usize, usize) {
     if pitch >= 256 << 10 {
         (512, 256)
