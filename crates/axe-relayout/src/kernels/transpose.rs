@@ -45,10 +45,10 @@ pub unsafe fn transpose(
 /// reads spread too far.) With AVX2 blocks, rows farther apart than that take 128 rows instead
 /// (measured on a Zen 5, `f32[256]³` reversed: 0.66–0.70× memcpy against 0.50–0.55× with 32 rows and
 /// 0.62–0.63× with 64; AVX-512 and SSE2 blocks gained nothing there, and rows 32 KiB apart lost with
-/// 128).
+/// 128). Portable kernels take [`portable_tile`] instead.
 pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
     if isa == Isa::Portable {
-        return PORTABLE_TILE;
+        return portable_tile(pitch);
     }
     let rows = ((2 << 20) / pitch.max(1)).clamp(32, 64) / 16 * 16;
     let rows = if isa == Isa::Avx2 && rows < 64 {
@@ -286,28 +286,41 @@ pub(super) unsafe fn transpose_portable(
     edge(0, fa, fb, nb);
 }
 
-/// The tile of a portable transpose (see [`transpose_tile`]): 512 source rows by 256 destination rows,
-/// which [`staged_portable`] moves through a buffer (512 KiB for 4-byte elements). Portable code has no
-/// non-temporal stores, so every destination line is read before it is written; writing each
-/// destination row's 512 elements in one run (2 KiB of f32, 32 lines back to back) lets the hardware
-/// fetch those lines ahead, as it does for a copy, and reading each source row along 256 elements (1
-/// KiB) does the same for the reads. (Measured on a Zen 5, `--isa portable`, 1 thread, `f32[8192,8192]`
-/// transposed, timed in turn: 0.42× memcpy twice against 0.27–0.31× with 256×256 tiles, 0.32–0.33×
-/// with 256×512 and 0.22–0.24× with the 16×16 blocks written straight into 64×128 tiles; 64×128,
-/// 128×256 and 1024×64 staged tiles were slower, and copying source rows whole before transposing
-/// them, interleaving one part's copy-out with the next part's transposes, and 4×4, 8×8 or 32×32
-/// blocks gained nothing measurable.)
-pub const PORTABLE_TILE: (usize, usize) = (512, 256);
+/// The tile of a portable transpose for source rows `pitch` bytes apart (see [`transpose_tile`]),
+/// which [`staged_portable`] moves through a buffer: 4096 source rows by 128 destination rows (2 MiB of
+/// f32), or 512 by 256 for rows 256 KiB apart or more. Portable code has no non-temporal stores, so
+/// each destination line is read before it is written, unless it is written in a long enough run:
+/// the C library's `memcpy` copies runs of 8 KiB and more as a block (`rep movsb` on x86-64), which
+/// fills whole lines without reading them, and hardware that detects streaming writes does the same.
+/// Each destination row's 4096 elements (16 KiB of f32) go out in one run, and each source row is
+/// read along 128 elements (512 bytes). (Measured on a Zen 5, `--isa portable`, 1 thread: the bench's
+/// `f32[8192,8192]` transpose at 0.46–0.50× memcpy against 0.43–0.47× with 512×256 tiles, timed in
+/// turn; in a harness running the bench's loops, copying the buffer out alone ran at 1.1–1.3×
+/// memcpy's speed with 2 KiB runs, 1.6× with 8 KiB and 2.5× with 16 KiB; 2048×64, 8192×64, 1024×128,
+/// 2048×128, 2048×256, 4096×256 and 8192×128 tiles were slower, reading too little of each row, with
+/// too short runs, or with a buffer past L2. For rows 256 KiB apart, a plane of `f32[256]³` at a
+/// time, 256×128, 128×256 and 64×256 tiles were no faster than the whole plane.)
+pub fn portable_tile(pitch: usize) -> (usize, usize) {
+    if pitch >= 256 << 10 {
+        (512, 256)
+    } else {
+        (4096, 128)
+    }
+}
 
-/// The largest buffer (bytes) [`staged_portable`] takes; a larger tile goes block by block instead.
-const PORTABLE_STAGE_MAX: usize = 1 << 20;
+/// The largest buffer (bytes) [`staged_portable`] takes at once: a tile of 2 MiB with the line that
+/// pads each of its rows (128 rows of 16 KiB). A tile whose buffer would be larger goes through it in
+/// parts of fewer destination rows, as even as whole blocks allow.
+const PORTABLE_STAGE_MAX: usize = (2 << 20) + (64 << 10);
 
 /// The whole `B`×`B` blocks of a transpose through a buffer (source rows `s[0]` elements apart,
-/// destination rows `s[3]`): first the source rows are read `B` at a time, each along the whole tile,
-/// their blocks transposed into the buffer, which holds the tile's destination rows end to end; then
-/// each destination row is copied out in one run. Returns the extents covered, `(na, nb)` rounded down
-/// to whole blocks. Tiles whose buffer would pass [`PORTABLE_STAGE_MAX`] go through
-/// [`blocks_portable`].
+/// destination rows `s[3]`): first the source rows are read `B` at a time, each along the part of the
+/// tile in hand, their blocks transposed into the buffer, which holds that part's destination rows one
+/// after another; then each destination row is copied out in one run. The part is the whole tile, or
+/// as many destination rows (whole blocks of them) as keep the buffer within [`PORTABLE_STAGE_MAX`].
+/// The buffer's rows are one cache line longer than a destination row's run, so that a block's `B`
+/// rows, written together, do not all fall into the same cache sets when the run is a multiple of
+/// 4 KiB. Returns the extents covered, `(na, nb)` rounded down to whole blocks.
 unsafe fn staged_portable<T: Copy, const B: usize>(
     src: *const u8,
     dst: *mut u8,
@@ -320,10 +333,16 @@ unsafe fn staged_portable<T: Copy, const B: usize>(
         static STAGE: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
     }
     let (fa, fb) = (na / B * B, nb / B * B);
-    let bytes = fa * fb * std::mem::size_of::<T>();
-    if bytes == 0 || bytes > PORTABLE_STAGE_MAX {
+    let size = std::mem::size_of::<T>();
+    // Buffer rows `pitch` elements apart, and as many of them (whole blocks) as fit.
+    let pitch = fa + 64 / size;
+    let most = (PORTABLE_STAGE_MAX / (pitch * size)) / B * B;
+    if fa == 0 || fb == 0 || most == 0 {
         return blocks_portable::<T, B>(src, dst, s, (na, nb));
     }
+    // (A thin last part would read too little of each source row.)
+    let part = fb.div_ceil(fb.div_ceil(most)).next_multiple_of(B);
+    let bytes = pitch * part * size;
     STAGE.with(|stage| {
         // (This kernel calls nothing that comes back here, so the buffer is never lent twice.)
         let Ok(mut stage) = stage.try_borrow_mut() else {
@@ -335,20 +354,22 @@ unsafe fn staged_portable<T: Copy, const B: usize>(
         let stage = stage.as_mut_ptr() as *mut T;
         let (src, dst) = (src as *const T, dst as *mut T);
         let (sr, dr) = (s[0] as isize, s[3] as isize);
-        for x in (0..fa).step_by(B) {
-            let from = src.offset(x as isize * sr);
-            for y in (0..fb).step_by(B) {
-                block(from.add(y), sr, stage.add(y * fa + x), fa);
+        for y0 in (0..fb).step_by(part) {
+            let rows = part.min(fb - y0);
+            for x in (0..fa).step_by(B) {
+                let from = src.offset(x as isize * sr).add(y0);
+                for y in (0..rows).step_by(B) {
+                    block(from.add(y), sr, stage.add(y * pitch + x), pitch);
+                }
             }
-        }
-        // (As bytes: the destination need not be aligned to `T`.)
-        let run = fa * std::mem::size_of::<T>();
-        for y in 0..fb {
-            std::ptr::copy_nonoverlapping(
-                stage.add(y * fa) as *const u8,
-                dst.offset(y as isize * dr) as *mut u8,
-                run,
-            );
+            // (As bytes: the destination need not be aligned to `T`.)
+            for y in 0..rows {
+                std::ptr::copy_nonoverlapping(
+                    stage.add(y * pitch) as *const u8,
+                    dst.offset((y0 + y) as isize * dr) as *mut u8,
+                    fa * size,
+                );
+            }
         }
         (fa, fb)
     })
@@ -464,14 +485,86 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Transposes `na`×`nb` elements of `w` bytes (source rows `nb + pad_s` apart, destination rows
+    /// `na + pad_d` apart, `skew` bytes into the destination) under every instruction set, cached and
+    /// non-temporal, and checks the result against the law element by element: element (x, y) read at
+    /// `x·sr + y`, written at `x + y·dr`, and nothing else written.
+    fn check_transpose(
+        w: usize,
+        (na, nb): (usize, usize),
+        (pad_s, pad_d, skew): (usize, usize, usize),
+        seed: u64,
+    ) -> Result<(), String> {
+        let (sr, dr) = (nb + pad_s, na + pad_d);
+        let mut x = seed | 1;
+        let src: Vec<u8> = (0..na * sr * w)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let mut want = vec![0x5au8; nb * dr * w + skew];
+        for a in 0..na {
+            for b in 0..nb {
+                let (from, to) = ((a * sr + b) * w, skew + (a + b * dr) * w);
+                want[to..to + w].copy_from_slice(&src[from..from + w]);
+            }
+        }
+        let s = [sr as i64, 1, 1, dr as i64];
+        for isa in Isa::available() {
+            for stream in [false, true] {
+                let mut dst = vec![0x5au8; nb * dr * w + skew];
+                // SAFETY: na rows of `sr` elements in the source, nb rows of `dr` past `skew` in
+                // the destination.
+                unsafe {
+                    transpose(
+                        isa,
+                        (stream, true),
+                        src.as_ptr(),
+                        dst.as_mut_ptr().add(skew),
+                        s,
+                        (na, nb, w),
+                    )
+                };
+                fence(isa, stream);
+                if dst != want {
+                    return Err(format!(
+                        "{} (stream {}): {}×{} of {} bytes",
+                        isa.name(),
+                        stream,
+                        na,
+                        nb,
+                        w
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Tiles whose portable buffer would pass [`PORTABLE_STAGE_MAX`] go through it in parts of fewer
+    /// destination rows (the last part shorter), against the law: 8-, 4- and 2-byte elements.
+    #[test]
+    fn portable_transposes_in_parts_match_the_law() {
+        for (w, na, nb) in [(8usize, 600usize, 600usize), (4, 1000, 600), (2, 4100, 300)] {
+            let size = w * na.next_multiple_of(16) * nb;
+            assert!(
+                size > PORTABLE_STAGE_MAX,
+                "{w}: {na}×{nb} fits the buffer at once"
+            );
+            check_transpose(w, (na, nb), (3, 5, 1), 7).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
 
         /// A transposed tile, under every instruction set, cached and non-temporal, against the law
-        /// element by element: element (x, y) read at `x·sr + y`, written at `x + y·dr`, for 1- to
-        /// 8-byte elements, rows padded past the tile, into a destination that need not be aligned, and
-        /// nothing else written. Tiles range from thinner than a block to larger than the portable
-        /// buffer takes (`u64` 600×600, which goes block by block).
+        /// element by element ([`check_transpose`]) for 1- to 8-byte elements, rows padded past the
+        /// tile, into a destination that need not be aligned. Tiles range from thinner than a block to
+        /// larger than the portable buffer takes at once (`u64` 600×600, which goes in parts).
         #[test]
         fn transposes_match_the_law_under_every_isa(
             w in prop::sample::select(vec![1usize, 2, 4, 8]),
@@ -479,43 +572,8 @@ mod tests {
             (pad_s, pad_d, skew) in (0usize..20, 0usize..20, 0usize..8),
             seed in any::<u64>(),
         ) {
-            let (sr, dr) = (nb + pad_s, na + pad_d);
-            let mut x = seed | 1;
-            let src: Vec<u8> = (0..na * sr * w)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
-            let mut want = vec![0x5au8; nb * dr * w + skew];
-            for a in 0..na {
-                for b in 0..nb {
-                    let (from, to) = ((a * sr + b) * w, skew + (a + b * dr) * w);
-                    want[to..to + w].copy_from_slice(&src[from..from + w]);
-                }
-            }
-            let s = [sr as i64, 1, 1, dr as i64];
-            for isa in Isa::available() {
-                for stream in [false, true] {
-                    let mut dst = vec![0x5au8; nb * dr * w + skew];
-                    // SAFETY: na rows of `sr` elements in the source, nb rows of `dr` past `skew` in
-                    // the destination.
-                    unsafe {
-                        transpose(
-                            isa,
-                            (stream, true),
-                            src.as_ptr(),
-                            dst.as_mut_ptr().add(skew),
-                            s,
-                            (na, nb, w),
-                        )
-                    };
-                    fence(isa, stream);
-                    prop_assert!(dst == want, "{} (stream {}): {}×{} of {} bytes", isa.name(), stream, na, nb, w);
-                }
-            }
+            let checked = check_transpose(w, (na, nb), (pad_s, pad_d, skew), seed);
+            prop_assert!(checked.is_ok(), "{}", checked.err().unwrap_or_default());
         }
     }
 }
