@@ -54,6 +54,8 @@ def big_linear(bits=22):
 
 
 LINEAR = big_linear()
+# A quarter of LINEAR, as its Axe layout (the way back from Axe is as long as the way there).
+LINEAR_AXE = big_linear(20).to_axe()
 BIG = np.ones((2048, 2048), np.float32)
 
 # A CuTe TV layout (128 threads x 32 values over a 128x32 tile): its picture takes a while to draw.
@@ -66,6 +68,7 @@ CALLS = {
     "Layout.map": lambda: axe.Layout("S[(4096,4096):(1,4096)]").map(),
     "LinearLayout.map": LINEAR.map,
     "LinearLayout.to_axe": LINEAR.to_axe,
+    "LinearLayout.from_axe": lambda: axe.triton.LinearLayout.from_axe(LINEAR_AXE, [1 << 10, 1 << 10]),
     "LinearLayout.svg": LINEAR.svg,
     "to_physical": lambda: axe.to_physical(BIG, "f32[2048,2048]{0,1:T(8,128)}"),
 }

@@ -227,3 +227,16 @@ def test_render_into_a_missing_folder_names_the_folder_not_the_temporary_file(tm
         assert "cannot create a file in" in str(e.value) and ".axe-" not in str(e.value), str(e.value)
     finally:
         locked.chmod(0o700)
+
+
+def test_jax_adapters_refuse_a_shape_that_is_not_the_arrays_own():
+    jax = pytest.importorskip("jax")
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",))
+    x = jax.device_put(jax.numpy.ones((8, 4), jax.numpy.float32), jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x")))
+    assert axe.jax.sharding_of(x) == axe.jax.sharding_of(x, shape="f32[8,4]") == axe.jax.sharding_of(x, shape=(8, 4))
+    assert axe.jax.shape_of(x, dtype="float32") == axe.jax.shape_of(x)
+    for kw in [{"shape": "f32[16,4]"}, {"shape": (4, 8)}, {"dtype": "bfloat16"}, {"shape": "bf16[8,4]"}]:
+        with pytest.raises(axe.XlaError, match="f32\\[8,4\\]"):
+            axe.jax.sharding_of(x, **kw)
+        with pytest.raises(axe.XlaError, match="f32\\[8,4\\]"):
+            axe.jax.shape_of(x, **kw)
