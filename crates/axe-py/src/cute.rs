@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 use crate::errors;
 use crate::layout::PyLayout;
+use crate::value::{U64s, I64};
 
 /// A CuTe layout, `Layout("(4,(2,3)):(1,(4,8))")` or swizzled `Layout("Sw<3,3,3> o 0 o (8,64):(64,1)")`,
 /// printed as CuTe prints it. Index order is colexicographic (leftmost mode fastest).
@@ -97,8 +98,8 @@ impl CuteLayout {
     }
 
     /// The value at flat index `i` (colexicographic).
-    fn __call__(&self, i: i64) -> PyResult<i64> {
-        self.inner.eval(i).map_err(errors::cute)
+    fn __call__(&self, i: I64) -> PyResult<i64> {
+        self.inner.eval(i.0).map_err(errors::cute)
     }
 
     /// The value of every index, `map[i] = L(i)`, as an `int64` numpy array (at most 2^26 elements).
@@ -153,10 +154,10 @@ impl CuteLayout {
     /// The complement within `bound` (default: the cosize): the layout `C` whose values, with `self`'s,
     /// cover `[0, bound)` disjointly, ordered and as compact as CuTe's.
     #[pyo3(signature = (bound = None))]
-    fn complement(&self, bound: Option<i64>) -> PyResult<Self> {
+    fn complement(&self, bound: Option<I64>) -> PyResult<Self> {
         let l = self.plain()?;
         let m = match bound {
-            Some(m) => m,
+            Some(m) => m.0,
             None => l.cosize().map_err(errors::cute)?,
         };
         Ok(c::complement(l, m).map_err(errors::cute)?.into())
@@ -270,20 +271,23 @@ impl CuteLayout {
     }
 
     /// The picture as SVG text: CuTe's `print_layout` grid, or with `tv=True` the thread/value picture
-    /// of a TV layout over its tile `shape` (`[M, N]`).
+    /// of a TV layout over its tile `shape` (`[M, N]`). Drawn without the GIL.
     #[pyo3(signature = (tv = false, shape = None))]
-    fn svg(&self, tv: bool, shape: Option<Vec<u64>>) -> PyResult<String> {
-        Ok(axe_render::to_svg(&self.picture(tv, shape)?))
+    fn svg(&self, py: Python<'_>, tv: bool, shape: Option<U64s>) -> PyResult<String> {
+        let shape = shape.map(|s| s.0);
+        py.detach(|| Ok(axe_render::to_svg(&self.picture(tv, shape)?)))
     }
 
-    /// Draws the layout into `path` (`.svg`, `.png` or `.txt`); `tv` and `shape` as for `svg`.
+    /// Draws the layout into `path` (`.svg`, `.png` or `.txt`); `tv` and `shape` as for `svg`. Drawn
+    /// and written without the GIL.
     #[pyo3(signature = (path, tv = false, shape = None))]
-    fn render(&self, path: &str, tv: bool, shape: Option<Vec<u64>>) -> PyResult<()> {
-        crate::picture::write(&self.picture(tv, shape)?, path)
+    fn render(&self, py: Python<'_>, path: &str, tv: bool, shape: Option<U64s>) -> PyResult<()> {
+        let shape = shape.map(|s| s.0);
+        py.detach(|| crate::picture::write(&self.picture(tv, shape)?, path))
     }
 
-    fn _repr_svg_(&self) -> PyResult<String> {
-        self.svg(false, None)
+    fn _repr_svg_(&self, py: Python<'_>) -> PyResult<String> {
+        self.svg(py, false, None)
     }
 
     fn __str__(&self) -> String {

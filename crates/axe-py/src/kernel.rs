@@ -13,6 +13,7 @@ use crate::errors;
 use crate::layout::PyLayout;
 use crate::relayout::source;
 use crate::shape::{array, PyShape};
+use crate::value::U64;
 
 /// One global buffer of a kernel, as Python sees it.
 struct Param {
@@ -234,8 +235,8 @@ pub fn _kernel_relayout(src: &Bound<'_, PyAny>, dst: &str) -> PyResult<PyKernel>
 /// The softmax kernel over the rows of a row-major `[rows, cols]` array of `dtype`.
 #[pyfunction]
 #[pyo3(signature = (rows, cols, dtype = "f32"))]
-pub fn _kernel_softmax(rows: u64, cols: u64, dtype: &str) -> PyResult<PyKernel> {
-    Ok(Shipped::softmax(rows, cols, self::dtype(dtype)?)
+pub fn _kernel_softmax(rows: U64, cols: U64, dtype: &str) -> PyResult<PyKernel> {
+    Ok(Shipped::softmax(rows.0, cols.0, self::dtype(dtype)?)
         .map_err(errors::kernel)?
         .into())
 }
@@ -245,17 +246,17 @@ pub fn _kernel_softmax(rows: u64, cols: u64, dtype: &str) -> PyResult<PyKernel> 
 /// `mma.sync` one).
 #[pyfunction]
 #[pyo3(signature = (m, n, k, dtype = "bf16", target = "sm_80"))]
-pub fn _kernel_gemm(m: u64, n: u64, k: u64, dtype: &str, target: &str) -> PyResult<PyKernel> {
+pub fn _kernel_gemm(m: U64, n: U64, k: U64, dtype: &str, target: &str) -> PyResult<PyKernel> {
     let t = self::target(target)?;
-    Ok(Shipped::gemm_for(m, n, k, self::dtype(dtype)?, t)
+    Ok(Shipped::gemm_for(m.0, n.0, k.0, self::dtype(dtype)?, t)
         .map_err(errors::kernel)?
         .into())
 }
 
 /// The layout of a `wgmma` m64nNk16 accumulator `[64, n]` over a warpgroup's `reg`, `lane`, `warp`.
 #[pyfunction]
-pub fn _kernel_wgmma_accumulator(n: u64) -> PyResult<PyLayout> {
-    axe_kernel::wgmma::accumulator(n)
+pub fn _kernel_wgmma_accumulator(n: U64) -> PyResult<PyLayout> {
+    axe_kernel::wgmma::accumulator(n.0)
         .map(PyLayout::from)
         .map_err(errors::kernel)
 }

@@ -14,6 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use crate::errors;
 use crate::shape::PyShape;
+use crate::value::U64;
 
 /// How long one device waits for a peer (each device interprets its gemm meanwhile).
 const THREADS_TIMEOUT: Duration = Duration::from_secs(600);
@@ -335,16 +336,17 @@ fn call_python<'py>(
 /// `devices` devices, each multiplying its K-slices with the gemm shipped for `target`, the partial
 /// sums reduced and scattered along M, then gathered on device 0.
 #[pyfunction]
-#[pyo3(signature = (m, n, k, dtype = "bf16", devices = 1, target = "sm_80"))]
+#[pyo3(signature = (m, n, k, dtype = "bf16", devices = U64(1), target = "sm_80"))]
 pub fn _kernel_gemm_reduce_scatter(
     py: Python<'_>,
-    m: u64,
-    n: u64,
-    k: u64,
+    m: U64,
+    n: U64,
+    k: U64,
     dtype: &str,
-    devices: u64,
+    devices: U64,
     target: &str,
 ) -> PyResult<PyDeviceKernel> {
+    let (m, n, k, devices) = (m.0, n.0, k.0, devices.0);
     let t: Target = target.parse().map_err(errors::kernel)?;
     let d: axe_kernel::DType = dtype.parse().map_err(errors::kernel)?;
     let elem = PrimitiveType::from_name(d.name())

@@ -13,6 +13,7 @@ use crate::kernel::PyKernel;
 use crate::kernel_tensor::{dtype, layout};
 use crate::kernel_xdev::{xdev, PyDeviceKernel};
 use crate::sharding::{PyMesh, PySharding};
+use crate::value::{U64s, Usize, Usizes};
 
 /// The description being written; `None` once built.
 #[pyclass(name = "DeviceBuilder", module = "axe.kernel")]
@@ -143,9 +144,10 @@ impl PyDeviceBuilder {
         &mut self,
         name: &str,
         dtype: &str,
-        dims: Vec<u64>,
+        dims: U64s,
         layout: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
+        let dims = dims.0;
         let d = self::dtype(dtype)?;
         let l = self::layout(layout)?;
         let id = self
@@ -159,8 +161,8 @@ impl PyDeviceBuilder {
     /// `copy(dst, src)`: `dst` holds the values of `src` redistributed (`copy.local` or
     /// `copy.reshard`; `force` names one).
     #[pyo3(signature = (dst, src, force = None))]
-    fn copy(&mut self, dst: usize, src: usize, force: Option<&str>) -> PyResult<()> {
-        let (d, s) = (self.id(dst)?, self.id(src)?);
+    fn copy(&mut self, dst: Usize, src: Usize, force: Option<&str>) -> PyResult<()> {
+        let (d, s) = (self.id(dst.0)?, self.id(src.0)?);
         self.builder()?.copy_forced(d, s, force).map_err(xdev)
     }
 
@@ -168,16 +170,17 @@ impl PyDeviceBuilder {
     /// `"max"`) along its pending device axes (`reduce.reduce_scatter`, `reduce.all_reduce`,
     /// `reduce.reshard`; `force` names one).
     #[pyo3(signature = (dst, src, op = "sum", force = None))]
-    fn reduce(&mut self, dst: usize, src: usize, op: &str, force: Option<&str>) -> PyResult<()> {
-        let (d, s, op) = (self.id(dst)?, self.id(src)?, reduce_op(op)?);
+    fn reduce(&mut self, dst: Usize, src: Usize, op: &str, force: Option<&str>) -> PyResult<()> {
+        let (d, s, op) = (self.id(dst.0)?, self.id(src.0)?, reduce_op(op)?);
         self.builder()?.reduce_forced(d, s, op, force).map_err(xdev)
     }
 
     /// Every device runs `kernel` (an `axe.kernel.Kernel`) on its own shards of `binds`, one device
     /// tensor per global buffer in parameter order, each a row-major shard of exactly that buffer's
     /// type and bytes.
-    fn kernel(&mut self, kernel: &PyKernel, binds: Vec<usize>) -> PyResult<()> {
+    fn kernel(&mut self, kernel: &PyKernel, binds: Usizes) -> PyResult<()> {
         let ids = binds
+            .0
             .iter()
             .map(|&b| self.id(b))
             .collect::<PyResult<Vec<_>>>()?;

@@ -69,12 +69,30 @@ pub fn write_drawing<'a>(
     let _ = mode;
     let mut tmp = builder
         .tempfile_in(dir)
-        .map_err(|e| AxeError::new_err(format!("{shown}: {e}")))?;
+        .map_err(|e| AxeError::new_err(folder_error(&shown.to_string(), dir, &e)))?;
     std::io::Write::write_all(&mut tmp, &bytes)
         .map_err(|e| AxeError::new_err(format!("{shown}: {e}")))?;
     tmp.persist(dest)
         .map_err(|e| AxeError::new_err(format!("{shown}: {}", e.error)))?;
     Ok(())
+}
+
+/// Why no file can be made in `dir`, the picture's folder, in the user's terms (as the CLI says it):
+/// the folder, never the hidden temporary file's name that the io error carries.
+fn folder_error(path: &str, dir: &std::path::Path, e: &std::io::Error) -> String {
+    let shown = dir.display();
+    match std::fs::metadata(dir) {
+        Err(_) => format!("{path}: the folder {shown} does not exist"),
+        Ok(m) if !m.is_dir() => format!("{path}: {shown} is not a folder"),
+        Ok(_) => {
+            // The OS's reason, without the temporary file's path that tempfile wraps it with.
+            let why = match e.raw_os_error() {
+                Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+                None => std::io::Error::from(e.kind()).to_string(),
+            };
+            format!("{path}: cannot create a file in {shown}: {why}")
+        }
+    }
 }
 
 #[cfg(unix)]

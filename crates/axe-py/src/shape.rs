@@ -207,8 +207,9 @@ impl PyShape {
     }
 
     /// XLA's default TPU layout for this shape's element type and dims (what `axe xla tpu-layout`
-    /// prints): the same array with the minor-to-major order and tiles XLA's TPU compiler picks by
-    /// default.
+    /// prints): the same array with the tiles XLA's TPU compiler picks by default for its element
+    /// width and rank, in this shape's dimension order (row-major when the text gave no layout); tiles
+    /// the shape already had are replaced.
     fn tpu_layout(&self) -> PyResult<PyShape> {
         tpu_default(&self.inner)
     }

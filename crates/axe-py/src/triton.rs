@@ -153,16 +153,19 @@ impl LinearLayout {
     }
 
     /// The linear layout of an Axe layout over `reg`/`lane`/`warp`/`block` and a tensor `shape`
-    /// (every extent a power of two).
+    /// (every extent a power of two). Converted without the GIL.
     #[staticmethod]
-    fn from_axe(layout: &PyLayout, shape: U64s) -> PyResult<Self> {
-        Ok(Ll::from_axe(
-            &layout.inner,
-            &shape.0,
-            &["register", "lane", "warp", "block"],
-        )
-        .map_err(errors::triton)?
-        .into())
+    fn from_axe(py: Python<'_>, layout: &PyLayout, shape: U64s) -> PyResult<Self> {
+        Ok(py
+            .detach(|| {
+                Ll::from_axe(
+                    &layout.inner,
+                    &shape.0,
+                    &["register", "lane", "warp", "block"],
+                )
+            })
+            .map_err(errors::triton)?
+            .into())
     }
 
     /// The bases as Triton's JSON.

@@ -45,10 +45,14 @@ checked_ints! {
     U64(u64, "each must be from 0 to 2**64-1");
     /// Dims or a multi-index: a sequence of `int`s from 0 to 2^64-1.
     U64s(Vec<u64>, "each must be from 0 to 2**64-1");
+    /// A signed integer: an `int` from -2^63 to 2^63-1.
+    I64(i64, "must be from -2**63 to 2**63-1");
     /// A signed multi-index: a sequence of `int`s from -2^63 to 2^63-1.
     I64s(Vec<i64>, "each must be from -2**63 to 2**63-1");
     /// A thread count: an `int` from 0 to the platform's largest size.
     Usize(usize, "must be from 0 to the largest size");
+    /// Indices: a sequence of `int`s from 0 to the platform's largest size.
+    Usizes(Vec<usize>, "each must be from 0 to the largest size");
     /// Regions: `(start, end)` pairs of `int`s from 0 to 2^64-1.
     Ranges(Vec<(u64, u64)>, "each must be from 0 to 2**64-1");
 }

@@ -1,6 +1,7 @@
 """A fuzz test of the Python API: random objects and arguments to every public function, constructor
-and method (axe.cute aside: its own tests cover it) never crash; they return or raise AxeError,
-TypeError or ValueError (AxeError is a ValueError)."""
+and method (of axe, axe.cute, axe.triton, axe.torch, axe.jax, axe.hlo, axe.kernel, and axe.render) never
+crash; they return or raise AxeError, TypeError or ValueError (AxeError is a ValueError): never an
+OverflowError, ZeroDivisionError, AttributeError or MemoryError."""
 
 import inspect
 import os
@@ -17,6 +18,9 @@ ALLOWED = (axe.AxeError, TypeError, ValueError)
 LAYOUT_JSON = '{"in": {"register": [[0, 1]], "lane": [[1, 0], [2, 0]]}, "out": {"dim0": 4, "dim1": 2}}'
 
 
+KERNEL = axe.kernel.softmax(4, 32)
+
+
 def samples():
     return [
         axe.Layout("S[(8,2):(4@lane,1)] + R[2:4@warp]"),
@@ -29,6 +33,11 @@ def samples():
         axe.Sharding("P('x', 'y')", shape="f32[64,128]", mesh="x=2,y=2"),
         axe.Sharding("[Partial(), Shard(0)]", shape=[4, 4], mesh="x=2,y=2"),
         axe.triton.LinearLayout(LAYOUT_JSON),
+        axe.cute.Layout((4, (2, 3)), (1, (4, 8))),
+        axe.cute.Layout("(6,2):(8,2)"),
+        axe.cute.Swizzle(3, 4, 3),
+        axe.cute.ComposedLayout(axe.cute.Swizzle(1, 0, 2), 0, axe.cute.Layout((4, 4), (4, 1))),
+        KERNEL,
     ]
 
 
@@ -51,6 +60,12 @@ scalars = st.one_of(
     st.binary(max_size=8),
 )
 small_lists = st.lists(st.integers(-3, 9), max_size=4)
+# CuTe's int tuples (shapes, strides, coordinates), None (a slice) among the leaves.
+int_tuples = st.recursive(
+    st.one_of(st.integers(-3, 9), st.none(), st.integers(2**40, 2**70)),
+    lambda c: st.tuples(c) | st.tuples(c, c) | st.tuples(c, c, c),
+    max_leaves=6,
+)
 
 
 def arrays():
@@ -67,6 +82,7 @@ values = st.one_of(
     st.sampled_from(samples()),
     arrays(),
     st.lists(scalars, max_size=3),
+    int_tuples,
 )
 
 FUNCTIONS = {
@@ -95,9 +111,16 @@ for _name in axe.hlo.__all__:
     _f = getattr(axe.hlo, _name)
     if inspect.isfunction(_f):
         FUNCTIONS[f"hlo.{_name}"] = _f
+for _name in axe.cute.__all__:
+    FUNCTIONS[f"cute.{_name}"] = getattr(axe.cute, _name)
+for _name in ["relayout", "softmax", "gemm", "gemm_reduce_scatter", "run", "wgmma_accumulator", "Builder",
+              "DeviceBuilder"]:
+    FUNCTIONS[f"kernel.{_name}"] = getattr(axe.kernel, _name)
+FUNCTIONS["render"] = axe.render
 
-# Methods that write files get a path in a temporary folder (or a random one).
+# Methods that write files get a path in a temporary folder (or a random object that is no path).
 WRITES = {"render"}
+PICTURE_NAMES = st.sampled_from(["p.svg", "p.png", "p.txt", "p.jpg", "p", "", "no/p.svg"])
 
 
 def methods(obj):
@@ -124,9 +147,13 @@ def call(f, args, kwargs):
 def test_functions_never_crash(name, args, data):
     kwargs = {}
     if data.draw(st.booleans()):
-        kw = data.draw(st.sampled_from(["shape", "mesh", "notation", "dtype", "out", "devices", "threads", "top"]))
+        kw = data.draw(st.sampled_from(["shape", "mesh", "notation", "dtype", "out", "devices", "threads", "top", "tv", "target"]))
         kwargs[kw] = data.draw(values)
-    call(FUNCTIONS[name], args, kwargs)
+    with tempfile.TemporaryDirectory() as d:
+        if name == "render" and len(args) >= 2 and isinstance(args[1], (str, bytes, os.PathLike)):
+            # A picture goes into a temporary folder, never the working one.
+            args[1] = os.path.join(d, data.draw(PICTURE_NAMES))
+        call(FUNCTIONS[name], args, kwargs)
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
@@ -143,8 +170,8 @@ def test_methods_never_crash(obj, data):
     name = data.draw(st.sampled_from(sorted(ms)))
     args = data.draw(st.lists(values, max_size=3))
     with tempfile.TemporaryDirectory() as d:
-        if name in WRITES and data.draw(st.booleans()):
-            args = [os.path.join(d, data.draw(st.sampled_from(["p.svg", "p.png", "p.txt", "p.jpg", "p", ""])))] + args[1:]
+        if name in WRITES and (not args or isinstance(args[0], (str, bytes, os.PathLike)) or data.draw(st.booleans())):
+            args = [os.path.join(d, data.draw(PICTURE_NAMES))] + args[1:]
         call(ms[name], args, {})
     for op in (hash, str, repr, bool):
         op(obj)

@@ -2,6 +2,8 @@
 the call runs (with the GIL held it would wait for the call to return)."""
 
 import json
+import os
+import tempfile
 import threading
 import time
 
@@ -52,12 +54,21 @@ def big_linear(bits=22):
 
 
 LINEAR = big_linear()
+# A quarter of LINEAR, as its Axe layout (the way back from Axe is as long as the way there).
+LINEAR_AXE = big_linear(20).to_axe()
 BIG = np.ones((2048, 2048), np.float32)
 
+# A CuTe TV layout (128 threads x 32 values over a 128x32 tile): its picture takes a while to draw.
+CUTE_TV = axe.cute.Layout(((32, 4), (8, 4)), ((32, 1), (4, 128)))
+PICTURES = tempfile.TemporaryDirectory()
+
 CALLS = {
+    "cute.Layout.svg": lambda: CUTE_TV.svg(tv=True, shape=[128, 32]),
+    "cute.Layout.render": lambda: CUTE_TV.render(os.path.join(PICTURES.name, "tv.png"), tv=True, shape=[128, 32]),
     "Layout.map": lambda: axe.Layout("S[(4096,4096):(1,4096)]").map(),
     "LinearLayout.map": LINEAR.map,
     "LinearLayout.to_axe": LINEAR.to_axe,
+    "LinearLayout.from_axe": lambda: axe.triton.LinearLayout.from_axe(LINEAR_AXE, [1 << 10, 1 << 10]),
     "LinearLayout.svg": LINEAR.svg,
     "to_physical": lambda: axe.to_physical(BIG, "f32[2048,2048]{0,1:T(8,128)}"),
 }

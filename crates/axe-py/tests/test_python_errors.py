@@ -166,6 +166,77 @@ def test_out_of_range_integers_are_axe_errors():
         lambda: axe.Mesh("x=2", devices=[-1, 0]),
         lambda: axe.Layout("S[4:1]").apply(-1),
         lambda: axe.triton.LinearLayout('{"in": {"register": [[1]]}, "out": {"dim0": 2}}')(-1),
+        lambda: axe.kernel.softmax(-1, 32),
+        lambda: axe.kernel.gemm(2**64, 128, 128),
+        lambda: axe.kernel.wgmma_accumulator(-8),
+        lambda: axe.kernel.gemm_reduce_scatter(128, 128, 128, "f16", devices=-2),
+        lambda: axe.cute.complement(axe.cute.Layout(4, 1), 2**70),
+        lambda: axe.cute.Layout(4, 1).svg(shape=[-1, 4]),
+        lambda: axe.cute.Layout(4, 1)._n(2**70),
+        lambda: axe.kernel.DeviceBuilder("d", axe.Mesh({"x": 2})).copy(-1, 0),
+        lambda: axe.kernel.DeviceBuilder("d", axe.Mesh({"x": 2})).kernel(axe.kernel.softmax(4, 32), [-1]),
     ]:
-        with pytest.raises(axe.AxeError):
+        with pytest.raises(axe.AxeError, match="out of range"):
             call()
+
+
+def test_cute_int_tuples_refuse_what_is_no_int_tuple_and_zero_divisors():
+    cute = axe.cute
+    for call in [
+        lambda: cute.crd2idx(10**12, 10**12, [(6, 6)]),  # was a list of 6·10^12 items: MemoryError
+        lambda: cute.product((10**12, [1])),
+        lambda: cute.inner_product(10**12, [1]),
+        lambda: cute.prefix_product((2, 3), [1]),
+        lambda: cute.elem_scale([1], 10**12),
+        lambda: cute.shape_div(4, 0),
+        lambda: cute.idx2crd(5, (2, 0)),
+        lambda: cute.crd2idx(5, (0, 3)),
+    ]:
+        with pytest.raises(axe.CuteError):
+            call()
+    # Int tuples as pycute takes them still work, None (a slice) included.
+    assert cute.crd2idx((1, None), (2, 3)) == 1 and cute.shape_div((6, 4), 3) == (2, 4)
+    assert cute.idx2crd(5, (2, 3)) == (1, 2) and cute.product(()) == 1
+    with pytest.raises(TypeError):
+        cute.slice_and_offset((None, 1), (4, 2))
+
+
+def test_kernel_run_of_what_is_no_kernel_is_a_type_error():
+    for k in ["softmax", None, axe.Shape("f32[4]")]:
+        with pytest.raises(TypeError, match="Kernel"):
+            axe.kernel.run(k, np.zeros(4, np.float32))
+
+
+def test_render_into_a_missing_folder_names_the_folder_not_the_temporary_file(tmp_path):
+    shape = axe.Shape("f32[4,4]{0,1:T(2,2)}")
+    missing = tmp_path / "no-such-folder" / "p.svg"
+    with pytest.raises(axe.AxeError) as e:
+        axe.render(shape, missing)
+    assert "the folder" in str(e.value) and "does not exist" in str(e.value), str(e.value)
+    assert ".axe-" not in str(e.value) and ".tmp" not in str(e.value), str(e.value)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(axe.AxeError, match="is not a folder"):
+        axe.cute.Layout((4, 4), (4, 1)).render(tmp_path / "file" / "p.svg")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        if os.access(locked, os.W_OK):  # root writes anywhere: no error to check
+            return
+        with pytest.raises(axe.AxeError) as e:
+            axe.render(shape, locked / "p.png")
+        assert "cannot create a file in" in str(e.value) and ".axe-" not in str(e.value), str(e.value)
+    finally:
+        locked.chmod(0o700)
+
+
+def test_jax_adapters_refuse_a_shape_that_is_not_the_arrays_own():
+    jax = pytest.importorskip("jax")
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",))
+    x = jax.device_put(jax.numpy.ones((8, 4), jax.numpy.float32), jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x")))
+    assert axe.jax.sharding_of(x) == axe.jax.sharding_of(x, shape="f32[8,4]") == axe.jax.sharding_of(x, shape=(8, 4))
+    assert axe.jax.shape_of(x, dtype="float32") == axe.jax.shape_of(x)
+    for kw in [{"shape": "f32[16,4]"}, {"shape": (4, 8)}, {"dtype": "bfloat16"}, {"shape": "bf16[8,4]"}]:
+        with pytest.raises(axe.XlaError, match="f32\\[8,4\\]"):
+            axe.jax.sharding_of(x, **kw)
+        with pytest.raises(axe.XlaError, match="f32\\[8,4\\]"):
+            axe.jax.shape_of(x, **kw)

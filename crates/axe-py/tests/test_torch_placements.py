@@ -31,24 +31,29 @@ class Partial:
         self.reduce_op = reduce_op
 
 
+def chunk(local, k, dim):
+    """torch.chunk into `k` pieces padded with empty ones (DTensor's fill_empty_tensor_to_shards): each
+    ceil(size / k) long but the last ones."""
+    size = local.shape[dim]
+    step = -(-size // k)
+    return [np.take(local, range(min(i * step, size), min((i + 1) * step, size)), axis=dim) for i in range(k)]
+
+
 def oracle(placements, sizes, dims):
     """Per mesh position (row-major), the set of flat indices of the array it holds, by following
-    torch's left-to-right cuts on real index arrays: Shard chunks the local piece of its dim
-    (torch.chunk), _StridedShard(d, f) cuts it into n*f chunks and takes chunks i, i+n, ..."""
+    torch's left-to-right cuts on real index arrays: Shard takes piece c of torch.chunk of the local
+    piece of its dim; _StridedShard(d, f) chunks it into n*f pieces and takes pieces c, c+n, ...,
+    c+(f-1)*n (torch's _StridedShard._split_tensor)."""
     out = []
     full = np.arange(int(np.prod(dims))).reshape(dims)
     for coords in itertools.product(*[range(n) for n in sizes]):
         local = full
         for p, n, c in zip(placements, sizes, coords):
             if isinstance(p, _StridedShard):
-                if local.shape[p.dim] % (n * p.split_factor):
-                    raise ValueError("torch cuts strided shards evenly only")
-                pieces = np.array_split(local, n * p.split_factor, axis=p.dim)
+                pieces = chunk(local, n * p.split_factor, p.dim)
                 local = np.concatenate([pieces[c + j * n] for j in range(p.split_factor)], axis=p.dim)
             elif isinstance(p, Shard):
-                size = local.shape[p.dim]
-                step = -(-size // n)
-                local = np.take(local, range(min(c * step, size), min((c + 1) * step, size)), axis=p.dim)
+                local = chunk(local, n, p.dim)[c]
         out.append(set(local.reshape(-1).tolist()))
     return out
 
@@ -87,15 +92,12 @@ def test_strided_shards_match_the_oracle_or_are_refused(data):
             Shard(d) if kind == "S" else _StridedShard(d, data.draw(st.integers(1, 4))) if kind == "SS" else Replicate()
         )
     mesh = ",".join(f"m{i}={n}" for i, n in enumerate(sizes))
-    try:
-        want = oracle(placements, sizes, dims)
-    except (ValueError, IndexError):
-        want = None
+    want = oracle(placements, sizes, dims)
     try:
         s = axe.torch.sharding_of(placements, mesh, dims)
     except axe.ShardingError:
         return  # refused: fine, never wrong
-    assert want is not None and held(s, dims) == want
+    assert held(s, dims) == want
 
 
 def test_unknown_placements_are_refused_not_read_by_their_base():
@@ -110,8 +112,12 @@ def test_unknown_placements_are_refused_not_read_by_their_base():
             axe.torch.sharding_of([p, Replicate()], "x=2,y=2", (8, 8))
         with pytest.raises(axe.ShardingError):
             axe.torch.placement_text(p)
-    for p in [_StridedShard(0, 2), _StridedShard(1, 1)]:
+    for p in [_StridedShard(0, 2), _StridedShard(1, 3)]:
         with pytest.raises(axe.ShardingError):
             axe.torch.placement_text(p)
+    # A split factor of 1 cuts as Shard does (uneven cuts included): it is Shard.
+    assert axe.torch.placement_text(_StridedShard(1, 1)) == "Shard(1)"
+    s = axe.torch.sharding_of([_StridedShard(1, 1), Replicate(), Shard(1)], "a=4,b=1,c=4", (12, 8))
+    assert held(s, (12, 8)) == oracle([_StridedShard(1, 1), Replicate(), Shard(1)], [4, 1, 4], (12, 8))
     assert axe.torch.placement_text(Partial("max")) == "Partial(max)"
     assert axe.torch.placement_text(Partial()) == "Partial()"

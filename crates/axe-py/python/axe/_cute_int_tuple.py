@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 from itertools import chain
 
@@ -27,6 +28,30 @@ def _check_tuple(t, what):
         raise CuteError(f"{what}: {t!r} is neither an integer nor a tuple of them")
 
 
+def _arithmetic(f):
+    """`f`, an int-tuple function doing arithmetic on its arguments' leaves, with its arguments checked
+    to be int tuples (``None`` leaves allowed: coordinates slice with them) and a division by a zero
+    extent or stride raised as ``CuteError``: never Python's arithmetic on other objects (``n * [x]``
+    builds a list of ``n`` items) or a ``ZeroDivisionError``."""
+
+    def leaves_ok(t):
+        if is_tuple(t):
+            return all(leaves_ok(e) for e in t)
+        return t is None or is_int(t)
+
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        for a in (*args, *kwargs.values()):
+            if not leaves_ok(a):
+                raise CuteError(f"{f.__name__}: {a!r} is neither an integer nor a tuple of them")
+        try:
+            return f(*args, **kwargs)
+        except ZeroDivisionError:
+            raise CuteError(f"{f.__name__}{args!r}: a division by a zero extent or stride") from None
+
+    return checked
+
+
 def flatten(t):
     """The leaves of an int tuple, left to right, as a tuple (``(t,)`` for an integer)."""
     if is_tuple(t):
@@ -39,6 +64,7 @@ def signum(a):
     return (a > 0) - (a < 0)
 
 
+@_arithmetic
 def product(a):
     """The product of the leaves (1 for ``()``)."""
     if is_tuple(a):
@@ -49,6 +75,7 @@ def product(a):
     return a
 
 
+@_arithmetic
 def inner_product(a, b):
     """``Σ a_k·b_k`` over the leaves of congruent ``a`` and ``b``."""
     if is_tuple(a) != is_tuple(b) or (is_tuple(a) and len(a) != len(b)):
@@ -58,11 +85,13 @@ def inner_product(a, b):
     return a * b
 
 
+@_arithmetic
 def tuple_max(a):
     """The largest leaf."""
     return max(flatten(a))
 
 
+@_arithmetic
 def elem_scale(a, b):
     """``a`` scaled leaf by leaf by ``b`` (an integer ``a`` by the product of ``b``)."""
     if is_tuple(a):
@@ -72,6 +101,7 @@ def elem_scale(a, b):
     return a * product(b)
 
 
+@_arithmetic
 def shape_div(a, b):
     """``a`` divided by ``b`` as CuTe divides shapes: leaf by leaf for congruent tuples; a tuple by an
     integer mode after mode (each mode takes what it can of the divisor); integers need one to divide the
@@ -93,6 +123,7 @@ def shape_div(a, b):
     return -(-a // b)
 
 
+@_arithmetic
 def prefix_product(a, init=1):
     """The exclusive prefix products of the leaves, shaped like ``a`` (compact column-major strides)."""
     if is_tuple(a):
@@ -110,6 +141,7 @@ def prefix_product(a, init=1):
     return init
 
 
+@_arithmetic
 def idx2crd(idx, shape, stride=None):
     """The coordinate of ``idx`` in ``shape``: each leaf's component is ``(idx // stride) % extent`` with
     compact column-major strides by default (CuTe's ``idx2crd``)."""
@@ -124,6 +156,7 @@ def idx2crd(idx, shape, stride=None):
     return (idx // stride) % shape
 
 
+@_arithmetic
 def crd2idx(crd, shape, stride=None):
     """``Σ crd_k·stride_k`` for a coordinate into ``shape`` (compact column-major strides by default).
     An integer where the shape has a tuple is that mode's colexicographic index, its last mode running
@@ -148,6 +181,7 @@ def crd2idx(crd, shape, stride=None):
     return crd * stride
 
 
+@_arithmetic
 def crd2crd(crd, dst_shape, src_shape=None):
     """A coordinate re-expressed in ``dst_shape`` (via its index in ``src_shape`` for a tuple into an
     integer)."""

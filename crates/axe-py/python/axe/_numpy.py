@@ -112,6 +112,17 @@ def _row_major(s: Shape) -> Shape:
     return Shape(f"{s.dtype}[{dims}]")
 
 
+def _is_logical(array: np.ndarray, src: Shape) -> bool:
+    """Whether `array` (C-contiguous, native byte order) is taken as the logical array of `src`
+    rather than its byte image. An array that can be both (a 1-D ``uint8`` array of the shape's dims
+    and of its physical size: a zero-size 1-D array, or 8-bit elements) is the byte image unless its
+    dtype holds the element type, so the byte image of ``f32[0]`` is read as such."""
+    if tuple(array.shape) != tuple(src.dims) or not _is_dense_row_major(src):
+        return False
+    image = array.ndim == 1 and array.dtype == np.uint8 and array.size == src.physical_bytes
+    return not image or _accepts(array.dtype, src.dtype, src.element_bits)
+
+
 def _source_bytes(array, src: Shape) -> np.ndarray:
     """A uint8 view of `array`'s memory, checked against `src`."""
     if not isinstance(array, np.ndarray):
@@ -124,13 +135,18 @@ def _source_bytes(array, src: Shape) -> np.ndarray:
             "which copies it"
         )
     array = _native(array)
-    if tuple(array.shape) == tuple(src.dims) and _is_dense_row_major(src):
+    image = array.ndim == 1 and array.dtype == np.uint8
+    if (
+        tuple(array.shape) == tuple(src.dims)
+        and _is_dense_row_major(src)
+        and not (image and array.size == src.physical_bytes)
+    ):
         if not _accepts(array.dtype, src.dtype, src.element_bits):
             raise RelayoutError(
                 f"a {array.dtype} array cannot hold {src.dtype} elements ({src.element_bits} bits "
                 f"each); convert it first"
             )
-    elif array.ndim == 1 and array.dtype == np.uint8:
+    elif image:
         if array.size != src.physical_bytes:
             raise RelayoutError(
                 f"the byte image has {array.size} bytes, {src} takes {src.physical_bytes}"
@@ -191,8 +207,7 @@ def relayout(array, src, dst, out=None, *, threads: int = 0) -> np.ndarray:
         return out
     buf, d = _relayout(data, src, dst, None, threads)
     if d is not None and _is_dense_row_major(d):
-        logical = tuple(array.shape) == tuple(src.dims) and _is_dense_row_major(src)
-        dtype = array.dtype if logical else natural_dtype(d.dtype)
+        dtype = array.dtype if _is_logical(array, src) else natural_dtype(d.dtype)
         return buf.view(dtype).reshape(tuple(d.dims))
     return buf
 

@@ -12,6 +12,7 @@ Differences from pycute are listed in docs/cute.md.
 
 from __future__ import annotations
 
+import operator as _operator
 import os as _os
 
 from . import _axe
@@ -471,6 +472,8 @@ def raked_product(layoutA, layoutB):
 
 def slice_and_offset(crd, layout):
     """``(the layout sliced at crd, the offset of crd with its None parts at 0)``."""
+    if not isinstance(layout, Layout):
+        raise TypeError(f"slice_and_offset: {type(layout).__name__} is not a cute.Layout")
     return (Layout(slice_(crd, layout.shape), slice_(crd, layout.stride)),
             crd2idx(crd, layout.shape, layout.stride))
 
@@ -489,6 +492,7 @@ class Swizzle:
         self.bits, self.base, self.shift = bits, base, shift
 
     def __call__(self, offset):
+        offset = _operator.index(offset)  # an integer (numpy's too); anything else is a TypeError
         mask = ((1 << self.bits) - 1) << (self.base + max(0, self.shift))
         y = offset & mask
         return offset ^ (y >> self.shift if self.shift >= 0 else y << -self.shift)

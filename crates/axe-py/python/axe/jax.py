@@ -30,17 +30,40 @@ def _layout_text(layout, rank: int) -> str:
     return "{" + text + (":" + extras if extras else "") + "}"
 
 
+def _bare(s: Shape) -> str:
+    return f"{s.dtype}[{','.join(str(d) for d in s.dims)}]"
+
+
+def _own_shape(x, shape, dtype):
+    """A jax array's own shape and dtype; a `shape` or `dtype` also given must agree with them (an
+    ``axe.XlaError`` says where they differ), never silently replace them."""
+    own = array_text(x.shape, getattr(x, "dtype", None))
+    mine = Shape(own)
+    if shape is not None or dtype is not None:
+        if shape is None:
+            shape = x.shape
+        if dtype is None and not isinstance(shape, (str, Shape)):
+            dtype = x.dtype  # dims alone are of the array's type
+        given = Shape(array_text(shape, dtype))
+        if list(given.dims) != list(mine.dims) or given.dtype != mine.dtype:
+            raise XlaError(
+                f"the jax array is {_bare(mine)}, but shape=/dtype= say {_bare(given)}; leave them out "
+                f"(a jax array knows its own)"
+            )
+    return own, mine.dtype
+
+
 def shape_of(x, shape=None, dtype=None) -> Shape:
-    """The ``axe.Shape`` of a jax array (its dtype, shape and ``.format.layout``), or of a
-    ``jax.experimental.layout.Layout`` or ``Format`` given with `shape` and `dtype`.
+    """The ``axe.Shape`` of a jax array (its dtype, shape and ``.format.layout``; a `shape` or `dtype`
+    given with it must be its own), or of a ``jax.experimental.layout.Layout`` or ``Format`` given with
+    `shape` and `dtype`.
 
     >>> axe.jax.shape_of(jnp.ones((8, 128), jnp.bfloat16))   # on CPU
     Shape("bf16[8,128]{1,0}")
     """
     layout = x
     if hasattr(x, "format") and hasattr(x, "shape") and hasattr(x, "dtype"):
-        shape = x.shape if shape is None else shape
-        dtype = x.dtype if dtype is None else dtype
+        shape, dtype = _own_shape(x, shape, dtype)
         layout = x.format
     if hasattr(layout, "layout") and not hasattr(layout, "major_to_minor"):
         layout = layout.layout  # a Format
@@ -78,12 +101,11 @@ def sharding_of(x, shape=None, dtype=None) -> Sharding:
     """The ``axe.Sharding`` of a jax array's ``.sharding``, or of a ``jax.sharding.NamedSharding``
     (mesh + PartitionSpec) over an array of `shape`: a NamedSharding does not know the array it
     shards, so it needs the array's ``shape=``, given as ``axe.Sharding`` takes it
-    (``"f32[64,128]"``, an ``axe.Shape``, or dims ``(64, 128)`` of `dtype`, ``float32`` by default).
-    Raises ``axe.ShardingError`` (or another ``axe.AxeError``) for anything it cannot read."""
+    (``"f32[64,128]"``, an ``axe.Shape``, or dims ``(64, 128)`` of `dtype`, ``float32`` by default);
+    with a jax array, a `shape` or `dtype` given must be the array's own. Raises ``axe.ShardingError`` (or another ``axe.AxeError``) for anything it cannot read."""
     s = x
     if hasattr(x, "sharding") and hasattr(x, "shape"):
-        shape = x.shape if shape is None else shape
-        dtype = x.dtype if dtype is None else dtype
+        shape, dtype = _own_shape(x, shape, dtype)
         s = x.sharding
     if not (hasattr(s, "mesh") and hasattr(s, "spec")):
         raise ShardingError(f"{type(s).__name__} is not a NamedSharding (mesh + PartitionSpec)")

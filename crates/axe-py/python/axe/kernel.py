@@ -232,6 +232,8 @@ def run(kernel: Kernel, *inputs, target: str = "cpu"):
     starts at zero and it returns a dict of every global buffer afterwards (a built kernel's buffers are
     1-D: any array of the buffer's size is taken row-major). A ``DeviceKernel`` takes A and B and
     returns C (``DeviceKernel.run``)."""
+    if not isinstance(kernel, (Kernel, DeviceKernel)):
+        raise TypeError(f"run takes an axe.kernel.Kernel or DeviceKernel, not {type(kernel).__name__}")
     if isinstance(kernel, DeviceKernel):
         if target != "cpu":
             raise KernelError(

@@ -7,10 +7,12 @@ Placements are recognised by their exact class name (``Shard``, ``_StridedShard`
 or ``_MaskPartial`` included) is refused with ``axe.ShardingError`` rather than read as its base.
 
 ``_StridedShard(d, split_factor=f)`` on a mesh dim of `n` devices cuts the local piece of tensor dim
-`d` into ``n·f`` equal chunks and gives mesh coordinate `i` the chunks ``i, i+n, ..., i+(f-1)·n``
-(FSDP2 + TP: the later mesh dims shard first). A placement list with strided shards is read by
+`d` into ``n·f`` chunks (``torch.chunk``'s) and gives mesh coordinate `i` the chunks ``i, i+n, ..., i+(f-1)·n``
+(FSDP2 + TP: the later mesh dims shard first); with ``f = 1`` that is ``Shard(d)``'s cut, and it is
+read as ``Shard(d)``. A placement list with strided shards is read by
 following these cuts; it is accepted when every device ends up with one block and the blocks are the
-mesh axes in some order (what FSDP2 + TP makes), with every cut even, as torch requires.
+mesh axes in some order (what FSDP2 + TP makes), with every cut even (uneven strided cuts, which
+torch pads, are refused).
 """
 
 from __future__ import annotations
@@ -41,16 +43,23 @@ def _int(value, what: str) -> int:
     return int(value.__index__())
 
 
+def _plain(p) -> bool:
+    """Whether the ``_StridedShard`` `p` cuts as ``Shard`` does: a split factor of 1 (torch chunks
+    the dim into as many pieces as the mesh dim has devices, padding alike)."""
+    return _int(getattr(p, "split_factor", None), "split_factor") == 1
+
+
 def placement_text(p) -> str:
     """A placement object's DTensor text: ``Shard(0)``, ``Replicate()``, ``Partial(sum)``; text is
-    returned as it is. A ``_StridedShard`` has no text (its cuts are even only, unlike ``Shard``'s; it
-    is read by ``sharding_of``) and raises ``ShardingError``, as any other class does."""
+    returned as it is. A ``_StridedShard`` of split factor 1 cuts as ``Shard`` does and is its text;
+    another has no text (its cuts are even only, unlike ``Shard``'s; it is read by ``sharding_of``)
+    and raises ``ShardingError``, as any other class does."""
     if isinstance(p, str):
         return p
     kind = _kind(p)
-    if kind == _STRIDED:
+    if kind == _STRIDED and not _plain(p):
         raise ShardingError(f"{p!r}: a strided shard has no DTensor text; give the placements to sharding_of")
-    if kind == _SHARD:
+    if kind in (_SHARD, _STRIDED):
         return f"Shard({_int(getattr(p, 'dim', None), 'Shard.dim')})"
     if kind == "Replicate":
         return "Replicate()"
@@ -88,8 +97,8 @@ def _follow(length: int, cuts: list[tuple[int, int]], what: str) -> list[int]:
             size = sum(e - s for s, e in held)
             if size % (n * f):
                 raise ShardingError(
-                    f"{what}: a piece of {size} is cut into {n}·{f} chunks unevenly (torch requires "
-                    f"strided shards to be even)"
+                    f"{what}: a piece of {size} is cut into {n}·{f} chunks unevenly (axe reads even "
+                    f"strided cuts only)"
                 )
             chunk = size // (n * f)
             for i in range(n):
@@ -188,7 +197,7 @@ def sharding_of(placements, mesh, shape, dtype=None) -> Sharding:
         placements = list(placements)
     except TypeError:
         raise ShardingError(f"placements must be a list of placements or their text, not {placements!r}") from None
-    if any(not isinstance(p, str) and _kind(p) == _STRIDED for p in placements):
+    if any(not isinstance(p, str) and _kind(p) == _STRIDED and not _plain(p) for p in placements):
         return _strided(placements, mesh if isinstance(mesh, Mesh) else Mesh(mesh), array)
     text = "[" + ", ".join(placement_text(p) for p in placements) + "]"
     return Sharding(text, shape=array, mesh=mesh, notation="dtensor")
