@@ -8,7 +8,8 @@ use crate::shard_cmd::*;
 /// Draws the one sharding of `shardings` over `--shape` into `path`, in `format` or the one its
 /// extension names (the rule every picture-writing command follows: [`picture_format`]): SVG and PNG
 /// draw one block per piece (arrays of rank 1 and 2) or the Axe form's elements; text draws the Axe
-/// form's elements, as `axe render --format txt` does.
+/// form's elements, as `axe render --format txt` does, or lists the pieces where the cuts are uneven
+/// (no Axe form).
 pub(crate) fn picture(
     shardings: &[String],
     target: &Target,
@@ -43,7 +44,16 @@ pub(crate) fn picture(
     let bytes = match format {
         Format::Svg => svg()?.into_bytes(),
         Format::Png => axe_render::to_png(&svg()?, 2.0).map_err(|e| e.to_string())?,
-        Format::Txt => axe_render::to_text(&elements()?, false).into_bytes(),
+        // Element by element where the sharding has an Axe form, else (uneven cuts) its pieces listed.
+        Format::Txt => match elements() {
+            Ok(p) => axe_render::to_text(&p, false).into_bytes(),
+            Err(_) => {
+                let title = format!("{} over {shape} on mesh {}", text.trim(), mesh_text(&mesh));
+                axe_render::sharding_text(&mesh, &s, &dims, &title)
+                    .map_err(|e| e.to_string())?
+                    .into_bytes()
+            }
+        },
     };
     crate::output::write_atomically(path, &bytes)
 }

@@ -248,3 +248,35 @@ fn layout_names_a_per_device_layout_in_every_shard_verb() {
         assert!(help.contains("--layout <LAYOUT>"), "{verb}: {help}");
     }
 }
+
+/// A sharding without an Axe form (uneven cuts) is written as text too: its pieces, one line each.
+#[test]
+fn an_uneven_sharding_writes_its_pieces_as_text() {
+    let dir = common::folder("picture-uneven");
+    let path = dir.join("u.txt");
+    let p = path.to_str().unwrap();
+    let (code, _, err) = run(&[
+        "shard",
+        "show",
+        "P('x', None)",
+        "--mesh",
+        "x=3",
+        "--shape",
+        "f32[7,4]",
+        "-o",
+        p,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[1..],
+        [
+            "3 pieces of [7, 4]: the region each holds, then its devices",
+            "  [0:3, 0:4]  0",
+            "  [3:6, 0:4]  1",
+            "  [6:7, 0:4]  2"
+        ],
+        "{text}"
+    );
+}

@@ -47,6 +47,13 @@ pub fn write_drawing<'a>(
             )))
         }
     };
+    write_bytes(path, &bytes)
+}
+
+/// Writes `bytes` to `path` as [`write`] does: through a temporary file in the destination's folder,
+/// renamed into place, with the permissions the umask leaves (a file replaced keeps its own).
+pub fn write_bytes(path: &std::path::Path, bytes: &[u8]) -> PyResult<()> {
+    let shown = path.display();
     let dest = path;
     let dir = match dest.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -70,7 +77,7 @@ pub fn write_drawing<'a>(
     let mut tmp = builder
         .tempfile_in(dir)
         .map_err(|e| AxeError::new_err(folder_error(&shown.to_string(), dir, &e)))?;
-    std::io::Write::write_all(&mut tmp, &bytes)
+    std::io::Write::write_all(&mut tmp, bytes)
         .map_err(|e| AxeError::new_err(format!("{shown}: {e}")))?;
     tmp.persist(dest)
         .map_err(|e| AxeError::new_err(format!("{shown}: {}", e.error)))?;

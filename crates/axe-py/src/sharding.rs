@@ -418,7 +418,7 @@ impl PySharding {
     }
 
     /// The picture of which device holds which block, as SVG text: one block per device region for
-    /// arrays of rank 1 and 2 (as `axe shard show --svg` and JAX draw them), else element by element.
+    /// arrays of rank 1 and 2 (as `axe shard show -o FILE.svg` and JAX draw them), else element by element.
     fn svg(&self, py: Python<'_>) -> PyResult<String> {
         py.detach(|| match self.blocks()? {
             Some(svg) => Ok(svg),
@@ -427,9 +427,26 @@ impl PySharding {
     }
 
     /// Draws which device holds which block into `path` (a `str` or `os.PathLike`; `.svg` and `.png`
-    /// as [`svg`](Self::svg) draws it, `.txt` element by element).
+    /// as [`svg`](Self::svg) draws it, `.txt` element by element, or its pieces listed by region where
+    /// the cuts are uneven).
     fn render(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         py.detach(|| {
+            let txt = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("txt"));
+            if txt {
+                let bytes = match self.picture() {
+                    Ok(p) => axe_render::to_text(&p, false),
+                    Err(_) => axe_render::sharding_text(
+                        &self.mesh,
+                        &self.sharding,
+                        &dims_u64(&self.shape)?,
+                        &self.title(),
+                    )
+                    .map_err(crate::picture::render_error)?,
+                };
+                return crate::picture::write_bytes(&path, bytes.as_bytes());
+            }
             let blocks = self.blocks()?;
             crate::picture::write_drawing(
                 blocks.as_deref(),
@@ -503,9 +520,8 @@ impl PySharding {
         format!("{:?} {dims:?} {others:?} {rule}", s.dims())
     }
 
-    /// The block picture, for arrays of rank 1 and 2.
-    fn blocks(&self) -> PyResult<Option<String>> {
-        let dims = dims_u64(&self.shape)?;
+    /// A picture's title: the sharding as typed, the array and the mesh.
+    fn title(&self) -> String {
         let mesh: Vec<String> = self
             .mesh
             .names()
@@ -513,13 +529,18 @@ impl PySharding {
             .zip(self.mesh.sizes())
             .map(|(n, s)| format!("{n}={s}"))
             .collect();
-        let title = format!(
+        format!(
             "{} over {} on mesh {}",
             self.text.trim(),
             self.shape,
             mesh.join(",")
-        );
-        axe_render::sharding_svg(&self.mesh, &self.sharding, &dims, &title)
+        )
+    }
+
+    /// The block picture, for arrays of rank 1 and 2.
+    fn blocks(&self) -> PyResult<Option<String>> {
+        let dims = dims_u64(&self.shape)?;
+        axe_render::sharding_svg(&self.mesh, &self.sharding, &dims, &self.title())
             .map_err(crate::picture::render_error)
     }
 

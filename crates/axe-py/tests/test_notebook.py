@@ -67,3 +67,13 @@ def test_shardings_draw_one_block_per_device_region(tmp_path):
     assert "gpu_data" in (tmp_path / "s.txt").read_text()
     t = axe.Sharding("P('x')", shape=[4, 2, 2], mesh="x=2")
     assert t.svg().startswith("<svg")
+
+
+def test_uneven_shardings_write_their_pieces_as_text(tmp_path):
+    # No Axe form (5 rows in 2 shards): the text lists each piece's region and devices.
+    s = axe.Sharding("P('x')", shape="f32[5]", mesh="x=2")
+    s.render(tmp_path / "u.txt")
+    text = (tmp_path / "u.txt").read_text()
+    assert text.splitlines()[2:] == ["  [0:3]  0", "  [3:5]  1"], text
+    axe.render(s, str(tmp_path / "v.txt"))
+    assert (tmp_path / "v.txt").read_text() == text
