@@ -58,13 +58,15 @@ LINEAR = big_linear()
 LINEAR_AXE = big_linear(20).to_axe()
 BIG = np.ones((2048, 2048), np.float32)
 
-# A CuTe TV layout (128 threads x 32 values over a 128x32 tile): its picture takes a while to draw.
-CUTE_TV = axe.cute.Layout(((32, 4), (8, 4)), ((32, 1), (4, 128)))
+# A CuTe TV layout (256 threads x 128 values over a 256x128 tile): its picture takes a while to draw
+# (about 13 ms in a release build, so a ticker every half millisecond ticks many times inside each call).
+CUTE_TV = axe.cute.Layout(((32, 8), (16, 8)), ((128, 1), (8, 4096)))
+CUTE_TILE = [256, 128]
 PICTURES = tempfile.TemporaryDirectory()
 
 CALLS = {
-    "cute.Layout.svg": lambda: CUTE_TV.svg(tv=True, shape=[128, 32]),
-    "cute.Layout.render": lambda: CUTE_TV.render(os.path.join(PICTURES.name, "tv.png"), tv=True, shape=[128, 32]),
+    "cute.Layout.svg": lambda: CUTE_TV.svg(tv=True, shape=CUTE_TILE),
+    "cute.Layout.render": lambda: CUTE_TV.render(os.path.join(PICTURES.name, "tv.png"), tv=True, shape=CUTE_TILE),
     "Layout.map": lambda: axe.Layout("S[(4096,4096):(1,4096)]").map(),
     "LinearLayout.map": LINEAR.map,
     "LinearLayout.to_axe": LINEAR.to_axe,
