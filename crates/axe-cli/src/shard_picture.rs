@@ -45,15 +45,12 @@ pub(crate) fn picture(
         Format::Svg => svg()?.into_bytes(),
         Format::Png => axe_render::to_png(&svg()?, 2.0).map_err(|e| e.to_string())?,
         // Element by element where the sharding has an Axe form, else (uneven cuts) its pieces listed.
-        Format::Txt => match elements() {
-            Ok(p) => axe_render::to_text(&p, false).into_bytes(),
-            Err(_) => {
-                let title = format!("{} over {shape} on mesh {}", text.trim(), mesh_text(&mesh));
-                axe_render::sharding_text(&mesh, &s, &dims, &title)
-                    .map_err(|e| e.to_string())?
-                    .into_bytes()
-            }
-        },
+        Format::Txt => {
+            let title = format!("{} over {shape} on mesh {}", text.trim(), mesh_text(&mesh));
+            axe_render::sharding_txt(&mesh, &s, &dims, &title)
+                .map_err(|e| e.to_string())?
+                .into_bytes()
+        }
     };
     crate::output::write_atomically(path, &bytes)
 }

@@ -435,16 +435,13 @@ impl PySharding {
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("txt"));
             if txt {
-                let bytes = match self.picture() {
-                    Ok(p) => axe_render::to_text(&p, false),
-                    Err(_) => axe_render::sharding_text(
-                        &self.mesh,
-                        &self.sharding,
-                        &dims_u64(&self.shape)?,
-                        &self.title(),
-                    )
-                    .map_err(crate::picture::render_error)?,
-                };
+                let bytes = axe_render::sharding_txt(
+                    &self.mesh,
+                    &self.sharding,
+                    &dims_u64(&self.shape)?,
+                    &self.title(),
+                )
+                .map_err(crate::picture::render_error)?;
                 return crate::picture::write_bytes(&path, bytes.as_bytes());
             }
             let blocks = self.blocks()?;

@@ -40,7 +40,7 @@ pub use picture::{
 pub use png::{to_png, to_png_with, Fonts, FONT_FAMILY, MAX_PNG_PIXELS};
 pub use replicas::MAX_REPLICAS;
 #[cfg(feature = "shardings")]
-pub use shardings::{sharding_svg, sharding_text};
+pub use shardings::{sharding_svg, sharding_text, sharding_txt};
 pub use svg::{fill, to_svg, BORDERS, PALETTE};
 pub use text::to_text;
 pub use triton::hardware_picture;

@@ -61,6 +61,19 @@ pub fn sharding_text(mesh: &Mesh, s: &Sharding, dims: &[u64], title: &str) -> Re
     Ok(out)
 }
 
+/// The text picture of sharding `s` of an array of `dims` on `mesh`: its Axe form drawn element by
+/// element ([`crate::axe_picture`], as `axe render --format txt` draws it), or, where that cannot be
+/// drawn (a sharding cut unevenly has no Axe form), its pieces listed ([`sharding_text`]).
+pub fn sharding_txt(mesh: &Mesh, s: &Sharding, dims: &[u64], title: &str) -> Result<String> {
+    let elements = axe_shard::axe::to_axe(mesh, s, None)
+        .map_err(|e| RenderError::Input(e.to_string()))
+        .and_then(|layout| crate::axe_picture(&layout, dims));
+    match elements {
+        Ok(p) => Ok(crate::to_text(&p, false)),
+        Err(_) => sharding_text(mesh, s, dims, title),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
