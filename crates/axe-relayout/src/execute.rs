@@ -532,6 +532,7 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 Block::Transpose {
                     tile: (ta, tb),
                     staged: Some(span),
+                    ..
                 },
                 Some(ssa),
                 Some(1),
@@ -583,6 +584,59 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     }
                 });
                 return;
+            }
+            // Portable kernels, where each outer index's plane is one tile: several planes at a time
+            // through one buffer (see `kernels::transpose_planes_portable`).
+            if let (
+                Block::Transpose {
+                    staged: None,
+                    planes: span,
+                    ..
+                },
+                Some(ssa),
+                Some(1),
+                Some(1),
+                Some(sdb),
+            ) = (*kernel, affine(sa), affine(da), affine(sbt), affine(dbt))
+            {
+                if span > 1 {
+                    let groups = outer_count.div_ceil(span);
+                    for_items(plan, groups, 1, |g| {
+                        let first = g * span;
+                        let mut bases = Vec::with_capacity(span);
+                        for_outer(
+                            &plan.outer,
+                            s,
+                            d,
+                            first,
+                            span.min(outer_count - first),
+                            |sb, db| bases.push((sb, db)),
+                        );
+                        for r in &d.replicas {
+                            let planes: Vec<(isize, isize)> = bases
+                                .iter()
+                                .map(|&(sb, db)| {
+                                    let so = (sb + s0 + sa[0] + sbt[0]) as isize * w as isize;
+                                    let doff = (db + da[0] + dbt[0] + r) as isize * w as isize;
+                                    (so, doff)
+                                })
+                                .collect();
+                            // SAFETY: as above; every plane's corners lie inside both buffers and
+                            // the tables are affine, so every element in between does too; distinct
+                            // outer indices write distinct slots (see `Dst`).
+                            unsafe {
+                                kernels::transpose_planes_portable(
+                                    sp as *const u8,
+                                    dp.ptr(),
+                                    [ssa, 1, 1, sdb],
+                                    &planes,
+                                    (na, nb, w),
+                                )
+                            };
+                        }
+                    });
+                    return;
+                }
             }
             // A plain transpose: both dimensions affine on both sides. Tiles of register blocks with
             // strided pointers (no table lookups), each source row's next line asked for ahead.

@@ -91,6 +91,10 @@ pub enum Block {
         /// For source rows far apart: tiles go through a buffer, and each covers this many consecutive
         /// indices of the outer dimensions (so each source row is read in one long burst).
         staged: Option<usize>,
+        /// With portable kernels, where a tile holds a whole plane (one outer index's transpose): how
+        /// many consecutive outer indices' planes go through the buffer at once, each destination row
+        /// of them copied out together (1: one plane at a time).
+        planes: usize,
     },
     /// Anything else: square blocks of this edge, element by element.
     Elements {
@@ -245,10 +249,13 @@ impl Plan {
                     Block::Deinterleave { k } => format!(
                         "split rows that hold {k} consecutive indices of dimension {src_inner} side by side into {k} rows along dimension {dst_inner}"
                     ),
-                    Block::Transpose { tile: (ta, tb), staged: None } => format!(
+                    Block::Transpose { tile: (ta, tb), staged: None, planes: 1 } => format!(
                         "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles of register blocks"
                     ),
-                    Block::Transpose { tile: (ta, tb), staged: Some(span) } => format!(
+                    Block::Transpose { staged: None, planes, .. } => format!(
+                        "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) a plane (one outer index) at a time, {planes} planes through one buffer, each destination row of them out in one go where they follow one another"
+                    ),
+                    Block::Transpose { tile: (ta, tb), staged: Some(span), .. } => format!(
                         "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles{}, staged through a buffer: register blocks of {} rows at a time in, whole {ta}-element rows out",
                         if *span > 1 { format!(" across {span} consecutive outer indices") } else { String::new() },
                         kernels::STAGED_GROUP
@@ -566,11 +573,24 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
             Block::Transpose {
                 tile: (rows, cols.min(nb)),
                 staged: Some(span),
+                planes: 1,
             }
         } else {
+            let tile = kernels::transpose_tile(pitch, isa);
+            let (na, nb) = (
+                src.dims[dst_inner] as usize,
+                src.dims[src_inner] as usize,
+            );
+            let outer_count: usize = outer.iter().map(|&i| src.dims[i] as usize).product();
+            let planes = if isa == Isa::Portable && na <= tile.0 && nb <= tile.1 {
+                kernels::portable_planes((na, nb, w), outer_count)
+            } else {
+                1
+            };
             Block::Transpose {
-                tile: kernels::transpose_tile(pitch, isa),
+                tile,
                 staged: None,
+                planes,
             }
         }
     } else {

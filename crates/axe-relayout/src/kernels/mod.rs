@@ -11,7 +11,7 @@
 //!
 //! One module per family: [`copy`](self::copy) (block copies, zero fills), `interleave` (k-way (de)interleaves),
 //! `transpose` (choosing blocks or staged tiles) with `transpose_blocks` (register blocks per width and
-//! instruction set), and `bits` (bit packing); the shared pieces (the instruction set, single elements,
+//! instruction set) and `transpose_portable` (blocks through a buffer, one or several planes at once), and `bits` (bit packing); the shared pieces (the instruction set, single elements,
 //! vector loads and stores) live here.
 //!
 //! Every kernel is `unsafe`: the caller guarantees that every address it names lies inside its buffer,
@@ -33,6 +33,7 @@ mod test_bytes;
 mod transpose;
 #[cfg(target_arch = "x86_64")]
 mod transpose_blocks;
+mod transpose_portable;
 
 pub use bits::{pack_bits, unpack_bits};
 pub use copy::{copy, zero};
@@ -40,6 +41,8 @@ pub use interleave::{deinterleave, interleave};
 pub use transpose::{
     staged, transpose, transpose_staged, transpose_tile, STAGED_GROUP, STAGED_TILE,
 };
+pub use transpose_portable::{portable_planes, transpose_planes_portable};
+use transpose_portable::*;
 #[cfg(target_arch = "x86_64")]
 use transpose_blocks::*;
 
