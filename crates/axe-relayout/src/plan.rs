@@ -577,10 +577,7 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
             }
         } else {
             let tile = kernels::transpose_tile(pitch, isa);
-            let (na, nb) = (
-                src.dims[dst_inner] as usize,
-                src.dims[src_inner] as usize,
-            );
+            let (na, nb) = (src.dims[dst_inner] as usize, src.dims[src_inner] as usize);
             let outer_count: usize = outer.iter().map(|&i| src.dims[i] as usize).product();
             let planes = if isa == Isa::Portable && na <= tile.0 && nb <= tile.1 {
                 kernels::portable_planes((na, nb, w), outer_count)

@@ -41,10 +41,10 @@ pub use interleave::{deinterleave, interleave};
 pub use transpose::{
     staged, transpose, transpose_staged, transpose_tile, STAGED_GROUP, STAGED_TILE,
 };
-pub use transpose_portable::{portable_planes, transpose_planes_portable};
-use transpose_portable::*;
 #[cfg(target_arch = "x86_64")]
 use transpose_blocks::*;
+use transpose_portable::*;
+pub use transpose_portable::{portable_planes, transpose_planes_portable};
 
 /// The instruction set the kernels use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

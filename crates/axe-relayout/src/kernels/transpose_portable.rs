@@ -299,7 +299,6 @@ unsafe fn elements_portable(
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,36 +35,39 @@ pub(crate) fn operand_names<'a>(inst: &Instruction<'a>, out: &mut Vec<&'a str>) 
     let text = inst.operands_text();
     let b = text.as_bytes();
     let n = b.len();
-    // The end of the text closes the last piece, as a comma would.
-    let class = |i: usize| b.get(i).map_or(COMMA, |&c| CLASS[usize::from(c)]);
+    // The class of byte `i`; the end of the text closes the last piece, as a comma would.
+    let class = |i: usize| {
+        if i < n {
+            CLASS[usize::from(b[i])]
+        } else {
+            COMMA
+        }
+    };
     // The last word of the piece at hand, when it is a name.
     let mut last: Option<(usize, usize)> = None;
     let mut i = 0;
-    loop {
-        match class(i) {
+    while i < n {
+        match CLASS[usize::from(b[i])] {
             BLANK => i += 1,
             COMMA => {
                 if let Some((start, end)) = last.take() {
                     // ASCII bytes: `start..end` lies on char boundaries.
                     out.push(&text[start..end]);
                 }
-                if i >= n {
-                    return;
-                }
                 i += 1;
             }
-            SPECIAL => break,
+            SPECIAL => return general(inst, out),
             _ => {
                 // A word: an optional '%', then the bytes of a name.
                 let start = if b[i] == b'%' { i + 1 } else { i };
                 let mut end = start;
-                while class(end) == NAME {
+                while end < n && CLASS[usize::from(b[end])] == NAME {
                     end += 1;
                 }
                 let name = end > start && (b[start].is_ascii_alphabetic() || b[start] == b'_');
                 match class(end) {
                     BLANK | COMMA => last = name.then_some((start, end)),
-                    SPECIAL => break,
+                    SPECIAL => return general(inst, out),
                     _ => {
                         // Some other byte: the word is no name; it ends at a blank or comma.
                         last = None;
@@ -77,6 +80,13 @@ pub(crate) fn operand_names<'a>(inst: &Instruction<'a>, out: &mut Vec<&'a str>) 
             }
         }
     }
+    if let Some((start, end)) = last {
+        out.push(&text[start..end]);
+    }
+}
+
+/// [`operand_names`] through the general reader.
+fn general<'a>(inst: &Instruction<'a>, out: &mut Vec<&'a str>) {
     out.clear();
     out.extend(inst.operand_names());
 }

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use super::names::NameTable;
 use super::partitioned::{ShapeReading, Signs};
 use super::per_device::Tally;
-use super::relayouts::Kind;
+use super::relayouts::{Kind, Record, Relayouts};
 use super::stats::{Report, Totals};
 use super::stats_shapes::{aliasing, relayout_kind, Shapes};
 use super::stats_walk::{conclude, defined, waste_of, Counts, Held, TopPadded};
@@ -42,9 +42,6 @@ const NONE: u32 = u32::MAX;
 /// A padded leaf kept for the top list: padding, its order among the padded leaves walked (in the
 /// chunk, then in the module), computation, instruction, shape id, leaf, sizes.
 type Padded = (i64, usize, usize, usize, usize, usize, Totals);
-
-/// A relayout found by a chunk: computation, instruction, operand name, the two shape ids, kind.
-type Found<'a> = (usize, u32, &'a str, u32, u32, Kind);
 
 /// What one chunk adds to the report.
 #[derive(Default)]
@@ -60,7 +57,10 @@ struct Part<'a> {
     /// The chunk's most padded leaves (at most the report's `top`), and how many padded leaves it held.
     padded: Vec<Padded>,
     seen: usize,
-    relayouts: Vec<Found<'a>>,
+    /// The relayouts it holds, their shapes as ids.
+    relayouts: Vec<Record<'a>>,
+    /// Which shapes (by id) they name.
+    named: Vec<bool>,
 }
 
 /// The computations of `module` holding instructions `range` (positions in module order, `starts`
@@ -271,8 +271,18 @@ pub(crate) fn walk_parallel<'a>(
                                 None => continue,
                             }
                         };
-                        // Positions in a computation fit: its name table was made.
-                        p.relayouts.push((ci, k as u32, op, src, id as u32, kind));
+                        // Computation positions fit: their shape ids did.
+                        p.relayouts.push(Relayouts::record(
+                            ci as u32,
+                            (inst.name(), inst.opcode(), op),
+                            (src, id as u32),
+                            kind,
+                        ));
+                        if p.named.is_empty() {
+                            p.named = vec![false; shapes_ro.infos.len()];
+                        }
+                        p.named[src as usize] = true;
+                        p.named[id] = true;
                         break;
                     }
                 }
@@ -303,7 +313,8 @@ pub(crate) fn walk_parallel<'a>(
     let mut ctotals = vec![Totals::default(); module.computations.len()];
     let mut padded: Vec<Padded> = Vec::new();
     let mut seen = 0usize;
-    let mut found: Vec<Vec<Found<'a>>> = Vec::with_capacity(parts.len());
+    let mut found: Vec<Vec<Record<'a>>> = Vec::with_capacity(parts.len());
+    let mut named = vec![false; shapes.infos.len()];
     for p in parts {
         let p = p?;
         signs.then(p.signs);
@@ -323,6 +334,9 @@ pub(crate) fn walk_parallel<'a>(
         }));
         seen += p.seen;
         found.push(p.relayouts);
+        for (all, &this) in named.iter_mut().zip(&p.named) {
+            *all |= this;
+        }
     }
     r.materialized_computations = flags;
     for (c, t) in module.computations.iter().zip(ctotals) {
@@ -345,22 +359,20 @@ pub(crate) fn walk_parallel<'a>(
         entry_names.as_ref(),
     )?;
     drop(entry_names);
-    r.relayouts
-        .reserve_exact(found.iter().map(Vec::len).sum::<usize>());
-    let mut next = 0;
-    // Each chunk's list freed once read.
-    for (ci, k, op, src, id, kind) in found.into_iter().flatten() {
-        while next <= ci {
-            r.relayouts.computation(module.computations[next].name);
-            next += 1;
-        }
-        let from = shapes.printed(src as usize, &mut r.relayouts)?;
-        let to = shapes.printed(id as usize, &mut r.relayouts)?;
-        let i = inst(ci, k as usize);
-        r.relayouts.push(i.name(), i.opcode(), op, from, to, kind)?;
-    }
-    for c in &module.computations[next..] {
+    // The shapes the relayouts name, printed once each (in order of their ids); then each chunk's
+    // records point at them, in parallel, and are appended in module order.
+    for c in &module.computations {
         r.relayouts.computation(c.name);
+    }
+    let mut at = vec![u32::MAX; named.len()];
+    for (id, _) in named.iter().enumerate().filter(|(_, &n)| n) {
+        at[id] = shapes.printed(id, &mut r.relayouts)?;
+    }
+    found
+        .par_iter_mut()
+        .for_each(|records| Relayouts::remap(records, &at));
+    for records in found {
+        r.relayouts.append(records)?;
     }
     // Most padded first; among equals, the first walked.
     padded.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));

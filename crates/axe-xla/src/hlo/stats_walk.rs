@@ -425,7 +425,14 @@ pub(super) fn defined(
 ) -> Option<usize> {
     let named = |j: usize| {
         let i = &insts[j];
-        !i.shape_text().is_empty() && i.bare_name() == name
+        // The lengths and last bytes first (names mostly differ there: `%add.17`, `%add.23`), which
+        // costs no call to compare bytes.
+        let own = i.name();
+        let own = own.strip_prefix('%').unwrap_or(own);
+        own.len() == name.len()
+            && own.as_bytes().last() == name.as_bytes().last()
+            && own == name
+            && !i.shape_text().is_empty()
     };
     // Most operands name one of the last few instructions.
     if let Some(j) = (k.saturating_sub(8)..=k).rev().find(|&j| named(j)) {
