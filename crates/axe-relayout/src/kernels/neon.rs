@@ -7,7 +7,7 @@
 
 use std::arch::aarch64::*;
 
-use super::transpose::transpose_portable;
+use super::transpose_portable::transpose_portable;
 
 /// The transpose of one 4×4 block of 32-bit elements held as four row vectors: pairs of rows
 /// interleaved by 32-bit lanes (`trn1`/`trn2`), then the pairs by 64-bit lanes, giving the columns.
