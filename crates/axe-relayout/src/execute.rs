@@ -526,6 +526,21 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 });
                 return;
             }
+            // The element offsets (source, destination) of the corner (a0, b0) of the tiles of outer
+            // indices `g·span..(g + 1)·span` (fewer in the last group), one after another.
+            let group_corners = |g: usize, span: usize, (a0, b0): (usize, usize)| {
+                let first = g * span;
+                let mut corners = Vec::with_capacity(span);
+                for_outer(
+                    &plan.outer,
+                    s,
+                    d,
+                    first,
+                    span.min(outer_count - first),
+                    |sb, db| corners.push((sb + s0 + sa[a0] + sbt[b0], db + da[a0] + dbt[b0])),
+                );
+                corners
+            };
             // A staged transpose (bytes only, see `kernels::staged`): both dimensions affine on both
             // sides, tiles through a buffer.
             if let (
@@ -550,25 +565,9 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     let (g, bb) = (rest / blocks_b, rest % blocks_b);
                     let (a0, b0) = (ba * ta, bb * tb);
                     let (a1, b1) = ((a0 + ta).min(na), (b0 + tb).min(nb));
-                    let first = g * span;
-                    let mut bases = Vec::with_capacity(span);
-                    for_outer(
-                        &plan.outer,
-                        s,
-                        d,
-                        first,
-                        span.min(outer_count - first),
-                        |sb, db| bases.push((sb, db)),
-                    );
-                    for r in &d.replicas {
-                        let segments: Vec<(isize, isize)> = bases
-                            .iter()
-                            .map(|&(sb, db)| {
-                                let so = (sb + s0 + sa[a0] + sbt[b0]) as isize * w as isize;
-                                let doff = (db + da[a0] + dbt[b0] + r) as isize * w as isize;
-                                (so, doff)
-                            })
-                            .collect();
+                    let corners = group_corners(g, span, (a0, b0));
+                    for &r in &d.replicas {
+                        let segments = in_bytes(&corners, r, w);
                         // SAFETY: as above; every tile's corners lie inside both buffers and the tables
                         // are affine, so every element in between does too.
                         unsafe {
@@ -602,25 +601,9 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 if span > 1 {
                     let groups = outer_count.div_ceil(span);
                     for_items(plan, groups, 1, |g| {
-                        let first = g * span;
-                        let mut bases = Vec::with_capacity(span);
-                        for_outer(
-                            &plan.outer,
-                            s,
-                            d,
-                            first,
-                            span.min(outer_count - first),
-                            |sb, db| bases.push((sb, db)),
-                        );
-                        for r in &d.replicas {
-                            let planes: Vec<(isize, isize)> = bases
-                                .iter()
-                                .map(|&(sb, db)| {
-                                    let so = (sb + s0 + sa[0] + sbt[0]) as isize * w as isize;
-                                    let doff = (db + da[0] + dbt[0] + r) as isize * w as isize;
-                                    (so, doff)
-                                })
-                                .collect();
+                        let corners = group_corners(g, span, (0, 0));
+                        for &r in &d.replicas {
+                            let planes = in_bytes(&corners, r, w);
                             // SAFETY: as above; every plane's corners lie inside both buffers and
                             // the tables are affine, so every element in between does too; distinct
                             // outer indices write distinct slots (see `Dst`).
@@ -711,4 +694,14 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
             });
         }
     }
+}
+
+/// `corners` (element offsets, source and destination) as byte offsets for elements of `w` bytes, the
+/// destination's moved by replica offset `r`.
+fn in_bytes(corners: &[(i64, i64)], r: i64, w: usize) -> Vec<(isize, isize)> {
+    let w = w as isize;
+    corners
+        .iter()
+        .map(|&(so, doff)| (so as isize * w, (doff + r) as isize * w))
+        .collect()
 }

@@ -142,15 +142,13 @@ impl<'a> Relayouts<'a> {
         if !known(from) || !known(to) {
             return Err(crate::error::overflow("a relayout naming an unknown shape"));
         }
-        self.last().push(Record {
-            instruction,
-            opcode,
-            operand,
+        let record = Self::record(
             computation,
-            from,
-            to,
+            (instruction, opcode, operand),
+            (from, to),
             kind,
-        });
+        );
+        self.last().push(record);
         Ok(())
     }
 
