@@ -265,15 +265,7 @@ mod tests {
         seed: u64,
     ) -> Result<(), String> {
         let (sr, dr) = (nb + pad_s, na + pad_d);
-        let mut x = seed | 1;
-        let src: Vec<u8> = (0..na * sr * w)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let src = super::super::test_bytes::noise(na * sr * w, seed);
         let mut want = vec![0x5au8; nb * dr * w + skew];
         for a in 0..na {
             for b in 0..nb {
