@@ -131,8 +131,8 @@ impl<'a> Cursor<'a> {
             return self.bad("expected a string");
         }
         self.i += 1;
-        while let Some(k) = memchr::memchr2(b'"', b'\\', self.b.get(self.i..).unwrap_or_default()) {
-            self.i += k + 1;
+        while let Some(k) = super::scan::quote_or_escape(self.b, self.i) {
+            self.i = k + 1;
             if self.b[self.i - 1] == b'"' {
                 return Ok(());
             }

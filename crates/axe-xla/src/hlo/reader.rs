@@ -102,12 +102,10 @@ impl<'a> Reader<'a> {
         self.pos += 1;
         self.skip(true)?;
         let start = self.pos;
-        while self.peek().is_some_and(|c| {
-            !matches!(
-                c,
-                b'=' | b',' | b'\n' | b'\r' | b' ' | b'\t' | b'{' | b'}' | b'(' | b')'
-            )
-        }) {
+        while self
+            .peek()
+            .is_some_and(|c| !super::scan::NAME_END[usize::from(c)])
+        {
             self.pos += 1;
         }
         let name = &self.s[start..self.pos];

@@ -351,35 +351,16 @@ fn operands<'s>(
             format!("instructions nest more than {MAX_NESTED} deep in operands"),
         ));
     }
-    if operands_text
-        .bytes()
-        .all(|c| super::scan::is_name_byte(c) || c == b',' || c == b' ')
-    {
-        // Names, '%', commas and spaces only (the common list): each piece between commas is a name.
-        let b = operands_text.as_bytes();
-        let mut count = 0;
-        let mut from = 0;
-        for i in 0..=b.len() {
-            if b.get(i).is_none_or(|&c| c == b',') {
-                let (mut start, mut end) = (from, i);
-                while start < end && b[start] == b' ' {
-                    start += 1;
-                }
-                while end > start && b[end - 1] == b' ' {
-                    end -= 1;
-                }
-                if start < end {
-                    // ASCII bytes only: `start..end` lies on char boundaries.
-                    defined_before(text, &operands_text[start..end], run)?;
-                    count += 1;
-                }
-                from = i + 1;
-            }
-        }
-        return Ok(count);
-    }
+    // Names, '%', commas and spaces only (the common list): each piece between commas is a name. The
+    // general reading below takes over at the first piece that is not plain.
+    let (plain, rest) =
+        super::scan::plain_pieces(operands_text, |name| defined_before(text, name, run))?;
+    let Some(from) = rest else {
+        return Ok(plain);
+    };
+    let operands_text = &operands_text[from..];
     let pieces = super::scan::TopLevel::new(operands_text, b',');
-    let mut count = 0;
+    let mut count = plain;
     for piece in pieces {
         count += 1;
         let piece = skip_comments(piece);
@@ -419,7 +400,7 @@ fn operands<'s>(
 /// run continuing earlier ones, a name not in the run is noted for them).
 fn defined_before<'s>(text: &str, name: &'s str, run: &mut Run<'s>) -> Result<()> {
     let name_bare = bare(name);
-    if (!name_bare.is_empty() && run.recent.contains(&name_bare))
+    if (!name_bare.is_empty() && run.recent.iter().any(|r| same(r, name_bare)))
         || run.defined.contains_key(name_bare)
     {
         return Ok(());
@@ -436,6 +417,18 @@ fn defined_before<'s>(text: &str, name: &'s str, run: &mut Run<'s>) -> Result<()
             bare(name)
         ),
     ))
+}
+
+/// `a == b`, compared in place eight bytes at a time (names are short: no call).
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    let words = x.by_ref().zip(y.by_ref()).all(|(p, q)| p == q);
+    words && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
 }
 
 /// `piece` without surrounding white space and leading `/* ... */` comments (`/*index=5*/%x`).
