@@ -44,6 +44,18 @@ impl<'a> Reader<'a> {
         let mut flags = Attributes::CANONICAL;
         loop {
             let before = self.pos;
+            // The end of the line, and the next line starting with no ',' or comment (the common end of
+            // a list): no attribute follows, which skipping and looking would find too.
+            if self.peek() == Some(b'\n') {
+                let mut next = self.pos + 1;
+                while matches!(self.b.get(next), Some(b' ' | b'\t' | b'\r')) {
+                    next += 1;
+                }
+                if !matches!(self.b.get(next), Some(b',' | b'/' | b'\n') | None) {
+                    let start = first.unwrap_or(end);
+                    return Ok(Attributes::with_flags(&self.s[start..end], flags));
+                }
+            }
             self.skip(true)?;
             let comma = self.pos;
             let Some(a) = self.attribute()? else {

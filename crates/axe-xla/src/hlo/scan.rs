@@ -295,23 +295,41 @@ impl<'a> Reader<'a> {
     pub(crate) fn balanced(&mut self) -> Result<usize> {
         let open_at = self.pos;
         let b = self.b;
-        // A bracket whose first special byte is its own close (`(%a, %b)`, `[368,896]`, `{1,0}`): the
-        // general scan below would stop there too.
-        let want = match b.get(open_at) {
-            Some(b'(') => b')',
-            Some(b'[') => b']',
-            Some(b'{') => b'}',
-            _ => return self.balanced_slowly(),
+        // Brackets without strings or comments, nested 32 deep at most (`(%a, %b)`, `{1,0:T(8,128)}`,
+        // `{devices=[2,2]<=[4]}`): the open ones held two bits each in a word. Anything else, or a
+        // mismatch, goes to the general scan, which reads from the start again.
+        let code = |c: u8| match c {
+            b'(' | b')' => 1u64,
+            b'[' | b']' => 2,
+            _ => 3,
         };
+        if !matches!(b.get(open_at), Some(b'(' | b'[' | b'{')) {
+            return self.balanced_slowly();
+        }
+        let mut open = code(b[open_at]);
+        let mut depth = 1u32;
         let mut i = open_at + 1;
-        while i < b.len() && !SPECIAL[usize::from(b[i])] {
+        loop {
+            while i < b.len() && !SPECIAL[usize::from(b[i])] {
+                i += 1;
+            }
+            match b.get(i) {
+                Some(&c @ (b'(' | b'[' | b'{')) if depth < 32 => {
+                    open = open << 2 | code(c);
+                    depth += 1;
+                }
+                Some(&c @ (b')' | b']' | b'}')) if open & 3 == code(c) => {
+                    open >>= 2;
+                    depth -= 1;
+                    if depth == 0 {
+                        self.pos = i + 1;
+                        return Ok(i + 1);
+                    }
+                }
+                _ => return self.balanced_slowly(),
+            }
             i += 1;
         }
-        if b.get(i) == Some(&want) {
-            self.pos = i + 1;
-            return Ok(i + 1);
-        }
-        self.balanced_slowly()
     }
 
     /// [`Reader::balanced`], for any bracket.
@@ -546,6 +564,23 @@ mod tests {
                 .and_then(|r| r.iter().position(|&c| c == b'"' || c == b'\\'))
                 .map(|k| from + k);
             prop_assert_eq!(quote_or_escape(&text, from), want);
+        }
+    }
+
+    proptest! {
+        /// Brackets are matched as the general scan matches them, errors included.
+        #[test]
+        fn balanced_as_the_general_scan(text in "[(\\[{][a-z(){}\\[\\]\"/* ]{0,30}") {
+            let fast = Reader::new(&text).balanced_with_pos();
+            let mut slow = Reader::new(&text);
+            let slow = (slow.balanced_slowly(), slow.pos);
+            prop_assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+        }
+    }
+
+    impl Reader<'_> {
+        fn balanced_with_pos(mut self) -> (Result<usize>, usize) {
+            (self.balanced(), self.pos)
         }
     }
 
