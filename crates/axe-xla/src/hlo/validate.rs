@@ -250,14 +250,12 @@ fn instructions<'s>(
             check_shape(text, shape_text, shapes)?;
             recent = [shape_text, recent[0]];
         }
-        let Some(info) = super::opcheck::known_info(inst.opcode()) else {
-            return Err(err(
-                inst.opcode(),
-                format!("unknown opcode {:?}", inst.opcode()),
-            ));
+        let opcode = inst.opcode();
+        let Some(info) = super::opcheck::known_info(opcode) else {
+            return Err(err(opcode, format!("unknown opcode {opcode:?}")));
         };
         super::opcheck::instruction(text, inst, info)?;
-        if inst.opcode() == "parameter" && !run.parameters.insert(inst.operands_text().trim()) {
+        if opcode == "parameter" && !run.parameters.insert(inst.operands_text().trim()) {
             return Err(err(
                 inst.operands_text(),
                 format!(
@@ -267,10 +265,11 @@ fn instructions<'s>(
             ));
         }
         // Sharding texts live beside the shapes in the checked set (they never look alike).
-        if let Some(v) = inst.attribute("sharding") {
+        let attributes = inst.attributes();
+        if let Some(v) = attributes.get("sharding") {
             check_sharding(text, v, shapes)?;
         }
-        match inst.opcode() {
+        match opcode {
             "parameter" => {}
             "constant" if !inst.shape_text().is_empty() => {
                 let s = parse_at(text, inst.shape_text())?;
@@ -283,8 +282,8 @@ fn instructions<'s>(
         }
         pairing(text, inst, insts, run)?;
         // Control predecessors are instructions defined before, in the same computation.
-        if inst.attributes().has_control() {
-            if let Some(v) = inst.attributes().get("control-predecessors") {
+        if attributes.has_control() {
+            if let Some(v) = attributes.get("control-predecessors") {
                 let names = super::attrcheck::names(v)
                     .map_err(|(off, why)| module_error(text, at(text, v) + off, why))?;
                 for (_, name) in names {
@@ -293,9 +292,9 @@ fn instructions<'s>(
             }
         }
         // Called computations exist (the reader noted whether any attribute names one).
-        if inst.attributes().has_calls() {
-            for a in &inst.attributes() {
-                if a.name == "calls" && inst.opcode() == "async-start" {
+        if attributes.has_calls() {
+            for a in &attributes {
+                if a.name == "calls" && opcode == "async-start" {
                     wrapped.push(a.value);
                 }
                 if super::attributes::CALLING_ATTRIBUTES.contains(&a.name) {
@@ -317,18 +316,14 @@ fn instructions<'s>(
                 "a computation of more than 2^32 instructions".into(),
             )
         })?;
-        if run.defined.insert(bare(inst.name()), k).is_some() {
+        let name = bare(inst.name());
+        if run.defined.insert(name, k).is_some() {
             return Err(err(
                 inst.name(),
-                format!("instruction {} is defined twice", bare(inst.name())),
+                format!("instruction {name} is defined twice"),
             ));
         }
-        run.recent = [
-            bare(inst.name()),
-            run.recent[0],
-            run.recent[1],
-            run.recent[2],
-        ];
+        run.recent = [name, run.recent[0], run.recent[1], run.recent[2]];
     }
     Ok(())
 }
