@@ -237,6 +237,7 @@ fn instructions<'s>(
 ) -> Result<()> {
     let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
     let mut recent = [""; 2];
+    let mut opcodes = super::opcheck::OpcodeCache::default();
     for (k, inst) in insts.iter().enumerate() {
         if inst.is_root() {
             if run.root.is_some() {
@@ -251,7 +252,7 @@ fn instructions<'s>(
             recent = [shape_text, recent[0]];
         }
         let opcode = inst.opcode();
-        let Some(info) = super::opcheck::known_info(opcode) else {
+        let Some(info) = opcodes.info(opcode) else {
             return Err(err(opcode, format!("unknown opcode {opcode:?}")));
         };
         super::opcheck::instruction(text, inst, info)?;
@@ -395,7 +396,11 @@ fn operands<'s>(
 /// run continuing earlier ones, a name not in the run is noted for them).
 fn defined_before<'s>(text: &str, name: &'s str, run: &mut Run<'s>) -> Result<()> {
     let name_bare = bare(name);
-    if (!name_bare.is_empty() && run.recent.iter().any(|r| same(r, name_bare)))
+    if (!name_bare.is_empty()
+        && run
+            .recent
+            .iter()
+            .any(|r| super::opcheck::same(r, name_bare)))
         || run.defined.contains_key(name_bare)
     {
         return Ok(());
@@ -412,18 +417,6 @@ fn defined_before<'s>(text: &str, name: &'s str, run: &mut Run<'s>) -> Result<()
             bare(name)
         ),
     ))
-}
-
-/// `a == b`, compared in place eight bytes at a time (names are short: no call).
-#[inline]
-fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
-    let words = x.by_ref().zip(y.by_ref()).all(|(p, q)| p == q);
-    words && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
 }
 
 /// `piece` without surrounding white space and leading `/* ... */` comments (`/*index=5*/%x`).
