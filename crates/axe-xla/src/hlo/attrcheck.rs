@@ -221,7 +221,7 @@ fn plain_metadata_len(b: &[u8]) -> Option<usize> {
         if b.get(i) == Some(&b'}') {
             return Some(i + 1);
         }
-        let (e, k, kind) = key(b.get(i..)?)?;
+        let (e, k, kind) = plain_key(b, i)?;
         if seen & (1 << k) != 0 {
             return None;
         }
@@ -243,18 +243,16 @@ fn plain_metadata_len(b: &[u8]) -> Option<usize> {
                 }
             }
             Kind::Int32 => {
-                let negative = usize::from(b.get(i) == Some(&b'-'));
-                let digits = b
-                    .get(i + negative..)?
-                    .iter()
-                    .take(10)
-                    .take_while(|c| c.is_ascii_digit())
-                    .count();
+                let from = i + usize::from(b.get(i) == Some(&b'-'));
+                let mut end = from;
+                while end < b.len() && b[end].is_ascii_digit() {
+                    end += 1;
+                }
                 // Nine digits at most: always an int32.
-                if digits == 0 || digits > 9 {
+                if end == from || end - from > 9 {
                     return None;
                 }
-                i += negative + digits;
+                i = end;
             }
             Kind::IntList | Kind::Bool => return None,
         }
@@ -263,6 +261,28 @@ fn plain_metadata_len(b: &[u8]) -> Option<usize> {
             Some(b'}') => return Some(i + 1),
             _ => return None,
         }
+    }
+}
+
+/// [`key`] of the text at `b[i..]`, the four keys every dump writes compared as 8-byte words first.
+#[inline]
+fn plain_key(b: &[u8], i: usize) -> Option<(usize, u32, Kind)> {
+    const OP_NAME: u64 = u64::from_le_bytes(*b"op_name=");
+    const OP_TYPE: u64 = u64::from_le_bytes(*b"op_type=");
+    const SOURCE_F: u64 = u64::from_le_bytes(*b"source_f");
+    const SOURCE_L: u64 = u64::from_le_bytes(*b"source_l");
+    let rest = b.get(i..)?;
+    let word = rest
+        .get(..8)
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        .map(u64::from_le_bytes);
+    let tail = rest.get(8..12);
+    match word {
+        Some(OP_NAME) => Some((7, 1, Kind::Str)),
+        Some(OP_TYPE) => Some((7, 0, Kind::Str)),
+        Some(SOURCE_F) if tail == Some(b"ile=") => Some((11, 2, Kind::Str)),
+        Some(SOURCE_L) if tail == Some(b"ine=") => Some((11, 3, Kind::Int32)),
+        _ => key(rest),
     }
 }
 
@@ -531,6 +551,15 @@ mod tests {
                 prop_assert_eq!(metadata_len_slowly(&text), Ok(len));
             }
             prop_assert_eq!(metadata_len(&text), metadata_len_slowly(&text));
+        }
+    }
+
+    proptest! {
+        /// The word comparisons find the keys, lengths, indices and kinds `key` finds.
+        #[test]
+        fn plain_key_is_key(text in "(op_name|op_type|source_file|source_line|source_l|source_fil|stack_frame_id|op_|x)(=|==|_| |)[a-z\"0-9]{0,4}") {
+            let of = |k: Option<(usize, u32, Kind)>| k.map(|(e, k, kind)| (e, k, kind as u8));
+            prop_assert_eq!(of(plain_key(text.as_bytes(), 0)), of(key(text.as_bytes())));
         }
     }
 
