@@ -240,12 +240,12 @@ impl<'a> Reader<'a> {
         let shape_text = if self.at_shape() { self.shape()? } else { "" };
         self.skip(true)?;
         let op_start = self.pos;
-        while self
-            .peek()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        {
-            self.pos += 1;
+        let b = self.b;
+        let mut i = op_start;
+        while i < b.len() && super::scan::OPCODE_BYTES[usize::from(b[i])] {
+            i += 1;
         }
+        self.pos = i;
         let opcode = &self.s[op_start..self.pos];
         if opcode.is_empty() {
             return self.error(op_start, format!("expected an opcode{}", self.found()));
