@@ -49,27 +49,28 @@ pub(super) fn is_name_byte(c: u8) -> bool {
 /// The first '"' or '\\' in `b` at or after `i`, looked for eight bytes at a time (strings in dumps are
 /// short: no call, no setup).
 #[inline]
-pub(crate) fn quote_or_escape(b: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn quote_or_escape(b: &[u8], i: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    while let Some(chunk) = b.get(i..i.saturating_add(8)) {
-        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
-            break;
-        };
-        let w = u64::from_le_bytes(chunk);
+    let rest = b.get(i..)?;
+    let mut words = rest.chunks_exact(8);
+    let mut at = i;
+    for chunk in words.by_ref() {
+        let w = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default());
         let q = w ^ (ONES * u64::from(b'"'));
         let e = w ^ (ONES * u64::from(b'\\'));
         // The lowest byte flagged is the first zero byte of `q` or `e` (flags above it may be borrows).
         let hit = ((q.wrapping_sub(ONES) & !q) | (e.wrapping_sub(ONES) & !e)) & HIGHS;
         if hit != 0 {
-            return Some(i + (hit.trailing_zeros() / 8) as usize);
+            return Some(at + (hit.trailing_zeros() / 8) as usize);
         }
-        i += 8;
+        at += 8;
     }
-    let rest = b.get(i..)?;
-    rest.iter()
+    words
+        .remainder()
+        .iter()
         .position(|&c| c == b'"' || c == b'\\')
-        .map(|k| i + k)
+        .map(|k| at + k)
 }
 
 /// The bytes of opcodes: letters, digits, `-`, `_`, `.`.
@@ -139,6 +140,14 @@ pub(crate) fn plain_pieces<'s, E>(
                     first = i;
                 }
                 i += 1;
+                // Four bytes at a time while all are name bytes, then one at a time.
+                while let Some(&[p, q, r, s]) = b.get(i..i + 4) {
+                    let t = |c: u8| PLAIN[usize::from(c)];
+                    if t(p) | t(q) | t(r) | t(s) != PLAIN_NAME {
+                        break;
+                    }
+                    i += 4;
+                }
                 while i < b.len() && PLAIN[usize::from(b[i])] == PLAIN_NAME {
                     i += 1;
                 }
@@ -325,6 +334,14 @@ impl<'a> Reader<'a> {
         let mut depth = 1u32;
         let mut i = open_at + 1;
         loop {
+            // Four bytes at a time while none is special, then one at a time.
+            while let Some(&[p, q, r, s]) = b.get(i..i + 4) {
+                let t = |c: u8| SPECIAL[usize::from(c)];
+                if t(p) | t(q) | t(r) | t(s) {
+                    break;
+                }
+                i += 4;
+            }
             while i < b.len() && !SPECIAL[usize::from(b[i])] {
                 i += 1;
             }
