@@ -114,12 +114,12 @@ impl<'a> Reader<'a> {
         self.pos += 1;
         self.skip(true)?;
         let start = self.pos;
-        while self
-            .peek()
-            .is_some_and(|c| !super::scan::NAME_END[usize::from(c)])
-        {
-            self.pos += 1;
+        let b = self.b;
+        let mut i = start;
+        while i < b.len() && !super::scan::NAME_END[usize::from(b[i])] {
+            i += 1;
         }
+        self.pos = i;
         let name = &self.s[start..self.pos];
         if name.is_empty() || self.peek() != Some(b'=') {
             return self.error(
