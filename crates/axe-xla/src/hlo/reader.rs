@@ -116,6 +116,10 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let b = self.b;
         let mut i = start;
+        // The two names on most lines, whole, without the byte loop (it would stop at the same '=').
+        if matches!(b.get(start..start + 9), Some(b"metadata=" | b"sharding=")) {
+            i += 8;
+        }
         while i < b.len() && !super::scan::NAME_END[usize::from(b[i])] {
             i += 1;
         }

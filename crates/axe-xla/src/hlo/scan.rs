@@ -295,7 +295,14 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let b = self.b;
         let mut i = start;
-        while i < b.len() && NAME_BYTES[usize::from(b[i])] {
+        let t = |c: u8| NAME_BYTES[usize::from(c)];
+        while let Some(&[p, q, r, s]) = b.get(i..i + 4) {
+            if !(t(p) & t(q) & t(r) & t(s)) {
+                break;
+            }
+            i += 4;
+        }
+        while i < b.len() && t(b[i]) {
             i += 1;
         }
         self.pos = i;
