@@ -131,8 +131,8 @@ impl<'a> Cursor<'a> {
             return self.bad("expected a string");
         }
         self.i += 1;
-        while let Some(k) = memchr::memchr2(b'"', b'\\', self.b.get(self.i..).unwrap_or_default()) {
-            self.i += k + 1;
+        while let Some(k) = super::scan::quote_or_escape(self.b, self.i) {
+            self.i = k + 1;
             if self.b[self.i - 1] == b'"' {
                 return Ok(());
             }
@@ -201,6 +201,93 @@ pub(crate) fn metadata(value: &str) -> Result<(), Bad> {
 
 /// The length of the metadata `{...}` that `text` starts with, checked as [`metadata`] checks it.
 pub(crate) fn metadata_len(value: &str) -> Result<usize, Bad> {
+    match plain_metadata_len(value.as_bytes()) {
+        Some(len) => Ok(len),
+        None => metadata_len_slowly(value),
+    }
+}
+
+/// The length of the metadata `{...}` that `b` starts with, where it is written as XLA prints it and
+/// checks: `{`, then known keys each once, each `=` and a string or an integer of at most nine digits,
+/// one space between them, then `}`. `None` for anything else (not necessarily wrong: the general
+/// reading decides). Where it answers, [`metadata_len_slowly`] answers the same length.
+fn plain_metadata_len(b: &[u8]) -> Option<usize> {
+    if b.first() != Some(&b'{') {
+        return None;
+    }
+    let mut i = 1;
+    let mut seen = 0u16;
+    loop {
+        if b.get(i) == Some(&b'}') {
+            return Some(i + 1);
+        }
+        let (e, k, kind) = plain_key(b, i)?;
+        if seen & (1 << k) != 0 {
+            return None;
+        }
+        seen |= 1 << k;
+        i += e + 1;
+        match kind {
+            Kind::Str => {
+                if b.get(i) != Some(&b'"') {
+                    return None;
+                }
+                let mut j = i + 1;
+                loop {
+                    let q = super::scan::quote_or_escape(b, j)?;
+                    if b[q] == b'"' {
+                        i = q + 1;
+                        break;
+                    }
+                    j = q + 2;
+                }
+            }
+            Kind::Int32 => {
+                let from = i + usize::from(b.get(i) == Some(&b'-'));
+                let mut end = from;
+                while end < b.len() && b[end].is_ascii_digit() {
+                    end += 1;
+                }
+                // Nine digits at most: always an int32.
+                if end == from || end - from > 9 {
+                    return None;
+                }
+                i = end;
+            }
+            Kind::IntList | Kind::Bool => return None,
+        }
+        match b.get(i) {
+            Some(b' ') => i += 1,
+            Some(b'}') => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// [`key`] of the text at `b[i..]`, the four keys every dump writes compared as 8-byte words first.
+#[inline]
+fn plain_key(b: &[u8], i: usize) -> Option<(usize, u32, Kind)> {
+    const OP_NAME: u64 = u64::from_le_bytes(*b"op_name=");
+    const OP_TYPE: u64 = u64::from_le_bytes(*b"op_type=");
+    const SOURCE_F: u64 = u64::from_le_bytes(*b"source_f");
+    const SOURCE_L: u64 = u64::from_le_bytes(*b"source_l");
+    let rest = b.get(i..)?;
+    let word = rest
+        .get(..8)
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        .map(u64::from_le_bytes);
+    let tail = rest.get(8..12);
+    match word {
+        Some(OP_NAME) => Some((7, 1, Kind::Str)),
+        Some(OP_TYPE) => Some((7, 0, Kind::Str)),
+        Some(SOURCE_F) if tail == Some(b"ile=") => Some((11, 2, Kind::Str)),
+        Some(SOURCE_L) if tail == Some(b"ine=") => Some((11, 3, Kind::Int32)),
+        _ => key(rest),
+    }
+}
+
+/// [`metadata_len`], however the metadata is written.
+fn metadata_len_slowly(value: &str) -> Result<usize, Bad> {
     let mut c = Cursor {
         b: value.as_bytes(),
         i: 0,
@@ -386,6 +473,7 @@ pub(crate) fn names(value: &str) -> Result<Vec<(usize, &str)>, Bad> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn metadata_keys_and_kinds() {
@@ -414,6 +502,80 @@ mod tests {
         assert!(metadata("{preserve_layout=maybe}").is_err());
         assert!(metadata(r#"{op_name="a}"#).is_err());
         assert!(metadata(r#"{op_name="a"} x"#).is_err());
+    }
+
+    /// Texts that look like metadata, written plainly or nearly so.
+    fn metadata_like() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            Just("op_name"),
+            Just("op_type"),
+            Just("source_file"),
+            Just("source_line"),
+            Just("stack_frame_id"),
+            Just("preserve_layout"),
+            Just("colour"),
+        ];
+        let value = prop_oneof![
+            "\"[a-z/\\\\\"(). ]{0,12}\"",
+            "-?[0-9]{1,11}",
+            "[a-z0-9]{0,3}",
+            Just("true".to_string()),
+            Just("{1, 2}".to_string()),
+        ];
+        let sep = prop_oneof![
+            Just(" "),
+            Just(" "),
+            Just(", "),
+            Just("  "),
+            Just(""),
+            Just("\n")
+        ];
+        proptest::collection::vec((key, value, sep), 0..5).prop_map(|kvs| {
+            let mut s = String::from("{");
+            for (k, v, sep) in kvs {
+                s.push_str(&format!("{k}={v}{sep}"));
+            }
+            if s.ends_with(' ') && s.len() % 3 == 0 {
+                s.pop();
+            }
+            s.push_str("} x");
+            s
+        })
+    }
+
+    proptest! {
+        /// The plain reading answers only where the general one finds the same length.
+        #[test]
+        fn plain_metadata_reads_as_the_general_reading(text in metadata_like()) {
+            if let Some(len) = plain_metadata_len(text.as_bytes()) {
+                prop_assert_eq!(metadata_len_slowly(&text), Ok(len));
+            }
+            prop_assert_eq!(metadata_len(&text), metadata_len_slowly(&text));
+        }
+    }
+
+    proptest! {
+        /// The word comparisons find the keys, lengths, indices and kinds `key` finds.
+        #[test]
+        fn plain_key_is_key(text in "(op_name|op_type|source_file|source_line|source_l|source_fil|stack_frame_id|op_|x)(=|==|_| |)[a-z\"0-9]{0,4}") {
+            let of = |k: Option<(usize, u32, Kind)>| k.map(|(e, k, kind)| (e, k, kind as u8));
+            prop_assert_eq!(of(plain_key(text.as_bytes(), 0)), of(key(text.as_bytes())));
+        }
+    }
+
+    #[test]
+    fn plain_metadata_takes_the_printed_form() {
+        let text = r#"{op_name="jit(f)/a\"b" source_file="m.py" source_line=-123456789} x"#;
+        assert_eq!(plain_metadata_len(text.as_bytes()), Some(text.len() - 2));
+        for other in [
+            r#"{op_name="a"  source_line=1}"#,
+            "{source_line=1234567890}",
+            "{op_name=\"a\", source_line=1}",
+            "{preserve_layout=true}",
+            "{op_name=\"a\" op_name=\"b\"}",
+        ] {
+            assert_eq!(plain_metadata_len(other.as_bytes()), None, "{other}");
+        }
     }
 
     #[test]

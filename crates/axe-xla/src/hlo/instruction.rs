@@ -51,29 +51,30 @@ impl<'a> Instruction<'a> {
         } else {
             at(attributes) + attributes.len()
         };
+        // Every part lies in `start..end`: when that span fits a `u32`, so does every offset in it.
+        u32::try_from(end - start).map_err(|_| overflow("an instruction of 4 GiB or more"))?;
         let offset = |piece: &str| {
-            u32::try_from(at(piece) - start)
-                .ok()
-                .zip(u32::try_from(at(piece) - start + piece.len()).ok())
-                .map(|(start, end)| Span { start, end })
-                .ok_or_else(|| overflow("an instruction of 4 GiB or more"))
+            let from = at(piece) - start;
+            Span {
+                start: from as u32,
+                end: (from + piece.len()) as u32,
+            }
         };
         let shape = if parts.shape.is_empty() {
             Span::default()
         } else {
-            offset(parts.shape)?
+            offset(parts.shape)
         };
         Ok(Instruction {
             text: &text[start..end],
-            name_end: offset(parts.name)?.end,
+            name_end: offset(parts.name).end,
             shape,
-            opcode: offset(parts.opcode)?,
-            operands: offset(parts.operands)?,
+            opcode: offset(parts.opcode),
+            operands: offset(parts.operands),
             attributes_start: if attributes.is_empty() {
-                u32::try_from(end - start)
-                    .map_err(|_| overflow("an instruction of 4 GiB or more"))?
+                (end - start) as u32
             } else {
-                offset(attributes)?.start
+                offset(attributes).start
             },
             is_root: parts.is_root,
             attribute_flags: parts.attributes.flags(),

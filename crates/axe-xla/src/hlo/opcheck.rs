@@ -251,6 +251,52 @@ pub(crate) fn info(op: &str) -> Option<OpInfo> {
     .copied()
 }
 
+/// The checks of the opcodes met lately (a dump uses a few over and over): each in the slot its length and
+/// first and last bytes pick, so that a repeated opcode needs no hashing.
+#[derive(Default)]
+pub(crate) struct OpcodeCache<'s> {
+    slots: [(&'s str, Option<OpInfo>); 16],
+}
+
+impl<'s> OpcodeCache<'s> {
+    /// What [`known_info`] answers for `opcode`.
+    #[inline]
+    pub(crate) fn info(&mut self, opcode: &'s str) -> Option<Option<OpInfo>> {
+        let b = opcode.as_bytes();
+        let (first, last) = (b.first().copied(), b.last().copied());
+        let slot = (b.len()
+            ^ usize::from(first.unwrap_or(0)).wrapping_mul(3)
+            ^ usize::from(last.unwrap_or(0)).wrapping_mul(5))
+            & 15;
+        let (seen, info) = self.slots[slot];
+        if !seen.is_empty() && same(seen, opcode) {
+            return Some(info);
+        }
+        let info = known_info(opcode)?;
+        self.slots[slot] = (opcode, info);
+        Some(info)
+    }
+}
+
+/// `a == b`, compared in place without a call: names and opcodes are short, and two overlapping loads
+/// of 4 or 8 bytes cover one of 4 to 16 bytes.
+#[inline]
+pub(crate) fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let w8 = |s: &[u8], at: usize| s.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
+    let w4 = |s: &[u8], at: usize| s.get(at..at + 4).and_then(|w| <[u8; 4]>::try_from(w).ok());
+    match n {
+        0..=3 => a.iter().zip(b).all(|(p, q)| p == q),
+        4..=7 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
+        8..=16 => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// Whether the values of `op`'s attributes are checked.
 /// For an opcode XLA knows (see [`super::opcodes::known_opcode`]), what [`info`] gives for it; `None` for
 /// any other: both answers in one lookup.
@@ -380,6 +426,36 @@ pub(crate) fn operand_count(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use crate::hlo::parse_module;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `same` is `==`, at every length around the load sizes.
+        #[test]
+        fn same_is_equality(a in "[ab]{0,20}", b in "[ab]{0,20}", c in "[ab]{0,20}") {
+            prop_assert_eq!(super::same(&a, &b), a == b);
+            prop_assert_eq!(super::same(&a, &a.clone()), true);
+            let d = format!("{c}x{c}");
+            let e = format!("{c}y{c}");
+            prop_assert!(!super::same(&d, &e));
+        }
+
+        /// The opcode cache answers what `known_info` answers, whatever the order of opcodes.
+        #[test]
+        fn opcode_cache_answers_as_known_info(
+            ops in proptest::collection::vec(prop_oneof![
+                Just("add"), Just("and"), Just("abs"), Just("exponential"), Just("rsqrt"),
+                Just("all-reduce-start"), Just("all-reduce-done"), Just("nope"), Just("tanh"),
+                Just("copy-start"), Just("copy"), Just("constant"), Just("parameter"), Just("divide"),
+            ], 0..60),
+        ) {
+            let mut cache = super::OpcodeCache::default();
+            for op in ops {
+                let want = super::known_info(op).map(|i| i.map(|i| format!("{:?}", (i.arity, i.required, i.values, i.only))));
+                let got = cache.info(op).map(|i| i.map(|i| format!("{:?}", (i.arity, i.required, i.values, i.only))));
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
 
     fn error(body: &str) -> String {
         let text =

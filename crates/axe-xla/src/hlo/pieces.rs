@@ -250,10 +250,19 @@ fn joined_runs_agree(
 /// gives the same answer there; a good one only spares lookups.
 fn name_hash(b: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let word = |c: &[u8]| c.iter().rev().fold(0u64, |w, &x| (w << 8) | u64::from(x));
     let mut h = (b.len() as u64).wrapping_mul(K);
-    for chunk in b.chunks(8) {
-        h = (h ^ word(chunk)).wrapping_mul(K).rotate_left(29);
+    let mut words = b.chunks_exact(8);
+    for chunk in words.by_ref() {
+        let w = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default());
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let w = rest
+            .iter()
+            .rev()
+            .fold(0u64, |w, &x| (w << 8) | u64::from(x));
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
     }
     h ^= h >> 32;
     h.wrapping_mul(K)
@@ -308,6 +317,47 @@ fn names_once(lists: &[&[Instruction<'_>]], runs: &[Run<'_>]) -> bool {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whether a name is defined by two runs is what counting each name's runs says.
+        #[test]
+        fn names_once_counts_names(
+            sets in proptest::collection::vec(proptest::collection::btree_set(0usize..60, 1..30), 1..5),
+        ) {
+            let mut text = String::from("ENTRY %e {\n");
+            for n in sets.iter().flatten() {
+                text.push_str(&format!("  %n{n} = f32[] constant(0)\n"));
+            }
+            text.push_str("}\n");
+            let (computations, _) = Reader::at(&text, 0).computations_until(text.len()).unwrap();
+            let insts = &computations[0].instructions;
+            let mut lists: Vec<&[Instruction<'_>]> = Vec::new();
+            let mut from = 0;
+            for set in &sets {
+                lists.push(&insts[from..from + set.len()]);
+                from += set.len();
+            }
+            let mut checker = validate::Checker::new(&text);
+            let mut runs = Vec::new();
+            for (k, list) in lists.iter().enumerate() {
+                let mut run = Run::with_capacity(list.len());
+                if k > 0 {
+                    run.outside = Some(Vec::new());
+                }
+                checker.run(list, &mut run, &mut |_| true).unwrap();
+                runs.push(run);
+            }
+            let mut owners: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+            for list in &lists {
+                for inst in *list {
+                    *owners.entry(inst.bare_name()).or_default() += 1;
+                }
+            }
+            let want = owners.values().all(|&n| n == 1);
+            prop_assert_eq!(names_once(&lists, &runs), want);
+        }
+    }
 
     /// Pieces read in parallel give what one reading gives, wherever the cuts fall (here: inside a string
     /// holding a line with only `}`, and inside an unclosed computation).

@@ -44,6 +44,18 @@ impl<'a> Reader<'a> {
         let mut flags = Attributes::CANONICAL;
         loop {
             let before = self.pos;
+            // The end of the line, and the next line starting with no ',' or comment (the common end of
+            // a list): no attribute follows, which skipping and looking would find too.
+            if self.peek() == Some(b'\n') {
+                let mut next = self.pos + 1;
+                while matches!(self.b.get(next), Some(b' ' | b'\t' | b'\r')) {
+                    next += 1;
+                }
+                if !matches!(self.b.get(next), Some(b',' | b'/' | b'\n') | None) {
+                    let start = first.unwrap_or(end);
+                    return Ok(Attributes::with_flags(&self.s[start..end], flags));
+                }
+            }
             self.skip(true)?;
             let comma = self.pos;
             let Some(a) = self.attribute()? else {
@@ -102,14 +114,16 @@ impl<'a> Reader<'a> {
         self.pos += 1;
         self.skip(true)?;
         let start = self.pos;
-        while self.peek().is_some_and(|c| {
-            !matches!(
-                c,
-                b'=' | b',' | b'\n' | b'\r' | b' ' | b'\t' | b'{' | b'}' | b'(' | b')'
-            )
-        }) {
-            self.pos += 1;
+        let b = self.b;
+        let mut i = start;
+        // The two names on most lines, whole, without the byte loop (it would stop at the same '=').
+        if matches!(b.get(start..start + 9), Some(b"metadata=" | b"sharding=")) {
+            i += 8;
         }
+        while i < b.len() && !super::scan::NAME_END[usize::from(b[i])] {
+            i += 1;
+        }
+        self.pos = i;
         let name = &self.s[start..self.pos];
         if name.is_empty() || self.peek() != Some(b'=') {
             return self.error(
@@ -230,12 +244,12 @@ impl<'a> Reader<'a> {
         let shape_text = if self.at_shape() { self.shape()? } else { "" };
         self.skip(true)?;
         let op_start = self.pos;
-        while self
-            .peek()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        {
-            self.pos += 1;
+        let b = self.b;
+        let mut i = op_start;
+        while i < b.len() && super::scan::OPCODE_BYTES[usize::from(b[i])] {
+            i += 1;
         }
+        self.pos = i;
         let opcode = &self.s[op_start..self.pos];
         if opcode.is_empty() {
             return self.error(op_start, format!("expected an opcode{}", self.found()));

@@ -16,6 +16,16 @@ const SPECIAL: [bool; 256] = {
     t
 };
 
+/// What [`Reader::skip_more`] skips: 1 for spaces, tabs and '\r', 2 for '\n'.
+const BLANKS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b' ' as usize] = 1;
+    t[b'\t' as usize] = 1;
+    t[b'\r' as usize] = 1;
+    t[b'\n' as usize] = 2;
+    t
+};
+
 /// How many brackets [`Reader::balanced`] tracks without allocating.
 const INLINE_DEPTH: usize = 64;
 
@@ -34,6 +44,135 @@ const NAME_BYTES: [bool; 256] = {
 #[inline]
 pub(super) fn is_name_byte(c: u8) -> bool {
     NAME_BYTES[c as usize]
+}
+
+/// The first '"' or '\\' in `b` at or after `i`, looked for eight bytes at a time (strings in dumps are
+/// short: no call, no setup).
+#[inline]
+pub(crate) fn quote_or_escape(b: &[u8], i: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let rest = b.get(i..)?;
+    let mut words = rest.chunks_exact(8);
+    let mut at = i;
+    for chunk in words.by_ref() {
+        let w = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default());
+        let q = w ^ (ONES * u64::from(b'"'));
+        let e = w ^ (ONES * u64::from(b'\\'));
+        // The lowest byte flagged is the first zero byte of `q` or `e` (flags above it may be borrows).
+        let hit = ((q.wrapping_sub(ONES) & !q) | (e.wrapping_sub(ONES) & !e)) & HIGHS;
+        if hit != 0 {
+            return Some(at + (hit.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\')
+        .map(|k| at + k)
+}
+
+/// The bytes of opcodes: letters, digits, `-`, `_`, `.`.
+pub(super) const OPCODE_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+        c += 1;
+    }
+    t
+};
+
+/// Bytes that end an attribute name (see [`Reader::attribute`]).
+pub(super) const NAME_END: [bool; 256] = {
+    let mut t = [false; 256];
+    let ends = b"=,\n\r \t{}()";
+    let mut k = 0;
+    while k < ends.len() {
+        t[ends[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
+
+/// Byte classes of plain operand lists (see [`plain_pieces`]).
+const PLAIN_NAME: u8 = 0;
+const PLAIN_BLANK: u8 = 1;
+const PLAIN_COMMA: u8 = 2;
+const PLAIN_OTHER: u8 = 3;
+
+const PLAIN: [u8; 256] = {
+    let mut t = [PLAIN_OTHER; 256];
+    let mut c = 0;
+    while c < 256 {
+        if NAME_BYTES[c] {
+            t[c] = PLAIN_NAME;
+        }
+        c += 1;
+    }
+    t[b' ' as usize] = PLAIN_BLANK;
+    t[b',' as usize] = PLAIN_COMMA;
+    t
+};
+
+/// The pieces of `text` between commas, in one pass, as long as they hold only name bytes and spaces:
+/// `each` gets every piece that is not blank, without the spaces around it, in order (what splitting at
+/// each ',' and trimming spaces gives). Answers how many pieces `each` got, and where the first piece
+/// holding any other byte starts (`None` when there is none): before that piece no bracket or string was
+/// opened, so the general reader takes over there as if it had read from the start.
+pub(crate) fn plain_pieces<'s, E>(
+    text: &'s str,
+    mut each: impl FnMut(&'s str) -> std::result::Result<(), E>,
+) -> std::result::Result<(usize, Option<usize>), E> {
+    let b = text.as_bytes();
+    let mut count = 0;
+    // The start of the piece at hand, and of its first and past its last name byte.
+    let mut piece = 0;
+    let mut first = usize::MAX;
+    let mut last = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match PLAIN[usize::from(b[i])] {
+            PLAIN_NAME => {
+                if first == usize::MAX {
+                    first = i;
+                }
+                i += 1;
+                // Four bytes at a time while all are name bytes, then one at a time.
+                while let Some(&[p, q, r, s]) = b.get(i..i + 4) {
+                    let t = |c: u8| PLAIN[usize::from(c)];
+                    if t(p) | t(q) | t(r) | t(s) != PLAIN_NAME {
+                        break;
+                    }
+                    i += 4;
+                }
+                while i < b.len() && PLAIN[usize::from(b[i])] == PLAIN_NAME {
+                    i += 1;
+                }
+                last = i;
+                continue;
+            }
+            PLAIN_BLANK => {}
+            PLAIN_COMMA => {
+                if first != usize::MAX {
+                    // ASCII bytes only: `first..last` lies on char boundaries.
+                    each(&text[first..last])?;
+                    count += 1;
+                    first = usize::MAX;
+                }
+                piece = i + 1;
+            }
+            _ => return Ok((count, Some(piece))),
+        }
+        i += 1;
+    }
+    if first != usize::MAX {
+        each(&text[first..last])?;
+        count += 1;
+    }
+    Ok((count, None))
 }
 
 /// The error for byte `at` of module `text`: `line:col`, the message, the line and a caret.
@@ -107,25 +246,37 @@ impl<'a> Reader<'a> {
     #[inline]
     pub(super) fn skip(&mut self, lines: bool) -> Result<()> {
         match self.peek() {
+            // One space before a word (the common case) needs no loop.
+            Some(b' ')
+                if !matches!(
+                    self.b.get(self.pos + 1),
+                    Some(b' ' | b'\t' | b'\r' | b'\n' | b'/')
+                ) =>
+            {
+                self.pos += 1;
+                Ok(())
+            }
             Some(b' ' | b'\t' | b'\r' | b'\n' | b'/') => self.skip_more(lines),
             _ => Ok(()),
         }
     }
 
     pub(super) fn skip_more(&mut self, lines: bool) -> Result<()> {
-        while let Some(c) = self.peek() {
-            match c {
-                b' ' | b'\t' | b'\r' => self.pos += 1,
-                b'\n' if lines => self.pos += 1,
-                b'/' => {
-                    if !self.skip_comment()? {
-                        return Ok(());
-                    }
-                }
-                _ => return Ok(()),
+        // Bit 1: a blank; bit 2: a line break.
+        let skipped = if lines { 3 } else { 1 };
+        let b = self.b;
+        let mut i = self.pos;
+        loop {
+            while i < b.len() && BLANKS[usize::from(b[i])] & skipped != 0 {
+                i += 1;
             }
+            self.pos = i;
+            if i < b.len() && b[i] == b'/' && self.skip_comment()? {
+                i = self.pos;
+                continue;
+            }
+            return Ok(());
         }
-        Ok(())
     }
 
     pub(super) fn eat_word(&mut self, word: &str) -> bool {
@@ -142,9 +293,19 @@ impl<'a> Reader<'a> {
 
     pub(super) fn name(&mut self, what: &str) -> Result<&'a str> {
         let start = self.pos;
-        while self.peek().is_some_and(is_name_byte) {
-            self.pos += 1;
+        let b = self.b;
+        let mut i = start;
+        let t = |c: u8| NAME_BYTES[usize::from(c)];
+        while let Some(&[p, q, r, s]) = b.get(i..i + 4) {
+            if !(t(p) & t(q) & t(r) & t(s)) {
+                break;
+            }
+            i += 4;
         }
+        while i < b.len() && t(b[i]) {
+            i += 1;
+        }
+        self.pos = i;
         if self.pos == start {
             return self.error(start, format!("expected {what}{}", self.found()));
         }
@@ -163,6 +324,55 @@ impl<'a> Reader<'a> {
     /// From an opening bracket at `pos`, the position just after its matching close (strings, nested
     /// brackets and comments respected).
     pub(crate) fn balanced(&mut self) -> Result<usize> {
+        let open_at = self.pos;
+        let b = self.b;
+        // Brackets without strings or comments, nested 32 deep at most (`(%a, %b)`, `{1,0:T(8,128)}`,
+        // `{devices=[2,2]<=[4]}`): the open ones held two bits each in a word. Anything else, or a
+        // mismatch, goes to the general scan, which reads from the start again.
+        let code = |c: u8| match c {
+            b'(' | b')' => 1u64,
+            b'[' | b']' => 2,
+            _ => 3,
+        };
+        if !matches!(b.get(open_at), Some(b'(' | b'[' | b'{')) {
+            return self.balanced_slowly();
+        }
+        let mut open = code(b[open_at]);
+        let mut depth = 1u32;
+        let mut i = open_at + 1;
+        loop {
+            // Four bytes at a time while none is special, then one at a time.
+            while let Some(&[p, q, r, s]) = b.get(i..i + 4) {
+                let t = |c: u8| SPECIAL[usize::from(c)];
+                if t(p) | t(q) | t(r) | t(s) {
+                    break;
+                }
+                i += 4;
+            }
+            while i < b.len() && !SPECIAL[usize::from(b[i])] {
+                i += 1;
+            }
+            match b.get(i) {
+                Some(&c @ (b'(' | b'[' | b'{')) if depth < 32 => {
+                    open = open << 2 | code(c);
+                    depth += 1;
+                }
+                Some(&c @ (b')' | b']' | b'}')) if open & 3 == code(c) => {
+                    open >>= 2;
+                    depth -= 1;
+                    if depth == 0 {
+                        self.pos = i + 1;
+                        return Ok(i + 1);
+                    }
+                }
+                _ => return self.balanced_slowly(),
+            }
+            i += 1;
+        }
+    }
+
+    /// [`Reader::balanced`], for any bracket.
+    fn balanced_slowly(&mut self) -> Result<usize> {
         let open_at = self.pos;
         // The closing bracket each open one expects: the first INLINE_DEPTH in place, deeper ones spilled.
         let mut inline = [0u8; INLINE_DEPTH];
@@ -237,8 +447,8 @@ impl<'a> Reader<'a> {
     pub(super) fn string(&mut self) -> Result<()> {
         let start = self.pos;
         let mut i = self.pos + 1;
-        while let Some(k) = memchr::memchr2(b'"', b'\\', &self.b[i.min(self.b.len())..]) {
-            i += k;
+        while let Some(k) = quote_or_escape(self.b, i) {
+            i = k;
             if self.b[i] == b'"' {
                 self.pos = i + 1;
                 return Ok(());
@@ -336,3 +546,7 @@ impl<'s> Iterator for TopLevel<'s> {
         None
     }
 }
+
+#[cfg(test)]
+#[path = "scan_tests.rs"]
+mod tests;

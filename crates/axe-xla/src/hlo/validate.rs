@@ -237,6 +237,7 @@ fn instructions<'s>(
 ) -> Result<()> {
     let err = |piece: &str, msg: String| module_error(text, at(text, piece), msg);
     let mut recent = [""; 2];
+    let mut opcodes = super::opcheck::OpcodeCache::default();
     for (k, inst) in insts.iter().enumerate() {
         if inst.is_root() {
             if run.root.is_some() {
@@ -250,14 +251,12 @@ fn instructions<'s>(
             check_shape(text, shape_text, shapes)?;
             recent = [shape_text, recent[0]];
         }
-        let Some(info) = super::opcheck::known_info(inst.opcode()) else {
-            return Err(err(
-                inst.opcode(),
-                format!("unknown opcode {:?}", inst.opcode()),
-            ));
+        let opcode = inst.opcode();
+        let Some(info) = opcodes.info(opcode) else {
+            return Err(err(opcode, format!("unknown opcode {opcode:?}")));
         };
         super::opcheck::instruction(text, inst, info)?;
-        if inst.opcode() == "parameter" && !run.parameters.insert(inst.operands_text().trim()) {
+        if opcode == "parameter" && !run.parameters.insert(inst.operands_text().trim()) {
             return Err(err(
                 inst.operands_text(),
                 format!(
@@ -267,10 +266,11 @@ fn instructions<'s>(
             ));
         }
         // Sharding texts live beside the shapes in the checked set (they never look alike).
-        if let Some(v) = inst.attribute("sharding") {
+        let attributes = inst.attributes();
+        if let Some(v) = attributes.get("sharding") {
             check_sharding(text, v, shapes)?;
         }
-        match inst.opcode() {
+        match opcode {
             "parameter" => {}
             "constant" if !inst.shape_text().is_empty() => {
                 let s = parse_at(text, inst.shape_text())?;
@@ -283,8 +283,8 @@ fn instructions<'s>(
         }
         pairing(text, inst, insts, run)?;
         // Control predecessors are instructions defined before, in the same computation.
-        if inst.attributes().has_control() {
-            if let Some(v) = inst.attributes().get("control-predecessors") {
+        if attributes.has_control() {
+            if let Some(v) = attributes.get("control-predecessors") {
                 let names = super::attrcheck::names(v)
                     .map_err(|(off, why)| module_error(text, at(text, v) + off, why))?;
                 for (_, name) in names {
@@ -293,9 +293,9 @@ fn instructions<'s>(
             }
         }
         // Called computations exist (the reader noted whether any attribute names one).
-        if inst.attributes().has_calls() {
-            for a in &inst.attributes() {
-                if a.name == "calls" && inst.opcode() == "async-start" {
+        if attributes.has_calls() {
+            for a in &attributes {
+                if a.name == "calls" && opcode == "async-start" {
                     wrapped.push(a.value);
                 }
                 if super::attributes::CALLING_ATTRIBUTES.contains(&a.name) {
@@ -317,18 +317,14 @@ fn instructions<'s>(
                 "a computation of more than 2^32 instructions".into(),
             )
         })?;
-        if run.defined.insert(bare(inst.name()), k).is_some() {
+        let name = bare(inst.name());
+        if run.defined.insert(name, k).is_some() {
             return Err(err(
                 inst.name(),
-                format!("instruction {} is defined twice", bare(inst.name())),
+                format!("instruction {name} is defined twice"),
             ));
         }
-        run.recent = [
-            bare(inst.name()),
-            run.recent[0],
-            run.recent[1],
-            run.recent[2],
-        ];
+        run.recent = [name, run.recent[0], run.recent[1], run.recent[2]];
     }
     Ok(())
 }
@@ -351,35 +347,16 @@ fn operands<'s>(
             format!("instructions nest more than {MAX_NESTED} deep in operands"),
         ));
     }
-    if operands_text
-        .bytes()
-        .all(|c| super::scan::is_name_byte(c) || c == b',' || c == b' ')
-    {
-        // Names, '%', commas and spaces only (the common list): each piece between commas is a name.
-        let b = operands_text.as_bytes();
-        let mut count = 0;
-        let mut from = 0;
-        for i in 0..=b.len() {
-            if b.get(i).is_none_or(|&c| c == b',') {
-                let (mut start, mut end) = (from, i);
-                while start < end && b[start] == b' ' {
-                    start += 1;
-                }
-                while end > start && b[end - 1] == b' ' {
-                    end -= 1;
-                }
-                if start < end {
-                    // ASCII bytes only: `start..end` lies on char boundaries.
-                    defined_before(text, &operands_text[start..end], run)?;
-                    count += 1;
-                }
-                from = i + 1;
-            }
-        }
-        return Ok(count);
-    }
+    // Names, '%', commas and spaces only (the common list): each piece between commas is a name. The
+    // general reading below takes over at the first piece that is not plain.
+    let (plain, rest) =
+        super::scan::plain_pieces(operands_text, |name| defined_before(text, name, run))?;
+    let Some(from) = rest else {
+        return Ok(plain);
+    };
+    let operands_text = &operands_text[from..];
     let pieces = super::scan::TopLevel::new(operands_text, b',');
-    let mut count = 0;
+    let mut count = plain;
     for piece in pieces {
         count += 1;
         let piece = skip_comments(piece);
@@ -419,7 +396,11 @@ fn operands<'s>(
 /// run continuing earlier ones, a name not in the run is noted for them).
 fn defined_before<'s>(text: &str, name: &'s str, run: &mut Run<'s>) -> Result<()> {
     let name_bare = bare(name);
-    if (!name_bare.is_empty() && run.recent.contains(&name_bare))
+    if (!name_bare.is_empty()
+        && run
+            .recent
+            .iter()
+            .any(|r| super::opcheck::same(r, name_bare)))
         || run.defined.contains_key(name_bare)
     {
         return Ok(());
