@@ -250,3 +250,26 @@ fn synth_writes_one_computation_on_request() {
     assert_eq!(code, 0);
     assert_ne!(many, out);
 }
+
+/// A module that is not UTF-8 is refused before it is read, saying where the first bad byte is (the
+/// text is checked with SIMD instructions and, when that fails, again for the place).
+#[test]
+fn a_module_that_is_not_utf8_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    for (bytes, at) in [
+        (&b"HloModule m\n\xff\n"[..], "index 12"),
+        (&b"HloModule m\n// caf\xc3\xa9 \xe2\x82\n"[..], "index 21"),
+    ] {
+        let path = dir.path().join("bad.hlo");
+        std::fs::write(&path, bytes).unwrap();
+        for verb in ["stats", "fmt"] {
+            let (code, out, err) = run(&["hlo", verb, path.to_str().unwrap()]);
+            assert_eq!(code, 1, "{verb}: {err}");
+            assert!(out.is_empty(), "{verb}: {out}");
+            assert!(
+                err.contains("not UTF-8 text") && err.contains(at),
+                "{verb}: {err}"
+            );
+        }
+    }
+}
