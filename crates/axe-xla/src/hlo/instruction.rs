@@ -26,6 +26,9 @@ pub struct Instruction<'a> {
     attributes_start: u32,
     is_root: bool,
     attribute_flags: u8,
+    /// [`super::names::hash`] of the bare name, worked out while the name is at hand (it fits the
+    /// padding the other fields leave).
+    name_hash: u32,
 }
 
 /// The pieces of an instruction, as the reader found them (slices of one text).
@@ -78,6 +81,7 @@ impl<'a> Instruction<'a> {
             },
             is_root: parts.is_root,
             attribute_flags: parts.attributes.flags(),
+            name_hash: super::names::hash(parts.name.strip_prefix('%').unwrap_or(parts.name)),
         })
     }
 
@@ -93,6 +97,16 @@ impl<'a> Instruction<'a> {
     /// The name as written (with its `%`, if any).
     pub fn name(&self) -> &'a str {
         &self.text[..self.name_end as usize]
+    }
+
+    /// Whether the text gives a result shape (without reading the text).
+    pub(crate) fn has_shape(&self) -> bool {
+        self.shape.start != self.shape.end
+    }
+
+    /// [`super::names::hash`] of [`Instruction::bare_name`] (without reading the text).
+    pub(crate) fn name_hash(&self) -> u32 {
+        self.name_hash
     }
 
     /// The result shape as written; empty when the text leaves it out.

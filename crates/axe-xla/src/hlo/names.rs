@@ -1,6 +1,6 @@
 //! The instructions of one computation by name, in 8 bytes a slot: an open-addressing table of
-//! positions and 32 bits of their names' hashes, a name compared with the instruction's own text only
-//! when those bits agree.
+//! positions and their names' 32-bit hashes (worked out by the reader), a name compared with the
+//! instruction's own text only when the hashes agree.
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -17,7 +17,7 @@ const EMPTY: u64 = u64::MAX;
 ///
 /// Law: [`NameTable::get`]`(name)` is the position of the last instruction added whose bare name is
 /// `name`, as a map from name to position filled in the same order gives. The table holds a power of two
-/// slots of 8 bytes (a position in the low half, the high half of the name's hash in the other), at
+/// slots of 8 bytes (a position in the low half, the name's 32-bit hash in the other), at
 /// least one and a quarter times as many as the instructions it has room for (a look for a name held
 /// then reads about three slots on average, within one or two cache lines).
 pub(crate) struct NameTable {
@@ -28,10 +28,13 @@ pub(crate) struct NameTable {
     room: usize,
 }
 
-fn hash(name: &str) -> u64 {
+/// The 32-bit hash of a bare name that tables of names go by: the reader works it out for each
+/// instruction as it reads the name ([`Instruction::name_hash`]), so that filling a table reads no text.
+pub(crate) fn hash(name: &str) -> u32 {
     let mut h = foldhash::fast::FixedState::with_seed(0x5eed).build_hasher();
     h.write(name.as_bytes());
-    h.finish()
+    let h = h.finish();
+    (h ^ h >> 32) as u32
 }
 
 impl NameTable {
@@ -89,20 +92,19 @@ impl NameTable {
         Ok(unique.then_some(t))
     }
 
-    /// Where a look for `name` starts: the tag its slots hold (the high half of its hash), the mask of a
+    /// Where a look for a name of hash `h` starts: the tag its slots hold (the hash), the mask of a
     /// slot's position (the slots after `at` are `(at + 1) & mask` on, wrapping around) and the first
     /// slot to look at.
-    fn probe(&self, name: &str) -> (u64, usize, usize) {
-        let h = hash(name);
+    fn probe(&self, h: u32) -> (u64, usize, usize) {
         let mask = self.slots.len() - 1;
-        (h >> 32, mask, h as usize & mask)
+        (u64::from(h), mask, h as usize & mask)
     }
 
     /// Adds instruction `k` of `instructions`, unless one of its name is there already: whether it was
     /// added. Threads may add at once: a slot is taken in one atomic step.
     fn insert_new(&self, instructions: &[Instruction<'_>], k: u32) -> bool {
-        let name = instructions[k as usize].bare_name();
-        let (tag, mask, mut at) = self.probe(name);
+        let inst = &instructions[k as usize];
+        let (tag, mask, mut at) = self.probe(inst.name_hash());
         loop {
             let s = self.slots[at].load(Relaxed);
             if s == EMPTY {
@@ -117,7 +119,7 @@ impl NameTable {
                     Err(_) => continue,
                 }
             }
-            if s >> 32 == tag && instructions[s as u32 as usize].bare_name() == name {
+            if s >> 32 == tag && instructions[s as u32 as usize].bare_name() == inst.bare_name() {
                 return false;
             }
             at = (at + 1) & mask;
@@ -137,11 +139,13 @@ impl NameTable {
     }
 
     fn insert(&mut self, instructions: &[Instruction<'_>], k: u32) {
-        let name = instructions[k as usize].bare_name();
-        let (tag, mask, mut at) = self.probe(name);
+        let inst = &instructions[k as usize];
+        let (tag, mask, mut at) = self.probe(inst.name_hash());
         loop {
             let s = self.slots[at].load(Relaxed);
-            if s == EMPTY || s >> 32 == tag && instructions[s as u32 as usize].bare_name() == name {
+            if s == EMPTY
+                || s >> 32 == tag && instructions[s as u32 as usize].bare_name() == inst.bare_name()
+            {
                 self.slots[at].store(tag << 32 | u64::from(k), Relaxed);
                 return;
             }
@@ -151,7 +155,7 @@ impl NameTable {
 
     /// The position of the last instruction added named `name` (bare), if any.
     pub(crate) fn get(&self, instructions: &[Instruction<'_>], name: &str) -> Option<usize> {
-        let (tag, mask, mut at) = self.probe(name);
+        let (tag, mask, mut at) = self.probe(hash(name));
         loop {
             let s = self.slots[at].load(Relaxed);
             if s == EMPTY {

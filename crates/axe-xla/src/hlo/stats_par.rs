@@ -152,7 +152,7 @@ pub(crate) fn walk_parallel<'a>(
 
     // 2. The name tables of the entry and of the computations a chunk boundary cuts (a chunk makes
     // those of the computations it holds whole, one at a time, as it walks them).
-    let keep = |i: &Instruction<'_>| !i.shape_text().is_empty();
+    let keep = |i: &Instruction<'_>| i.has_shape();
     let entry = super::calls::entry_index(module);
     let shared = |ci: usize| {
         let (a, b) = (starts[ci], starts[ci + 1]);

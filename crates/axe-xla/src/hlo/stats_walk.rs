@@ -62,7 +62,7 @@ pub(crate) fn walk<'a>(
         r.relayouts.computation(comp.name);
         // The instructions with a shape by bare name, all added before the walk (in one tight loop,
         // whose memory accesses overlap); the shape id of each, as the walk finds it.
-        let by_name = NameTable::of(&comp.instructions, |i| !i.shape_text().is_empty())?;
+        let by_name = NameTable::of(&comp.instructions, |i| i.has_shape())?;
         let mut ids: Vec<u32> = vec![u32::MAX; comp.instructions.len()];
         for (k, inst) in comp.instructions.iter().enumerate() {
             signs.see(inst);
@@ -432,7 +432,7 @@ pub(super) fn defined(
         own.len() == name.len()
             && own.as_bytes().last() == name.as_bytes().last()
             && own == name
-            && !i.shape_text().is_empty()
+            && i.has_shape()
     };
     // Most operands name one of the last few instructions.
     if let Some(j) = (k.saturating_sub(8)..=k).rev().find(|&j| named(j)) {
