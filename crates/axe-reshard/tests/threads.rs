@@ -156,11 +156,18 @@ fn a_rank_that_returns_early_ends_the_others_with_peer_gone() {
         },
     );
     assert_eq!(out[0], Ok(()));
-    for r in [1, 2] {
+    // Each of the others ends with PeerGone: naming rank 0, or the other one, if that one saw rank 0
+    // gone first and ended before this one sent to it (a race the test cannot order). At least one
+    // of them names rank 0.
+    let gone = |r: usize| match &out[r] {
+        Err(CommError::PeerGone { rank, .. }) => Some(*rank),
+        _ => None,
+    };
+    for (r, other) in [(1, 2), (2, 1)] {
         assert!(
-            matches!(&out[r], Err(CommError::PeerGone { rank: 0, .. })),
+            gone(r) == Some(0) || (gone(r) == Some(other) && gone(other) == Some(0)),
             "{:?}",
-            out[r]
+            out
         );
     }
 }
