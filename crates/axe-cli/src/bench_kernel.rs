@@ -81,6 +81,19 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// The xorshift64 sequence (shifts 13, 7, 17) from `seed` (made odd, so that it never sticks at zero):
+/// the bench's inputs, the same in every run.
+#[cfg(feature = "cuda")]
+pub fn xorshift(seed: u64) -> impl Iterator<Item = u64> {
+    let mut x = seed | 1;
+    std::iter::repeat_with(move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    })
+}
+
 #[cfg(feature = "cuda")]
 mod on_gpu {
     use super::*;
@@ -90,12 +103,9 @@ mod on_gpu {
 
     /// Random bytes (valid elements for `pred`: 0 or 1).
     fn random(n: usize, seed: u64, pred: bool) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+        xorshift(seed)
+            .take(n)
+            .map(|x| {
                 let b = (x >> 24) as u8;
                 if pred {
                     b & 1

@@ -9,18 +9,13 @@ use axe_kernel::softmax::{softmax_kernel, softmax_reference};
 use axe_kernel::DType;
 use serde_json::{json, Value};
 
-use crate::bench_kernel::{median, KernelBench};
+use crate::bench_kernel::{median, xorshift, KernelBench};
 
 /// Uniform values in [-10, 10) from a xorshift generator.
 fn softmax_inputs(n: usize, seed: u64) -> Vec<f32> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ((x >> 40) as f32 / (1u64 << 24) as f32) * 20.0 - 10.0
-        })
+    xorshift(seed)
+        .take(n)
+        .map(|x| ((x >> 40) as f32 / (1u64 << 24) as f32) * 20.0 - 10.0)
         .collect()
 }
 

@@ -9,6 +9,9 @@ use axe_relayout::{plan, relayout, Isa, Options, TensorLayout};
 use axe_xla::{ArrayShape, Dim, Layout as XlaLayout, PrimitiveType, Tile, TileDim, Tiling};
 use proptest::prelude::*;
 
+mod common;
+use common::{check_moved, random_bytes, xla_pair};
+
 /// A side of the copy: its TensorLayout plus an independent way to find each element's slots.
 #[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant, reason = "a few values per test case")]
@@ -171,19 +174,6 @@ fn case() -> impl Strategy<Value = (Side, Side, u64)> {
                 Just(seed),
             )
         })
-}
-
-/// `n` pseudo-random bytes (xorshift64 from `seed`).
-fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed | 1;
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect()
 }
 
 /// Relays `a` into `b` from random bytes (both buffers starting `shift` bytes into their allocation)
@@ -395,20 +385,6 @@ proptest! {
     }
 }
 
-/// An XLA shape string, and the same shape with the layout `to`.
-fn xla_pair(shape: &str, to: &str) -> (ArrayShape, ArrayShape) {
-    let a = axe_xla::parse_shape(shape)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone();
-    let b = ArrayShape {
-        layout: axe_xla::parse_layout(to, a.rank()).unwrap(),
-        ..a.clone()
-    };
-    (a, b)
-}
-
 /// The tensor layout of an XLA shape string.
 fn xla(shape: &str) -> TensorLayout {
     TensorLayout::from_xla(axe_xla::parse_shape(shape).unwrap().as_array().unwrap()).unwrap()
@@ -504,23 +480,13 @@ fn check_strided_transpose(
     let dst = &mut dst_alloc[at..at + tb.bytes() as usize];
     relayout(src, ta, dst, tb, opts).unwrap();
     let w = (ta.bits / 8) as usize;
-    for i in 0..dims[0] {
-        for j in 0..dims[1] {
-            for k in 0..dims[2] {
-                let e = [i, j, k];
-                let at = |(st, base): Strided| {
-                    w * (base + (0..3).map(|d| e[d] * st[d]).sum::<i64>()) as usize
-                };
-                let (so, d) = (at(from), at(to));
-                assert_eq!(
-                    src[so..so + w],
-                    dst[d..d + w],
-                    "{name}, {:?}, [{i},{j},{k}]",
-                    opts.isa
-                );
-            }
-        }
-    }
+    check_moved(
+        &format!("{name}, {:?}", opts.isa),
+        (src, dst),
+        w,
+        &dims,
+        ((&from.0[..], from.1), (&to.0[..], to.1)),
+    );
 }
 
 /// Transposes whose source rows lie far apart (128 KiB and more), with ragged row and column edges:

@@ -8,22 +8,11 @@
 use axe_relayout::{plan, relayout, Isa, Options, TensorLayout};
 use axe_xla::ArrayShape;
 
-/// `shape` (row-major up to its own layout) and the same array with layout `to`.
-fn pair(shape: &str, to: &str) -> (ArrayShape, ArrayShape) {
-    let a = axe_xla::parse_shape(shape)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone();
-    let b = ArrayShape {
-        layout: axe_xla::parse_layout(to, a.rank()).unwrap(),
-        ..a.clone()
-    };
-    (a, b)
-}
+mod common;
+use common::{check_moved, random_bytes, xla_pair};
 
 /// Element strides of an untiled layout of `dims`.
-fn strides(a: &ArrayShape, dims: &[usize]) -> Vec<usize> {
+fn strides(a: &ArrayShape, dims: &[i64]) -> Vec<i64> {
     let mut st = vec![0; dims.len()];
     let mut n = 1;
     for &d in &a.layout.minor_to_major {
@@ -37,22 +26,14 @@ fn strides(a: &ArrayShape, dims: &[usize]) -> Vec<usize> {
 /// starts `skew` bytes past a 64-byte boundary, and checks every element against the strides and the
 /// plan against `planes` (whether it moves several planes at a time).
 fn check(shape: &str, to: &str, planes: bool) {
-    let (a, b) = pair(shape, to);
+    let (a, b) = xla_pair(shape, to);
     let (ta, tb) = (
         TensorLayout::from_xla(&a).unwrap(),
         TensorLayout::from_xla(&b).unwrap(),
     );
     let w = (ta.bits / 8) as usize;
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let src: Vec<u8> = (0..ta.bytes())
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
-    let dims: Vec<usize> = ta.dims.iter().map(|&d| d as usize).collect();
+    let src = random_bytes(ta.bytes() as usize, 0x9e37_79b9_7f4a_7c15);
+    let dims: Vec<i64> = ta.dims.iter().map(|&d| d as i64).collect();
     let (sa, sb) = (strides(&a, &dims), strides(&b, &dims));
     for (threads, skew) in [(1, 0), (2, 4)] {
         let opts = Options {
@@ -70,22 +51,13 @@ fn check(shape: &str, to: &str, planes: bool) {
         let at = alloc.as_ptr().align_offset(64) + skew;
         let dst = &mut alloc[at..at + tb.bytes() as usize];
         relayout(&src, &ta, dst, &tb, &opts).unwrap();
-        let count: usize = dims.iter().product();
-        for flat in 0..count {
-            let (mut rest, mut so, mut d) = (flat, 0, 0);
-            for k in (0..dims.len()).rev() {
-                let e = rest % dims[k];
-                rest /= dims[k];
-                so += e * sa[k];
-                d += e * sb[k];
-            }
-            let (so, d) = (so * w, d * w);
-            assert_eq!(
-                src[so..so + w],
-                dst[d..d + w],
-                "{shape} -> {to}, {threads} thread(s), element {flat}"
-            );
-        }
+        check_moved(
+            &format!("{shape} -> {to}, {threads} thread(s)"),
+            (&src, dst),
+            w,
+            &dims,
+            ((&sa, 0), (&sb, 0)),
+        );
     }
 }
 
