@@ -172,14 +172,9 @@ pub(crate) fn read_in_pieces(
                     if !joined_runs_agree(text, &c, &lists, &runs) {
                         return None;
                     }
-                    // The checks' names freed before the lists are joined; onto the first piece's
-                    // list, each later piece's list freed once moved.
+                    // The checks' names freed before the lists are joined.
                     drop((lists, runs));
-                    c.instructions
-                        .reserve_exact(heads.iter().map(Vec::len).sum::<usize>());
-                    for mut head in heads {
-                        c.instructions.append(&mut head);
-                    }
+                    append_parallel(&mut c.instructions, heads);
                     out.push(c);
                 }
             }
@@ -200,6 +195,16 @@ pub(crate) fn read_in_pieces(
         .iter()
         .all(|name| names.contains(name))
         .then_some(out)
+}
+
+/// `lists` appended to `to` in order, each list split among the threads of the pool and freed once
+/// copied: a large computation's instructions fill fresh pages, whose first touch costs more than the
+/// copy, and the threads touch theirs at once.
+fn append_parallel<T: Copy + Send + Sync>(to: &mut Vec<T>, lists: Vec<Vec<T>>) {
+    to.reserve_exact(lists.iter().map(Vec::len).sum());
+    for list in lists {
+        to.par_extend(list.par_iter().copied());
+    }
 }
 
 /// Whether the runs of computation `c`, checked each on its own (`runs[k]` the check of `lists[k]`, the
@@ -246,28 +251,6 @@ fn joined_runs_agree(
         && validate::signature(text, c, root.or(last)).is_ok()
 }
 
-/// A hash of a name for [`names_once`]: every byte counts, eight at a time (names are short). Any hash
-/// gives the same answer there; a good one only spares lookups.
-fn name_hash(b: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = (b.len() as u64).wrapping_mul(K);
-    let mut words = b.chunks_exact(8);
-    for chunk in words.by_ref() {
-        let w = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default());
-        h = (h ^ w).wrapping_mul(K).rotate_left(29);
-    }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let w = rest
-            .iter()
-            .rev()
-            .fold(0u64, |w, &x| (w << 8) | u64::from(x));
-        h = (h ^ w).wrapping_mul(K).rotate_left(29);
-    }
-    h ^= h >> 32;
-    h.wrapping_mul(K)
-}
-
 /// Whether no name is defined by two of `runs`, the checks of `lists`, a computation's instructions in
 /// order (each defines a name once at most).
 ///
@@ -290,8 +273,9 @@ fn names_once(lists: &[&[Instruction<'_>]], runs: &[Run<'_>]) -> bool {
     let words = (at / 4).max(1).next_power_of_two();
     let filter: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
     let mask = words - 1;
-    let seen_before = |name: &str| {
-        let h = name_hash(name.as_bytes());
+    // The hash each instruction keeps of its bare name, spread over 64 bits: no name's text is read.
+    let seen_before = |inst: &Instruction<'_>| {
+        let h = u64::from(inst.name_hash()).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let word = (h as usize) & mask;
         let bits = (1u64 << ((h >> 52) & 63)) | (1u64 << ((h >> 58) & 63));
         filter[word].fetch_or(bits, Ordering::Relaxed) & bits == bits
@@ -301,9 +285,8 @@ fn names_once(lists: &[&[Instruction<'_>]], runs: &[Run<'_>]) -> bool {
         .enumerate()
         .flat_map_iter(|(k, list)| {
             list.iter()
-                .map(Instruction::bare_name)
-                .filter(move |name| seen_before(name))
-                .map(move |name| (k, name))
+                .filter(move |inst| seen_before(inst))
+                .map(move |inst| (k, inst.bare_name()))
         })
         .collect();
     candidates.par_iter().all(|(k, name)| {
