@@ -26,6 +26,19 @@ pub(crate) struct NameTable {
     slots: Vec<AtomicU64>,
     /// How many instructions the list holds.
     room: usize,
+    /// How many slots [`NameTable::add_new`] has filled.
+    filled: usize,
+}
+
+impl Default for NameTable {
+    /// A table with room for no instruction.
+    fn default() -> Self {
+        NameTable {
+            slots: (0..16).map(|_| AtomicU64::new(EMPTY)).collect(),
+            room: 0,
+            filled: 0,
+        }
+    }
 }
 
 /// The 32-bit hash of a bare name that tables of names go by: the reader works it out for each
@@ -52,6 +65,7 @@ impl NameTable {
         Ok(NameTable {
             slots: (0..slots).map(|_| AtomicU64::new(EMPTY)).collect(),
             room: n,
+            filled: 0,
         })
     }
 
@@ -138,6 +152,33 @@ impl NameTable {
         }
     }
 
+    /// Adds instruction `k` of `instructions` (the list the table is for) unless one of its name is
+    /// there: whether it was added. An error past the room the table was made with.
+    pub(crate) fn add_new(&mut self, instructions: &[Instruction<'_>], k: usize) -> Result<bool> {
+        let Some(k32) = u32::try_from(k).ok().filter(|_| k < self.room) else {
+            return Err(overflow("an instruction past the room of a name table"));
+        };
+        let inst = &instructions[k];
+        let (tag, mask, mut at) = self.probe(inst.name_hash());
+        loop {
+            let s = self.slots[at].load(Relaxed);
+            if s == EMPTY {
+                self.slots[at].store(tag << 32 | u64::from(k32), Relaxed);
+                self.filled += 1;
+                return Ok(true);
+            }
+            if s >> 32 == tag && instructions[s as u32 as usize].bare_name() == inst.bare_name() {
+                return Ok(false);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// How many instructions [`NameTable::add_new`] has added.
+    pub(crate) fn len(&self) -> usize {
+        self.filled
+    }
+
     fn insert(&mut self, instructions: &[Instruction<'_>], k: u32) {
         let inst = &instructions[k as usize];
         let (tag, mask, mut at) = self.probe(inst.name_hash());
@@ -205,6 +246,20 @@ mod tests {
                 prop_assert_eq!(t.get(&list, &name), map.get(name.as_str()).copied());
             }
             prop_assert!(4 * t.slots.len() >= 5 * list.len() && t.slots.len().is_power_of_two());
+            // Added only when new: as a map's first insertion of each name, counted.
+            let mut firsts = NameTable::with_room(list.len()).unwrap();
+            let mut first = std::collections::HashMap::new();
+            for (k, i) in list.iter().enumerate() {
+                let new = !first.contains_key(i.bare_name());
+                first.entry(i.bare_name()).or_insert(k);
+                prop_assert_eq!(firsts.add_new(&list, k).unwrap(), new);
+            }
+            prop_assert_eq!(firsts.len(), first.len());
+            prop_assert!(firsts.add_new(&list, list.len()).is_err());
+            for n in 0..45 {
+                let name = format!("n{n}");
+                prop_assert_eq!(firsts.get(&list, &name), first.get(name.as_str()).copied());
+            }
             // Filled by threads, a few instructions each: the same answers, or `None` when a name
             // is kept twice.
             let kept: Vec<&str> = list.iter().filter(|i| i.opcode() == "constant").map(|i| i.bare_name()).collect();

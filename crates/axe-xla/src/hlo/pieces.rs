@@ -98,7 +98,7 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
     };
     let head_run = match place {
         Place::Inside => {
-            let mut run = Run::with_capacity(seg.head.len());
+            let mut run = Run::with_capacity(seg.head.len()).ok()?;
             run.outside = Some(Vec::new());
             checker.run(&seg.head, &mut run, &mut exists).ok()?;
             Some(run)
@@ -111,7 +111,7 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
     let open_run = match &seg.open {
         Some(c) => {
             // The computation's first run: every name it uses is its own.
-            let mut run = Run::with_capacity(c.instructions.len());
+            let mut run = Run::with_capacity(c.instructions.len()).ok()?;
             checker.run(&c.instructions, &mut run, &mut exists).ok()?;
             Some(run)
         }
@@ -291,8 +291,9 @@ fn names_once(lists: &[&[Instruction<'_>]], runs: &[Run<'_>]) -> bool {
         .collect();
     candidates.par_iter().all(|(k, name)| {
         runs.iter()
+            .zip(lists)
             .enumerate()
-            .all(|(j, r)| j == *k || !r.defined.contains_key(name))
+            .all(|(j, (r, list))| j == *k || r.defined.get(list, name).is_none())
     })
 }
 
@@ -324,7 +325,7 @@ mod tests {
             let mut checker = validate::Checker::new(&text);
             let mut runs = Vec::new();
             for (k, list) in lists.iter().enumerate() {
-                let mut run = Run::with_capacity(list.len());
+                let mut run = Run::with_capacity(list.len()).unwrap();
                 if k > 0 {
                     run.outside = Some(Vec::new());
                 }

@@ -5,8 +5,9 @@
 //! Errors point into the module text (`line:col`, the line, a caret): every piece of a [`Module`] borrows
 //! from the text, so its position is where its slice starts.
 
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::{HashSet, HashSetExt};
 
+use super::names::NameTable;
 use super::scan::module_error;
 use super::{Computation, Instruction};
 use crate::error::{Result, XlaError};
@@ -184,18 +185,19 @@ fn computation<'s>(
             format!("computation {} has no instructions", bare(c.name)),
         ));
     }
-    let mut run = Run::with_capacity(c.instructions.len());
+    let mut run = Run::with_capacity(c.instructions.len())?;
     instructions(text, &c.instructions, &mut run, exists, shapes, wrapped)?;
     signature(text, c, run.root.as_ref())
 }
 
 /// What checking a run of one computation's instructions found: the names it defines with their
-/// positions in the run (24 bytes a name: see [`opcode_in`]), its parameter numbers, its root. A run that continues earlier runs of its computation
+/// positions in the run (a [`NameTable`] of the run's list, 10 bytes a name: see [`opcode_in`]), its
+/// parameter numbers, its root. A run that continues earlier runs of its computation
 /// (`outside` given) notes the operands it does not define, and the async operands it completes, for the
 /// earlier runs to hold; a whole computation's run (`outside` absent) reports them as errors.
 #[derive(Default)]
 pub(crate) struct Run<'s> {
-    pub(crate) defined: HashMap<&'s str, u32>,
+    pub(crate) defined: NameTable,
     pub(crate) parameters: HashSet<&'s str>,
     pub(crate) root: Option<Instruction<'s>>,
     pub(crate) outside: Option<Vec<&'s str>>,
@@ -207,12 +209,12 @@ pub(crate) struct Run<'s> {
 }
 
 impl Run<'_> {
-    /// An empty run with room for `instructions` names.
-    pub(crate) fn with_capacity(instructions: usize) -> Self {
-        Run {
-            defined: HashMap::with_capacity(instructions),
+    /// An empty run with room for `instructions` names; an error for 2^32 - 1 or more.
+    pub(crate) fn with_capacity(instructions: usize) -> Result<Self> {
+        Ok(Run {
+            defined: NameTable::with_room(instructions)?,
             ..Run::default()
-        }
+        })
     }
 }
 
@@ -222,8 +224,8 @@ pub(crate) fn opcode_in<'s>(
     insts: &[Instruction<'s>],
     name: &str,
 ) -> Option<&'s str> {
-    let k = *run.defined.get(name)?;
-    insts.get(k as usize).map(Instruction::opcode)
+    let k = run.defined.get(insts, name)?;
+    insts.get(k).map(Instruction::opcode)
 }
 
 /// Checks `insts`, one run of a computation's instructions, into `run`.
@@ -277,7 +279,7 @@ fn instructions<'s>(
                 super::literal::check(text, inst.operands_text(), &s)?;
             }
             _ => {
-                let count = operands(text, inst.operands_text(), run, shapes, 0)?;
+                let count = operands(text, insts, inst.operands_text(), run, shapes, 0)?;
                 super::opcheck::operand_count(text, inst, info, count)?;
             }
         }
@@ -288,7 +290,7 @@ fn instructions<'s>(
                 let names = super::attrcheck::names(v)
                     .map_err(|(off, why)| module_error(text, at(text, v) + off, why))?;
                 for (_, name) in names {
-                    defined_before(text, name, run)?;
+                    defined_before(text, insts, name, run)?;
                 }
             }
         }
@@ -311,14 +313,8 @@ fn instructions<'s>(
                 }
             }
         }
-        let k = u32::try_from(k).map_err(|_| {
-            err(
-                inst.name(),
-                "a computation of more than 2^32 instructions".into(),
-            )
-        })?;
         let name = bare(inst.name());
-        if run.defined.insert(name, k).is_some() {
+        if !run.defined.add_new(insts, k)? {
             return Err(err(
                 inst.name(),
                 format!("instruction {name} is defined twice"),
@@ -335,6 +331,7 @@ const MAX_NESTED: usize = 128;
 
 fn operands<'s>(
     text: &str,
+    insts: &[Instruction<'s>],
     operands_text: &'s str,
     run: &mut Run<'s>,
     shapes: &mut HashSet<&'s str>,
@@ -350,7 +347,7 @@ fn operands<'s>(
     // Names, '%', commas and spaces only (the common list): each piece between commas is a name. The
     // general reading below takes over at the first piece that is not plain.
     let (plain, rest) =
-        super::scan::plain_pieces(operands_text, |name| defined_before(text, name, run))?;
+        super::scan::plain_pieces(operands_text, |name| defined_before(text, insts, name, run))?;
     let Some(from) = rest else {
         return Ok(plain);
     };
@@ -380,13 +377,13 @@ fn operands<'s>(
                 .strip_suffix(')')
                 .unwrap_or(&rest[open + 1..]);
             if !matches!(opcode, "parameter" | "constant") {
-                operands(text, inner, run, shapes, depth + 1)?;
+                operands(text, insts, inner, run, shapes, depth + 1)?;
             }
             continue;
         }
         let name = rest;
         if !name.is_empty() {
-            defined_before(text, name, run)?;
+            defined_before(text, insts, name, run)?;
         }
     }
     Ok(count)
@@ -394,14 +391,19 @@ fn operands<'s>(
 
 /// An operand `name` (a slice of `text`) names an instruction defined before, or the error at it (in a
 /// run continuing earlier ones, a name not in the run is noted for them).
-fn defined_before<'s>(text: &str, name: &'s str, run: &mut Run<'s>) -> Result<()> {
+fn defined_before<'s>(
+    text: &str,
+    insts: &[Instruction<'s>],
+    name: &'s str,
+    run: &mut Run<'s>,
+) -> Result<()> {
     let name_bare = bare(name);
     if (!name_bare.is_empty()
         && run
             .recent
             .iter()
             .any(|r| super::opcheck::same(r, name_bare)))
-        || run.defined.contains_key(name_bare)
+        || run.defined.get(insts, name_bare).is_some()
     {
         return Ok(());
     }
