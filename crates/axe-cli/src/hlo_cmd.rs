@@ -4,7 +4,7 @@ use axe_xla::hlo::parse_module;
 use axe_xla::hlo::partitioned::ShapeReading;
 use axe_xla::hlo::per_device::PerDevice;
 use axe_xla::hlo::sharding::parse_sharding;
-use axe_xla::hlo::stats::{report_with, Relayouts, Totals};
+use axe_xla::hlo::stats::{parse_checked, Relayouts, Totals};
 use axe_xla::hlo::synth::{synth_module, synth_one_computation};
 use clap::Subcommand;
 use serde::Serialize;
@@ -100,8 +100,11 @@ fn stats(file: &str, top: usize, json_mode: bool, shapes: Option<ShapeReading>) 
     let result = (|| -> Result<(), String> {
         let bytes = Bytes::open(file)?;
         let text = bytes.text(file)?;
-        let module = parse_module(text).map_err(|e| format!("{file}:{e}"))?;
-        let r = report_with(&module, top, shapes).map_err(|e| e.to_string())?;
+        let checked = parse_checked(text).map_err(|e| format!("{file}:{e}"))?;
+        let r = checked
+            .report_with(top, shapes)
+            .map_err(|e| e.to_string())?;
+        let module = checked.module();
         if json_mode {
             crate::report::stream_stdout(|out| {
                 serde_json::to_writer(&mut *out, &StatsJson::new(&module.name, &r))?;
@@ -113,7 +116,7 @@ fn stats(file: &str, top: usize, json_mode: bool, shapes: Option<ShapeReading>) 
         // The process ends after the answer: freeing a module of millions of pieces one by one would
         // cost more than reading it.
         std::mem::forget(r);
-        std::mem::forget(module);
+        std::mem::forget(checked);
         Ok(())
     })();
     match result {

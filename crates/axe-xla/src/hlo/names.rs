@@ -20,13 +20,14 @@ const EMPTY: u64 = u64::MAX;
 /// slots of 8 bytes (a position in the low half, the name's 32-bit hash in the other), at
 /// least one and a quarter times as many as the instructions it has room for (a look for a name held
 /// then reads about three slots on average, within one or two cache lines).
+#[derive(Debug)]
 pub(crate) struct NameTable {
     /// Atomic so that threads may fill one table at once ([`NameTable::of_parallel`]); a relaxed load
     /// or store is a plain one.
     slots: Vec<AtomicU64>,
     /// How many instructions the list holds.
     room: usize,
-    /// How many slots [`NameTable::add_new`] has filled.
+    /// How many names [`NameTable::add_new`] or [`NameTable::of_parallel`] added.
     filled: usize,
 }
 
@@ -48,6 +49,21 @@ pub(crate) fn hash(name: &str) -> u32 {
     h.write(name.as_bytes());
     let h = h.finish();
     (h ^ h >> 32) as u32
+}
+
+/// The fewest instructions of a computation whose table its check keeps for the cost report ([`kept`]).
+#[cfg(not(test))]
+const KEPT_FROM: usize = 4096;
+/// In tests, the table of every computation with an instruction, so that the report's use of them is
+/// checked on small modules.
+#[cfg(test)]
+const KEPT_FROM: usize = 1;
+
+/// `table`, when its computation has at least [`KEPT_FROM`] instructions: the cost report uses it
+/// rather than make its own. Smaller tables are made again in cache where needed, quickly, and the many
+/// small computations of a module would only add to the memory held while it is reported on.
+pub(crate) fn kept(table: NameTable) -> Option<NameTable> {
+    (table.room >= KEPT_FROM).then_some(table)
 }
 
 impl NameTable {
@@ -93,17 +109,25 @@ impl NameTable {
         chunk: usize,
     ) -> Result<Option<NameTable>> {
         let t = NameTable::with_room(instructions.len())?;
-        let unique = instructions
+        let filled = instructions
             .par_chunks(chunk.max(1))
             .enumerate()
-            .all(|(c, part)| {
+            .map(|(c, part)| {
                 let first = c * chunk.max(1);
-                part.iter().enumerate().all(|(k, inst)| {
+                let mut kept = 0usize;
+                for (k, inst) in part.iter().enumerate() {
                     // Positions fit: the room was checked.
-                    !keep(inst) || t.insert_new(instructions, (first + k) as u32)
-                })
-            });
-        Ok(unique.then_some(t))
+                    if keep(inst) {
+                        if !t.insert_new(instructions, (first + k) as u32) {
+                            return None;
+                        }
+                        kept += 1;
+                    }
+                }
+                Some(kept)
+            })
+            .try_reduce(|| 0, |a, b| Some(a + b));
+        Ok(filled.map(|filled| NameTable { filled, ..t }))
     }
 
     /// Where a look for a name of hash `h` starts: the tag its slots hold (the hash), the mask of a
@@ -174,7 +198,7 @@ impl NameTable {
         }
     }
 
-    /// How many instructions [`NameTable::add_new`] has added.
+    /// How many instructions [`NameTable::add_new`] or [`NameTable::of_parallel`] added.
     pub(crate) fn len(&self) -> usize {
         self.filled
     }
@@ -268,6 +292,7 @@ mod tests {
                 let p = NameTable::of_parallel(&list, |i| i.opcode() == "constant", chunk).unwrap();
                 prop_assert_eq!(p.is_none(), twice);
                 if let Some(p) = p {
+                    prop_assert_eq!(p.len(), kept.len());
                     for n in 0..45 {
                         let name = format!("n{n}");
                         prop_assert_eq!(p.get(&list, &name), map.get(name.as_str()).copied());

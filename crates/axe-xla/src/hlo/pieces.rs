@@ -7,21 +7,21 @@
 //! piece assumed, the next piece began where a reading from the start is there; when not (the line was
 //! inside a string or a multi-line literal, a continued attribute list, a comment), the next piece is
 //! read again from where the previous one stopped. A computation read in several pieces is joined: its
-//! instructions in order, and the names, parameter numbers and roots of each run checked against the
-//! runs before it (an operand may name an instruction of an earlier piece, never of a later one).
+//! instructions in order, its names once in the whole (a table of them made on every thread), and the
+//! parameter numbers, roots and outside operands of each run checked against the runs before it (an
+//! operand may name an instruction of an earlier piece, never of a later one).
 //!
 //! Any error, any disagreement, and the module is read and checked again in one go, so that the error
 //! reported is the first in module order, exactly as a reading from the start reports it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use rayon::prelude::*;
 
+use super::names::{kept, NameTable};
 use super::reader::Reader;
 pub(crate) use super::segment::cuts;
 use super::segment::{Place, Segment};
 use super::validate::{self, Run};
-use super::{Computation, Instruction};
+use super::Computation;
 use crate::error::Result;
 
 /// Below this many bytes, a module is read in one piece.
@@ -37,7 +37,7 @@ const PIECE_BYTES: usize = 1 << 20;
 /// parallel; should anything be wrong, it is read and checked again one computation after the other, so
 /// that the error reported is the first one in module order (every syntax error before any other, as a
 /// reading from the start meets them).
-pub(crate) fn read_checked(text: &str, start: usize) -> Result<Vec<Computation<'_>>> {
+pub(crate) fn read_checked(text: &str, start: usize) -> Result<Checked<'_>> {
     #[cfg(test)]
     if let Some(piece) = PIECES_FOR_TESTS.with(std::cell::Cell::get) {
         return read_checked_in(text, start, Some(piece));
@@ -55,26 +55,32 @@ thread_local! {
     pub(crate) static PIECES_FOR_TESTS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
+/// Computations read and checked, with each one's instructions by name (every one of them, each name
+/// once) where [`kept`], in the same order.
+pub(crate) type Checked<'a> = (Vec<Computation<'a>>, Vec<Option<NameTable>>);
+
 /// [`read_checked`], in pieces of about `piece_bytes` when given.
 pub(crate) fn read_checked_in(
     text: &str,
     start: usize,
     piece_bytes: Option<usize>,
-) -> Result<Vec<Computation<'_>>> {
+) -> Result<Checked<'_>> {
     let len = text.len();
     if let Some(piece_bytes) = piece_bytes {
-        if let Some(computations) = read_in_pieces(text, start, piece_bytes) {
-            return Ok(computations);
+        if let Some(checked) = read_in_pieces(text, start, piece_bytes) {
+            return Ok(checked);
         }
     }
     let (computations, _) = Reader::at(text, start).computations_until(len)?;
-    validate::check(text, &computations)?;
-    Ok(computations)
+    let tables = validate::check(text, &computations)?;
+    Ok((computations, tables))
 }
 
 /// One piece read and checked.
 struct Piece<'a> {
     seg: Segment<'a>,
+    /// The instructions by name of each of its whole computations, where [`kept`].
+    tables: Vec<Option<NameTable>>,
     /// The computations its instructions call, checked once every name is known.
     called: Vec<&'a str>,
     /// The `calls=` of its async-starts, in order.
@@ -105,8 +111,9 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
         }
         Place::Between => None,
     };
+    let mut tables = Vec::with_capacity(seg.computations.len());
     for c in &seg.computations {
-        checker.computation(c, &mut exists).ok()?;
+        tables.push(kept(checker.computation(c, &mut exists).ok()?));
     }
     let open_run = match &seg.open {
         Some(c) => {
@@ -119,6 +126,7 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
     };
     Some(Piece {
         seg,
+        tables,
         called,
         wrapped: checker.wrapped,
         head_run,
@@ -127,11 +135,7 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
 }
 
 /// The computations read and checked in parallel pieces; `None` when anything is wrong.
-pub(crate) fn read_in_pieces(
-    text: &str,
-    start: usize,
-    piece_bytes: usize,
-) -> Option<Vec<Computation<'_>>> {
+pub(crate) fn read_in_pieces(text: &str, start: usize, piece_bytes: usize) -> Option<Checked<'_>> {
     let len = text.len();
     let cuts = cuts(text, start, piece_bytes);
     let pieces: Vec<_> = cuts
@@ -139,10 +143,11 @@ pub(crate) fn read_in_pieces(
         .map(|w| read_piece(text, w[0].0, w[0].1, w[1].0))
         .collect();
     let mut out: Vec<Computation<'_>> = Vec::new();
+    let mut tables: Vec<Option<NameTable>> = Vec::new();
     let mut called = Vec::new();
     let mut wrapped = Vec::new();
-    // The computation open across cuts, with the checks of its runs; the computations joined so.
-    let mut open: Option<(Computation<'_>, Vec<Run<'_>>, Vec<Vec<Instruction<'_>>>)> = None;
+    // The computation open across cuts, with the checks of its runs and the later runs' instructions.
+    let mut open: Option<(Computation<'_>, Vec<Run<'_>>, Vec<Vec<_>>)> = None;
     let (mut at, mut place) = (start, Place::Between);
     for (piece, w) in pieces.into_iter().zip(cuts.windows(2)) {
         let (begin, end) = (w[0], w[1].0);
@@ -165,16 +170,22 @@ pub(crate) fn read_in_pieces(
                 runs.push(run);
                 if let Some(attributes) = seg.head_close {
                     c.attributes = attributes;
-                    let (mut c, runs, heads) = open.take()?;
-                    let lists: Vec<&[Instruction<'_>]> = std::iter::once(&c.instructions[..])
-                        .chain(heads.iter().map(Vec::as_slice))
-                        .collect();
-                    if !joined_runs_agree(text, &c, &lists, &runs) {
-                        return None;
+                    let (mut c, mut runs, heads) = open.take()?;
+                    // Where each run starts in the joined list.
+                    let mut starts = Vec::with_capacity(runs.len());
+                    let mut n = c.instructions.len();
+                    starts.push(0);
+                    for head in &heads {
+                        starts.push(n);
+                        n = n.checked_add(head.len())?;
                     }
-                    // The checks' names freed before the lists are joined.
-                    drop((lists, runs));
+                    // The runs' own names freed before the lists are joined (the joined table
+                    // answers for them).
+                    for run in &mut runs {
+                        run.defined = NameTable::default();
+                    }
                     append_parallel(&mut c.instructions, heads);
+                    tables.push(kept(joined_table(text, &c, &starts, &runs)?));
                     out.push(c);
                 }
             }
@@ -182,11 +193,12 @@ pub(crate) fn read_in_pieces(
             _ => return None,
         }
         out.extend(seg.computations);
+        tables.extend(piece.tables);
         if let Some(c) = seg.open {
             open = Some((c, vec![piece.open_run?], Vec::new()));
         }
     }
-    if open.is_some() || place != Place::Between || at < len {
+    if open.is_some() || place != Place::Between || at < len || tables.len() != out.len() {
         return None;
     }
     let names = validate::computation_names(text, &out).ok()?;
@@ -194,7 +206,7 @@ pub(crate) fn read_in_pieces(
     called
         .iter()
         .all(|name| names.contains(name))
-        .then_some(out)
+        .then_some((out, tables))
 }
 
 /// `lists` appended to `to` in order, each list split among the threads of the pool and freed once
@@ -207,30 +219,36 @@ fn append_parallel<T: Copy + Send + Sync>(to: &mut Vec<T>, lists: Vec<Vec<T>>) {
     }
 }
 
-/// Whether the runs of computation `c`, checked each on its own (`runs[k]` the check of `lists[k]`, the
-/// computation's instructions in order), make a computation that checks: one root at most; each run's
-/// names, and parameter numbers, new to the other runs; the operands it does not define, defined in a
-/// run before it (and the async operands it completes, of the right opcode); the signature agrees with
-/// the root.
-fn joined_runs_agree(
+/// The instructions of computation `c` by name, when the runs its instructions were checked in, each
+/// on its own (`runs[k]` the check of those from `starts[k]` on), make a computation that checks: each
+/// name once in the whole (the table, made on every thread, finds a name given twice); one root at
+/// most; each run's parameter numbers new to the runs before it; the operands a run does not define,
+/// defined in a run before it (and the async operands it completes, of the right opcode); the
+/// signature agrees with the root.
+fn joined_table(
     text: &str,
     c: &Computation<'_>,
-    lists: &[&[Instruction<'_>]],
+    starts: &[usize],
     runs: &[Run<'_>],
-) -> bool {
+) -> Option<NameTable> {
+    let insts = &c.instructions;
     let mut roots = runs.iter().filter_map(|r| r.root.as_ref());
     let root = roots.next();
-    let last = lists.iter().rev().find_map(|l| l.last());
-    if roots.next().is_some() || last.is_none() || runs.len() != lists.len() {
-        return false;
+    if roots.next().is_some() || insts.is_empty() || starts.len() != runs.len() {
+        return None;
     }
+    let chunk = insts
+        .len()
+        .div_ceil(rayon::current_num_threads().max(1) * 4);
+    let table = NameTable::of_parallel(insts, |_| true, chunk).ok()??;
     let before_agrees = |k: usize| {
         let (before, run) = (&runs[..k], &runs[k]);
+        // The opcode of the instruction `name` names, when a run before this one defines it.
         let opcode = |name: &str| {
-            before
-                .iter()
-                .zip(lists)
-                .find_map(|(r, list)| validate::opcode_in(r, list, name))
+            table
+                .get(insts, name)
+                .filter(|&j| j < starts[k])
+                .map(|j| insts[j].opcode())
         };
         run.parameters
             .iter()
@@ -245,103 +263,33 @@ fn joined_runs_agree(
                 .iter()
                 .all(|(name, base)| opcode(name).is_some_and(|op| validate::completes(op, base)))
     };
-    runs[0].outside.as_ref().is_none_or(Vec::is_empty)
-        && names_once(lists, runs)
+    (runs[0].outside.as_ref().is_none_or(Vec::is_empty)
         && (1..runs.len()).into_par_iter().all(before_agrees)
-        && validate::signature(text, c, root.or(last)).is_ok()
+        && validate::signature(text, c, root.or(insts.last())).is_ok())
+    .then_some(table)
 }
 
-/// Whether no name is defined by two of `runs`, the checks of `lists`, a computation's instructions in
-/// order (each defines a name once at most).
-///
-/// Every name sets two bits of one word of a shared filter, both in one atomic step: of two runs
-/// defining the same name, the one setting its bits later finds them set already. Only names that find
-/// their bits set (those, and a few others that share them by chance) are looked up in the other runs.
-/// The names are read in text order (the bytes of a piece one after the other): a hash and a word per
-/// name, in parallel.
-fn names_once(lists: &[&[Instruction<'_>]], runs: &[Run<'_>]) -> bool {
-    if lists.len() != runs.len()
-        || lists
-            .iter()
-            .zip(runs)
-            .any(|(l, r)| l.len() != r.defined.len())
-    {
-        return false;
+/// In tests: the computations of `checked`, once its tables are seen to find every instruction of their
+/// computation by its name, and nothing more.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn found(checked: Checked<'_>) -> Vec<Computation<'_>> {
+    let (computations, tables) = checked;
+    assert_eq!(computations.len(), tables.len());
+    for (c, t) in computations.iter().zip(&tables) {
+        let t = t.as_ref().unwrap();
+        assert_eq!(t.len(), c.instructions.len(), "{}", c.name);
+        for (k, inst) in c.instructions.iter().enumerate() {
+            assert_eq!(t.get(&c.instructions, inst.bare_name()), Some(k));
+        }
     }
-    let at: usize = lists.iter().map(|l| l.len()).sum();
-    // About 16 bits a name.
-    let words = (at / 4).max(1).next_power_of_two();
-    let filter: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
-    let mask = words - 1;
-    // The hash each instruction keeps of its bare name, spread over 64 bits: no name's text is read.
-    let seen_before = |inst: &Instruction<'_>| {
-        let h = u64::from(inst.name_hash()).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let word = (h as usize) & mask;
-        let bits = (1u64 << ((h >> 52) & 63)) | (1u64 << ((h >> 58) & 63));
-        filter[word].fetch_or(bits, Ordering::Relaxed) & bits == bits
-    };
-    let candidates: Vec<(usize, &str)> = lists
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(k, list)| {
-            list.iter()
-                .filter(move |inst| seen_before(inst))
-                .map(move |inst| (k, inst.bare_name()))
-        })
-        .collect();
-    candidates.par_iter().all(|(k, name)| {
-        runs.iter()
-            .zip(lists)
-            .enumerate()
-            .all(|(j, (r, list))| j == *k || r.defined.get(list, name).is_none())
-    })
+    computations
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// Whether a name is defined by two runs is what counting each name's runs says.
-        #[test]
-        fn names_once_counts_names(
-            sets in proptest::collection::vec(proptest::collection::btree_set(0usize..60, 1..30), 1..5),
-        ) {
-            let mut text = String::from("ENTRY %e {\n");
-            for n in sets.iter().flatten() {
-                text.push_str(&format!("  %n{n} = f32[] constant(0)\n"));
-            }
-            text.push_str("}\n");
-            let (computations, _) = Reader::at(&text, 0).computations_until(text.len()).unwrap();
-            let insts = &computations[0].instructions;
-            let mut lists: Vec<&[Instruction<'_>]> = Vec::new();
-            let mut from = 0;
-            for set in &sets {
-                lists.push(&insts[from..from + set.len()]);
-                from += set.len();
-            }
-            let mut checker = validate::Checker::new(&text);
-            let mut runs = Vec::new();
-            for (k, list) in lists.iter().enumerate() {
-                let mut run = Run::with_capacity(list.len()).unwrap();
-                if k > 0 {
-                    run.outside = Some(Vec::new());
-                }
-                checker.run(list, &mut run, &mut |_| true).unwrap();
-                runs.push(run);
-            }
-            let mut owners: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-            for list in &lists {
-                for inst in *list {
-                    *owners.entry(inst.bare_name()).or_default() += 1;
-                }
-            }
-            let want = owners.values().all(|&n| n == 1);
-            prop_assert_eq!(names_once(&lists, &runs), want);
-        }
-    }
 
     /// Pieces read in parallel give what one reading gives, wherever the cuts fall (here: inside a string
     /// holding a line with only `}`, and inside an unclosed computation).
@@ -359,8 +307,11 @@ mod tests {
             .unwrap()
             .0;
         assert!(cuts(&text, start, PIECE_BYTES).len() > 3);
-        assert_eq!(read_in_pieces(&text, start, PIECE_BYTES).unwrap(), whole);
-        assert_eq!(read_checked(&text, start).unwrap(), whole);
+        assert_eq!(
+            found(read_in_pieces(&text, start, PIECE_BYTES).unwrap()),
+            whole
+        );
+        assert_eq!(found(read_checked(&text, start).unwrap()), whole);
         let broken = format!("{text}%open (p: f32[2]) -> f32[2] {{\n");
         let one = Reader::at(&broken, start)
             .computations_until(broken.len())
@@ -420,7 +371,7 @@ mod tests {
             }
             let one = Reader::at(&text, start)
                 .computations_until(text.len())
-                .and_then(|(c, _)| validate::check(&text, &c));
+                .and_then(|(c, _)| validate::check(&text, &c).map(|_| ()));
             let got = read_checked(&text, start).map(|_| ());
             assert!(one.is_err());
             assert_eq!(got.unwrap_err().to_string(), one.unwrap_err().to_string());
@@ -431,7 +382,7 @@ mod tests {
     fn one_reading(text: &str, start: usize) -> std::result::Result<Vec<Computation<'_>>, String> {
         Reader::at(text, start)
             .computations_until(text.len())
-            .and_then(|(c, _)| validate::check(text, &c).map(|()| c))
+            .and_then(|(c, _)| validate::check(text, &c).map(|_| c))
             .map_err(|e| e.to_string())
     }
 
@@ -465,7 +416,7 @@ mod tests {
             let (text, start) = copies_of(style, 1);
             cut += cuts(&text, start, 20).len() - 2;
             let whole = one_reading(&text, start).unwrap();
-            let pieces = read_in_pieces(&text, start, 20).unwrap();
+            let pieces = found(read_in_pieces(&text, start, 20).unwrap());
             assert_eq!(pieces, whole, "style {style}");
         }
         assert!(cut >= 4, "{cut} cuts");
@@ -490,7 +441,9 @@ mod tests {
                 text.insert_str(at, piece_text);
             }
             let start = body_at.min(text.len());
-            let pieces = read_checked_in(&text, start, Some(piece)).map_err(|e| e.to_string());
+            let pieces = read_checked_in(&text, start, Some(piece))
+                .map(found)
+                .map_err(|e| e.to_string());
             proptest::prop_assert_eq!(pieces, one_reading(&text, start));
         }
     }

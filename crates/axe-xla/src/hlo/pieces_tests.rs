@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use super::pieces::{cuts, read_checked_in, read_in_pieces};
+use super::pieces::{cuts, found, read_checked_in, read_in_pieces};
 use super::reader::Reader;
 use super::segment::Place;
 use super::{validate, Computation};
@@ -12,7 +12,7 @@ use crate::error::XlaError;
 fn one_reading(text: &str, start: usize) -> Result<Vec<Computation<'_>>, XlaError> {
     Reader::at(text, start)
         .computations_until(text.len())
-        .and_then(|(c, _)| validate::check(text, &c).map(|()| c))
+        .and_then(|(c, _)| validate::check(text, &c).map(|_| c))
 }
 
 const HEADER: &str = "HloModule m\n\n";
@@ -115,7 +115,7 @@ fn generated_modules_read_as_one_reading() {
                 .filter(|c| c.1 == Place::Inside)
                 .count();
             assert!(inside > 0, "piece {piece}");
-            let pieces = read_in_pieces(&text, start, piece);
+            let pieces = read_in_pieces(&text, start, piece).map(found);
             assert_eq!(pieces.as_ref().ok_or(()), one.as_ref().map_err(|_| ()));
         }
     }
@@ -139,7 +139,7 @@ proptest::proptest! {
         let one = one_reading(&text, start);
         proptest::prop_assert!(one.is_err(), "fault {} not found", fault);
         proptest::prop_assert!(read_in_pieces(&text, start, piece).is_none());
-        proptest::prop_assert_eq!(read_checked_in(&text, start, Some(piece)), one);
+        proptest::prop_assert_eq!(read_checked_in(&text, start, Some(piece)).map(found), one);
     }
 
     /// Random bytes inserted anywhere into a generated module: the pieces give what one reading gives.
@@ -156,7 +156,10 @@ proptest::proptest! {
             text.insert_str(at, piece_text);
         }
         let start = HEADER.len();
-        proptest::prop_assert_eq!(read_checked_in(&text, start, Some(piece)), one_reading(&text, start));
+        proptest::prop_assert_eq!(
+            read_checked_in(&text, start, Some(piece)).map(found),
+            one_reading(&text, start)
+        );
     }
 }
 
@@ -212,7 +215,7 @@ fn corpus_modules_read_in_pieces_as_in_one() {
             assert_eq!(pieces, one, "{} in pieces of {piece}", path.display());
             if let Some(start) = start {
                 // A module that reads reads in pieces without falling back to one reading.
-                let joined = read_in_pieces(&text, start, piece);
+                let joined = read_in_pieces(&text, start, piece).map(found);
                 let want = one.as_ref().map(|m| &m.computations).ok();
                 assert_eq!(joined.as_ref(), want, "{}: {piece}", path.display());
             }

@@ -1,6 +1,7 @@
 //! The module reader: one pass over the bytes, borrowing every piece of text.
 
 use super::instruction::Parts;
+use super::names::NameTable;
 use super::scan::module_error;
 use super::{Attribute, Attributes, Computation, Instruction, Module};
 use crate::error::Result;
@@ -15,6 +16,12 @@ use crate::error::Result;
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
 pub fn parse_module(text: &str) -> Result<Module<'_>> {
+    Reader::new(text).module().map(|(m, _)| m)
+}
+
+/// [`parse_module`], with each computation's instructions by name (every one of them, each name once)
+/// where [`super::names::kept`], as checking the module found them, in the order of the computations.
+pub(crate) fn parse_module_named(text: &str) -> Result<(Module<'_>, Vec<Option<NameTable>>)> {
     Reader::new(text).module()
 }
 
@@ -391,7 +398,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn module(&mut self) -> Result<Module<'a>> {
+    fn module(&mut self) -> Result<(Module<'a>, Vec<Option<NameTable>>)> {
         self.skip(true)?;
         let mut name = std::borrow::Cow::Borrowed("");
         let mut attributes = Attributes::default();
@@ -450,7 +457,7 @@ impl<'a> Reader<'a> {
                 .map_or(self.s.len(), |k| tables_end + k);
             super::header::check_tables(self.s, tables, after)?;
         }
-        let computations = super::pieces::read_checked(self.s, self.pos)?;
+        let (computations, names) = super::pieces::read_checked(self.s, self.pos)?;
         if !header {
             // XLA names a module without a header after its entry computation.
             let entry = computations
@@ -469,6 +476,6 @@ impl<'a> Reader<'a> {
             tables,
             computations,
         };
-        Ok(module)
+        Ok((module, names))
     }
 }

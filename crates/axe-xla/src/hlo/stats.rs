@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use super::names::NameTable;
 use super::partitioned::ShapeReading;
 pub use super::relayouts::Relayouts;
 use super::stats_walk::{walk, Adding};
@@ -160,17 +161,60 @@ pub fn report_with<'a>(
     top: usize,
     reading: Option<ShapeReading>,
 ) -> Result<Report<'a>> {
+    report_named(module, None, top, reading)
+}
+
+/// A module as [`parse_module`](super::parse_module) reads it, with what checking it found that the
+/// cost report needs too: each computation's instructions by name. Reporting on it gives what
+/// [`report_with`] gives on the module, sooner.
+pub struct CheckedModule<'a> {
+    module: Module<'a>,
+    names: Vec<Option<NameTable>>,
+}
+
+/// Reads `text` as [`parse_module`](super::parse_module) does, keeping what its check found for the
+/// cost report.
+pub fn parse_checked(text: &str) -> Result<CheckedModule<'_>> {
+    let (module, names) = super::reader::parse_module_named(text)?;
+    Ok(CheckedModule { module, names })
+}
+
+impl<'a> CheckedModule<'a> {
+    /// The module.
+    pub fn module(&self) -> &Module<'a> {
+        &self.module
+    }
+
+    /// The module, without the rest.
+    pub fn into_module(self) -> Module<'a> {
+        self.module
+    }
+
+    /// [`report_with`] of the module.
+    pub fn report_with(&self, top: usize, reading: Option<ShapeReading>) -> Result<Report<'a>> {
+        report_named(&self.module, Some(&self.names), top, reading)
+    }
+}
+
+/// [`report_with`], with the instructions of each computation by name given (every one of them, each
+/// name once, as checking the module found them) or not.
+fn report_named<'a>(
+    module: &Module<'a>,
+    names: Option<&[Option<NameTable>]>,
+    top: usize,
+    reading: Option<ShapeReading>,
+) -> Result<Report<'a>> {
     // Counted per shape first (a large module in chunks on every thread); on any fault, read again value
     // by value, so that the error is the first a reading in module order meets, and says where it is.
     let threads = rayon::current_num_threads();
     let n = module.instruction_count();
     let counted = if threads >= 2 && n >= PARALLEL_INSTRUCTIONS {
         let chunk = (n / threads.saturating_mul(4)).max(CHUNK_INSTRUCTIONS);
-        super::stats_par::walk_parallel(module, top, reading, chunk)
+        super::stats_par::walk_parallel(module, names, top, reading, chunk)
     } else {
-        walk(module, top, reading, Adding::PerShape)
+        walk(module, names, top, reading, Adding::PerShape)
     };
-    counted.or_else(|_| walk(module, top, reading, Adding::EachValue))
+    counted.or_else(|_| walk(module, names, top, reading, Adding::EachValue))
 }
 
 /// From this many instructions on, with two threads or more, the report is worked out in parallel.

@@ -9,7 +9,8 @@
 //!    id;
 //! 2. the entry's instructions, and those of each computation a chunk boundary cuts, are put into a
 //!    name table (one large computation by several threads at once, [`NameTable::of_parallel`]; a
-//!    computation within one chunk gets its table from that chunk, freed once walked);
+//!    computation within one chunk gets its table from that chunk, freed once walked), unless the
+//!    module's check made them ([`super::stats::CheckedModule`]);
 //! 3. each chunk counts its values per shape and computation, its sizes per device, its padded
 //!    tensors (the most padded it holds) and its relayouts (an operand anywhere before in the
 //!    computation, found in the name table); merged, the sums are the module's, the top list the most
@@ -31,7 +32,7 @@ use super::per_device::Tally;
 use super::relayouts::{Kind, Record, Relayouts};
 use super::stats::{Report, Totals};
 use super::stats_shapes::{aliasing, relayout_kind, Shapes};
-use super::stats_walk::{conclude, defined, waste_of, Counts, Held, TopPadded};
+use super::stats_walk::{conclude, defined, waste_of, ByName, Counts, Held, TopPadded};
 use super::{Instruction, Module};
 use crate::error::{overflow, Result};
 use crate::shape::Shape;
@@ -82,10 +83,11 @@ fn spans(
 }
 
 /// The cost report of `module`, its instructions walked in chunks of `chunk` on the threads of rayon's
-/// pool; equal to [`super::stats_walk::walk`]'s when that succeeds, and an error (maybe not the
-/// first in module order, and without its place) when that fails.
+/// pool (instructions looked up in `named` as there); equal to [`super::stats_walk::walk`]'s when that
+/// succeeds, and an error (maybe not the first in module order, and without its place) when that fails.
 pub(crate) fn walk_parallel<'a>(
     module: &Module<'a>,
+    named: Option<&[Option<NameTable>]>,
     top: usize,
     reading: Option<ShapeReading>,
     chunk: usize,
@@ -158,7 +160,7 @@ pub(crate) fn walk_parallel<'a>(
         let (a, b) = (starts[ci], starts[ci + 1]);
         Some(ci) == entry || (a < b && a / chunk != (b - 1) / chunk)
     };
-    let tables: Vec<Option<NameTable>> = module
+    let tables: Vec<Option<ByName<'_>>> = module
         .computations
         .par_iter()
         .enumerate()
@@ -166,12 +168,15 @@ pub(crate) fn walk_parallel<'a>(
             if !shared(ci) {
                 return Ok(None);
             }
+            if let Some(checked) = ByName::checked(named, ci, c) {
+                return Ok(Some(checked));
+            }
             if c.instructions.len() >= 2 * chunk {
                 if let Some(t) = NameTable::of_parallel(&c.instructions, keep, chunk)? {
-                    return Ok(Some(t));
+                    return Ok(Some(ByName::Made(t)));
                 }
             }
-            NameTable::of(&c.instructions, keep).map(Some)
+            NameTable::of(&c.instructions, keep).map(|t| Some(ByName::Made(t)))
         })
         .collect::<Result<_>>()?;
 
@@ -195,7 +200,7 @@ pub(crate) fn walk_parallel<'a>(
                 let table = match &tables[ci] {
                     Some(t) => t,
                     None => {
-                        own = NameTable::of(&comp.instructions, keep)?;
+                        own = ByName::of(named, ci, comp)?;
                         &own
                     }
                 };
@@ -345,7 +350,10 @@ pub(crate) fn walk_parallel<'a>(
     }
     // What the walk no longer needs, freed before the relayouts are listed: the shape of every
     // instruction and the name tables (the entry's once the sharding of its result is known).
-    let entry_names = entry.filter(|&e| ids[starts[e]..starts[e + 1]].iter().all(|&id| id != NONE));
+    let entry_names = entry.filter(|&e| {
+        tables[e].as_ref().is_some_and(ByName::unique)
+            || ids[starts[e]..starts[e + 1]].iter().all(|&id| id != NONE)
+    });
     drop(ids);
     let entry_names = entry_names.and_then(|e| tables.into_iter().nth(e).flatten());
     conclude(
@@ -356,7 +364,7 @@ pub(crate) fn walk_parallel<'a>(
         tally,
         arguments,
         signs,
-        entry_names.as_ref(),
+        entry_names.as_ref().map(ByName::table),
     )?;
     drop(entry_names);
     // The shapes the relayouts name, printed once each (in order of their ids); then each chunk's
@@ -402,19 +410,29 @@ mod tests {
     use crate::hlo::stats_walk::{walk, Adding};
     use crate::hlo::synth::{synth_module, synth_one_computation};
 
-    /// The report of `text` in chunks of each of `chunks` instructions: the report of one walk in
-    /// module order when that succeeds, an error when it fails.
+    /// The report of `text` in chunks of each of `chunks` instructions, and in one walk with the name
+    /// tables its check made: the report of one walk in module order making its own tables when that
+    /// succeeds, an error when it fails.
     fn agrees(text: &str, chunks: &[usize], tops: &[usize]) -> usize {
-        let Ok(m) = parse_module(text) else {
+        let Ok((m, named)) = crate::hlo::reader::parse_module_named(text) else {
             return 0;
         };
+        assert_eq!(parse_module(text).unwrap(), m);
         for &top in tops {
-            let one = walk(&m, top, None, Adding::EachValue);
+            let one = walk(&m, None, top, None, Adding::EachValue);
+            let checked = walk(&m, Some(&named), top, None, Adding::PerShape);
+            match &one {
+                Ok(one) => assert_eq!(checked.as_ref().ok(), Some(one), "top {top}"),
+                Err(_) => assert!(checked.is_err(), "top {top}"),
+            }
             for &chunk in chunks {
-                let par = walk_parallel(&m, top, None, chunk);
-                match &one {
-                    Ok(one) => assert_eq!(par.as_ref().ok(), Some(one), "chunk {chunk}, top {top}"),
-                    Err(_) => assert!(par.is_err(), "chunk {chunk}, top {top}"),
+                for given in [None, Some(&named[..])] {
+                    let par = walk_parallel(&m, given, top, None, chunk);
+                    let at = format!("chunk {chunk}, top {top}, tables given {}", given.is_some());
+                    match &one {
+                        Ok(one) => assert_eq!(par.as_ref().ok(), Some(one), "{at}"),
+                        Err(_) => assert!(par.is_err(), "{at}"),
+                    }
                 }
             }
         }
@@ -460,9 +478,9 @@ mod tests {
             ROOT %c = f32[4611686018427387904]{0} parameter(2)\n}\n";
         let m = parse_module(text).unwrap();
         for chunk in 1..4 {
-            assert!(walk_parallel(&m, 3, None, chunk).is_err());
+            assert!(walk_parallel(&m, None, 3, None, chunk).is_err());
         }
-        let first = walk(&m, 3, None, Adding::EachValue).unwrap_err();
+        let first = walk(&m, None, 3, None, Adding::EachValue).unwrap_err();
         assert!(first.to_string().contains("exceed 2^63"), "{first}");
     }
 
@@ -478,7 +496,7 @@ mod tests {
         let text = synth_one_computation(20_000, 7);
         let m = parse_module(&text).unwrap();
         assert!(m.instruction_count() >= 16_384);
-        let one = walk(&m, 10, None, Adding::EachValue).unwrap();
+        let one = walk(&m, None, 10, None, Adding::EachValue).unwrap();
         assert_eq!(
             pool.install(|| crate::hlo::stats::report(&m, 10)).unwrap(),
             one
@@ -494,11 +512,13 @@ mod tests {
         }
         text.push_str("  ROOT %t = f32[2]{0} copy(%p2)\n}\n");
         let m = parse_module(&text).unwrap();
-        let first = walk(&m, 3, None, Adding::EachValue)
+        let first = walk(&m, None, 3, None, Adding::EachValue)
             .unwrap_err()
             .to_string();
         assert!(first.contains("exceed 2^63"), "{first}");
-        let chunks = walk_parallel(&m, 3, None, 4096).unwrap_err().to_string();
+        let chunks = walk_parallel(&m, None, 3, None, 4096)
+            .unwrap_err()
+            .to_string();
         assert_ne!(chunks, first);
         let got = pool.install(|| crate::hlo::stats::report(&m, 3));
         assert_eq!(got.unwrap_err().to_string(), first);

@@ -24,9 +24,11 @@ pub(crate) enum Adding {
     PerShape,
 }
 
-/// The cost report of `module`, its values added up as `adding` says.
+/// The cost report of `module`, its values added up as `adding` says, its instructions looked up by
+/// name in the tables its check made where `named` gives them (see [`ByName`]).
 pub(crate) fn walk<'a>(
     module: &Module<'a>,
+    named: Option<&[Option<NameTable>]>,
     top: usize,
     reading: Option<ShapeReading>,
     adding: Adding,
@@ -53,16 +55,15 @@ pub(crate) fn walk<'a>(
     let mut counts = Counts::default();
     // The operand names of the instruction at hand.
     let mut names: Vec<&str> = Vec::new();
-    // The entry's instructions by name, when every one of them has a shape (the table then holds them
-    // all), for the sharding of its result.
-    let mut entry_names: Option<NameTable> = None;
+    // The entry's instructions by name, when the table holds every one of them (given, or every one
+    // has a shape), for the sharding of its result.
+    let mut entry_names: Option<ByName<'_>> = None;
     for (ci, comp) in module.computations.iter().enumerate() {
         let is_entry = entry == Some(ci);
         let mut ctotal = Totals::default();
         r.relayouts.computation(comp.name);
-        // The instructions with a shape by bare name, all added before the walk (in one tight loop,
-        // whose memory accesses overlap); the shape id of each, as the walk finds it.
-        let by_name = NameTable::of(&comp.instructions, |i| i.has_shape())?;
+        // The instructions by bare name (see `ByName`); the shape id of each, as the walk finds it.
+        let by_name = ByName::of(named, ci, comp)?;
         let mut ids: Vec<u32> = vec![u32::MAX; comp.instructions.len()];
         for (k, inst) in comp.instructions.iter().enumerate() {
             signs.see(inst);
@@ -151,7 +152,7 @@ pub(crate) fn walk<'a>(
         counts.multiply_out(&shapes.infos, &mut ctotal, held_sums(&mut r, is_entry))?;
         r.total.add(&ctotal)?;
         r.computations.push((comp.name.to_string(), ctotal));
-        if is_entry && ids.iter().all(|&id| id != u32::MAX) {
+        if is_entry && (by_name.unique() || ids.iter().all(|&id| id != u32::MAX)) {
             entry_names = Some(by_name);
         }
     }
@@ -165,7 +166,7 @@ pub(crate) fn walk<'a>(
         tally,
         arguments,
         signs,
-        entry_names.as_ref(),
+        entry_names.as_ref().map(ByName::table),
     )?;
     // Most padded first; among equals, the first written.
     r.top_waste = waste
@@ -415,11 +416,59 @@ fn add_output<'a>(
     .map_err(|e| located(comp, root.name(), e))
 }
 
+/// The instructions of a computation by bare name, for [`defined`]: the table its check made, which
+/// holds every instruction and each name once (see [`super::stats::CheckedModule`]), or else one of
+/// the instructions with a shape, made in one tight loop whose memory accesses overlap (where a name
+/// is given twice, the last wins).
+pub(super) enum ByName<'t> {
+    Checked(&'t NameTable),
+    Made(NameTable),
+}
+
+impl<'t> ByName<'t> {
+    /// The table of computation `ci` (`comp`) in `names`, where it holds each of its instructions.
+    pub(super) fn checked(
+        names: Option<&'t [Option<NameTable>]>,
+        ci: usize,
+        comp: &Computation<'_>,
+    ) -> Option<ByName<'t>> {
+        names
+            .and_then(|n| n.get(ci))
+            .and_then(Option::as_ref)
+            .filter(|t| t.len() == comp.instructions.len())
+            .map(ByName::Checked)
+    }
+
+    /// [`ByName::checked`], else a table made now.
+    pub(super) fn of(
+        names: Option<&'t [Option<NameTable>]>,
+        ci: usize,
+        comp: &Computation<'_>,
+    ) -> Result<ByName<'t>> {
+        match ByName::checked(names, ci, comp) {
+            Some(t) => Ok(t),
+            None => NameTable::of(&comp.instructions, |i| i.has_shape()).map(ByName::Made),
+        }
+    }
+
+    pub(super) fn table(&self) -> &NameTable {
+        match self {
+            ByName::Checked(t) => t,
+            ByName::Made(t) => t,
+        }
+    }
+
+    /// Whether each name is in the computation once (the table holds every instruction).
+    pub(super) fn unique(&self) -> bool {
+        matches!(self, ByName::Checked(_))
+    }
+}
+
 /// The position of the last instruction at or before `k` of `insts` with a shape and the bare name
-/// `name` (`table` holds those instructions by name), as a map filled in module order up to `k` finds it.
+/// `name` (`table` holds the instructions by name), as a map filled in module order up to `k` finds it.
 pub(super) fn defined(
     insts: &[Instruction<'_>],
-    table: &NameTable,
+    table: &ByName<'_>,
     k: usize,
     name: &str,
 ) -> Option<usize> {
@@ -438,9 +487,12 @@ pub(super) fn defined(
     if let Some(j) = (k.saturating_sub(8)..=k).rev().find(|&j| named(j)) {
         return Some(j);
     }
-    match table.get(insts, name)? {
-        // The last of the name in the computation: the last up to `k` too.
-        j if j <= k => Some(j),
+    match table.table().get(insts, name)? {
+        // The last of the name in the computation (a made table holds only those with a shape): the
+        // last up to `k` too.
+        j if j <= k && insts[j].has_shape() => Some(j),
+        // The only one of the name has no shape, or comes after `k`.
+        _ if table.unique() => None,
         // One of the name after `k` (a name defined twice or used before it is defined, which the reader
         // refuses): the last before it.
         _ => (0..=k).rev().find(|&j| named(j)),
@@ -495,8 +547,8 @@ mod tests {
             for text in [synth_module(3000, seed), synth_one_computation(3000, seed)] {
                 let m = parse_module(&text).unwrap();
                 for top in [0, 3, 10] {
-                    let counted = walk(&m, top, None, Adding::PerShape).unwrap();
-                    let each = walk(&m, top, None, Adding::EachValue).unwrap();
+                    let counted = walk(&m, None, top, None, Adding::PerShape).unwrap();
+                    let each = walk(&m, None, top, None, Adding::EachValue).unwrap();
                     assert!(!counted.relayouts.is_empty());
                     assert_eq!(counted, each, "seed {seed}, top {top}");
                 }
@@ -513,10 +565,12 @@ mod tests {
             %b = s8[4611686018427387904]{0} parameter(1)\n  \
             ROOT %c = f32[4611686018427387904]{0} parameter(2)\n}\n";
         let m = parse_module(text).unwrap();
-        let each = walk(&m, 3, None, Adding::EachValue)
+        let each = walk(&m, None, 3, None, Adding::EachValue)
             .unwrap_err()
             .to_string();
-        let counted = walk(&m, 3, None, Adding::PerShape).unwrap_err().to_string();
+        let counted = walk(&m, None, 3, None, Adding::PerShape)
+            .unwrap_err()
+            .to_string();
         assert!(each.contains("exceed 2^63"), "{each}");
         assert_ne!(counted, each);
         let got = crate::hlo::stats::report(&m, 3).unwrap_err().to_string();

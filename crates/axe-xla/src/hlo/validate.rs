@@ -7,7 +7,7 @@
 
 use foldhash::{HashSet, HashSetExt};
 
-use super::names::NameTable;
+use super::names::{kept, NameTable};
 use super::scan::module_error;
 use super::{Computation, Instruction};
 use crate::error::{Result, XlaError};
@@ -27,14 +27,22 @@ fn bare(name: &str) -> &str {
 }
 
 /// Checks `computations`, read from `text`, as XLA's parser does, one after the other: the error is the
-/// first one in module order.
-pub(crate) fn check(text: &str, computations: &[Computation<'_>]) -> Result<()> {
+/// first one in module order. Gives each computation's instructions by name (every one of them, each
+/// name once), where [`kept`].
+pub(crate) fn check(
+    text: &str,
+    computations: &[Computation<'_>],
+) -> Result<Vec<Option<NameTable>>> {
     let names = computation_names(text, computations)?;
     let mut checker = Checker::new(text);
+    let mut tables = Vec::with_capacity(computations.len());
     for c in computations {
-        checker.computation(c, &mut |name| names.contains(name))?;
+        tables.push(kept(
+            checker.computation(c, &mut |name| names.contains(name))?,
+        ));
     }
-    async_wrapped_once(text, &checker.wrapped)
+    async_wrapped_once(text, &checker.wrapped)?;
+    Ok(tables)
 }
 
 /// Each computation is wrapped by one `async-start` at most (XLA gives the wrapped computation its
@@ -118,12 +126,13 @@ impl<'t, 's> Checker<'t, 's> {
         }
     }
 
-    /// Checks `c`; `exists` says whether a computation it calls (bare name) exists.
+    /// Checks `c`; `exists` says whether a computation it calls (bare name) exists. Gives `c`'s
+    /// instructions by name (every one of them, each name once).
     pub(crate) fn computation(
         &mut self,
         c: &Computation<'s>,
         exists: &mut dyn FnMut(&'s str) -> bool,
-    ) -> Result<()> {
+    ) -> Result<NameTable> {
         computation(self.text, c, exists, &mut self.shapes, &mut self.wrapped)
     }
 
@@ -177,7 +186,7 @@ fn computation<'s>(
     exists: &mut dyn FnMut(&'s str) -> bool,
     shapes: &mut HashSet<&'s str>,
     wrapped: &mut Vec<&'s str>,
-) -> Result<()> {
+) -> Result<NameTable> {
     if c.instructions.is_empty() {
         return Err(module_error(
             text,
@@ -187,7 +196,8 @@ fn computation<'s>(
     }
     let mut run = Run::with_capacity(c.instructions.len())?;
     instructions(text, &c.instructions, &mut run, exists, shapes, wrapped)?;
-    signature(text, c, run.root.as_ref())
+    signature(text, c, run.root.as_ref())?;
+    Ok(run.defined)
 }
 
 /// What checking a run of one computation's instructions found: the names it defines with their
