@@ -1,6 +1,6 @@
 //! `axe.hlo`: HLO modules read, validated and costed (the report of `axe hlo stats`).
 
-use axe_xla::hlo::stats::{report, Report, Totals};
+use axe_xla::hlo::stats::{parse_checked, Report, Totals};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -87,9 +87,9 @@ pub fn _hlo_stats<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let (name, r) = py
         .detach(|| -> axe_xla::Result<(String, Report)> {
-            let module = axe_xla::hlo::parse_module(text)?;
-            let r = report(&module, top.0)?;
-            Ok((module.name.to_string(), r))
+            let checked = parse_checked(text)?;
+            let r = checked.report_with(top.0, None)?;
+            Ok((checked.module().name.to_string(), r))
         })
         .map_err(errors::xla)?;
     to_dict(py, &name, &r)
