@@ -85,3 +85,37 @@ fn bytes_per_device_of_a_sharded_module() {
         .per_device
         .is_none());
 }
+
+/// `axe hlo stats`'s way, the report looking names up in the tables the module's check made
+/// (`parse_checked`), gives the report of the module read alone, on one thread and on two: here on
+/// modules large enough to be read in pieces, whose large computations' tables are kept (one
+/// computation of 20,000 instructions cut into pieces and joined; many computations).
+#[test]
+fn the_report_of_a_checked_module_is_the_report_of_the_module() {
+    use axe_xla::hlo::stats::{parse_checked, report_with};
+    use axe_xla::hlo::synth::{synth_module, synth_one_computation};
+    for text in [synth_one_computation(20_000, 7), synth_module(20_000, 7)] {
+        assert!(
+            text.len() > 1 << 20,
+            "{} bytes: not read in pieces",
+            text.len()
+        );
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let alone = report_with(&parse_module(&text).unwrap(), 10, None).unwrap();
+                let checked = parse_checked(&text).unwrap();
+                assert_eq!(checked.module(), &parse_module(&text).unwrap());
+                assert_eq!(
+                    checked.report_with(10, None).unwrap(),
+                    alone,
+                    "{threads} threads"
+                );
+                assert!(!alone.relayouts.is_empty());
+            });
+        }
+    }
+}
