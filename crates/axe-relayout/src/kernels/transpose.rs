@@ -40,22 +40,17 @@ pub unsafe fn transpose(
 /// The tile a transpose is cut into, for source rows `pitch` bytes apart: indices along the
 /// destination's contiguous dimension (source rows read), and along the source's (destination rows
 /// written). A tile holds 8192 elements in 32 or 64 rows: 64 while they span at most 2 MiB, else 32.
-/// (Measured on the bench's transposes, with [`FETCH_AHEAD`]: 64×128 for rows 32 KiB apart; for rows
-/// 256 KiB apart, 32 rows beat 16 and 64, whose destination rows get a lone line per tile or whose
-/// reads spread too far.) With AVX2 blocks, rows farther apart than that take 128 rows instead
-/// (measured on a Zen 5, `f32[256]³` reversed: 0.66–0.70× memcpy against 0.50–0.55× with 32 rows and
-/// 0.62–0.63× with 64; AVX-512 and SSE2 blocks gained nothing there, and rows 32 KiB apart lost with
-/// 128). Portable kernels take [`portable_tile`] instead.
+/// (Measured on the bench's transposes, with [`FETCH_AHEAD`] and row blocks outermost: 64×128 for rows
+/// 32 KiB apart, where 64×256 was no faster and 32×256 slower (0.79–0.80× memcpy against 0.90×, AVX2
+/// blocks, 1 thread); for rows 256 KiB apart, `f32[256]³` reversed, 32 rows beat 16, 48, 64 and 128
+/// with AVX2 blocks (0.82–0.86× memcpy against 0.57–0.60×, 0.66–0.69× and 0.67–0.73× on 1 thread;
+/// 0.97–1.01× against 0.88–0.90× for 128 rows on 2 threads), as with AVX-512 (0.80× against 0.67×
+/// for 64 rows).) Portable kernels take [`portable_tile`] instead.
 pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
     if isa == Isa::Portable {
         return portable_tile(pitch);
     }
     let rows = ((2 << 20) / pitch.max(1)).clamp(32, 64) / 16 * 16;
-    let rows = if isa == Isa::Avx2 && rows < 64 {
-        128
-    } else {
-        rows
-    };
     (rows, 8192 / rows)
 }
 
