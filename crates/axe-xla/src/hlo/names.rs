@@ -167,35 +167,31 @@ impl NameTable {
     /// Adds instruction `k` of `instructions` (the list the table is for), replacing any other of
     /// its name; an error past the room the table was made with.
     pub(crate) fn add(&mut self, instructions: &[Instruction<'_>], k: usize) -> Result<()> {
-        match u32::try_from(k) {
-            Ok(k32) if k < self.room => {
-                self.insert(instructions, k32);
-                Ok(())
-            }
-            _ => Err(overflow("an instruction past the room of a name table")),
-        }
+        let entry = self.entry(instructions, k)?;
+        let (at, _) = self.find(
+            instructions,
+            instructions[k].name_hash(),
+            instructions[k].bare_name(),
+        );
+        self.slots[at].store(entry, Relaxed);
+        Ok(())
     }
 
     /// Adds instruction `k` of `instructions` (the list the table is for) unless one of its name is
     /// there: whether it was added. An error past the room the table was made with.
     pub(crate) fn add_new(&mut self, instructions: &[Instruction<'_>], k: usize) -> Result<bool> {
-        let Some(k32) = u32::try_from(k).ok().filter(|_| k < self.room) else {
-            return Err(overflow("an instruction past the room of a name table"));
-        };
-        let inst = &instructions[k];
-        let (tag, mask, mut at) = self.probe(inst.name_hash());
-        loop {
-            let s = self.slots[at].load(Relaxed);
-            if s == EMPTY {
-                self.slots[at].store(tag << 32 | u64::from(k32), Relaxed);
-                self.filled += 1;
-                return Ok(true);
-            }
-            if s >> 32 == tag && instructions[s as u32 as usize].bare_name() == inst.bare_name() {
-                return Ok(false);
-            }
-            at = (at + 1) & mask;
+        let entry = self.entry(instructions, k)?;
+        let (at, held) = self.find(
+            instructions,
+            instructions[k].name_hash(),
+            instructions[k].bare_name(),
+        );
+        if held.is_some() {
+            return Ok(false);
         }
+        self.slots[at].store(entry, Relaxed);
+        self.filled += 1;
+        Ok(true)
     }
 
     /// How many instructions [`NameTable::add_new`] or [`NameTable::of_parallel`] added.
@@ -203,16 +199,29 @@ impl NameTable {
         self.filled
     }
 
-    fn insert(&mut self, instructions: &[Instruction<'_>], k: u32) {
-        let inst = &instructions[k as usize];
-        let (tag, mask, mut at) = self.probe(inst.name_hash());
+    /// The slot of instruction `k` of `instructions`: its name's hash and its position; an error past
+    /// the room the table was made with.
+    fn entry(&self, instructions: &[Instruction<'_>], k: usize) -> Result<u64> {
+        match u32::try_from(k) {
+            Ok(k32) if k < self.room => {
+                Ok(u64::from(instructions[k].name_hash()) << 32 | u64::from(k32))
+            }
+            _ => Err(overflow("an instruction past the room of a name table")),
+        }
+    }
+
+    /// The slot a name of hash `h` (bare `name`) is in, with the position held there; else the empty
+    /// slot where it would go, with `None`.
+    fn find(&self, instructions: &[Instruction<'_>], h: u32, name: &str) -> (usize, Option<usize>) {
+        let (tag, mask, mut at) = self.probe(h);
         loop {
             let s = self.slots[at].load(Relaxed);
-            if s == EMPTY
-                || s >> 32 == tag && instructions[s as u32 as usize].bare_name() == inst.bare_name()
-            {
-                self.slots[at].store(tag << 32 | u64::from(k), Relaxed);
-                return;
+            if s == EMPTY {
+                return (at, None);
+            }
+            let k = s as u32 as usize;
+            if s >> 32 == tag && instructions[k].bare_name() == name {
+                return (at, Some(k));
             }
             at = (at + 1) & mask;
         }
@@ -220,18 +229,7 @@ impl NameTable {
 
     /// The position of the last instruction added named `name` (bare), if any.
     pub(crate) fn get(&self, instructions: &[Instruction<'_>], name: &str) -> Option<usize> {
-        let (tag, mask, mut at) = self.probe(hash(name));
-        loop {
-            let s = self.slots[at].load(Relaxed);
-            if s == EMPTY {
-                return None;
-            }
-            let k = s as u32 as usize;
-            if s >> 32 == tag && instructions[k].bare_name() == name {
-                return Some(k);
-            }
-            at = (at + 1) & mask;
-        }
+        self.find(instructions, hash(name), name).1
     }
 }
 
