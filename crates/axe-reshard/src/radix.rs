@@ -793,14 +793,15 @@ mod tests {
                     let n: u64 = s.factors.iter().product();
                     next += n;
                     // Plain: at most the short dimension, or a stretch of at most the thresholds;
-                    // factored: about twice the square root, and the period.
+                    // factored: m1 + m2 for m = m1·m2 ≤ n (m2 ≤ r = ⌊√m⌋ and, from `root_divisor`,
+                    // m2 > r/2, so m1 < 2(r + 1)): below three times the square root, and the period.
                     let entries: u64 = s.factors.iter().sum();
                     let plain = match e[i] < lim.split_min {
                         true => e[i],
                         false => lim.split_min.max(lim.q_max),
                     };
                     prop_assert!(
-                        entries <= plain.max(2 * (n.isqrt() + 1) + lim.q_max),
+                        entries <= plain.max(3 * (n.isqrt() + 1) + lim.q_max),
                         "{:?}", s
                     );
                 }
@@ -826,6 +827,23 @@ mod tests {
             }
             prop_assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn a_stretch_whose_root_divisor_is_small_stays_within_three_roots() {
+        // 33 = 11·3: its divisor 3 lies between half its square root and its square root, so the
+        // factors sum to 14, more than twice the root (2·(5 + 1) = 12) and less than three times.
+        let r = Radix {
+            iters: vec![(33, 1)],
+        };
+        let lim = Limits {
+            split_min: 2,
+            q_max: 1,
+        };
+        let st = stretches(&r, 0, &r, 0, 33, lim);
+        assert_eq!(st.len(), 1);
+        assert_eq!(st[0].factors, vec![11, 3]);
+        assert!(14 <= 3 * (33u64.isqrt() + 1) + lim.q_max);
     }
 
     #[test]
