@@ -5,7 +5,7 @@
 
 #![allow(unsafe_code)]
 
-/// Columns per pass of the bit packing (portable, SSE2 and AVX2): a buffer of `k/8` rows of this many
+/// Columns per pass of the bit packing (portable, SSE2 and AVX2; the portable unpacking too): a buffer of `k/8` rows of this many
 /// bytes. For a tile's rows laid end to end (8192 one-byte columns each, as in the bench's pred) the
 /// rows are then read, or written, one after another in one sequential pass (the portable packing with
 /// 512 columns a pass read 32 rows 512 bytes at a time: pred into `E(1)` ran at 0.40–0.44× memcpy,
