@@ -43,6 +43,9 @@ pub unsafe fn interleave(
         };
     }
     let _ = (isa, stream);
+    if done == len {
+        return;
+    }
     rows_portable::<true>(
         src.add(done * w),
         dst.add(done * k * w),
@@ -51,51 +54,56 @@ pub unsafe fn interleave(
     );
 }
 
-/// Two rows of `W`-byte elements (1 or 2) interleaved, a vector of each at a time: `$split` makes the
-/// two vectors stored from the rows' `$a` and `$b` (the first half of the pairs, then the second).
-/// Returns the elements done.
-macro_rules! interleave_pairs {
-    ($name:ident, $feature:literal, $v:ty, $load:ident, $put:ident, |$a:ident, $b:ident| $split:expr) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = $feature)]
-        unsafe fn $name<const W: usize>(
-            src: *const u8,
-            row: usize,
-            dst: *mut u8,
-            len: usize,
-            stream: bool,
-        ) -> usize {
-            const V: usize = std::mem::size_of::<$v>();
-            let n = len * W / V * V;
-            let mut at = 0;
-            while at < n {
-                let ($a, $b) = (
-                    $load(src.add(at) as *const _),
-                    $load(src.add(row + at) as *const _),
-                );
-                let (lo, hi) = $split;
-                $put(dst.add(2 * at), lo, stream);
-                $put(dst.add(2 * at + V), hi, stream);
-                at += V;
-            }
-            n / W
+/// How far ahead along each source row (bytes) the interleaves ask for the line they will read next
+/// into L2 (`prefetcht1`), once per line of each row. A call covers a tile's columns (128 or 256
+/// bytes of each row), so the hint reaches a few tiles on. Measured on the s8 interleave with AVX2 on
+/// one thread (Zen 5, five rounds each, in turn): 0.85–0.88× memcpy without, 0.93 with 512 bytes, 0.92
+/// with 1 KiB, 0.91 with 2 KiB.
+#[cfg(target_arch = "x86_64")]
+const INTERLEAVE_FETCH_AHEAD: usize = 512;
+
+/// The hints of [`INTERLEAVE_FETCH_AHEAD`] for `k` rows `row` bytes apart, at byte `at` of each row
+/// when it starts a line. (The distance comes through `black_box`, read once by the caller, which
+/// keeps the compiler from making a burst of the hints; see `FETCH_AHEAD`.)
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn fetch_rows(src: *const u8, row: usize, k: usize, at: usize, ahead: usize) {
+    if at.is_multiple_of(64) {
+        for j in 0..k {
+            _mm_prefetch::<_MM_HINT_T1>(src.wrapping_add(j * row + at + ahead) as *const i8);
         }
-    };
+    }
 }
-interleave_pairs!(
-    interleave_two,
-    "sse2",
-    __m128i,
-    _mm_loadu_si128,
-    put,
-    |a, b| {
-        if W == 2 {
+
+/// Two rows of `W`-byte elements (1 or 2) interleaved, 16 bytes of each at a time: the low halves'
+/// pairs, then the high halves'. Returns the elements done.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn interleave_two<const W: usize>(
+    src: *const u8,
+    row: usize,
+    dst: *mut u8,
+    len: usize,
+    stream: bool,
+) -> usize {
+    let n = len * W / 16 * 16;
+    let ahead = std::hint::black_box(INTERLEAVE_FETCH_AHEAD);
+    let mut at = 0;
+    while at < n {
+        fetch_rows(src, row, 2, at, ahead);
+        let (a, b) = (get(src.add(at)), get(src.add(row + at)));
+        let (lo, hi) = if W == 2 {
             (_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b))
         } else {
             (_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b))
-        }
+        };
+        put(dst.add(2 * at), lo, stream);
+        put(dst.add(2 * at + 16), hi, stream);
+        at += 16;
     }
-);
+    n / W
+}
+
 /// Four rows of bytes, 16 at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
@@ -106,8 +114,10 @@ pub(super) unsafe fn interleave_4x8(
     len: usize,
     stream: bool,
 ) -> usize {
+    let ahead = std::hint::black_box(INTERLEAVE_FETCH_AHEAD);
     let mut c = 0;
     while c + 16 <= len {
+        fetch_rows(src, row, 4, c, ahead);
         let (r0, r1) = (get(src.add(c)), get(src.add(row + c)));
         let (r2, r3) = (get(src.add(2 * row + c)), get(src.add(3 * row + c)));
         put4(dst.add(4 * c), [r0, r1, r2, r3], stream);
@@ -136,8 +146,10 @@ pub(super) unsafe fn interleave_4x8_avx2(
             _mm256_storeu_si256(p as *mut __m256i, v)
         }
     };
+    let ahead = std::hint::black_box(INTERLEAVE_FETCH_AHEAD);
     let mut c = 0;
     while c + 32 <= len {
+        fetch_rows(src, row, 4, c, ahead);
         let (r0, r1) = (load(src.add(c)), load(src.add(row + c)));
         let (r2, r3) = (load(src.add(2 * row + c)), load(src.add(3 * row + c)));
         // Per 128-bit lane h (columns 16h..16h + 16): p01l the pairs of columns 0..8 of the lane, p01h
@@ -195,6 +207,9 @@ pub unsafe fn deinterleave(
         };
     }
     let _ = (isa, stream);
+    if done == len {
+        return;
+    }
     rows_portable::<false>(
         src.add(done * k * w),
         dst.add(done * w),
