@@ -69,10 +69,11 @@ pub unsafe fn pack_bits(
 }
 
 /// Columns the vector unpacking kernels take at a time: each part's packed bytes are split (or its masks
-/// made), then its k destination rows written with non-temporal stores. In parts of 1024 columns the
-/// writes of one part overlap the reads of the next far better than in parts of 8192: the bench's
-/// `pred[8192,8192]` unpacking, a tile's rows laid end to end, went from 0.74× memcpy to 1.01× with
-/// SSE2/AVX2 and from 0.70× to 0.99× with AVX-512 (1 thread, Zen 5; 512 and 256 columns were as fast).
+/// made), then its k destination rows written (with non-temporal stores for large destinations). In
+/// parts of 1024 columns the writes of one part overlap the reads of the next far better than in parts
+/// of 8192: the bench's `pred[8192,8192]` unpacking, a tile's rows laid end to end, went from 0.74×
+/// memcpy to 1.01× with AVX2 and from 0.70× to 0.99× with AVX-512 (1 thread, Zen 5; 512 and 256
+/// columns were as fast).
 /// The portable kernel, whose plain stores lean on the hardware prefetcher, keeps [`BIT_ROW_SPAN`](super::bits_portable::BIT_ROW_SPAN)
 /// (0.57× memcpy, against 0.38× in parts of 1024).
 #[cfg(target_arch = "x86_64")]
@@ -347,8 +348,10 @@ pub(super) unsafe fn unpack_bits_gfni<const KB: usize>(
     c
 }
 
-/// [`pack_bits`] for 8, 16 or 32 rows, 16 columns at a time: eight rows' low bits gathered into one
-/// byte per column (Horner: double and add), then the k/8 bytes of a column interleaved.
+/// [`pack_bits`] for 8, 16 or 32 rows, along up to [`BIT_ROW_SPAN`] columns at a time: each row's low
+/// bits shifted into place and or-ed into its byte of the buffer, one row after another (32 bytes at a
+/// time through [`gather_row_avx2`] when `wide`, which the caller sets only where the processor has
+/// AVX2), then the k/8 bytes of each column interleaved into the destination, 16 columns at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 pub(super) unsafe fn pack_bits_sse2<const KB: usize>(
@@ -521,7 +524,8 @@ pub unsafe fn unpack_bits(
 
 /// [`unpack_bits`] for 8, 16 or 32 rows, along up to [`UNPACK_SPAN`] columns at a time: each column's k/8 bytes
 /// split into k/8 vectors (byte m of 16 columns), then the rows written one after another, row 8m + t
-/// being bit t of vector m.
+/// being bit t of vector m (32 bytes a store through [`scatter_row_avx2`] when `wide`, which the
+/// caller sets only where the processor has AVX2).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 pub(super) unsafe fn unpack_bits_sse2<const KB: usize>(
@@ -594,47 +598,115 @@ mod tests {
     use super::super::test_bytes::noise;
     use super::*;
     use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
 
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
-
-        /// Packing and unpacking, under every instruction set, against the law bit by bit: for every
-        /// group width (1–8 bytes) and runs longer than the kernels' passes (the portable one's 512
-        /// columns, the SIMD ones' 16 and 64), with rows padded past their length.
-        #[test]
-        fn packing_matches_the_law_under_every_isa(
-            kb in 1usize..=8,
-            len in 0usize..1400,
-            pad in 0usize..40,
-            seed in any::<u64>(),
-        ) {
-            let (k, row) = (8 * kb, len + pad);
-            let src = noise(k * row, seed);
-            let want: Vec<u8> = (0..len * kb)
-                .map(|i| {
-                    let (c, m) = (i / kb, i % kb);
-                    (0..8).fold(0u8, |b, t| b | (src[(8 * m + t) * row + c] & 1) << t)
-                })
-                .collect();
-            for isa in Isa::available() {
-                for stream in [false, true] {
-                    let mut packed = vec![0x5au8; len * kb];
-                    // SAFETY: k rows of `row` ≥ len bytes, and len·k/8 destination bytes.
-                    unsafe { pack_bits(isa, stream, src.as_ptr(), row, packed.as_mut_ptr(), (k, len)) };
-                    fence(isa, stream);
-                    prop_assert_eq!(&packed, &want, "{} packing", isa.name());
-                    let mut back = vec![0xa5u8; k * row];
-                    // SAFETY: as above, the other way.
-                    unsafe { unpack_bits(isa, stream, packed.as_ptr(), back.as_mut_ptr(), row, (k, len)) };
-                    fence(isa, stream);
-                    for r in 0..k {
-                        for c in 0..row {
-                            let want = if c < len { src[r * row + c] & 1 } else { 0xa5 };
-                            prop_assert_eq!(back[r * row + c], want, "{} unpacking: row {}, column {}", isa.name(), r, c);
-                        }
+    /// Packs `k = 8·kb` rows of noise, `len` bytes each and `row` bytes apart, starting `skew` bytes
+    /// past a 64-byte boundary, then unpacks them into rows placed the same way, under every
+    /// instruction set, with and without streaming, and checks both against the law bit by bit (and
+    /// that the padding past each row's `len` bytes is left alone).
+    fn round_trip(
+        kb: usize,
+        len: usize,
+        row: usize,
+        skew: usize,
+        seed: u64,
+    ) -> Result<(), TestCaseError> {
+        let k = 8 * kb;
+        // `k` rows starting `skew` bytes past a 64-byte boundary of a buffer filled with `fill`.
+        let rows = |fill: &[u8]| {
+            let mut v = vec![0u8; k * row + 64 + skew];
+            let at = v.as_ptr().align_offset(64) + skew;
+            v[at..at + k * row].copy_from_slice(fill);
+            (v, at)
+        };
+        let (src, s0) = rows(&noise(k * row, seed));
+        let src = &src[s0..s0 + k * row];
+        let want: Vec<u8> = (0..len * kb)
+            .map(|i| {
+                let (c, m) = (i / kb, i % kb);
+                (0..8).fold(0u8, |b, t| b | (src[(8 * m + t) * row + c] & 1) << t)
+            })
+            .collect();
+        for isa in Isa::available() {
+            for stream in [false, true] {
+                let mut packed = vec![0x5au8; len * kb];
+                // SAFETY: k rows of `row` ≥ len bytes, and len·k/8 destination bytes.
+                unsafe {
+                    pack_bits(
+                        isa,
+                        stream,
+                        src.as_ptr(),
+                        row,
+                        packed.as_mut_ptr(),
+                        (k, len),
+                    )
+                };
+                fence(isa, stream);
+                prop_assert_eq!(&packed, &want, "{} packing", isa.name());
+                let (mut back, b0) = rows(&vec![0xa5u8; k * row]);
+                let back = &mut back[b0..b0 + k * row];
+                // SAFETY: as above, the other way.
+                unsafe {
+                    unpack_bits(
+                        isa,
+                        stream,
+                        packed.as_ptr(),
+                        back.as_mut_ptr(),
+                        row,
+                        (k, len),
+                    )
+                };
+                fence(isa, stream);
+                for r in 0..k {
+                    for c in 0..row {
+                        let want = if c < len { src[r * row + c] & 1 } else { 0xa5 };
+                        prop_assert_eq!(
+                            back[r * row + c],
+                            want,
+                            "{} unpacking (stream {}): row {}, column {}",
+                            isa.name(),
+                            stream,
+                            r,
+                            c
+                        );
                     }
                 }
             }
         }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Packing and unpacking, under every instruction set, against the law: for every group width
+        /// (1–8 bytes), runs longer than the vector unpackings' parts of 1024 columns (and the vector
+        /// kernels' steps of 16, 32 and 64), rows padded past their length and starting anywhere
+        /// within a line.
+        #[test]
+        fn packing_matches_the_law_under_every_isa(
+            kb in 1usize..=8,
+            len in 0usize..2200,
+            pad in 0usize..40,
+            skew in 0usize..64,
+            seed in any::<u64>(),
+        ) {
+            round_trip(kb, len, len + pad, skew, seed)?;
+        }
+    }
+
+    /// The streaming paths, each time: rows on 64-byte boundaries, 16 bytes off a 32-byte one (the
+    /// AVX2 rows fall back to 16-byte stores) and 32 off a 64-byte one (AVX-512 falls back), for runs
+    /// of several unpacking parts with ragged ends, and past the packings' 8192-column passes.
+    #[test]
+    fn packing_streams_whatever_the_rows_alignment() {
+        for kb in [1, 2, 4] {
+            for len in [2100, 3072] {
+                for (row, skew) in [(3072, 0), (3088, 0), (3072, 16), (3104, 32)] {
+                    round_trip(kb, len, row, skew, 7 + len as u64).unwrap();
+                }
+            }
+        }
+        round_trip(4, 8300, 8320, 0, 11).unwrap();
     }
 }
