@@ -67,6 +67,7 @@ pub(super) unsafe fn transpose_8x8_u16(
     sr: isize,
     dr: isize,
     stream: bool,
+    _ahead: usize,
 ) {
     let r: [__m128i; 8] = std::array::from_fn(|i| get(src.offset(i as isize * sr)));
     let c = columns_u16!(
@@ -92,6 +93,7 @@ pub(super) unsafe fn transpose_32x16_u16(
     sr: isize,
     dr: isize,
     stream: bool,
+    _ahead: usize,
 ) {
     let eight = |first: usize| -> [__m256i; 8] {
         let rows: [__m256i; 8] = std::array::from_fn(|i| {
@@ -174,6 +176,7 @@ pub(super) unsafe fn transpose_16x16_u8(
     sr: isize,
     dr: isize,
     stream: bool,
+    _ahead: usize,
 ) {
     let v = byte_columns!(
         src,
@@ -204,6 +207,7 @@ pub(super) unsafe fn transpose_16x64_u8(
     sr: isize,
     dr: isize,
     stream: bool,
+    _ahead: usize,
 ) {
     let v = byte_columns!(
         src,
@@ -270,6 +274,7 @@ pub(super) unsafe fn transpose_8x8_f64(
     sr: isize,
     dr: isize,
     stream: bool,
+    _ahead: usize,
 ) {
     // rows[h][i]: columns 4h..4h + 4 of row i, both halves of a row loaded together.
     let mut rows = [[_mm256_setzero_pd(); 8]; 2];
@@ -304,6 +309,7 @@ pub(super) unsafe fn transpose_2x2_f64(
     sr: isize,
     dr: isize,
     stream: bool,
+    _ahead: usize,
 ) {
     let (r0, r1) = (get(src), get(src.offset(sr)));
     put_rows_128(
@@ -317,9 +323,25 @@ pub(super) unsafe fn transpose_2x2_f64(
     );
 }
 
-/// A register transpose of a square block: source, destination, their row pitches in bytes, streaming.
+/// A register transpose of a square block: source, destination, their row pitches in bytes, streaming,
+/// and, for a block that asks for the lines ahead itself ([`transpose_16x16_f32_avx`]), how far ahead
+/// along each source row (0: none; see [`fetch_ahead`]).
 #[cfg(target_arch = "x86_64")]
-pub(super) type Block = unsafe fn(*const u8, *mut u8, isize, isize, bool);
+pub(super) type Block = unsafe fn(*const u8, *mut u8, isize, isize, bool, usize);
+
+/// Asks for the line `ahead` bytes on along each of a block's `rows` source rows (`sr` bytes apart)
+/// into L2 (`prefetcht1`); nothing when `ahead` is 0. Called by a block once its rows are loaded and
+/// before it stores (see [`FETCH_AHEAD`](super::transpose::FETCH_AHEAD) for where each block's hints go).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn fetch_ahead(src: *const u8, sr: isize, rows: usize, ahead: usize) {
+    if ahead != 0 {
+        for i in 0..rows {
+            let row = src.wrapping_offset(i as isize * sr);
+            _mm_prefetch::<_MM_HINT_T1>(row.wrapping_add(ahead) as *const i8);
+        }
+    }
+}
 
 /// Stores `(row, vector)` pairs at `$dst + row·$pitch` bytes: non-temporal (`$nt`) when `$stream`, else
 /// ordinary (`$st`).
@@ -399,6 +421,7 @@ pub(super) unsafe fn transpose_16x16_f32_avx(
     sr: isize,
     dr: isize,
     stream: bool,
+    ahead: usize,
 ) {
     // rows[h][i]: columns 8h..8h + 8 of row i, both halves of a row loaded together.
     let mut rows = [[_mm256_setzero_ps(); 16]; 2];
@@ -408,6 +431,7 @@ pub(super) unsafe fn transpose_16x16_f32_avx(
         rows[0][i] = _mm256_loadu_ps(p);
         rows[1][i] = _mm256_loadu_ps(p.add(8));
     }
+    fetch_ahead(src, sr, 16, ahead);
     #[allow(clippy::needless_range_loop)]
     for h in 0..2 {
         let half = |g: usize| std::array::from_fn(|i| rows[h][8 * g + i]);
@@ -436,6 +460,7 @@ pub(super) unsafe fn transpose_16x16_f32(
     sr: isize,
     dr: isize,
     stream: bool,
+    _ahead: usize,
 ) {
     let u = columns_in_lanes!(
         src,
@@ -494,6 +519,7 @@ pub(super) unsafe fn transpose_16x16_f32_sse2(
     sr: isize,
     dr: isize,
     stream: bool,
+    _ahead: usize,
 ) {
     // rows[q][i]: columns 4q..4q + 4 of row i, a row's four vectors loaded together.
     let mut rows = [[_mm_setzero_ps(); 16]; 4];
