@@ -74,7 +74,7 @@ pub unsafe fn pack_bits(
 /// of 8192: the bench's `pred[8192,8192]` unpacking, a tile's rows laid end to end, went from 0.74×
 /// memcpy to 1.01× with AVX2 and from 0.70× to 0.99× with AVX-512 (1 thread, Zen 5; 512 and 256
 /// columns were as fast).
-/// The portable kernel, whose plain stores lean on the hardware prefetcher, keeps [`BIT_ROW_SPAN`](super::bits_portable::BIT_ROW_SPAN)
+/// The portable kernel, whose plain stores lean on the hardware prefetcher, keeps [`BIT_ROW_SPAN`]
 /// (0.57× memcpy, against 0.38× in parts of 1024).
 #[cfg(target_arch = "x86_64")]
 const UNPACK_SPAN: usize = 1024;
