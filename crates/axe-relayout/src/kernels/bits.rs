@@ -94,13 +94,6 @@ pub(super) fn bit_matrices() -> bool {
 #[cfg(target_arch = "x86_64")]
 pub(super) const BIT_SPAN: usize = 8192;
 
-/// How far ahead (bytes) [`pack_bits_gfni`] asks for the source's lines into L2 (`prefetcht1`) as it
-/// reads its rows, on top of what the hardware prefetcher fetches (pred into `E(1)`: 0.88–0.93× →
-/// 1.01–1.08× memcpy on one thread, about 3% more on two; 512 bytes and 8 KiB were no better than
-/// none).
-#[cfg(target_arch = "x86_64")]
-pub(super) const BIT_FETCH_AHEAD: usize = 2048;
-
 /// This thread's scratch for the masks of [`pack_bits_gfni`] and [`unpack_bits_gfni`]: 32 rows of
 /// [`BIT_SPAN`] bits (32 KiB), kept rather than zeroed on the stack at every call (32 KiB of stores
 /// for every 256 KiB read, a few per cent of the bench's pred packing). A kernel holds the only
@@ -201,9 +194,10 @@ pub(super) unsafe fn pack_bits_gfni<const KB: usize>(
         let n = BIT_SPAN.min((len - c) / 64 * 64);
         for (r, m) in masks.iter_mut().enumerate().take(8 * KB) {
             let p = src.add(r * row + c);
+            let ahead = std::hint::black_box(ROW_FETCH_AHEAD);
             for (q, m) in m.iter_mut().enumerate().take(n / 64) {
-                _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(64 * q + BIT_FETCH_AHEAD) as *const i8);
                 let v = _mm512_loadu_si512(p.add(64 * q) as *const __m512i);
+                _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(64 * q + ahead) as *const i8);
                 *m = _cvtmask64_u64(_mm512_test_epi8_mask(v, one));
             }
         }
@@ -387,8 +381,13 @@ pub(super) unsafe fn pack_bits_sse2<const KB: usize>(
                     0
                 };
                 let shift = _mm_cvtsi32_si128(t as i32);
+                let ahead = std::hint::black_box(ROW_FETCH_AHEAD);
                 for q in (done / 16..n / 16).map(|q| 16 * q) {
-                    let bit = _mm_sll_epi16(_mm_and_si128(get(p.add(q)), one), shift);
+                    let x = get(p.add(q));
+                    if q.is_multiple_of(64) {
+                        _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(q + ahead) as *const i8);
+                    }
+                    let bit = _mm_sll_epi16(_mm_and_si128(x, one), shift);
                     let v = if t == 0 {
                         bit
                     } else {
@@ -407,6 +406,18 @@ pub(super) unsafe fn pack_bits_sse2<const KB: usize>(
     c
 }
 
+/// How far ahead (bytes) the packings ([`pack_bits_gfni`], [`pack_bits_sse2`] and [`gather_row_avx2`])
+/// ask for the source's lines into L2 (`prefetcht1`) as they read each row, on top of what the
+/// hardware prefetcher fetches: once per line, after the line's load (the distance read through
+/// `black_box`, see [`FETCH_AHEAD`](super::transpose::FETCH_AHEAD)). With AVX-512 and GFNI: 0.99×
+/// memcpy against 0.87× with 2 KiB before each load (which had taken it from 0.88–0.93× to 1.01–1.08×
+/// in an earlier hour, where 512 bytes and 8 KiB before the load were no better than none). Packing pred into `E(1)`
+/// with AVX2 on one thread (Zen 5, four to six rounds each, in turn): 0.82–0.84× memcpy without, 0.88–0.89
+/// with 4 KiB, 0.91–0.94 with 6 KiB, 0.87–0.93 with 8 KiB, 0.89 with 16 KiB; 2 KiB 0.87, 512 bytes 0.71;
+/// with SSE2, 0.57 → 0.80. Before the load, 2 KiB was no better than none (0.81 against 0.80).
+#[cfg(target_arch = "x86_64")]
+const ROW_FETCH_AHEAD: usize = 6144;
+
 /// One row's low bits, shifted to bit `t`, into the bytes at `buf` (or-ed in, or written for `t == 0`):
 /// [`pack_bits_sse2`]'s inner loop 32 bytes at a time, over the whole 32-byte chunks of `n`. Returns the
 /// bytes done.
@@ -416,11 +427,13 @@ pub(super) unsafe fn gather_row_avx2(p: *const u8, buf: *mut u8, n: usize, t: us
     let one = _mm256_set1_epi8(1);
     let shift = _mm_cvtsi32_si128(t as i32);
     let mut q = 0;
+    let ahead = std::hint::black_box(ROW_FETCH_AHEAD);
     while q + 32 <= n {
-        let bit = _mm256_sll_epi16(
-            _mm256_and_si256(_mm256_loadu_si256(p.add(q) as *const __m256i), one),
-            shift,
-        );
+        let x = _mm256_loadu_si256(p.add(q) as *const __m256i);
+        if q.is_multiple_of(64) {
+            _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(q + ahead) as *const i8);
+        }
+        let bit = _mm256_sll_epi16(_mm256_and_si256(x, one), shift);
         let at = buf.add(q) as *mut __m256i;
         let v = if t == 0 {
             bit
