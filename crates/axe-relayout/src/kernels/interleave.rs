@@ -69,9 +69,7 @@ const INTERLEAVE_FETCH_AHEAD: usize = 512;
 #[inline(always)]
 unsafe fn fetch_rows(src: *const u8, row: usize, k: usize, at: usize, ahead: usize) {
     if at.is_multiple_of(64) {
-        for j in 0..k {
-            _mm_prefetch::<_MM_HINT_T1>(src.wrapping_add(j * row + at + ahead) as *const i8);
-        }
+        fetch_ahead(src.wrapping_add(at), row as isize, k, ahead);
     }
 }
 

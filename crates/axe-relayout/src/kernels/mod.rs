@@ -164,6 +164,18 @@ unsafe fn put(p: *mut u8, v: __m128i, stream: bool) {
     }
 }
 
+/// Asks for the line `ahead` bytes past `src` on each of `rows` rows `pitch` bytes apart, into L2
+/// (`prefetcht1`). Hints never fault, so the lines may lie past the buffers. Interleaves and transpose
+/// blocks call it as they read their rows (see `FETCH_AHEAD` for where the hints go and why).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn fetch_ahead(src: *const u8, pitch: isize, rows: usize, ahead: usize) {
+    for i in 0..rows {
+        let row = src.wrapping_offset(i as isize * pitch);
+        _mm_prefetch::<_MM_HINT_T1>(row.wrapping_add(ahead) as *const i8);
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn get(p: *const u8) -> __m128i {

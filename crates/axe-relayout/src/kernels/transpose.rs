@@ -211,27 +211,26 @@ pub(super) unsafe fn transpose_blocks(
     s: [i64; 4],
     (na, nb, w): (usize, usize, usize),
 ) {
-    // Blocks of `ba` source rows by `bb` columns; `v` bytes per vector stored.
-    let (ba, bb, v, fast): (usize, usize, usize, Block) = match (w, isa) {
-        (4, Isa::Avx512) => (16, 16, 64, transpose_16x16_f32),
-        (4, Isa::Avx2) => (16, 16, 32, transpose_16x16_f32_avx),
-        (4, _) => (16, 16, 16, transpose_16x16_f32_sse2),
-        (8, i) if i.avx2() => (8, 8, 32, transpose_8x8_f64),
-        (8, _) => (2, 2, 16, transpose_2x2_f64),
-        (2, i) if i.avx2() => (32, 16, 32, transpose_32x16_u16),
-        (2, _) => (8, 8, 16, transpose_8x8_u16),
+    // Blocks of `ba` source rows by `bb` columns; `v` bytes per vector stored; `own`: the block asks
+    // for the lines ahead itself, once its rows are loaded (AVX2's f32 block), where for the others
+    // the hints go just before the block (see FETCH_AHEAD).
+    let (ba, bb, v, fast, own): (usize, usize, usize, Block, bool) = match (w, isa) {
+        (4, Isa::Avx512) => (16, 16, 64, transpose_16x16_f32, false),
+        (4, Isa::Avx2) => (16, 16, 32, transpose_16x16_f32_avx, true),
+        (4, _) => (16, 16, 16, transpose_16x16_f32_sse2, false),
+        (8, i) if i.avx2() => (8, 8, 32, transpose_8x8_f64, false),
+        (8, _) => (2, 2, 16, transpose_2x2_f64, false),
+        (2, i) if i.avx2() => (32, 16, 32, transpose_32x16_u16, false),
+        (2, _) => (8, 8, 16, transpose_8x8_u16, false),
         (_, Isa::Avx512) if std::is_x86_feature_detected!("avx512bw") => {
-            (16, 64, 16, transpose_16x64_u8)
+            (16, 64, 16, transpose_16x64_u8, false)
         }
-        _ => (16, 16, 16, transpose_16x16_u8),
+        _ => (16, 16, 16, transpose_16x16_u8, false),
     };
     let wi = w as i64;
     let aligned = (dst as usize).is_multiple_of(v) && (s[3] * wi) % v as i64 == 0;
     let stream = stream && aligned;
     let (fa, fb) = (na / ba * ba, nb / bb * bb);
-    // AVX2's f32 blocks ask for the lines themselves, once their rows are loaded; for the others the
-    // hints go just before the block (see FETCH_AHEAD).
-    let own = w == 4 && isa == Isa::Avx2;
     for y in (0..fb).step_by(bb) {
         // Once per cache line of each row: the line FETCH_AHEAD bytes on, into L2.
         let fetch = fetch && (y * w).is_multiple_of(64);

@@ -325,23 +325,9 @@ pub(super) unsafe fn transpose_2x2_f64(
 
 /// A register transpose of a square block: source, destination, their row pitches in bytes, streaming,
 /// and, for a block that asks for the lines ahead itself ([`transpose_16x16_f32_avx`]), how far ahead
-/// along each source row (0: none; see [`fetch_ahead`]).
+/// along each source row (0: none; see [`FETCH_AHEAD`](super::transpose::FETCH_AHEAD)).
 #[cfg(target_arch = "x86_64")]
 pub(super) type Block = unsafe fn(*const u8, *mut u8, isize, isize, bool, usize);
-
-/// Asks for the line `ahead` bytes on along each of a block's `rows` source rows (`sr` bytes apart)
-/// into L2 (`prefetcht1`); nothing when `ahead` is 0. Called by a block once its rows are loaded and
-/// before it stores (see [`FETCH_AHEAD`](super::transpose::FETCH_AHEAD) for where each block's hints go).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn fetch_ahead(src: *const u8, sr: isize, rows: usize, ahead: usize) {
-    if ahead != 0 {
-        for i in 0..rows {
-            let row = src.wrapping_offset(i as isize * sr);
-            _mm_prefetch::<_MM_HINT_T1>(row.wrapping_add(ahead) as *const i8);
-        }
-    }
-}
 
 /// Stores `(row, vector)` pairs at `$dst + row·$pitch` bytes: non-temporal (`$nt`) when `$stream`, else
 /// ordinary (`$st`).
@@ -431,7 +417,10 @@ pub(super) unsafe fn transpose_16x16_f32_avx(
         rows[0][i] = _mm256_loadu_ps(p);
         rows[1][i] = _mm256_loadu_ps(p.add(8));
     }
-    fetch_ahead(src, sr, 16, ahead);
+    // The lines ahead once the rows are loaded, before the stores (see FETCH_AHEAD).
+    if ahead != 0 {
+        fetch_ahead(src, sr, 16, ahead);
+    }
     #[allow(clippy::needless_range_loop)]
     for h in 0..2 {
         let half = |g: usize| std::array::from_fn(|i| rows[h][8 * g + i]);
