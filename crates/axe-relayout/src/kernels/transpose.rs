@@ -74,8 +74,8 @@ pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
 /// AVX2's f32 blocks ask for them once their rows are loaded, before their stores, in one go
 /// (`fetch_ahead`): `f32[256]³` reversed went 0.80–0.83× → 0.90–0.93× memcpy on one thread, the 2-D
 /// transpose 0.93–0.95× → 0.99–1.01× (0.90 → 0.97× and 1.00 → 1.02× on two threads). The other
-/// blocks keep the hints before them, spaced as above. After the loads, the AVX-512 f32 block ran the
-/// 2-D transpose at 0.84× against 0.94×, and the SSE2 one at 0.59× against 0.78×. After the stores, the
+/// blocks keep the hints before them, spaced as above. After the loads, the AVX-512 f32 block (since
+/// removed) ran the 2-D transpose at 0.84× against 0.94×, and the SSE2 one at 0.59× against 0.78×. After the stores, the
 /// SSE2 block ran `f32[256]³` at 0.86× against 0.61×, but the 2-D transpose at 0.67× against 0.83×.
 /// A C model of the AVX2 kernel gave the same order: 0.86–0.93× with the hints after the loads,
 /// 0.65–0.69× after the stores, 0.57× before the loads.
@@ -212,11 +212,13 @@ pub(super) unsafe fn transpose_blocks(
     (na, nb, w): (usize, usize, usize),
 ) {
     // Blocks of `ba` source rows by `bb` columns; `v` bytes per vector stored; `own`: the block asks
-    // for the lines ahead itself, once its rows are loaded (AVX2's f32 block), where for the others
-    // the hints go just before the block (see FETCH_AHEAD).
+    // for the lines ahead itself, once its rows are loaded (the AVX f32 block), where for the others
+    // the hints go just before the block (see FETCH_AHEAD). f32 takes the AVX block under AVX-512
+    // too: an AVX-512 16×16 block, its hints before it, ran the 2-D transpose at 0.93–0.98× memcpy
+    // and `f32[256]³` reversed at 0.81–0.83× on one thread (Zen 5), against 1.05–1.06× and 0.92–0.95×
+    // with the AVX block in turn (on two threads 0.94 → 1.00× and 0.85 → 0.92×).
     let (ba, bb, v, fast, own): (usize, usize, usize, Block, bool) = match (w, isa) {
-        (4, Isa::Avx512) => (16, 16, 64, transpose_16x16_f32, false),
-        (4, Isa::Avx2) => (16, 16, 32, transpose_16x16_f32_avx, true),
+        (4, i) if i.avx2() => (16, 16, 32, transpose_16x16_f32_avx, true),
         (4, _) => (16, 16, 16, transpose_16x16_f32_sse2, false),
         (8, i) if i.avx2() => (8, 8, 32, transpose_8x8_f64, false),
         (8, _) => (2, 2, 16, transpose_2x2_f64, false),

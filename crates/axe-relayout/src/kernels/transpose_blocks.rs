@@ -329,61 +329,24 @@ pub(super) unsafe fn transpose_2x2_f64(
 #[cfg(target_arch = "x86_64")]
 pub(super) type Block = unsafe fn(*const u8, *mut u8, isize, isize, bool, usize);
 
-/// Stores `(row, vector)` pairs at `$dst + row·$pitch` bytes: non-temporal (`$nt`) when `$stream`, else
-/// ordinary (`$st`).
-#[cfg(target_arch = "x86_64")]
-macro_rules! put_rows {
-    ($rows:expr, $dst:expr, $pitch:expr, $stream:expr, $nt:ident, $st:ident) => {
-        for (i, c) in $rows {
-            let p = $dst.offset(i as isize * $pitch) as *mut f32;
-            if $stream {
-                $nt(p, c);
-            } else {
-                $st(p, c);
-            }
-        }
-    };
-}
-
-/// Loads `$n` rows (`$sr` bytes apart) and, for each group of four, interleaves them in pairs and then
-/// in pairs of pairs: in the result, 128-bit lane k of vector 4g + j holds column 4k + j of rows
-/// 4g..4g+4.
-#[cfg(target_arch = "x86_64")]
-macro_rules! columns_in_lanes {
-    ($src:expr, $sr:expr, $n:literal, $load:ident, $zero:ident, $lo:ident, $hi:ident, $shuffle:ident) => {{
-        let r: [_; $n] =
-            std::array::from_fn(|i| $load($src.offset(i as isize * $sr) as *const f32));
-        let mut u = [$zero(); $n];
-        for g in 0..$n / 4 {
-            let (a, b, c, d) = (r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]);
-            let (t0, t1) = ($lo(a, b), $hi(a, b));
-            let (t2, t3) = ($lo(c, d), $hi(c, d));
-            u[4 * g] = $shuffle(t0, t2, 0x44);
-            u[4 * g + 1] = $shuffle(t0, t2, 0xee);
-            u[4 * g + 2] = $shuffle(t1, t3, 0x44);
-            u[4 * g + 3] = $shuffle(t1, t3, 0xee);
-        }
-        u
-    }};
-}
-
 /// The eight columns of an 8×8 block of 4-byte elements given as its eight rows, each as a vector.
-/// Each four-row group's columns sit in 128-bit lanes (`columns_in_lanes!`); the two groups' lanes
-/// joined.
+/// Within each four-row group, rows are interleaved in pairs and then in pairs of pairs, so that
+/// 128-bit lane k of `u[4g + j]` holds column 4k + j of rows 4g..4g+4; then the two groups' lanes
+/// are joined.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
 #[inline]
 unsafe fn columns_8x8_f32(r: [__m256; 8]) -> [__m256; 8] {
-    let u = columns_in_lanes!(
-        r.as_ptr() as *const u8,
-        32,
-        8,
-        _mm256_loadu_ps,
-        _mm256_setzero_ps,
-        _mm256_unpacklo_ps,
-        _mm256_unpackhi_ps,
-        _mm256_shuffle_ps
-    );
+    let mut u = [_mm256_setzero_ps(); 8];
+    for g in 0..2 {
+        let (a, b, c, d) = (r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]);
+        let (t0, t1) = (_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+        let (t2, t3) = (_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
+        u[4 * g] = _mm256_shuffle_ps(t0, t2, 0x44);
+        u[4 * g + 1] = _mm256_shuffle_ps(t0, t2, 0xee);
+        u[4 * g + 2] = _mm256_shuffle_ps(t1, t3, 0x44);
+        u[4 * g + 3] = _mm256_shuffle_ps(t1, t3, 0xee);
+    }
     std::array::from_fn(|c| {
         let j = c % 4;
         if c < 4 {
@@ -435,49 +398,6 @@ pub(super) unsafe fn transpose_16x16_f32_avx(
                 _mm256_storeu_ps(p.add(8), bottom[c]);
             }
         }
-    }
-}
-
-/// A 16×16 block of 4-byte elements, as [`transpose_16x16_f32_avx`]: whole cache lines in, whole lines out.
-/// Pairs of rows interleaved, then pairs of pairs (each 128-bit lane now holds one column of four
-/// rows), then lanes gathered across four-row groups in two steps.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn transpose_16x16_f32(
-    src: *const u8,
-    dst: *mut u8,
-    sr: isize,
-    dr: isize,
-    stream: bool,
-    _ahead: usize,
-) {
-    let u = columns_in_lanes!(
-        src,
-        sr,
-        16,
-        _mm512_loadu_ps,
-        _mm512_setzero_ps,
-        _mm512_unpacklo_ps,
-        _mm512_unpackhi_ps,
-        _mm512_shuffle_ps
-    );
-    // u[4g + j], lane k: column 4k + j of rows 4g..4g+4.
-    let mut v = [_mm512_setzero_ps(); 16];
-    for j in 0..4 {
-        for h in 0..2 {
-            let (a, b) = (u[8 * h + j], u[8 * h + 4 + j]);
-            v[8 * h + j] = _mm512_shuffle_f32x4(a, b, 0x88);
-            v[8 * h + 4 + j] = _mm512_shuffle_f32x4(a, b, 0xdd);
-        }
-    }
-    for j in 0..4 {
-        let cols = [
-            (j, _mm512_shuffle_f32x4(v[j], v[8 + j], 0x88)),
-            (8 + j, _mm512_shuffle_f32x4(v[j], v[8 + j], 0xdd)),
-            (4 + j, _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0x88)),
-            (12 + j, _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0xdd)),
-        ];
-        put_rows!(cols, dst, dr, stream, _mm512_stream_ps, _mm512_storeu_ps);
     }
 }
 
