@@ -11,7 +11,8 @@
 //!
 //! One module per family: [`copy`](self::copy) (block copies, zero fills), `interleave` (k-way (de)interleaves),
 //! `transpose` (choosing blocks or staged tiles) with `transpose_blocks` (register blocks per width and
-//! instruction set) and `transpose_portable` (blocks through a buffer, one or several planes at once), and `bits` (bit packing); the shared pieces (the instruction set, single elements,
+//! instruction set), `transpose_portable` (blocks through a buffer, one or several planes at once) and
+//! `stage` (the per-thread buffers they go through), and `bits` (bit packing); the shared pieces (the instruction set, single elements,
 //! vector loads and stores) live here.
 //!
 //! Every kernel is `unsafe`: the caller guarantees that every address it names lies inside its buffer,
@@ -28,6 +29,7 @@ mod copy;
 mod interleave;
 #[cfg(target_arch = "aarch64")]
 mod neon;
+mod stage;
 #[cfg(test)]
 mod test_bytes;
 mod transpose;
@@ -38,6 +40,7 @@ mod transpose_portable;
 pub use bits::{pack_bits, unpack_bits};
 pub use copy::{copy, zero};
 pub use interleave::{deinterleave, interleave};
+use stage::Stage;
 pub use transpose::{
     staged, transpose, transpose_staged, transpose_tile, STAGED_GROUP, STAGED_TILE,
 };

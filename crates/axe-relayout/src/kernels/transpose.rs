@@ -184,20 +184,13 @@ pub(super) unsafe fn copy_rows_avx512(
     }
 }
 
-/// Runs `f` on this thread's staging buffer of at least `len` bytes, 64-byte aligned.
+/// Runs `f` on this thread's staging buffer of at least `len` bytes (a [`Stage`]).
 pub(super) fn with_stage(len: usize, f: impl FnOnce(*mut u8)) {
     use std::cell::RefCell;
     thread_local! {
-        static STAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        static STAGE: RefCell<Stage> = const { RefCell::new(Stage::new()) };
     }
-    STAGE.with(|stage| {
-        let mut stage = stage.borrow_mut();
-        if stage.len() < len + 64 {
-            stage.resize(len + 64, 0);
-        }
-        let at = stage.as_ptr().align_offset(64);
-        f(stage[at..].as_mut_ptr())
-    })
+    STAGE.with(|stage| f(stage.borrow_mut().get(len)))
 }
 
 /// [`transpose`] of 1-, 2-, 4- or 8-byte elements read contiguously along y and written contiguously

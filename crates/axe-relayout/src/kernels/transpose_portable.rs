@@ -128,7 +128,7 @@ unsafe fn staged_portable<T: Copy, const B: usize>(
 ) -> (usize, usize) {
     use std::cell::RefCell;
     thread_local! {
-        static STAGE: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+        static STAGE: RefCell<Stage> = const { RefCell::new(Stage::new()) };
     }
     let (fa, fb) = (na / B * B, nb / B * B);
     let size = std::mem::size_of::<T>();
@@ -162,10 +162,7 @@ unsafe fn staged_portable<T: Copy, const B: usize>(
         let Ok(mut stage) = stage.try_borrow_mut() else {
             return each_plane();
         };
-        if stage.len() * 8 < bytes {
-            stage.resize(bytes.div_ceil(8), 0);
-        }
-        let stage = stage.as_mut_ptr() as *mut T;
+        let stage = stage.get(bytes) as *mut T;
         let (sr, dr) = (s[0] as isize, s[3] as isize);
         for y0 in (0..fb).step_by(part) {
             let rows = part.min(fb - y0);
