@@ -52,9 +52,10 @@ pub use transpose_portable::{portable_planes, transpose_planes_portable};
 /// The instruction set the kernels use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isa {
-    /// AVX-512 (512-bit vectors: byte transposes and row copies; bit packing through bit-matrix
-    /// transposes where the processor also has AVX-512BW, VBMI and GFNI), with AVX2 and SSE2 where a
-    /// kernel has no wider form or the narrower one measured faster (f32 transposes, pairs).
+    /// AVX-512 (512-bit vectors: row copies, and with AVX-512BW byte transposes and pair
+    /// deinterleaves; bit packing through bit-matrix transposes where the processor also has
+    /// AVX-512BW, VBMI and GFNI), with AVX2 and SSE2 where a kernel has no wider form or the narrower
+    /// one measured faster (f32 transposes, pair interleaves).
     Avx512,
     /// AVX2 (256-bit vectors), with SSE2 where a kernel has no wider form.
     Avx2,

@@ -3,17 +3,18 @@
 
 #![allow(unsafe_code)]
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc, dealloc, Layout};
 
 /// Buffers of at least this many bytes start on a 2 MiB boundary, and on Linux are advised onto
 /// transparent huge pages (`MADV_HUGEPAGE`).
 ///
-/// On small pages a buffer's physical frames are whatever the system hands out, and the cache sets its
-/// lines fall into with them: with rows of a power-of-two tensor in the same sets, a few frames can
-/// halve a transpose. The portable 2-D transpose of `f32[8192,8192]` ran at 11 GB/s in one build and
-/// 20 GB/s in another, every run, with its code byte for byte the same and at the same addresses,
-/// two source rows' loads holding most of its time in the slow one; with its 2 MiB buffer on a huge
-/// page it ran at 21.2–21.9 GB/s in each, wherever in the page the buffer started (Zen 5, one thread).
+/// On small pages a buffer's physical frames are whatever the system hands out, in the order the kernels
+/// first touch its pages, and they decide which cache sets its lines share with the rows of a
+/// power-of-two tensor. The portable 2-D transpose of `f32[8192,8192]`, its 2 MiB buffer then a `Vec`
+/// on small pages, ran at 11 GB/s for twenty minutes in one build while a build of the same code ran
+/// at 20 GB/s, two source rows' loads holding half its time, and at 20 GB/s itself once other work had
+/// churned the machine's memory. With the buffer on a huge page it ran at 20.8–21.3 GB/s, against
+/// 19.9–20.1 for the `Vec` in the same minutes (Zen 5, one thread).
 pub(super) const HUGE_STAGE: usize = 2 << 20;
 
 /// A growable buffer of bytes (zeroed when allocated), 64-byte aligned, 2 MiB-aligned from
@@ -34,8 +35,7 @@ impl Stage {
 
     /// The buffer, grown to at least `len` bytes (its contents are then lost).
     ///
-    /// # Panics
-    /// Where the allocation fails (as a `Vec` does).
+    /// Where the allocation fails, the process aborts (as for a `Vec`).
     pub(super) fn get(&mut self, len: usize) -> *mut u8 {
         if self.ptr.is_null() || self.layout.size() < len {
             self.release();
@@ -43,16 +43,20 @@ impl Stage {
             let layout =
                 Layout::from_size_align(len.max(1), align).expect("a staging buffer's size");
             // SAFETY: the layout's size is not zero.
-            let ptr = unsafe { alloc_zeroed(layout) };
+            let ptr = unsafe { alloc(layout) };
             if ptr.is_null() {
                 std::alloc::handle_alloc_error(layout);
             }
             #[cfg(target_os = "linux")]
             if len >= HUGE_STAGE {
-                // SAFETY: the range is the allocation just made, page-aligned. Advice only: a buffer
-                // the kernel leaves on small pages works the same.
+                // Before any page is touched, so that the first touch of each 2 MiB gets a huge
+                // page. SAFETY: the range is the allocation just made, page-aligned. Advice only: a
+                // buffer the kernel leaves on small pages works the same.
                 unsafe { libc::madvise(ptr.cast(), len, libc::MADV_HUGEPAGE) };
             }
+            // Zeroed, which also has every page backed now rather than in the order the kernels
+            // first touch them. SAFETY: the allocation holds `layout.size()` bytes.
+            unsafe { ptr.write_bytes(0, layout.size()) };
             (self.ptr, self.layout) = (ptr, layout);
         }
         self.ptr

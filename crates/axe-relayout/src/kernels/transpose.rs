@@ -44,8 +44,8 @@ pub unsafe fn transpose(
 /// 32 KiB apart, where 64×256 was no faster and 32×256 slower (0.79–0.80× memcpy against 0.90×, AVX2
 /// blocks, 1 thread); for rows 256 KiB apart, `f32[256]³` reversed, 32 rows beat 16, 48, 64 and 128
 /// with AVX2 blocks (0.82–0.86× memcpy against 0.57–0.60×, 0.66–0.69× and 0.67–0.73× on 1 thread;
-/// 0.97–1.01× against 0.88–0.90× for 128 rows on 2 threads), as with AVX-512 (0.80× against 0.67×
-/// for 64 rows).) Portable kernels take [`portable_tile`] instead.
+/// 0.97–1.01× against 0.88–0.90× for 128 rows on 2 threads), as with the AVX-512 f32 block since
+/// removed (0.80× against 0.67× for 64 rows).) Portable kernels take [`portable_tile`] instead.
 pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
     if isa == Isa::Portable {
         return portable_tile(pitch);
@@ -65,18 +65,19 @@ pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
 /// The hints of a block's rows are asked for one a loop turn, each after a load of this distance
 /// (through `black_box`), not in the burst the compiler makes of the loop when it knows the distance
 /// (eight hints back to back). Measured on a Zen 5, 1 thread, each build in turn: with the burst,
-/// `f32[256]³` reversed ran at 20–21 GB/s (0.50–0.52× memcpy) with AVX2 blocks, 26 GB/s with AVX-512
-/// and 21.5 with SSE2; one a turn, 33–35 GB/s (0.80–0.85×), 35 and 31; the 2-D transpose 0.95 →
-/// 1.00× (AVX2), 0.82 → 0.94× (AVX-512), 0.75 → 0.87× (SSE2). With the distance in a register the
+/// `f32[256]³` reversed ran at 20–21 GB/s (0.50–0.52× memcpy) with AVX2 blocks, 26 GB/s with the
+/// AVX-512 f32 block (since removed) and 21.5 with SSE2; one a turn, 33–35 GB/s (0.80–0.85×), 35 and
+/// 31; the 2-D transpose 0.95 → 1.00× (AVX2), 0.82 → 0.94× (AVX-512), 0.75 → 0.87× (SSE2). With the distance in a register the
 /// compiler made the burst again, and it was as slow.
 ///
 /// Where the hints go matters as much. Before a block's loads they are queued ahead of its own reads.
-/// AVX2's f32 blocks ask for them once their rows are loaded, before their stores, in one go
+/// The AVX f32 block (under AVX2 and AVX-512) asks for them once its rows are loaded, before its
+/// stores, in one go
 /// (`fetch_ahead`): `f32[256]³` reversed went 0.80–0.83× → 0.90–0.93× memcpy on one thread, the 2-D
 /// transpose 0.93–0.95× → 0.99–1.01× (0.90 → 0.97× and 1.00 → 1.02× on two threads). The other
 /// blocks keep the hints before them, spaced as above. After the loads, the AVX-512 f32 block (since
-/// removed) ran the 2-D transpose at 0.84× against 0.94×, and the SSE2 one at 0.59× against 0.78×. After the stores, the
-/// SSE2 block ran `f32[256]³` at 0.86× against 0.61×, but the 2-D transpose at 0.67× against 0.83×.
+/// removed) ran the 2-D transpose at 0.84× against 0.94×, and the SSE2 one at 0.59× against 0.78×.
+/// After the stores, the SSE2 block ran `f32[256]³` at 0.86× against 0.61×, but the 2-D transpose at 0.67× against 0.83×.
 /// A C model of the AVX2 kernel gave the same order: 0.86–0.93× with the hints after the loads,
 /// 0.65–0.69× after the stores, 0.57× before the loads.
 #[cfg(target_arch = "x86_64")]
@@ -335,6 +336,17 @@ mod tests {
             );
             check_transpose(w, (na, nb), (3, 5, 1), 7).unwrap_or_else(|e| panic!("{e}"));
         }
+    }
+
+    /// A portable tile whose buffer passes [`HUGE_STAGE`](super::super::stage::HUGE_STAGE) (4096
+    /// source rows of f32 by 128 columns and a few past them: 128 buffer rows of 16 KiB and a line),
+    /// the buffer the bench's transposes take, against the law.
+    #[test]
+    fn transposes_through_a_huge_stage_match_the_law() {
+        let (na, nb) = (4096, 130);
+        let stage = 4 * (na + 16) * (nb / 16 * 16);
+        assert!(stage >= super::super::stage::HUGE_STAGE, "{stage} bytes");
+        check_transpose(4, (na, nb), (3, 5, 1), 9).unwrap_or_else(|e| panic!("{e}"));
     }
 
     proptest! {
