@@ -185,7 +185,9 @@ pub(super) unsafe fn copy_rows_avx512(
     }
 }
 
-/// Runs `f` on this thread's staging buffer of at least `len` bytes (a [`Stage`]).
+/// Runs `f` on this thread's staging buffer of at least `len` bytes (a [`Stage`]). The portable
+/// transposes keep a buffer of their own: [`transpose_staged`] transposes into this one with the block
+/// kernels, which under portable kernels go through theirs while this one is lent.
 pub(super) fn with_stage(len: usize, f: impl FnOnce(*mut u8)) {
     use std::cell::RefCell;
     thread_local! {
