@@ -194,7 +194,7 @@ pub(super) unsafe fn pack_bits_gfni<const KB: usize>(
         let n = BIT_SPAN.min((len - c) / 64 * 64);
         for (r, m) in masks.iter_mut().enumerate().take(8 * KB) {
             let p = src.add(r * row + c);
-            let ahead = std::hint::black_box(ROW_FETCH_AHEAD);
+            let ahead = std::hint::black_box(gfni_fetch_ahead());
             for (q, m) in m.iter_mut().enumerate().take(n / 64) {
                 let v = _mm512_loadu_si512(p.add(64 * q) as *const __m512i);
                 _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(64 * q + ahead) as *const i8);
@@ -409,14 +409,54 @@ pub(super) unsafe fn pack_bits_sse2<const KB: usize>(
 /// How far ahead (bytes) the packings ([`pack_bits_gfni`], [`pack_bits_sse2`] and [`gather_row_avx2`])
 /// ask for the source's lines into L2 (`prefetcht1`) as they read each row, on top of what the
 /// hardware prefetcher fetches: once per line, after the line's load (the distance read through
-/// `black_box`, see [`FETCH_AHEAD`](super::transpose::FETCH_AHEAD)). With AVX-512 and GFNI: 0.99×
-/// memcpy against 0.87× with 2 KiB before each load (which had taken it from 0.88–0.93× to 1.01–1.08×
-/// in an earlier hour, where 512 bytes and 8 KiB before the load were no better than none). Packing pred into `E(1)`
+/// `black_box`, see [`FETCH_AHEAD`](super::transpose::FETCH_AHEAD)). With AVX-512 and GFNI on a Zen 5:
+/// 0.99× memcpy against 0.87× with 2 KiB before each load (which had taken it from 0.88–0.93× to
+/// 1.01–1.08× in an earlier hour, where 512 bytes and 8 KiB before the load were no better than
+/// none); other processors take 2 KiB there (see [`gfni_fetch_ahead`]). Packing pred into `E(1)`
 /// with AVX2 on one thread (Zen 5, four to six rounds each, in turn): 0.82–0.84× memcpy without, 0.88–0.89
 /// with 4 KiB, 0.91–0.94 with 6 KiB, 0.87–0.93 with 8 KiB, 0.89 with 16 KiB; 2 KiB 0.87, 512 bytes 0.71;
 /// with SSE2, 0.57 → 0.80. Before the load, 2 KiB was no better than none (0.81 against 0.80).
 #[cfg(target_arch = "x86_64")]
 const ROW_FETCH_AHEAD: usize = 6144;
+
+/// How far ahead [`pack_bits_gfni`] asks for each row's lines: [`ROW_FETCH_AHEAD`] on a Zen 5 (AMD
+/// family 1Ah), where it was measured, and 2 KiB on other processors. On a Zen 4 (family 19h) the
+/// hints 6 KiB on slowed the packing: 17.6–20.4 GB/s against 21.0–25.7 with 2 KiB (the bench's pred,
+/// 1 thread, five rounds each, in turn, three times), and hints 0, 512 bytes, 1 KiB or 2 KiB on ran
+/// within the noise of each other, 4 KiB and beyond as slowly as 6 KiB.
+#[cfg(target_arch = "x86_64")]
+fn gfni_fetch_ahead() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static AHEAD: AtomicUsize = AtomicUsize::new(0);
+    match AHEAD.load(Ordering::Relaxed) {
+        0 => {
+            let ahead = if amd_family() == Some(0x1a) {
+                ROW_FETCH_AHEAD
+            } else {
+                2048
+            };
+            AHEAD.store(ahead, Ordering::Relaxed);
+            ahead
+        }
+        ahead => ahead,
+    }
+}
+
+/// The processor's family as `cpuid` reports it (base family plus extended family) when its vendor is
+/// AMD: 19h for Zen 3 and Zen 4, 1Ah for Zen 5.
+#[cfg(target_arch = "x86_64")]
+fn amd_family() -> Option<u32> {
+    let vendor = __cpuid(0);
+    let amd = [vendor.ebx, vendor.edx, vendor.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163];
+    let eax = __cpuid(1).eax;
+    let base = (eax >> 8) & 0xf;
+    let family = if base == 0xf {
+        base + ((eax >> 20) & 0xff)
+    } else {
+        base
+    };
+    amd.then_some(family)
+}
 
 /// One row's low bits, shifted to bit `t`, into the bytes at `buf` (or-ed in, or written for `t == 0`):
 /// [`pack_bits_sse2`]'s inner loop 32 bytes at a time, over the whole 32-byte chunks of `n`. Returns the
