@@ -426,36 +426,31 @@ const ROW_FETCH_AHEAD: usize = 6144;
 /// within the noise of each other, 4 KiB and beyond as slowly as 6 KiB.
 #[cfg(target_arch = "x86_64")]
 fn gfni_fetch_ahead() -> usize {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static AHEAD: AtomicUsize = AtomicUsize::new(0);
-    match AHEAD.load(Ordering::Relaxed) {
-        0 => {
-            let ahead = if amd_family() == Some(0x1a) {
-                ROW_FETCH_AHEAD
-            } else {
-                2048
-            };
-            AHEAD.store(ahead, Ordering::Relaxed);
-            ahead
+    static AHEAD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AHEAD.get_or_init(|| {
+        let vendor = __cpuid(0);
+        let amd = [vendor.ebx, vendor.edx, vendor.ecx]
+            .map(u32::to_le_bytes)
+            .concat()
+            == b"AuthenticAMD";
+        if amd && family(__cpuid(1).eax) == 0x1a {
+            ROW_FETCH_AHEAD
+        } else {
+            2048
         }
-        ahead => ahead,
-    }
+    })
 }
 
-/// The processor's family as `cpuid` reports it (base family plus extended family) when its vendor is
-/// AMD: 19h for Zen 3 and Zen 4, 1Ah for Zen 5.
+/// The processor family in `cpuid` leaf 1's `eax`: the base family, plus the extended family where
+/// the base is 0xF (AMD's 19h for Zen 3 and Zen 4, 1Ah for Zen 5; Intel's 6).
 #[cfg(target_arch = "x86_64")]
-fn amd_family() -> Option<u32> {
-    let vendor = __cpuid(0);
-    let amd = [vendor.ebx, vendor.edx, vendor.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163];
-    let eax = __cpuid(1).eax;
+fn family(eax: u32) -> u32 {
     let base = (eax >> 8) & 0xf;
-    let family = if base == 0xf {
+    if base == 0xf {
         base + ((eax >> 20) & 0xff)
     } else {
         base
-    };
-    amd.then_some(family)
+    }
 }
 
 /// One row's low bits, shifted to bit `t`, into the bytes at `buf` (or-ed in, or written for `t == 0`):
@@ -652,6 +647,22 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use proptest::test_runner::TestCaseError;
+
+    /// `cpuid` leaf 1 signatures as processors report them, and this processor's family as Linux
+    /// reads it.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn families_are_read_from_cpuid_signatures() {
+        assert_eq!(family(0x00A2_0F10), 0x19); // Zen 3
+        assert_eq!(family(0x00A1_0F11), 0x19); // Zen 4 (Genoa)
+        assert_eq!(family(0x00B0_0F20), 0x1a); // Zen 5 (Turin)
+        assert_eq!(family(0x0008_06F8), 6); // Intel Sapphire Rapids
+        let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        if let Some(line) = info.lines().find(|l| l.starts_with("cpu family")) {
+            let linux: u32 = line.rsplit(':').next().unwrap().trim().parse().unwrap();
+            assert_eq!(family(__cpuid(1).eax), linux);
+        }
+    }
 
     /// Packs `k = 8·kb` rows of noise, `len` bytes each and `row` bytes apart, starting `skew` bytes
     /// past a 64-byte boundary, then unpacks them into rows placed the same way, under every
