@@ -12,8 +12,8 @@
 //! One module per family: [`copy`](self::copy) (block copies, zero fills), `interleave` (k-way (de)interleaves),
 //! `transpose` (choosing blocks or staged tiles) with `transpose_blocks` (register blocks per width and
 //! instruction set), `transpose_portable` (blocks through a buffer, one or several planes at once) and
-//! `stage` (the per-thread buffers they go through), and `bits` (bit packing); the shared pieces (the instruction set, single elements,
-//! vector loads and stores) live here.
+//! `stage` (the per-thread buffers they go through), and `bits` (bit packing); the shared pieces (the
+//! instruction set, single elements, vector loads and stores) live here.
 //!
 //! Every kernel is `unsafe`: the caller guarantees that every address it names lies inside its buffer,
 //! and that source and destination do not overlap.

@@ -67,8 +67,8 @@ pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
 /// (eight hints back to back). Measured on a Zen 5, 1 thread, each build in turn: with the burst,
 /// `f32[256]³` reversed ran at 20–21 GB/s (0.50–0.52× memcpy) with AVX2 blocks, 26 GB/s with the
 /// AVX-512 f32 block (since removed) and 21.5 with SSE2; one a turn, 33–35 GB/s (0.80–0.85×), 35 and
-/// 31; the 2-D transpose 0.95 → 1.00× (AVX2), 0.82 → 0.94× (AVX-512), 0.75 → 0.87× (SSE2). With the distance in a register the
-/// compiler made the burst again, and it was as slow.
+/// 31; the 2-D transpose 0.95 → 1.00× (AVX2), 0.82 → 0.94× (AVX-512), 0.75 → 0.87× (SSE2). With the
+/// distance in a register the compiler made the burst again, and it was as slow.
 ///
 /// Where the hints go matters as much. Before a block's loads they are queued ahead of its own reads.
 /// The AVX f32 block (under AVX2 and AVX-512) asks for them once its rows are loaded, before its
@@ -77,7 +77,8 @@ pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
 /// transpose 0.93–0.95× → 0.99–1.01× (0.90 → 0.97× and 1.00 → 1.02× on two threads). The other
 /// blocks keep the hints before them, spaced as above. After the loads, the AVX-512 f32 block (since
 /// removed) ran the 2-D transpose at 0.84× against 0.94×, and the SSE2 one at 0.59× against 0.78×.
-/// After the stores, the SSE2 block ran `f32[256]³` at 0.86× against 0.61×, but the 2-D transpose at 0.67× against 0.83×.
+/// After the stores, the SSE2 block ran `f32[256]³` at 0.86× against 0.61×, but the 2-D transpose at
+/// 0.67× against 0.83×.
 /// A C model of the AVX2 kernel gave the same order: 0.86–0.93× with the hints after the loads,
 /// 0.65–0.69× after the stores, 0.57× before the loads.
 #[cfg(target_arch = "x86_64")]
