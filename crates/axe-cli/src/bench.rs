@@ -225,6 +225,15 @@ pub const RELAYOUT_CASES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Cases `axe bench relayout` measures besides [`RELAYOUT_CASES`] (which the GPU bench shares): a
+/// transpose whose rows are not whole cache lines apart (32800 bytes), as most shapes that are not
+/// multiples of 16 have.
+pub const RELAYOUT_CPU_CASES: &[(&str, &str, &str)] = &[(
+    "f32[8200,8200] transpose (rows off lines)",
+    "f32[8200,8200]{1,0}",
+    "{0,1}",
+)];
+
 /// What `axe bench relayout` measures.
 #[derive(clap::Args)]
 pub struct RelayoutBench {
@@ -393,6 +402,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
     };
     let cases: Vec<_> = RELAYOUT_CASES
         .iter()
+        .chain(RELAYOUT_CPU_CASES)
         .filter(|(name, ..)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
         .collect();
     if !json {

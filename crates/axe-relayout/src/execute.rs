@@ -132,6 +132,11 @@ pub fn relayout(
     Ok(plan)
 }
 
+/// The destination rows one item of a carried transpose takes at most (see `kernels::transpose_carried`):
+/// each holds back up to a cache line, so the items' held-back bytes stay within L2 (64 KiB each).
+#[cfg(target_arch = "x86_64")]
+const CARRIED_ROWS: usize = 1024;
+
 /// Calls `f` for every item in `0..n`: on the calling thread with one thread, else shared among the
 /// current pool's workers in chunks of at least `min_len`. Each share ends with a [`kernels::fence`]
 /// (one per share, not per item: a fence waits for every store in flight).
@@ -617,6 +622,68 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                                 )
                             };
                         }
+                    });
+                    return;
+                }
+            }
+            // Destination rows that are not whole cache lines apart, streamed: items of an outer
+            // index's destination rows, at most CARRIED_ROWS of them (whole tiles), each taking its
+            // tiles in order of source rows, every tile holding back the partial line each row ends on
+            // for the next (see `kernels::transpose_carried`).
+            #[cfg(target_arch = "x86_64")]
+            if let (
+                Block::Transpose {
+                    tile: (ta, tb),
+                    carried: true,
+                    ..
+                },
+                Some(ssa),
+                Some(1),
+                Some(1),
+                Some(sdb),
+                [r],
+            ) = (
+                *kernel,
+                affine(sa),
+                affine(da),
+                affine(sbt),
+                affine(dbt),
+                &d.replicas[..],
+            ) {
+                {
+                    let per = (CARRIED_ROWS / tb).max(1);
+                    let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
+                    let parts = blocks_b.div_ceil(per);
+                    for_items(plan, outer_count * parts, 1, |item| {
+                        let (o, p) = (item / parts, item % parts);
+                        let (b_first, b_end) = (p * per, ((p + 1) * per).min(blocks_b));
+                        let rows0 = b_first * tb;
+                        let mut carry =
+                            vec![kernels::Carry::default(); (b_end * tb).min(nb) - rows0];
+                        for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
+                            for ba in 0..blocks_a {
+                                let (a0, a1) = (ba * ta, ((ba + 1) * ta).min(na));
+                                for bb in b_first..b_end {
+                                    let (b0, b1) = (bb * tb, ((bb + 1) * tb).min(nb));
+                                    let so = sbase + s0 + sa[a0] + sbt[b0];
+                                    let doff = dbase + da[a0] + dbt[b0] + *r;
+                                    // SAFETY: as above; the tile's corners lie inside both buffers and
+                                    // the tables are affine, so every element in between does too, and
+                                    // so do the bytes held back, which belong to the tile before.
+                                    unsafe {
+                                        kernels::transpose_carried(
+                                            isa,
+                                            (sp + so as usize * w) as *const u8,
+                                            dp.ptr().add(doff as usize * w),
+                                            [ssa, 1, 1, sdb],
+                                            (a1 - a0, b1 - b0, w),
+                                            &mut carry[b0 - rows0..b1 - rows0],
+                                            a1 == na,
+                                        )
+                                    };
+                                }
+                            }
+                        });
                     });
                     return;
                 }

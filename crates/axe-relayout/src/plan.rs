@@ -95,6 +95,10 @@ pub enum Block {
         /// many consecutive outer indices' planes go through the buffer at once, each destination row
         /// of them copied out together (1: one plane at a time).
         planes: usize,
+        /// Streamed into destination rows that are not whole cache lines apart: each tile goes
+        /// through a buffer and holds back the partial line each destination row ends on for the
+        /// next tile along that row, so that lines are written whole.
+        carried: bool,
     },
     /// Anything else: square blocks of this edge, element by element.
     Elements {
@@ -249,7 +253,10 @@ impl Plan {
                     Block::Deinterleave { k } => format!(
                         "split rows that hold {k} consecutive indices of dimension {src_inner} side by side into {k} rows along dimension {dst_inner}"
                     ),
-                    Block::Transpose { tile: (ta, tb), staged: None, planes: 1 } => format!(
+                    Block::Transpose { tile: (ta, tb), carried: true, .. } => format!(
+                        "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles of register blocks through a buffer, each destination row's partial last line carried to the next tile"
+                    ),
+                    Block::Transpose { tile: (ta, tb), staged: None, planes: 1, .. } => format!(
                         "transpose dimensions {dst_inner} (contiguous writes) and {src_inner} (contiguous reads) in {ta}×{tb} tiles of register blocks"
                     ),
                     Block::Transpose { staged: None, planes, .. } => format!(
@@ -562,22 +569,39 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
         Block::Interleave { k }
     } else if let Some(k) = pack_factor(sb, sa, da).filter(few) {
         Block::Deinterleave { k }
-    } else if let (Some(step), Some(dstep), Some(_), Some(_)) = transpose {
+    } else if let (Some(step), Some(dstep), Some(sstep), Some(dpitch)) = transpose {
         let pitch = step.unsigned_abs() as usize * w;
-        if kernels::staged(w, dst.bytes()) && dstep == 1 {
+        let (na, nb) = (src.dims[dst_inner] as usize, src.dims[src_inner] as usize);
+        // Streamed into destination rows that are not whole cache lines apart, and long enough to
+        // gain: tiles that carry each row's partial last line on to the next (see
+        // `kernels::transpose_carried`).
+        let carried = streaming
+            && kernels::carries(isa)
+            && dst.replicas.len() == 1
+            && (dstep, sstep) == (1, 1)
+            && !(dpitch.unsigned_abs() as usize * w).is_multiple_of(64)
+            && na * w >= kernels::CARRIED_MIN_ROW;
+        if carried {
+            let (ta, tb) = kernels::carried_tile(w);
+            Block::Transpose {
+                tile: (ta.min(na.max(1)), tb),
+                staged: None,
+                planes: 1,
+                carried: true,
+            }
+        } else if kernels::staged(w, dst.bytes()) && dstep == 1 {
             // Tiles across consecutive outer indices where one index's columns are fewer than a tile's.
             let (rows, cols) = kernels::STAGED_TILE;
-            let nb = src.dims[src_inner] as usize;
             let outer_count: usize = outer.iter().map(|&i| src.dims[i] as usize).product();
             let span = (cols / nb).clamp(1, outer_count.max(1));
             Block::Transpose {
                 tile: (rows, cols.min(nb)),
                 staged: Some(span),
                 planes: 1,
+                carried: false,
             }
         } else {
             let tile = kernels::transpose_tile(pitch, isa);
-            let (na, nb) = (src.dims[dst_inner] as usize, src.dims[src_inner] as usize);
             let outer_count: usize = outer.iter().map(|&i| src.dims[i] as usize).product();
             let planes = if isa == Isa::Portable && na <= tile.0 && nb <= tile.1 {
                 kernels::portable_planes((na, nb, w), outer_count)
@@ -588,6 +612,7 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
                 tile,
                 staged: None,
                 planes,
+                carried: false,
             }
         }
     } else {

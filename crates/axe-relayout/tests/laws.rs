@@ -460,21 +460,43 @@ fn kernels_on_tpu_layouts() {
 /// A side of a strided 3-D tensor: element `e` lies at `base + Σ e_d·strides_d` (in elements).
 type Strided = ([i64; 3], i64);
 
+/// Which transpose a plan names.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kernel {
+    /// Tiles of register blocks straight into the destination.
+    Direct,
+    /// Through the staging buffer (bytes).
+    Staged,
+    /// Through a buffer, each destination row's partial last line carried to the next tile.
+    Carried,
+}
+
+/// Whether transposes under `isa` carry partial lines when streamed: where its kernels have
+/// non-temporal stores (x86-64's SIMD sets).
+fn kernels_carry(isa: Isa) -> bool {
+    matches!(isa, Isa::Sse2 | Isa::Avx2 | Isa::Avx512)
+}
+
 /// Relayouts `src` from `ta` into `tb` with `opts`, into a destination starting `skew` bytes past a
-/// 64-byte boundary; checks that the plan is a transpose (staged or not, as `staged` says) and that
-/// every element of the `dims` box moved from its strided place in the source to its strided place in
-/// the destination. These tensors are large, so the reference is the stride arithmetic itself.
+/// 64-byte boundary; checks that the plan is a transpose of the `kernel` expected and that every
+/// element of the `dims` box moved from its strided place in the source to its strided place in the
+/// destination. These tensors are large, so the reference is the stride arithmetic itself.
 fn check_strided_transpose(
     name: &str,
     (ta, tb): (&TensorLayout, &TensorLayout),
     src: &[u8],
-    (opts, staged, skew): (&Options, bool, usize),
+    (opts, kernel, skew): (&Options, Kernel, usize),
     dims: [i64; 3],
     (from, to): (Strided, Strided),
 ) {
     let explain = plan(ta, tb, opts).unwrap().explain();
     assert!(explain.contains("transpose"), "{name}: {explain}");
-    assert_eq!(explain.contains("staged"), staged, "{name}: {explain}");
+    let named = match (explain.contains("staged"), explain.contains("carried")) {
+        (true, _) => Kernel::Staged,
+        (_, true) => Kernel::Carried,
+        _ => Kernel::Direct,
+    };
+    assert_eq!(named, kernel, "{name}: {explain}");
     let mut dst_alloc = vec![0u8; tb.bytes() as usize + 128];
     let at = dst_alloc.as_ptr().align_offset(64) + skew;
     let dst = &mut dst_alloc[at..at + tb.bytes() as usize];
@@ -490,24 +512,33 @@ fn check_strided_transpose(
 }
 
 /// Transposes whose source rows lie far apart (128 KiB and more), with ragged row and column edges:
-/// direct tiles of register blocks asking for lines ahead (f32, bf16, f64), and bytes into a destination
+/// direct tiles of register blocks asking for lines ahead (f32, bf16, f64), bytes into a destination
 /// past the caches through the staging buffer (tiles across several outer indices, several column tiles
-/// per row).
+/// per row), and, streamed with SIMD kernels, destination rows that are not whole cache lines apart
+/// carried from tile to tile (rows across one tile or several, destinations across several items).
 #[test]
 fn far_apart_and_staged_transposes() {
-    // (shape, to, staged)
+    // (shape, to, the kernel the plan names streamed with SIMD kernels, and otherwise)
+    use Kernel::*;
     let cases = [
-        ("f32[70,110,300]{2,1,0}", "{0,1,2}", false),
-        ("f32[64,128,300]{2,1,0}", "{0,1,2}", false),
+        ("f32[70,110,300]{2,1,0}", "{0,1,2}", Carried, Direct),
+        ("f32[64,128,300]{2,1,0}", "{0,1,2}", Direct, Direct),
         // Rows 33 KiB apart: AVX2 tiles of 128 rows, a whole one and a ragged one.
-        ("f32[140,2,4200]{2,1,0}", "{0,1,2}", false),
-        ("bf16[40,2,33000]{2,1,0}", "{0,1,2}", false),
-        ("f64[21,1,17000]{2,1,0}", "{0,2,1}", false),
-        ("u8[70,3,50000]{2,1,0}", "{0,1,2}", false),
-        ("u8[70,3,80000]{2,1,0}", "{0,1,2}", true),
-        ("u8[300,70,800]{2,1,0}", "{0,1,2}", true),
+        ("f32[140,2,4200]{2,1,0}", "{0,1,2}", Carried, Direct),
+        ("bf16[40,2,33000]{2,1,0}", "{0,1,2}", Direct, Direct),
+        ("f64[21,1,17000]{2,1,0}", "{0,2,1}", Direct, Direct),
+        ("u8[70,3,50000]{2,1,0}", "{0,1,2}", Direct, Direct),
+        ("u8[70,3,80000]{2,1,0}", "{0,1,2}", Staged, Staged),
+        ("u8[300,70,800]{2,1,0}", "{0,1,2}", Carried, Staged),
+        ("u8[64,5,60000]{2,1,0}", "{0,1,2}", Staged, Staged),
+        // Destination rows across two or three tiles, 1100 to 2400 bytes long, and more columns than
+        // one item takes.
+        ("f32[600,1,2100]{2,1,0}", "{0,1,2}", Carried, Direct),
+        ("bf16[1100,2,300]{2,1,0}", "{0,1,2}", Carried, Direct),
+        ("u8[1100,2,900]{2,1,0}", "{0,1,2}", Carried, Direct),
+        ("f64[300,1,1200]{2,1,0}", "{0,1,2}", Carried, Direct),
     ];
-    for (shape, to, staged) in cases {
+    for (shape, to, streamed, plain) in cases {
         let (a, b) = xla_pair(shape, to);
         let (ta, tb) = (
             TensorLayout::from_xla(&a).unwrap(),
@@ -533,11 +564,16 @@ fn far_apart_and_staged_transposes() {
                     isa: Some(isa),
                     streaming: Some(streaming),
                 };
+                let kernel = if streaming && kernels_carry(isa) {
+                    streamed
+                } else {
+                    plain
+                };
                 check_strided_transpose(
                     &format!("{shape} -> {to}"),
                     (&ta, &tb),
                     &src,
-                    (&opts, staged, 0),
+                    (&opts, kernel, 0),
                     dims,
                     (strides(&a), strides(&b)),
                 );
@@ -552,7 +588,10 @@ fn far_apart_and_staged_transposes() {
 /// start on a cache line.
 #[test]
 fn transposes_with_negative_strides() {
-    for (bits, n2, staged) in [(32u32, 16500i64, false), (8, 210_000, true)] {
+    for (bits, n2, kernel) in [
+        (32u32, 16500i64, Kernel::Direct),
+        (8, 210_000, Kernel::Staged),
+    ] {
         let n0 = 40i64;
         // Source: row-major with dimension 0 reversed; destination: dimension 0 contiguous, dimension 2
         // reversed.
@@ -577,7 +616,7 @@ fn transposes_with_negative_strides() {
                 &format!("{bits}-bit"),
                 (&ta, &tb),
                 &src,
-                (&opts, staged, 16),
+                (&opts, kernel, 16),
                 [n0, 2, n2],
                 (from, to),
             );

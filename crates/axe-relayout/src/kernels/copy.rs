@@ -15,18 +15,13 @@ use super::*;
 pub unsafe fn copy(isa: Isa, stream: bool, src: *const u8, dst: *mut u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     if stream && len >= 64 {
-        // Vectors that straddle the destination's alignment would mix cached and uncached writes to one
-        // line, so 32-byte vectors only where the destination is 32-byte aligned.
+        // Whole cache lines non-temporal, the partial ones at either end with ordinary stores, so that
+        // each line is written one way whatever the destination's alignment: rows that are not whole
+        // lines apart then share only their end lines, both written through the cache.
         match isa {
-            Isa::Avx512 if (dst as usize).is_multiple_of(64) => {
-                return copy_stream_avx512(src, dst, len)
-            }
-            i if i.avx2() && (dst as usize).is_multiple_of(32) => {
-                return copy_stream_avx(src, dst, len)
-            }
-            i if i.simd() && (dst as usize).is_multiple_of(16) => {
-                return copy_stream_sse2(src, dst, len)
-            }
+            Isa::Avx512 => return copy_stream_avx512(src, dst, len),
+            i if i.avx2() => return copy_stream_avx(src, dst, len),
+            i if i.simd() => return copy_stream_sse2(src, dst, len),
             _ => {}
         }
     }
@@ -34,22 +29,27 @@ pub unsafe fn copy(isa: Isa, stream: bool, src: *const u8, dst: *mut u8, len: us
     std::ptr::copy_nonoverlapping(src, dst, len);
 }
 
-/// A non-temporal copy with vectors of `$width` bytes: the head up to the destination's alignment and the
-/// tail with ordinary stores, whole vectors in between.
+/// A non-temporal copy with vectors of `$width` bytes: the head up to the destination's next cache line
+/// and the tail past its last whole line with ordinary stores, whole lines in between.
 macro_rules! copy_stream {
     ($name:ident, $feature:literal, $v:ty, $width:literal, $load:ident, $store:ident) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $feature)]
         unsafe fn $name(src: *const u8, dst: *mut u8, len: usize) {
-            let head = dst.align_offset($width).min(len);
+            let head = dst.align_offset(64).min(len);
             // (Guarded: a call to copy nothing costs as much as a vector moved.)
             if head > 0 {
                 std::ptr::copy_nonoverlapping(src, dst, head);
             }
             let mut i = head;
-            while i + $width <= len {
-                $store(dst.add(i) as *mut $v, $load(src.add(i) as *const $v));
-                i += $width;
+            while i + 64 <= len {
+                for k in (0..64).step_by($width) {
+                    $store(
+                        dst.add(i + k) as *mut $v,
+                        $load(src.add(i + k) as *const $v),
+                    );
+                }
+                i += 64;
             }
             if i < len {
                 std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);

@@ -11,7 +11,8 @@
 //!
 //! One module per family: [`copy`](self::copy) (block copies, zero fills), `interleave` (k-way (de)interleaves),
 //! `transpose` (choosing blocks or staged tiles) with `transpose_blocks` (register blocks per width and
-//! instruction set), `transpose_portable` (blocks through a buffer, one or several planes at once) and
+//! instruction set), `transpose_carried` (tiles through a buffer for destination rows that are not whole
+//! cache lines apart), `transpose_portable` (blocks through a buffer, one or several planes at once) and
 //! `stage` (the per-thread buffers they go through), and `bits` (bit packing); the shared pieces (the
 //! instruction set, single elements, vector loads and stores) live here.
 //!
@@ -35,6 +36,8 @@ mod test_bytes;
 mod transpose;
 #[cfg(target_arch = "x86_64")]
 mod transpose_blocks;
+#[cfg(target_arch = "x86_64")]
+mod transpose_carried;
 mod transpose_portable;
 
 pub use bits::{pack_bits, unpack_bits};
@@ -42,10 +45,13 @@ pub use copy::{copy, zero};
 pub use interleave::{deinterleave, interleave};
 use stage::Stage;
 pub use transpose::{
-    staged, transpose, transpose_staged, transpose_tile, STAGED_GROUP, STAGED_TILE,
+    carried_tile, carries, staged, transpose, transpose_staged, transpose_tile, CARRIED_MIN_ROW,
+    STAGED_GROUP, STAGED_TILE,
 };
 #[cfg(target_arch = "x86_64")]
 use transpose_blocks::*;
+#[cfg(target_arch = "x86_64")]
+pub use transpose_carried::{transpose_carried, Carry};
 use transpose_portable::*;
 pub use transpose_portable::{portable_planes, transpose_planes_portable};
 

@@ -45,12 +45,20 @@ pub unsafe fn transpose(
 /// blocks, 1 thread); for rows 256 KiB apart, `f32[256]³` reversed, 32 rows beat 16, 48, 64 and 128
 /// with AVX2 blocks (0.82–0.86× memcpy against 0.57–0.60×, 0.66–0.69× and 0.67–0.73× on 1 thread;
 /// 0.97–1.01× against 0.88–0.90× for 128 rows on 2 threads), as with the AVX-512 f32 block since
-/// removed (0.80× against 0.67× for 64 rows).) Portable kernels take [`portable_tile`] instead.
+/// removed (0.80× against 0.67× for 64 rows).) Both edges are whole register blocks of every width,
+/// so that no tile leaves columns to the element-by-element edge: a rule that gave 48 rows (and 170
+/// columns) to rows 32 to 43 KiB apart ran `f32[8208,8208]` to `f32[8320,8320]` transposed at
+/// 0.68–0.74× memcpy, against 0.95–1.19× in 64-row tiles (Zen 4, 1 thread). Portable kernels take
+/// [`portable_tile`] instead.
 pub fn transpose_tile(pitch: usize, isa: Isa) -> (usize, usize) {
     if isa == Isa::Portable {
         return portable_tile(pitch);
     }
-    let rows = ((2 << 20) / pitch.max(1)).clamp(32, 64) / 16 * 16;
+    let rows = if pitch.saturating_mul(64) <= 2 << 20 {
+        64
+    } else {
+        32
+    };
     (rows, 8192 / rows)
 }
 
@@ -87,6 +95,34 @@ pub const FETCH_AHEAD: usize = 256;
 /// The tile of [`transpose_staged`]: 64 source rows (64 bytes of each destination row, keeping the
 /// buffer to 256 KiB) by 4 KiB of each source row, so that each row is read in long bursts.
 pub const STAGED_TILE: (usize, usize) = (64, 4096);
+
+/// The tile of [`transpose_carried`](super::transpose_carried) for `w`-byte elements: source rows (2 KiB of each destination
+/// row, 512 bytes for bytes) by 64 destination rows. (Measured on a Zen 4, 1 thread, on transposes of
+/// `f32[8200,8200]`, `bf16[8190,8190]`, `s8[8190,8190]` and `f64[4100,4100]`: 64 destination rows beat
+/// 128 and 32; for f32 512 source rows beat 256 and 1024, for f64 256 beat 128 and 512; bytes ran
+/// best at 512 and bf16 at 1024.)
+pub fn carried_tile(w: usize) -> (usize, usize) {
+    let rows = if w == 1 { 512 } else { 2048 / w.max(1) };
+    (rows, 64)
+}
+
+/// The shortest destination rows (bytes) a transpose carries ([`transpose_carried`](super::transpose_carried)):
+/// shorter rows, such as those of `u8[70,3,400000]` reversed (70 bytes), go as they did, the bytes
+/// through [`transpose_staged`] (0.18–0.19× memcpy, 1 thread, Zen 4, against 0.13–0.14× carried;
+/// `u8[300,70,4000]` reversed, rows of 300 bytes: 0.16–0.19× staged, 0.23–0.26× carried).
+pub const CARRIED_MIN_ROW: usize = 256;
+
+/// Whether transposes under `isa` into rows that are not whole cache lines apart are better carried
+/// ([`transpose_carried`](super::transpose_carried)): where streaming has non-temporal stores (x86-64's SIMD kernels).
+pub fn carries(isa: Isa) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return isa.simd();
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = isa;
+        false
+    }
+}
 
 /// The source rows [`transpose_staged`] reads together: as many as a register block has.
 pub const STAGED_GROUP: usize = 16;
@@ -197,6 +233,25 @@ pub(super) fn with_stage(len: usize, f: impl FnOnce(*mut u8)) {
     STAGE.with(|stage| f(stage.borrow_mut().get(len)))
 }
 
+/// The register block for `w`-byte elements under `isa`: `ba` source rows by `bb` columns, `v` bytes
+/// per vector stored, the kernel, and whether it asks for the lines ahead itself (see
+/// [`transpose_blocks`]).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn block_kernel(w: usize, isa: Isa) -> (usize, usize, usize, Block, bool) {
+    match (w, isa) {
+        (4, i) if i.avx2() => (16, 16, 32, transpose_16x16_f32_avx, true),
+        (4, _) => (16, 16, 16, transpose_16x16_f32_sse2, false),
+        (8, i) if i.avx2() => (8, 8, 32, transpose_8x8_f64, false),
+        (8, _) => (2, 2, 16, transpose_2x2_f64, false),
+        (2, i) if i.avx2() => (32, 16, 32, transpose_32x16_u16, false),
+        (2, _) => (8, 8, 16, transpose_8x8_u16, false),
+        (_, Isa::Avx512) if std::is_x86_feature_detected!("avx512bw") => {
+            (16, 64, 16, transpose_16x64_u8, false)
+        }
+        _ => (16, 16, 16, transpose_16x16_u8, false),
+    }
+}
+
 /// [`transpose`] of 1-, 2-, 4- or 8-byte elements read contiguously along y and written contiguously
 /// along x, in register blocks (`b`×`b`, `b` elements a vector), the edges element by element.
 #[cfg(target_arch = "x86_64")]
@@ -214,18 +269,7 @@ pub(super) unsafe fn transpose_blocks(
     // too: an AVX-512 16×16 block, its hints before it, ran the 2-D transpose at 0.93–0.98× memcpy
     // and `f32[256]³` reversed at 0.81–0.83× on one thread (Zen 5), against 1.05–1.06× and 0.92–0.95×
     // with the AVX block in turn (on two threads 0.94 → 1.00× and 0.85 → 0.92×).
-    let (ba, bb, v, fast, own): (usize, usize, usize, Block, bool) = match (w, isa) {
-        (4, i) if i.avx2() => (16, 16, 32, transpose_16x16_f32_avx, true),
-        (4, _) => (16, 16, 16, transpose_16x16_f32_sse2, false),
-        (8, i) if i.avx2() => (8, 8, 32, transpose_8x8_f64, false),
-        (8, _) => (2, 2, 16, transpose_2x2_f64, false),
-        (2, i) if i.avx2() => (32, 16, 32, transpose_32x16_u16, false),
-        (2, _) => (8, 8, 16, transpose_8x8_u16, false),
-        (_, Isa::Avx512) if std::is_x86_feature_detected!("avx512bw") => {
-            (16, 64, 16, transpose_16x64_u8, false)
-        }
-        _ => (16, 16, 16, transpose_16x16_u8, false),
-    };
+    let (ba, bb, v, fast, own) = block_kernel(w, isa);
     let wi = w as i64;
     let aligned = (dst as usize).is_multiple_of(v) && (s[3] * wi) % v as i64 == 0;
     let stream = stream && aligned;
@@ -325,6 +369,21 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    /// Every row pitch gets tiles of whole register blocks of every width (16 or 32 rows by 8, 16 or
+    /// 64 columns), so that only a transpose's own edges go element by element.
+    #[test]
+    fn tiles_are_whole_blocks() {
+        for pitch in (0..(1usize << 20)).step_by(4).chain([usize::MAX]) {
+            for isa in Isa::available().into_iter().filter(|&i| i != Isa::Portable) {
+                let (rows, cols) = transpose_tile(pitch, isa);
+                assert!(
+                    matches!(rows, 32 | 64) && cols.is_multiple_of(64),
+                    "{pitch}: {rows}×{cols}"
+                );
+            }
+        }
     }
 
     /// Tiles whose portable buffer would pass [`PORTABLE_STAGE_MAX`] go through it in parts of fewer
