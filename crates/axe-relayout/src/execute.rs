@@ -626,10 +626,12 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     return;
                 }
             }
-            // Destination rows that are not whole cache lines apart, streamed: items of an outer
-            // index's destination rows, at most CARRIED_ROWS of them (whole tiles), each taking its
-            // tiles in order of source rows, every tile holding back the partial line each row ends on
-            // for the next (see `kernels::transpose_carried`).
+            // Destination rows that are not whole cache lines apart, streamed: items of a group of
+            // consecutive outer indices by a part of the destination's rows (at most CARRIED_ROWS, whole
+            // tiles), each taking its tiles in order of source rows, every tile holding back the
+            // partial line each row ends on for the next (see `kernels::transpose_carried`), on into
+            // the next outer index where its rows continue this one's (as in `f32[264,256,264]`
+            // reversed, whose rows of one middle index follow those of the one before).
             #[cfg(target_arch = "x86_64")]
             if let (
                 Block::Transpose {
@@ -650,43 +652,56 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                 affine(dbt),
                 &d.replicas[..],
             ) {
-                {
-                    let per = (CARRIED_ROWS / tb).max(1);
-                    let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
-                    let parts = blocks_b.div_ceil(per);
-                    for_items(plan, outer_count * parts, 1, |item| {
-                        let (o, p) = (item / parts, item % parts);
-                        let (b_first, b_end) = (p * per, ((p + 1) * per).min(blocks_b));
-                        let rows0 = b_first * tb;
-                        let mut carry =
-                            vec![kernels::Carry::default(); (b_end * tb).min(nb) - rows0];
-                        for_outer(&plan.outer, s, d, o, 1, |sbase, dbase| {
-                            for ba in 0..blocks_a {
-                                let (a0, a1) = (ba * ta, ((ba + 1) * ta).min(na));
-                                for bb in b_first..b_end {
-                                    let (b0, b1) = (bb * tb, ((bb + 1) * tb).min(nb));
-                                    let so = sbase + s0 + sa[a0] + sbt[b0];
-                                    let doff = dbase + da[a0] + dbt[b0] + *r;
-                                    // SAFETY: as above; the tile's corners lie inside both buffers and
-                                    // the tables are affine, so every element in between does too, and
-                                    // so do the bytes held back, which belong to the tile before.
-                                    unsafe {
-                                        kernels::transpose_carried(
-                                            isa,
-                                            (sp + so as usize * w) as *const u8,
-                                            dp.ptr().add(doff as usize * w),
-                                            [ssa, 1, 1, sdb],
-                                            (a1 - a0, b1 - b0, w),
-                                            &mut carry[b0 - rows0..b1 - rows0],
-                                            a1 == na,
-                                        )
-                                    };
-                                }
+                let per = (CARRIED_ROWS / tb).max(1);
+                let (blocks_a, blocks_b) = (na.div_ceil(ta), nb.div_ceil(tb));
+                let parts = blocks_b.div_ceil(per);
+                let span = outer_count.div_ceil(outer_count.min(plan.threads * 4).max(1));
+                let groups = outer_count.div_ceil(span);
+                for_items(plan, groups * parts, 1, |item| {
+                    let (g, p) = (item / parts, item % parts);
+                    let (b_first, b_end) = (p * per, ((p + 1) * per).min(blocks_b));
+                    let rows0 = b_first * tb;
+                    let mut carry = vec![kernels::Carry::default(); (b_end * tb).min(nb) - rows0];
+                    let first = g * span;
+                    let mut bases = Vec::with_capacity(span);
+                    for_outer(
+                        &plan.outer,
+                        s,
+                        d,
+                        first,
+                        span.min(outer_count - first),
+                        |sb, db| bases.push((sb, db)),
+                    );
+                    for (i, &(sbase, dbase)) in bases.iter().enumerate() {
+                        // Whether the next outer index's rows go on where this one's end.
+                        let goes_on = bases
+                            .get(i + 1)
+                            .is_some_and(|&(_, next)| next == dbase + na as i64);
+                        for ba in 0..blocks_a {
+                            let (a0, a1) = (ba * ta, ((ba + 1) * ta).min(na));
+                            for bb in b_first..b_end {
+                                let (b0, b1) = (bb * tb, ((bb + 1) * tb).min(nb));
+                                let so = sbase + s0 + sa[a0] + sbt[b0];
+                                let doff = dbase + da[a0] + dbt[b0] + *r;
+                                // SAFETY: as above; the tile's corners lie inside both buffers and the
+                                // tables are affine, so every element in between does too, and so do
+                                // the bytes held back, which belong to the tile before in each row.
+                                unsafe {
+                                    kernels::transpose_carried(
+                                        isa,
+                                        (sp + so as usize * w) as *const u8,
+                                        dp.ptr().add(doff as usize * w),
+                                        [ssa, 1, 1, sdb],
+                                        (a1 - a0, b1 - b0, w),
+                                        &mut carry[b0 - rows0..b1 - rows0],
+                                        a1 == na && !goes_on,
+                                    )
+                                };
                             }
-                        });
-                    });
-                    return;
-                }
+                        }
+                    }
+                });
+                return;
             }
             // A plain transpose: both dimensions affine on both sides. Tiles of register blocks with
             // strided pointers (no table lookups), each source row's next line asked for ahead.

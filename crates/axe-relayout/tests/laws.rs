@@ -515,7 +515,8 @@ fn check_strided_transpose(
 /// direct tiles of register blocks asking for lines ahead (f32, bf16, f64), bytes into a destination
 /// past the caches through the staging buffer (tiles across several outer indices, several column tiles
 /// per row), and, streamed with SIMD kernels, destination rows that are not whole cache lines apart
-/// carried from tile to tile (rows across one tile or several, destinations across several items).
+/// carried from tile to tile (rows across one tile or several, destinations across several items, on
+/// into the next outer index where its rows continue the last one's, or not).
 #[test]
 fn far_apart_and_staged_transposes() {
     // (shape, to, the kernel the plan names streamed with SIMD kernels, and otherwise)
@@ -537,6 +538,8 @@ fn far_apart_and_staged_transposes() {
         ("bf16[1100,2,300]{2,1,0}", "{0,1,2}", Carried, Direct),
         ("u8[1100,2,900]{2,1,0}", "{0,1,2}", Carried, Direct),
         ("f64[300,1,1200]{2,1,0}", "{0,1,2}", Carried, Direct),
+        // Rows of one outer index that do not go on into the next one's.
+        ("f32[300,20,700]{2,1,0}", "{0,2,1}", Carried, Direct),
     ];
     for (shape, to, streamed, plain) in cases {
         let (a, b) = xla_pair(shape, to);
