@@ -302,17 +302,74 @@ pub(super) unsafe fn transpose_blocks(
             );
         }
     }
-    // The edges: x past the last whole block (every y), then y past it (x inside the blocks).
+    // The edges: x past the last whole block (every y), then y past it (every x), each a block at a
+    // time through a padded one (see `edge_block`).
     let edge = |x0: usize, x1: usize, y0: usize, y1: usize| {
-        transpose_portable(
+        edge_block(
+            (ba, bb, w, fast),
             src.offset(((x0 as i64 * s[0] + y0 as i64) * wi) as isize),
+            (s[0] * wi) as isize,
             dst.offset(((x0 as i64 + y0 as i64 * s[3]) * wi) as isize),
-            s,
-            (x1 - x0, y1 - y0, w),
+            (s[3] * wi) as isize,
+            (x1 - x0, y1 - y0),
         )
     };
-    edge(fa, na, 0, nb);
-    edge(0, fa, fb, nb);
+    if fa < na {
+        for y in (0..nb).step_by(bb) {
+            edge(fa, na, y, (y + bb).min(nb));
+        }
+    }
+    if fb < nb {
+        for x in (0..fa).step_by(ba) {
+            edge(x, x + ba, fb, nb);
+        }
+    }
+}
+
+/// A block of the edge of a transpose, `rows` source rows (`sr` bytes apart) by `cols` columns, at
+/// most `ba` by `bb`, through the register block `fast` of `w`-byte elements: each source row's part
+/// copied into a block padded to the whole size, transposed there, and each destination row's part
+/// (`dr` bytes apart) copied out, with ordinary stores. Each row's part is read once, in one go, where
+/// element by element the edge of a tile whose rows share cache sets read a line again for each
+/// column (one thread, Zen 4, builds in turn: `f32[256,256,264]` reversed, 8 edge columns a plane,
+/// 14.7 → 15.3 GB/s; `u8[300,70,4000]` reversed 9.2–9.5 → 10.5–10.6).
+#[cfg(target_arch = "x86_64")]
+unsafe fn edge_block(
+    (ba, bb, w, fast): (usize, usize, usize, Block),
+    src: *const u8,
+    sr: isize,
+    dst: *mut u8,
+    dr: isize,
+    (rows, cols): (usize, usize),
+) {
+    /// A register block's bytes, on one line boundary (the largest block: 1 KiB).
+    #[repr(align(64))]
+    struct Padded([u8; 1024]);
+    let (mut a, mut b) = (Padded([0; 1024]), Padded([0; 1024]));
+    let (ap, bp) = (bb * w, ba * w);
+    debug_assert!(ba * ap <= 1024 && rows <= ba && cols <= bb);
+    for i in 0..rows {
+        std::ptr::copy_nonoverlapping(
+            src.offset(i as isize * sr),
+            a.0.as_mut_ptr().add(i * ap),
+            cols * w,
+        );
+    }
+    fast(
+        a.0.as_ptr(),
+        b.0.as_mut_ptr(),
+        ap as isize,
+        bp as isize,
+        false,
+        0,
+    );
+    for j in 0..cols {
+        std::ptr::copy_nonoverlapping(
+            b.0.as_ptr().add(j * bp),
+            dst.offset(j as isize * dr),
+            rows * w,
+        );
+    }
 }
 
 #[cfg(test)]
