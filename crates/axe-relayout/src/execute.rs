@@ -132,8 +132,9 @@ pub fn relayout(
     Ok(plan)
 }
 
-/// The destination rows one item of a carried transpose takes at most (see `kernels::transpose_carried`):
-/// each holds back up to a cache line, so the items' held-back bytes stay within L2 (64 KiB each).
+/// The destination rows one item of a carried transpose takes at most (see
+/// `kernels::transpose_carried`): each holds back up to a cache line, so the items' held-back bytes
+/// stay within L2 (64 KiB each).
 #[cfg(target_arch = "x86_64")]
 const CARRIED_ROWS: usize = 1024;
 

@@ -96,8 +96,8 @@ pub const FETCH_AHEAD: usize = 256;
 /// buffer to 256 KiB) by 4 KiB of each source row, so that each row is read in long bursts.
 pub const STAGED_TILE: (usize, usize) = (64, 4096);
 
-/// The tile of [`transpose_carried`](super::transpose_carried) for `w`-byte elements: source rows (2 KiB of each destination
-/// row, 512 bytes for bytes) by 64 destination rows. (Measured on a Zen 4, 1 thread, on transposes of
+/// The tile of a carried transpose ([`transpose_carried`](super::transpose_carried)) of `w`-byte
+/// elements: source rows (2 KiB of each destination row, 512 bytes for bytes) by 64 destination rows. (Measured on a Zen 4, 1 thread, on transposes of
 /// `f32[8200,8200]`, `bf16[8190,8190]`, `s8[8190,8190]` and `f64[4100,4100]`: 64 destination rows beat
 /// 128 and 32; for f32 512 source rows beat 256 and 1024, for f64 256 beat 128 and 512; bytes ran
 /// best at 512 and bf16 at 1024.)
@@ -106,14 +106,15 @@ pub fn carried_tile(w: usize) -> (usize, usize) {
     (rows, 64)
 }
 
-/// The shortest destination rows (bytes) a transpose carries ([`transpose_carried`](super::transpose_carried)):
-/// shorter rows, such as those of `u8[70,3,400000]` reversed (70 bytes), go as they did, the bytes
+/// The shortest destination rows (bytes) a transpose carries
+/// ([`transpose_carried`](super::transpose_carried)): shorter rows, such as those of `u8[70,3,400000]` reversed (70 bytes), go as they did, the bytes
 /// through [`transpose_staged`] (0.18–0.19× memcpy, 1 thread, Zen 4, against 0.13–0.14× carried;
 /// `u8[300,70,4000]` reversed, rows of 300 bytes: 0.16–0.19× staged, 0.23–0.26× carried).
 pub const CARRIED_MIN_ROW: usize = 256;
 
 /// Whether transposes under `isa` into rows that are not whole cache lines apart are better carried
-/// ([`transpose_carried`](super::transpose_carried)): where streaming has non-temporal stores (x86-64's SIMD kernels).
+/// ([`transpose_carried`](super::transpose_carried)): where streaming has non-temporal stores
+/// (x86-64's SIMD kernels).
 pub fn carries(isa: Isa) -> bool {
     #[cfg(target_arch = "x86_64")]
     return isa.simd();
@@ -253,7 +254,7 @@ pub(super) fn block_kernel(w: usize, isa: Isa) -> (usize, usize, usize, Block, b
 }
 
 /// [`transpose`] of 1-, 2-, 4- or 8-byte elements read contiguously along y and written contiguously
-/// along x, in register blocks (`b`×`b`, `b` elements a vector), the edges element by element.
+/// along x, in register blocks (`b`×`b`, `b` elements a vector), the edges through padded blocks.
 #[cfg(target_arch = "x86_64")]
 pub(super) unsafe fn transpose_blocks(
     isa: Isa,
