@@ -663,27 +663,20 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     let (b_first, b_end) = (p * per, ((p + 1) * per).min(blocks_b));
                     let rows0 = b_first * tb;
                     let mut carry = vec![kernels::Carry::default(); (b_end * tb).min(nb) - rows0];
-                    let first = g * span;
-                    let mut bases = Vec::with_capacity(span);
-                    for_outer(
-                        &plan.outer,
-                        s,
-                        d,
-                        first,
-                        span.min(outer_count - first),
-                        |sb, db| bases.push((sb, db)),
-                    );
-                    for (i, &(sbase, dbase)) in bases.iter().enumerate() {
+                    // Each outer index's corner (0, 0); a tile's lies `a0` source rows and `b0`
+                    // columns on (the tables are affine).
+                    let corners = group_corners(g, span, (0, 0));
+                    for (i, &(c_src, c_dst)) in corners.iter().enumerate() {
                         // Whether the next outer index's rows go on where this one's end.
-                        let goes_on = bases
+                        let goes_on = corners
                             .get(i + 1)
-                            .is_some_and(|&(_, next)| next == dbase + na as i64);
+                            .is_some_and(|&(_, next)| next == c_dst + na as i64);
                         for ba in 0..blocks_a {
                             let (a0, a1) = (ba * ta, ((ba + 1) * ta).min(na));
                             for bb in b_first..b_end {
                                 let (b0, b1) = (bb * tb, ((bb + 1) * tb).min(nb));
-                                let so = sbase + s0 + sa[a0] + sbt[b0];
-                                let doff = dbase + da[a0] + dbt[b0] + *r;
+                                let so = c_src + (sa[a0] - sa[0]) + (sbt[b0] - sbt[0]);
+                                let doff = c_dst + (da[a0] - da[0]) + (dbt[b0] - dbt[0]) + *r;
                                 // SAFETY: as above; the tile's corners lie inside both buffers and the
                                 // tables are affine, so every element in between does too, and so do
                                 // the bytes held back, which belong to the tile before in each row.
