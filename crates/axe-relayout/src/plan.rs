@@ -1,4 +1,4 @@
-//! Planning a relayout (executing the plan is `execute.rs`).
+//! Planning a relayout (executing the plan is `execute/`).
 //!
 //! The plan picks the dimension whose destination offsets are most contiguous as the innermost loop. When
 //! the source is contiguous along the same dimension, each outer index copies maximal runs (where both
