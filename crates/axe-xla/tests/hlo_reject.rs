@@ -129,3 +129,31 @@ fn unary_opcodes_by_their_xla_names_take_one_operand() {
     }
     read("  ROOT c = f32[4]{0} cosine(p)");
 }
+
+/// A layout whose `}` is left out is reported where the layout stops being one (the opcode), not where
+/// the computation's `}` would have closed it; layouts that hold every kind of attribute, whitespace,
+/// line breaks (as XLA allows) and comments still read.
+#[test]
+fn unclosed_layouts() {
+    refused(
+        "  ROOT c = f32[4]{0 negate(p)",
+        "negate",
+        "expected '}' closing the layout opened at 5:18, found \"negate\"",
+    );
+    refused(
+        "  ROOT c = f32[4]{0:T(4) copy(p)",
+        "copy",
+        "closing the layout",
+    );
+    refused("  ROOT c = f32[4]{0 = copy(p)", "=", "found '='");
+    read("  ROOT c = f32[4]{0:T(2)L(2)E(8)S(1)SC(0:1)M(4)} copy(p)");
+    read("  ROOT c = f32[4]{ 0 : T(4) /* tiles */ } copy(p)");
+    // A physical shape holds braces of its own: scanned whole, then refused by validation (P is for
+    // sparse arrays).
+    refused(
+        "  ROOT c = f32[4]{0:T(4)P(f32[8]{0:T(4)})} copy(p)",
+        "f32[4]",
+        "only for sparse arrays",
+    );
+    read("  ROOT c = f32[4]{0\n  } copy(p)");
+}

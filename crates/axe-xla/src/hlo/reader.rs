@@ -212,7 +212,7 @@ impl<'a> Reader<'a> {
         }
         self.balanced()?;
         if self.peek() == Some(b'{') {
-            self.balanced()?;
+            self.layout()?;
         }
         Ok(&self.s[start..self.pos])
     }

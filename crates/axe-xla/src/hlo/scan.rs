@@ -321,6 +321,67 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// From a layout's `{` at `pos`, the position just after its `}`. Outside parentheses a layout
+    /// holds only dimension numbers, `,`, `:`, whitespace, comments and attributes (`T(...)`,
+    /// `SC(...)`, `#(...)`, `*(...)`: capitals, `#` or `*` and a parenthesized group, skipped as
+    /// [`Reader::balanced`] does, since `P(...)` holds a shape); anything else there, such as the
+    /// opcode after a layout whose `}` was left out (`f32[3,4]{1,0 parameter(0)`), is reported where
+    /// it stands, rather than where some later `}` would have closed the layout.
+    pub(crate) fn layout(&mut self) -> Result<usize> {
+        let open_at = self.pos;
+        let b = self.b;
+        let mut i = open_at + 1;
+        loop {
+            match b.get(i) {
+                Some(b'}') => {
+                    self.pos = i + 1;
+                    return Ok(self.pos);
+                }
+                Some(b'(') => {
+                    self.pos = i;
+                    i = self.balanced()?;
+                }
+                Some(b'/') => {
+                    self.pos = i;
+                    if !self.skip_comment()? {
+                        break;
+                    }
+                    i = self.pos;
+                }
+                Some(
+                    b'0'..=b'9'
+                    | b','
+                    | b':'
+                    | b'-'
+                    | b'#'
+                    | b'*'
+                    | b'A'..=b'Z'
+                    | b' '
+                    | b'\t'
+                    | b'\n'
+                    | b'\r',
+                ) => i += 1,
+                _ => break,
+            }
+        }
+        self.pos = i;
+        let word: String = self.s[i..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'))
+            .take(40)
+            .collect();
+        let found = if word.is_empty() {
+            self.found()
+        } else {
+            format!(", found {word:?}")
+        };
+        let (line, col) = self.line_col(open_at);
+        self.error(
+            i,
+            format!("expected '}}' closing the layout opened at {line}:{col}{found}"),
+        )
+    }
+
     /// From an opening bracket at `pos`, the position just after its matching close (strings, nested
     /// brackets and comments respected).
     pub(crate) fn balanced(&mut self) -> Result<usize> {
