@@ -411,7 +411,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         } else {
             String::new()
         };
-        crate::outln!("{threads} thread(s); GB/s counts bytes read + written; memcpy copies the larger buffer with as many threads; huge: the share of the buffers on huge pages{of}");
+        crate::outln!("{threads} thread(s); GB/s counts bytes read + written; memcpy copies the larger buffer with as many threads; huge: the share of the buffers on huge pages; plan: its start (--json: the whole){of}");
         let range = if rounds > 1 { "range" } else { "" };
         crate::outln!(
             "{:<42} {:>9} {:>9} {:>8} {range:>13} {:>6}  plan",
@@ -462,7 +462,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
                 } else {
                     String::new()
                 };
-                let short: String = last.plan.chars().take(60).collect();
+                let short = shortened(&last.plan, 60);
                 crate::outln!(
                     "{name:<42} {gbs:>9.2} {memcpy:>9.2} {ratio:>8.2} {range:>13} {huge:>6}  {short}"
                 );
@@ -470,6 +470,16 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         }
     }
     true
+}
+
+/// `text` cut to at most `max` characters at a word's end, with `…` where anything was cut.
+fn shortened(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max - 1).collect();
+    let cut = head.rfind(' ').unwrap_or(head.len());
+    format!("{}…", head[..cut].trim_end_matches([',', ';', ' ']))
 }
 
 pub fn run(what: What) -> bool {
@@ -538,5 +548,24 @@ pub fn run(what: What) -> bool {
             }
             true
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shortened;
+
+    /// Kept whole when it fits; else cut at a word's end, within the width, ending in `…`.
+    #[test]
+    fn plans_cut_at_words() {
+        assert_eq!(shortened("copy 64 runs", 60), "copy 64 runs");
+        let plan = "for every index of dimension 0, copy 64 contiguous run(s) of 128 elements";
+        let s = shortened(plan, 60);
+        assert_eq!(
+            s,
+            "for every index of dimension 0, copy 64 contiguous run(s)…"
+        );
+        assert!(s.chars().count() <= 60);
+        assert_eq!(shortened("transpose, and more words", 11), "transpose…");
     }
 }

@@ -257,11 +257,7 @@ pub fn run_mpi(
 #[cfg(not(feature = "mpi"))]
 pub fn run_mpi(_: &Params, _: Target, _: &[String], _: &str, json_mode: bool) -> bool {
     crate::report::emit(
-        [Err::<Report, String>(
-            "this axe was built without MPI: build it with `cargo build --release --features mpi` \
-             (needs Open MPI: scripts/install-mpi) and run it under `mpirun -n N`"
-                .into(),
-        )],
+        [Err::<Report, String>(crate::shard_run::NO_MPI.into())],
         json_mode,
     )
 }

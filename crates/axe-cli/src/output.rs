@@ -128,9 +128,9 @@ impl Output {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(format!("{path}: {e}")),
         }
-        let name = p
-            .file_name()
-            .ok_or_else(|| format!("{path}: not a file name"))?;
+        let name = p.file_name().ok_or_else(|| {
+            format!("{path:?} names no file to write (it is empty, a root or ends in '..')")
+        })?;
         let dir = match p.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),

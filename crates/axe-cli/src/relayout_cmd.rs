@@ -121,7 +121,22 @@ fn destination(to: &str, src: &ArrayShape) -> Result<Destination, String> {
     if t.starts_with(|c: char| c.is_ascii_lowercase()) {
         let a = array(t)?;
         if a.dims != src.dims || a.element_type != src.element_type {
-            return Err(format!("--to {a} is not the same tensor as --shape {src}"));
+            let why = if a.element_type != src.element_type {
+                format!(
+                    "its element type is {}, not {}",
+                    a.element_type, src.element_type
+                )
+            } else {
+                format!(
+                    "its dimensions are [{}], not [{}]",
+                    join(&a.dims),
+                    join(&src.dims)
+                )
+            };
+            return Err(format!(
+                "--to {a} is not the same tensor as --shape {src}: {why} (a relayout keeps the \
+                 tensor and changes its layout)"
+            ));
         }
         return Ok(Destination::Xla(a));
     }
@@ -336,10 +351,10 @@ pub fn run(args: RelayoutArgs) -> bool {
             }
             let moved = (body.len() + bytes.len()) as f64;
             return Ok(format!(
-                "{src} -> {d} on {gpu}: {} bytes in, {} bytes out, {:.2} GB/s (the kernel alone)",
+                "{src} -> {d} on {gpu}: {} bytes in, {} bytes out, {} (the kernel alone)",
                 body.len(),
                 bytes.len(),
-                moved / secs / 1e9
+                speed(moved, secs)
             ));
         }
         say("relayout");
@@ -368,12 +383,12 @@ pub fn run(args: RelayoutArgs) -> bool {
         }
         let moved = (src_layout.bytes() + dst_layout.bytes()) as f64;
         let mut msg = format!(
-            "{} -> {}: {} bytes in, {} bytes out, {:.2} GB/s",
+            "{} -> {}: {} bytes in, {} bytes out, {}",
             src,
             dst_shape.map_or(args.to.clone(), |a| a.to_string()),
             src_layout.bytes(),
             dst_layout.bytes(),
-            moved / secs / 1e9
+            speed(moved, secs)
         );
         if args.explain {
             msg.push_str(&format!("\nplan: {}", plan.explain()));
@@ -425,4 +440,15 @@ fn gpu_relayout(
 /// `4,4`: dims joined as the shape notation writes them.
 fn join<T: ToString>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// `bytes` moved in `secs` as a rate a person reads: GB/s, or MB/s below 1 GB/s (a tiny relayout's
+/// 0.06 GB/s reads as 60.0 MB/s rather than 0.00 GB/s).
+fn speed(bytes: f64, secs: f64) -> String {
+    let rate = bytes / secs.max(1e-9);
+    if rate >= 1e9 {
+        format!("{:.2} GB/s", rate / 1e9)
+    } else {
+        format!("{:.1} MB/s", rate / 1e6)
+    }
 }

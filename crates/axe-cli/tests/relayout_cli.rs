@@ -174,3 +174,37 @@ fn an_empty_tensor_relayouts_to_an_empty_output() {
     assert!(npy.ends_with(b"\n"), "nothing after the header");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Errors say what is wrong, and a tiny relayout's rate reads as MB/s rather than 0.00 GB/s.
+#[test]
+fn errors_say_why_and_small_rates_read() {
+    let dir = std::env::temp_dir().join(format!("axe-relayout-why-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).to_string_lossy().to_string();
+    std::fs::write(p("in.bin"), [7u8; 24]).unwrap();
+    let relayout = |to: &str, out: &str| {
+        run(&[
+            "relayout",
+            "--shape",
+            "f32[2,3]",
+            "--to",
+            to,
+            &p("in.bin"),
+            out,
+        ])
+    };
+    let (code, _, err) = relayout("f32[3,2]{1,0}", &p("o.bin"));
+    assert_ne!(code, 0);
+    assert!(err.contains("its dimensions are [3,2], not [2,3]"), "{err}");
+    let (code, _, err) = relayout("bf16[2,3]{1,0}", &p("o.bin"));
+    assert_ne!(code, 0);
+    assert!(err.contains("its element type is bf16, not f32"), "{err}");
+    let (code, _, err) = relayout("{0,1}", "");
+    assert_ne!(code, 0);
+    assert!(err.contains("\"\" names no file to write"), "{err}");
+    let (code, _, err) = relayout("{0,1}", &p("o.bin"));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(" MB/s") || err.contains(" GB/s"), "{err}");
+    assert!(!err.contains(" 0.00 GB/s"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -70,8 +70,14 @@ pub fn target(dst: &Bound<'_, PyAny>, src: &ArrayShape) -> PyResult<Target> {
         }
     };
     if a.dims != src.dims || a.element_type != src.element_type {
+        let why = if a.element_type != src.element_type {
+            "the element types differ"
+        } else {
+            "the dimensions differ"
+        };
         return Err(errors::RelayoutError::new_err(format!(
-            "{a} is not the same tensor as {src}"
+            "{a} is not the same tensor as {src}: {why} (a relayout keeps the tensor and changes its \
+             layout)"
         )));
     }
     Ok(Target::Xla(Box::new(a)))

@@ -77,6 +77,14 @@ fn round_up(n: i64, multiple: i64) -> Result<i64> {
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
 pub fn sizes(a: &ArrayShape) -> Result<Sizes> {
+    // An overflow names the shape it happened in.
+    sizes_of(a).map_err(|e| match e {
+        XlaError::Overflow(what) => XlaError::Overflow(format!("{what} of {a}")),
+        e => e,
+    })
+}
+
+fn sizes_of(a: &ArrayShape) -> Result<Sizes> {
     if !a.element_type.is_array_type() {
         return Err(XlaError::Unsupported(format!(
             "{} has no size",
