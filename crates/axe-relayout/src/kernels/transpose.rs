@@ -30,8 +30,8 @@ pub unsafe fn transpose(
         return;
     }
     #[cfg(target_arch = "aarch64")]
-    if w == 4 && s[1] == 1 && s[2] == 1 && isa == Isa::Neon {
-        return super::neon::transpose_u32(src, dst, s, (na, nb));
+    if matches!(w, 1 | 2 | 4 | 8) && s[1] == 1 && s[2] == 1 && isa == Isa::Neon {
+        return super::neon::transpose(src, dst, s, (na, nb, w));
     }
     let _ = (isa, stream, fetch);
     transpose_portable(src, dst, s, (na, nb, w));
