@@ -474,6 +474,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
 
 /// `text` cut to at most `max` characters at a word's end, with `…` where anything was cut.
 fn shortened(text: &str, max: usize) -> String {
+    let max = max.max(1);
     if text.chars().count() <= max {
         return text.to_string();
     }

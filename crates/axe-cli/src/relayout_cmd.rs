@@ -446,7 +446,8 @@ fn join<T: ToString>(v: &[T]) -> String {
 /// 0.06 GB/s reads as 60.0 MB/s rather than 0.00 GB/s).
 fn speed(bytes: f64, secs: f64) -> String {
     let rate = bytes / secs.max(1e-9);
-    if rate >= 1e9 {
+    // (From 999.95 MB/s on, as GB/s: "1000.0 MB/s" reads oddly.)
+    if rate >= 0.999_95e9 {
         format!("{:.2} GB/s", rate / 1e9)
     } else {
         format!("{:.1} MB/s", rate / 1e6)

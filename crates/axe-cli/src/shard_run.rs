@@ -225,9 +225,9 @@ fn mpi_verb(
 
 /// What a run on MPI ranks says where this axe has no MPI backend.
 #[cfg(not(feature = "mpi"))]
-pub(crate) const NO_MPI: &str = "this axe was built without MPI: install one with it (Open MPI first: \
-     `scripts/install-mpi`, then `cargo install --locked --path crates/axe-cli --features mpi`, as the \
-     README shows) and run it under `mpirun -n N`";
+pub(crate) const NO_MPI: &str = "this axe was built without MPI: install an axe with the MPI \
+     backend (Open MPI first, `scripts/install-mpi`, then `cargo install --locked --path crates/axe-cli \
+     --features mpi`, as the README shows) and run it under `mpirun -n N`";
 
 /// The bench of `axe bench shard --backend mpi` on this rank: the cases, this rank and the rank count.
 #[cfg(not(feature = "mpi"))]

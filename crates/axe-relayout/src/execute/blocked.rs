@@ -35,7 +35,9 @@ pub(super) fn run(job: &Job, (a, b): (usize, usize), kernel: &Block) {
                 let so = (sbase + sbt[y] + s0 + sa[x]) as usize * w;
                 for r in &d.replicas {
                     let doff = (dbase + dbt[y] + da[x] + r) as usize * w;
-                    // SAFETY: as above.
+                    // SAFETY: offsets were checked to lie inside both buffers before `execute`
+                    // ran; the destination slots of distinct (element, copy) pairs are distinct (see
+                    // `Dst`). The other kernel calls below rest on the same checks.
                     unsafe { copy_element((sp + so) as *const u8, dp.ptr().add(doff), w) };
                 }
             }

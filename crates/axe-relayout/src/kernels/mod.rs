@@ -3,7 +3,7 @@
 //! Each kernel has a portable version (plain loops over fixed-size arrays, written for the compiler to
 //! vectorise) and, on x86-64, SIMD versions (SSE2, which every x86-64 has, AVX2 and AVX-512 where the
 //! processor reports them; bit packing also uses AVX-512's byte, VBMI and GFNI extensions where
-//! present); on aarch64, transposes of 4-byte elements have NEON versions. The set is chosen once per
+//! present); on aarch64, transposes (of 1-, 2-, 4- and 8-byte elements) have NEON versions. The set is chosen once per
 //! relayout by [`Isa::detect`]. With `stream`
 //! set, whole aligned vectors are written with non-temporal stores, which skip reading the destination's
 //! cache lines before overwriting them (as a large `memcpy` does); a worker calls [`fence`] when its
@@ -67,8 +67,9 @@ pub enum Isa {
     Avx2,
     /// SSE2 (128-bit vectors), part of every x86-64 processor.
     Sse2,
-    /// NEON (128-bit vectors), part of every aarch64 processor: register transposes of 4-byte
-    /// elements; the other kernels are the portable ones, which the compiler vectorises with NEON.
+    /// NEON (128-bit vectors), part of every aarch64 processor: register transposes of 1-, 2-, 4- and
+    /// 8-byte elements; the other kernels are the portable ones, which the compiler vectorises with
+    /// NEON.
     Neon,
     /// Plain Rust, for every target.
     Portable,
