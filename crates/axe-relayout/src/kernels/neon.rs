@@ -1,7 +1,8 @@
 //! NEON register transposes for aarch64, one block per element width: rows interleaved by `trn1`/`trn2`
 //! at the element's width, then at twice it, up to 64 bits, so that each vector ends up holding a
-//! column. Each block reads whole 64-byte lines of its source rows (four vectors a row) and stores 16
-//! bytes to each destination row (the next block along x fills the rest of those rows' lines). Every
+//! column. Each block reads whole 64-byte lines of its source rows (four vectors a row, a quarter of
+//! each at a time where the block's rows would not fit the registers at once) and stores 16 bytes to
+//! each destination row (the next block along x fills the rest of those rows' lines). Every
 //! other kernel on aarch64 is the portable one, which the compiler vectorises with NEON (part of every
 //! aarch64 processor).
 
@@ -126,10 +127,13 @@ unsafe fn block_u32(src: *const u8, dst: *mut u8, sr: isize, dr: isize) {
 /// A block of 8 source rows by 32 columns of 2-byte elements: four 8×8 transposes.
 #[target_feature(enable = "neon")]
 unsafe fn block_u16(src: *const u8, dst: *mut u8, sr: isize, dr: isize) {
-    let rows: [uint16x8x4_t; 8] =
-        std::array::from_fn(|i| vld1q_u16_x4(src.offset(i as isize * sr) as *const u16));
+    // A quarter of each row's line at a time (8 vectors), so that the block's 32 never all wait in
+    // the 32 registers.
     for q in 0..4 {
-        let cols = columns_8x8_u16(std::array::from_fn(|i| quarter_u16(rows[i], q)));
+        let rows: [uint16x8_t; 8] = std::array::from_fn(|i| {
+            vld1q_u16(src.offset(i as isize * sr).add(16 * q) as *const u16)
+        });
+        let cols = columns_8x8_u16(rows);
         for (j, c) in cols.into_iter().enumerate() {
             vst1q_u16(dst.offset((8 * q + j) as isize * dr) as *mut u16, c);
         }
@@ -139,10 +143,12 @@ unsafe fn block_u16(src: *const u8, dst: *mut u8, sr: isize, dr: isize) {
 /// A block of 16 source rows by 64 columns of bytes: four 16×16 transposes.
 #[target_feature(enable = "neon")]
 unsafe fn block_u8(src: *const u8, dst: *mut u8, sr: isize, dr: isize) {
-    let rows: [uint8x16x4_t; 16] =
-        std::array::from_fn(|i| vld1q_u8_x4(src.offset(i as isize * sr)));
+    // A quarter of each row's line at a time (16 vectors): the block's 64 would not fit the 32
+    // registers.
     for q in 0..4 {
-        let cols = columns_16x16_u8(std::array::from_fn(|i| quarter_u8(rows[i], q)));
+        let rows: [uint8x16_t; 16] =
+            std::array::from_fn(|i| vld1q_u8(src.offset(i as isize * sr).add(16 * q)));
+        let cols = columns_16x16_u8(rows);
         for (j, c) in cols.into_iter().enumerate() {
             vst1q_u8(dst.offset((16 * q + j) as isize * dr), c);
         }
@@ -185,8 +191,6 @@ macro_rules! quarter {
     };
 }
 quarter!(quarter_u32, uint32x4x4_t, uint32x4_t);
-quarter!(quarter_u16, uint16x8x4_t, uint16x8_t);
-quarter!(quarter_u8, uint8x16x4_t, uint8x16_t);
 quarter!(quarter_u64, uint64x2x4_t, uint64x2_t);
 
 /// [`transpose`](super::transpose) of 1-, 2-, 4- or 8-byte elements read contiguously along y and
