@@ -270,7 +270,8 @@ fn compute(f: &Compute, args: &[String]) -> String {
                 (UnaryOp::Neg, _) => format!("-{x}"),
                 (UnaryOp::Abs, true) => format!("fabs({x})"),
                 (UnaryOp::Abs, false) => format!("abs({x})"),
-                (UnaryOp::Exp, _) if *d == DType::F32 => format!("axe_exp_sub({x}, 0.0f)"),
+                // `exp_sub(x, 0)`: its correction is exactly 0, so this is the same bits.
+                (UnaryOp::Exp, _) if *d == DType::F32 => format!("expf({x})"),
                 (UnaryOp::Exp, _) => format!("exp({x})"),
                 (UnaryOp::Relu, true) => format!("fmax({x}, ({})0)", c_type(*d)),
                 (UnaryOp::Relu, false) => format!("max({x}, 0)"),

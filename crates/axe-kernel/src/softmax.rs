@@ -3,8 +3,9 @@
 //!
 //! Each row is read from global memory once into registers (`copy`), reduced to its max (`reduce`),
 //! shifted and exponentiated in place (`binary` exp_sub with the max broadcast over the row:
-//! `e^(x - max)`), reduced to its sum, divided by it (`binary` div) and written back (`copy`). The math is f32; f16 and
-//! bf16 rows are cast to f32 in registers after the load and back before the store.
+//! `e^(x - max)`; for f16 and bf16 rows `binary` sub then `unary` exp), reduced to its sum, multiplied
+//! by the sum's reciprocal (one `binary` div a row, then `binary` mul) and written back (`copy`). The
+//! math is f32; f16 and bf16 rows are cast to f32 in registers after the load and back before the store.
 //!
 //! **Schedule.** Rows of at most [`WARP_COLS`] columns take one warp each (8 rows per CTA of 256
 //! threads; the reductions are lane butterflies, `reduce.shfl`); longer rows take one CTA of 256
@@ -23,12 +24,14 @@
 //! `x - max` into the exponential: rounding `x - max` alone would cost up to `|x - max|·2⁻²⁴`
 //! relative (10⁻⁶ at a distance of 16 from the max); the exponential itself is within 1 ulp on the
 //! CPU, 2 on the GPU. Each thread sums its registers pairwise (`reduce`), so the sum of `n` terms
-//! over `t` threads takes `log₂(n/t) + log₂ t` roundings, not `n/t + log₂ t`; the division rounds
-//! once.
+//! over `t` threads takes `log₂(n/t) + log₂ t` roundings, not `n/t + log₂ t`; the reciprocal and the
+//! product round once each. For f16 and bf16 outputs the shift is rounded before the exponential:
+//! that costs up to `|x - max|·2⁻²⁴` relative (under 6·10⁻⁶ wherever the result is a normal f32), far inside the one rounding to 16 bits, and saves the
+//! correction's instructions, which with the division's set the pace of 16-bit rows on a GPU.
 
 use axe_layout::{Axis, Coord, Iter, Layout};
 
-use crate::desc::{BinaryOp, Kernel, KernelBuilder, Op, Space, Tensor, Value};
+use crate::desc::{BinaryOp, Kernel, KernelBuilder, Op, Space, Tensor, UnaryOp, Value};
 use crate::dtype::DType;
 use crate::error::{layout, overflow, KernelError, Result};
 use crate::expr::Expr;
@@ -142,7 +145,8 @@ pub fn softmax_kernel_grid(rows: u64, cols: u64, dtype: DType, max_grid: u32) ->
         Some(k.tensor("xio", b, &[1, p], row_layout)?)
     };
     let (m, m_row) = scalar(&mut k, "row_max")?;
-    let (sum, sum_row) = scalar(&mut k, "row_sum")?;
+    let (sum, _) = scalar(&mut k, "row_sum")?;
+    let (inv, inv_row) = scalar(&mut k, "row_inv")?;
     let scope = if s.row_threads == WARP {
         Scope::warp()
     } else {
@@ -174,8 +178,9 @@ pub fn softmax_kernel_grid(rows: u64, cols: u64, dtype: DType, max_grid: u32) ->
                         xf: &xf,
                         pieces: &cuts,
                         pad: s.padded != cols,
+                        inv: (&inv, &inv_row),
                     };
-                    body(k, &row, (&m, &m_row), (&sum, &sum_row))
+                    body(k, &row, (&m, &m_row), &sum)
                 })
             })
         })
@@ -200,6 +205,8 @@ struct Row<'a> {
     pieces: &'a [std::ops::Range<u64>],
     /// Whether the registers hold more than the row (filled with -inf first).
     pad: bool,
+    /// The row sum's reciprocal, and its broadcast over the row.
+    inv: (&'a Tensor, &'a Tensor),
 }
 
 /// One row: load, max, shift and exp, sum, divide, store.
@@ -207,7 +214,7 @@ fn body(
     k: &mut KernelBuilder,
     r: &Row<'_>,
     (m, m_row): (&Tensor, &Tensor),
-    (sum, sum_row): (&Tensor, &Tensor),
+    sum: &Tensor,
 ) -> Result<()> {
     let sc = || r.scope.clone();
     let xf = r.xf;
@@ -235,9 +242,36 @@ fn body(
         a: xf.clone(),
         b: b.clone(),
     };
-    k.call(sc(), bin(BinaryOp::ExpSub, m_row))?;
+    if r.xio.is_none() {
+        // f32 out: the shift's rounding carried into the exponential.
+        k.call(sc(), bin(BinaryOp::ExpSub, m_row))?;
+    } else {
+        // 16-bit out: the shift rounded, then the exponential (their f32 roundings are far inside
+        // the one rounding to f16 or bf16).
+        k.call(sc(), bin(BinaryOp::Sub, m_row))?;
+        k.call(
+            sc(),
+            Op::Unary {
+                op: UnaryOp::Exp,
+                dst: xf.clone(),
+                src: xf.clone(),
+            },
+        )?;
+    }
     k.reduce(sc(), sum, xf, &[1], ReduceOp::Sum)?;
-    k.call(sc(), bin(BinaryOp::Div, sum_row))?;
+    // One reciprocal a row, then a product each.
+    let (inv, inv_row) = r.inv;
+    k.fill(sc(), inv, Value::Float(1.0))?;
+    k.call(
+        sc(),
+        Op::Binary {
+            op: BinaryOp::Div,
+            dst: inv.clone(),
+            a: inv.clone(),
+            b: sum.clone(),
+        },
+    )?;
+    k.call(sc(), bin(BinaryOp::Mul, inv_row))?;
     if let Some(io) = r.xio {
         k.call(
             sc(),

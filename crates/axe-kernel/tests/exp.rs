@@ -195,3 +195,24 @@ fn the_cuda_function_computes_the_rust_bits_on_the_host() {
         );
     }
 }
+
+/// `exp(x)` is `exp_sub(x, 0)`: the correction is exactly 0, so the CUDA source calls `expf(x)` and
+/// the two backends still compute the same function. Every f32 of a strided sweep of the bit
+/// patterns (both signs, zeros, subnormals, infinities and NaNs among them) gives the same bits.
+#[test]
+fn exp_of_x_is_exp_sub_of_x_and_zero_bit_for_bit() {
+    let mut n = 0u64;
+    for bits in (0..=u32::MAX)
+        .step_by(997)
+        .chain([0x8000_0000, 0x7f80_0000, 0xff80_0000, 1])
+    {
+        let x = f32::from_bits(bits);
+        let (a, b) = (exp_sub(x, 0.0), x.exp());
+        assert!(
+            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+            "x = {x:e} ({bits:#010x}): exp_sub(x, 0) = {a:e}, exp(x) = {b:e}"
+        );
+        n += 1;
+    }
+    assert!(n > 4_000_000);
+}
