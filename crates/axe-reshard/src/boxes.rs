@@ -15,7 +15,8 @@ use axe_relayout::{relayout, Options, TensorLayout};
 
 use crate::exec_error::{dims_text, region_text, ExecError, ExecResult};
 use crate::placement::DeviceBuffer;
-use crate::radix::{Pieces, ShardLayout};
+use crate::radix::ShardLayout;
+use crate::stretch::Pieces;
 
 /// Where a box's elements lie in its buffer, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use crate::boxes::Runs;
 use crate::check::localize;
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{buffers, DeviceBuffer, Placement};
-use crate::radix::Pieces;
+use crate::stretch::Pieces;
 
 /// The work a rank's copies are cut into.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

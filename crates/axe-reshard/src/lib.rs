@@ -60,6 +60,7 @@ mod mpi;
 mod placement;
 mod radix;
 mod reduce;
+mod stretch;
 mod threads;
 mod verify;
 
