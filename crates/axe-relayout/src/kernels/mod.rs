@@ -13,8 +13,9 @@
 //! `transpose` (choosing blocks or staged tiles) with `transpose_blocks` (register blocks per width and
 //! instruction set), `transpose_carried` (tiles through a buffer for destination rows that are not whole
 //! cache lines apart), `transpose_portable` (blocks through a buffer, one or several planes at once) and
-//! `stage` (the per-thread buffers they go through), and `bits` (bit packing); the shared pieces (the
-//! instruction set, single elements, vector loads and stores) live here.
+//! `stage` (the per-thread buffers they go through), and `bits` (bit packing, with `bits_gfni` for
+//! AVX-512 and `bits_portable`); the shared pieces (the instruction set, single elements, vector loads
+//! and stores) live here.
 //!
 //! Every kernel is `unsafe`: the caller guarantees that every address it names lies inside its buffer,
 //! and that source and destination do not overlap.
@@ -25,6 +26,8 @@
 use std::arch::x86_64::*;
 
 mod bits;
+#[cfg(target_arch = "x86_64")]
+mod bits_gfni;
 mod bits_portable;
 mod copy;
 mod interleave;
