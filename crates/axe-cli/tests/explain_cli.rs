@@ -61,8 +61,7 @@ fn explain_a_huge_shape_shows_a_corner() {
 
 #[test]
 fn render_svg_png_and_text() {
-    let dir = std::env::temp_dir().join(format!("axe-render-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::folder("render-cli");
     let svg = dir.join("f.svg").to_string_lossy().to_string();
     let png = dir.join("f.png").to_string_lossy().to_string();
     assert_eq!(
@@ -89,7 +88,6 @@ fn render_svg_png_and_text() {
     let (code, _, err) = run(&["render", "f32[3,5]", "--format", "png"]);
     assert_eq!(code, 1);
     assert!(err.contains("output file"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `explain --json`'s field keys are fixed: what varies with the input (a tile, an axis, a number) is a

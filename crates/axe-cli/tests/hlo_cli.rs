@@ -50,8 +50,7 @@ fn stats_report() {
 
 #[test]
 fn synth_then_stats_and_errors() {
-    let dir = std::env::temp_dir().join(format!("axe-hlo-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::folder("hlo-cli");
     let path = dir.join("s.hlo").to_string_lossy().to_string();
     let (code, _, err) = run(&["hlo", "synth", "--instructions", "500", "--output", &path]);
     assert_eq!(code, 0, "{err}");
@@ -72,7 +71,6 @@ fn synth_then_stats_and_errors() {
     let (code, _, err) = run(&["hlo", "stats", &bad]);
     assert_eq!(code, 1);
     assert!(err.contains("bad.hlo:5:1:") && err.contains('^'), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! status 0 or 1 and a message, never a panic (101), a signal (stack overflow, abort) or an allocation
 //! failure.
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -135,8 +137,7 @@ fn hostile_arguments() {
 
 #[test]
 fn hostile_module_files() {
-    let dir = std::env::temp_dir().join(format!("axe-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::folder("hostile");
     let module = |body: &str| format!("HloModule m\n\nENTRY %e {{\n  {body}\n}}\n");
     let files = [
         module(&format!(
@@ -168,5 +169,4 @@ fn hostile_module_files() {
     let bad = dir.join("bad.hlo");
     std::fs::write(&bad, b"HloModule m\xff\n").unwrap();
     check(&["hlo", "stats", bad.to_str().unwrap()], b"");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -82,7 +82,6 @@ fn every_picture_command_takes_its_format_from_the_name_or_format_alike() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -100,7 +99,6 @@ fn a_missing_extension_is_refused_naming_the_accepted_ones() {
         );
     }
     assert!(common::names(&dir).is_empty());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -132,7 +130,6 @@ fn shard_show_takes_o_as_render_does_and_svg_still_works() {
     let (code, _, err) = run(&args);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--output"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -157,7 +154,6 @@ fn shard_show_draws_text_as_render_draws_the_sharding() {
     let drawn = std::fs::read_to_string(&txt).unwrap();
     assert_eq!(drawn.trim_end(), rendered.trim_end());
     assert!(drawn.contains("gpu_x"), "{drawn}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -171,7 +167,6 @@ fn a_device_written_in_place_takes_svg_without_an_extension() {
         let (code, _, err) = run(&args);
         assert_eq!(code, 0, "{args:?}: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `axe shard VERB SRC DST ... --json` with the given layout options: the exit code, stdout, and the

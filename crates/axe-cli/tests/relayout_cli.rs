@@ -7,8 +7,7 @@ use common::run;
 
 #[test]
 fn npy_to_tiled_bin_and_back() {
-    let dir = std::env::temp_dir().join(format!("axe-relayout-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::folder("relayout-cli");
     let p = |n: &str| dir.join(n).to_string_lossy().to_string();
     // A 3×5 u8 .npy written by hand: magic, version 1.0, header, then 15 bytes 0..15.
     let header = "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 5), }";
@@ -77,7 +76,6 @@ fn npy_to_tiled_bin_and_back() {
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("3 bytes"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -140,8 +138,7 @@ fn threads_are_capped_with_a_clear_error() {
 
 #[test]
 fn an_empty_tensor_relayouts_to_an_empty_output() {
-    let dir = std::env::temp_dir().join(format!("axe-relayout-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::folder("relayout-empty");
     let p = |n: &str| dir.join(n).to_string_lossy().to_string();
     std::fs::write(p("z.bin"), b"").unwrap();
     for to in ["{0,1}", "{1,0:T(8,128)}", "f32[0,5]{1,0}"] {
@@ -172,14 +169,12 @@ fn an_empty_tensor_relayouts_to_an_empty_output() {
     let text = String::from_utf8_lossy(&npy);
     assert!(text.contains("'shape': (0, 5, )"), "{text}");
     assert!(npy.ends_with(b"\n"), "nothing after the header");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Errors say what is wrong, and a tiny relayout's rate reads as MB/s rather than 0.00 GB/s.
 #[test]
 fn errors_say_why_and_small_rates_read() {
-    let dir = std::env::temp_dir().join(format!("axe-relayout-why-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::folder("relayout-why");
     let p = |n: &str| dir.join(n).to_string_lossy().to_string();
     std::fs::write(p("in.bin"), [7u8; 24]).unwrap();
     let relayout = |to: &str, out: &str| {
@@ -206,5 +201,4 @@ fn errors_say_why_and_small_rates_read() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains(" MB/s") || err.contains(" GB/s"), "{err}");
     assert!(!err.contains(" 0.00 GB/s"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -112,7 +112,6 @@ fn cute_swizzled_grid_and_files() {
     let png = arg(&dir.join("l.png"));
     assert_eq!(run(&["render", "(4,2):(2,1)", "-o", &png]).0, 0);
     assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The grid of a text picture: its lines from the column header (digits only) on.
@@ -166,7 +165,6 @@ fn cute_tv_layout() {
     for l in grid(&out).iter().skip(1) {
         assert!(!l.contains('T') && !l.contains('V'), "{l}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// One vocabulary: CuTe's SM80 16×8 accumulator (a TV layout) and Triton's NVIDIA MMA v2 layout of one
@@ -208,7 +206,6 @@ fn an_aliased_layout_is_titled_on_one_line() {
     let png = arg(&dir.join("a.png"));
     assert_eq!(run(&["render", &text, "--shape", "64,16", "-o", &png]).0, 0);
     assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -239,7 +236,6 @@ fn gluon_blocked_layout() {
         0
     );
     assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -260,7 +256,6 @@ fn triton_linear_layouts() {
     // --from forces the reading.
     let out = txt(&["--from", "triton", BASES]);
     assert!(out.contains("L2 r3"), "{out}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -123,8 +123,7 @@ fn a_long_line_is_shown_in_a_window_once() {
 
 #[test]
 fn pictures_are_named_as_svg_png_or_txt() {
-    let dir = std::env::temp_dir().join(format!("axe-shard-svg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::folder("shard-svg");
     let p = |n: &str| dir.join(n).to_string_lossy().to_string();
     // `--svg` is the old name of -o: the same rule under either name.
     for flag in ["-o", "--svg"] {
@@ -161,7 +160,6 @@ fn pictures_are_named_as_svg_png_or_txt() {
             assert!(text.starts_with(start), "{good}: {text}");
         }
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -193,8 +193,7 @@ fn unbounded_arguments_are_refused() {
 
 #[test]
 fn picture_formats_follow_the_extension_in_any_case() {
-    let dir = std::env::temp_dir().join(format!("axe-formats-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::folder("formats");
     let png = dir.join("x.PNG");
     let (code, _, err) = run(&[
         "render",
@@ -209,7 +208,6 @@ fn picture_formats_follow_the_extension_in_any_case() {
     assert_eq!(code, 1);
     assert!(err.contains("not .jpg"), "{err}");
     assert!(!jpg.exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -114,8 +114,11 @@ fn the_cuda_function_computes_the_rust_bits_on_the_host() {
         eprintln!("skipped: no cc");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("axe_exp_sub_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // Removed when dropped, also when an assertion below fails.
+    let dir = tempfile::Builder::new()
+        .prefix("axe_exp_sub_")
+        .tempdir()
+        .unwrap();
     let c = format!(
         "#include <math.h>\n#include <stdio.h>\n#include <string.h>\n#define __device__\n#define __forceinline__ static inline\n\
          static inline float __int_as_float(int i) {{ float f; memcpy(&f, &i, 4); return f; }}\n\
@@ -126,10 +129,10 @@ fn the_cuda_function_computes_the_rust_bits_on_the_host() {
         exp_sub_cuda()
     );
     let (src, exe, input, output) = (
-        dir.join("e.c"),
-        dir.join("e"),
-        dir.join("in.bin"),
-        dir.join("out.bin"),
+        dir.path().join("e.c"),
+        dir.path().join("e"),
+        dir.path().join("in.bin"),
+        dir.path().join("out.bin"),
     );
     std::fs::write(&src, c).unwrap();
     let built = Command::new("cc")
@@ -184,7 +187,7 @@ fn the_cuda_function_computes_the_rust_bits_on_the_host() {
         .unwrap();
     assert!(ran.status.success());
     let got = std::fs::read(&output).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     assert_eq!(got.len(), pairs.len() * 4);
     for (i, (a, b)) in pairs.iter().enumerate() {
         let c = f32::from_le_bytes([got[4 * i], got[4 * i + 1], got[4 * i + 2], got[4 * i + 3]]);

@@ -39,12 +39,35 @@ pub fn children_peak_bytes() -> u64 {
     usage.ru_maxrss as u64 * 1024 // kilobytes on Linux
 }
 
-/// A fresh, empty folder for one test: `axe-NAME-PID` in the system's temporary folder.
-pub fn folder(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("axe-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty folder for one test, made by [`folder`]: `axe-NAME-` and a random suffix in the
+/// system's temporary folder. It is a path (`dir.join(..)`, `&dir` where a path is wanted), and it is
+/// removed, with all it holds, when the value is dropped: when the test ends, and also when it
+/// fails, since a panic unwinds through the drop.
+pub struct Folder(tempfile::TempDir);
+
+impl std::ops::Deref for Folder {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::path::Path> for Folder {
+    fn as_ref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+/// A fresh, empty folder for one test, `axe-NAME-` and a random suffix in the system's temporary
+/// folder; removed when the returned [`Folder`] is dropped, whether the test passes or panics.
+pub fn folder(name: &str) -> Folder {
+    Folder(
+        tempfile::Builder::new()
+            .prefix(&format!("axe-{name}-"))
+            .tempdir()
+            .unwrap(),
+    )
 }
 
 /// The names in a folder, sorted.

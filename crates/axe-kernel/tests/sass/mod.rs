@@ -27,10 +27,18 @@ pub fn nvdisasm() -> Option<PathBuf> {
 /// The disassembly of `cubin`, or `None` without `nvdisasm`.
 pub fn sass(cubin: &[u8], name: &str) -> Option<String> {
     let tool = nvdisasm()?;
-    let path = std::env::temp_dir().join(format!("axe_{name}_{}.cubin", std::process::id()));
-    std::fs::write(&path, cubin).ok()?;
-    let out = std::process::Command::new(tool).arg(&path).output().ok()?;
-    let _ = std::fs::remove_file(&path);
+    // Removed when dropped, on every way out of this function.
+    let file = tempfile::Builder::new()
+        .prefix(&format!("axe_{name}_"))
+        .suffix(".cubin")
+        .tempfile()
+        .ok()?;
+    std::fs::write(file.path(), cubin).ok()?;
+    let out = std::process::Command::new(tool)
+        .arg(file.path())
+        .output()
+        .ok()?;
+    drop(file);
     assert!(
         out.status.success(),
         "{}",
