@@ -26,8 +26,9 @@
 //! CPU, 2 on the GPU. Each thread sums its registers pairwise (`reduce`), so the sum of `n` terms
 //! over `t` threads takes `log₂(n/t) + log₂ t` roundings, not `n/t + log₂ t`; the reciprocal and the
 //! product round once each. For f16 and bf16 outputs the shift is rounded before the exponential:
-//! that costs up to `|x - max|·2⁻²⁴` relative (under 6·10⁻⁶ wherever the result is a normal f32), far inside the one rounding to 16 bits, and saves the
-//! correction's instructions, which with the division's set the pace of 16-bit rows on a GPU.
+//! that costs up to `|x - max|·2⁻²⁴` relative (under 6·10⁻⁶ wherever the result is a normal f32),
+//! far inside the one rounding to 16 bits, and saves the correction's instructions, which with the
+//! division's set the pace of 16-bit rows on a GPU.
 
 use axe_layout::{Axis, Coord, Iter, Layout};
 
@@ -209,7 +210,7 @@ struct Row<'a> {
     inv: (&'a Tensor, &'a Tensor),
 }
 
-/// One row: load, max, shift and exp, sum, divide, store.
+/// One row: load, max, shift and exp, sum, its reciprocal, product, store.
 fn body(
     k: &mut KernelBuilder,
     r: &Row<'_>,
