@@ -276,11 +276,12 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("axe-output-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh folder, removed when dropped (a failing test's too).
+    fn dir(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("axe-output-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     fn names(d: &Path) -> Vec<String> {
@@ -294,40 +295,40 @@ mod tests {
 
     #[test]
     fn a_dropped_output_leaves_nothing_and_the_old_file_intact() {
-        let d = dir("drop");
+        let t = dir("drop");
+        let d = t.path();
         let p = d.join("out.bin");
         std::fs::write(&p, b"old").unwrap();
         let mut o = Output::create(p.to_str().unwrap()).unwrap();
         o.put(b"new data").unwrap();
-        assert_eq!(names(&d).len(), 2, "{:?}", names(&d));
-        assert!(live().iter().any(|f| f.starts_with(&d)));
+        assert_eq!(names(d).len(), 2, "{:?}", names(d));
+        assert!(live().iter().any(|f| f.starts_with(d)));
         drop(o);
-        assert_eq!(names(&d), ["out.bin"]);
+        assert_eq!(names(d), ["out.bin"]);
         assert_eq!(std::fs::read(&p).unwrap(), b"old");
-        assert!(!live().iter().any(|f| f.starts_with(&d)));
-        let _ = std::fs::remove_dir_all(&d);
+        assert!(!live().iter().any(|f| f.starts_with(d)));
     }
 
     #[test]
     fn a_new_file_gets_the_permissions_any_new_file_gets() {
-        let d = dir("new-mode");
+        let t = dir("new-mode");
+        let d = t.path();
         std::fs::write(d.join("plain"), b"x").unwrap();
         write_atomically(d.join("out.bin").to_str().unwrap(), b"x").unwrap();
         let mode = |n: &str| d.join(n).metadata().unwrap().permissions().mode();
         assert_eq!(mode("out.bin"), mode("plain"));
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
     fn a_commit_keeps_the_permission_bits() {
-        let d = dir("mode");
+        let t = dir("mode");
+        let d = t.path();
         let p = d.join("out.bin");
         std::fs::write(&p, b"old").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
         write_atomically(p.to_str().unwrap(), b"new").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(p.metadata().unwrap().permissions().mode() & 0o777, 0o640);
-        assert_eq!(names(&d), ["out.bin"]);
-        let _ = std::fs::remove_dir_all(&d);
+        assert_eq!(names(d), ["out.bin"]);
     }
 }

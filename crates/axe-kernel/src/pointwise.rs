@@ -1,11 +1,11 @@
 //! Pointwise `unary`, `binary` and `cast`: one element per thread per round, spread over the scope.
 //!
-//! **`exp` on f32** is [`exp_sub`] in both backends: the interpreter runs the Rust function, the CUDA
-//! source the device function [`exp_sub_cuda`], the same formula around each platform's f32
-//! exponential (the C library's `expf` on the CPU, within 1 ulp; CUDA's `expf` on the GPU, within 2).
-//! `exp(x)` is `exp_sub(x, 0)`, whose correction is exactly 0: the platform's `expf(x)` bit for bit
-//! (the CUDA source calls `expf` directly); `binary exp_sub(a, b)` is `e^(a - b)` with the rounding of `a - b`
-//! carried into the exponential (softmax's shift by the row max).
+//! **`exp` on f32** is [`exp_sub`] in both backends, the same formula around each platform's f32
+//! exponential (the C library's `expf` on the CPU, within 1 ulp; CUDA's `expf` on the GPU, within 2):
+//! `binary exp_sub(a, b)` is `e^(a - b)` with the rounding of `a - b` carried into the exponential
+//! (softmax's shift by the row max); the interpreter runs the Rust function, the CUDA source the
+//! device function [`exp_sub_cuda`]. `unary exp(x)` is `exp_sub(x, 0)`, whose correction is exactly
+//! 0: the platform's `expf(x)` bit for bit, which the CUDA source calls directly.
 
 use crate::desc::{BinaryOp, Call, Op, UnaryOp};
 use crate::dispatch::{Ctx, Outcome, Variant};

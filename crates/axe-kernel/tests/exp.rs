@@ -106,7 +106,8 @@ proptest! {
 /// The emitted device function, compiled for the host by a C compiler (CUDA's intrinsics shimmed by
 /// their IEEE meanings, no contraction, `expf` the C library's as Rust's `f32::exp` is), returns the
 /// bits `exp_sub` returns on edge values and on a quarter of a million random pairs: the two backends
-/// compute the same formula. Skipped without `cc`.
+/// compute the same formula. And `axe_exp_sub(x, 0)` is the C library's `expf(x)` bit for bit, which
+/// lets the CUDA source write `unary exp` as `expf`. Skipped without `cc`.
 #[test]
 fn the_cuda_function_computes_the_rust_bits_on_the_host() {
     use std::process::Command;
@@ -125,7 +126,7 @@ fn the_cuda_function_computes_the_rust_bits_on_the_host() {
          static inline float __fmul_rn(float a, float b) {{ return a * b; }}\n\
          static inline float __fadd_rn(float a, float b) {{ return a + b; }}\n{}\n\
          int main(int argc, char** argv) {{\n  FILE* in = fopen(argv[1], \"rb\"); FILE* out = fopen(argv[2], \"wb\");\n  float ab[2];\n\
-         while (fread(ab, 4, 2, in) == 2) {{ float y = axe_exp_sub(ab[0], ab[1]); fwrite(&y, 4, 1, out); }}\n  fclose(out); return 0;\n}}\n",
+         while (fread(ab, 4, 2, in) == 2) {{ float y[3] = {{ axe_exp_sub(ab[0], ab[1]), axe_exp_sub(ab[0], 0.0f), expf(ab[0]) }}; fwrite(y, 4, 3, out); }}\n  fclose(out); return 0;\n}}\n",
         exp_sub_cuda()
     );
     let (src, exe, input, output) = (
@@ -163,6 +164,12 @@ fn the_cuda_function_computes_the_rust_bits_on_the_host() {
         (-103.9, 0.0),
         (-104.1, 0.0),
         (-20.0, 1.0e-7),
+        (-0.0, 0.0),
+        (1.0e-45, 0.0),
+        (-1.0e-40, 0.0),
+        (f32::NEG_INFINITY, 0.0),
+        (f32::MAX, 0.0),
+        (-f32::MAX, 0.0),
     ];
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
@@ -188,13 +195,17 @@ fn the_cuda_function_computes_the_rust_bits_on_the_host() {
     assert!(ran.status.success());
     let got = std::fs::read(&output).unwrap();
     drop(dir);
-    assert_eq!(got.len(), pairs.len() * 4);
-    for (i, (a, b)) in pairs.iter().enumerate() {
-        let c = f32::from_le_bytes([got[4 * i], got[4 * i + 1], got[4 * i + 2], got[4 * i + 3]]);
+    assert_eq!(got.len(), pairs.len() * 12);
+    let same = |x: f32, y: f32| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
+    for (i, ((a, b), y)) in pairs.iter().zip(got.chunks(12)).enumerate() {
+        let [c, c0, e] =
+            [0, 4, 8].map(|k| f32::from_le_bytes([y[k], y[k + 1], y[k + 2], y[k + 3]]));
         let r = exp_sub(*a, *b);
+        assert!(same(c, r), "exp_sub({a}, {b}): CUDA text {c:e}, Rust {r:e}");
+        // `unary exp` is emitted as `expf(x)`: the device function with 0 gives the same bits.
         assert!(
-            c.to_bits() == r.to_bits() || (c.is_nan() && r.is_nan()),
-            "exp_sub({a}, {b}): CUDA text {c:e}, Rust {r:e}"
+            same(c0, e),
+            "pair {i}: axe_exp_sub({a}, 0) = {c0:e}, expf = {e:e}"
         );
     }
 }

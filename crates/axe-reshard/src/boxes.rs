@@ -7,7 +7,7 @@
 //! run plus the bytes moved, memory a few words per dimension, whatever the extents — an odd-length
 //! dimension, an uneven last shard and padding cost nothing more. Other layouts (tiled XLA layouts, Axe
 //! layouts, and a row-major shard paired with one of them) are copied with `axe-relayout` in pieces
-//! whose offset tables stay short (see [`crate::radix`]).
+//! whose offset tables stay short (see [`crate::stretch`]).
 
 use std::ops::Range;
 

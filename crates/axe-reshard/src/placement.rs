@@ -199,7 +199,7 @@ impl Placement {
 }
 
 /// This device's source and destination shards: copied as runs where both layouts are row-major,
-/// else in pieces (see `crate::radix`).
+/// else in pieces (see `crate::stretch`).
 pub(crate) fn buffers(
     src: &Placement,
     dst: &Placement,

@@ -373,7 +373,7 @@ pub(crate) mod tests {
         out
     }
 
-    pub(crate) fn shape() -> impl Strategy<Value = Vec<u64>> {
+    fn shape() -> impl Strategy<Value = Vec<u64>> {
         prop::collection::vec(1u64..13, 1..3)
     }
 

@@ -151,7 +151,7 @@ pub(super) unsafe fn pack_bits_sse2<const KB: usize>(
 /// `black_box`, see [`FETCH_AHEAD`](super::transpose::FETCH_AHEAD)). With AVX-512 and GFNI on a Zen 5:
 /// 0.99× memcpy against 0.87× with 2 KiB before each load (which had taken it from 0.88–0.93× to
 /// 1.01–1.08× in an earlier hour, where 512 bytes and 8 KiB before the load were no better than
-/// none); other processors take 2 KiB there (see [`gfni_fetch_ahead`](super::bits_gfni::gfni_fetch_ahead)). Packing pred into `E(1)`
+/// none); other processors take 2 KiB there (see `bits_gfni::gfni_fetch_ahead`). Packing pred into `E(1)`
 /// with AVX2 on one thread (Zen 5, four to six rounds each, in turn): 0.82–0.84× memcpy without, 0.88–0.89
 /// with 4 KiB, 0.91–0.94 with 6 KiB, 0.87–0.93 with 8 KiB, 0.89 with 16 KiB; 2 KiB 0.87, 512 bytes 0.71;
 /// with SSE2, 0.57 → 0.80. Before the load, 2 KiB was no better than none (0.81 against 0.80).

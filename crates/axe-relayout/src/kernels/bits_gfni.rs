@@ -1,5 +1,7 @@
 //! Bit packing with AVX-512 (VBMI and GFNI): 64 rows' bits at a time as 8×8 bit matrices, transposed
 //! by a bit-matrix product ([`pack_bits_gfni`], [`unpack_bits_gfni`]); [`super::bits`] chooses them.
+//! How far ahead the packing asks for its rows' lines depends on the processor family, read from
+//! `cpuid` ([`gfni_fetch_ahead`]).
 
 #![allow(unsafe_code)]
 
@@ -268,7 +270,7 @@ pub(super) unsafe fn unpack_bits_gfni<const KB: usize>(
 /// hints 6 KiB on slowed the packing: 17.6–20.4 GB/s against 21.0–25.7 with 2 KiB (the bench's pred,
 /// 1 thread, five rounds each, in turn, three times), and hints 0, 512 bytes, 1 KiB or 2 KiB on ran
 /// within the noise of each other, 4 KiB and beyond as slowly as 6 KiB.
-pub(super) fn gfni_fetch_ahead() -> usize {
+fn gfni_fetch_ahead() -> usize {
     static AHEAD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *AHEAD.get_or_init(|| {
         let vendor = __cpuid(0);
