@@ -79,8 +79,9 @@ pub enum Verb {
         cubin: Option<String>,
     },
     /// Run on a backend: `run relayout --src S --dst L [--backend cpu|cuda] IN -o OUT`, `run softmax
-    /// --shape 'f32[R,C]' IN -o OUT` (.npy or raw bytes); `run gemm_reduce_scatter --devices P A B -o C`
-    /// (one thread per device), or under `mpirun -n P` with `--backend mpi` (rank 0 writes C).
+    /// --rows R --cols C [--dtype f32|f16|bf16] IN -o OUT`, `run gemm --m M --n N --k K A B -o C`
+    /// (.npy or raw bytes); `run gemm_reduce_scatter --m M --n N --k K --devices P A B -o C` (one
+    /// thread per device), or under `mpirun -n P` with `--backend mpi` (rank 0 writes C).
     Run {
         /// The kernel.
         #[arg(value_enum)]
@@ -91,16 +92,16 @@ pub enum Verb {
         /// cuda (the first NVIDIA GPU; compiled with NVRTC).
         #[arg(long, value_enum, default_value_t = Backend::Cpu)]
         backend: Backend,
-        /// The program to run: the kernel as shipped for this target (cpu, sm_80 or sm_90a), lowered
-        /// for it. The interpreter runs any target's program (default cpu); cuda runs the GPU's own.
+        /// The program to run: the kernel as shipped for this target (cpu, sm_80 or sm_90a; trn1 for
+        /// gemm), lowered for it. The interpreter runs any target's program (default cpu); cuda runs the GPU's own.
         #[arg(long)]
         target: Option<String>,
         /// The virtual environment holding nvidia-cuda-nvrtc, for --backend cuda (default: $AXE_VENV or
         /// ./.venv, else a CUDA toolkit's).
         #[arg(long)]
         venv: Option<String>,
-        /// The inputs (relayout, softmax: one): raw bytes in the input's layout, or .npy when it is
-        /// row-major.
+        /// The inputs (relayout, softmax: one; gemm, gemm_reduce_scatter: A and B): raw bytes in the
+        /// input's layout, or .npy when it is row-major.
         #[arg(required = true)]
         inputs: Vec<String>,
         /// Output: raw bytes in the output's layout, or .npy when it is row-major.
@@ -200,7 +201,9 @@ fn explain(p: &Program) -> Report {
             json!({"op": d.op, "scope": d.scope, "variant": d.variant, "why": d.why, "declined": declined})
         })
         .collect();
-    let mut text = format!("{} for {}: {} calls\n", p.name, p.target, p.decisions.len());
+    let n = p.decisions.len();
+    let noun = if n == 1 { "call" } else { "calls" };
+    let mut text = format!("{} for {}: {n} {noun}\n", p.name, p.target);
     for d in &p.decisions {
         text.push_str(&format!(
             "{} at {} scope → {}\n  because {}\n",
@@ -375,8 +378,9 @@ fn run_kernel(
         json: json!({"kernel": kernel.name(), "backend": name, "device": on, "what": inst.describe,
                      "bytes_in": bytes_in, "bytes_out": bytes_out, "calls": calls}),
         text: format!(
-            "{} on {on}: {bytes_in} bytes in, {bytes_out} bytes out, {calls} calls",
-            inst.describe
+            "{} on {on}: {bytes_in} bytes in, {bytes_out} bytes out, {calls} call{}",
+            inst.describe,
+            if calls == 1 { "" } else { "s" }
         ),
     })
 }

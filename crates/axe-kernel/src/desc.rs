@@ -163,9 +163,14 @@ pub struct Call {
 }
 
 impl Call {
-    /// `copy #3` — how messages name the call.
+    /// `copy #3`, or `binary exp_sub #2` with a pointwise operator's function — how messages name
+    /// the call.
     pub fn label(&self) -> String {
-        format!("{} #{}", self.op.kind(), self.id)
+        match &self.op {
+            Op::Unary { op, .. } => format!("unary {} #{}", op.name(), self.id),
+            Op::Binary { op, .. } => format!("binary {} #{}", op.name(), self.id),
+            op => format!("{} #{}", op.kind(), self.id),
+        }
     }
 }
 

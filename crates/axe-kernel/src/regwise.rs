@@ -176,10 +176,12 @@ impl Variant for InRegisters {
                 body: code,
             }];
         }
-        let why = format!(
-            "{} elements per thread, each from the operands' registers in the same thread",
-            tables[0].len()
-        );
+        let n = tables[0].len();
+        let why = if srcs.is_empty() {
+            format!("{n} elements per thread, each written in the thread's own registers")
+        } else {
+            format!("{n} elements per thread, each from the operands' registers in the same thread")
+        };
         Ok(Outcome::Lowered { why, code })
     }
 }

@@ -7,37 +7,28 @@ use pyo3::types::{PyBool, PyFloat, PyInt};
 use crate::errors::KernelError;
 use crate::value::U64;
 
-/// `neg`, `abs`, `exp`, `relu`.
+/// `neg`, `abs`, `exp`, `relu` ([`UnaryOp::name`]).
 pub fn unary(name: &str) -> PyResult<UnaryOp> {
-    Ok(match name {
-        "neg" => UnaryOp::Neg,
-        "abs" => UnaryOp::Abs,
-        "exp" => UnaryOp::Exp,
-        "relu" => UnaryOp::Relu,
-        _ => {
-            return Err(KernelError::new_err(format!(
+    UnaryOp::ALL
+        .into_iter()
+        .find(|o| o.name() == name)
+        .ok_or_else(|| {
+            KernelError::new_err(format!(
                 "unknown unary operator {name:?}; expected neg, abs, exp or relu"
-            )))
-        }
-    })
+            ))
+        })
 }
 
-/// `add`, `sub`, `mul`, `max`, `min`, `div`, `exp_sub` (`e^(a - b)`).
+/// `add`, `sub`, `mul`, `max`, `min`, `div`, `exp_sub` (`e^(a - b)`; [`BinaryOp::name`]).
 pub fn binary(name: &str) -> PyResult<BinaryOp> {
-    Ok(match name {
-        "add" => BinaryOp::Add,
-        "sub" => BinaryOp::Sub,
-        "mul" => BinaryOp::Mul,
-        "max" => BinaryOp::Max,
-        "min" => BinaryOp::Min,
-        "div" => BinaryOp::Div,
-        "exp_sub" => BinaryOp::ExpSub,
-        _ => {
-            return Err(KernelError::new_err(format!(
+    BinaryOp::ALL
+        .into_iter()
+        .find(|o| o.name() == name)
+        .ok_or_else(|| {
+            KernelError::new_err(format!(
                 "unknown binary operator {name:?}; expected add, sub, mul, max, min, div or exp_sub"
-            )))
-        }
-    })
+            ))
+        })
 }
 
 /// `sum`, `max`.

@@ -24,6 +24,21 @@ pub enum UnaryOp {
     Relu,
 }
 
+impl UnaryOp {
+    /// Every unary operator.
+    pub const ALL: [UnaryOp; 4] = [UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Exp, UnaryOp::Relu];
+
+    /// Its name: `neg`, `abs`, `exp`, `relu`.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "neg",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Relu => "relu",
+        }
+    }
+}
+
 /// Pointwise binary operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinaryOp {
@@ -42,6 +57,32 @@ pub enum BinaryOp {
     /// `e^(a - b)`, the difference's rounding carried into the exponential (floating point only; on
     /// f32 [`crate::pointwise::exp_sub`] in every backend).
     ExpSub,
+}
+
+impl BinaryOp {
+    /// Every binary operator.
+    pub const ALL: [BinaryOp; 7] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Max,
+        BinaryOp::Min,
+        BinaryOp::Div,
+        BinaryOp::ExpSub,
+    ];
+
+    /// Its name: `add`, `sub`, `mul`, `max`, `min`, `div`, `exp_sub`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Max => "max",
+            BinaryOp::Min => "min",
+            BinaryOp::Div => "div",
+            BinaryOp::ExpSub => "exp_sub",
+        }
+    }
 }
 
 /// An operator. Every operand tensor has the destination's logical shape.
