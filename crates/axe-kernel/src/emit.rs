@@ -54,8 +54,12 @@ pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
     );
     let _ = writeln!(
         s,
-        "// Launch: {} CTAs of {} threads (clusters of {}), {} bytes of dynamic shared memory; {int} indices.",
-        prog.launch.grid, prog.launch.threads, prog.launch.cluster, prog.shared_bytes
+        "// Launch: {} CTA{} of {} threads (clusters of {}), {} bytes of dynamic shared memory; {int} indices.",
+        prog.launch.grid,
+        if prog.launch.grid == 1 { "" } else { "s" },
+        prog.launch.threads,
+        prog.launch.cluster,
+        prog.shared_bytes
     );
     for d in &prog.decisions {
         let _ = writeln!(
