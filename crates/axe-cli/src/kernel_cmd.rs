@@ -334,14 +334,13 @@ fn run_kernel(
         let data = match (b.input, files.next()) {
             (true, Some(path)) => read_input(path, &b.array, b.bytes)?,
             _ => {
-                let n = usize::try_from(b.bytes).map_err(err)?;
                 // On the GPU, outputs the kernel overwrites start poisoned, so a byte it misses shows.
                 let fill = if backend == Backend::Cuda && !b.accumulates {
                     0xA5
                 } else {
                     0
                 };
-                vec![fill; n]
+                crate::kernel_shipped::buffer(b.bytes, fill)?
             }
         };
         globals.push(data);

@@ -205,78 +205,54 @@ pub fn gemm_rs_params(p: &Params) -> Result<(u64, u64, u64, DType, u64), String>
     Ok((m, n, k, dtype, p.devices.unwrap_or(1)))
 }
 
-pub fn is_row_major(a: &ArrayShape) -> bool {
-    a.layout == axe_xla::Layout::default_for_rank(a.rank())
-}
-
-/// The data bytes of the input: raw, or a `.npy` file's payload (row-major, little-endian, the
-/// source's dimensions and element size).
+/// The data bytes of the input: raw, or a `.npy` file's payload, checked against the source's
+/// dimensions, element type and size before anything of its size is allocated (big-endian data is
+/// swapped; a Fortran-order array is read where the source is column-major).
 pub fn read_input(path: &str, src: &ArrayShape, need: u64) -> Result<Vec<u8>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
-    let data = if path.ends_with(".npy") {
-        if !is_row_major(src) {
-            return Err(format!(
-                "{path}: a .npy file is row-major, but the kernel reads {src}; give raw bytes"
-            ));
-        }
-        let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("{path}: {e}"))?;
-        let dims: Vec<u64> = src
-            .dims
-            .iter()
-            .map(|d| d.bound().unwrap_or(0) as u64)
-            .collect();
-        if npy.shape() != dims.as_slice() || npy.order() != npyz::Order::C {
-            return Err(format!(
-                "{path}: a C-order array of shape {:?} is needed, it holds {:?}",
-                dims,
-                npy.shape()
-            ));
-        }
-        let unit = crate::npy::byte_swap_unit(&npy.header().dtype(), src.element_type)?;
-        if unit > 1 {
-            return Err(format!(
-                "{path}: big-endian data; convert it to little-endian first"
-            ));
-        }
-        let skip = bytes.len().saturating_sub(need as usize);
-        bytes[skip..].to_vec()
-    } else {
-        bytes
-    };
-    if data.len() as u64 != need {
+    let mut shape = src.clone();
+    let input = crate::tensor_file::open_input(path, &mut shape, need)?;
+    if shape.layout != src.layout {
         return Err(format!(
-            "{path}: {} bytes of data, {src} needs {need}",
-            data.len()
+            "{path} holds a column-major (Fortran-order) array, but the kernel reads {src}: save it in C order (numpy.ascontiguousarray)"
         ));
     }
+    let mut data = buffer(need, 0)?;
+    crate::tensor_file::read_into(input, &mut data, path)?;
     Ok(data)
 }
 
-pub fn write_output(path: &str, dst: &ArrayShape, data: &[u8]) -> Result<(), String> {
-    if !path.ends_with(".npy") {
-        return crate::output::write_atomically(path, data);
-    }
-    if !is_row_major(dst) {
+/// `bytes` bytes of `fill`, or an error where memory cannot hold them (never an abort): more than
+/// the machine's memory is refused before anything is allocated.
+pub fn buffer(bytes: u64, fill: u8) -> Result<Vec<u8>, String> {
+    if let Some(total) = physical_memory().filter(|&t| bytes > t) {
         return Err(format!(
-            "{path}: a .npy file holds a row-major array; write {dst} as raw bytes (.bin)"
+            "the kernel's buffer of {bytes} bytes is larger than this machine's memory ({total} bytes)"
         ));
     }
-    let descr = crate::npy::descr(dst.element_type)
-        .ok_or_else(|| format!("{} has no .npy form", dst.element_type))?;
-    use npyz::WriterBuilder;
-    let dims: Vec<u64> = dst
-        .dims
-        .iter()
-        .map(|d| d.bound().unwrap_or(0) as u64)
-        .collect();
-    let dtype = npyz::DType::Plain(descr.parse().map_err(|e| format!("{descr}: {e}"))?);
-    let mut header = Vec::new();
-    npyz::WriteOptions::new_header_only()
-        .dtype(dtype)
-        .shape(&dims)
-        .writer(&mut header)
-        .write_header_only()
-        .map_err(|e| format!("{path}: {e}"))?;
-    header.extend_from_slice(data);
-    crate::output::write_atomically(path, &header)
+    let n = usize::try_from(bytes).map_err(|_| format!("{bytes} bytes do not fit in memory"))?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| format!("cannot allocate {bytes} bytes for the kernel's buffers"))?;
+    v.resize(n, fill);
+    Ok(v)
+}
+
+/// The machine's memory in bytes, where the system says (`MemTotal` in Linux's `/proc/meminfo`).
+fn physical_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// Writes the output: raw bytes, or a `.npy` file where its layout is row-major or column-major
+/// (atomically either way).
+pub fn write_output(path: &str, dst: &ArrayShape, data: &[u8]) -> Result<(), String> {
+    match crate::tensor_file::npy_header(path, Some(dst))? {
+        None => crate::output::write_atomically(path, data),
+        Some(mut header) => {
+            header.extend_from_slice(data);
+            crate::output::write_atomically(path, &header)
+        }
+    }
 }

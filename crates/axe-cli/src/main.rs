@@ -31,6 +31,7 @@ mod shard_picture;
 mod shard_plan;
 mod shard_run;
 mod shard_show;
+mod tensor_file;
 mod triton_cmd;
 mod xla_cmd;
 

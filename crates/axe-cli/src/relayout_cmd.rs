@@ -1,6 +1,6 @@
 //! `axe relayout`: rewrite a tensor file from one layout into another.
 
-use std::io::{IsTerminal, Read, Seek};
+use std::io::IsTerminal;
 
 use axe_relayout::split::{self, Side};
 use axe_relayout::Options;
@@ -8,6 +8,7 @@ use axe_xla::{parse_layout, parse_shape, ArrayShape, Shape};
 use clap::Args;
 
 use crate::output::Output;
+use crate::tensor_file::{npy_header, open_input, read_tensor};
 
 /// The most worker threads `--threads` takes.
 const MAX_THREADS: i64 = 1024;
@@ -59,26 +60,6 @@ fn array(text: &str) -> Result<ArrayShape, String> {
     match parse_shape(text).map_err(|e| e.to_string())? {
         Shape::Array(a) => Ok(a),
         other => Err(format!("{other} is not an array shape")),
-    }
-}
-
-fn is_row_major_dense(a: &ArrayShape) -> bool {
-    a.layout == axe_xla::Layout::default_for_rank(a.rank())
-}
-
-/// The layout of a Fortran-order `.npy` array: column-major (`{0,1,...}`), nothing else.
-fn column_major(rank: usize) -> axe_xla::Layout {
-    axe_xla::Layout::with_minor_to_major((0..rank as i64).collect::<Vec<i64>>())
-}
-
-/// The order a `.npy` file keeps `a` in: C (row-major), Fortran (column-major), or none (other layouts).
-fn npy_order(a: &ArrayShape) -> Option<npyz::Order> {
-    if is_row_major_dense(a) {
-        Some(npyz::Order::C)
-    } else if a.layout == column_major(a.rank()) {
-        Some(npyz::Order::Fortran)
-    } else {
-        None
     }
 }
 
@@ -150,151 +131,6 @@ fn destination(to: &str, src: &ArrayShape) -> Result<Destination, String> {
         .collect();
     let bits = axe_xla::element_bits(src) as u32;
     Ok(Destination::Axe(l, dims, bits))
-}
-
-/// An input file, opened and checked against the shape: its data starts at the reader's position.
-struct Input {
-    reader: Box<dyn Read>,
-    /// Reverse each run of this many bytes after reading (big-endian `.npy` data); 0: none.
-    swap: usize,
-}
-
-/// Opens the input and checks its header and size against `src` (`need` bytes of data) before
-/// anything of the tensor's size is allocated. A regular file's size is known now; a pipe's is checked
-/// as it is read ([`read_tensor`]). A `.npy` file's header says its order: a Fortran-order array is
-/// read as the column-major layout (`src` is changed to it; `--shape` may say row-major, the default, or
-/// column-major).
-fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
-    let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
-    if meta.is_dir() {
-        return Err(format!("{path} is a folder, not a tensor file"));
-    }
-    let size = meta.is_file().then_some(meta.len());
-    if !path.ends_with(".npy") {
-        if let Some(size) = size.filter(|&s| s != need) {
-            return Err(format!("{path} has {size} bytes, {src} needs {need}"));
-        }
-        return Ok(Input {
-            reader: Box::new(std::io::BufReader::with_capacity(1 << 20, file)),
-            swap: 0,
-        });
-    }
-    let npy =
-        npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| format!("{path}: {e}"))?;
-    let order = npy.order();
-    let fortran = order == npyz::Order::Fortran;
-    let readable = is_row_major_dense(src) || (fortran && npy_order(src) == Some(order));
-    if !readable {
-        let kind = if fortran {
-            "column-major (Fortran order)"
-        } else {
-            "row-major"
-        };
-        return Err(format!("{path} holds a {kind} array, but --shape says {src}; give raw bytes (.bin) for other layouts"));
-    }
-    if fortran {
-        src.layout = column_major(src.rank());
-    }
-    let dims: Vec<u64> = axe_xla::static_dims(src)
-        .map_err(|e| e.to_string())?
-        .iter()
-        .map(|&d| d as u64)
-        .collect();
-    if npy.shape() != dims.as_slice() {
-        return Err(format!(
-            "{path} has shape [{}], --shape says [{}]",
-            join(npy.shape()),
-            join(&dims)
-        ));
-    }
-    let swap = crate::npy::byte_swap_unit(&npy.header().dtype(), src.element_type)
-        .map_err(|e| format!("{path} {e}"))?;
-    let mut reader = npy.into_inner();
-    if let Some(size) = size {
-        let start = reader
-            .stream_position()
-            .map_err(|e| format!("{path}: {e}"))?;
-        let data = size.saturating_sub(start);
-        if data != need {
-            return Err(format!(
-                "{path} holds {data} bytes of data after its header, {src} needs {need}"
-            ));
-        }
-    }
-    Ok(Input {
-        reader: Box::new(reader),
-        swap,
-    })
-}
-
-/// Reads the input's `need` bytes of data into a tensor buffer (huge pages, see
-/// [`crate::file::tensor_buffer`]), refusing an input with fewer bytes or more.
-fn read_tensor(input: Input, need: u64, path: &str) -> Result<memmap2::MmapMut, String> {
-    let Input { mut reader, swap } = input;
-    let n = usize::try_from(need).map_err(|_| format!("{need} bytes do not fit in memory"))?;
-    let mut data = crate::file::tensor_buffer(n)?;
-    let mut got = 0;
-    while got < n {
-        match reader.read(&mut data[got..n]) {
-            Ok(0) => {
-                return Err(format!(
-                    "{path} holds {got} bytes of data, the shape needs {need}"
-                ))
-            }
-            Ok(k) => got += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("{path}: {e}")),
-        }
-    }
-    let mut more = [0u8; 1];
-    loop {
-        match reader.read(&mut more) {
-            Ok(0) => break,
-            Ok(_) => {
-                return Err(format!(
-                    "{path} holds more than the {need} bytes of data the shape needs"
-                ))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("{path}: {e}")),
-        }
-    }
-    crate::npy::swap_bytes(&mut data[..n], swap);
-    Ok(data)
-}
-
-/// The header of a `.npy` output (`None` for raw bytes), or an error if its layout or element type
-/// has no `.npy` form: checked before any work is done.
-fn npy_header(path: &str, dst_shape: Option<&ArrayShape>) -> Result<Option<Vec<u8>>, String> {
-    if !path.ends_with(".npy") {
-        return Ok(None);
-    }
-    let (a, order) = dst_shape
-        .and_then(|a| Some((a, npy_order(a)?)))
-        .ok_or_else(|| {
-            format!(
-                "{path}: a .npy file holds a row-major or column-major array; write other layouts as raw bytes (.bin)"
-            )
-        })?;
-    let descr = crate::npy::descr(a.element_type)
-        .ok_or_else(|| format!("{path}: {} has no numpy dtype; use .bin", a.element_type))?;
-    let dims: Vec<u64> = a
-        .dims
-        .iter()
-        .map(|d| d.bound().unwrap_or(0) as u64)
-        .collect();
-    let mut header = Vec::new();
-    use npyz::WriterBuilder;
-    let dtype = npyz::DType::Plain(descr.parse().map_err(|e| format!("{descr}: {e}"))?);
-    npyz::WriteOptions::new_header_only()
-        .dtype(dtype)
-        .order(order)
-        .shape(&dims)
-        .writer(&mut header)
-        .write_header_only()
-        .map_err(|e| e.to_string())?;
-    Ok(Some(header))
 }
 
 pub fn run(args: RelayoutArgs) -> bool {

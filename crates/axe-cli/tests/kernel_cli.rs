@@ -288,7 +288,7 @@ fn bad_requests_get_clear_errors() {
     ]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("10 bytes of data") && err.contains("needs 256"),
+        err.contains("has 10 bytes") && err.contains("needs 256"),
         "{err}"
     );
 }

@@ -6,21 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{arg, folder, run};
-
-/// A version 1.0 `.npy` file written by hand: magic, header padded to 64 bytes, then `data`.
-fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while !(10 + h.len() + 1).is_multiple_of(64) {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut v = b"\x93NUMPY\x01\x00".to_vec();
-    v.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    v.extend_from_slice(h.as_bytes());
-    v.extend_from_slice(data);
-    v
-}
+use common::{arg, folder, npy, run};
 
 /// Runs `axe relayout --shape SHAPE --to {0} input out.bin` on a `.npy` of `descr` holding `data`:
 /// exit code, stderr and the output's bytes (if any).

@@ -99,16 +99,38 @@ pub fn relayout_kernel_with(src: &ArrayShape, dst: &ArrayShape, max_ctas: u32) -
     // The logical box, cut where both layouts slice.
     let logical: Vec<Range<u64>> = dims.iter().map(|&d| 0..d).collect();
     let slots = dst_bytes / eb;
-    let mut hit =
-        vec![false; usize::try_from(slots).map_err(|_| overflow("sizing the destination"))?];
     for region in boxes(&[&st, &dt], &logical, &mut pieces)? {
         let s = st.region(&region)?;
         let d = dt.region(&region)?;
-        mark(&mut hit, &d.layout)?;
         k.copy(Scope::kernel(), &d, &s)?;
     }
-    // Padding: every slot of the destination buffer no element lands on, as strided families of runs.
-    for (n, (shape, strides, start)) in merge(runs(&hit)).into_iter().enumerate() {
+    // Padding: every slot of the destination buffer no element lands on: the padded box minus the
+    // logical one (boxes of the padded tensor), and the slots the padded box's layout leaves out
+    // (inside tiles, and the tail), found from its iters. Planning costs what the layouts do,
+    // whatever the array's size.
+    let mut fams = Vec::new();
+    for pad in padding_boxes(&dims, &df.padded_shape) {
+        for region in boxes(&[&dt], &pad, &mut pieces)? {
+            fams.push(in_memory_order(&dt.region(&region)?.layout).ok_or_else(|| {
+                KernelError::Invalid(format!(
+                    "{dst}: its padding {region:?} is not a strided family of slots"
+                ))
+            })?);
+        }
+    }
+    fams.extend(gaps(&df.layout, slots).ok_or_else(|| {
+        KernelError::Invalid(format!(
+            "{dst}: its Axe form {} does not nest its iters (each stride at least the span of those below it), so its padding has no strided form",
+            df.layout
+        ))
+    })?);
+    if fams.len() + pieces > MAX_PIECES {
+        return Err(KernelError::TooLarge(format!(
+            "the relayout needs more than {MAX_PIECES} pieces"
+        )));
+    }
+    // A fill writes the same value to every slot, in any order: each family goes in memory order.
+    for (n, (shape, strides, start)) in fams.into_iter().enumerate() {
         let axes = vec![axe_layout::Axis::memory(); shape.len()];
         let l = Layout::strided(&shape, &strides, &axes)
             .and_then(|l| l.with_offset(&axe_layout::Coord::on(axe_layout::Axis::memory(), start)))
@@ -123,94 +145,107 @@ pub fn relayout_kernel_with(src: &ArrayShape, dst: &ArrayShape, max_ctas: u32) -
     })
 }
 
+/// The padded box `Π [0, padded_i)` minus the logical `Π [0, dims_i)`, as disjoint boxes: for each
+/// dimension `d` with padding, `[dims_d, padded_d)` in `d`, the logical range before it and the
+/// padded one after.
+fn padding_boxes(dims: &[u64], padded: &[u64]) -> Vec<Vec<Range<u64>>> {
+    (0..dims.len())
+        .filter(|&d| padded[d] > dims[d])
+        .map(|d| {
+            (0..dims.len())
+                .map(|j| match j.cmp(&d) {
+                    std::cmp::Ordering::Less => 0..dims[j],
+                    std::cmp::Ordering::Equal => dims[j]..padded[j],
+                    std::cmp::Ordering::Greater => 0..padded[j],
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// A strided family of runs: shape, strides (innermost 1) and start, in elements.
 type Family = (Vec<u64>, Vec<i64>, i64);
 
-/// Marks the slots `l` (on `m`) reaches; each must be inside `hit`. Linear in the layout's size.
-fn mark(hit: &mut [bool], l: &Layout) -> Result<()> {
-    let shard = l.shard();
-    let mut digits = vec![0u64; shard.len()];
-    let mut off = l.offset().get(&axe_layout::Axis::memory());
-    loop {
-        let at = usize::try_from(off)
+/// The slots layout `l` reaches (on memory, with strides of at least 0, no replicas) as one strided
+/// family in memory order: its iters sorted by stride, largest first, each merged into the next where
+/// it continues it (stride = the next one's stride × extent).
+fn in_memory_order(l: &Layout) -> Option<Family> {
+    if !l.replica().is_empty() {
+        return None;
+    }
+    let mut its: Vec<(i64, u64)> = Vec::with_capacity(l.shard().len());
+    for it in l.shard().iter().filter(|it| it.extent() > 1) {
+        if !it.axis().is_memory() || it.stride() < 0 {
+            return None;
+        }
+        its.push((it.stride(), it.extent()));
+    }
+    its.sort_unstable_by(|a, b| b.cmp(a));
+    let mut merged: Vec<(i64, u64)> = Vec::with_capacity(its.len() + 1);
+    for (s, e) in its {
+        match merged.last_mut() {
+            Some((ps, pe)) if i64::try_from(e).ok().and_then(|e| s.checked_mul(e)) == Some(*ps) => {
+                *pe = pe.checked_mul(e)?;
+                *ps = s;
+            }
+            _ => merged.push((s, e)),
+        }
+    }
+    if merged.last().is_none_or(|&(s, _)| s != 1) {
+        merged.push((1, 1));
+    }
+    let start = l.offset().get(&axe_layout::Axis::memory());
+    Some((
+        merged.iter().map(|m| m.1).collect(),
+        merged.iter().map(|m| m.0).collect(),
+        start,
+    ))
+}
+
+/// The slots of `[0, slots)` that layout `l` (on memory, from offset 0) does not reach, as strided
+/// families of runs, or `None` where its iters do not nest. With the iters sorted by stride, each
+/// `(e, s)` places `e` copies of the image of those below it `s` apart; where that image spans
+/// `b ≤ s`, the gaps inside the span are `e` copies of the gaps below, and `e − 1` copies of the run
+/// `[b, s)`. So the families, with the run from the whole span to `slots`, number at most one more
+/// than the iters, and their union with `l`'s image is `[0, slots)`, disjointly.
+fn gaps(l: &Layout, slots: u64) -> Option<Vec<Family>> {
+    if !l.replica().is_empty() || !l.offset().is_zero() {
+        return None;
+    }
+    let mut its: Vec<(u64, u64)> = Vec::with_capacity(l.shard().len());
+    for it in l.shard().iter().filter(|it| it.extent() > 1) {
+        let stride = u64::try_from(it.stride())
             .ok()
-            .filter(|&a| a < hit.len())
-            .ok_or_else(|| {
-                KernelError::Invalid(format!(
-                    "the destination layout {l} reaches element {off}, outside its {} slots",
-                    hit.len()
-                ))
-            })?;
-        hit[at] = true;
-        // Odometer over the iters, last fastest.
-        let mut j = shard.len();
-        loop {
-            if j == 0 {
-                return Ok(());
-            }
-            j -= 1;
-            let it = &shard[j];
-            if digits[j] + 1 < it.extent() {
-                digits[j] += 1;
-                off += it.stride();
-                break;
-            }
-            off -= it.stride() * (it.extent() as i64 - 1);
-            digits[j] = 0;
-        }
+            .filter(|_| it.axis().is_memory())?;
+        its.push((stride, it.extent()));
     }
-}
-
-/// The maximal runs of unmarked slots, each a one-dimensional family.
-fn runs(hit: &[bool]) -> Vec<Family> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < hit.len() {
-        if hit[i] {
-            i += 1;
-            continue;
+    its.sort_unstable();
+    // From the innermost out: the gaps inside the span of the iters so far.
+    let (mut fams, mut span): (Vec<Family>, u64) = (Vec::new(), 1);
+    for (s, e) in its {
+        if span > s {
+            return None;
         }
-        let s = i;
-        while i < hit.len() && !hit[i] {
-            i += 1;
+        let si = i64::try_from(s).ok()?;
+        for f in &mut fams {
+            f.0.insert(0, e);
+            f.1.insert(0, si);
         }
-        out.push((vec![(i - s) as u64], vec![1], s as i64));
+        let start = i64::try_from(span).ok()?;
+        match e {
+            _ if s == span => {}
+            2 => fams.push((vec![s - span], vec![1], start)),
+            _ => fams.push((vec![e - 1, s - span], vec![si, 1], start)),
+        }
+        span = (e - 1).checked_mul(s)?.checked_add(span)?;
     }
-    out
-}
-
-/// Merges consecutive families of one shape whose starts step evenly under a new outer dimension,
-/// until nothing merges: the padding of tiled layouts becomes a few strided boxes.
-fn merge(mut fams: Vec<Family>) -> Vec<Family> {
-    loop {
-        let mut out: Vec<Family> = Vec::with_capacity(fams.len());
-        let mut i = 0;
-        while i < fams.len() {
-            let (shape, strides, start) = fams[i].clone();
-            let mut j = i + 1;
-            let step = fams.get(j).map(|f| f.2 - start);
-            while let (Some(f), Some(st)) = (fams.get(j), step) {
-                if f.0 != shape || f.1 != strides || f.2 - fams[j - 1].2 != st {
-                    break;
-                }
-                j += 1;
-            }
-            if j - i > 1 {
-                let mut sh = vec![(j - i) as u64];
-                sh.extend(&shape);
-                let mut sd = vec![step.unwrap_or(0)];
-                sd.extend(&strides);
-                out.push((sh, sd, start));
-            } else {
-                out.push((shape, strides, start));
-            }
-            i = j;
-        }
-        if out.len() == fams.len() {
-            return out;
-        }
-        fams = out;
+    if span > slots {
+        return None;
     }
+    if slots > span {
+        fams.push((vec![slots - span], vec![1], i64::try_from(span).ok()?));
+    }
+    Some(fams)
 }
 
 /// Cuts `region` into boxes that every tensor in `ts` can slice, dimension by dimension.
@@ -289,4 +324,104 @@ fn cut(ts: &[&Tensor], dim: usize, lo: u64, hi: u64, depth: usize) -> Result<Vec
     let mut a = cut(ts, dim, lo, at, depth + 1)?;
     a.extend(cut(ts, dim, at, hi, depth + 1)?);
     Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every slot of `[0, slots)` the families reach, each counted.
+    fn reached(fams: &[Family], slots: u64) -> Vec<u32> {
+        let mut hit = vec![0u32; slots as usize];
+        for (shape, strides, start) in fams {
+            let total: u64 = shape.iter().product();
+            for mut x in 0..total {
+                let mut off = *start;
+                for (e, s) in shape.iter().zip(strides).rev() {
+                    off += (x % e) as i64 * s;
+                    x /= e;
+                }
+                hit[off as usize] += 1;
+            }
+        }
+        hit
+    }
+
+    /// Layouts of 1 to 4 memory iters in any order, nested with random gaps (or, when `loose`,
+    /// strides drawn freely), and a buffer a little past their span.
+    fn arb_layout() -> impl Strategy<Value = (Layout, u64)> {
+        (
+            prop::collection::vec((1u64..5, 0u64..4), 1..5),
+            any::<bool>(),
+            0u64..6,
+            Just(()).prop_perturb(|_, mut r| r.random::<u64>()),
+        )
+            .prop_map(|(its, loose, tail, seed)| {
+                let (mut extents, mut strides) = (Vec::new(), Vec::new());
+                let mut span = 1u64;
+                for (k, &(e, gap)) in its.iter().enumerate() {
+                    let s = if loose {
+                        1 + (seed >> (k * 8)) % 6
+                    } else {
+                        span + gap
+                    };
+                    span = s * (e - 1) + span.max(1);
+                    extents.push(e);
+                    strides.push(s as i64);
+                }
+                // Shuffled: the image does not depend on the iters' order.
+                let n = extents.len();
+                let mut order: Vec<usize> = (0..n).collect();
+                for i in (1..n).rev() {
+                    order.swap(i, (seed as usize >> (i * 3)) % (i + 1));
+                }
+                let e: Vec<u64> = order.iter().map(|&i| extents[i]).collect();
+                let s: Vec<i64> = order.iter().map(|&i| strides[i]).collect();
+                let axes = vec![axe_layout::Axis::memory(); n];
+                let slots = 1 + s
+                    .iter()
+                    .zip(&e)
+                    .map(|(s, e)| *s as u64 * (e - 1))
+                    .sum::<u64>();
+                (Layout::strided(&e, &s, &axes).unwrap(), slots + tail)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, .. ProptestConfig::default() })]
+        /// `gaps(l)` and `l`'s image partition `[0, slots)`, whenever `gaps` answers; it answers for
+        /// every nested layout.
+        #[test]
+        fn gaps_and_the_image_partition_the_buffer((l, slots) in arb_layout()) {
+            let fams = gaps(&l, slots);
+            let image = in_memory_order(&l).unwrap();
+            let nested = {
+                let mut its: Vec<(i64, u64)> = l.shard().iter().filter(|i| i.extent() > 1).map(|i| (i.stride(), i.extent())).collect();
+                its.sort_unstable();
+                let mut span = 1i64;
+                its.iter().all(|&(s, e)| { let ok = s >= span; span += s * (e as i64 - 1); ok })
+            };
+            prop_assert!(fams.is_some() || !nested, "{l}: nested but no gaps");
+            if let Some(fams) = fams {
+                prop_assert!(fams.len() <= l.shard().len() + 1);
+                let mut all = fams.clone();
+                all.push(image);
+                prop_assert!(reached(&all, slots).iter().all(|&c| c == 1), "{l} in {slots}: {fams:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn gaps_of_a_tiled_layout() {
+        // f16[2,2,2]{1,2,0:T(8,128)(2,1)}'s Axe form: 8 elements in 2048 slots.
+        let l: Layout = "S[(2,2,2):(1024,2,1)]".parse().unwrap();
+        assert_eq!(
+            gaps(&l, 2048).unwrap(),
+            vec![(vec![1020], vec![1], 4), (vec![1020], vec![1], 1028)]
+        );
+        // Strides that interleave (2 and 3 over extents 2 and 3) do not nest.
+        let l: Layout = "S[(2,3):(3,2)]".parse().unwrap();
+        assert_eq!(gaps(&l, 9), None);
+    }
 }

@@ -80,6 +80,21 @@ pub fn names(d: &std::path::Path) -> Vec<String> {
     v
 }
 
+/// A version 1.0 `.npy` file written by hand: magic, header padded to 64 bytes, then `data`
+/// (`shape` as Python writes it, `(3,)`; C order).
+pub fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while !(10 + h.len() + 1).is_multiple_of(64) {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut v = b"\x93NUMPY\x01\x00".to_vec();
+    v.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    v.extend_from_slice(h.as_bytes());
+    v.extend_from_slice(data);
+    v
+}
+
 /// A path as a command-line argument.
 pub fn arg(p: &std::path::Path) -> String {
     p.to_string_lossy().into_owned()
