@@ -4,8 +4,9 @@
 //! cut per dimension into ranges every layout can `slice` (cuts fall on the layouts' digit boundaries,
 //! found by `group`), and each box of the cut is one kernel-scope `copy` between the two slices — so
 //! dispatch chooses each piece's vector width from its own layouts. The destination's padding (the padded
-//! box minus the logical one, and any tail the layout's `L` adds) is one `fill` with 0 per piece, as
-//! `axe relayout` zero-fills it.
+//! box minus the logical one, the slots inside tiles the padded box's layout skips, and any tail the
+//! layout's `L` adds) is one `fill` with 0 per piece, as `axe relayout` zero-fills it; every piece is
+//! found from the layouts, never slot by slot.
 
 use std::ops::Range;
 
