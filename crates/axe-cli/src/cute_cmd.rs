@@ -116,8 +116,16 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// A plain layout; a swizzled one is refused for what it is (not affine), not as a parse error.
 fn layout(text: &str) -> Result<Layout, String> {
-    text.parse::<Layout>().map_err(err)
+    text.parse::<Layout>()
+        .map_err(|e| match text.parse::<AnyLayout>() {
+            Ok(AnyLayout::Composed(c)) => format!(
+                "{c} is swizzled, so not affine: this takes plain layouts (shape:stride); \
+             `axe cute show` lists a swizzled layout's offsets and `axe render` draws it"
+            ),
+            _ => err(e),
+        })
 }
 
 fn answer(l: Result<Layout, String>) -> Result<Report, String> {

@@ -163,10 +163,14 @@ fn axe_over(l: axe_layout::Layout, shape: &Option<ShapeArg>) -> Result<Input, St
 }
 
 /// Text in one of the sharding notations that no layout notation shares: JAX's `P(...)`, DTensor's
-/// `[Shard(0), ...]`, HloSharding's `{devices=...}` and its other forms.
+/// `[Shard(0), ...]`, HloSharding's `{devices=...}` and its other forms, Alpa's `S0R`.
 fn looks_like_sharding(t: &str) -> bool {
     let head = t.split('(').next().unwrap_or("").trim();
-    (t.contains('(') && (head == "P" || head == "PartitionSpec" || head.ends_with(".P")))
+    // Alpa's `S0R`, `RS01`, `RR`: letters R and S with mesh-axis digits, nothing else.
+    let alpa = t.starts_with(['R', 'S'])
+        && t.bytes()
+            .all(|b| b == b'R' || b == b'S' || b.is_ascii_digit());
+    alpa || (t.contains('(') && (head == "P" || head == "PartitionSpec" || head.ends_with(".P")))
         || ["[Shard", "[Replicate", "[Partial", "[_StridedShard"]
             .iter()
             .any(|p| t.starts_with(p))

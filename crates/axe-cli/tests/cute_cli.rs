@@ -71,6 +71,10 @@ fn where_no_layout_exists_the_error_says_why() {
         assert_eq!(code, 1, "{args:?}");
         assert!(err.contains("no layout"), "{args:?}: {err}");
     }
+    // A swizzled layout where a plain one is needed: named as such, not a parse error at offset 0.
+    let (code, _, err) = run(&["cute", "to-axe", "Sw<3,3,3> o 0 o 8:1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is swizzled, so not affine"), "{err}");
 }
 
 #[test]

@@ -195,6 +195,12 @@ fn render_draws_a_sharding_over_its_mesh() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("1@gpu_x") && out.contains("1/1"), "{out}");
+    // Alpa's notation draws the same picture: S0S1 is P('x','y') on a two-axis mesh.
+    let (code, alpa, err) = run(&[
+        "render", "S0S1", "--shape", "8,16", "--mesh", "x=2,y=2", "--format", "txt",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(alpa, out);
     let (code, _, err) = run(&["render", "P('x')", "--format", "txt"]);
     assert_eq!(code, 1);
     assert!(err.contains("--shape"), "{err}");

@@ -157,3 +157,19 @@ fn unclosed_layouts() {
     );
     read("  ROOT c = f32[4]{0\n  } copy(p)");
 }
+
+#[test]
+fn a_module_has_at_least_one_computation() {
+    // XLA's parser: "expects name" where the first computation should start.
+    for (text, at) in [
+        ("", "1:1:"),
+        ("HloModule m\n", "2:1:"),
+        ("HloModule m, is_scheduled=true\n\n// nothing\n", "4:1:"),
+    ] {
+        let e = parse_module(text).unwrap_err().to_string();
+        assert!(e.starts_with(at), "{text:?}: {e}");
+        assert!(e.contains("a module has at least one"), "{text:?}: {e}");
+    }
+    let m = parse_module("HloModule m\n\nc {\n  ROOT p = f32[] parameter(0)\n}\n").unwrap();
+    assert_eq!(m.computations.len(), 1);
+}

@@ -458,6 +458,16 @@ impl<'a> Reader<'a> {
             super::header::check_tables(self.s, tables, after)?;
         }
         let (computations, names) = super::pieces::read_checked(self.s, self.pos)?;
+        if computations.is_empty() {
+            // As XLA's parser: a module has at least one computation.
+            let at = self.s[self.pos..]
+                .find(|c: char| !c.is_whitespace())
+                .map_or(self.s.len(), |k| self.pos + k);
+            return self.error(
+                at,
+                "expected a computation (ENTRY %main (p: f32[2]) -> f32[2] { ... }): a module has at least one",
+            );
+        }
         if !header {
             // XLA names a module without a header after its entry computation.
             let entry = computations
