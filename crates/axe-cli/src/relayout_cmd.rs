@@ -11,7 +11,7 @@ use crate::output::Output;
 use crate::tensor_file::{npy_header, open_input, read_tensor};
 
 /// The most worker threads `--threads` takes.
-const MAX_THREADS: i64 = 1024;
+const MAX_THREADS: i64 = axe_relayout::MAX_THREADS as i64;
 
 #[derive(Args)]
 pub struct RelayoutArgs {

@@ -510,8 +510,46 @@ impl KernelBuilder {
             return Err(KernelError::Invalid("unclosed block".into()));
         }
         self.kernel.body = self.open.pop().unwrap_or_default();
+        check_depths(&self.kernel.body)?;
         Ok(self.kernel)
     }
+}
+
+/// The most blocks (`for`, `if`, `window`) a kernel may nest: lowering and interpreting walk them
+/// recursively.
+pub const MAX_NESTING: usize = 64;
+
+/// Refuses blocks nested deeper than [`MAX_NESTING`] and expressions deeper than
+/// [`crate::MAX_EXPR_DEPTH`], walking the statements without recursion.
+fn check_depths(body: &[Stmt]) -> Result<()> {
+    let mut stack = vec![(body, 0usize)];
+    while let Some((stmts, depth)) = stack.pop() {
+        for s in stmts {
+            let (exprs, inner): (Vec<&Expr>, Option<&Vec<Stmt>>) = match s {
+                Stmt::For { body, .. } => (Vec::new(), Some(body)),
+                Stmt::If { cond, body } => (vec![cond], Some(body)),
+                Stmt::Window { base, body, .. } => (vec![base], Some(body)),
+                Stmt::Let { value, .. } => (vec![value], None),
+                _ => (Vec::new(), None),
+            };
+            if let Some(e) = exprs.iter().find(|e| e.depth() > crate::expr::MAX_DEPTH) {
+                return Err(KernelError::TooLarge(format!(
+                    "an expression nested {} deep; kernels take at most {}",
+                    e.depth(),
+                    crate::expr::MAX_DEPTH
+                )));
+            }
+            if let Some(b) = inner {
+                if depth + 1 > MAX_NESTING {
+                    return Err(KernelError::TooLarge(format!(
+                        "blocks (for, if, window) nested more than {MAX_NESTING} deep"
+                    )));
+                }
+                stack.push((b, depth + 1));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The name of a space in messages.

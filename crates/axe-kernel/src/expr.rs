@@ -41,7 +41,26 @@ pub enum Expr {
     Bin(BinOp, Box<Expr>, Box<Expr>),
 }
 
+/// The deepest expression a kernel may hold (operators nested in operators): lowering, emitting and
+/// interpreting walk expressions recursively, so depth is bounded where they are built.
+pub const MAX_DEPTH: usize = 256;
+
 impl Expr {
+    /// The nesting depth: 1 for a leaf, one more than the deeper operand for an operator. Counted
+    /// without recursion, so that any expression can be measured.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1usize)];
+        while let Some((e, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            if let Expr::Bin(_, a, b) = e {
+                stack.push((a, d + 1));
+                stack.push((b, d + 1));
+            }
+        }
+        deepest
+    }
+
     /// `self op other`, folding constants and the identities `x+0`, `x*1`, `x*0`, `x/1`.
     pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
         use BinOp::*;

@@ -23,14 +23,59 @@ mod warp;
 pub struct RunLimits {
     /// Most instructions executed by all threads together.
     pub max_steps: u64,
+    /// Most bytes of memory the run may hold ([`footprint`]): the buffers and what the interpreter
+    /// keeps beside them.
+    pub max_bytes: u64,
 }
 
 impl Default for RunLimits {
     fn default() -> Self {
         RunLimits {
             max_steps: 200_000_000,
+            max_bytes: 16 << 30,
         }
     }
+}
+
+impl RunLimits {
+    /// Refuses a run of `prog` whose [`footprint`] passes `max_bytes`, before anything is allocated.
+    pub fn admit(&self, prog: &Program) -> Result<()> {
+        let need = footprint(prog)?;
+        if need > self.max_bytes {
+            return Err(KernelError::TooLarge(format!(
+                "{}: the interpreter would hold {need} bytes (17 a byte of global and shared memory, and every thread's registers), more than its limit of {}",
+                prog.name, self.max_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The bytes a run of `prog` holds: each global and shared byte with its last writer and reader
+/// (17 bytes each), the on-chip buffers, and every thread's registers. A run is refused before
+/// anything is allocated where this passes [`RunLimits::max_bytes`].
+pub fn footprint(prog: &Program) -> Result<u64> {
+    let too_large = || KernelError::TooLarge("the interpreter's memory".into());
+    let mut total = prog.shared_bytes.checked_mul(17).ok_or_else(too_large)?;
+    let mut regs = 0u64;
+    for b in &prog.buffers {
+        let bytes = b.bytes()?;
+        let add = match b.space {
+            Space::Global => bytes.checked_mul(17),
+            Space::Sbuf | Space::Psum => Some(bytes),
+            Space::Registers => {
+                regs = regs.checked_add(bytes).ok_or_else(too_large)?;
+                Some(0)
+            }
+            Space::Shared(_) => Some(0),
+        };
+        total = add
+            .and_then(|a| total.checked_add(a))
+            .ok_or_else(too_large)?;
+    }
+    regs.checked_mul(tensore::threads(prog) as u64)
+        .and_then(|r| total.checked_add(r))
+        .ok_or_else(too_large)
 }
 
 enum Ins<'a> {
@@ -145,6 +190,7 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
             globals.len()
         )));
     }
+    limits.admit(prog)?;
     let mut full: Vec<Vec<u8>> = tensore::on_chip(prog)?;
     for ((i, bytes), g) in expected.iter().zip(globals) {
         if g.len() as u64 != *bytes {

@@ -79,15 +79,15 @@ pub use desc::intrinsic::{
 };
 pub use desc::{
     extent_on, space_name, BinaryOp, Buffer, BufferId, Call, Kernel, KernelBuilder, Mbar, Op,
-    Space, Stmt, Swizzle, SyncStmt, Tensor, UnaryOp, Value,
+    Space, Stmt, Swizzle, SyncStmt, Tensor, UnaryOp, Value, MAX_NESTING,
 };
 pub use dispatch::{Ctx, Outcome, Registry, Target, Variant};
 pub use dtype::DType;
 pub use emit::{emit_cuda, emit_cuda_with, IndexWidth};
 pub use emit_nki::emit_nki;
 pub use error::{KernelError, Result};
-pub use expr::{BinOp, Expr, Var};
-pub use interp::{run, RunLimits};
+pub use expr::{BinOp, Expr, Var, MAX_DEPTH as MAX_EXPR_DEPTH};
+pub use interp::{footprint, run, RunLimits};
 pub use ir::{Access, Compute, Decision, LStmt, Program, SmemDesc, TensorMap};
 pub use lower::{lower, lower_with, SHARED_ALIGN};
 pub use reduce::ReduceOp;

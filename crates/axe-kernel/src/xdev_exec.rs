@@ -53,9 +53,20 @@ pub fn run_devices<C: Communicator + ?Sized>(
         )));
     }
     let me = comm.rank() as u64;
-    let mut bufs: Vec<Vec<u8>> = (0..k.tensors.len())
-        .map(|t| shard_bytes(p, t, me).map(|n| vec![0u8; n]))
+    let sizes: Vec<usize> = (0..k.tensors.len())
+        .map(|t| shard_bytes(p, t, me))
         .collect::<XResult<_>>()?;
+    // The shards, and the copies a local kernel's run makes of them, within the run's memory.
+    let total = sizes
+        .iter()
+        .try_fold(0u64, |a, &n| a.checked_add(n as u64)?.checked_add(n as u64));
+    if total.is_none_or(|t| t > limits.max_bytes) {
+        return Err(XdevError::Kernel(KernelError::TooLarge(format!(
+            "{}: device {me}'s shards take more than the run's limit of {} bytes",
+            k.name, limits.max_bytes
+        ))));
+    }
+    let mut bufs: Vec<Vec<u8>> = sizes.into_iter().map(|n| vec![0u8; n]).collect();
     for (t, data) in inputs {
         let slot = bufs
             .get_mut(t)
@@ -125,6 +136,11 @@ pub fn run_devices_threads(
             .get(comm.rank())
             .and_then(|m| m.lock().ok().map(|mut v| std::mem::take(&mut *v)))
             .unwrap_or_default();
+        // The ranks share this process's memory.
+        let limits = RunLimits {
+            max_bytes: limits.max_bytes / n.max(1) as u64,
+            ..limits
+        };
         run_devices(&comm, p, mine, limits)
     });
     // A rank that fails makes its peers fail with a communication error: report the cause.

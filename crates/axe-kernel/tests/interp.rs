@@ -481,3 +481,55 @@ fn an_undeclared_variable_is_an_error_not_a_panic() {
         .to_string();
     assert!(e.contains("variable v7 is used"), "{e}");
 }
+
+#[test]
+fn deep_descriptions_and_large_runs_are_refused_before_they_are_walked() {
+    // Blocks nested past the limit: refused by build (not a stack overflow when lowered or run).
+    let mut k = builder("deep", 1, 32);
+    fn nest(k: &mut KernelBuilder, n: usize) -> Result<(), KernelError> {
+        if n == 0 {
+            return Ok(());
+        }
+        k.if_then(Expr::Thread.lt(Expr::Const(64)), |k| nest(k, n - 1))
+    }
+    nest(&mut k, axe_kernel::MAX_NESTING).unwrap();
+    assert!(
+        k.build().is_ok(),
+        "{} blocks deep is allowed",
+        axe_kernel::MAX_NESTING
+    );
+    let mut k = builder("deeper", 1, 32);
+    nest(&mut k, axe_kernel::MAX_NESTING + 1).unwrap();
+    let e = k.build().unwrap_err();
+    assert!(
+        matches!(e, KernelError::TooLarge(_)) && e.to_string().contains("nested"),
+        "{e}"
+    );
+    // An expression grown term by term: its depth is counted without recursion, and refused.
+    let mut e = Expr::Thread;
+    for i in 0..500 {
+        e = e
+            .plus(Expr::Var(axe_kernel::Var(0)))
+            .times(Expr::Const(2 + i % 3));
+    }
+    assert_eq!(e.depth(), 1001);
+    let mut k = builder("long", 1, 32);
+    k.let_(e);
+    let err = k.build().unwrap_err();
+    assert!(
+        err.to_string().contains("an expression nested 1001 deep"),
+        "{err}"
+    );
+    // A run whose buffers the interpreter cannot hold: refused before anything of their size.
+    let mut k = builder("big", 1, 32);
+    k.buffer("x", Space::Registers, DType::F32, 1 << 30)
+        .unwrap();
+    let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
+    assert_eq!(axe_kernel::footprint(&p).unwrap(), 32 << 32);
+    let err = run(&p, vec![], RunLimits::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the interpreter would hold 137438953472 bytes"),
+        "{err}"
+    );
+}

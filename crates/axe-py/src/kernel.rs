@@ -171,12 +171,18 @@ impl PyKernel {
         target: &str,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
         let t = self::target(target)?;
-        let buffers: Vec<Vec<u8>> = buffers.iter().map(|b| b.as_bytes().to_vec()).collect();
-        let out = py
+        let limits = RunLimits::default();
+        // The run's memory is checked before the buffers are copied for it.
+        let p = py
             .detach(|| {
                 let p = lower(&self.kernel, t)?;
-                run(&p, buffers, RunLimits::default())
+                limits.admit(&p)?;
+                Ok(p)
             })
+            .map_err(errors::kernel)?;
+        let buffers: Vec<Vec<u8>> = buffers.iter().map(|b| b.as_bytes().to_vec()).collect();
+        let out = py
+            .detach(|| run(&p, buffers, limits))
             .map_err(errors::kernel)?;
         Ok(out.iter().map(|b| PyBytes::new(py, b)).collect())
     }

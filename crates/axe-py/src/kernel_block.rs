@@ -56,6 +56,12 @@ impl PyBlock {
             ));
         }
         let mut b = self.builder.bind(py).borrow_mut();
+        if b.open.len() > axe_kernel::MAX_NESTING {
+            return Err(KernelError::new_err(format!(
+                "blocks (for_, if_, window) nested more than {} deep; a kernel takes at most that",
+                axe_kernel::MAX_NESTING
+            )));
+        }
         let var = matches!(self.head, Some(Head::For(_))).then(|| b.checker.var());
         let id = b.next_block;
         b.next_block += 1;

@@ -57,10 +57,17 @@ fn operand(o: &Bound<'_, PyAny>) -> PyResult<ExprArg> {
     o.extract::<ExprArg>()
 }
 
-fn bin(op: BinOp, a: Expr, b: Expr) -> PyExpr {
-    PyExpr {
-        inner: Expr::bin(op, a, b),
+/// `a op b`, refused past [`axe_kernel::MAX_EXPR_DEPTH`] (an expression grown term by term in a
+/// Python loop would otherwise reach depths the compiler cannot walk).
+fn bin(op: BinOp, a: Expr, b: Expr) -> PyResult<PyExpr> {
+    let inner = Expr::bin(op, a, b);
+    if inner.depth() > axe_kernel::MAX_EXPR_DEPTH {
+        return Err(KernelError::new_err(format!(
+            "an expression nested more than {} deep; a kernel takes at most that (sum terms in a balanced tree, or use a loop variable)",
+            axe_kernel::MAX_EXPR_DEPTH
+        )));
     }
+    Ok(PyExpr { inner })
 }
 
 #[pymethods]
@@ -73,79 +80,79 @@ impl PyExpr {
 
     fn __add__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Add, self.inner.clone(), o.0))
+        bin(BinOp::Add, self.inner.clone(), o.0)
     }
     fn __radd__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Add, o.0, self.inner.clone()))
+        bin(BinOp::Add, o.0, self.inner.clone())
     }
     fn __sub__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Sub, self.inner.clone(), o.0))
+        bin(BinOp::Sub, self.inner.clone(), o.0)
     }
     fn __rsub__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Sub, o.0, self.inner.clone()))
+        bin(BinOp::Sub, o.0, self.inner.clone())
     }
     fn __mul__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Mul, self.inner.clone(), o.0))
+        bin(BinOp::Mul, self.inner.clone(), o.0)
     }
     fn __rmul__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Mul, o.0, self.inner.clone()))
+        bin(BinOp::Mul, o.0, self.inner.clone())
     }
     fn __floordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Div, self.inner.clone(), o.0))
+        bin(BinOp::Div, self.inner.clone(), o.0)
     }
     fn __rfloordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Div, o.0, self.inner.clone()))
+        bin(BinOp::Div, o.0, self.inner.clone())
     }
     fn __mod__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Rem, self.inner.clone(), o.0))
+        bin(BinOp::Rem, self.inner.clone(), o.0)
     }
     fn __rmod__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Rem, o.0, self.inner.clone()))
+        bin(BinOp::Rem, o.0, self.inner.clone())
     }
     fn __and__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::And, self.inner.clone(), o.0))
+        bin(BinOp::And, self.inner.clone(), o.0)
     }
     fn __rand__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::And, o.0, self.inner.clone()))
+        bin(BinOp::And, o.0, self.inner.clone())
     }
     /// `self < o`: 1 or 0.
     fn __lt__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Lt, self.inner.clone(), o.0))
+        bin(BinOp::Lt, self.inner.clone(), o.0)
     }
     /// `self > o`, written `o < self`.
     fn __gt__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(BinOp::Lt, o.0, self.inner.clone()))
+        bin(BinOp::Lt, o.0, self.inner.clone())
     }
     /// `self <= o`, written `self < o + 1`.
     fn __le__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(
+        bin(
             BinOp::Lt,
             self.inner.clone(),
             Expr::bin(BinOp::Add, o.0, Expr::Const(1)),
-        ))
+        )
     }
     /// `self >= o`, written `o < self + 1`.
     fn __ge__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let o = operand(o)?;
-        Ok(bin(
+        bin(
             BinOp::Lt,
             o.0,
             Expr::bin(BinOp::Add, self.inner.clone(), Expr::Const(1)),
-        ))
+        )
     }
 
     /// Refused: an expression's value is known only when the kernel runs (use `Builder.if_`).

@@ -160,7 +160,10 @@ pub fn _relayout<'py>(
             let n = usize::try_from(need_out).map_err(|_| {
                 errors::RelayoutError::new_err(format!("{need_out} bytes do not fit in memory"))
             })?;
-            PyArray1::<u8>::zeros(py, n, false)
+            // numpy's own allocation: a size the machine cannot hold raises MemoryError.
+            py.import("numpy")?
+                .call_method1("zeros", (n, "uint8"))?
+                .cast_into::<PyArray1<u8>>()?
         }
     };
     {

@@ -23,5 +23,7 @@ mod tensor;
 pub use error::{RelayoutError, Result};
 pub use execute::relayout;
 pub use kernels::Isa;
-pub use plan::{plan, Block, Mode, Options, Plan, ZeroFill, PARALLEL_MIN_BYTES, STREAM_MIN_BYTES};
+pub use plan::{
+    plan, Block, Mode, Options, Plan, ZeroFill, MAX_THREADS, PARALLEL_MIN_BYTES, STREAM_MIN_BYTES,
+};
 pub use tensor::TensorLayout;

@@ -33,6 +33,8 @@ _XLA = {
     "float8_e3m4": "f8e3m4",
     "float4_e2m1fn": "f4e2m1fn",
     "float8_e8m0fnu": "f8e8m0fnu",
+    "float6_e2m3fn": "f6e2m3fn",
+    "float6_e3m2fn": "f6e3m2fn",
 }
 
 

@@ -46,6 +46,10 @@ _ML_DTYPES = {
     "f8e5m2fnuz": "float8_e5m2fnuz",
     "f8e4m3": "float8_e4m3",
     "f8e3m4": "float8_e3m4",
+    "f8e8m0fnu": "float8_e8m0fnu",
+    "f6e2m3fn": "float6_e2m3fn",
+    "f6e3m2fn": "float6_e3m2fn",
+    "f4e2m1fn": "float4_e2m1fn",
 }
 
 
@@ -73,9 +77,10 @@ def natural_dtype(dtype_name: str) -> np.dtype:
 def _accepts(dtype: np.dtype, element: str, bits: int) -> bool:
     """Whether numpy `dtype` (in the machine's byte order) may hold elements of `element` (`bits` wide
     each, unpacked): its own type, an integer of the same width for an integer type (either
-    signedness), or for a type numpy lacks (bf16, 8-bit floats, sub-byte integers) an integer
-    carrying its raw bits. A float or complex dtype of another type is refused (``float16`` is not
-    ``bf16``)."""
+    signedness), or for a type numpy lacks (bf16, 8-, 6- and 4-bit floats, sub-byte integers) an
+    integer carrying its raw bits. ``pred`` only from ``bool``, whose bytes numpy keeps at 0 or 1 (an
+    integer array would bring other bytes into it). A float or complex dtype of another type is
+    refused (``float16`` is not ``bf16``)."""
     if dtype.itemsize * 8 != bits or not dtype.isnative:
         return False
     try:
@@ -85,8 +90,8 @@ def _accepts(dtype: np.dtype, element: str, bits: int) -> bool:
     if own == element:
         return True
     if element == "pred":
-        return dtype.kind in "bui"
-    if element in _ML_DTYPES or element.startswith(("f8", "f4")):
+        return False
+    if element in _ML_DTYPES or element.startswith(("f8", "f6", "f4")):
         return dtype.kind in "ui"
     return element[0] in "su" and dtype.kind in "iu"
 
@@ -194,7 +199,8 @@ def relayout(array, src, dst, out=None, *, threads: int = 0) -> np.ndarray:
     order, when it was logical), else the byte image with its padding zeroed. With `out`, writes into
     that buffer instead and returns it: a writeable C-contiguous array not overlapping `array`, either
     the 1-D ``uint8`` byte image of exactly the destination's size or, for a dense row-major `dst`, its
-    logical array (dims and dtype checked). The copy runs without the GIL.
+    logical array (dims and dtype checked). The copy runs without the GIL, on `threads` workers (0:
+    all the machine's cores for large tensors, the calling thread for small ones; at most 1024).
 
     Law: ``from_physical(relayout(x, row_major, dst), dst) == x`` for every `x`.
     """

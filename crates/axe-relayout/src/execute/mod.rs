@@ -159,7 +159,8 @@ fn for_items(plan: &Plan, n: usize, min_len: usize, f: impl Fn(usize) + Sync + S
 }
 
 /// A pool of `threads` workers, started once per size and kept: starting threads costs more than a
-/// small relayout.
+/// small relayout. The last [`POOLS_KEPT`] sizes asked for are kept; an older one's threads end
+/// once no relayout uses it.
 fn pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>> {
     use std::sync::{Arc, Mutex, OnceLock};
     static POOLS: OnceLock<Mutex<Vec<Arc<rayon::ThreadPool>>>> = OnceLock::new();
@@ -167,8 +168,13 @@ fn pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>> {
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = pools.iter().find(|p| p.current_num_threads() == threads) {
-        return Ok(p.clone());
+    if let Some(i) = pools
+        .iter()
+        .position(|p| p.current_num_threads() == threads)
+    {
+        let p = pools.remove(i);
+        pools.push(p.clone());
+        return Ok(p);
     }
     let p = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -176,8 +182,14 @@ fn pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>> {
         .map_err(|e| RelayoutError::Layout(format!("starting {threads} threads: {e}")))?;
     let p = Arc::new(p);
     pools.push(p.clone());
+    if pools.len() > POOLS_KEPT {
+        pools.remove(0);
+    }
     Ok(p)
 }
+
+/// How many pools (of different sizes) [`pool`] keeps.
+const POOLS_KEPT: usize = 4;
 
 /// Moves the low min(source, destination) bits of one element from slot `from.0` of `from.1`-bit slots
 /// to slot `to.0` of `to.1`-bit slots, clearing the destination's other bits.

@@ -25,8 +25,8 @@ use tables::{pack_factor, period, stride};
 pub struct Options {
     /// Fill the destination's padding slots with zeros (otherwise they are left as they were).
     pub zero_padding: bool,
-    /// Worker threads (0: all available, or one for relayouts under [`PARALLEL_MIN_BYTES`]). One
-    /// thread runs on the caller's.
+    /// Worker threads (0: all available, or one for relayouts under [`PARALLEL_MIN_BYTES`]), at most
+    /// [`MAX_THREADS`]. One thread runs on the caller's.
     pub threads: usize,
     /// Write with non-temporal stores, which bypass the cache (`None`: when the destination is at
     /// least [`STREAM_MIN_BYTES`], or source and destination together twice that).
@@ -34,6 +34,9 @@ pub struct Options {
     /// The kernels' instruction set (`None`: the best this processor runs; others are for comparing).
     pub isa: Option<Isa>,
 }
+
+/// The most worker threads [`Options::threads`] may ask for.
+pub const MAX_THREADS: usize = 1024;
 
 /// Below this many bytes (source and destination together) a relayout with the default thread count
 /// runs on the calling thread alone: handing work to other threads costs more than it saves.
@@ -214,6 +217,12 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
             "the destination layout puts several elements in one slot (or could not be checked)"
                 .into(),
         ));
+    }
+    if opts.threads > MAX_THREADS {
+        return Err(RelayoutError::Layout(format!(
+            "{} worker threads asked for; a relayout takes at most {MAX_THREADS}",
+            opts.threads
+        )));
     }
     let threads = match opts.threads {
         0 if src.bytes().saturating_add(dst.bytes()) < PARALLEL_MIN_BYTES => 1,
