@@ -27,17 +27,21 @@ fn floor_boundary(s: &str, i: usize) -> usize {
     i
 }
 
-/// The part of `line` to show around byte offset `at` (floored to a character boundary): at most 60
-/// characters before it and 20 from it on, `…` marking what is cut. Returns the text and the caret's
-/// column in it, in characters, so an error in a huge one-line input stays short and the caret lines up
-/// for non-ASCII input too.
+/// The part of `line` to show around byte offset `at` (floored to a character boundary): the whole
+/// line when it has at most 80 characters, else 80 of them, 60 before it and 20 from it on where both
+/// sides have that many (the rest going to the other side where one has fewer), `…` marking what is
+/// cut. Returns the text and the caret's column in it, in characters, so an error in a huge one-line
+/// input stays short and the caret lines up for non-ASCII input too.
 pub fn caret_window(line: &str, at: usize) -> (String, usize) {
     let at = floor_boundary(line, at);
-    let (start, cut_before) = match line[..at].char_indices().rev().nth(BEFORE) {
-        Some((i, c)) => (i + c.len_utf8(), true),
-        None => (0, false),
+    let (n_before, n_after) = (line[..at].chars().count(), line[at..].chars().count());
+    let after = n_after.min((BEFORE + AFTER).saturating_sub(n_before.min(BEFORE)));
+    let before = n_before.min(BEFORE + AFTER - after);
+    let (start, cut_before) = match line[..at].char_indices().rev().nth(before) {
+        Some((i, c)) if before < n_before => (i + c.len_utf8(), true),
+        _ => (0, false),
     };
-    let (end, cut_after) = match line[at..].char_indices().nth(AFTER) {
+    let (end, cut_after) = match line[at..].char_indices().nth(after) {
         Some((i, _)) => (at + i, true),
         None => (line.len(), false),
     };
@@ -168,6 +172,23 @@ mod tests {
         assert_eq!(
             lines[2].find('^'),
             lines[1].find('x').map(|i| i - "…".len() + 1)
+        );
+        // A line of at most 80 characters is shown whole, wherever the caret is; a longer one keeps
+        // 80, the side with fewer characters than its share giving the rest to the other.
+        let short = format!("x{}", "b".repeat(79));
+        assert_eq!(
+            shown(&short, 0).lines().nth(1),
+            Some(format!("  {short}").as_str())
+        );
+        let e = shown(&format!("x{}", "b".repeat(200)), 0);
+        assert_eq!(
+            e.lines().nth(1),
+            Some(format!("  x{}…", "b".repeat(79)).as_str())
+        );
+        let e = shown(&format!("{}x", "a".repeat(200)), 200);
+        assert_eq!(
+            e.lines().nth(1),
+            Some(format!("  …{}x", "a".repeat(79)).as_str())
         );
         // Offsets inside a character, past the end, and on other lines never panic.
         let _ = shown("é€x\nyz", 1);
