@@ -15,7 +15,7 @@ const TABLE_LIMIT: i64 = 1 << 16;
 
 #[derive(Subcommand)]
 pub enum Verb {
-    /// Parse and print as XLA does; validate; list every field.
+    /// Parse and print as XLA does; validate (exit 1 when a shape is invalid); list every field.
     Parse {
         /// Shapes such as 'bf16[8,128]{1,0:T(8,128)(2,1)}'; `-` reads one per line from stdin.
         #[arg(required = true)]
@@ -344,7 +344,18 @@ fn to_axe_verb(text: &str) -> Result<Report, String> {
 
 pub fn run(verb: Verb) -> bool {
     match verb {
-        Verb::Parse { shapes, common } => emit(each(&shapes, parse_verb), common.json),
+        Verb::Parse { shapes, common } => {
+            // Every shape's report is printed; an invalid one fails the command as an error does.
+            let invalid = std::cell::Cell::new(false);
+            let check = |s: &str| {
+                let r = parse_verb(s);
+                if r.as_ref().is_ok_and(|r| r.json["valid"] == false) {
+                    invalid.set(true);
+                }
+                r
+            };
+            emit(each(&shapes, check), common.json) && !invalid.get()
+        }
         Verb::Index {
             shapes,
             index,
