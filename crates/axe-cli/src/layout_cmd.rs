@@ -91,13 +91,13 @@ pub enum Verb {
         #[arg(long)]
         tiled_shape: Shape,
         /// Shape of the inner layout.
-        #[arg(long, required_unless_present = "outer")]
+        #[arg(long, required_unless_present = "outer", conflicts_with = "outer")]
         inner_shape: Option<Shape>,
         /// The second layout is the outer one: recover the inner.
         #[arg(long)]
         outer: bool,
         /// Shape of the outer layout (with --outer).
-        #[arg(long, required_if_eq("outer", "true"))]
+        #[arg(long, required_if_eq("outer", "true"), requires = "outer")]
         outer_shape: Option<Shape>,
         #[command(flatten)]
         common: Common,

@@ -263,7 +263,9 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
     }
     let expanded = tiling.expanded.clone();
     let z = sizes(a)?;
-    let form = to_axe(a).ok();
+    let form_or_why = to_axe(a);
+    let why_none = form_or_why.as_ref().err().map(|e| e.to_string());
+    let form = form_or_why.ok();
     if let Some(form) = &form {
         let padded: Vec<i64> = form.padded_shape.iter().map(|&p| p as i64).collect();
         f.push(Field::plain(
@@ -327,7 +329,10 @@ pub fn explain_xla(a: &ArrayShape) -> Result<Explanation> {
         )),
         None => f.push(Field::plain(
             "Axe form",
-            "none over a padded box (a later tile interleaves elements and padding)".into(),
+            format!(
+                "none over a padded box: {}",
+                why_none.as_deref().unwrap_or("no Axe layout describes it")
+            ),
         )),
     }
     Ok(Explanation {
