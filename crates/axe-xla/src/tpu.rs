@@ -21,6 +21,15 @@ fn tile(dims: &[i64]) -> Tile {
 /// assert_eq!(tpu_default_layout(a.as_array().unwrap())?.to_string(), "{1,0:T(8,128)(2,1)}");
 /// let small = parse_shape("f32[7,2,512]")?;
 /// assert_eq!(tpu_default_layout(small.as_array().unwrap())?.to_string(), "{2,1,0:T(2,128)}");
+/// // Vectors: 128-element rows, narrow types packed as the 2-D formats pack them.
+/// for (shape, layout) in [
+///     ("bf16[6144]", "{0:T(1024)(128)(2,1)}"),
+///     ("s4[4096]", "{0:T(1024)(128)(8,1)E(4)}"),
+///     ("u1[4096]", "{0:T(1024)(128)(32,1)E(1)}"),
+/// ] {
+///     let a = parse_shape(shape)?;
+///     assert_eq!(tpu_default_layout(a.as_array().unwrap())?.to_string(), layout);
+/// }
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
 pub fn tpu_default_layout(a: &ArrayShape) -> Result<Layout> {
@@ -81,13 +90,15 @@ pub fn tpu_default_layout(a: &ArrayShape) -> Result<Layout> {
 
 /// The sub-tile that packs narrow elements into 32 bits: "(8,128)(2,1)" for 16-bit (notes §9.4),
 /// "(8,128)(4,1)" for 8-bit (notes §9.5), and by the same rule (8,1) with `E(4)` for 4-bit and (16,1) with
-/// `E(2)` for 2-bit types.
+/// `E(2)` for 2-bit types; (32,1) with `E(1)` for 1-bit ones, the sub-tile of the 2-D 1-bit format (which
+/// takes it whole, so this serves vectors only).
 fn add_packing(layout: &mut Layout, bits: u32, vector: bool) {
     let factor = match bits {
         16 => 2,
         8 | 6 => 4,
         4 => 8,
         2 => 16,
+        1 => 32,
         _ => return,
     };
     if vector {
