@@ -74,16 +74,16 @@ pub struct RenderArgs {
     /// with another extension or none needs --format.
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// PNG scale (pixels per SVG unit), above 0 and at most 16.
+    /// PNG scale (pixels per SVG unit), 0.1 to 16; the picture may have at most 64 megapixels.
     #[arg(long, default_value_t = 2.0, value_parser = scale)]
     scale: f32,
 }
 
-/// `--scale`: a finite number in (0, 16].
+/// `--scale`: a number in [0.1, 16] (below 0.1 a picture shrinks to a few pixels).
 fn scale(s: &str) -> Result<f32, String> {
     match s.parse::<f32>() {
-        Ok(x) if x > 0.0 && x <= 16.0 => Ok(x),
-        _ => Err(format!("{s} is not a scale above 0 and at most 16")),
+        Ok(x) if (0.1..=16.0).contains(&x) => Ok(x),
+        _ => Err(format!("{s} is not a scale from 0.1 to 16")),
     }
 }
 

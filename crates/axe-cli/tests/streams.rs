@@ -174,6 +174,14 @@ fn unbounded_arguments_are_refused() {
             "--scale",
             "NaN",
         ],
+        &[
+            "render",
+            "S[4:1]",
+            "-o",
+            "/tmp/axe-never.png",
+            "--scale",
+            "0.0001",
+        ],
     ] {
         let (code, _, err) = run(args);
         assert_eq!(code, 2, "{args:?}: {err}");
