@@ -445,7 +445,12 @@ pub fn to_text_report(e: &Explanation, colour: bool) -> String {
     if let Some(p) = &e.numpy {
         let _ = writeln!(s, "\n{b}pad / reshape / transpose{r} (numpy)\n");
         for line in p.lines() {
-            let _ = writeln!(s, "    {line}");
+            // (Blank lines stay empty: no trailing white space to copy along with the program.)
+            if line.is_empty() {
+                s.push('\n');
+            } else {
+                let _ = writeln!(s, "    {line}");
+            }
         }
     }
     let _ = writeln!(s, "\n{b}picture{r}\n");

@@ -41,10 +41,14 @@ impl Mesh {
                 Some((n, s)) => (n.trim().to_string(), s.trim()),
                 None => (format!("d{i}"), part),
             };
-            let size = size.parse::<u64>().map_err(|_| {
-                ShardError::Mesh(format!(
-                    "axis {part:?} of {spec:?}: expected NAME=SIZE or SIZE"
-                ))
+            let size = size.parse::<u64>().map_err(|e| {
+                let why = match e.kind() {
+                    std::num::IntErrorKind::PosOverflow => {
+                        format!("size {size} does not fit in 64 bits (a mesh has at most {MAX_DEVICES} devices)")
+                    }
+                    _ => "expected NAME=SIZE or SIZE".to_string(),
+                };
+                ShardError::Mesh(format!("axis {part:?} of {spec:?}: {why}"))
             })?;
             axes.push((name, size));
         }
