@@ -20,7 +20,7 @@ pub struct Spec {
     kernel: KernelName,
     #[command(flatten)]
     params: Params,
-    /// cpu, sm_80, sm_90a or trn1 (gemm only; emitted as NKI-style text).
+    /// cpu, sm_80, sm_90a or trn1 (gemm and gemm_reduce_scatter; emitted as NKI-style text).
     #[arg(long, default_value = "sm_90a")]
     target: String,
     /// One JSON object on stdout.
@@ -93,7 +93,7 @@ pub enum Verb {
         #[arg(long, value_enum, default_value_t = Backend::Cpu)]
         backend: Backend,
         /// The program to run: the kernel as shipped for this target (cpu, sm_80 or sm_90a; trn1 for
-        /// gemm), lowered for it. The interpreter runs any target's program (default cpu); cuda runs the GPU's own.
+        /// gemm and gemm_reduce_scatter), lowered for it. The interpreter runs any target's program (default cpu); cuda runs the GPU's own.
         #[arg(long)]
         target: Option<String>,
         /// The virtual environment holding nvidia-cuda-nvrtc, for --backend cuda (default: $AXE_VENV or
@@ -135,9 +135,9 @@ fn build(spec: &Spec) -> Result<(Instance, Program), String> {
 }
 
 fn list() -> Report {
-    // trn1 runs the gemm only (relayout and softmax use shared memory and registers).
+    // trn1 runs the gemms only (relayout and softmax use shared memory and registers).
     let targets_of = |name: &str| -> Vec<&str> {
-        let all: &[Target] = if name == "gemm" {
+        let all: &[Target] = if name == "gemm" || name == "gemm_reduce_scatter" {
             &Target::ALL
         } else {
             &Target::THREADED

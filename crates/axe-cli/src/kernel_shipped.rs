@@ -86,13 +86,13 @@ pub struct Params {
     /// softmax: columns (each row's length, at most 16384).
     #[arg(long)]
     cols: Option<u64>,
-    /// gemm: rows of A and C (a multiple of 128).
+    /// gemm: rows of A and C (a multiple of 128; on trn1 any size with a divisor of 2 to 128, or up to 128).
     #[arg(long)]
     m: Option<u64>,
-    /// gemm: columns of B and C (a multiple of 128).
+    /// gemm: columns of B and C (a multiple of 128; any on trn1).
     #[arg(long)]
     n: Option<u64>,
-    /// gemm: the length of the sum (a multiple of 32).
+    /// gemm: the length of the sum (a multiple of 32; on trn1 any size with a divisor of 2 to 128, or up to 128).
     #[arg(long)]
     k: Option<u64>,
     /// softmax: f32 (default), f16 or bf16; gemm: the element type of A and B, bf16 (default) or f16 (C
@@ -171,6 +171,9 @@ pub fn instance(
                 return Err("softmax needs --rows R --cols C".into());
             };
             let dtype: DType = p.dtype.as_deref().unwrap_or("f32").parse().map_err(err)?;
+            if target == axe_kernel::Target::Trn1 {
+                return Err("softmax keeps its rows in registers and shared memory, which trn1 has not: it is shipped for cpu, sm_80 and sm_90a".into());
+            }
             Instance::softmax(rows, cols, dtype).map_err(err)
         }
         KernelName::Gemm => {

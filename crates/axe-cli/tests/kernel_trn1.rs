@@ -72,3 +72,30 @@ fn run_gemm_for_trn1_on_the_interpreter() {
     assert_eq!(code, 0, "{err}");
     assert_gemm_exact(&path("c.bin"), &a, &b, (m, n, k));
 }
+
+#[test]
+fn what_trn1_cannot_run_is_named() {
+    for (args, says) in [
+        (
+            &["kernel", "explain", "softmax", "--rows", "4", "--cols", "64", "--target", "trn1"][..],
+            "shipped for cpu, sm_80 and sm_90a",
+        ),
+        (
+            &["kernel", "explain", "gemm", "--m", "131", "--n", "8", "--k", "8", "--target", "trn1"],
+            "M is split over TensorE's partitions by its largest divisor of at most 128, and 131 has none but 1",
+        ),
+        (
+            &["kernel", "explain", "gemm", "--m", "8", "--n", "8", "--k", "257", "--target", "trn1"],
+            "K is split",
+        ),
+    ] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 1, "{args:?}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // M = 262 = 2·131 splits as 131 × 2.
+    let (code, _, err) = run(&[
+        "kernel", "explain", "gemm", "--m", "262", "--n", "8", "--k", "8", "--target", "trn1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+}

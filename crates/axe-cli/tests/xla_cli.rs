@@ -23,7 +23,10 @@ fn parse_prints_validates_and_lists_fields() {
     assert_eq!(v["fields"]["layout"]["tiles"], json!([[8, 128], [2, 1]]));
     assert_eq!(v["fields"]["layout"]["memory_space"], 1);
     let (code, out, _) = run(&["xla", "parse", "--json", "f32[4,4]{0,0}"]);
-    assert_eq!(code, 1, "an invalid shape fails the command, its report printed");
+    assert_eq!(
+        code, 1,
+        "an invalid shape fails the command, its report printed"
+    );
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(v["valid"], false);
     assert!(v["validation_error"]

@@ -37,6 +37,13 @@ pub fn gemm_kernel_trn(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
         )));
     }
     let (kp, mp) = (largest_divisor(k, MAX_K), largest_divisor(m, MAX_M));
+    for (name, size, part, most) in [("M", m, mp, MAX_M), ("K", k, kp, MAX_K)] {
+        if part == 1 && size > most {
+            return Err(KernelError::Invalid(format!(
+                "gemm {m}×{n}×{k} on trn1: {name} is split over TensorE's partitions by its largest divisor of at most {most}, and {size} has none but 1"
+            )));
+        }
+    }
     let (kt, mt) = (k / kp, m / mp);
     let mul = |a: u64, b: u64| a.checked_mul(b).ok_or_else(|| overflow("a gemm size"));
     let mut kb = KernelBuilder::new(
