@@ -24,6 +24,10 @@ use crate::error::KernelError;
 use crate::reduce::ReduceOp;
 use crate::xdev::{DeviceKernel, DeviceKernelBuilder, XResult, XdevError};
 
+
+/// The most devices [`gemm_reduce_scatter`] spreads over: planning its reduce-scatter takes time and
+/// memory in proportion to them (16384 devices: about a second).
+pub const MAX_DEVICES: u64 = 16384;
 /// The kernel and its tensors.
 #[derive(Debug, Clone)]
 pub struct GemmReduceScatter {
@@ -60,6 +64,11 @@ pub fn gemm_reduce_scatter(
     };
     if devices == 0 {
         return Err(bad("at least one device is needed".into()));
+    }
+    if devices > MAX_DEVICES {
+        return Err(bad(format!(
+            "the shipped kernel takes at most {MAX_DEVICES} devices"
+        )));
     }
     if !k.is_multiple_of(devices) {
         return Err(bad(format!(

@@ -92,6 +92,7 @@ fn shapes_it_refuses() {
             .to_string()
     };
     assert!(e(128, 128, 64, 0).contains("at least one device"));
+    assert!(e(128, 128, 32 << 20, 1 << 20).contains("at most 16384 devices"));
     assert!(
         e(128, 128, 96, 2).contains("the per-device gemm"),
         "{}",
