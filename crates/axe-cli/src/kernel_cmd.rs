@@ -228,6 +228,10 @@ fn compile(
 ) -> Result<Report, String> {
     let (_, p) = build(spec)?;
     let arch = Target::from_str_checked(&spec.target)?;
+    // A cache folder asked for must be one (made if missing): not a cache silently skipped.
+    if let Some(dir) = cache {
+        std::fs::create_dir_all(dir).map_err(|e| format!("--cache {dir}: {e}"))?;
+    }
     let (c, lib) = crate::gpu::nvrtc_compile(
         &p,
         arch,

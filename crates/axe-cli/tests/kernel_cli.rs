@@ -236,6 +236,19 @@ fn bad_requests_get_clear_errors() {
         err.contains("no NVRTC under") && err.contains("pip install nvidia-cuda-nvrtc"),
         "{err}"
     );
+    let (code, _, err) = run(&[
+        "kernel",
+        "compile",
+        "relayout",
+        "--src",
+        "f32[8,8]{1,0}",
+        "--dst",
+        "{0,1}",
+        "--cache",
+        "/proc/axe-no-such-cache",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--cache /proc/axe-no-such-cache"), "{err}");
     // The cuda backend: on a machine without an NVIDIA driver a clear error; with one, the CPU's bytes.
     let input = dir.path().join("in.bin");
     std::fs::write(&input, (0..=255u8).collect::<Vec<u8>>()).unwrap();

@@ -24,7 +24,6 @@ use crate::error::KernelError;
 use crate::reduce::ReduceOp;
 use crate::xdev::{DeviceKernel, DeviceKernelBuilder, XResult, XdevError};
 
-
 /// The most devices [`gemm_reduce_scatter`] spreads over: planning its reduce-scatter takes time and
 /// memory in proportion to them (16384 devices: about a second).
 pub const MAX_DEVICES: u64 = 16384;

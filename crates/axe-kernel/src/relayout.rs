@@ -54,7 +54,7 @@ pub fn relayout_kernel_with(src: &ArrayShape, dst: &ArrayShape, max_ctas: u32) -
     if dst_bits % 8 != 0 || bits % 8 != 0 {
         return match crate::relayout_bits::bits_kernel(src, dst, max_ctas)? {
             Ok(r) => Ok(r),
-            Err(why) => Err(KernelError::Invalid(format!("{src} -> {dst}: relayout kernels move whole-byte elements, and bit-packed ones as {why} (other bit-packed layouts are moved by `axe relayout` on the CPU)"))),
+            Err(only) => Err(KernelError::Invalid(format!("{src} -> {dst}: relayout kernels move whole-byte elements, and bit-packed pred only {only}; other bit-packed layouts are moved by `axe relayout` on the CPU"))),
         };
     }
     if dst_bits != bits {

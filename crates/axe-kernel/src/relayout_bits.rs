@@ -42,7 +42,8 @@ fn layout_text(rank: usize, tiled: bool) -> String {
     }
 }
 
-/// The kernel when `src → dst` is one this module moves; `Ok(Err(why not))` otherwise.
+/// The kernel when `src → dst` is one this module moves; `Ok(Err(where it moves them))` otherwise, a
+/// phrase completing "bit-packed pred only ...".
 pub fn bits_kernel(
     src: &ArrayShape,
     dst: &ArrayShape,
@@ -56,9 +57,7 @@ pub fn bits_kernel(
     } else if s == packed && d == plain {
         Way::Unpack
     } else {
-        return Ok(Err(format!(
-            "the GPU moves bit-packed pred between row-major bytes {plain} and {packed}"
-        )));
+        return Ok(Err(format!("between row-major bytes {plain} and {packed}")));
     };
     let dims: Option<Vec<u64>> = src
         .dims
@@ -67,14 +66,12 @@ pub fn bits_kernel(
         .collect();
     let dims = dims.unwrap_or_default();
     if src.element_type != PrimitiveType::Pred || rank < 2 || dims.len() != rank {
-        return Ok(Err(
-            "bit packing is for pred arrays of rank 2 or more".into()
-        ));
+        return Ok(Err("in pred arrays of rank 2 or more".into()));
     }
     let (r, c) = (dims[rank - 2], dims[rank - 1]);
     if r == 0 || c == 0 || !r.is_multiple_of(32) || !c.is_multiple_of(128) {
         return Ok(Err(format!(
-            "the last two dimensions are {r} and {c}; the GPU packs whole tiles (multiples of 32 and 128)"
+            "in whole tiles (the last two dimensions multiples of 32 and 128, not {r} and {c})"
         )));
     }
     let batch = dims[..rank - 2]
