@@ -86,3 +86,21 @@ def test_six_and_four_bit_floats_from_ml_dtypes():
         assert (back.view(np.uint8) == x.view(np.uint8)).all(), name
         raw = axe.to_physical(x.view(np.uint8), shape + "{0,1}")
         assert (raw == img).all(), name
+
+
+def test_int_tuples_nested_past_the_notation_are_cute_errors():
+    t = 4
+    for _ in range(5000):
+        t = (t,)
+    for call in [
+        lambda: axe.cute.Layout(t),
+        lambda: axe.cute.Layout(t, t),
+        lambda: axe.cute.size(t),
+        lambda: axe.cute.flatten(t),
+    ]:
+        with pytest.raises(axe.CuteError, match="nested deeper than 64"):
+            call()
+    shallow = 4
+    for _ in range(10):
+        shallow = (shallow,)
+    assert axe.cute.size(shallow) == 4 and axe.cute.flatten(shallow) == (4,)

@@ -517,9 +517,20 @@ impl LinearLayout {
     pub fn invert(&self) -> Result<LinearLayout> {
         let (_, kernel) = self.echelon();
         if let Some(k) = kernel.first() {
+            let at = |v: &[u64]| -> String {
+                let parts: Vec<String> = self
+                    .in_dims
+                    .iter()
+                    .zip(v)
+                    .map(|(d, x)| format!("{}={x}", d.name))
+                    .collect();
+                format!("({})", parts.join(", "))
+            };
+            let x = self.unpack_in(*k);
             return Err(TritonError::NotInjective(format!(
-                "inputs {:?} and 0 have the same image",
-                self.unpack_in(*k)
+                "inputs {} and {} have the same image",
+                at(&x),
+                at(&vec![0; x.len()])
             )));
         }
         self.pseudoinvert()

@@ -61,11 +61,14 @@ pub fn parse_json(src: &str) -> Result<LinearLayout> {
         match key.as_str() {
             "in" if ins.is_none() => ins = Some(v),
             "out" if outs.is_none() => outs = Some(v),
+            "in" | "out" => {
+                return Err(error_at(src, v.at, format!("key `{key}` is given twice")))
+            }
             _ => {
                 return Err(error_at(
                     src,
                     v.at,
-                    format!("unexpected or repeated key `{key}`"),
+                    format!("unexpected key `{key}`: the object has `in` (in-dim bases) and `out` (out-dim sizes)"),
                 ))
             }
         }
@@ -91,8 +94,15 @@ pub fn parse_json(src: &str) -> Result<LinearLayout> {
             "`out` must be an object of out-dim sizes",
         ));
     };
-    let mut out_dims = Vec::new();
+    let mut out_dims: Vec<(String, u64)> = Vec::new();
     for (name, v) in out_entries {
+        if out_dims.iter().any(|(n, _)| n == name) {
+            return Err(error_at(
+                src,
+                v.at,
+                format!("out-dim `{name}` is named twice"),
+            ));
+        }
         let size = uint(src, v, "an out-dim size")?;
         if !size.is_power_of_two() {
             return Err(error_at(

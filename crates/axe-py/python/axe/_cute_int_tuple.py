@@ -20,10 +20,30 @@ def is_tuple(x):
     return isinstance(x, tuple)
 
 
+_MAX_DEPTH = 64
+
+
+def _check_depth(t, what):
+    """Refuses an int tuple nested deeper than CuTe's text notation may be (64 levels), counted
+    without recursion, so that the recursive functions below never meet one."""
+    stack = [(t, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d > _MAX_DEPTH:
+            raise CuteError(f"{what}: an int tuple nested deeper than {_MAX_DEPTH}")
+        if is_tuple(x):
+            stack.extend((e, d + 1) for e in x)
+
+
 def _check_tuple(t, what):
+    _check_depth(t, what)
+    _check_leaves(t, what)
+
+
+def _check_leaves(t, what):
     if is_tuple(t):
         for e in t:
-            _check_tuple(e, what)
+            _check_leaves(e, what)
     elif not is_int(t):
         raise CuteError(f"{what}: {t!r} is neither an integer nor a tuple of them")
 
@@ -42,6 +62,7 @@ def _arithmetic(f):
     @functools.wraps(f)
     def checked(*args, **kwargs):
         for a in (*args, *kwargs.values()):
+            _check_depth(a, f.__name__)
             if not leaves_ok(a):
                 raise CuteError(f"{f.__name__}: {a!r} is neither an integer nor a tuple of them")
         try:
@@ -54,8 +75,13 @@ def _arithmetic(f):
 
 def flatten(t):
     """The leaves of an int tuple, left to right, as a tuple (``(t,)`` for an integer)."""
+    _check_depth(t, "flatten")
+    return _flatten(t)
+
+
+def _flatten(t):
     if is_tuple(t):
-        return tuple(leaf for e in t for leaf in flatten(e))
+        return tuple(leaf for e in t for leaf in _flatten(e))
     return (t,)
 
 

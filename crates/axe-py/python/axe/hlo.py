@@ -5,14 +5,15 @@
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
-from typing import Optional
+import os as _os
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
+from typing import Optional as _Optional
 
 from ._axe import AxeError, _hlo_format, _hlo_stats
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Totals:
     """Bytes of a set of arrays: logical (``ByteSizeOf``), XLA's ``ArraySize``, and physical (every tile
     expanded); ``padding_bytes`` is physical minus logical."""
@@ -24,7 +25,7 @@ class Totals:
     padding_bytes: int
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Waste:
     """A materialized tensor and the padding its layout costs."""
 
@@ -34,7 +35,7 @@ class Waste:
     totals: Totals
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Relayout:
     """An instruction where data moves between layouts (``kind``: layout, memory space, transpose)."""
 
@@ -48,7 +49,7 @@ class Relayout:
     kind: str
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Computation:
     """Totals of one computation; ``materialized``: whether its values live in buffers."""
 
@@ -57,7 +58,7 @@ class Computation:
     totals: Totals
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Stats:
     """The cost report of a module.
 
@@ -73,10 +74,10 @@ class Stats:
     entry: Totals
     total: Totals
     memory_spaces: dict
-    per_device: Optional[dict]
-    top_padding: list = field(default_factory=list)
-    relayouts: list = field(default_factory=list)
-    computations: list = field(default_factory=list)
+    per_device: _Optional[dict]
+    top_padding: list = _field(default_factory=list)
+    relayouts: list = _field(default_factory=list)
+    computations: list = _field(default_factory=list)
 
 
 _TOTALS = ("arrays", "logical_bytes", "xla_bytes", "physical_bytes", "padding_bytes")
@@ -109,10 +110,10 @@ def read_text(text: str, top: int = 10) -> Stats:
     return _stats(_hlo_stats(text, top))
 
 
-def read(path: "str | os.PathLike[str]", top: int = 10) -> Stats:
+def read(path: "str | _os.PathLike[str]", top: int = 10) -> Stats:
     """The report of the module in the file at `path` (a ``str`` or ``os.PathLike``; see
     :func:`read_text`). A file that cannot be read raises ``axe.AxeError`` naming it."""
-    path = os.fspath(path)  # an int is not taken for a file descriptor
+    path = _os.fspath(path)  # an int is not taken for a file descriptor
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()

@@ -26,7 +26,7 @@ A kernel written in Python (``Builder``), run on a dict of its global buffers:
 
 from __future__ import annotations
 
-import numpy as np
+import numpy as _np
 
 from ._axe import (
     DeviceBuilder,
@@ -119,7 +119,7 @@ def _run_devices(kernel: DeviceKernel, inputs, shards: bool):
     per = -(-m // len(parts))
     rows = [max(0, min(m, (d + 1) * per) - d * per) for d in range(len(parts))]
     return [
-        np.frombuffer(s, dtype=np.float32).reshape(-1, n)[:r].copy() for s, r in zip(parts, rows)
+        _np.frombuffer(s, dtype=_np.float32).reshape(-1, n)[:r].copy() for s, r in zip(parts, rows)
     ]
 
 
@@ -142,17 +142,17 @@ def _run_by_device(kernel: DeviceKernel, given, target=None) -> dict:
     for name, shards in given.items():
         i = index[name]
         _, dtype, sizes = info[i]
-        if isinstance(shards, np.ndarray) or not isinstance(shards, (list, tuple)):
+        if isinstance(shards, _np.ndarray) or not isinstance(shards, (list, tuple)):
             raise KernelError(f"{name}: expected a list of arrays, one per device")
         if len(shards) > kernel.devices:
             raise KernelError(f"{name}: {len(shards)} shards given; {kernel.name} runs on {kernel.devices} devices")
         for d, a in enumerate(shards):
             if a is None:
                 continue
-            if not isinstance(a, np.ndarray):
+            if not isinstance(a, _np.ndarray):
                 raise KernelError(f"{name} on device {d}: expected a numpy array, got {type(a).__name__}")
-            a = np.ascontiguousarray(_native(a))
-            if not _accepts(a.dtype, dtype, 8 * np.dtype(natural_dtype(dtype)).itemsize):
+            a = _np.ascontiguousarray(_native(a))
+            if not _accepts(a.dtype, dtype, 8 * _np.dtype(natural_dtype(dtype)).itemsize):
                 raise KernelError(
                     f"{name} on device {d}: a {a.dtype} array cannot hold {dtype} elements; convert it first"
                 )
@@ -160,10 +160,10 @@ def _run_by_device(kernel: DeviceKernel, given, target=None) -> dict:
                 raise KernelError(
                     f"{name} on device {d}: its shard has {sizes[d]} bytes; the array has {a.nbytes}"
                 )
-            inputs[d].append((i, a.reshape(-1).view(np.uint8).tobytes()))
+            inputs[d].append((i, a.reshape(-1).view(_np.uint8).tobytes()))
     out = kernel._run_devices(inputs, target)
     return {
-        name: [np.frombuffer(out[d][i], dtype=natural_dtype(dtype)).copy() for d in range(kernel.devices)]
+        name: [_np.frombuffer(out[d][i], dtype=natural_dtype(dtype)).copy() for d in range(kernel.devices)]
         for i, (name, dtype, _) in enumerate(info)
     }
 
@@ -171,26 +171,26 @@ def _run_by_device(kernel: DeviceKernel, given, target=None) -> dict:
 def _bytes_of(array, name: str, shape) -> bytes:
     """The bytes of input `name` (holding `shape`): its logical array (row-major layouts), or its byte
     image (a 1-D ``uint8`` array of the layout's bytes)."""
-    if not isinstance(array, np.ndarray):
+    if not isinstance(array, _np.ndarray):
         raise KernelError(f"{name}: expected a numpy array, got {type(array).__name__}")
-    a = np.ascontiguousarray(_native(array))
+    a = _np.ascontiguousarray(_native(array))
     if tuple(a.shape) == tuple(shape.dims) and _is_dense_row_major(shape):
         if not _accepts(a.dtype, shape.dtype, shape.element_bits):
             raise KernelError(
                 f"{name}: a {array.dtype} array cannot hold {shape.dtype} elements; convert it first"
             )
-    elif not (a.ndim == 1 and a.dtype == np.uint8 and a.size == shape.physical_bytes):
+    elif not (a.ndim == 1 and a.dtype == _np.uint8 and a.size == shape.physical_bytes):
         raise KernelError(
             f"{name}: an array of shape {tuple(array.shape)} and dtype {array.dtype} is neither the "
             f"logical array of {shape} (shape {tuple(shape.dims)}) nor its byte image (1-D uint8 of "
             f"{shape.physical_bytes} bytes)"
         )
-    return a.reshape(-1).view(np.uint8).tobytes()
+    return a.reshape(-1).view(_np.uint8).tobytes()
 
 
 def _array_of(data: bytes, shape):
     """Output bytes as the logical array (row-major layouts) or the byte image."""
-    raw = np.frombuffer(data, dtype=np.uint8)
+    raw = _np.frombuffer(data, dtype=_np.uint8)
     if _is_dense_row_major(shape):
         return raw.view(natural_dtype(shape.dtype)).reshape(tuple(shape.dims)).copy()
     return raw.copy()
@@ -213,7 +213,7 @@ def _run_by_name(kernel: Kernel, given: dict, target: str = "cpu") -> dict:
             buffers.append(bytes(size))
             continue
         a = given[name]
-        if kernel.built and isinstance(a, np.ndarray) and a.ndim != 1 and a.size == shape.dims[0]:
+        if kernel.built and isinstance(a, _np.ndarray) and a.ndim != 1 and a.size == shape.dims[0]:
             a = a.reshape(-1)  # a built kernel's buffers are 1-D: any array of their size, row-major
         buffers.append(_bytes_of(a, name, shape))
     out = kernel._run(buffers, target)
