@@ -48,7 +48,7 @@ impl Mesh {
                     }
                     _ => "expected NAME=SIZE or SIZE".to_string(),
                 };
-                ShardError::Mesh(format!("axis {part:?} of {spec:?}: {why}"))
+                ShardError::Mesh(format!("axis {:?} of {:?}: {why}", brief(part), brief(spec)))
             })?;
             axes.push((name, size));
         }
@@ -168,4 +168,12 @@ pub(crate) fn count(sizes: impl IntoIterator<Item = u64>) -> Result<u64> {
             .ok_or_else(|| ShardError::Mesh(format!("more than {MAX_DEVICES} devices")))?;
     }
     Ok(n)
+}
+
+/// `s` as an error quotes it: whole up to 60 characters, else its first 60 and `…`.
+fn brief(s: &str) -> String {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
 }

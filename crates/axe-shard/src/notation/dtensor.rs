@@ -56,8 +56,8 @@ pub fn parse_dtensor(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> 
         };
         if p.starts_with("_StridedShard") {
             return Err(err(
-                "_StridedShard is read from torch's placement objects (axe.torch.sharding_of), not \
-                 from text"
+                "_StridedShard is read from torch's placement objects, not from text: pass \
+                 DTensor's placements themselves (axe.torch.sharding_of(dtensor.placements, ...))"
                     .into(),
                 at,
             ));
