@@ -54,8 +54,10 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
             swap: 0,
         });
     }
-    let npy =
-        npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| format!("{path}: {e}"))?;
+    let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => format!("{path}: the file ends inside its .npy header"),
+        _ => format!("{path}: {e}"),
+    })?;
     let order = npy.order();
     let fortran = order == npyz::Order::Fortran;
     let readable = is_row_major_dense(src) || (fortran && npy_order(src) == Some(order));
