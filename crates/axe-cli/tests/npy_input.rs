@@ -175,3 +175,22 @@ fn a_tiny_input_with_a_huge_shape_is_refused_before_allocating() {
         assert!(!d.join("out.bin").exists());
     }
 }
+
+#[test]
+fn a_file_cut_inside_its_header_says_so() {
+    let d = folder("npy-cut");
+    let whole = npy("<f4", "(3,)", &[0; 12]);
+    let input = d.join("in.npy");
+    std::fs::write(&input, &whole[..20]).unwrap();
+    let (code, _, err) = run(&[
+        "relayout",
+        "--shape",
+        "f32[3]",
+        "--to",
+        "{0}",
+        &arg(&input),
+        &arg(&d.join("out.bin")),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("the file ends inside its .npy header"), "{err}");
+}
