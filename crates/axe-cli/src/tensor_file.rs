@@ -55,7 +55,9 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
         });
     }
     let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => format!("{path}: the file ends inside its .npy header"),
+        std::io::ErrorKind::UnexpectedEof => {
+            format!("{path}: the file ends inside its .npy header")
+        }
         _ => format!("{path}: {e}"),
     })?;
     let order = npy.order();

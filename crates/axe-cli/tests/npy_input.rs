@@ -192,5 +192,8 @@ fn a_file_cut_inside_its_header_says_so() {
         &arg(&d.join("out.bin")),
     ]);
     assert_eq!(code, 1);
-    assert!(err.contains("the file ends inside its .npy header"), "{err}");
+    assert!(
+        err.contains("the file ends inside its .npy header"),
+        "{err}"
+    );
 }
