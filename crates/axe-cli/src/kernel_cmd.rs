@@ -332,6 +332,21 @@ fn run_kernel(
             inputs.len()
         ));
     }
+    // Lowered, and its memory checked, before any buffer is read or made.
+    let lowered = match backend {
+        Backend::Cpu | Backend::Mpi => {
+            let p = lower(&inst.kernel, target).map_err(err)?;
+            RunLimits::default().admit(&p).map_err(err)?;
+            Some(p)
+        }
+        Backend::Cuda => None,
+    };
+    let total = inst
+        .params
+        .iter()
+        .try_fold(0u64, |a, b| a.checked_add(b.bytes))
+        .ok_or("the kernel's buffers overflow 64 bits")?;
+    crate::kernel_shipped::fits_in_memory(total)?;
     let mut files = inputs.iter();
     let mut globals = Vec::new();
     for b in &inst.params {
@@ -349,13 +364,12 @@ fn run_kernel(
         };
         globals.push(data);
     }
-    let (out, calls, on) = match backend {
-        Backend::Cpu | Backend::Mpi => {
-            let p = lower(&inst.kernel, target).map_err(err)?;
+    let (out, calls, on) = match lowered {
+        Some(p) => {
             let out = interpret(&p, globals, RunLimits::default()).map_err(err)?;
             (out, p.decisions.len(), "the cpu interpreter".to_string())
         }
-        Backend::Cuda => run_on_gpu(&inst.kernel, globals, venv)?,
+        None => run_on_gpu(&inst.kernel, globals, venv)?,
     };
     let (i, result) = inst
         .params

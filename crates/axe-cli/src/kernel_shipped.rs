@@ -227,17 +227,23 @@ pub fn read_input(path: &str, src: &ArrayShape, need: u64) -> Result<Vec<u8>, St
 /// `bytes` bytes of `fill`, or an error where memory cannot hold them (never an abort): more than
 /// the machine's memory is refused before anything is allocated.
 pub fn buffer(bytes: u64, fill: u8) -> Result<Vec<u8>, String> {
-    if let Some(total) = physical_memory().filter(|&t| bytes > t) {
-        return Err(format!(
-            "the kernel's buffer of {bytes} bytes is larger than this machine's memory ({total} bytes)"
-        ));
-    }
+    fits_in_memory(bytes)?;
     let n = usize::try_from(bytes).map_err(|_| format!("{bytes} bytes do not fit in memory"))?;
     let mut v = Vec::new();
     v.try_reserve_exact(n)
         .map_err(|_| format!("cannot allocate {bytes} bytes for the kernel's buffers"))?;
     v.resize(n, fill);
     Ok(v)
+}
+
+/// Refuses `bytes` of the kernel's buffers where they pass the machine's memory.
+pub fn fits_in_memory(bytes: u64) -> Result<(), String> {
+    match physical_memory().filter(|&t| bytes > t) {
+        Some(total) => Err(format!(
+            "the kernel's buffers of {bytes} bytes are more than this machine's memory ({total} bytes)"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The machine's memory in bytes, where the system says (`MemTotal` in Linux's `/proc/meminfo`).

@@ -530,6 +530,17 @@ fn check_depths(body: &[Stmt]) -> Result<()> {
                 Stmt::If { cond, body } => (vec![cond], Some(body)),
                 Stmt::Window { base, body, .. } => (vec![base], Some(body)),
                 Stmt::Let { value, .. } => (vec![value], None),
+                Stmt::Sync(SyncStmt::Wait { parity, .. }) => (vec![parity], None),
+                Stmt::Intrinsic(i) => (
+                    i.args
+                        .iter()
+                        .map(|a| match a {
+                            intrinsic::IntrinsicArg::Elem { index, .. } => index,
+                            intrinsic::IntrinsicArg::Value(v) => v,
+                        })
+                        .collect(),
+                    None,
+                ),
                 _ => (Vec::new(), None),
             };
             if let Some(e) = exprs.iter().find(|e| e.depth() > crate::expr::MAX_DEPTH) {

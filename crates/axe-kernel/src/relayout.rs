@@ -119,17 +119,19 @@ pub fn relayout_kernel_with(src: &ArrayShape, dst: &ArrayShape, max_ctas: u32) -
             })?);
         }
     }
-    fams.extend(gaps(&df.layout, slots).ok_or_else(|| {
+    let gaps = gaps(&df.layout, slots).map_err(|why| {
         KernelError::Invalid(format!(
-            "{dst}: its Axe form {} does not nest its iters (each stride at least the span of those below it), so its padding has no strided form",
+            "{dst}: its Axe form {} {why}, so its padding has no strided form",
             df.layout
         ))
-    })?);
-    if fams.len() + pieces > MAX_PIECES {
+    })?;
+    // (`pieces` counts the copies and the padding's boxes already.)
+    if gaps.len() + pieces > MAX_PIECES {
         return Err(KernelError::TooLarge(format!(
             "the relayout needs more than {MAX_PIECES} pieces"
         )));
     }
+    fams.extend(gaps);
     // A fill writes the same value to every slot, in any order: each family goes in memory order.
     for (n, (shape, strides, start)) in fams.into_iter().enumerate() {
         let axes = vec![axe_layout::Axis::memory(); shape.len()];
@@ -174,6 +176,9 @@ fn in_memory_order(l: &Layout) -> Option<Family> {
     if !l.replica().is_empty() {
         return None;
     }
+    if l.shard().iter().any(|it| it.extent() == 0) {
+        return None;
+    }
     let mut its: Vec<(i64, u64)> = Vec::with_capacity(l.shard().len());
     for it in l.shard().iter().filter(|it| it.extent() > 1) {
         if !it.axis().is_memory() || it.stride() < 0 {
@@ -204,20 +209,26 @@ fn in_memory_order(l: &Layout) -> Option<Family> {
 }
 
 /// The slots of `[0, slots)` that layout `l` (on memory, from offset 0) does not reach, as strided
-/// families of runs, or `None` where its iters do not nest. With the iters sorted by stride, each
-/// `(e, s)` places `e` copies of the image of those below it `s` apart; where that image spans
-/// `b ≤ s`, the gaps inside the span are `e` copies of the gaps below, and `e − 1` copies of the run
-/// `[b, s)`. So the families, with the run from the whole span to `slots`, number at most one more
-/// than the iters, and their union with `l`'s image is `[0, slots)`, disjointly.
-fn gaps(l: &Layout, slots: u64) -> Option<Vec<Family>> {
+/// families of runs, or why it has none: its iters do not nest, or it reaches past the buffer. With the
+/// iters sorted by stride, each `(e, s)` places `e` copies of the image of those below it `s` apart;
+/// where that image spans `b ≤ s`, the gaps inside the span are `e` copies of the gaps below, and
+/// `e − 1` copies of the run `[b, s)`. So the families, with the run from the whole span to `slots`,
+/// number at most one more than the iters, and their union with `l`'s image is `[0, slots)`,
+/// disjointly.
+fn gaps(l: &Layout, slots: u64) -> std::result::Result<Vec<Family>, String> {
     if !l.replica().is_empty() || !l.offset().is_zero() {
-        return None;
+        return Err("has replicas or an offset".into());
     }
+    if l.shard().iter().any(|it| it.extent() == 0) {
+        return Err("has an iter of extent 0".into());
+    }
+    let big = || "is too large".to_string();
     let mut its: Vec<(u64, u64)> = Vec::with_capacity(l.shard().len());
     for it in l.shard().iter().filter(|it| it.extent() > 1) {
         let stride = u64::try_from(it.stride())
             .ok()
-            .filter(|_| it.axis().is_memory())?;
+            .filter(|_| it.axis().is_memory())
+            .ok_or("has an iter off memory or with a negative stride")?;
         its.push((stride, it.extent()));
     }
     its.sort_unstable();
@@ -225,28 +236,37 @@ fn gaps(l: &Layout, slots: u64) -> Option<Vec<Family>> {
     let (mut fams, mut span): (Vec<Family>, u64) = (Vec::new(), 1);
     for (s, e) in its {
         if span > s {
-            return None;
+            return Err(
+                "does not nest its iters (each stride at least the span of those below it)".into(),
+            );
         }
-        let si = i64::try_from(s).ok()?;
+        let si = i64::try_from(s).map_err(|_| big())?;
         for f in &mut fams {
             f.0.insert(0, e);
             f.1.insert(0, si);
         }
-        let start = i64::try_from(span).ok()?;
+        let start = i64::try_from(span).map_err(|_| big())?;
         match e {
             _ if s == span => {}
             2 => fams.push((vec![s - span], vec![1], start)),
             _ => fams.push((vec![e - 1, s - span], vec![si, 1], start)),
         }
-        span = (e - 1).checked_mul(s)?.checked_add(span)?;
+        span = (e - 1)
+            .checked_mul(s)
+            .and_then(|x| x.checked_add(span))
+            .ok_or_else(big)?;
     }
     if span > slots {
-        return None;
+        return Err(format!(
+            "reaches slot {}, past the buffer's {slots}",
+            span - 1
+        ));
     }
     if slots > span {
-        fams.push((vec![slots - span], vec![1], i64::try_from(span).ok()?));
+        let start = i64::try_from(span).map_err(|_| big())?;
+        fams.push((vec![slots - span], vec![1], start));
     }
-    Some(fams)
+    Ok(fams)
 }
 
 /// Cuts `region` into boxes that every tensor in `ts` can slice, dimension by dimension.
@@ -403,8 +423,8 @@ mod tests {
                 let mut span = 1i64;
                 its.iter().all(|&(s, e)| { let ok = s >= span; span += s * (e as i64 - 1); ok })
             };
-            prop_assert!(fams.is_some() || !nested, "{l}: nested but no gaps");
-            if let Some(fams) = fams {
+            prop_assert!(fams.is_ok() || !nested, "{l}: nested but no gaps");
+            if let Ok(fams) = fams {
                 prop_assert!(fams.len() <= l.shard().len() + 1);
                 let mut all = fams.clone();
                 all.push(image);
@@ -423,6 +443,13 @@ mod tests {
         );
         // Strides that interleave (2 and 3 over extents 2 and 3) do not nest.
         let l: Layout = "S[(2,3):(3,2)]".parse().unwrap();
-        assert_eq!(gaps(&l, 9), None);
+        assert!(gaps(&l, 9).unwrap_err().contains("does not nest"));
+        // A layout reaching past its buffer.
+        let l: Layout = "S[4:2]".parse().unwrap();
+        assert!(gaps(&l, 6).unwrap_err().contains("reaches slot 6"));
+        assert_eq!(
+            gaps(&l, 8).unwrap(),
+            vec![(vec![3, 1], vec![2, 1], 1), (vec![1], vec![1], 7)]
+        );
     }
 }

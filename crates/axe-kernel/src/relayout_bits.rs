@@ -83,7 +83,7 @@ pub fn bits_kernel(
         .and_then(|x| x.checked_mul(c))
         .ok_or_else(|| overflow("counting elements"))?;
     if elems == 0 {
-        return Ok(Err("the array is empty".into()));
+        return Ok(Err("in non-empty arrays".into()));
     }
     let words = elems / 32;
     // Tiles side by side per region, and regions in flight per warp step: packing takes one tile a

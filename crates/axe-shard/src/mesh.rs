@@ -44,7 +44,10 @@ impl Mesh {
             let size = size.parse::<u64>().map_err(|e| {
                 let why = match e.kind() {
                     std::num::IntErrorKind::PosOverflow => {
-                        format!("size {size} does not fit in 64 bits (a mesh has at most {MAX_DEVICES} devices)")
+                        format!(
+                            "size {} does not fit in 64 bits (a mesh has at most {MAX_DEVICES} devices)",
+                            brief(size)
+                        )
                     }
                     _ => "expected NAME=SIZE or SIZE".to_string(),
                 };
