@@ -9,17 +9,8 @@ use common::run;
 fn npy_to_tiled_bin_and_back() {
     let dir = common::folder("relayout-cli");
     let p = |n: &str| dir.join(n).to_string_lossy().to_string();
-    // A 3×5 u8 .npy written by hand: magic, version 1.0, header, then 15 bytes 0..15.
-    let header = "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 5), }";
-    let mut h = header.to_string();
-    while !(10 + h.len() + 1).is_multiple_of(64) {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
-    npy.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    npy.extend_from_slice(h.as_bytes());
-    npy.extend(0u8..15);
+    // A 3×5 u8 .npy written by hand: 15 bytes 0..15.
+    let npy = common::npy("|u1", "(3, 5)", &(0u8..15).collect::<Vec<u8>>());
     std::fs::write(p("a.npy"), &npy).unwrap();
     let (code, _, err) = run(&[
         "relayout",
