@@ -236,13 +236,26 @@ pub fn buffer(bytes: u64, fill: u8) -> Result<Vec<u8>, String> {
     Ok(v)
 }
 
-/// Refuses `bytes` of the kernel's buffers where they pass the machine's memory.
+/// Refuses `bytes` of the kernel's buffers where they pass the memory this process may use.
 pub fn fits_in_memory(bytes: u64) -> Result<(), String> {
-    match physical_memory().filter(|&t| bytes > t) {
-        Some(total) => Err(format!(
-            "the kernel's buffers of {bytes} bytes are more than this machine's memory ({total} bytes)"
+    match usable_memory().filter(|&(t, _)| bytes > t) {
+        Some((total, whose)) => Err(format!(
+            "the kernel's buffers of {bytes} bytes are more than {whose} ({total} bytes)"
         )),
         None => Ok(()),
+    }
+}
+
+/// The memory this process may use, in bytes, and whose limit it is, where the system says: the
+/// machine's (`MemTotal` in Linux's `/proc/meminfo`), or the control group's where that is lower (a
+/// container's `memory.max`, or cgroup v1's `memory.limit_in_bytes`, the lowest along the group's
+/// path).
+fn usable_memory() -> Option<(u64, &'static str)> {
+    let machine = physical_memory().map(|m| (m, "this machine's memory"));
+    let group = cgroup_memory_limit().map(|m| (m, "the memory this process's control group allows"));
+    match (machine, group) {
+        (Some(m), Some(g)) => Some(if g.0 < m.0 { g } else { m }),
+        (m, g) => m.or(g),
     }
 }
 
@@ -254,6 +267,48 @@ fn physical_memory() -> Option<u64> {
     kib.checked_mul(1024)
 }
 
+/// The lowest memory limit on this process's control group and the groups above it (Linux), if any.
+fn cgroup_memory_limit() -> Option<u64> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let root = std::path::Path::new("/sys/fs/cgroup");
+    groups
+        .lines()
+        .filter_map(|line| {
+            // "0::/path" (v2) or "4:memory:/path" (v1).
+            let mut fields = line.splitn(3, ':');
+            let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+            let (base, file) = match controllers {
+                "" => (root.to_path_buf(), "memory.max"),
+                c if c.split(',').any(|c| c == "memory") => {
+                    (root.join("memory"), "memory.limit_in_bytes")
+                }
+                _ => return None,
+            };
+            cgroup_path_limit(&base, path.trim_start_matches('/'), file)
+        })
+        .min()
+}
+
+/// The lowest limit in `file` of the group at `path` under `base` and the groups above it.
+fn cgroup_path_limit(base: &std::path::Path, path: &str, file: &str) -> Option<u64> {
+    let mut dir = base.join(path);
+    let mut lowest: Option<u64> = None;
+    loop {
+        // "max" (v2) or a number near 2^63 (v1) means no limit.
+        let limit = std::fs::read_to_string(dir.join(file))
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .filter(|&l| l < 1 << 62);
+        lowest = match (lowest, limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if dir == base || !dir.pop() || !dir.starts_with(base) {
+            return lowest;
+        }
+    }
+}
+
 /// Writes the output: raw bytes, or a `.npy` file where its layout is row-major or column-major
 /// (atomically either way).
 pub fn write_output(path: &str, dst: &ArrayShape, data: &[u8]) -> Result<(), String> {
@@ -263,5 +318,33 @@ pub fn write_output(path: &str, dst: &ArrayShape, data: &[u8]) -> Result<(), Str
             header.extend_from_slice(data);
             crate::output::write_atomically(path, &header)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The limit of a group is the lowest along its path up to the hierarchy's root; "max" and v1's
+    /// near-2^63 mean none; a group with no file says nothing.
+    #[test]
+    fn a_groups_limit_is_the_lowest_above_it() {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().join("memory");
+        let leaf = base.join("a/b/c");
+        std::fs::create_dir_all(&leaf).unwrap();
+        let put = |dir: &str, text: &str| std::fs::write(base.join(dir).join("memory.max"), text).unwrap();
+        assert_eq!(cgroup_path_limit(&base, "a/b/c", "memory.max"), None);
+        put("a/b/c", "max\n");
+        put("a", "9223372036854771712\n");
+        assert_eq!(cgroup_path_limit(&base, "a/b/c", "memory.max"), None);
+        put("a/b", "1073741824\n");
+        assert_eq!(cgroup_path_limit(&base, "a/b/c", "memory.max"), Some(1 << 30));
+        put("a/b/c", "2147483648\n");
+        put("a", "536870912\n");
+        assert_eq!(cgroup_path_limit(&base, "a/b/c", "memory.max"), Some(512 << 20));
+        // Nothing above the hierarchy's root is read.
+        std::fs::write(root.path().join("memory.max"), "1").unwrap();
+        assert_eq!(cgroup_path_limit(&base, "", "memory.max"), None);
     }
 }

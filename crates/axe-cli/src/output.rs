@@ -66,6 +66,16 @@ fn catch_signals() -> Result<(), String> {
     result
 }
 
+/// Ends the process as a closed pipe would have (status 141, as the shell reports a process that
+/// SIGPIPE killed, which Rust ignores), quietly, removing the temporary files open now first.
+fn closed_pipe() -> ! {
+    let files = live();
+    for f in files.iter() {
+        let _ = std::fs::remove_file(f);
+    }
+    std::process::exit(141)
+}
+
 /// An output file being written: write to it, then [`Output::commit`]. Dropped without a commit, it
 /// leaves the destination as it was (a temporary file is removed).
 pub struct Output {
@@ -199,10 +209,14 @@ impl Output {
         })
     }
 
-    /// Writes all of `data`, with an error naming the destination.
+    /// Writes all of `data`, with an error naming the destination. A stream whose reader has gone (a
+    /// pipe closed early, as `-o /dev/stdout | head` does) ends the process quietly, as a closed stdout
+    /// does (see [`closed_pipe`]).
     pub fn put(&mut self, data: &[u8]) -> Result<(), String> {
-        self.write_all(data)
-            .map_err(|e| format!("writing {}: {e}", self.path))
+        match self.write_all(data) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => closed_pipe(),
+            r => r.map_err(|e| format!("writing {}: {e}", self.path)),
+        }
     }
 
     /// Finishes the output: syncs a temporary file and renames it over the destination, or flushes a
@@ -210,7 +224,10 @@ impl Output {
     pub fn commit(mut self) -> Result<(), String> {
         let path = self.path.clone();
         match &mut self.target {
-            Target::Stream(f) => f.flush().map_err(|e| format!("writing {path}: {e}")),
+            Target::Stream(f) => match f.flush() {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => closed_pipe(),
+                r => r.map_err(|e| format!("writing {path}: {e}")),
+            },
             Target::Temp(slot) => {
                 let Some(tmp) = slot.take() else {
                     return Ok(());

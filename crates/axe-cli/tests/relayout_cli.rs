@@ -193,3 +193,30 @@ fn errors_say_why_and_small_rates_read() {
     assert!(err.contains(" MB/s") || err.contains(" GB/s"), "{err}");
     assert!(!err.contains(" 0.00 GB/s"), "{err}");
 }
+
+/// Output streamed into a pipe whose reader has gone (`-o /dev/stdout | head -c 1`) ends quietly with
+/// status 141, as a closed stdout does, not with an error.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = common::folder("relayout-pipe");
+    let input = dir.join("a.npy");
+    // 4 MiB out: more than a pipe holds, so the writer meets the closed end.
+    let data: Vec<u8> = (0..1u32 << 20).flat_map(|i| i.to_le_bytes()).collect();
+    std::fs::write(&input, common::npy("<u4", "(1024, 1024)", &data)).unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("axe"))
+        .args(["relayout", "--shape", "u32[1024,1024]", "--to", "{0,1}"])
+        .arg(&input)
+        .arg("/dev/stdout")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{err}");
+    assert!(!err.contains("error"), "{err}");
+}
