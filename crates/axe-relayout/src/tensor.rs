@@ -1,7 +1,7 @@
 //! A tensor's layout in memory, reduced to per-dimension offset tables.
 
 use axe_layout::{Axis, Layout};
-use axe_xla::{element_bits, to_axe, ArrayShape, Tiling};
+use axe_xla::{element_bits, to_axe, ArrayShape, PrimitiveType, Tiling};
 
 use crate::error::{RelayoutError, Result};
 
@@ -46,6 +46,17 @@ impl TensorLayout {
         let tiling = Tiling::new(a)?;
         let dims: Vec<u64> = tiling.logical.iter().map(|&d| d as u64).collect();
         let bits = element_bits(a) as u32;
+        let own = a.element_type.bits();
+        if bits < own && a.element_type != PrimitiveType::Pred {
+            // XLA gives sizes for such layouts but no values: its CPU and GPU backends refuse custom
+            // element sizes on types of a byte or more.
+            return Err(RelayoutError::Layout(format!(
+                "{a}: E({bits}) keeps {bits} of each {} element's {own} bits, and XLA does not say \
+                 which values survive; elements pack narrower than their type only as pred into \
+                 E(1)",
+                a.element_type.name()
+            )));
+        }
         let expanded = tiling.expanded_elements()?;
         let slots = xla_slots(a, &tiling)?;
         let count: u64 = dims.iter().product();

@@ -412,6 +412,20 @@ fn refuses_mismatches_and_small_buffers() {
     assert!(TensorLayout::from_axe(&"S[4:-1]".parse().unwrap(), &[4], 32).is_err());
 }
 
+/// An element size narrower than the element's type drops bits whose fate XLA leaves undefined: refused,
+/// but for pred packed into E(1). As wide as the type or wider (unpacked sub-byte types) is read.
+#[test]
+fn element_sizes_narrower_than_the_type_are_refused_but_for_pred() {
+    let read = |s: &str| TensorLayout::from_xla(axe_xla::parse_shape(s).unwrap().as_array().unwrap());
+    for narrow in ["s8[4]{0:E(4)}", "u8[8]{0:E(1)}", "s4[4]{0:E(2)}", "bf16[4]{0:E(8)}"] {
+        let e = read(narrow).unwrap_err().to_string();
+        assert!(e.contains("XLA does not say"), "{narrow}: {e}");
+    }
+    for fine in ["pred[32]{0:E(1)}", "s4[4]{0:E(4)}", "s4[4]{0}", "u2[8]{0:E(2)}", "u8[4]{0:E(8)}"] {
+        assert!(read(fine).is_ok(), "{fine}");
+    }
+}
+
 /// The standard TPU layouts at sizes that run every kernel's widest path (whole 128-column spans, whole
 /// transpose tiles) and its ragged edges, on every instruction set, cached and non-temporal, both ways.
 #[test]
