@@ -252,7 +252,8 @@ pub fn fits_in_memory(bytes: u64) -> Result<(), String> {
 /// path).
 fn usable_memory() -> Option<(u64, &'static str)> {
     let machine = physical_memory().map(|m| (m, "this machine's memory"));
-    let group = cgroup_memory_limit().map(|m| (m, "the memory this process's control group allows"));
+    let group =
+        cgroup_memory_limit().map(|m| (m, "the memory this process's control group allows"));
     match (machine, group) {
         (Some(m), Some(g)) => Some(if g.0 < m.0 { g } else { m }),
         (m, g) => m.or(g),
@@ -333,16 +334,24 @@ mod tests {
         let base = root.path().join("memory");
         let leaf = base.join("a/b/c");
         std::fs::create_dir_all(&leaf).unwrap();
-        let put = |dir: &str, text: &str| std::fs::write(base.join(dir).join("memory.max"), text).unwrap();
+        let put = |dir: &str, text: &str| {
+            std::fs::write(base.join(dir).join("memory.max"), text).unwrap()
+        };
         assert_eq!(cgroup_path_limit(&base, "a/b/c", "memory.max"), None);
         put("a/b/c", "max\n");
         put("a", "9223372036854771712\n");
         assert_eq!(cgroup_path_limit(&base, "a/b/c", "memory.max"), None);
         put("a/b", "1073741824\n");
-        assert_eq!(cgroup_path_limit(&base, "a/b/c", "memory.max"), Some(1 << 30));
+        assert_eq!(
+            cgroup_path_limit(&base, "a/b/c", "memory.max"),
+            Some(1 << 30)
+        );
         put("a/b/c", "2147483648\n");
         put("a", "536870912\n");
-        assert_eq!(cgroup_path_limit(&base, "a/b/c", "memory.max"), Some(512 << 20));
+        assert_eq!(
+            cgroup_path_limit(&base, "a/b/c", "memory.max"),
+            Some(512 << 20)
+        );
         // Nothing above the hierarchy's root is read.
         std::fs::write(root.path().join("memory.max"), "1").unwrap();
         assert_eq!(cgroup_path_limit(&base, "", "memory.max"), None);

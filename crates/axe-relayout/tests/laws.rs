@@ -416,12 +416,24 @@ fn refuses_mismatches_and_small_buffers() {
 /// but for pred packed into E(1). As wide as the type or wider (unpacked sub-byte types) is read.
 #[test]
 fn element_sizes_narrower_than_the_type_are_refused_but_for_pred() {
-    let read = |s: &str| TensorLayout::from_xla(axe_xla::parse_shape(s).unwrap().as_array().unwrap());
-    for narrow in ["s8[4]{0:E(4)}", "u8[8]{0:E(1)}", "s4[4]{0:E(2)}", "bf16[4]{0:E(8)}"] {
+    let read =
+        |s: &str| TensorLayout::from_xla(axe_xla::parse_shape(s).unwrap().as_array().unwrap());
+    for narrow in [
+        "s8[4]{0:E(4)}",
+        "u8[8]{0:E(1)}",
+        "s4[4]{0:E(2)}",
+        "bf16[4]{0:E(8)}",
+    ] {
         let e = read(narrow).unwrap_err().to_string();
         assert!(e.contains("XLA does not say"), "{narrow}: {e}");
     }
-    for fine in ["pred[32]{0:E(1)}", "s4[4]{0:E(4)}", "s4[4]{0}", "u2[8]{0:E(2)}", "u8[4]{0:E(8)}"] {
+    for fine in [
+        "pred[32]{0:E(1)}",
+        "s4[4]{0:E(4)}",
+        "s4[4]{0}",
+        "u2[8]{0:E(2)}",
+        "u8[4]{0:E(8)}",
+    ] {
         assert!(read(fine).is_ok(), "{fine}");
     }
 }
