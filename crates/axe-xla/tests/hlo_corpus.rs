@@ -153,6 +153,7 @@ corpus! {
         nested_instructions,
         elided_literals,
         stack_frames_calls,
+        literal_extremes,
     ],
     invalid: [
         unknown_opcode,
@@ -187,6 +188,18 @@ corpus! {
         bad_module_attribute,
         bad_sharding,
         async_wrapped_twice,
+        literal_f32_rounds_past_max,
+        literal_bf16_rounds_past_max,
+        literal_f16_rounds_past_max_through_f32,
+        literal_f64_past_range,
+        literal_f8e4m3fn_rounds_past_max,
+        literal_integer_with_fraction,
+        literal_integer_with_exponent,
+        literal_hex_float,
+        literal_leading_plus,
+        literal_leading_dot,
+        literal_s64_past_u64,
+        literal_complex_part_past_f32,
     ],
 }
 

@@ -8,30 +8,85 @@ use crate::error::Result;
 use crate::shape::{Dim, Shape};
 use crate::PrimitiveType;
 
-/// The range of an integer type, or the largest finite magnitude of a narrow float type.
+/// What XLA's parser takes as one number of a literal of a type.
 enum Range {
+    /// Integers written in decimal within `[lo, hi]`: sN and uN, and s64, u64 and pred, which XLA
+    /// reads as any 64-bit integer, signed or not.
     Int(i128, i128),
-    Float(f64),
+    /// Decimal numbers that stay finite as XLA converts them (see [`Float`]).
+    Float(Float),
     Unchecked,
 }
 
+/// How XLA converts a decimal number into a float type: parsed as an f64 (past its range: out of range),
+/// then rounded to f32 (past its range: out of range), then rounded to nearest, ties to even, into the
+/// type, which must not overflow (to infinity or, for types without one, NaN). `Narrow`: the type's
+/// largest finite value `max` and the gap `ulp` from it to the next value its exponents could hold; a
+/// number rounds past `max` from `max + ulp/2` up, or from just past it where `max`'s last mantissa bit
+/// is 0 (`tie_down`: a tie goes to `max`).
+#[derive(Clone, Copy)]
+enum Float {
+    F64,
+    F32,
+    Narrow { max: f64, ulp: f64, tie_down: bool },
+}
+
 fn range(t: PrimitiveType) -> Range {
-    let name = t.name();
+    use PrimitiveType as P;
     let bits = i128::from(t.bits());
-    if t.is_integer() && bits > 0 && bits <= 64 {
-        if name.starts_with('u') {
-            Range::Int(0, (1i128 << bits) - 1)
-        } else {
-            Range::Int(-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-        }
-    } else {
-        match name {
-            "f16" => Range::Float(65504.0),
-            "bf16" => Range::Float(3.389_531_389_251_535_5e38),
-            "f32" => Range::Float(f64::from(f32::MAX)),
-            _ => Range::Unchecked,
-        }
+    let narrow = |max: f64, ulp: f64, tie_down| Range::Float(Float::Narrow { max, ulp, tie_down });
+    match t {
+        P::Pred | P::S64 | P::U64 => Range::Int(-(1i128 << 63), (1i128 << 64) - 1),
+        _ if t.is_integer() && t.name().starts_with('u') => Range::Int(0, (1i128 << bits) - 1),
+        _ if t.is_integer() => Range::Int(-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+        P::F64 | P::C128 => Range::Float(Float::F64),
+        // Types XLA converts saturating (no infinity, no NaN): f32's range only.
+        P::F32 | P::C64 | P::F4E2m1fn | P::F6E2m3fn | P::F6E3m2fn => Range::Float(Float::F32),
+        P::F16 => narrow(65504.0, 32.0, false),
+        P::Bf16 => narrow(3.389_531_389_251_535_5e38, 2f64.powi(120), false),
+        P::F8E5m2 | P::F8E5m2fnuz => narrow(57344.0, 8192.0, false),
+        P::F8E4m3fn => narrow(448.0, 32.0, true),
+        P::F8E4m3 | P::F8E4m3fnuz => narrow(240.0, 16.0, false),
+        P::F8E4m3b11fnuz => narrow(30.0, 2.0, false),
+        P::F8E3m4 => narrow(15.5, 0.5, false),
+        // Powers of two only: 2^127, then 2^128 (NaN); the tie at 1.5·2^127 rounds up.
+        P::F8E8m0fnu => narrow(2f64.powi(127), 2f64.powi(127), false),
+        _ => Range::Unchecked,
     }
+}
+
+impl Float {
+    /// Why XLA refuses the number `v` (already read as an f64) for this type, if it does.
+    fn refuses(self, v: f64) -> Option<String> {
+        if !v.is_finite() {
+            return Some(format!("past f64's range (largest {:e})", f64::MAX));
+        }
+        if matches!(self, Float::F64) {
+            return None;
+        }
+        let single = v as f32;
+        if single.is_infinite() {
+            return Some(format!("past f32's range (largest {:e})", f32::MAX));
+        }
+        let Float::Narrow { max, ulp, tie_down } = self else {
+            return None;
+        };
+        let edge = max + ulp / 2.0;
+        let m = f64::from(single).abs();
+        let largest = if max < 1e6 {
+            format!("{max}")
+        } else {
+            format!("{max:e}")
+        };
+        (m > edge || m == edge && !tie_down)
+            .then(|| format!("it rounds past the largest finite value, {largest}"))
+    }
+}
+
+/// Whether `tok` is a decimal integer as XLA writes one: an optional `-`, then digits.
+fn is_decimal_integer(tok: &str) -> bool {
+    let digits = tok.strip_prefix('-').unwrap_or(tok);
+    !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())
 }
 
 /// Checks the literal `lit` (a slice of the module `text`) against `shape`.
@@ -52,16 +107,17 @@ pub(crate) fn check(text: &str, lit: &str, shape: &Shape) -> Result<()> {
         return Ok(());
     };
     let range = range(a.element_type);
-    // Numbers in range.
+    let name = a.element_type.name();
+    // Numbers: each one XLA would read, in range.
     let b = lit.as_bytes();
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
         let starts = c.is_ascii_digit()
-            || ((c == b'-' || c == b'+') && b.get(i + 1).is_some_and(u8::is_ascii_digit));
+            || ((c == b'-' || c == b'+' || c == b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit));
         let after_word =
             i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
-        if !starts || after_word {
+        if !starts || after_word || matches!(range, Range::Unchecked) {
             i += 1;
             continue;
         }
@@ -75,31 +131,28 @@ pub(crate) fn check(text: &str, lit: &str, shape: &Shape) -> Result<()> {
             i += 1;
         }
         let tok = &lit[start..i];
+        let refused = |why: String| Err(err(start, format!("{tok} {why}")));
+        if matches!(c, b'+' | b'.') {
+            return refused(format!(
+                "is not a number XLA reads (a number starts with a digit or `-`)"
+            ));
+        }
         match range {
             Range::Int(lo, hi) => {
-                if let Ok(v) = tok.parse::<i128>() {
-                    if v < lo || v > hi {
-                        return Err(err(
-                            start,
-                            format!(
-                                "value {tok} is out of range for {} [{lo}, {hi}]",
-                                a.element_type.name()
-                            ),
-                        ));
-                    }
+                if !is_decimal_integer(tok) {
+                    return refused(format!("is not an integer, as {name} elements are"));
+                }
+                match tok.parse::<i128>() {
+                    Ok(v) if (lo..=hi).contains(&v) => {}
+                    _ => return refused(format!("is out of range for {name} [{lo}, {hi}]")),
                 }
             }
-            Range::Float(max) => {
-                if let Ok(v) = tok.parse::<f64>() {
-                    if v.is_finite() && v.abs() > max {
-                        return Err(err(
-                            start,
-                            format!(
-                                "value {tok} is out of range for {} [-{max}, {max}]",
-                                a.element_type.name()
-                            ),
-                        ));
-                    }
+            Range::Float(f) => {
+                let Ok(v) = tok.parse::<f64>() else {
+                    return refused(format!("is not a decimal number, as {name} elements are"));
+                };
+                if let Some(why) = f.refuses(v) {
+                    return refused(format!("is out of range for {name}: {why}"));
                 }
             }
             Range::Unchecked => {}
