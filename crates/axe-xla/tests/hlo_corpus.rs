@@ -200,6 +200,7 @@ corpus! {
         literal_leading_dot,
         literal_s64_past_u64,
         literal_complex_part_past_f32,
+        parameter_number_past_int64,
     ],
 }
 

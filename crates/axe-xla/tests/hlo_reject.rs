@@ -173,3 +173,29 @@ fn a_module_has_at_least_one_computation() {
     let m = parse_module("HloModule m\n\nc {\n  ROOT p = f32[] parameter(0)\n}\n").unwrap();
     assert_eq!(m.computations.len(), 1);
 }
+
+/// A computation's parameters are numbered 0 to N - 1, whatever their order (XLA's parser stops the
+/// process on a gap: `Check failed: param_no >= 0 && param_no < parameter_count`).
+#[test]
+fn parameter_numbers_leave_no_gap() {
+    refused(
+        "  q = f32[4]{0} parameter(2)\n  ROOT c = f32[4]{0} add(p, q)",
+        "2)",
+        "parameter number 2 of computation e, which has 2 parameter(s)",
+    );
+    read("  q = f32[4]{0} parameter(1)\n  ROOT c = f32[4]{0} add(p, q)");
+    // Out of order is fine; the gap is reported at the parameter past the count, also when the module is
+    // read in parallel pieces (a computation of many instructions, its parameters far apart).
+    let mut body = String::from("  q = f32[4]{0} parameter(3)\n  r = f32[4]{0} parameter(1)\n");
+    for i in 0..40_000 {
+        body.push_str(&format!("  n{i} = f32[4]{{0}} negate(p)\n"));
+    }
+    body.push_str("  s = f32[4]{0} parameter(2)\n  ROOT c = f32[4]{0} add(q, s)");
+    read(&body);
+    let gap = body.replace("parameter(2)", "parameter(4)");
+    let e = parse_module(&module(&gap)).unwrap_err().to_string();
+    assert!(
+        e.contains("parameter number 4 of computation e, which has 4"),
+        "{e}"
+    );
+}

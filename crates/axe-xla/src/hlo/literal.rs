@@ -114,7 +114,8 @@ pub(crate) fn check(text: &str, lit: &str, shape: &Shape) -> Result<()> {
     while i < b.len() {
         let c = b[i];
         let starts = c.is_ascii_digit()
-            || ((c == b'-' || c == b'+' || c == b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit));
+            || ((c == b'-' || c == b'+' || c == b'.')
+                && b.get(i + 1).is_some_and(u8::is_ascii_digit));
         let after_word =
             i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
         if !starts || after_word || matches!(range, Range::Unchecked) {

@@ -251,8 +251,8 @@ fn joined_table(
                 .map(|j| insts[j].opcode())
         };
         run.parameters
-            .iter()
-            .all(|p| before.iter().all(|r| !r.parameters.contains(p)))
+            .keys()
+            .all(|p| before.iter().all(|r| !r.parameters.contains_key(p)))
             && run
                 .outside
                 .iter()
@@ -265,6 +265,7 @@ fn joined_table(
     };
     (runs[0].outside.as_ref().is_none_or(Vec::is_empty)
         && (1..runs.len()).into_par_iter().all(before_agrees)
+        && validate::parameter_numbers(text, c, runs.iter().map(|r| &r.parameters)).is_ok()
         && validate::signature(text, c, root.or(insts.last())).is_ok())
     .then_some(table)
 }

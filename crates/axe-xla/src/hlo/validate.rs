@@ -5,7 +5,7 @@
 //! Errors point into the module text (`line:col`, the line, a caret): every piece of a [`Module`] borrows
 //! from the text, so its position is where its slice starts.
 
-use foldhash::{HashSet, HashSetExt};
+use foldhash::{HashMap, HashSet, HashSetExt};
 
 use super::names::{kept, NameTable};
 use super::scan::module_error;
@@ -196,6 +196,7 @@ fn computation<'s>(
     }
     let mut run = Run::with_capacity(c.instructions.len())?;
     instructions(text, &c.instructions, &mut run, exists, shapes, wrapped)?;
+    parameter_numbers(text, c, [&run.parameters])?;
     signature(text, c, run.root.as_ref())?;
     Ok(run.defined)
 }
@@ -208,7 +209,8 @@ fn computation<'s>(
 #[derive(Default)]
 pub(crate) struct Run<'s> {
     pub(crate) defined: NameTable,
-    pub(crate) parameters: HashSet<&'s str>,
+    /// Parameter numbers, each with the instruction that takes it.
+    pub(crate) parameters: HashMap<u64, Instruction<'s>>,
     pub(crate) root: Option<Instruction<'s>>,
     pub(crate) outside: Option<Vec<&'s str>>,
     /// `(operand, base)` of each `BASE-done` / `BASE-update` whose operand is not in the run.
@@ -268,14 +270,21 @@ fn instructions<'s>(
             return Err(err(opcode, format!("unknown opcode {opcode:?}")));
         };
         super::opcheck::instruction(text, inst, info)?;
-        if opcode == "parameter" && !run.parameters.insert(inst.operands_text().trim()) {
-            return Err(err(
-                inst.operands_text(),
-                format!(
-                    "parameter number {} is taken by an earlier parameter",
-                    inst.operands_text().trim()
-                ),
-            ));
+        if opcode == "parameter" {
+            let number = inst.operands_text().trim();
+            // XLA reads the number as an int64.
+            let Some(n) = number.parse::<u64>().ok().filter(|&n| n <= i64::MAX as u64) else {
+                return Err(err(
+                    inst.operands_text(),
+                    format!("parameter number {number} is past 2^63 - 1"),
+                ));
+            };
+            if run.parameters.insert(n, *inst).is_some() {
+                return Err(err(
+                    inst.operands_text(),
+                    format!("parameter number {number} is taken by an earlier parameter"),
+                ));
+            }
         }
         // Sharding texts live beside the shapes in the checked set (they never look alike).
         let attributes = inst.attributes();
@@ -333,6 +342,39 @@ fn instructions<'s>(
         run.recent = [name, run.recent[0], run.recent[1], run.recent[2]];
     }
     Ok(())
+}
+
+/// A computation's parameters are numbered 0 to N - 1 (XLA's computations take their parameters by
+/// position; its parser stops the process on a gap). `runs`: the numbers, each with its parameter, of
+/// the runs that make up computation `c`, no number in two.
+pub(crate) fn parameter_numbers<'s, 'r>(
+    text: &str,
+    c: &Computation<'s>,
+    runs: impl IntoIterator<Item = &'r HashMap<u64, Instruction<'s>>>,
+) -> Result<()>
+where
+    's: 'r,
+{
+    let runs: Vec<_> = runs.into_iter().collect();
+    let count: usize = runs.iter().map(|r| r.len()).sum();
+    let past = runs
+        .iter()
+        .flat_map(|r| r.iter())
+        .filter(|(&n, _)| n >= count as u64)
+        .min_by_key(|(_, inst)| inst.name().as_ptr() as usize);
+    match past {
+        None => Ok(()),
+        Some((n, inst)) => Err(module_error(
+            text,
+            at(text, inst.operands_text()),
+            format!(
+                "parameter number {n} of computation {}, which has {count} parameter(s): they are \
+                 numbered 0 to {}",
+                bare(c.name),
+                count.saturating_sub(1)
+            ),
+        )),
+    }
 }
 
 /// The operands: names defined before, or nested instructions (`f32[8] exponential(x)`).
