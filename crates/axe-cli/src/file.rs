@@ -50,8 +50,37 @@ impl Bytes {
             #[allow(unsafe_code)]
             return Ok(unsafe { std::str::from_utf8_unchecked(b) });
         }
-        std::str::from_utf8(b).map_err(|e| format!("{path}: not UTF-8 text ({e})"))
+        std::str::from_utf8(b).map_err(|e| not_utf8(path, b, e.valid_up_to()))
     }
+}
+
+/// The error for text `b` that stops being UTF-8 at byte `at`: where (`path:line:column`, the column in
+/// characters), the byte, and its line (the bad bytes shown as U+FFFD) with a caret under it.
+fn not_utf8(path: &str, b: &[u8], at: usize) -> String {
+    let line_start = b[..at]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |p| p + 1);
+    let line_end = b[at..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |p| at + p);
+    let line_no = b[..line_start].iter().filter(|&&c| c == b'\n').count() + 1;
+    // The bytes before `at` are UTF-8, so they keep their length in the lossy line.
+    let before = String::from_utf8_lossy(&b[line_start..at]);
+    let line = String::from_utf8_lossy(&b[line_start..line_end]);
+    let (shown, caret) = axe_layout::caret_window(&line, at - line_start);
+    format!(
+        "{path}:{line_no}:{}: not UTF-8 text (byte 0x{:02x} {})\n  {shown}\n  {}^",
+        before.chars().count() + 1,
+        b[at],
+        if b[at] & 0xC0 == 0x80 {
+            "follows no character's first byte"
+        } else {
+            "starts no valid character"
+        },
+        " ".repeat(caret)
+    )
 }
 
 /// The bytes a thread checks at once in [`utf8_in_parts`].

@@ -249,14 +249,19 @@ fn synth_writes_one_computation_on_request() {
     assert_ne!(many, out);
 }
 
-/// A module that is not UTF-8 is refused before it is read, saying where the first bad byte is (the
-/// text is checked with SIMD instructions and, when that fails, again for the place).
+/// A module that is not UTF-8 is refused before it is read, saying where the first bad byte is, as
+/// `line:column` (in characters) with the line and a caret (the text is checked with SIMD instructions
+/// and, when that fails, again for the place).
 #[test]
 fn a_module_that_is_not_utf8_says_where() {
     let dir = tempfile::tempdir().unwrap();
     for (bytes, at) in [
-        (&b"HloModule m\n\xff\n"[..], "index 12"),
-        (&b"HloModule m\n// caf\xc3\xa9 \xe2\x82\n"[..], "index 21"),
+        (&b"HloModule m\n\xff\n"[..], ":2:1: not UTF-8 text (byte 0xff starts no valid character)\n  \u{fffd}\n  ^"),
+        (
+            &b"HloModule m\n// caf\xc3\xa9 \xe2\x82\n"[..],
+            ":2:9: not UTF-8 text (byte 0xe2 starts no valid character)\n  // caf\u{e9} \u{fffd}\n          ^",
+        ),
+        (&b"HloModule m\n\x80"[..], "byte 0x80 follows no character's first byte"),
     ] {
         let path = dir.path().join("bad.hlo");
         std::fs::write(&path, bytes).unwrap();

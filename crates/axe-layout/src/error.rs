@@ -48,12 +48,29 @@ pub fn caret_window(line: &str, at: usize) -> (String, usize) {
     let lead = if cut_before { "…" } else { "" };
     let tail = if cut_after { "…" } else { "" };
     let col = line[start..at].chars().count() + usize::from(cut_before);
-    (format!("{lead}{}{tail}", &line[start..end]), col)
+    (format!("{lead}{}{tail}", visible(&line[start..end])), col)
+}
+
+/// `s` with each control character but tab (a NUL, an escape, a carriage return, DEL) shown as its
+/// Unicode control picture (`␀`, `␛`, `␍`, `␡`): one character for one, so that a caret under a line
+/// stays in place, and an error quoting raw input neither hides a byte nor moves the terminal.
+pub fn visible(s: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| (c.is_ascii_control() && c != '\t') || c == '\u{7f}';
+    if !s.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    s.chars()
+        .map(|c| match c {
+            '\u{7f}' => '\u{2421}',
+            c if hidden(c) => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            c => c,
+        })
+        .collect()
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at offset {}", self.message, self.offset)?;
+        write!(f, "{} at offset {}", visible(&self.message), self.offset)?;
         // The line holding the offset, windowed, with a caret under the offset.
         let at = floor_boundary(&self.input, self.offset);
         let line_start = self.input[..at].rfind('\n').map_or(0, |p| p + 1);
@@ -194,5 +211,16 @@ mod tests {
         let _ = shown("é€x\nyz", 1);
         let _ = shown("é€x\nyz", 99);
         assert_eq!(shown("ab\ncd", 4), "bad at offset 4\n  cd\n   ^");
+    }
+
+    /// Control characters are shown as their pictures, one for one, so the caret stays under its byte.
+    #[test]
+    fn control_characters_show_as_pictures() {
+        assert_eq!(visible("a\tb"), "a\tb");
+        assert_eq!(visible("(4,2)\0:\x1b[2J\x7f"), "(4,2)␀:␛[2J␡");
+        assert_eq!(
+            shown("(4\0,2)x", 6),
+            "bad at offset 6\n  (4␀,2)x\n        ^"
+        );
     }
 }

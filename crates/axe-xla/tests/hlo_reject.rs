@@ -199,3 +199,16 @@ fn parameter_numbers_leave_no_gap() {
         "{e}"
     );
 }
+
+/// A control character in the text (a NUL, an escape) is shown as its picture in the message and the line,
+/// the caret still under it.
+#[test]
+fn control_characters_are_shown_as_pictures() {
+    let e = parse_module(&module("  ROOT c = f32[4]{0} negate(\0p)"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("5:29: ␀p is not an instruction"), "{e}");
+    assert!(e.contains("\n    ROOT c = f32[4]{0} negate(␀p)\n"), "{e}");
+    assert!(e.ends_with(&format!("\n  {}^", " ".repeat(28))), "{e}");
+    assert!(!e.contains('\0'), "{e}");
+}

@@ -195,7 +195,7 @@ pub(crate) fn module_error(text: &str, at: usize, message: impl Into<String>) ->
     XlaError::Module {
         line: line_no,
         column: col,
-        message: message.into(),
+        message: axe_layout::visible(&message.into()).into_owned(),
         source_line,
         caret_column,
     }
