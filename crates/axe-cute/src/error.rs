@@ -90,8 +90,16 @@ impl From<ParseError> for CuteError {
 /// Shorthand for `Result<T, CuteError>`.
 pub type Result<T> = std::result::Result<T, CuteError>;
 
-pub(crate) fn overflow(what: &str) -> CuteError {
-    CuteError::Overflow(what.to_string())
+pub(crate) fn overflow(what: impl Into<String>) -> CuteError {
+    CuteError::Overflow(what.into())
+}
+
+/// An overflow error with what was being computed put first: "evaluating 4:9 at index 2: multiplying …".
+pub(crate) fn overflow_in(e: CuteError, context: impl FnOnce() -> String) -> CuteError {
+    match e {
+        CuteError::Overflow(m) => CuteError::Overflow(format!("{}: {m}", context())),
+        other => other,
+    }
 }
 
 pub(crate) fn postcondition(op: &'static str, reason: impl Into<String>) -> CuteError {
@@ -110,10 +118,12 @@ pub(crate) fn no_layout(op: &'static str, reason: impl Into<String>) -> CuteErro
 
 /// Checked `a * b`.
 pub(crate) fn mul(a: i64, b: i64) -> Result<i64> {
-    a.checked_mul(b).ok_or_else(|| overflow("multiplying"))
+    a.checked_mul(b)
+        .ok_or_else(|| overflow(format!("multiplying {a} by {b}")))
 }
 
 /// Checked `a + b`.
 pub(crate) fn add(a: i64, b: i64) -> Result<i64> {
-    a.checked_add(b).ok_or_else(|| overflow("adding"))
+    a.checked_add(b)
+        .ok_or_else(|| overflow(format!("adding {a} and {b}")))
 }
