@@ -65,7 +65,10 @@ fn where_no_layout_exists_the_error_says_why() {
     // pycute returns a wrong size here; CuTe C++ dies with SIGFPE on the complement, whose
     // construction gives an extent 0.
     for (args, why) in [
-        (&["cute", "composition", "(4,3):(1,10)", "6:1"][..], "no layout"),
+        (
+            &["cute", "composition", "(4,3):(1,10)", "6:1"][..],
+            "no layout",
+        ),
         (
             &["cute", "complement", "(5,5):(5,5)", "--bound", "100"][..],
             "an extent of 0",

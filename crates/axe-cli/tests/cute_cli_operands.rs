@@ -44,7 +44,10 @@ fn a_shape_as_b_is_cutes_tuple_tiler_by_mode_and_recursively() {
         "((2,(2,3)),(4,(2,2))):((1,(8,32)),(2,(16,96)))"
     );
     // A shape with a stride is one layout.
-    assert_eq!(result(&["composition", "24:1", "(2,4):(1,2)"]), "(2,4):(1,2)");
+    assert_eq!(
+        result(&["composition", "24:1", "(2,4):(1,2)"]),
+        "(2,4):(1,2)"
+    );
 }
 
 #[test]
@@ -54,7 +57,10 @@ fn blocked_and_raked_products_take_a_layout_b_and_say_so() {
         ("raked-product", "raked_product"),
     ] {
         let err = error(&[verb, "(4,8):(8,1)", "<2:1,3:1>"]);
-        assert!(err.contains(op) && err.contains("takes a layout B"), "{err}");
+        assert!(
+            err.contains(op) && err.contains("takes a layout B"),
+            "{err}"
+        );
         assert!(!err.contains("expected an integer"), "{err}");
         let (_, help, _) = run(&["cute", verb, "--help"]);
         assert!(help.contains("a layout only"), "{help}");
@@ -97,7 +103,10 @@ fn complement_names_the_broken_postcondition_and_the_bound() {
     assert!(!err.contains("no layout"), "{err}");
     assert!(err.contains("every extent is at least 1"), "{err}");
     let err = error(&["complement", "--bound", "0", "4:1"]);
-    assert!(err.contains("bound M is 0") && !err.contains("invalid layout"), "{err}");
+    assert!(
+        err.contains("bound M is 0") && !err.contains("invalid layout"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -114,15 +114,13 @@ impl Layout {
                     "nesting deeper than {MAX_DEPTH}"
                 )));
             }
-            size = size
-                .checked_mul(l.size)
-                .ok_or_else(|| {
-                    overflow(format!(
-                        "computing the size of a layout of modes of sizes {size} and {}: it exceeds {}",
-                        l.size,
-                        i64::MAX
-                    ))
-                })?;
+            size = size.checked_mul(l.size).ok_or_else(|| {
+                overflow(format!(
+                    "computing the size of a layout of modes of sizes {size} and {}: it exceeds {}",
+                    l.size,
+                    i64::MAX
+                ))
+            })?;
             shapes.push(l.shape);
             strides.push(l.stride);
         }

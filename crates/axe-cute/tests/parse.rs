@@ -73,12 +73,19 @@ fn huge_numbers_and_overflow_are_errors() {
         .expect_err("size");
     assert!(matches!(e, CuteError::Parse(_)), "{e}");
     assert!(
-        e.to_string()
-            .contains("integer overflow while computing the size of the shape (4294967296,4294967296)"),
+        e.to_string().contains(
+            "integer overflow while computing the size of the shape (4294967296,4294967296)"
+        ),
         "{e}"
     );
-    let e = "(4294967296,4294967296)".parse::<Layout>().expect_err("strides");
-    assert!(e.to_string().contains("integer overflow while computing the compact strides"), "{e}");
+    let e = "(4294967296,4294967296)"
+        .parse::<Layout>()
+        .expect_err("strides");
+    assert!(
+        e.to_string()
+            .contains("integer overflow while computing the compact strides"),
+        "{e}"
+    );
     // Values overflow while evaluating: an error, not a wrap, saying what was computed.
     let l: Layout = "(2,2):(9223372036854775807,1)".parse().expect("fits");
     assert!(matches!(l.eval(1), Ok(9223372036854775807)));
@@ -90,7 +97,11 @@ fn huge_numbers_and_overflow_are_errors() {
         "integer overflow while evaluating (3,2):(9223372036854775807,1) at index 2: multiplying 2 by 9223372036854775807"
     );
     let e = l.cosize().expect_err("cosize");
-    assert!(e.to_string().contains("computing the cosize of (3,2):(9223372036854775807,1)"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("computing the cosize of (3,2):(9223372036854775807,1)"),
+        "{e}"
+    );
     // A non-printable character is escaped where the message names it.
     let e = "(4,2)\0:(1,4)".parse::<Layout>().expect_err("nul");
     assert!(e.to_string().contains(r"found '\0' at offset 5"), "{e}");
