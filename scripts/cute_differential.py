@@ -397,7 +397,7 @@ def main():
             elif fields[1] == "Unsupported":
                 verdict = "axe-unsupported"
             elif op in ("logical_divide", "zipped_divide", "tiled_divide", "logical_product",
-                        "zipped_product", "tiled_product") and fields[1] == "NoLayout":
+                        "zipped_product", "tiled_product") and fields[1] in ("NoLayout", "Postcondition"):
                 broken = inner_broken(op, a, b)
                 verdict = "peer-wrong" if broken else "MISMATCH"
             else:

@@ -22,16 +22,62 @@ pub struct One {
     json: bool,
 }
 
-/// A layout and a second operand.
+/// A layout and a tiler.
 #[derive(Args)]
 pub struct Two {
     /// The layout A (`-`: one per stdin line; `- -`: `A ; B` per line).
     a: String,
-    /// The operand B: a layout, or a by-mode tiler `<L0, L1, ...>` where CuTe takes one.
+    /// The tiler B, as CuTe takes it: a layout (`4:2`), a by-mode tiler `<L0, L1, ...>`, or a shape alone,
+    /// which is CuTe's tuple tiler by mode and recursively (`(2,(2,3))` is `<2:1,<2:1,3:1>>`; write the
+    /// stride, `(2,4):(1,2)`, for one layout).
     b: String,
     /// One JSON object per pair ({"result"} or {"error"}).
     #[arg(long)]
     json: bool,
+}
+
+/// Two layouts (the blocked and raked products, which CuTe defines on layouts only).
+#[derive(Args)]
+pub struct TwoLayouts {
+    /// The layout A (`-`: one per stdin line; `- -`: `A ; B` per line).
+    a: String,
+    /// The layout B: a layout only, as in CuTe (no by-mode tiler `<...>`); a shape alone is its compact
+    /// column-major layout (`(3,4)` is `(3,4):(1,3)`).
+    b: String,
+    /// One JSON object per pair ({"result"} or {"error"}).
+    #[arg(long)]
+    json: bool,
+}
+
+impl From<TwoLayouts> for Two {
+    fn from(t: TwoLayouts) -> Two {
+        Two {
+            a: t.a,
+            b: t.b,
+            json: t.json,
+        }
+    }
+}
+
+/// Axe layouts given one by one (the input of `from-axe`).
+#[derive(Args)]
+pub struct AxeInputs {
+    /// Axe layouts on one axis (`S[(8,4,2):(2,16,1)]`), or with --tv a tile's layout onto tid/val
+    /// (`S[(2,2,2,4):(2@val,1@tid,1@val,2@tid)]`); `-` reads one per stdin line.
+    #[arg(required = true)]
+    layouts: Vec<String>,
+    /// One JSON object per input ({"result"} or {"error"}).
+    #[arg(long)]
+    json: bool,
+}
+
+impl From<AxeInputs> for One {
+    fn from(a: AxeInputs) -> One {
+        One {
+            layouts: a.layouts,
+            json: a.json,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -50,18 +96,27 @@ pub enum Verb {
     Filter(One),
     /// A ∘ B: B's offsets fed to A.
     Composition(Two),
-    /// The layout that tiles A's image up to a bound: A and its complement together cover 0..bound once.
+    /// CuTe's complement of A up to a bound M: what fills in around A's values.
+    ///
+    /// R is increasing, meets A's values only at 0, and has size(R) >= M / size(filter(A)) and
+    /// cosize((A, R)) >= M; a construction that breaks one of these is refused, naming it. When A's
+    /// strides, sorted, are each a multiple of the span of the smaller leaves, (filter(A), R) covers
+    /// 0..N once for some N >= M; otherwise it leaves gaps (the complement of (4,6):(1,6) is 1:0).
     Complement {
         #[command(flatten)]
         one: One,
-        /// The cosize bound M (default: A's cosize).
+        /// The cosize bound M, at least 1 (default: A's cosize).
         #[arg(long)]
         bound: Option<i64>,
     },
-    /// R with A(R(i)) = i on R's domain, as long as possible.
+    /// R with A(R(i)) = i on R's domain, by CuTe's construction.
+    ///
+    /// A's leaves are taken in stride order while each stride is the product reached so far. For an
+    /// injective A no longer R exists; for a non-injective A one may: (4,2):(1,2) gives 4:1, though
+    /// (3,2):(1,5) also satisfies the law.
     RightInverse(One),
-    /// L with L(A(i)) = i on A's domain; for a non-injective A, CuTe's generalised inverse
-    /// (A(L(A(i))) = A(i), noted as not a true inverse) unless --strict.
+    /// L with L(A(i)) = i on A's domain; for a non-injective A, a generalised inverse (A(L(A(i))) =
+    /// A(i), CuTe's where it obeys that; noted as not a true inverse) unless --strict.
     LeftInverse {
         #[command(flatten)]
         one: One,
@@ -87,9 +142,9 @@ pub enum Verb {
     /// The zipped product with every mode flattened.
     FlatProduct(Two),
     /// A repeated over B, mode by mode, A's modes minor: blocks of A.
-    BlockedProduct(Two),
+    BlockedProduct(TwoLayouts),
     /// A repeated over B, mode by mode, B's modes minor: A's elements interleaved.
-    RakedProduct(Two),
+    RakedProduct(TwoLayouts),
     /// The Axe layout of a CuTe layout (one axis, modes reversed); with --tv, a (thread, value) → index
     /// layout as the tile's layout onto tid/val.
     ToAxe {
@@ -102,7 +157,7 @@ pub enum Verb {
     /// The CuTe layout of an Axe layout on one axis (or of a tile on tid/val, with --tv).
     FromAxe {
         #[command(flatten)]
-        one: One,
+        one: AxeInputs,
         /// The CuTe shape to give it (`(4,(2,3))`); default: one mode per iter.
         #[arg(long)]
         shape: Option<String>,
@@ -258,6 +313,17 @@ fn tiler(b: &str) -> Result<Tiler, String> {
     b.parse::<Tiler>().map_err(err)
 }
 
+/// Operand B of an operator CuTe defines on layouts only: a by-mode tiler is refused, naming the operator.
+fn layout_operand(op: &str, b: &str) -> Result<Layout, String> {
+    if b.trim_start().starts_with('<') {
+        return Err(format!(
+            "{op}: B = {b} is a by-mode tiler, but {op} takes a layout B, as in CuTe (write one layout, \
+             e.g. (2,3):(1,2); `axe cute zipped-product` and `tiled-product` take tilers)"
+        ));
+    }
+    layout(b)
+}
+
 pub fn run(verb: Verb) -> bool {
     use axe_cute as c;
     match verb {
@@ -310,12 +376,12 @@ pub fn run(verb: Verb) -> bool {
         Verb::FlatProduct(two) => {
             each_pair(two, |a, b| c::flat_product(a, &tiler(b)?).map_err(err))
         }
-        Verb::BlockedProduct(two) => {
-            each_pair(two, |a, b| c::blocked_product(a, &layout(b)?).map_err(err))
-        }
-        Verb::RakedProduct(two) => {
-            each_pair(two, |a, b| c::raked_product(a, &layout(b)?).map_err(err))
-        }
+        Verb::BlockedProduct(two) => each_pair(two.into(), |a, b| {
+            c::blocked_product(a, &layout_operand("blocked_product", b)?).map_err(err)
+        }),
+        Verb::RakedProduct(two) => each_pair(two.into(), |a, b| {
+            c::raked_product(a, &layout_operand("raked_product", b)?).map_err(err)
+        }),
         Verb::ToAxe { one, tv } => each(one, |t| {
             let l = layout(t)?;
             let r = if tv { c::tv_to_axe(&l) } else { l.to_axe() };
@@ -325,7 +391,7 @@ pub fn run(verb: Verb) -> bool {
                 text: s,
             })
         }),
-        Verb::FromAxe { one, shape, tv } => each(one, |t| {
+        Verb::FromAxe { one, shape, tv } => each(one.into(), |t| {
             let l: axe_layout::Layout = t.parse().map_err(err)?;
             let r = if tv {
                 c::tv_from_axe(&l)

@@ -1,6 +1,6 @@
 //! Line-oriented access to the CuTe algebra for differential tests (`scripts/cute-differential`).
 //! Each input line is `OP<TAB>A[<TAB>B]`; each output line is `ok<TAB>RESULT` or
-//! `err<TAB>KIND<TAB>MESSAGE` (KIND: `NoLayout`, `Unsupported`, `TooLarge`, `Other`).
+//! `err<TAB>KIND<TAB>MESSAGE` (KIND: `NoLayout`, `Postcondition`, `Unsupported`, `TooLarge`, `Other`).
 //! OPs: `coalesce`, `composition`, `complement` (B = bound), `right_inverse`, `left_inverse`,
 //! `logical_divide`, `zipped_divide`, `tiled_divide`, `flat_divide`, `logical_product`,
 //! `zipped_product`, `tiled_product`, `flat_product`, `blocked_product`, `raked_product`,
@@ -80,6 +80,7 @@ fn main() {
             Err(e) => {
                 let kind = match e {
                     CuteError::NoLayout { .. } => "NoLayout",
+                    CuteError::Postcondition { .. } => "Postcondition",
                     CuteError::Unsupported { .. } => "Unsupported",
                     CuteError::TooLarge(_) => "TooLarge",
                     _ => "Other",

@@ -2,7 +2,7 @@
 //! it.
 
 use crate::coalesce::coalesce_modes;
-use crate::error::{mul, no_layout, CuteError, Result};
+use crate::error::{mul, postcondition, CuteError, Result};
 use crate::layout::Layout;
 
 /// `complement(A, M)`, CuTe's definition.
@@ -21,10 +21,12 @@ use crate::layout::Layout;
 /// `[0, N)` with `N = size(A')·size(R) ≥ M` (see [`complement_is_exact`]). Otherwise `(A', R)` leaves
 /// gaps (`complement((4,6):(1,6), 34) = 1:0`), as in CuTe.
 ///
-/// Errors: a negative stride ([`CuteError::Unsupported`]); `M < 1`; a leaf whose stride lies inside the
-/// span of the smaller ones (CuTe's "non-injective layout" assertion); and a result that breaks the size
-/// or cosize postcondition (e.g. `complement((2,2):(1,3), 24)` would be `4:6`, whose `(A, R)` reaches
-/// only 23) — [`CuteError::NoLayout`] naming the postcondition.
+/// Errors: a negative stride ([`CuteError::Unsupported`]); `M < 1`; and, as
+/// [`CuteError::Postcondition`] naming the postcondition, a construction that breaks one of CuTe's
+/// postconditions: a leaf whose stride lies inside the span of the smaller ones gives an extent 0
+/// (CuTe's "non-injective layout" assertion), and a result may be too small (`complement((2,2):(1,3),
+/// 24)` would be `4:6`, of size `4 < ⌊24 / 4⌋`). Another layout may meet the postconditions there
+/// (`6:6` does for the latter); this crate answers only with CuTe's construction.
 ///
 /// ```
 /// use axe_cute::Layout;
@@ -71,9 +73,10 @@ fn filtered_sorted(a: &Layout) -> Vec<(i64, i64)> {
 pub(crate) fn complement_modes(a: &Layout, bound: i64) -> Result<Vec<(i64, i64)>> {
     const OP: &str = "complement";
     if bound < 1 {
-        return Err(CuteError::BadLayout(format!(
-            "the complement bound is {bound}; it must be at least 1"
-        )));
+        return Err(CuteError::BadArgument {
+            op: OP,
+            reason: format!("the bound M is {bound}; it must be at least 1"),
+        });
     }
     let leaves = filtered_sorted(a);
     if let Some(&(_, d)) = leaves.iter().find(|m| m.1 < 0) {
@@ -87,10 +90,10 @@ pub(crate) fn complement_modes(a: &Layout, bound: i64) -> Result<Vec<(i64, i64)>
     let mut filtered_size = 1i64;
     for &(s, d) in &leaves {
         if d < current {
-            return Err(no_layout(
+            return Err(postcondition(
                 OP,
                 format!(
-                    "the leaf {s}:{d} of {a} starts inside the {current} values spanned by the smaller strides (CuTe: non-injective layout, a mode of extent {} = {d}/{current})",
+                    "that every extent is at least 1: the leaf {s}:{d} of {a} starts inside the {current} values spanned by the smaller strides, so its gap ⌊{d}/{current}⌋ = {} is an extent of 0 (CuTe asserts: non-injective layout)",
                     d / current
                 ),
             ));
@@ -106,11 +109,12 @@ pub(crate) fn complement_modes(a: &Layout, bound: i64) -> Result<Vec<(i64, i64)>
     out.push((rest, current));
     let size = out.iter().try_fold(1i64, |acc, m| mul(acc, m.0))?;
     if size < bound / filtered_size {
-        return Err(no_layout(
+        return Err(postcondition(
             OP,
             format!(
-                "CuTe's answer {} breaks its postcondition size(R) ≥ M / size(filter(A)): {size} < {bound} / {filtered_size}",
-                Layout::from_modes(&coalesce_modes(out))?
+                "size(R) ≥ ⌊M / size(filter(A))⌋: it gives {}, and {size} < ⌊{bound} / {filtered_size}⌋ = {}",
+                Layout::from_modes(&coalesce_modes(out))?,
+                bound / filtered_size
             ),
         ));
     }
@@ -120,10 +124,10 @@ pub(crate) fn complement_modes(a: &Layout, bound: i64) -> Result<Vec<(i64, i64)>
         .try_fold(0i64, |acc, &(s, d)| crate::error::add(acc, mul(s - 1, d)?))?;
     let joint = crate::error::add(a.cosize()?, r_last)?;
     if joint < bound {
-        return Err(no_layout(
+        return Err(postcondition(
             OP,
             format!(
-                "CuTe's answer {} breaks its postcondition cosize((A, R)) ≥ M: {joint} < {bound}",
+                "cosize((A, R)) ≥ M: it gives {}, and cosize((A, R)) = {joint} < {bound}",
                 Layout::from_modes(&coalesce_modes(out))?
             ),
         ));

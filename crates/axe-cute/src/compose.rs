@@ -11,12 +11,13 @@ use crate::layout::{eval_modes, parse_layout, Layout};
 use crate::parse::Parser;
 
 /// What a layout is divided by or multiplied with: one layout, or a tuple of tilers applied mode by mode
-/// (`<2:1,(2,2):(1,4)>`; CuTe's `Tile<...>`). A shape used as a tiler is the tuple of its `s:1` layouts:
-/// `(2,4)` parses as `<2:1,4:1>`, while `(2,4):(1,2)` is one layout.
+/// (`<2:1,(2,2):(1,4)>`; CuTe's `Tile<...>`). A shape written alone is CuTe's tuple tiler, by mode and
+/// recursively: each integer `n` is the layout `n:1` and each nested tuple a nested tiler, so `(2,4)` is
+/// `<2:1,4:1>` and `(2,(2,3))` is `<2:1,<2:1,3:1>>`; with a stride, `(2,4):(1,2)` is one layout.
 ///
 /// ```
 /// let t: axe_cute::Tiler = "(2,(2,3))".parse()?;
-/// assert_eq!(t.to_string(), "<2:1,6:1>");
+/// assert_eq!(t.to_string(), "<2:1,<2:1,3:1>>");
 /// # Ok::<(), axe_cute::CuteError>(())
 /// ```
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -28,7 +29,8 @@ pub enum Tiler {
 }
 
 impl Tiler {
-    /// The by-mode tiler `<s0:1, s1:1, ...>` of a shape's top-level modes.
+    /// CuTe's tiler of a shape: an integer `n` is the layout `n:1`, a tuple the by-mode tiler of its
+    /// elements, recursively (`(2,(2,3))` is `<2:1,<2:1,3:1>>`).
     pub fn from_shape(shape: &IntTuple) -> Result<Tiler> {
         match shape {
             IntTuple::Int(s) => Ok(Tiler::Layout(Layout::int(*s, 1)?)),
@@ -36,9 +38,7 @@ impl Tiler {
                 "the empty shape () is no tiler".into(),
             )),
             IntTuple::Tuple(v) => Ok(Tiler::Modes(
-                v.iter()
-                    .map(|t| Ok(Tiler::Layout(Layout::int(t.product()?, 1)?)))
-                    .collect::<Result<_>>()?,
+                v.iter().map(Tiler::from_shape).collect::<Result<_>>()?,
             )),
         }
     }
@@ -55,7 +55,7 @@ pub(crate) fn parse_tiler(p: &mut Parser<'_>) -> Result<Tiler> {
         p.leave();
         Ok(Tiler::Modes(v))
     } else {
-        // A shape alone is CuTe's by-mode shape tiler; with a stride it is a layout.
+        // A shape alone is CuTe's tuple tiler (by mode, recursively); with a stride it is a layout.
         let save = p.pos();
         let start = p.pos();
         if let Ok(shape @ IntTuple::Tuple(_)) = p.int_tuple() {

@@ -15,6 +15,14 @@ pub enum CuteError {
     /// A shape and stride that do not make a layout (extent below 1, shape and stride not congruent).
     #[error("invalid layout: {0}")]
     BadLayout(String),
+    /// An operator's argument other than a layout out of its range (a complement bound below 1, ...).
+    #[error("{op}: {reason}")]
+    BadArgument {
+        /// The operator.
+        op: &'static str,
+        /// Which argument, its value, and what it must be.
+        reason: String,
+    },
     /// A flat index outside `[0, size)`.
     #[error("index {index} is out of range for a layout of size {size}")]
     IndexOutOfRange {
@@ -40,6 +48,15 @@ pub enum CuteError {
         /// The operator.
         op: &'static str,
         /// Why no result exists.
+        reason: String,
+    },
+    /// CuTe's construction gives a result that breaks one of CuTe's stated postconditions, so it is
+    /// refused; another layout may meet them (the reason names the postcondition and the numbers).
+    #[error("{op}: CuTe's construction breaks its postcondition {reason}")]
+    Postcondition {
+        /// The operator.
+        op: &'static str,
+        /// The postcondition, what the construction gives, and how it fails.
         reason: String,
     },
     /// A result may exist but this crate does not construct it (the reason says which case).
@@ -73,8 +90,23 @@ impl From<ParseError> for CuteError {
 /// Shorthand for `Result<T, CuteError>`.
 pub type Result<T> = std::result::Result<T, CuteError>;
 
-pub(crate) fn overflow(what: &str) -> CuteError {
-    CuteError::Overflow(what.to_string())
+pub(crate) fn overflow(what: impl Into<String>) -> CuteError {
+    CuteError::Overflow(what.into())
+}
+
+/// An overflow error with what was being computed put first: "evaluating 4:9 at index 2: multiplying …".
+pub(crate) fn overflow_in(e: CuteError, context: impl FnOnce() -> String) -> CuteError {
+    match e {
+        CuteError::Overflow(m) => CuteError::Overflow(format!("{}: {m}", context())),
+        other => other,
+    }
+}
+
+pub(crate) fn postcondition(op: &'static str, reason: impl Into<String>) -> CuteError {
+    CuteError::Postcondition {
+        op,
+        reason: reason.into(),
+    }
 }
 
 pub(crate) fn no_layout(op: &'static str, reason: impl Into<String>) -> CuteError {
@@ -86,10 +118,12 @@ pub(crate) fn no_layout(op: &'static str, reason: impl Into<String>) -> CuteErro
 
 /// Checked `a * b`.
 pub(crate) fn mul(a: i64, b: i64) -> Result<i64> {
-    a.checked_mul(b).ok_or_else(|| overflow("multiplying"))
+    a.checked_mul(b)
+        .ok_or_else(|| overflow(format!("multiplying {a} by {b}")))
 }
 
 /// Checked `a + b`.
 pub(crate) fn add(a: i64, b: i64) -> Result<i64> {
-    a.checked_add(b).ok_or_else(|| overflow("adding"))
+    a.checked_add(b)
+        .ok_or_else(|| overflow(format!("adding {a} and {b}")))
 }

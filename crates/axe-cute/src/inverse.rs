@@ -5,7 +5,7 @@ use crate::complement::{complement, complement_is_exact};
 use crate::error::{mul, no_layout, CuteError, Result};
 use crate::fit::MAX_CHECK;
 use crate::layout::Layout;
-use crate::left_search::{search_left_inverse, SEARCH_SIZE};
+use crate::left_search::{search_generalised_inverse, search_left_inverse, SEARCH_SIZE};
 
 /// `right_inverse(L)`.
 ///
@@ -52,7 +52,10 @@ fn right_inverse_modes(flat: &[(i64, i64)]) -> Result<Vec<(i64, i64)>> {
 /// inverse: `L(R(L(i))) = L(i)` for every `i`, `R(L(i)) ∈ [0, size(L))` and `size(R) ≥ cosize(L)`;
 /// it picks one index of each value. It is CuTe's `right_inverse((L, complement(L)))` when that
 /// satisfies the law, else `L'`'s inverse mapped back to `L`'s indices, where `L'` is `L` without its
-/// stride-0 leaves. [`is_true_left_inverse`] tells the two cases apart.
+/// stride-0 leaves, else, for `size(L) ≤ 64`, a bounded search over the sizes `cosize(L)..2·cosize(L)`
+/// (`(3,6):(1,1)` has `(2,2,2):(1,4,12)`); every answer is checked against the law. Nothing found is
+/// [`CuteError::Unsupported`] (one may exist past the bounds). [`is_true_left_inverse`] tells the
+/// injective and non-injective cases apart.
 ///
 /// ```
 /// let l: axe_cute::Layout = "(2,2):(0,1)".parse()?;
@@ -65,13 +68,7 @@ fn right_inverse_modes(flat: &[(i64, i64)]) -> Result<Vec<(i64, i64)>> {
 pub fn left_inverse(l: &Layout) -> Result<Layout> {
     match left_inverse_strict(l) {
         Err(CuteError::NoLayout { reason, .. }) if reason.contains("not injective") => {
-            generalised_inverse(l).map_err(|e| match e {
-                CuteError::NoLayout { reason: why, .. } => no_layout(
-                    "left_inverse",
-                    format!("{reason}; and no generalised inverse was found: {why}"),
-                ),
-                other => other,
-            })
+            generalised_inverse(l, &reason)
         }
         other => other,
     }
@@ -83,8 +80,9 @@ pub fn is_true_left_inverse(l: &Layout) -> Result<bool> {
 }
 
 /// A generalised inverse of a non-injective `L`: CuTe's answer if it obeys the law, else the inverse of
-/// `L` without its stride-0 leaves mapped back to `L`'s indices.
-fn generalised_inverse(l: &Layout) -> Result<Layout> {
+/// `L` without its stride-0 leaves mapped back to `L`'s indices, else the bounded search
+/// ([`search_generalised_inverse`]). `why` says why `L` is not injective, for the error.
+fn generalised_inverse(l: &Layout, why: &str) -> Result<Layout> {
     let cosize = l.cosize()?;
     if let Ok(c) = complement(l, cosize) {
         let mut flat = l.modes_flat();
@@ -94,8 +92,36 @@ fn generalised_inverse(l: &Layout) -> Result<Layout> {
             return Ok(r);
         }
     }
-    // L' = the leaves with a nonzero stride; E maps an index of L' to the index of L with the same
-    // value (the stride-0 digits zero).
+    if let Some(r) = reduced_inverse(l)? {
+        if generalised_law(l, &r)? {
+            return Ok(r);
+        }
+    }
+    let searched = l.size() <= SEARCH_SIZE && cosize <= 16 * SEARCH_SIZE;
+    if searched {
+        if let Some(r) = search_generalised_inverse(&l.values(MAX_CHECK)?, cosize)? {
+            if generalised_law(l, &r)? {
+                return Ok(r);
+            }
+        }
+    }
+    Err(CuteError::Unsupported {
+        op: "left_inverse",
+        reason: format!(
+            "{why}, so it has no true left inverse, and no generalised inverse (L(R(L(i))) = L(i), size(R) ≥ cosize(L)) was found: not CuTe's right_inverse((L, complement(L))), not the inverse of L without its stride-0 leaves{}",
+            if searched {
+                format!(", and none among the layouts of size {cosize}..{} searched", cosize.saturating_mul(2))
+            } else {
+                format!(" (L is too large to search: size {} > {SEARCH_SIZE} or cosize {cosize} > {})", l.size(), 16 * SEARCH_SIZE)
+            }
+        ),
+    })
+}
+
+/// The inverse of `L' = L` without its stride-0 leaves, carried back to `L`'s indices (`E` maps an
+/// index of `L'` to the index of `L` with the same value, the stride-0 digits zero); `None` when `L'`
+/// has no left inverse here or the composition is no layout.
+fn reduced_inverse(l: &Layout) -> Result<Option<Layout>> {
     let mut kept = Vec::new();
     let mut weights = Vec::new();
     let mut w = 1i64;
@@ -107,10 +133,12 @@ fn generalised_inverse(l: &Layout) -> Result<Layout> {
         w = mul(w, s)?;
     }
     let reduced = Layout::from_modes(&kept)?;
-    let inner = left_inverse_strict(&reduced)?;
+    let Ok(inner) = left_inverse_strict(&reduced) else {
+        return Ok(None);
+    };
     let embed = Layout::from_modes(&weights)?;
-    let r = match crate::compose::composition(&embed, &inner) {
-        Ok(r) => Some(r),
+    match crate::compose::composition(&embed, &inner) {
+        Ok(r) => Ok(Some(r)),
         // `inner` may take negative values: fit E ∘ inner from its values instead.
         Err(_) => {
             let vals = inner
@@ -121,19 +149,10 @@ fn generalised_inverse(l: &Layout) -> Result<Layout> {
             match vals {
                 Ok(v) => crate::fit::fit(&v)?
                     .map(|m| Layout::from_modes(&m))
-                    .transpose()?,
-                Err(_) => None,
+                    .transpose(),
+                Err(_) => Ok(None),
             }
         }
-    };
-    match r {
-        Some(r) if generalised_law(l, &r)? => Ok(r),
-        _ => Err(CuteError::Unsupported {
-            op: "left_inverse",
-            reason: format!(
-                "{l} is not injective, and no generalised inverse (L(R(L(i))) = L(i)) was found from the left inverse {inner} of {reduced}"
-            ),
-        }),
     }
 }
 
@@ -192,7 +211,7 @@ pub fn left_inverse_strict(l: &Layout) -> Result<Layout> {
     let exact = complement_is_exact(l);
     let c = match complement(l, cosize) {
         Ok(c) if exact => c,
-        Ok(_) | Err(CuteError::NoLayout { .. }) => {
+        Ok(_) | Err(CuteError::NoLayout { .. } | CuteError::Postcondition { .. }) => {
             return Err(match collision(l)? {
                 Some((i, j, v)) => {
                     no_layout(OP, format!("{l} is not injective: L({i}) = L({j}) = {v}"))

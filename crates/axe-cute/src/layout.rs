@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::{add, mul, overflow, CuteError, Result};
+use crate::error::{add, mul, overflow, overflow_in, CuteError, Result};
 use crate::int_tuple::{IntTuple, MAX_DEPTH};
 use crate::parse::Parser;
 
@@ -41,7 +41,10 @@ impl Layout {
             Check::Extent(e) => CuteError::BadLayout(format!(
                 "extent {e} in shape {shape} (extents are at least 1)"
             )),
-            Check::Overflow => overflow("computing the layout size"),
+            Check::Overflow => overflow(format!(
+                "computing the size of the shape {shape}: the product of its extents exceeds {}",
+                i64::MAX
+            )),
         })?;
         Ok(Layout {
             shape,
@@ -69,7 +72,12 @@ impl Layout {
             strides.push(acc);
             acc = acc
                 .checked_mul(e)
-                .ok_or_else(|| overflow("computing strides"))?;
+                .ok_or_else(|| {
+                    overflow(format!(
+                        "computing the compact strides of {shape}: the product of its extents exceeds {}",
+                        i64::MAX
+                    ))
+                })?;
         }
         Layout::new(shape.clone(), shape.with_leaves(&mut strides.into_iter()))
     }
@@ -106,9 +114,13 @@ impl Layout {
                     "nesting deeper than {MAX_DEPTH}"
                 )));
             }
-            size = size
-                .checked_mul(l.size)
-                .ok_or_else(|| overflow("computing the layout size"))?;
+            size = size.checked_mul(l.size).ok_or_else(|| {
+                overflow(format!(
+                    "computing the size of a layout of modes of sizes {size} and {}: it exceeds {}",
+                    l.size,
+                    i64::MAX
+                ))
+            })?;
             shapes.push(l.shape);
             strides.push(l.stride);
         }
@@ -141,6 +153,7 @@ impl Layout {
             .into_iter()
             .filter(|m| m.1 > 0)
             .try_fold(1i64, |acc, (s, d)| add(acc, mul(s - 1, d)?))
+            .map_err(|e| overflow_in(e, || format!("computing the cosize of {self}")))
     }
 
     /// The smallest value the layout takes (0 unless a stride is negative).
@@ -149,6 +162,7 @@ impl Layout {
             .into_iter()
             .filter(|m| m.1 < 0)
             .try_fold(0i64, |acc, (s, d)| add(acc, mul(s - 1, d)?))
+            .map_err(|e| overflow_in(e, || format!("computing the smallest value of {self}")))
     }
 
     /// Number of top-level modes.
@@ -232,11 +246,13 @@ impl Layout {
                 size: self.size,
             });
         }
+        let context = || format!("evaluating {self} at index {i}");
         if i >= self.size {
-            return eval_modes(&self.modes_flat(), i);
+            return eval_modes(&self.modes_flat(), i).map_err(|e| overflow_in(e, context));
         }
         let (mut rest, mut acc) = (i, 0i64);
-        eval_tree(&self.shape, &self.stride, &mut rest, &mut acc)?;
+        eval_tree(&self.shape, &self.stride, &mut rest, &mut acc)
+            .map_err(|e| overflow_in(e, context))?;
         Ok(acc)
     }
 
@@ -457,7 +473,8 @@ pub(crate) fn parse_layout(p: &mut Parser<'_>) -> Result<Layout> {
         Layout::compact(&shape)
     };
     layout.map_err(|e| match e {
-        CuteError::BadLayout(m) | CuteError::Overflow(m) => p.err(start, m),
+        CuteError::BadLayout(m) => p.err(start, m),
+        CuteError::Overflow(m) => p.err(start, format!("integer overflow while {m}")),
         other => other,
     })
 }

@@ -79,7 +79,7 @@ impl<'a> Parser<'a> {
             self.pos
         };
         match self.s[at..].chars().next() {
-            Some(c) => self.err(at, format!("{what}, found '{c}'")),
+            Some(c) => self.err(at, format!("{what}, found '{}'", c.escape_debug())),
             None => self.err(at, format!("{what}, found end of input")),
         }
     }

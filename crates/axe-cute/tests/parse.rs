@@ -72,12 +72,41 @@ fn huge_numbers_and_overflow_are_errors() {
         .parse::<Layout>()
         .expect_err("size");
     assert!(matches!(e, CuteError::Parse(_)), "{e}");
-    // Values overflow while evaluating: an error, not a wrap.
+    assert!(
+        e.to_string().contains(
+            "integer overflow while computing the size of the shape (4294967296,4294967296)"
+        ),
+        "{e}"
+    );
+    let e = "(4294967296,4294967296)"
+        .parse::<Layout>()
+        .expect_err("strides");
+    assert!(
+        e.to_string()
+            .contains("integer overflow while computing the compact strides"),
+        "{e}"
+    );
+    // Values overflow while evaluating: an error, not a wrap, saying what was computed.
     let l: Layout = "(2,2):(9223372036854775807,1)".parse().expect("fits");
     assert!(matches!(l.eval(1), Ok(9223372036854775807)));
     let l: Layout = "(3,2):(9223372036854775807,1)".parse().expect("fits");
-    assert!(matches!(l.eval(2), Err(CuteError::Overflow(_))));
-    assert!(l.cosize().is_err());
+    let e = l.eval(2).expect_err("overflow");
+    assert!(matches!(e, CuteError::Overflow(_)), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "integer overflow while evaluating (3,2):(9223372036854775807,1) at index 2: multiplying 2 by 9223372036854775807"
+    );
+    let e = l.cosize().expect_err("cosize");
+    assert!(
+        e.to_string()
+            .contains("computing the cosize of (3,2):(9223372036854775807,1)"),
+        "{e}"
+    );
+    // A non-printable character is escaped where the message names it.
+    let e = "(4,2)\0:(1,4)".parse::<Layout>().expect_err("nul");
+    assert!(e.to_string().contains(r"found '\0' at offset 5"), "{e}");
+    let e = "(4,\u{7}2)".parse::<Layout>().expect_err("bell");
+    assert!(e.to_string().contains(r"found '\u{7}'"), "{e}");
     // A layout whose values overflow is still a layout: composing keeps it, evaluating it errs.
     let r = l.compose(&"3:1".parse().expect("b")).expect("compose");
     assert_eq!(r.to_string(), "3:9223372036854775807");

@@ -181,3 +181,61 @@ pub fn some_left_inverse_within(v: &[i64], cosize: i64) -> bool {
     }
     false
 }
+
+/// Whether some `R` of size `N ∈ [cosize, 2·cosize]` with strides in `(−size, size)` is a generalised
+/// inverse of the values `v` of a layout (`v[R(x)] = x` for every value `x`), by exhaustive search.
+pub fn some_generalised_inverse_within(v: &[i64], cosize: i64) -> bool {
+    fn facts(n: usize, out: &mut Vec<Vec<usize>>, cur: &mut Vec<usize>) {
+        if n == 1 {
+            out.push(cur.clone());
+            return;
+        }
+        for f in 2..=n {
+            if n.is_multiple_of(f) {
+                cur.push(f);
+                facts(n / f, out, cur);
+                cur.pop();
+            }
+        }
+    }
+    let size = v.len() as i64;
+    let range: Vec<i64> = (1 - size..size).collect();
+    for n in cosize..=(2 * cosize) {
+        let mut fs = Vec::new();
+        facts(n as usize, &mut fs, &mut Vec::new());
+        for f in fs {
+            // Each stride: a preimage of the value P_k where there is one, else any in the range.
+            let mut p = 1i64;
+            let mut choices: Vec<Vec<i64>> = Vec::new();
+            for &e in &f {
+                let pre: Vec<i64> = (0..size).filter(|&j| v[j as usize] == p).collect();
+                choices.push(if pre.is_empty() { range.clone() } else { pre });
+                p *= e as i64;
+            }
+            let total: u64 = choices.iter().map(|c| c.len() as u64).product();
+            for mut code in 0..total {
+                let d: Vec<i64> = choices
+                    .iter()
+                    .map(|c| {
+                        let x = c[(code % c.len() as u64) as usize];
+                        code /= c.len() as u64;
+                        x
+                    })
+                    .collect();
+                let ok = v.iter().all(|&x| {
+                    let mut rest = x as usize;
+                    let mut j = 0;
+                    for (e, dd) in f.iter().zip(&d) {
+                        j += (rest % e) as i64 * dd;
+                        rest /= e;
+                    }
+                    x < n && (0..size).contains(&j) && v[j as usize] == x
+                });
+                if ok {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
