@@ -1,6 +1,6 @@
 //! `axe shard <verb>`: device meshes, shardings in every notation, who holds what, reshard plans and runs.
 
-use axe_shard::{parse_any, print, CostModel, Mesh, Notation, Sharding};
+use axe_shard::{parse_any, parse_any_local, print_local, CostModel, Mesh, Notation, Sharding};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 
@@ -74,7 +74,8 @@ pub enum Verb {
         format: Option<crate::render_format::Format>,
         /// Each device's memory layout of its shard, as in `shard plan`/`run` (needs --shape): an XLA
         /// layout of the padded local shape ('{1,0:T(8,128)}'), 'row-major', or an Axe layout on the
-        /// memory axis m; shows each device's buffer and bytes.
+        /// memory axis m; shows each device's buffer and bytes, and the Axe form's memory iters (by
+        /// default an Axe layout input's own, else row-major).
         #[arg(long, alias = "src-layout", value_name = "LAYOUT")]
         layout: Option<String>,
         /// One JSON object per input.
@@ -202,6 +203,16 @@ pub(crate) fn read(
     parse_any(text, from.map(Notation::from), mesh, dims).map_err(|e| e.to_string())
 }
 
+/// [`read`], with the per-device memory layout the text gives (an Axe layout's memory iters).
+pub(crate) fn read_local(
+    text: &str,
+    from: Option<NotationArg>,
+    mesh: Option<&Mesh>,
+    dims: &[u64],
+) -> Result<(Mesh, Sharding, Option<axe_layout::Layout>), String> {
+    parse_any_local(text, from.map(Notation::from), mesh, dims).map_err(|e| e.to_string())
+}
+
 pub(crate) struct Array {
     pub(crate) dims: Vec<u64>,
     pub(crate) elem_bytes: Option<u64>,
@@ -291,8 +302,9 @@ fn convert(
     mesh: Option<&Mesh>,
 ) -> Result<Report, String> {
     let arr = array(target, text, mesh)?;
-    let (mesh, s) = read(text, target.from, mesh, &arr.dims)?;
-    let w = print(to, &mesh, &s).map_err(|e| e.to_string())?;
+    // An Axe layout's memory iters are kept in the Axe form.
+    let (mesh, s, local) = read_local(text, target.from, mesh, &arr.dims)?;
+    let w = print_local(to, &mesh, &s, local.as_ref()).map_err(|e| e.to_string())?;
     Ok(Report {
         json: json!({"result": w}),
         text: w,
