@@ -407,6 +407,7 @@ pub fn run(verb: Verb) -> bool {
                 cost,
                 layouts: &layouts,
                 list,
+                json,
             };
             let mesh = mesh_of(&target);
             let label = src == "-" || dst == "-";
