@@ -46,7 +46,9 @@ pub struct Target {
     /// The mesh: named axes 'x=2,y=4', or sizes '2,4' (axes named d0, d1, ...), or a device count '8'.
     #[arg(long)]
     pub(crate) mesh: Option<String>,
-    /// Device ids at the mesh positions, row-major (default 0..N-1): '3,1,0,2'.
+    /// Device ids at the mesh positions, row-major (default 0..N-1): '3,1,0,2'. HloSharding text names
+    /// these ids (P('x') on x=4 with '3,1,0,2' is {devices=[4]3,1,0,2}); JAX's lowering names mesh
+    /// positions instead ({devices=[4]<=[4]}, its device assignment mapping position to id).
     #[arg(long)]
     pub(crate) devices: Option<String>,
     /// Read every sharding in this notation instead of recognising it from its syntax.
