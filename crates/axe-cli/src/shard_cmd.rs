@@ -284,14 +284,17 @@ pub(crate) fn apparent_rank(text: &str, notation: Notation) -> usize {
             .filter_map(|(i, m)| {
                 let rest = &text[i + m.len()..];
                 let end = rest.find(')')?;
-                rest[..end]
+                // Shard(d) needs d + 1 dims; Shard(-d) (counted from the last) needs d.
+                let d = rest[..end]
                     .trim()
                     .trim_start_matches("dim=")
-                    .parse::<usize>()
-                    .ok()
+                    .trim()
+                    .parse::<i64>()
+                    .ok()?;
+                Some(if d < 0 { d.unsigned_abs() } else { d as u64 + 1 })
             })
             .max()
-            .map_or(0, |d| d.saturating_add(1).min(64)),
+            .map_or(0, |d| d.min(64) as usize),
         Notation::Alpa => text.chars().filter(|c| matches!(c, 'R' | 'S')).count(),
         Notation::Axe => 0,
     }
