@@ -291,7 +291,11 @@ pub(crate) fn apparent_rank(text: &str, notation: Notation) -> usize {
                     .trim()
                     .parse::<i64>()
                     .ok()?;
-                Some(if d < 0 { d.unsigned_abs() } else { d as u64 + 1 })
+                Some(if d < 0 {
+                    d.unsigned_abs()
+                } else {
+                    d as u64 + 1
+                })
             })
             .max()
             .map_or(0, |d| d.min(64) as usize),

@@ -98,7 +98,8 @@ pub fn axe_local(
                 layout: l,
                 ..ArrayShape::new(ty, &shape_dims)
             };
-            let form = axe_xla::to_axe(&a).map_err(|e| format!("the per-device layout {a}: {e}"))?;
+            let form =
+                axe_xla::to_axe(&a).map_err(|e| format!("the per-device layout {a}: {e}"))?;
             if form.padded_shape != local {
                 let list = |v: &[u64]| {
                     let v: Vec<String> = v.iter().map(u64::to_string).collect();

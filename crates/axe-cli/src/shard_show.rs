@@ -196,9 +196,7 @@ pub(crate) fn show(
     // The Axe form's memory part: each device's buffer under --layout, else the input's own memory
     // iters (an Axe layout), else row-major.
     let local = match (layout, &target.shape) {
-        (Some(l), Some(shape)) => {
-            crate::shard_memory::axe_local(&mesh, &s, l, shape_arg(shape)?.1)
-        }
+        (Some(l), Some(shape)) => crate::shard_memory::axe_local(&mesh, &s, l, shape_arg(shape)?.1),
         _ => Ok(own_local),
     };
     let mut obj = Map::new();

@@ -214,7 +214,10 @@ fn plans_take_memory_by_their_pieces_and_refuse_past_the_limit_at_once() {
         "f32[1024,1024]",
     ]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(first.contains("1047552 transfers and 1024 local copies"), "{first}");
+    assert!(
+        first.contains("1047552 transfers and 1024 local copies"),
+        "{first}"
+    );
     // 2^40 pieces: refused before any is built, saying how many.
     let start = std::time::Instant::now();
     let (code, _, err) = plan_limited(&[
@@ -226,6 +229,9 @@ fn plans_take_memory_by_their_pieces_and_refuse_past_the_limit_at_once() {
         "f32[1048576]",
     ]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("1099511627776 pieces") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("1099511627776 pieces") && !err.contains("panicked"),
+        "{err}"
+    );
     assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
 }

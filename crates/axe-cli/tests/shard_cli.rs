@@ -505,7 +505,10 @@ fn show_gives_each_devices_buffer_in_its_memory_layout() {
     ]);
     assert_eq!(v[0]["axe"], serde_json::Value::Null);
     let why = v[0]["axe_why"].as_str().unwrap();
-    assert!(why.contains("pads each device's [25,300] shard to [32,384]"), "{why}");
+    assert!(
+        why.contains("pads each device's [25,300] shard to [32,384]"),
+        "{why}"
+    );
     fails(
         "shard show S0R --mesh x=2,y=2 --layout {1,0}",
         "--layout needs the array",

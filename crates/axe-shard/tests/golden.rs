@@ -177,7 +177,10 @@ fn dtensor_negative_dims_count_from_the_last_as_torch_does() {
         );
     }
     // Out of range either way: an error at the placement, naming the dims there are.
-    for (text, offset) in [("[Replicate(), Shard(-4)]", 14), ("[Shard(3), Replicate()]", 1)] {
+    for (text, offset) in [
+        ("[Replicate(), Shard(-4)]", 14),
+        ("[Shard(3), Replicate()]", 1),
+    ] {
         let e = parse_dtensor(text, &mesh, &[4, 6, 8]).unwrap_err();
         assert!(
             matches!(e, ShardError::Parse { offset: o, .. } if o == offset),

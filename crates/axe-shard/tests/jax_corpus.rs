@@ -82,5 +82,8 @@ fn axe_lowers_every_partition_spec_as_jax_does() {
     }
     assert!(checked >= 700, "only {checked} corpus lines");
     // The device orders are exercised: many texts name other devices than JAX's positions.
-    assert!(reordered >= 50, "only {reordered} texts differ by device order");
+    assert!(
+        reordered >= 50,
+        "only {reordered} texts differ by device order"
+    );
 }

@@ -242,6 +242,9 @@ fn plans_past_the_piece_limit_are_refused() {
     let mesh = axe_shard::Mesh::new(&[("x", 2049)]).unwrap();
     let src = axe_shard::notation::jax::parse_jax("P('x')", &mesh, &[2049, 2049]).unwrap();
     let dst = axe_shard::notation::jax::parse_jax("P(None, 'x')", &mesh, &[2049, 2049]).unwrap();
-    assert_eq!(axe_shard::plan_size(&mesh, &src, &dst).unwrap(), 2049 * 2049);
+    assert_eq!(
+        axe_shard::plan_size(&mesh, &src, &dst).unwrap(),
+        2049 * 2049
+    );
     assert!(axe_shard::plan(&mesh, &src, &dst, 4, &axe_shard::CostModel::default()).is_err());
 }
