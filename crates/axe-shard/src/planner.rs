@@ -299,8 +299,8 @@ fn build_or_count(
         (first, end)
     };
     let mut pieces_total: u64 = 0;
-    for q in 0..n {
-        let cq = mesh.coords(dst_at[q]);
+    for (q, &at) in dst_at.iter().enumerate() {
+        let cq = mesh.coords(at);
         let region = region_at(mesh, dst, &div, q, &cq);
         if does(q, &region, &cq) != Some(false) {
             continue;

@@ -619,45 +619,6 @@ mod tests {
     }
 
     #[test]
-    fn refused_as_xla_refuses() {
-        // (text, offset of the error, as XLA's parser reports it)
-        for (text, at, why) in [
-            ("{devices=[1]0}", 1, "more than one device"),
-            (
-                "{devices=[1,1]3 last_tile_dim_replicate}",
-                1,
-                "more than one device",
-            ),
-            ("{ devices=[1]0}", 2, "more than one device"),
-            ("{{replicated}, {devices=[1]0}}", 16, "more than one device"),
-            ("{devices=[4]<=[4]T(0)}", 17, "more than one dim"),
-            ("{devices=[4]<=[4] T(0)}", 18, "more than one dim"),
-            ("{devices=[1]<=[1]T()}", 17, "more than one dim"),
-            (
-                "{devices=[4,2]<=[8]T(0) last_tile_dim_replicate}",
-                19,
-                "more than one dim",
-            ),
-        ] {
-            match parse_sharding(text) {
-                Err(XlaError::Parse(p)) => {
-                    assert_eq!(p.offset, at, "{text}");
-                    assert!(p.message.contains(why), "{text}: {}", p.message);
-                }
-                other => panic!("{text}: {other:?}"),
-            }
-        }
-        // What XLA reads: a one-device iota, a transpose of a two-dim iota.
-        for text in [
-            "{devices=[1]<=[1]}",
-            "{devices=[4]<=[2,2]T(1,0)}",
-            "{devices=[2]1,0}",
-        ] {
-            parse_sharding(text).expect(text);
-        }
-    }
-
-    #[test]
     fn uneven_shards() {
         let s = parse_sharding("{devices=[2,2]<=[4]}").unwrap();
         let shards = s.shards(&[5, 3]).unwrap();
