@@ -1,6 +1,6 @@
 //! `axe shard <verb>`: device meshes, shardings in every notation, who holds what, reshard plans and runs.
 
-use axe_shard::{parse_any, print, CostModel, Mesh, Notation, Sharding};
+use axe_shard::{parse_any, parse_any_local, print_local, CostModel, Mesh, Notation, Sharding};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 
@@ -46,7 +46,9 @@ pub struct Target {
     /// The mesh: named axes 'x=2,y=4', or sizes '2,4' (axes named d0, d1, ...), or a device count '8'.
     #[arg(long)]
     pub(crate) mesh: Option<String>,
-    /// Device ids at the mesh positions, row-major (default 0..N-1): '3,1,0,2'.
+    /// Device ids at the mesh positions, row-major (default 0..N-1): '3,1,0,2'. HloSharding text names
+    /// these ids (P('x') on x=4 with '3,1,0,2' is {devices=[4]3,1,0,2}); JAX's lowering names mesh
+    /// positions instead ({devices=[4]<=[4]}, its device assignment mapping position to id).
     #[arg(long)]
     pub(crate) devices: Option<String>,
     /// Read every sharding in this notation instead of recognising it from its syntax.
@@ -74,7 +76,8 @@ pub enum Verb {
         format: Option<crate::render_format::Format>,
         /// Each device's memory layout of its shard, as in `shard plan`/`run` (needs --shape): an XLA
         /// layout of the padded local shape ('{1,0:T(8,128)}'), 'row-major', or an Axe layout on the
-        /// memory axis m; shows each device's buffer and bytes.
+        /// memory axis m; shows each device's buffer and bytes, and the Axe form's memory iters (by
+        /// default an Axe layout input's own, else row-major).
         #[arg(long, alias = "src-layout", value_name = "LAYOUT")]
         layout: Option<String>,
         /// One JSON object per input.
@@ -202,6 +205,16 @@ pub(crate) fn read(
     parse_any(text, from.map(Notation::from), mesh, dims).map_err(|e| e.to_string())
 }
 
+/// [`read`], with the per-device memory layout the text gives (an Axe layout's memory iters).
+pub(crate) fn read_local(
+    text: &str,
+    from: Option<NotationArg>,
+    mesh: Option<&Mesh>,
+    dims: &[u64],
+) -> Result<(Mesh, Sharding, Option<axe_layout::Layout>), String> {
+    parse_any_local(text, from.map(Notation::from), mesh, dims).map_err(|e| e.to_string())
+}
+
 pub(crate) struct Array {
     pub(crate) dims: Vec<u64>,
     pub(crate) elem_bytes: Option<u64>,
@@ -271,14 +284,21 @@ pub(crate) fn apparent_rank(text: &str, notation: Notation) -> usize {
             .filter_map(|(i, m)| {
                 let rest = &text[i + m.len()..];
                 let end = rest.find(')')?;
-                rest[..end]
+                // Shard(d) needs d + 1 dims; Shard(-d) (counted from the last) needs d.
+                let d = rest[..end]
                     .trim()
                     .trim_start_matches("dim=")
-                    .parse::<usize>()
-                    .ok()
+                    .trim()
+                    .parse::<i64>()
+                    .ok()?;
+                Some(if d < 0 {
+                    d.unsigned_abs()
+                } else {
+                    d as u64 + 1
+                })
             })
             .max()
-            .map_or(0, |d| d.saturating_add(1).min(64)),
+            .map_or(0, |d| d.min(64) as usize),
         Notation::Alpa => text.chars().filter(|c| matches!(c, 'R' | 'S')).count(),
         Notation::Axe => 0,
     }
@@ -291,8 +311,9 @@ fn convert(
     mesh: Option<&Mesh>,
 ) -> Result<Report, String> {
     let arr = array(target, text, mesh)?;
-    let (mesh, s) = read(text, target.from, mesh, &arr.dims)?;
-    let w = print(to, &mesh, &s).map_err(|e| e.to_string())?;
+    // An Axe layout's memory iters are kept in the Axe form.
+    let (mesh, s, local) = read_local(text, target.from, mesh, &arr.dims)?;
+    let w = print_local(to, &mesh, &s, local.as_ref()).map_err(|e| e.to_string())?;
     Ok(Report {
         json: json!({"result": w}),
         text: w,
@@ -395,6 +416,7 @@ pub fn run(verb: Verb) -> bool {
                 cost,
                 layouts: &layouts,
                 list,
+                json,
             };
             let mesh = mesh_of(&target);
             let label = src == "-" || dst == "-";

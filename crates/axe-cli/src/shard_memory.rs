@@ -62,3 +62,57 @@ pub fn memory(
     }
     Ok(out)
 }
+
+/// Each device's buffer under `layout` as an Axe layout of the sharding's local shape, for the Axe form
+/// of the sharded array: `Ok(None)` for row-major (the Axe form's default) or where the sharding has no
+/// even local shape (the Axe form then says why it has none); `Err` says why the layout has no place in
+/// the Axe form (a tiled layout that pads the local shape: the Axe form has no padding).
+pub fn axe_local(
+    mesh: &Mesh,
+    sharding: &Sharding,
+    layout: &str,
+    ty: PrimitiveType,
+) -> Result<Option<axe_layout::Layout>, String> {
+    let dims = sharding.dims();
+    let mut local = Vec::with_capacity(dims.len());
+    for (d, &len) in dims.iter().enumerate() {
+        let n = if sharding.maximal_device().is_some() {
+            1
+        } else {
+            sharding.shards_of(mesh, d)
+        };
+        if len == 0 || !len.is_multiple_of(n) {
+            return Ok(None);
+        }
+        local.push(len / n);
+    }
+    match MemoryLayout::parse(layout, dims.len()).map_err(|e| format!("--layout: {e}"))? {
+        MemoryLayout::RowMajor => Ok(None),
+        MemoryLayout::Axe(l) => Ok(Some(l)),
+        MemoryLayout::Xla(l) => {
+            let shape_dims: Vec<i64> = local
+                .iter()
+                .map(|&d| i64::try_from(d).map_err(|_| format!("a local dim of {d} elements")))
+                .collect::<Result<_, _>>()?;
+            let a = ArrayShape {
+                layout: l,
+                ..ArrayShape::new(ty, &shape_dims)
+            };
+            let form =
+                axe_xla::to_axe(&a).map_err(|e| format!("the per-device layout {a}: {e}"))?;
+            if form.padded_shape != local {
+                let list = |v: &[u64]| {
+                    let v: Vec<String> = v.iter().map(u64::to_string).collect();
+                    format!("[{}]", v.join(","))
+                };
+                return Err(format!(
+                    "the per-device layout {a} pads each device's {} shard to {}; the Axe form has no \
+                     padding",
+                    list(&local),
+                    list(&form.padded_shape)
+                ));
+            }
+            Ok(Some(form.layout))
+        }
+    }
+}

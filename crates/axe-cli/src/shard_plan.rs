@@ -5,13 +5,62 @@ use serde_json::{json, Value};
 
 use crate::report::Report;
 use crate::shard_cmd::*;
-use crate::shard_show::ranges;
 
 pub(crate) struct PlanArgs<'a> {
     pub(crate) target: &'a Target,
     pub(crate) cost: Cost,
     pub(crate) layouts: &'a crate::shard_run::Layouts,
     pub(crate) list: usize,
+    pub(crate) json: bool,
+}
+
+/// `[[start,end],...]` of a box.
+fn box_json(out: &mut String, r: &[std::ops::Range<u64>]) {
+    use std::fmt::Write;
+    out.push('[');
+    for (k, r) in r.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "[{},{}]", r.start, r.end);
+    }
+    out.push(']');
+}
+
+/// The transfers as JSON text: `{"from","to","region","bytes"}` and `"reduce"` where pending.
+fn transfers_json(ts: &[axe_shard::Transfer]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("[");
+    for (i, t) in ts.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{{\"from\":{},\"to\":{},\"region\":", t.from, t.to);
+        box_json(&mut out, &t.region);
+        let _ = write!(out, ",\"bytes\":{}", t.bytes);
+        if let Some(op) = t.reduce {
+            let _ = write!(out, ",\"reduce\":\"{}\"", op.name());
+        }
+        out.push('}');
+    }
+    out.push(']');
+    out
+}
+
+/// The local copies as JSON text: `{"device","region"}`.
+fn locals_json(ls: &[axe_shard::Local]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("[");
+    for (i, l) in ls.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{{\"device\":{},\"region\":", l.device);
+        box_json(&mut out, &l.region);
+        out.push('}');
+    }
+    out.push(']');
+    out
 }
 
 pub(crate) fn plan_report(
@@ -28,30 +77,19 @@ pub(crate) fn plan_report(
     let (a, b) = args.layouts.placements(a, b, ty)?;
     let p =
         plan(&mesh, &a.sharding, &b.sharding, a.elem_bytes(), &model).map_err(|e| e.to_string())?;
-    let transfers: Vec<Value> = p
-        .transfers
-        .iter()
-        .map(|t| {
-            let mut v =
-                json!({"from": t.from, "to": t.to, "region": ranges(&t.region), "bytes": t.bytes});
-            if let Some(op) = t.reduce {
-                v["reduce"] = json!(op.name());
-            }
-            v
-        })
-        .collect();
-    let locals: Vec<Value> = p
-        .locals
-        .iter()
-        .map(|l| json!({"device": l.device, "region": ranges(&l.region)}))
-        .collect();
-    let json = json!({
-        "collective": p.collective.name(),
-        "bytes": p.bytes,
-        "transfers": transfers,
-        "locals": locals,
-        "estimate_us": p.estimate_us,
-    });
+    // The JSON is built for --json alone, as text: a `Value` per transfer cost about 2 KiB each.
+    let json = if args.json {
+        let mut obj = serde_json::Map::new();
+        obj.insert("collective".into(), json!(p.collective.name()));
+        obj.insert("bytes".into(), json!(p.bytes));
+        crate::report::raw_member(&mut obj, "transfers", transfers_json(&p.transfers));
+        crate::report::raw_member(&mut obj, "locals", locals_json(&p.locals));
+        // (Raw too, to keep the keys in their order.)
+        crate::report::raw_member(&mut obj, "estimate_us", json!(p.estimate_us).to_string());
+        Value::Object(obj)
+    } else {
+        Value::Null
+    };
     let mut t = format!(
         "{}: {} in {} transfers and {} local copies, about {:.1} us\n",
         p.collective.name(),

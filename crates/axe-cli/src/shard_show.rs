@@ -1,7 +1,7 @@
 //! `axe shard show`: who holds what — every device's region, local shape and replica group, and each
 //! device's buffer under a memory layout; large meshes folded.
 
-use axe_shard::{print, DeviceRegion, Mesh, Notation, RegionView};
+use axe_shard::{print, print_local, DeviceRegion, Mesh, Notation, RegionView};
 use serde_json::{json, Map, Value};
 
 use crate::report::Report;
@@ -143,7 +143,7 @@ pub(crate) fn show(
 ) -> Result<Report, String> {
     let arr = array(target, text, mesh)?;
     let with_shape = arr.elem_bytes.is_some();
-    let (mesh, s) = read(text, target.from, mesh, &arr.dims)?;
+    let (mesh, s, own_local) = read_local(text, target.from, mesh, &arr.dims)?;
     let view = s.region_view(&mesh).map_err(|e| e.to_string())?;
     // Text past LISTED_ROWS devices (without --layout, which sums every device) shows only the rows it
     // prints: the regions of the devices between are never computed.
@@ -193,10 +193,21 @@ pub(crate) fn show(
             shape_arg(shape)?.1,
         )?),
     };
+    // The Axe form's memory part: each device's buffer under --layout, else the input's own memory
+    // iters (an Axe layout), else row-major.
+    let local = match (layout, &target.shape) {
+        (Some(l), Some(shape)) => crate::shard_memory::axe_local(&mesh, &s, l, shape_arg(shape)?.1),
+        _ => Ok(own_local),
+    };
     let mut obj = Map::new();
     let mut t = String::new();
     for n in Notation::ALL {
-        match print(n, &mesh, &s).map_err(|e| e.to_string()) {
+        let written = match (&local, n) {
+            (Err(why), Notation::Axe) => Err(why.clone()),
+            (Ok(l), _) => print_local(n, &mesh, &s, l.as_ref()).map_err(|e| e.to_string()),
+            (Err(_), _) => print(n, &mesh, &s).map_err(|e| e.to_string()),
+        };
+        match written {
             Ok(w) => {
                 t.push_str(&format!("{:<8} {w}\n", n.name()));
                 obj.insert(n.name().into(), json!(w));

@@ -183,3 +183,55 @@ fn every_notation_reports_one_location() {
         );
     }
 }
+
+/// `axe shard plan ARGS` under a 1 GB address-space limit: (status, stdout's first line, stderr).
+fn plan_limited(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1000000; exec \"$0\" shard plan \"$@\"")
+        .arg(assert_cmd::cargo::cargo_bin("axe"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    (
+        out.status.code(),
+        text.lines().next().unwrap_or("").to_string(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn plans_take_memory_by_their_pieces_and_refuse_past_the_limit_at_once() {
+    // A million transfers of one column each (it took 2.9 GB): within 1 GB.
+    let (code, first, err) = plan_limited(&[
+        "P('x')",
+        "P(None,'x')",
+        "--mesh",
+        "x=1024",
+        "--shape",
+        "f32[1024,1024]",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        first.contains("1047552 transfers and 1024 local copies"),
+        "{first}"
+    );
+    // 2^40 pieces: refused before any is built, saying how many.
+    let start = std::time::Instant::now();
+    let (code, _, err) = plan_limited(&[
+        "P('x')",
+        "P()",
+        "--mesh",
+        "x=1048576",
+        "--shape",
+        "f32[1048576]",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("1099511627776 pieces") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+}

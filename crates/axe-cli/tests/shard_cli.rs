@@ -455,6 +455,60 @@ fn show_gives_each_devices_buffer_in_its_memory_layout() {
         "--json",
     ]);
     assert_eq!(v[0]["devices"][3]["memory"]["bytes"], 64);
+    // The Axe form stores each shard in the layout given, or the input's own memory iters.
+    let answer = |args: &str| {
+        let args: Vec<&str> = args.split(' ').chain(["--json"]).collect();
+        json_lines(&args)[0].clone()
+    };
+    for (args, want) in [
+        (
+            "shard show P('x',None) --mesh x=4 --shape f32[64,256] --layout {0,1}",
+            "S[(4,16,256):(1@gpu_x,1,16)]",
+        ),
+        (
+            "shard show P('x',None) --mesh x=4 --shape f32[64,256] --layout row-major",
+            "S[(4,16,256):(1@gpu_x,256,1)]",
+        ),
+        (
+            "shard show S[(2,32,128):(1@gpu_x,1,32)] --mesh x=2 --shape f32[64,128]",
+            "S[(2,32,128):(1@gpu_x,1,32)]",
+        ),
+        (
+            "shard show S[(2,32,128):(1@gpu_x,1,32)] --mesh x=2 --shape f32[64,128] --layout {1,0}",
+            "S[(2,32,128):(1@gpu_x,128,1)]",
+        ),
+        (
+            "shard convert --to axe S[(2,32,128):(1@gpu_x,1,32)] --shape f32[64,128]",
+            "S[(2,32,128):(1@gpu_x,1,32)]",
+        ),
+    ] {
+        let v = answer(args);
+        let got = if args.contains("convert") {
+            &v["result"]
+        } else {
+            &v["axe"]
+        };
+        assert_eq!(got, want, "{args}");
+    }
+    // A tiled layout that pads the shard has no Axe form, which says so.
+    let v = json_lines(&[
+        "shard",
+        "show",
+        "P('x')",
+        "--shape",
+        "bf16[100,300]",
+        "--mesh",
+        "x=4",
+        "--layout",
+        "{1,0:T(8,128)(2,1)}",
+        "--json",
+    ]);
+    assert_eq!(v[0]["axe"], serde_json::Value::Null);
+    let why = v[0]["axe_why"].as_str().unwrap();
+    assert!(
+        why.contains("pads each device's [25,300] shard to [32,384]"),
+        "{why}"
+    );
     fails(
         "shard show S0R --mesh x=2,y=2 --layout {1,0}",
         "--layout needs the array",

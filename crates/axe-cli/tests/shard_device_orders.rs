@@ -161,4 +161,21 @@ fn iota_tile_assignments_print_as_xla_prints_them_and_xlas_refusals_are_errors()
         assert_eq!(code, 1, "{args:?}");
         assert!(err.contains(want) && !err.contains("panicked"), "{err}");
     }
+    // `hlo shards` reads with the same reader: the same refusal, at the same offset.
+    for (text, want) in [
+        ("{devices=[1]0}", "offset 1"),
+        ("{devices=[1,1]2 last_tile_dim_replicate}", "offset 1"),
+        ("{devices=[4]<=[4]T(0)}", "offset 17"),
+    ] {
+        let shape = "f32[4]";
+        let (code, out, hlo_err) = run(&["hlo", "shards", "--shape", shape, text]);
+        assert_eq!(code, 1, "hlo shards {text}: {out}");
+        assert!(
+            hlo_err.contains(want) && !hlo_err.contains("panicked"),
+            "{hlo_err}"
+        );
+        let (code, _, show_err) = run(&["shard", "show", "--shape", shape, text]);
+        assert_eq!(code, 1, "shard show {text}");
+        assert!(show_err.contains(want), "{show_err}");
+    }
 }

@@ -195,6 +195,14 @@ pub fn plan(
     })
 }
 
+/// The number of pieces (transfers and local copies) [`plan`] lists for the same arguments, counted
+/// without building any: `O(devices × rank × log shards)` time and `O(devices + shards)` memory, whatever
+/// the plan's size. [`plan`] refuses a plan of more than [`crate::MAX_PIECES`] pieces by this count, before
+/// building one.
+pub fn plan_size(mesh: &Mesh, src: &Sharding, dst: &Sharding) -> Result<u64> {
+    crate::planner::count(mesh, src, dst)
+}
+
 /// The destination regions set to an identity rather than filled from the source (see [`Fill`]): for
 /// each device at a nonzero coordinate of a mesh axis that is `Partial(sum)` or `Partial(product)` in `dst`
 /// and not partial in `src`, its whole (nonempty) destination region.

@@ -218,6 +218,32 @@ pub(crate) fn fills_identity(op: ReduceOp) -> bool {
 
 /// Plans the reshard; see [`crate::plan::plan`] for the law.
 pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64) -> Result<Built> {
+    match build_or_count(mesh, src, dst, elem_bytes, false)? {
+        Planned::Built(b) => Ok(b),
+        Planned::Counted(_) => Err(ShardError::Sharding("the plan was only counted".into())),
+    }
+}
+
+/// The number of pieces (transfers and local copies) the plan lists, counted without building any.
+pub(crate) fn count(mesh: &Mesh, src: &Sharding, dst: &Sharding) -> Result<u64> {
+    match build_or_count(mesh, src, dst, 1, true)? {
+        Planned::Counted(n) => Ok(n),
+        Planned::Built(b) => Ok((b.transfers.len() + b.locals.len()) as u64),
+    }
+}
+
+enum Planned {
+    Built(Built),
+    Counted(u64),
+}
+
+fn build_or_count(
+    mesh: &Mesh,
+    src: &Sharding,
+    dst: &Sharding,
+    elem_bytes: u64,
+    count_only: bool,
+) -> Result<Planned> {
     let (role, reduce, into_op) = roles(mesh, src, dst)?;
     let overflow = || ShardError::Sharding("the array's size in bytes overflows 64 bits".into());
     src.dims()
@@ -232,6 +258,68 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
     // Per mesh position, the position its device plays in each sharding (they differ where a sharding has
     // a device placement of its own). Senders are chosen among the source's played positions.
     let (src_at, dst_at) = (src.played_positions(mesh), dst.played_positions(mesh));
+    let axes_of = |r: Role| -> Vec<usize> { (0..mesh.rank()).filter(|&a| role[a] == r).collect() };
+    let (free, reduce_axes) = (axes_of(Role::Free), axes_of(Role::Reduce));
+    let into_axes: Vec<usize> = (0..mesh.rank())
+        .filter(|&a| op_of(dst.axis_use()[a]).is_some() && op_of(src.axis_use()[a]).is_none())
+        .collect();
+    let k_count: usize = reduce_axes
+        .iter()
+        .map(|&a| mesh.sizes()[a] as usize)
+        .product();
+    let dst_max = dst.maximal_device();
+    let fill_op = into_op.filter(|&op| fills_identity(op));
+    // What destination position q (region `region`, destination coordinates `cq`) does: nothing (a
+    // device a maximal destination leaves out, or an empty region; for a scalar the empty box cannot say
+    // so), `Some(true)` an identity fill, `Some(false)` receive its region.
+    let does = |q: usize, region: &[Range<u64>], cq: &[u64]| -> Option<bool> {
+        if region.iter().any(|r| r.is_empty()) || dst_max.is_some_and(|m| m != mesh.devices()[q]) {
+            return None;
+        }
+        Some(fill_op.is_some() && into_axes.iter().any(|&a| cq[a] != 0))
+    };
+    // The plan's size, counted before anything per device is kept: per receiving device, one piece per
+    // contribution and per combination of the nonempty source shards meeting its region in each dim
+    // (found by binary search and counted by prefix sums: O(devices × rank × log shards)).
+    let nonempty: Vec<Vec<usize>> = siv
+        .iter()
+        .map(|ivs| {
+            std::iter::once(0)
+                .chain(ivs.iter().scan(0usize, |c, s| {
+                    *c += usize::from(!s.is_empty());
+                    Some(*c)
+                }))
+                .collect()
+        })
+        .collect();
+    let meeting = |d: usize, t: &Range<u64>| -> (usize, usize) {
+        let ivs = &siv[d];
+        let first = ivs.partition_point(|s| s.end <= t.start);
+        let end = first + ivs[first..].partition_point(|s| s.start < t.end);
+        (first, end)
+    };
+    let mut pieces_total: u64 = 0;
+    for (q, &at) in dst_at.iter().enumerate() {
+        let cq = mesh.coords(at);
+        let region = region_at(mesh, dst, &div, q, &cq);
+        if does(q, &region, &cq) != Some(false) {
+            continue;
+        }
+        let per: u64 = (0..rank).fold(k_count as u64, |v, d| {
+            let (first, end) = meeting(d, &region[d]);
+            v.saturating_mul((nonempty[d][end] - nonempty[d][first]) as u64)
+        });
+        pieces_total = pieces_total.saturating_add(per);
+    }
+    if count_only {
+        return Ok(Planned::Counted(pieces_total));
+    }
+    if pieces_total > MAX_PIECES as u64 {
+        return Err(ShardError::Sharding(format!(
+            "the plan would list {pieces_total} pieces (transfers and local copies), more than \
+             {MAX_PIECES}; plan on fewer devices or shards"
+        )));
+    }
     for a in (0..mesh.rank()).filter(|&a| role[a] == Role::Channel) {
         if let Some(p) = (0..n).find(|&p| coords[src_at[p]][a] != coords[dst_at[p]][a]) {
             return Err(ShardError::Sharding(format!(
@@ -253,17 +341,8 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
     let src_max_pos = src
         .maximal_device()
         .and_then(|m| mesh.devices().iter().position(|&d| d == m));
-    let axes_of = |r: Role| -> Vec<usize> { (0..mesh.rank()).filter(|&a| role[a] == r).collect() };
-    let (free, reduce_axes) = (axes_of(Role::Free), axes_of(Role::Reduce));
-    let into_axes: Vec<usize> = (0..mesh.rank())
-        .filter(|&a| op_of(dst.axis_use()[a]).is_some() && op_of(src.axis_use()[a]).is_none())
-        .collect();
     // The source's split axes per dim, to place a shard index on the mesh.
     let split_of = src.dim_axes();
-    let k_count: usize = reduce_axes
-        .iter()
-        .map(|&a| mesh.sizes()[a] as usize)
-        .product();
     // The senders of each group (keyed by the base position, free coordinates zero): (bytes sent, order,
     // position), least loaded first.
     let mut groups: HashMap<usize, BTreeSet<(u64, usize, usize)>> = HashMap::new();
@@ -276,26 +355,24 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
         reduces: reduce.is_some(),
         src_maximal: src_max_pos.is_some(),
     };
-    let dst_max = dst.maximal_device();
+    // At most one local copy per device and contribution: one combination of source shards is its own.
+    let total = pieces_total as usize;
+    out.transfers.reserve(total);
+    out.locals.reserve(total.min(n.saturating_mul(k_count)));
     for q in 0..n {
         let region = &dst_regions[q];
-        // A device a maximal destination leaves out holds nothing (for a scalar its region, the empty
-        // box, cannot say so).
-        if region.iter().any(|r| r.is_empty()) || dst_max.is_some_and(|m| m != mesh.devices()[q]) {
+        let Some(fills) = does(q, region, &coords[dst_at[q]]) else {
             continue;
-        }
-        // q's coordinates as the destination places it (for fills) and as the source does (for what it
-        // holds and the groups it shares).
-        let (cq, cs) = (&coords[dst_at[q]], &coords[src_at[q]]);
-        if let Some(op) = into_op.filter(|&op| fills_identity(op)) {
-            if into_axes.iter().any(|&a| cq[a] != 0) {
-                out.fills.push(Fill {
-                    device: mesh.devices()[q],
-                    region: region.clone(),
-                    op,
-                });
-                continue;
-            }
+        };
+        // q's coordinates as the source places it (for what it holds and the groups it shares).
+        let cs = &coords[src_at[q]];
+        if let (true, Some(op)) = (fills, fill_op) {
+            out.fills.push(Fill {
+                device: mesh.devices()[q],
+                region: region.clone(),
+                op,
+            });
+            continue;
         }
         // q's position with its free coordinates zeroed: the group q itself belongs to.
         let q_base: usize = (0..mesh.rank())
@@ -310,12 +387,10 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
         let pieces: Vec<Vec<(usize, Range<u64>)>> = (0..rank)
             .map(|d| {
                 let t = &region[d];
-                let ivs = &siv[d];
-                let first = ivs.partition_point(|s| s.end <= t.start);
-                ivs[first..]
+                let (first, end) = meeting(d, t);
+                siv[d][first..end]
                     .iter()
                     .enumerate()
-                    .take_while(|(_, s)| s.start < t.end)
                     .filter(|(_, s)| !s.is_empty())
                     .map(|(j, s)| (first + j, s.start.max(t.start)..s.end.min(t.end)))
                     .collect()
@@ -356,12 +431,6 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
                     Some(m) => m == q,
                     None => base == q_base,
                 };
-                if out.transfers.len() + out.locals.len() >= MAX_PIECES {
-                    return Err(ShardError::Sharding(format!(
-                        "the plan would list more than {MAX_PIECES} pieces (transfers and local copies); \
-                         plan on fewer devices or shards"
-                    )));
-                }
                 if held {
                     out.locals.push(Local {
                         device: mesh.devices()[q],
@@ -370,20 +439,25 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
                     });
                 } else {
                     let bytes = volume.checked_mul(elem_bytes).ok_or_else(overflow)?;
-                    let set = groups.entry(base).or_insert_with(|| {
-                        let free_here: &[usize] = if src_max_pos.is_some() { &[] } else { &free };
-                        members(mesh, &st, base, free_here)
-                            .into_iter()
-                            .enumerate()
-                            .map(|(o, p)| (0u64, o, p))
-                            .collect()
-                    });
-                    let Some((sent, o, p)) = set.pop_first() else {
-                        return Err(ShardError::Sharding(
-                            "no source device holds a piece of the destination".into(),
-                        ));
+                    let p = if src_max_pos.is_some() || free.is_empty() {
+                        // A group of one: its only member sends (no load to track).
+                        base
+                    } else {
+                        let set = groups.entry(base).or_insert_with(|| {
+                            members(mesh, &st, base, &free)
+                                .into_iter()
+                                .enumerate()
+                                .map(|(o, p)| (0u64, o, p))
+                                .collect()
+                        });
+                        let Some((sent, o, p)) = set.pop_first() else {
+                            return Err(ShardError::Sharding(
+                                "no source device holds a piece of the destination".into(),
+                            ));
+                        };
+                        set.insert((sent.saturating_add(bytes), o, p));
+                        p
                     };
-                    set.insert((sent.saturating_add(bytes), o, p));
                     out.transfers.push(Transfer {
                         from: if src_max_pos.is_some() {
                             mesh.devices()[p]
@@ -417,7 +491,7 @@ pub(crate) fn build(mesh: &Mesh, src: &Sharding, dst: &Sharding, elem_bytes: u64
     }
     out.src_regions = src_regions;
     out.dst_regions = dst_regions;
-    Ok(out)
+    Ok(Planned::Built(out))
 }
 
 /// The positions of the group at `base` (free coordinates zero): every combination of the free axes.

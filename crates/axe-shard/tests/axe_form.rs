@@ -236,5 +236,16 @@ proptest! {
                 .map(|r| r.position).collect();
             prop_assert_eq!(holders, want, "{} read as {:?}", text, a.sharding);
         }
+        // Printed back with its own memory iters, each element lies at the same memory offsets.
+        let printed = axe_shard::print_local(axe_shard::Notation::Axe, &a.mesh, &a.sharding, Some(&a.local))
+            .expect("print");
+        let again = layout(&printed);
+        let mem: Vec<axe_layout::Axis> = l.axes().into_iter().filter(|x| !axe_shard::axe::is_device_axis(x)).collect();
+        let memory = |l: &Layout, e: u64| -> BTreeSet<Vec<i64>> {
+            l.apply(e).expect("apply").iter().map(|c| mem.iter().map(|ax| c.get(ax)).collect()).collect()
+        };
+        for e in 0..total {
+            prop_assert_eq!(memory(&again, e), memory(&l, e), "{} printed as {}", text, printed);
+        }
     }
 }

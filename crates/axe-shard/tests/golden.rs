@@ -162,6 +162,36 @@ fn dtensor_shard0_shard0_nests_left_to_right() {
 }
 
 #[test]
+fn dtensor_negative_dims_count_from_the_last_as_torch_does() {
+    use axe_shard::notation::dtensor::parse_dtensor;
+    let mesh = Mesh::new(&[("a", 2), ("b", 2)]).unwrap();
+    for (neg, pos) in [
+        ("[Shard(-1), Replicate()]", "[Shard(2), Replicate()]"),
+        ("[Shard(dim=-3), Shard(-1)]", "[Shard(0), Shard(2)]"),
+        ("[Shard(-2), Shard(1)]", "[Shard(1), Shard(1)]"),
+    ] {
+        assert_eq!(
+            parse_dtensor(neg, &mesh, &[4, 6, 8]).unwrap(),
+            parse_dtensor(pos, &mesh, &[4, 6, 8]).unwrap(),
+            "{neg}"
+        );
+    }
+    // Out of range either way: an error at the placement, naming the dims there are.
+    for (text, offset) in [
+        ("[Replicate(), Shard(-4)]", 14),
+        ("[Shard(3), Replicate()]", 1),
+    ] {
+        let e = parse_dtensor(text, &mesh, &[4, 6, 8]).unwrap_err();
+        assert!(
+            matches!(e, ShardError::Parse { offset: o, .. } if o == offset),
+            "{text}: {e:?}"
+        );
+        assert!(e.to_string().contains("dims -3..2"), "{e}");
+    }
+    assert!(parse_dtensor("[Shard(-1), Replicate()]", &mesh, &[]).is_err());
+}
+
+#[test]
 fn hlo_text_reads_to_the_same_regions() {
     use axe_shard::notation::hlo::parse_hlo;
     let mesh = Mesh::new(&[("x", 2), ("y", 4)]).unwrap();

@@ -1,14 +1,17 @@
 //! axe's JAX → HloSharding lowering against JAX's own (`scripts/shard-jax-corpus` writes the corpus with
-//! jax 0.10.2: `NamedSharding(mesh, spec)._to_xla_hlo_sharding(ndim)` over meshes of 8 devices).
+//! jax 0.10.2: `NamedSharding(mesh, spec)._to_xla_hlo_sharding(ndim)` over meshes of 8 devices, in three
+//! device orders).
 
-use axe_shard::notation::hlo::{parse_hlo_on, to_hlo};
+use std::collections::BTreeMap;
+
+use axe_shard::notation::hlo::{parse_hlo, parse_hlo_on, to_hlo};
 use axe_shard::notation::jax::{parse_jax, to_jax};
 use axe_shard::Mesh;
 
 #[test]
 fn axe_lowers_every_partition_spec_as_jax_does() {
     let text = include_str!("corpus/jax.jsonl");
-    let mut checked = 0;
+    let (mut checked, mut reordered) = (0, 0);
     for (i, line) in text.lines().enumerate() {
         let v: serde_json::Value = serde_json::from_str(line).expect("json line");
         let axes: Vec<(String, u64)> = v["mesh"]
@@ -42,7 +45,45 @@ fn axe_lowers_every_partition_spec_as_jax_does() {
         );
         let again = parse_jax(&to_jax(&mesh, &s).expect("jax"), &mesh, &dims).expect("jax again");
         assert_eq!(again, s);
+        // On the mesh in the corpus's device order, axe names device ids where JAX names positions:
+        // the device at position p holds what JAX's text gives position p.
+        let ids: Vec<u64> = v["devices"]
+            .as_array()
+            .expect("devices")
+            .iter()
+            .map(|d| d.as_u64().expect("id"))
+            .collect();
+        let ordered = Mesh::with_devices(&named, ids.clone()).expect("ordered mesh");
+        let so = parse_jax(spec, &ordered, &dims).expect("spec on the ordered mesh");
+        let ours = to_hlo(&ordered, &so).expect("hlo");
+        if ids.iter().enumerate().all(|(p, &d)| d == p as u64) {
+            assert_eq!(ours, want, "line {}", i + 1);
+        }
+        let by_device = |text: &str| -> BTreeMap<u64, Vec<std::ops::Range<u64>>> {
+            let (m, s) = parse_hlo(text, &dims, Some(8)).expect("hlo text");
+            s.regions(&m)
+                .expect("regions")
+                .into_iter()
+                .map(|r| (r.device, r.region))
+                .collect()
+        };
+        let jax_regions = by_device(want);
+        let our_regions = by_device(&ours);
+        for (p, &id) in ids.iter().enumerate() {
+            assert_eq!(
+                our_regions[&id],
+                jax_regions[&(p as u64)],
+                "line {}: {spec} on devices {ids:?}: axe {ours}, JAX {want}",
+                i + 1
+            );
+        }
+        reordered += usize::from(ours != want);
         checked += 1;
     }
     assert!(checked >= 700, "only {checked} corpus lines");
+    // The device orders are exercised: many texts name other devices than JAX's positions.
+    assert!(
+        reordered >= 50,
+        "only {reordered} texts differ by device order"
+    );
 }

@@ -22,10 +22,10 @@ fn errors_about_long_hlo_text_quote_a_window() {
         .to_string();
     assert!(e.len() < 400, "{} bytes", e.len());
     // Short text is quoted whole, as before.
-    let e = parse_hlo("{devices=[2]0}", &[4], None)
+    let e = parse_hlo("{devices=[2,2]0,1,2,3}", &[4], None)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("\"{devices=[2]0}\""), "{e}");
+    assert!(e.contains("\"{devices=[2,2]0,1,2,3}\""), "{e}");
 }
 
 #[test]

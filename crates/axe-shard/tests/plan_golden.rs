@@ -228,4 +228,23 @@ fn plans_past_the_piece_limit_are_refused() {
         err.to_string().contains(&axe_shard::MAX_PIECES.to_string()),
         "{err}"
     );
+    // Counted before any piece is built: 2^20 devices each gathering 2^20 one-element shards would be
+    // 2^40 pieces; the error says how many, at once.
+    let dims = [1u64 << 20];
+    let src = axe_shard::notation::jax::parse_jax("P('x')", &mesh, &dims).unwrap();
+    let dst = axe_shard::notation::jax::parse_jax("P()", &mesh, &dims).unwrap();
+    assert_eq!(axe_shard::plan_size(&mesh, &src, &dst).unwrap(), 1 << 40);
+    let start = std::time::Instant::now();
+    let err = axe_shard::plan(&mesh, &src, &dst, 4, &axe_shard::CostModel::default()).unwrap_err();
+    assert!(err.to_string().contains("1099511627776 pieces"), "{err}");
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    // Just past the limit: 2,049 devices each receiving 2,049 pieces (4,198,401 > 2^22).
+    let mesh = axe_shard::Mesh::new(&[("x", 2049)]).unwrap();
+    let src = axe_shard::notation::jax::parse_jax("P('x')", &mesh, &[2049, 2049]).unwrap();
+    let dst = axe_shard::notation::jax::parse_jax("P(None, 'x')", &mesh, &[2049, 2049]).unwrap();
+    assert_eq!(
+        axe_shard::plan_size(&mesh, &src, &dst).unwrap(),
+        2049 * 2049
+    );
+    assert!(axe_shard::plan(&mesh, &src, &dst, 4, &axe_shard::CostModel::default()).is_err());
 }

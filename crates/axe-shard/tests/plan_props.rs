@@ -143,6 +143,11 @@ proptest! {
         let dst = build(&m, &dims, &d, &manual, op);
         let p = plan(&m, &src, &dst, eb, &CostModel::default()).expect("plan");
         let fills = identity_fills(&m, &src, &dst).expect("fills");
+        // The size counted before planning is the plan's.
+        prop_assert_eq!(
+            axe_shard::plan_size(&m, &src, &dst).expect("size"),
+            (p.transfers.len() + p.locals.len()) as u64
+        );
         let sr = src.regions(&m).expect("src regions");
         let dr = dst.regions(&m).expect("dst regions");
         let pos = |id: u64| m.devices().iter().position(|&x| x == id).expect("device");

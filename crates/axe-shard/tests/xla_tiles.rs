@@ -25,11 +25,32 @@ fn axe_reads_and_prints_tile_assignments_as_xla_does() {
         let rank = v["rank"].as_u64().expect("rank") as usize;
         let n = v["devices"].as_u64().expect("devices");
         let dims = vec![12u64; rank];
+        let dims_i = vec![12i64; rank];
         let got = parse_hlo(text, &dims, Some(n));
         if let Some(err) = v["error"].as_str() {
-            assert!(
-                got.is_err(),
+            let e = got.expect_err(&format!(
                 "line {}: XLA refuses {text} ({err}); axe read it",
+                i + 1
+            ));
+            // The reader `axe hlo shards` and HLO modules use refuses it too, with the same error.
+            let x = axe_xla::hlo::sharding::parse_sharding(text).map(|s| s.shards(&dims_i));
+            assert!(
+                matches!(x, Err(_) | Ok(Err(_))),
+                "line {}: XLA refuses {text}; axe-xla read it",
+                i + 1
+            );
+            if let (Err(axe_xla::XlaError::Parse(p)), axe_shard::ShardError::Parse { offset, .. }) =
+                (&x, &e)
+            {
+                assert_eq!(p.offset, *offset, "line {}: {text}", i + 1);
+            }
+            let module = format!(
+                "HloModule m\n\nENTRY %e {{\n  ROOT %p = f32[{}] parameter(0), sharding={text}\n}}\n",
+                vec!["12"; rank].join(",")
+            );
+            assert!(
+                axe_xla::hlo::parse_module(&module).is_err(),
+                "line {}: XLA refuses a module with sharding={text}; axe read it",
                 i + 1
             );
             refused += 1;

@@ -216,3 +216,42 @@ fn large_flat_inputs_parse() {
     let sh = parse_sharding(&sharding).unwrap();
     assert_eq!(sh.shards(&[n as i64]).unwrap().len(), n);
 }
+
+#[test]
+fn shardings_xla_refuses_are_refused_at_its_offset() {
+    // (text, offset of the error, as XLA's parser reports it)
+    for (text, at, why) in [
+        ("{devices=[1]0}", 1, "more than one device"),
+        (
+            "{devices=[1,1]3 last_tile_dim_replicate}",
+            1,
+            "more than one device",
+        ),
+        ("{ devices=[1]0}", 2, "more than one device"),
+        ("{{replicated}, {devices=[1]0}}", 16, "more than one device"),
+        ("{devices=[4]<=[4]T(0)}", 17, "more than one dim"),
+        ("{devices=[4]<=[4] T(0)}", 18, "more than one dim"),
+        ("{devices=[1]<=[1]T()}", 17, "more than one dim"),
+        (
+            "{devices=[4,2]<=[8]T(0) last_tile_dim_replicate}",
+            19,
+            "more than one dim",
+        ),
+    ] {
+        match parse_sharding(text) {
+            Err(axe_xla::XlaError::Parse(p)) => {
+                assert_eq!(p.offset, at, "{text}");
+                assert!(p.message.contains(why), "{text}: {}", p.message);
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    // What XLA reads: a one-device iota, a transpose of a two-dim iota.
+    for text in [
+        "{devices=[1]<=[1]}",
+        "{devices=[4]<=[2,2]T(1,0)}",
+        "{devices=[2]1,0}",
+    ] {
+        parse_sharding(text).expect(text);
+    }
+}

@@ -91,6 +91,18 @@ pub fn parse_any(
     mesh: Option<&Mesh>,
     dims: &[u64],
 ) -> Result<(Mesh, Sharding)> {
+    parse_any_local(text, notation, mesh, dims).map(|(m, s, _)| (m, s))
+}
+
+/// [`parse_any`], with the per-device memory layout the text gives: an Axe layout's memory iters (in dim
+/// order, a layout of the local shape on its memory axes, as [`crate::axe::from_axe`] reads them), `None`
+/// for the other notations, which say nothing about memory. [`print_local`] writes it back.
+pub fn parse_any_local(
+    text: &str,
+    notation: Option<Notation>,
+    mesh: Option<&Mesh>,
+    dims: &[u64],
+) -> Result<(Mesh, Sharding, Option<axe_layout::Layout>)> {
     let notation = match notation {
         Some(n) => n,
         None => Notation::detect(text)?,
@@ -111,24 +123,24 @@ pub fn parse_any(
                 let s = ss
                     .pop()
                     .ok_or_else(|| ShardError::Sharding("no sharding read".into()))?;
-                Ok((m, s))
+                Ok((m, s, None))
             }
-            None => hlo::parse_hlo(text, dims, None),
+            None => hlo::parse_hlo(text, dims, None).map(|(m, s)| (m, s, None)),
         },
         Notation::Jax => {
             let m = need(mesh)?;
             let s = jax::parse_jax(text, &m, dims)?;
-            Ok((m, s))
+            Ok((m, s, None))
         }
         Notation::Dtensor => {
             let m = need(mesh)?;
             let s = dtensor::parse_dtensor(text, &m, dims)?;
-            Ok((m, s))
+            Ok((m, s, None))
         }
         Notation::Alpa => {
             let m = need(mesh)?;
             let s = alpa::parse_alpa(text, &m, dims)?;
-            Ok((m, s))
+            Ok((m, s, None))
         }
         Notation::Axe => {
             let layout: axe_layout::Layout = text.parse().map_err(|e| match e {
@@ -145,7 +157,7 @@ pub fn parse_any(
                 },
             })?;
             let a = crate::axe::from_axe(&layout, dims, mesh)?;
-            Ok((a.mesh, a.sharding))
+            Ok((a.mesh, a.sharding, Some(a.local)))
         }
     }
 }
@@ -194,13 +206,26 @@ pub fn parse_pair(
     }
 }
 
-/// `s` on `mesh` in `notation`; [`ShardError::Inexpressible`] says why a notation cannot hold it.
+/// `s` on `mesh` in `notation`; [`ShardError::Inexpressible`] says why a notation cannot hold it. The
+/// Axe form stores each device's shard row-major; [`print_local`] takes another memory layout.
 pub fn print(notation: Notation, mesh: &Mesh, s: &Sharding) -> Result<String> {
+    print_local(notation, mesh, s, None)
+}
+
+/// [`print`], each device storing its local shape in `local` (a layout of the local shape on memory
+/// axes, as [`crate::axe::to_axe`] takes it; row-major when `None`). Only the Axe form shows memory; the
+/// other notations ignore `local`.
+pub fn print_local(
+    notation: Notation,
+    mesh: &Mesh,
+    s: &Sharding,
+    local: Option<&axe_layout::Layout>,
+) -> Result<String> {
     match notation {
         Notation::Hlo => hlo::to_hlo(mesh, s),
         Notation::Jax => jax::to_jax(mesh, s),
         Notation::Dtensor => dtensor::to_dtensor(mesh, s),
         Notation::Alpa => alpa::to_alpa(mesh, s),
-        Notation::Axe => Ok(crate::axe::to_axe(mesh, s, None)?.to_string()),
+        Notation::Axe => Ok(crate::axe::to_axe(mesh, s, local)?.to_string()),
     }
 }

@@ -1,4 +1,5 @@
 //! PyTorch DTensor placements, one per mesh dim: `[Shard(0), Replicate()]`, `Partial()`, `Partial(sum)`.
+//! A negative `Shard(d)` counts from the last dim, as torch normalises it (`Shard(-1)` is the last).
 //!
 //! Several `Shard(d)` on one tensor dim shard it left to right over the mesh dims (the leftmost mesh dim is
 //! the major one), each cutting the previous local piece with `torch.chunk`: read shardings use
@@ -63,18 +64,27 @@ pub fn parse_dtensor(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> 
             ));
         }
         if let Some(d) = arg("Shard") {
-            let d: usize = d
+            let d: i64 = d
                 .strip_prefix("dim=")
                 .unwrap_or(&d)
+                .trim()
                 .parse()
                 .map_err(|_| err(format!("bad tensor dim {d:?}"), at))?;
-            if d >= dims.len() {
+            // As torch: a negative dim counts from the last (Shard(-1) is the last dim).
+            let rank = dims.len() as i64;
+            let k = if d < 0 { d + rank } else { d };
+            if !(0..rank).contains(&k) {
                 return Err(err(
-                    format!("Shard({d}) on an array of {} dims", dims.len()),
+                    format!(
+                        "Shard({d}) on an array of {} dims (dims {}..{})",
+                        dims.len(),
+                        -rank,
+                        rank - 1
+                    ),
                     at,
                 ));
             }
-            dim_axes[d].push(a);
+            dim_axes[k as usize].push(a);
         } else if arg("Replicate").is_some_and(|x| x.is_empty()) {
             others.push((a, AxisUse::Replicated));
         } else if let Some(op) = arg("Partial") {

@@ -13,7 +13,8 @@
 //! `{replicated}` (or `{manual}`); XLA keeps a one-device iota `{devices=[1,1]<=[1]}` tiled.
 //!
 //! Refused as XLA refuses them: an explicit tile assignment of one device (`{devices=[1]0}`: a non-maximal
-//! sharding needs more than one device), a transpose of a one-dim iota (`{devices=[4]<=[4]T(0)}`), and a
+//! sharding needs more than one device) and a transpose of a one-dim iota (`{devices=[4]<=[4]T(0)}`), both
+//! by `axe-xla`'s reader (so `axe hlo shards` and HLO modules refuse them alike, at the same offset); and a
 //! device id beyond the device count where there is one.
 
 use crate::error::{Result, ShardError};
@@ -188,30 +189,6 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
                 .collect::<Option<_>>()
                 .ok_or_else(|| bad("a tile-grid dim below 1".into()))?;
             crate::mesh::count(grid.iter().copied())?;
-            use axe_xla::hlo::sharding::TileAssignment as Ta;
-            match &tile_assignment {
-                Ta::Explicit { devices, .. } if devices.len() <= 1 => {
-                    return Err(bad(
-                        "a tiled sharding over one device (XLA: non-maximal shardings must have more \
-                         than one device assigned; write {maximal device=N} or {replicated})"
-                            .into(),
-                    ))
-                }
-                Ta::Iota {
-                    reshape,
-                    transpose: Some(_),
-                    ..
-                } if reshape.len() <= 1 => {
-                    return Err(ShardError::Parse {
-                        msg: "a transpose T(...) needs an iota of more than one dim (XLA reads none after \
-                              <=[N])"
-                            .into(),
-                        text: text.to_string(),
-                        offset: text.find("T(").unwrap_or(0),
-                    })
-                }
-                _ => {}
-            }
             let kinds: Vec<&str> = if last_tile_dim_replicate {
                 vec!["replicated"]
             } else {

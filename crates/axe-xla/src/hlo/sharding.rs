@@ -4,6 +4,10 @@
 //! list or an iota `{devices=[4,2]<=[2,4]T(1,0)}` (the devices are `arange(Π R).reshape(R).transpose(P)
 //! .reshape(D)`), optionally ` last_tile_dim_replicate` or ` last_tile_dims={manual, replicated}`, an
 //! optional ` metadata={...}` kept verbatim, and tuples `{{...}, {...}}`.
+//!
+//! Refused as XLA's parser refuses them, at their offset: an explicit tile assignment of one device
+//! (`{devices=[1]0}`; XLA's non-maximal shardings need more than one device) and a transpose after a
+//! one-dim iota (`{devices=[4]<=[4]T(0)}`).
 
 use std::fmt;
 use std::ops::Range;
@@ -352,9 +356,13 @@ struct P<'a> {
 
 impl P<'_> {
     fn err<T>(&self, msg: String) -> Result<T> {
+        self.err_at(self.pos, msg)
+    }
+
+    fn err_at<T>(&self, offset: usize, msg: String) -> Result<T> {
         Err(crate::error::ParseError {
             input: self.s.to_string(),
-            offset: self.pos,
+            offset,
             message: msg,
         }
         .into())
@@ -497,10 +505,22 @@ impl P<'_> {
                 metadata: self.metadata()?,
             }
         } else if self.eat("devices=[") {
+            let at_devices = self.pos - "devices=[".len();
             let dims = self.ints("]")?;
             let tile_assignment = if self.eat("<=[") {
                 let reshape = self.ints("]")?;
+                self.ws();
+                let at_t = self.pos;
                 let transpose = if self.eat("T(") {
+                    if reshape.len() <= 1 {
+                        // XLA reads a transpose only after an iota of more than one dim.
+                        return self.err_at(
+                            at_t,
+                            "a transpose T(...) needs an iota of more than one dim (XLA reads \
+                             none after <=[N])"
+                                .to_string(),
+                        );
+                    }
                     Some(self.ints(")")?)
                 } else {
                     None
@@ -514,6 +534,14 @@ impl P<'_> {
                 let mut devices = vec![self.int()?];
                 while self.eat(",") {
                     devices.push(self.int()?);
+                }
+                if devices.len() <= 1 {
+                    return self.err_at(
+                        at_devices,
+                        "a tiled sharding over one device (XLA: non-maximal shardings must have \
+                         more than one device assigned; write {maximal device=N} or {replicated})"
+                            .to_string(),
+                    );
                 }
                 TileAssignment::Explicit { dims, devices }
             };
