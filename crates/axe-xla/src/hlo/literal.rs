@@ -134,9 +134,9 @@ pub(crate) fn check(text: &str, lit: &str, shape: &Shape) -> Result<()> {
         let tok = &lit[start..i];
         let refused = |why: String| Err(err(start, format!("{tok} {why}")));
         if matches!(c, b'+' | b'.') {
-            return refused(format!(
-                "is not a number XLA reads (a number starts with a digit or `-`)"
-            ));
+            return refused(
+                "is not a number XLA reads (a number starts with a digit or `-`)".to_string(),
+            );
         }
         match range {
             Range::Int(lo, hi) => {
