@@ -212,7 +212,7 @@ pub fn print(notation: Notation, mesh: &Mesh, s: &Sharding) -> Result<String> {
     print_local(notation, mesh, s, None)
 }
 
-/// [`print`], each device storing its local shape in `local` (a layout of the local shape on memory
+/// [`print()`], each device storing its local shape in `local` (a layout of the local shape on memory
 /// axes, as [`crate::axe::to_axe`] takes it; row-major when `None`). Only the Axe form shows memory; the
 /// other notations ignore `local`.
 pub fn print_local(
