@@ -15,7 +15,7 @@ pub(crate) struct PlanArgs<'a> {
 }
 
 /// `[[start,end],...]` of a box.
-fn box_json(out: &mut String, r: &[std::ops::Range<u64>]) {
+pub(crate) fn box_json(out: &mut String, r: &[std::ops::Range<u64>]) {
     use std::fmt::Write;
     out.push('[');
     for (k, r) in r.iter().enumerate() {

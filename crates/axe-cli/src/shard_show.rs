@@ -61,16 +61,6 @@ fn devices_json(view: &RegionView<'_>, with_shape: bool) -> (String, Option<Stri
     let mut groups = String::from("[");
     let mut listed = 0usize;
     let mut out = String::from("[");
-    let ranges_text = |out: &mut String, r: &[std::ops::Range<u64>]| {
-        out.push('[');
-        for (k, r) in r.iter().enumerate() {
-            if k > 0 {
-                out.push(',');
-            }
-            let _ = write!(out, "[{},{}]", r.start, r.end);
-        }
-        out.push(']');
-    };
     for p in view.places() {
         if p.position > 0 {
             out.push(',');
@@ -95,7 +85,7 @@ fn devices_json(view: &RegionView<'_>, with_shape: bool) -> (String, Option<Stri
         }
         if with_shape {
             out.push_str(",\"region\":");
-            ranges_text(&mut out, &p.region);
+            crate::shard_plan::box_json(&mut out, &p.region);
             out.push_str(",\"local_shape\":");
             id_list(&mut out, p.local_shape.iter().copied());
             if p.padded_shape != p.local_shape {

@@ -124,23 +124,25 @@ pub fn mode_sizes(l: &Layout) -> Vec<i64> {
     l.modes().expect("modes").iter().map(Layout::size).collect()
 }
 
+/// Every ordered factorization of `n` into factors of 2 or more, appended to `out` after `cur`.
+fn facts(n: usize, out: &mut Vec<Vec<usize>>, cur: &mut Vec<usize>) {
+    if n == 1 {
+        out.push(cur.clone());
+        return;
+    }
+    for f in 2..=n {
+        if n.is_multiple_of(f) {
+            cur.push(f);
+            facts(n / f, out, cur);
+            cur.pop();
+        }
+    }
+}
+
 /// Whether some layout `R` of size `N ∈ [cosize, 2·cosize]` with strides in `[−size, size]` has
 /// `R(v[i]) = i` for every `i` (every factorization of every `N`, every stride choice; the strides at a
 /// place value that `L` takes are forced).
 pub fn some_left_inverse_within(v: &[i64], cosize: i64) -> bool {
-    fn facts(n: usize, out: &mut Vec<Vec<usize>>, cur: &mut Vec<usize>) {
-        if n == 1 {
-            out.push(cur.clone());
-            return;
-        }
-        for f in 2..=n {
-            if n.is_multiple_of(f) {
-                cur.push(f);
-                facts(n / f, out, cur);
-                cur.pop();
-            }
-        }
-    }
     let size = v.len() as i64;
     let pre: std::collections::HashMap<i64, i64> =
         v.iter().enumerate().map(|(i, x)| (*x, i as i64)).collect();
@@ -185,19 +187,6 @@ pub fn some_left_inverse_within(v: &[i64], cosize: i64) -> bool {
 /// Whether some `R` of size `N ∈ [cosize, 2·cosize]` with strides in `(−size, size)` is a generalised
 /// inverse of the values `v` of a layout (`v[R(x)] = x` for every value `x`), by exhaustive search.
 pub fn some_generalised_inverse_within(v: &[i64], cosize: i64) -> bool {
-    fn facts(n: usize, out: &mut Vec<Vec<usize>>, cur: &mut Vec<usize>) {
-        if n == 1 {
-            out.push(cur.clone());
-            return;
-        }
-        for f in 2..=n {
-            if n.is_multiple_of(f) {
-                cur.push(f);
-                facts(n / f, out, cur);
-                cur.pop();
-            }
-        }
-    }
     let size = v.len() as i64;
     let range: Vec<i64> = (1 - size..size).collect();
     for n in cosize..=(2 * cosize) {
