@@ -374,7 +374,18 @@ pub fn run(verb: Verb) -> bool {
                 let l: axe_layout::Layout = s.parse().map_err(err)?;
                 let ty = axe_xla::PrimitiveType::from_name(&r#type)
                     .ok_or_else(|| format!("unknown element type {type:?}", type = r#type))?;
-                match from_axe(&l, &shape.0).map_err(err)? {
+                let found = from_axe(&l, &shape.0).map_err(|e| {
+                    // A padded layout's Axe form covers its padded shape, which `to-axe` prints.
+                    let product = shape.0.iter().try_fold(1u64, |p, &d| p.checked_mul(d));
+                    match product {
+                        Some(p) if l.size() > p => format!(
+                            "{e}; the Axe form of a padded XLA layout covers the padded shape \
+                             (`axe xla to-axe` prints it as `padded shape`): give that as --shape"
+                        ),
+                        _ => e.to_string(),
+                    }
+                })?;
+                match found {
                     Some(layout) => {
                         let a = ArrayShape {
                             element_type: ty,

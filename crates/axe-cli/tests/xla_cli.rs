@@ -138,6 +138,16 @@ fn axe_form_both_ways() {
     let (code, _, err) = run(&["xla", "from-axe", "S[(2,3):(3,-1)]", "--shape", "2,3"]);
     assert_eq!(code, 1);
     assert!(err.contains("not an XLA layout"), "{err}");
+    // The logical shape of a padded layout: the error points at the padded shape to give instead.
+    let (code, _, err) = run(&[
+        "xla",
+        "from-axe",
+        "S[(2,2,3,2):(12,2,4,1)]",
+        "--shape",
+        "3,5",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("covers the padded shape"), "{err}");
 }
 
 #[test]
