@@ -68,22 +68,9 @@ pub fn extended(a: &Layout, x: i64) -> i64 {
 /// Whether some layout (any shape) takes exactly `values`: every ordered factorization of `n` into
 /// factors ≥ 2 is tried, its strides being forced (`d_k = values[n_1·…·n_{k−1}]`).
 pub fn some_layout_fits(values: &[i64]) -> bool {
-    fn factorizations(n: usize, out: &mut Vec<Vec<usize>>, cur: &mut Vec<usize>) {
-        if n == 1 {
-            out.push(cur.clone());
-            return;
-        }
-        for f in 2..=n {
-            if n.is_multiple_of(f) {
-                cur.push(f);
-                factorizations(n / f, out, cur);
-                cur.pop();
-            }
-        }
-    }
     let n = values.len();
     let mut all = Vec::new();
-    factorizations(n, &mut all, &mut Vec::new());
+    facts(n, &mut all, &mut Vec::new());
     all.into_iter().any(|fs| {
         let mut strides = Vec::new();
         let mut p = 1;
