@@ -260,6 +260,10 @@ pub struct RelayoutBench {
     /// Write through the cache (no non-temporal stores).
     #[arg(long)]
     cached: bool,
+    /// Measure this relayout instead of the standard cases: a source shape, `->`, and the
+    /// destination's layout, as in `'f32[256,256,272]{2,1,0}->{0,1,2}'`. May be given more than once.
+    #[arg(long = "case", value_name = "SHAPE->LAYOUT")]
+    custom: Vec<String>,
 }
 
 /// One round of one relayout case.
@@ -300,6 +304,11 @@ fn relayout_case(
         TensorLayout::from_xla(src).map_err(|e| e.to_string())?,
         TensorLayout::from_xla(&dst).map_err(|e| e.to_string())?,
     );
+    // Source, destination and memcpy's copy of the larger, refused before any is allocated where
+    // they pass the memory this process may use.
+    let (ab, bb) = (a.bytes(), b.bytes());
+    let total = ab.saturating_add(bb).saturating_add(ab.max(bb));
+    crate::kernel_shipped::buffers_fit_in_memory("the source, destination and copy", total)?;
     // Every buffer, memcpy's too, comes from the same allocator (huge pages where the kernel gives
     // them).
     let mut input = crate::file::tensor_buffer(a.bytes() as usize)?;
@@ -377,6 +386,7 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         rounds,
         isa,
         cached,
+        custom,
     } = b;
     let isa = match isa.as_deref().map(|n| (n, axe_relayout::Isa::from_name(n))) {
         None => None,
@@ -400,11 +410,23 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         isa,
         streaming: cached.then_some(false),
     };
-    let cases: Vec<_> = RELAYOUT_CASES
-        .iter()
-        .chain(RELAYOUT_CPU_CASES)
-        .filter(|(name, ..)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
-        .collect();
+    let mut given = Vec::new();
+    for case in &custom {
+        let Some((shape, to)) = case.split_once("->") else {
+            eprintln!("error: --case {case:?}: expected SHAPE->LAYOUT, as in 'f32[64,64]{{1,0}}->{{0,1}}'");
+            return false;
+        };
+        given.push((case.as_str(), shape.trim(), to.trim()));
+    }
+    let standard = RELAYOUT_CASES.iter().chain(RELAYOUT_CPU_CASES).copied();
+    let cases: Vec<(&str, &str, &str)> = if given.is_empty() {
+        standard.collect()
+    } else {
+        given
+    }
+    .into_iter()
+    .filter(|(name, ..)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
+    .collect();
     if !json {
         let of = if rounds > 1 {
             format!("; the median of {rounds} rounds, the lowest and highest ratio in brackets")

@@ -238,9 +238,15 @@ pub fn buffer(bytes: u64, fill: u8) -> Result<Vec<u8>, String> {
 
 /// Refuses `bytes` of the kernel's buffers where they pass the memory this process may use.
 pub fn fits_in_memory(bytes: u64) -> Result<(), String> {
+    buffers_fit_in_memory("the kernel's buffers", bytes)
+}
+
+/// Refuses `bytes` of buffers (`what`, as in "the kernel's buffers") where they pass the memory this
+/// process may use.
+pub fn buffers_fit_in_memory(what: &str, bytes: u64) -> Result<(), String> {
     match usable_memory().filter(|&(t, _)| bytes > t) {
         Some((total, whose)) => Err(format!(
-            "the kernel's buffers of {bytes} bytes are more than {whose} ({total} bytes)"
+            "{what} of {bytes} bytes are more than {whose} ({total} bytes)"
         )),
         None => Ok(()),
     }

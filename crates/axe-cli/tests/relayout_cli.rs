@@ -96,6 +96,37 @@ fn bench_relayout_runs_one_case() {
     assert!(err.contains("unknown instruction set"), "{err}");
 }
 
+/// `--case` measures the user's own relayout instead of the standard cases; a malformed case or
+/// shape is refused with what was wrong.
+#[test]
+fn bench_relayout_measures_a_given_case() {
+    let case = "f32[64,48]{1,0}->{0,1}";
+    let (code, out, err) = run(&["bench", "relayout", "--json", "--runs", "1", "--case", case]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(v["case"], case, "{v}");
+    assert_eq!(v["source"], "f32[64,48]{1,0}", "{v}");
+    assert_eq!(v["to"], "{0,1}", "{v}");
+    assert!(v["plan"].as_str().unwrap().contains("transpose"), "{v}");
+    let (code, _, err) = run(&["bench", "relayout", "--case", "f32[64,48]{1,0}"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("expected SHAPE->LAYOUT"), "{err}");
+    let (code, _, err) = run(&["bench", "relayout", "--case", "f33[64]->{0}"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("f33[64]"), "{err}");
+    // More than any machine's memory: refused before anything is allocated.
+    let (code, _, err) = run(&[
+        "bench",
+        "relayout",
+        "--case",
+        "f32[1000000,1000000,1000]{2,1,0}->{0,1,2}",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("are more than"), "{err}");
+}
+
 #[test]
 fn threads_are_capped_with_a_clear_error() {
     for n in ["100000", "1025", "lots"] {
