@@ -210,9 +210,10 @@ unsafe fn block_portable<T: Copy, const B: usize>(
 
 /// [`block_portable`] for 16×16 `u32` on little-endian targets, a pair of elements as one `u64`:
 /// rows 2i and 2i + 1 read as eight `u64` each, and the 2×2 blocks they make transposed with masks,
-/// shifts and ors (the same on every lane, which the compiler vectorises), so that each destination
-/// row is built from eight `u64` (elements of source rows 2i and 2i + 1 side by side) rather than
-/// sixteen single elements.
+/// shifts and ors, so that each destination row is built from eight `u64` (elements of source rows 2i
+/// and 2i + 1 side by side) rather than sixteen single elements: half the loads and stores of
+/// [`block_portable`]. (At x86-64's baseline the compiler keeps this scalar, 64-bit loads, shifts,
+/// masks and stores; no formulation of a block tried there was vectorised, see `docs/relayout.md`.)
 unsafe fn block_u32_pairs(from: *const u32, sr: isize, to: *mut u32, dr: usize) {
     const LOW: u64 = 0xffff_ffff;
     let rows: [[u64; 8]; 16] =
