@@ -542,8 +542,7 @@ fn check_strided_transpose(
 /// past the caches through the staging buffer (tiles across several outer indices, several column tiles
 /// per row), and, streamed with SIMD kernels, destination rows that are not whole cache lines apart
 /// carried from tile to tile (rows across one tile or several, destinations across several items, on
-/// into the next outer index where its rows continue the last one's, or not; f32 rows on lines and
-/// half a line past them without the buffer).
+/// into the next outer index where its rows continue the last one's, or not).
 #[test]
 fn far_apart_and_staged_transposes() {
     // (shape, to, the kernel the plan names streamed with SIMD kernels, and otherwise)
@@ -567,9 +566,8 @@ fn far_apart_and_staged_transposes() {
         ("f64[300,1,1200]{2,1,0}", "{0,1,2}", Carried, Direct),
         // Rows of one outer index that do not go on into the next one's.
         ("f32[300,20,700]{2,1,0}", "{0,2,1}", Carried, Direct),
-        // f32 destination rows 2400 and 1056 bytes apart (above and here), every other one half a
-        // line past a line boundary, streamed without the buffer: rows of 88 elements, 80 in whole
-        // blocks and 8 through the buffer, each outer index's rows going on into the next's.
+        // Rows of 88 elements, 80 in whole blocks and 8 past them, each outer index's rows going on
+        // into the next's, every other one starting half a line past a line boundary.
         ("f32[88,3,1100]{2,1,0}", "{0,1,2}", Carried, Direct),
     ];
     for (shape, to, streamed, plain) in cases {

@@ -12,7 +12,7 @@
 //! One module per family: [`copy`](self::copy) (block copies, zero fills), `interleave` (k-way (de)interleaves),
 //! `transpose` (choosing blocks or staged tiles) with `transpose_blocks` (register blocks per width and
 //! instruction set), `transpose_carried` (tiles through a buffer for destination rows that are not whole
-//! cache lines apart, or with `transpose_halves` none where rows start half a line past one), `transpose_portable` (blocks through a buffer, one or several planes at once) and
+//! cache lines apart), `transpose_portable` (blocks through a buffer, one or several planes at once) and
 //! `stage` (the per-thread buffers they go through), and `bits` (bit packing, with `bits_gfni` for
 //! AVX-512 and `bits_portable`); the shared pieces (the instruction set, single elements, vector loads
 //! and stores) live here.
@@ -41,8 +41,6 @@ mod transpose;
 mod transpose_blocks;
 #[cfg(target_arch = "x86_64")]
 mod transpose_carried;
-#[cfg(target_arch = "x86_64")]
-mod transpose_halves;
 mod transpose_portable;
 
 pub use bits::{pack_bits, unpack_bits};

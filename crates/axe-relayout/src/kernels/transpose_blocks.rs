@@ -336,7 +336,7 @@ pub(super) type Block = unsafe fn(*const u8, *mut u8, isize, isize, bool, usize)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
 #[inline]
-pub(super) unsafe fn columns_8x8_f32(r: [__m256; 8]) -> [__m256; 8] {
+unsafe fn columns_8x8_f32(r: [__m256; 8]) -> [__m256; 8] {
     let mut u = [_mm256_setzero_ps(); 8];
     for g in 0..2 {
         let (a, b, c, d) = (r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]);

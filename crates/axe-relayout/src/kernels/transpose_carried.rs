@@ -11,8 +11,8 @@ use super::*;
 /// of `bytes`. They belong just before the next tile's first element in that row.
 #[derive(Clone, Copy)]
 pub struct Carry {
-    pub(super) len: u8,
-    pub(super) bytes: [u8; 64],
+    len: u8,
+    bytes: [u8; 64],
 }
 
 impl Default for Carry {
@@ -40,26 +40,6 @@ impl Default for Carry {
 /// Every addressed element must lie inside its buffer, and so must the `carry[y].len` bytes before
 /// row `y`'s first; `carry` has `nb` entries.
 pub unsafe fn transpose_carried(
-    isa: Isa,
-    src: *const u8,
-    dst: *mut u8,
-    s: [i64; 4],
-    (na, nb, w): (usize, usize, usize),
-    carry: &mut [Carry],
-    last: bool,
-) {
-    if super::transpose_halves::halves(isa, w, dst, s[3]) {
-        return super::transpose_halves::transpose_halves(isa, src, dst, s, (na, nb), carry, last);
-    }
-    transpose_buffered(isa, src, dst, s, (na, nb, w), carry, last);
-}
-
-/// [`transpose_carried`] through a buffer, for any rows: each row's part of the tile transposed into
-/// a buffer row after the bytes held back, then copied out up to its last line boundary.
-///
-/// # Safety
-/// As [`transpose_carried`].
-pub(super) unsafe fn transpose_buffered(
     isa: Isa,
     src: *const u8,
     dst: *mut u8,
