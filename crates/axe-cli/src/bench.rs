@@ -283,18 +283,17 @@ impl CaseRun {
     }
 }
 
-/// Times the relayout of `shape` into `to` against memcpy of its larger buffer, in turn, `runs` times
-/// each (after one warm-up), and keeps the fastest of each.
-fn relayout_case(
+/// The source and destination of a relayout case (a source shape and the destination's layout),
+/// refused where it is not an array, moves no bytes, or needs more memory than this process may use
+/// for its source, destination and memcpy's copy.
+fn case_layouts(
     (shape, to): (&str, &str),
-    opts: &axe_relayout::Options,
-    pool: &rayon::ThreadPool,
-    runs: usize,
-) -> Result<CaseRun, String> {
-    use axe_relayout::{relayout, TensorLayout};
-    let threads = pool.current_num_threads();
+) -> Result<(axe_relayout::TensorLayout, axe_relayout::TensorLayout), String> {
+    use axe_relayout::TensorLayout;
     let src_shape = axe_xla::parse_shape(shape).map_err(|e| e.to_string())?;
-    let src = src_shape.as_array().ok_or("not an array")?;
+    let src = src_shape
+        .as_array()
+        .ok_or_else(|| format!("{shape} is not an array shape"))?;
     let dst_layout = axe_xla::parse_layout(to, src.rank()).map_err(|e| e.to_string())?;
     let dst = axe_xla::ArrayShape {
         layout: dst_layout,
@@ -304,11 +303,26 @@ fn relayout_case(
         TensorLayout::from_xla(src).map_err(|e| e.to_string())?,
         TensorLayout::from_xla(&dst).map_err(|e| e.to_string())?,
     );
-    // Source, destination and memcpy's copy of the larger, refused before any is allocated where
-    // they pass the memory this process may use.
+    if a.bytes() == 0 || b.bytes() == 0 {
+        return Err(format!("{shape} has no elements: nothing to time"));
+    }
     let (ab, bb) = (a.bytes(), b.bytes());
     let total = ab.saturating_add(bb).saturating_add(ab.max(bb));
     crate::kernel_shipped::buffers_fit_in_memory("the source, destination and copy", total)?;
+    Ok((a, b))
+}
+
+/// Times the relayout of `shape` into `to` against memcpy of its larger buffer, in turn, `runs` times
+/// each (after one warm-up), and keeps the fastest of each.
+fn relayout_case(
+    case: (&str, &str),
+    opts: &axe_relayout::Options,
+    pool: &rayon::ThreadPool,
+    runs: usize,
+) -> Result<CaseRun, String> {
+    use axe_relayout::relayout;
+    let threads = pool.current_num_threads();
+    let (a, b) = case_layouts(case)?;
     // Every buffer, memcpy's too, comes from the same allocator (huge pages where the kernel gives
     // them).
     let mut input = crate::file::tensor_buffer(a.bytes() as usize)?;
@@ -427,6 +441,13 @@ fn bench_relayout(b: RelayoutBench) -> bool {
     .into_iter()
     .filter(|(name, ..)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
     .collect();
+    // Every case is read before any is timed, so that a mistyped one is said at once.
+    for (name, shape, to) in &cases {
+        if let Err(e) = case_layouts((shape, to)) {
+            eprintln!("error: {name}: {e}");
+            return false;
+        }
+    }
     if !json {
         let of = if rounds > 1 {
             format!("; the median of {rounds} rounds, the lowest and highest ratio in brackets")

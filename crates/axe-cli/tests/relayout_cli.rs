@@ -116,6 +116,25 @@ fn bench_relayout_measures_a_given_case() {
     let (code, _, err) = run(&["bench", "relayout", "--case", "f33[64]->{0}"]);
     assert_ne!(code, 0);
     assert!(err.contains("f33[64]"), "{err}");
+    // No elements: nothing to time.
+    let (code, out, err) = run(&["bench", "relayout", "--case", "f32[0,5]{1,0}->{0,1}"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no elements"), "{err}");
+    // A mistyped case is said before any case is timed.
+    let (code, out2, err) = run(&[
+        "bench",
+        "relayout",
+        "--case",
+        case,
+        "--case",
+        "f32[4]{0}->{0,1}",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("f32[4]{0}->{0,1}") && err.contains("rank 1"),
+        "{err}"
+    );
+    assert!(out.is_empty() && out2.is_empty(), "{out}{out2}");
     // More than any machine's memory: refused before anything is allocated.
     let (code, _, err) = run(&[
         "bench",
