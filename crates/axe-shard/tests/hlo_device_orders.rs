@@ -568,3 +568,36 @@ fn a_source_without_a_device_list_takes_the_destinations_devices() {
     assert_eq!(p.bytes, 12);
     assert!(p.transfers.iter().all(|t| t.from == 1));
 }
+
+#[test]
+fn a_replica_group_listed_in_any_order_reads_on_the_callers_mesh() {
+    // Every device order of a 2x2 mesh: P('x') and P('y') printed as HLO (whose replica groups list
+    // their members in any order once permuted) read back as themselves, on the caller's mesh.
+    let mut orders = vec![vec![0u64, 1, 2, 3]];
+    for _ in 0..23 {
+        let mut next = orders.last().expect("one").clone();
+        let i = (0..3).rev().find(|&i| next[i] < next[i + 1]).expect("a next permutation");
+        let j = (i + 1..4).rev().find(|&j| next[j] > next[i]).expect("a larger element");
+        next.swap(i, j);
+        next[i + 1..].reverse();
+        orders.push(next);
+    }
+    for devices in orders {
+        let mesh = Mesh::with_devices(&[("x", 2), ("y", 2)], devices.clone()).expect("mesh");
+        for spec in ["P('x')", "P('y')"] {
+            let jax = Some(axe_shard::Notation::Jax);
+            let (_, s) = axe_shard::parse_any(spec, jax, Some(&mesh), &[4]).expect("jax");
+            let text = to_hlo(&mesh, &s).expect("hlo");
+            let (m, back) = axe_shard::parse_any(&text, None, Some(&mesh), &[4]).expect("back");
+            assert_eq!(m.devices(), devices.as_slice(), "{spec} as {text} on {devices:?}");
+            let printed = axe_shard::print(axe_shard::Notation::Jax, &m, &back).expect("print");
+            assert_eq!(printed, spec, "{text} on {devices:?}");
+        }
+    }
+    // The text that showed it: devices 1 and 2 (y = 0) hold the first half.
+    let mesh = Mesh::with_devices(&[("x", 2), ("y", 2)], vec![2, 0, 1, 3]).expect("mesh");
+    let text = "{devices=[2,2]1,2,0,3 last_tile_dim_replicate}";
+    let (m, s) = axe_shard::parse_any(text, None, Some(&mesh), &[4]).expect("read");
+    let jax = axe_shard::print(axe_shard::Notation::Jax, &m, &s).expect("print");
+    assert_eq!((m.devices(), jax.as_str()), (mesh.devices(), "P('y')"));
+}
