@@ -91,7 +91,7 @@ def _accepts(dtype: np.dtype, element: str, bits: int) -> bool:
         return True
     if element == "pred":
         return False
-    if element in _ML_DTYPES or element.startswith(("f8", "f6", "f4")):
+    if element in _ML_DTYPES or element.startswith(("f8e", "f6e", "f4e")):  # not f64
         return dtype.kind in "ui"
     return element[0] in "su" and dtype.kind in "iu"
 
