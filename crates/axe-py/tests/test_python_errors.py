@@ -122,6 +122,12 @@ def test_torch_sharding_of_takes_what_sharding_takes():
         axe.torch.sharding_of("[Shard(0)]", "x=2", "f32[4]", dtype="bfloat16")
     with pytest.raises(axe.AxeError):
         axe.torch.sharding_of("[Shard(0)]", "x=2", (4,), dtype="no-such-type")
+    # XLA's names are XLA's types, also where numpy reads the text as a type code of its own ("u8":
+    # uint64, "f16": float128); numpy's dtypes are numpy's.
+    for dtype, want in [("u8", "u8"), ("f16", "f16"), ("u4", "u4"), ("u1", "u1"), (np.uint64, "u64"),
+                        (np.float16, "f16"), ("uint8", "u8")]:
+        s = axe.torch.sharding_of("[Shard(0)]", "x=2", (4,), dtype=dtype)
+        assert s.shape.dtype == want, (dtype, s.shape)
 
 
 def fake_named_sharding(names, sizes, spec):
