@@ -207,6 +207,15 @@ def test_cute_int_tuples_refuse_what_is_no_int_tuple_and_zero_divisors():
         cute.slice_and_offset((None, 1), (4, 2))
 
 
+def test_a_wgmma_accumulator_is_for_the_n_wgmma_takes():
+    for n in [8, 64, 256]:
+        assert axe.kernel.wgmma_accumulator(n).size == 64 * n
+    # 12 was the layout of [64, 8] (512 elements for 768), 2**40 one of no wgmma.
+    for n in [0, 4, 12, 260, 264, 2**40]:
+        with pytest.raises(axe.KernelError, match=rf"wgmma_accumulator\({n}\): .* multiple of 8 from 8 to 256"):
+            axe.kernel.wgmma_accumulator(n)
+
+
 def test_kernel_run_of_what_is_no_kernel_is_a_type_error():
     for k in ["softmax", None, axe.Shape("f32[4]")]:
         with pytest.raises(TypeError, match="Kernel"):
