@@ -200,6 +200,19 @@ def test_cute_int_tuples_refuse_what_is_no_int_tuple_and_zero_divisors():
     ]:
         with pytest.raises(axe.CuteError):
             call()
+    # A stride not congruent with the shape: it was 1 (the second mode dropped), the tuple (1, 2)
+    # repeated 5 times, or a TypeError.
+    for call in [
+        lambda: cute.crd2idx(5, (4, 4), (1,)),
+        lambda: cute.crd2idx(5, 4, (1, 2)),
+        lambda: cute.crd2idx(5, (4, 4), 3),
+        lambda: cute.crd2idx((1, (1, 1)), (4, (2, 2)), (1, (4,))),
+        lambda: cute.idx2crd(5, (4, 4), (1,)),
+        lambda: cute.idx2crd(5, 4, (1, 2)),
+        lambda: cute.idx2crd(5, (4, 4), 3),
+    ]:
+        with pytest.raises(axe.CuteError, match="not congruent"):
+            call()
     # Int tuples as pycute takes them still work, None (a slice) included.
     assert cute.crd2idx((1, None), (2, 3)) == 1 and cute.shape_div((6, 4), 3) == (2, 4)
     assert cute.idx2crd(5, (2, 3)) == (1, 2) and cute.product(()) == 1
