@@ -264,7 +264,7 @@ pub fn _kernel_gemm(m: U64, n: U64, k: U64, dtype: &str, target: &str) -> PyResu
 /// 8·⌊n/8⌋]`).
 #[pyfunction]
 pub fn _kernel_wgmma_accumulator(n: U64) -> PyResult<PyLayout> {
-    if n.0 == 0 || n.0 % 8 != 0 || n.0 > 256 {
+    if n.0 == 0 || !n.0.is_multiple_of(8) || n.0 > 256 {
         return Err(errors::KernelError::new_err(format!(
             "wgmma_accumulator({}): wgmma's N is a multiple of 8 from 8 to 256",
             n.0
