@@ -573,23 +573,24 @@ fn a_source_without_a_device_list_takes_the_destinations_devices() {
 fn a_replica_group_listed_in_any_order_reads_on_the_callers_mesh() {
     // Every device order of a 2x2 mesh: P('x') and P('y') printed as HLO (whose replica groups list
     // their members in any order once permuted) read back as themselves, on the caller's mesh.
-    let mut orders = vec![vec![0u64, 1, 2, 3]];
-    for _ in 0..23 {
-        let mut next = orders.last().expect("one").clone();
-        let i = (0..3).rev().find(|&i| next[i] < next[i + 1]).expect("a next permutation");
-        let j = (i + 1..4).rev().find(|&j| next[j] > next[i]).expect("a larger element");
-        next.swap(i, j);
-        next[i + 1..].reverse();
-        orders.push(next);
-    }
-    for devices in orders {
+    for code in 0..24 {
+        // The permutation of 0..4 whose Lehmer code is `code`.
+        let (mut pool, mut devices, mut c) = (vec![0u64, 1, 2, 3], Vec::new(), code);
+        for k in (1..=4).rev() {
+            devices.push(pool.remove(c % k));
+            c /= k;
+        }
         let mesh = Mesh::with_devices(&[("x", 2), ("y", 2)], devices.clone()).expect("mesh");
         for spec in ["P('x')", "P('y')"] {
             let jax = Some(axe_shard::Notation::Jax);
             let (_, s) = axe_shard::parse_any(spec, jax, Some(&mesh), &[4]).expect("jax");
             let text = to_hlo(&mesh, &s).expect("hlo");
             let (m, back) = axe_shard::parse_any(&text, None, Some(&mesh), &[4]).expect("back");
-            assert_eq!(m.devices(), devices.as_slice(), "{spec} as {text} on {devices:?}");
+            assert_eq!(
+                m.devices(),
+                devices.as_slice(),
+                "{spec} as {text} on {devices:?}"
+            );
             let printed = axe_shard::print(axe_shard::Notation::Jax, &m, &back).expect("print");
             assert_eq!(printed, spec, "{text} on {devices:?}");
         }
