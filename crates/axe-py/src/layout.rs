@@ -149,7 +149,7 @@ impl PyLayout {
         Ok((l.into(), s))
     }
 
-    /// The inner layout `B` with `inner.tile(B, ...) ≡ self` over `tiled_shape`, given the inner
+    /// The outer layout `B` with `inner.tile(B, ...) ≡ self` over `tiled_shape`, given the inner
     /// layout `inner` over `inner_shape`; returns `(B, outer_shape)`. Raises `LayoutError` when `self`
     /// is not such a tiling.
     fn tile_of(

@@ -157,9 +157,17 @@ pub fn _relayout<'py>(
             o
         }
         None => {
-            let n = usize::try_from(need_out).map_err(|_| {
-                errors::RelayoutError::new_err(format!("{need_out} bytes do not fit in memory"))
-            })?;
+            // numpy refuses an array past isize::MAX bytes with a ValueError ("Maximum allowed
+            // dimension exceeded"); no machine holds one, so it is the MemoryError of any other size
+            // past memory.
+            let n = usize::try_from(need_out)
+                .ok()
+                .filter(|&n| isize::try_from(n).is_ok())
+                .ok_or_else(|| {
+                    pyo3::exceptions::PyMemoryError::new_err(format!(
+                        "the destination takes {need_out} bytes, past any memory"
+                    ))
+                })?;
             // numpy's own allocation: a size the machine cannot hold raises MemoryError.
             py.import("numpy")?
                 .call_method1("zeros", (n, "uint8"))?

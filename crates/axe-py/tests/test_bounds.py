@@ -21,6 +21,15 @@ def test_a_destination_past_memory_is_a_memory_error():
             call()
 
 
+def test_a_destination_past_isize_max_is_a_memory_error_not_numpys_value_error():
+    # 2^63 + 8 bytes: numpy itself refuses such an array with a ValueError ("Maximum allowed
+    # dimension exceeded"), which is no axe.AxeError; no machine holds it, so it is a MemoryError.
+    x = np.zeros((2, 2), np.float32)
+    for dst in [axe.Layout("S[(2,2):(2305843009213693952,1)]"), "S[(2,2):(2305843009213693952,1)]"]:
+        with pytest.raises(MemoryError, match="9223372036854775816 bytes, past any memory"):
+            axe.relayout(x, "f32[2,2]", dst)
+
+
 def test_interpreter_runs_past_its_memory_are_kernel_errors():
     # 4 TB of output: numpy's MemoryError where Python cannot make the buffer, else the limit.
     with pytest.raises((MemoryError, axe.KernelError)):

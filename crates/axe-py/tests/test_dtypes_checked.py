@@ -42,6 +42,10 @@ def test_another_type_of_the_same_width_is_refused():
         lambda: axe.to_physical(np.ones(4, ml_dtypes.float8_e5m2), "f8e4m3fn[4]"),
         lambda: axe.from_physical(np.zeros(8, np.uint8), "bf16[4]", dtype=np.float16),
         lambda: axe.from_physical(np.zeros(16, np.uint8), "f32[4]", dtype=np.int32),
+        # f64 is numpy's own float64 (its name begins as the 6-bit floats' f6e2m3fn does).
+        lambda: axe.to_physical(np.ones(4, np.int64), "f64[4]"),
+        lambda: axe.relayout(np.ones((2, 2), np.uint64), "f64[2,2]", "{0,1}"),
+        lambda: axe.from_physical(np.zeros(32, np.uint8), "f64[4]", dtype=np.int64),
     ]:
         with pytest.raises(axe.RelayoutError):
             call()

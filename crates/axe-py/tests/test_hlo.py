@@ -28,6 +28,13 @@ def test_read_reports_materialized_bytes(tmp_path):
     assert s.computations[0].name == "e" and s.computations[0].materialized
 
 
+def test_a_file_that_is_not_utf8_is_an_axe_error_naming_it_and_the_byte(tmp_path):
+    path = tmp_path / "m.hlo"
+    path.write_bytes(MODULE.encode().replace(b"copy(p)", b"copy(\xffp)"))
+    with pytest.raises(axe.AxeError, match=r"m\.hlo:5:38: not UTF-8 text \(byte 0xff\)"):
+        axe.hlo.read(path)
+
+
 def test_format_prints_as_xla_does():
     printed = axe.hlo.format(MODULE)
     assert printed.rstrip("\n") == MODULE.rstrip("\n")

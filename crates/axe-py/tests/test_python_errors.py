@@ -122,6 +122,12 @@ def test_torch_sharding_of_takes_what_sharding_takes():
         axe.torch.sharding_of("[Shard(0)]", "x=2", "f32[4]", dtype="bfloat16")
     with pytest.raises(axe.AxeError):
         axe.torch.sharding_of("[Shard(0)]", "x=2", (4,), dtype="no-such-type")
+    # XLA's names are XLA's types, also where numpy reads the text as a type code of its own ("u8":
+    # uint64, "f16": float128); numpy's dtypes are numpy's.
+    for dtype, want in [("u8", "u8"), ("f16", "f16"), ("u4", "u4"), ("u1", "u1"), (np.uint64, "u64"),
+                        (np.float16, "f16"), ("uint8", "u8")]:
+        s = axe.torch.sharding_of("[Shard(0)]", "x=2", (4,), dtype=dtype)
+        assert s.shape.dtype == want, (dtype, s.shape)
 
 
 def fake_named_sharding(names, sizes, spec):
@@ -194,11 +200,33 @@ def test_cute_int_tuples_refuse_what_is_no_int_tuple_and_zero_divisors():
     ]:
         with pytest.raises(axe.CuteError):
             call()
+    # A stride not congruent with the shape: it was 1 (the second mode dropped), the tuple (1, 2)
+    # repeated 5 times, or a TypeError.
+    for call in [
+        lambda: cute.crd2idx(5, (4, 4), (1,)),
+        lambda: cute.crd2idx(5, 4, (1, 2)),
+        lambda: cute.crd2idx(5, (4, 4), 3),
+        lambda: cute.crd2idx((1, (1, 1)), (4, (2, 2)), (1, (4,))),
+        lambda: cute.idx2crd(5, (4, 4), (1,)),
+        lambda: cute.idx2crd(5, 4, (1, 2)),
+        lambda: cute.idx2crd(5, (4, 4), 3),
+    ]:
+        with pytest.raises(axe.CuteError, match="not congruent"):
+            call()
     # Int tuples as pycute takes them still work, None (a slice) included.
     assert cute.crd2idx((1, None), (2, 3)) == 1 and cute.shape_div((6, 4), 3) == (2, 4)
     assert cute.idx2crd(5, (2, 3)) == (1, 2) and cute.product(()) == 1
     with pytest.raises(TypeError):
         cute.slice_and_offset((None, 1), (4, 2))
+
+
+def test_a_wgmma_accumulator_is_for_the_n_wgmma_takes():
+    for n in [8, 64, 256]:
+        assert axe.kernel.wgmma_accumulator(n).size == 64 * n
+    # 12 was the layout of [64, 8] (512 elements for 768), 2**40 one of no wgmma.
+    for n in [0, 4, 12, 260, 264, 2**40]:
+        with pytest.raises(axe.KernelError, match=rf"wgmma_accumulator\({n}\): .* multiple of 8 from 8 to 256"):
+            axe.kernel.wgmma_accumulator(n)
 
 
 def test_kernel_run_of_what_is_no_kernel_is_a_type_error():

@@ -95,6 +95,26 @@ def test_relayout_to_axe_layout_and_out():
     assert (tiled.view(np.int32) == xla_tiled_bytes(x, [1, 0], [[2, 2]])).all()
 
 
+
+def test_bounded_dynamic_shapes_move_at_their_bounds():
+    # f32[<=3,4] lies in memory as its bound, f32[3,4]: to_physical and from_physical take it as
+    # relayout does, rather than calling its row-major form another tensor.
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for dims, m2m, tiles in [
+        ("<=3,4", [0, 1], []),
+        ("3,<=4", [1, 0], [[2, 2]]),
+        ("<=3,<=4", [1, 0], []),
+    ]:
+        layout = layout_text(m2m, tiles)
+        shape = f"f32[{dims}]{layout}"
+        b = axe.to_physical(x, shape)
+        assert (b.view(np.float32) == xla_tiled_bytes(x, m2m, tiles)).all(), shape
+        assert (axe.from_physical(b, shape) == x).all(), shape
+        assert (axe.relayout(x, f"f32[{dims}]", layout).reshape(-1).view(np.uint8) == b).all()
+    with pytest.raises(axe.XlaError, match="unbounded"):
+        axe.to_physical(x, "f32[?,4]")
+
+
 def test_bad_inputs_get_clear_errors():
     x = np.arange(16, dtype=np.float32).reshape(4, 4)
     with pytest.raises(axe.RelayoutError, match="C-contiguous"):

@@ -99,3 +99,18 @@ def test_plans_between_hlo_shardings_over_the_same_devices_in_other_orders():
     # Different device sets are still refused, naming both meshes.
     with pytest.raises(axe.ShardingError, match="different meshes"):
         a.plan(axe.Sharding("{devices=[2]<=[2]}", shape="f32[12]"))
+
+
+def test_an_hlo_sharding_on_a_mesh_of_another_device_order_reads_as_that_meshs_spec():
+    # Devices 1 and 2 (y = 0 on this mesh) hold the first half, 0 and 3 the second: P('y') on the
+    # mesh given, which stays the mesh of the sharding (the replica groups list their members in
+    # any order).
+    mesh = axe.Mesh({"x": 2, "y": 2}, devices=[2, 0, 1, 3])
+    s = axe.Sharding("{devices=[2,2]1,2,0,3 last_tile_dim_replicate}", shape="f32[4]", mesh=mesh)
+    assert s.mesh == mesh and s.to("jax") == "P('y')"
+    assert s == axe.Sharding("P('y')", shape="f32[4]", mesh=mesh)
+    held = {d["device"]: d["region"] for d in s.devices()}
+    assert held == {1: [(0, 2)], 2: [(0, 2)], 0: [(2, 4)], 3: [(2, 4)]}
+    for notation, text in s.notations().items():
+        again = axe.Sharding(text, shape="f32[4]", mesh=mesh, notation=notation)
+        assert {d["device"]: d["region"] for d in again.devices()} == held, (notation, text)

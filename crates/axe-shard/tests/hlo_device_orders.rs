@@ -568,3 +568,37 @@ fn a_source_without_a_device_list_takes_the_destinations_devices() {
     assert_eq!(p.bytes, 12);
     assert!(p.transfers.iter().all(|t| t.from == 1));
 }
+
+#[test]
+fn a_replica_group_listed_in_any_order_reads_on_the_callers_mesh() {
+    // Every device order of a 2x2 mesh: P('x') and P('y') printed as HLO (whose replica groups list
+    // their members in any order once permuted) read back as themselves, on the caller's mesh.
+    for code in 0..24 {
+        // The permutation of 0..4 whose Lehmer code is `code`.
+        let (mut pool, mut devices, mut c) = (vec![0u64, 1, 2, 3], Vec::new(), code);
+        for k in (1..=4).rev() {
+            devices.push(pool.remove(c % k));
+            c /= k;
+        }
+        let mesh = Mesh::with_devices(&[("x", 2), ("y", 2)], devices.clone()).expect("mesh");
+        for spec in ["P('x')", "P('y')"] {
+            let jax = Some(axe_shard::Notation::Jax);
+            let (_, s) = axe_shard::parse_any(spec, jax, Some(&mesh), &[4]).expect("jax");
+            let text = to_hlo(&mesh, &s).expect("hlo");
+            let (m, back) = axe_shard::parse_any(&text, None, Some(&mesh), &[4]).expect("back");
+            assert_eq!(
+                m.devices(),
+                devices.as_slice(),
+                "{spec} as {text} on {devices:?}"
+            );
+            let printed = axe_shard::print(axe_shard::Notation::Jax, &m, &back).expect("print");
+            assert_eq!(printed, spec, "{text} on {devices:?}");
+        }
+    }
+    // The text that showed it: devices 1 and 2 (y = 0) hold the first half.
+    let mesh = Mesh::with_devices(&[("x", 2), ("y", 2)], vec![2, 0, 1, 3]).expect("mesh");
+    let text = "{devices=[2,2]1,2,0,3 last_tile_dim_replicate}";
+    let (m, s) = axe_shard::parse_any(text, None, Some(&mesh), &[4]).expect("read");
+    let jax = axe_shard::print(axe_shard::Notation::Jax, &m, &s).expect("print");
+    assert_eq!((m.devices(), jax.as_str()), (mesh.devices(), "P('y')"));
+}

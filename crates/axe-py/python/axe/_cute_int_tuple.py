@@ -173,13 +173,21 @@ def idx2crd(idx, shape, stride=None):
     compact column-major strides by default (CuTe's ``idx2crd``)."""
     if stride is None:
         stride = prefix_product(shape)
+    _congruent("idx2crd", shape, stride)
     if is_tuple(idx):
-        if not is_tuple(shape) or len(idx) != len(shape) or len(shape) != len(stride):
+        if not is_tuple(shape) or len(idx) != len(shape):
             raise CuteError(f"idx2crd: {idx} does not fit {shape}")
         return tuple(idx2crd(i, s, d) for i, s, d in zip(idx, shape, stride))
     if is_tuple(shape):
         return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride))
     return (idx // stride) % shape
+
+
+def _congruent(what, shape, stride):
+    """Refuses a stride whose nesting is not the shape's at the top (each mode's own is checked as it
+    is reached): a zip would drop the modes past the shorter, an integer times a tuple repeat it."""
+    if is_tuple(shape) != is_tuple(stride) or (is_tuple(shape) and len(shape) != len(stride)):
+        raise CuteError(f"{what}: the stride {stride} is not congruent with the shape {shape}")
 
 
 @_arithmetic
@@ -189,10 +197,11 @@ def crd2idx(crd, shape, stride=None):
     on past its extent (CuTe's evaluation); ``None`` is 0."""
     if stride is None:
         stride = prefix_product(shape)
+    _congruent("crd2idx", shape, stride)
     if crd is None:
         crd = 0
     if is_tuple(crd):
-        if not is_tuple(shape) or len(crd) != len(shape) or len(shape) != len(stride):
+        if not is_tuple(shape) or len(crd) != len(shape):
             raise CuteError(f"crd2idx: the coordinate {crd} does not fit the shape {shape}")
         return sum(crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride))
     if is_tuple(shape):

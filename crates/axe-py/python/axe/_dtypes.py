@@ -38,9 +38,15 @@ _XLA = {
 }
 
 
+# XLA's own names; several are numpy type codes too ("u8" is numpy's uint64, "f16" its float128).
+_XLA_NAMES = frozenset(_XLA.values()) | {"s1", "u1"}
+
+
 def xla_type(dtype) -> str:
     """The XLA element type of a numpy, JAX or torch dtype (`float32` → `f32`, `torch.bfloat16` →
     `bf16`); raises ``axe.XlaError`` (a ``ValueError``) for a dtype XLA has no type for."""
+    if isinstance(dtype, str) and dtype in _XLA_NAMES:
+        return dtype  # an XLA element type's own name, as axe.Shape spells it ("bf16", "u8", "f16")
     try:
         import numpy as np
 

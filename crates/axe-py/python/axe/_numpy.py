@@ -91,7 +91,7 @@ def _accepts(dtype: np.dtype, element: str, bits: int) -> bool:
         return True
     if element == "pred":
         return False
-    if element in _ML_DTYPES or element.startswith(("f8", "f6", "f4")):
+    if element in _ML_DTYPES or element.startswith(("f8e", "f6e", "f4e")):  # not f64
         return dtype.kind in "ui"
     return element[0] in "su" and dtype.kind in "iu"
 
@@ -113,7 +113,11 @@ def _is_dense_row_major(s: Shape) -> bool:
 
 
 def _row_major(s: Shape) -> Shape:
-    dims = ",".join(str(d) for d in s.dims)
+    """`s`'s array in the default row-major layout: the same dims, dynamic ones (``<=4``, ``?``)
+    included, so that a relayout between the two keeps the tensor."""
+    dims = ",".join(
+        "?" if d is None else ("<=" if dyn else "") + str(d) for d, dyn in zip(s.dims, s.dynamic)
+    )
     return Shape(f"{s.dtype}[{dims}]")
 
 

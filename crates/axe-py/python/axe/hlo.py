@@ -115,10 +115,18 @@ def read(path: "str | _os.PathLike[str]", top: int = 10) -> Stats:
     :func:`read_text`). A file that cannot be read raises ``axe.AxeError`` naming it."""
     path = _os.fspath(path)  # an int is not taken for a file descriptor
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise AxeError(f"{path}: {e.strerror or e}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = len(data[data.rfind(b"\n", 0, e.start) + 1 : e.start].decode("utf-8")) + 1
+        raise AxeError(
+            f"{path}:{line}:{column}: not UTF-8 text (byte 0x{data[e.start]:02x})"
+        ) from None
     return read_text(text, top)
 
 

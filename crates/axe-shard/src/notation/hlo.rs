@@ -250,6 +250,36 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
     }
 }
 
+/// The tile assignment `h` (read by [`parse_hlo`] with the sharding `hs`, `data` array dims) with the
+/// members of each replica group listed in `mesh`'s position order, where every subgroup dim is
+/// replicated: the devices of a group hold the same data whatever order the text lists them in, so
+/// `{devices=[2,2]1,2,0,3 last_tile_dim_replicate}` on a mesh `x=2,y=2` of devices `[2,0,1,3]` is
+/// `P('y')` there. Otherwise (manual subgroups, whose order is a device's manual coordinate) `h` as it is.
+fn replicas_in_mesh_order(h: Mesh, hs: &Sharding, mesh: &Mesh, data: usize) -> Result<Mesh> {
+    let trailing = hs.axis_use().get(data..).unwrap_or(&[]);
+    if trailing.is_empty() || trailing.iter().any(|u| *u != AxisUse::Replicated) {
+        return Ok(h);
+    }
+    let group: u64 = h.sizes()[data..].iter().product();
+    let pos: std::collections::HashMap<u64, usize> = mesh
+        .devices()
+        .iter()
+        .enumerate()
+        .map(|(p, &d)| (d, p))
+        .collect();
+    let mut ids = h.devices().to_vec();
+    for members in ids.chunks_mut(usize::try_from(group).unwrap_or(usize::MAX).max(1)) {
+        members.sort_by_key(|d| pos.get(d).copied().unwrap_or(usize::MAX));
+    }
+    let axes: Vec<(&str, u64)> = h
+        .names()
+        .iter()
+        .map(String::as_str)
+        .zip(h.sizes().iter().copied())
+        .collect();
+    Mesh::with_devices(&axes, ids)
+}
+
 /// Reads HloSharding text for an array of `dims` onto the caller's `mesh` (`--mesh x=2,y=4` with an HLO
 /// sharding): the device ids of the text must be the mesh's, and each tile-grid dim must be a mixed-radix
 /// combination of whole mesh axes (the device at every mesh position has, along each grid dim, the tile
@@ -292,6 +322,7 @@ pub fn parse_hlo_on(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
             super::quoted(text)
         ))
     };
+    let h = replicas_in_mesh_order(h, &hs, mesh, dims.len())?;
     let h_pos: std::collections::HashMap<u64, usize> = h
         .devices()
         .iter()
