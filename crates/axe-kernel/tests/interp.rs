@@ -533,3 +533,25 @@ fn deep_descriptions_and_large_runs_are_refused_before_they_are_walked() {
         "{err}"
     );
 }
+
+#[test]
+fn a_broadcast_of_near_i64_max_elements_lowers_without_overflow() {
+    // A stride-0 view of i64::MAX elements over a 4-element buffer: counting the rounds of its
+    // elements over the scope's threads must not overflow (it did: `chunks + threads - 1`).
+    for (shape, lay) in [
+        (i64::MAX as u64, "S[9223372036854775807:0]"),
+        (i64::MAX as u64 - 1, "S[9223372036854775806:0]"),
+    ] {
+        let mut k = builder("broadcast", 1, 32);
+        let a = k.buffer("a", Space::Global, DType::F32, 4).unwrap();
+        let c = k.buffer("c", Space::Global, DType::F32, 4).unwrap();
+        let ta = k.tensor("a", a, &[shape], lay.parse().unwrap()).unwrap();
+        let tc = k.tensor("c", c, &[shape], lay.parse().unwrap()).unwrap();
+        k.copy(Scope::kernel(), &tc, &ta).unwrap();
+        k.fill(Scope::warp(), &tc, Value::Float(1.0)).unwrap();
+        let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
+        // Running it is bounded by the step limit.
+        let e = run(&p, vec![vec![0; 16], vec![0; 16]], RunLimits::default()).unwrap_err();
+        assert!(matches!(e, KernelError::TooLarge(_)), "{e}");
+    }
+}
