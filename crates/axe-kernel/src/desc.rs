@@ -321,8 +321,44 @@ impl KernelBuilder {
         let b = self.kernel.buffers.get(buffer.0).ok_or_else(|| {
             KernelError::Invalid(format!("tensor {name}: no buffer #{}", buffer.0))
         })?;
+        let t = Tensor {
+            name: name.to_string(),
+            buffer,
+            space: b.space,
+            dtype: b.dtype,
+            shape: shape.to_vec(),
+            layout,
+        };
+        self.check_tensor(&t)?;
+        Ok(t)
+    }
+
+    /// Checks `t` is a tensor of this kernel: its buffer exists with `t`'s space and dtype, its layout
+    /// admits its shape, names only the axes the buffer's space has, and stays inside the buffer.
+    /// (Tensor fields are public, and a tensor of another kernel names a buffer by index only.)
+    fn check_tensor(&self, t: &Tensor) -> Result<()> {
+        let name = &t.name;
+        let layout = &t.layout;
+        let b = self.kernel.buffers.get(t.buffer.0).ok_or_else(|| {
+            KernelError::Invalid(format!(
+                "tensor {name}: kernel {} has no buffer #{}",
+                self.kernel.name, t.buffer.0
+            ))
+        })?;
+        if b.space != t.space || b.dtype != t.dtype {
+            return Err(KernelError::Invalid(format!(
+                "tensor {name}: it is {} in {} memory, but buffer #{} of kernel {} is {} ({} in {} memory): a tensor of another kernel?",
+                t.dtype,
+                space_name(t.space),
+                t.buffer.0,
+                self.kernel.name,
+                b.name,
+                b.dtype,
+                space_name(b.space)
+            )));
+        }
         layout
-            .check_admits(shape)
+            .check_admits(&t.shape)
             .map_err(crate::error::layout(format!("tensor {name}")))?;
         let allowed: &[&str] = match b.space {
             Space::Global | Space::Shared(_) => &["m"],
@@ -340,22 +376,14 @@ impl KernelBuilder {
             }
         }
         if matches!(b.space, Space::Sbuf | Space::Psum) {
-            crate::tensore::check_bounds(name, b, &layout)?;
-            return Ok(Tensor {
-                name: name.to_string(),
-                buffer,
-                space: b.space,
-                dtype: b.dtype,
-                shape: shape.to_vec(),
-                layout,
-            });
+            return crate::tensore::check_bounds(name, b, layout);
         }
         let axis = if b.space == Space::Registers {
             Axis::new("reg").map_err(crate::error::layout("reg"))?
         } else {
             Axis::memory()
         };
-        let (lo, hi) = extent_on(&layout, &axis)?;
+        let (lo, hi) = extent_on(layout, &axis)?;
         if lo < 0 || hi >= b.elems as i64 {
             return Err(KernelError::Invalid(format!(
                 "tensor {name}: its layout {layout} reaches {} elements {lo}..={hi}, outside buffer {} of {} elements",
@@ -364,14 +392,7 @@ impl KernelBuilder {
                 b.elems
             )));
         }
-        Ok(Tensor {
-            name: name.to_string(),
-            buffer,
-            space: b.space,
-            dtype: b.dtype,
-            shape: shape.to_vec(),
-            layout,
-        })
+        Ok(())
     }
 
     /// A new variable.
@@ -445,6 +466,15 @@ impl KernelBuilder {
         let label = format!("{} #{id}", op.kind());
         self.kernel.launch.check_scope(&scope)?;
         let dst = op.dst();
+        for t in std::iter::once(dst).chain(op.sources()) {
+            self.check_tensor(t).map_err(|e| match e {
+                KernelError::Invalid(m) => KernelError::Invalid(format!("{label}: {m}")),
+                other => other,
+            })?;
+        }
+        if let Op::CopyAsync { bar, .. } = &op {
+            self.check_mbar(*bar)?;
+        }
         if let Op::Reduce { dims, src, .. } = &op {
             crate::reduce::check_shapes(&label, dst, src, dims)?;
         }

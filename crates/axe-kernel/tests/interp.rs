@@ -555,3 +555,59 @@ fn a_broadcast_of_near_i64_max_elements_lowers_without_overflow() {
         assert!(matches!(e, KernelError::TooLarge(_)), "{e}");
     }
 }
+
+#[test]
+fn a_tensor_of_another_kernel_or_edited_out_of_its_buffer_is_refused_at_the_call() {
+    // Kernel `a`'s tensors name its buffers by index; in kernel `b` index 0 is a smaller f16 buffer,
+    // which the emitted CUDA would have read out of bounds.
+    let mut ka = builder("a", 1, 32);
+    let ga = ka.buffer("g", Space::Global, DType::F32, 64).unwrap();
+    let ha = ka.buffer("h", Space::Global, DType::F32, 64).unwrap();
+    let tg = ka.tensor("g", ga, &[64], rm(&[64])).unwrap();
+    let th = ka.tensor("h", ha, &[64], rm(&[64])).unwrap();
+    let mut kb = builder("b", 1, 32);
+    kb.buffer("x", Space::Global, DType::F16, 16).unwrap();
+    kb.buffer("y", Space::Global, DType::F32, 16).unwrap();
+    // The destination h (buffer #1) fits y's dtype but not its size; the source g (#0) is f32 where x
+    // is f16.
+    let e = kb.copy(Scope::cta(), &th, &tg).unwrap_err().to_string();
+    assert!(
+        e.contains("copy #0: tensor h: its layout S[64:1] reaches m elements 0..=63, outside buffer y of 16 elements"),
+        "{e}"
+    );
+    let e = kb.copy(Scope::cta(), &tg, &tg).unwrap_err().to_string();
+    assert!(
+        e.contains("copy #0: tensor g: it is f32 in global memory, but buffer #0 of kernel b is x (f16 in global memory)"),
+        "{e}"
+    );
+    let mut kc = builder("c", 1, 32);
+    let e = kc.fill(Scope::cta(), &tg, Value::Float(0.0)).unwrap_err();
+    assert!(e.to_string().contains("kernel c has no buffer #0"), "{e}");
+    // A tensor whose public layout was edited to leave its buffer.
+    let g = kc.buffer("g", Space::Global, DType::F32, 16).unwrap();
+    let mut t = kc.tensor("g", g, &[16], rm(&[16])).unwrap();
+    t.layout = "S[16:4]".parse().unwrap();
+    let e = kc.fill(Scope::cta(), &t, Value::Float(0.0)).unwrap_err();
+    assert!(
+        e.to_string().contains("outside buffer g of 16 elements"),
+        "{e}"
+    );
+    // An mbarrier given through `call` is checked as `copy_async` checks it.
+    let s = kc.buffer("s", Space::Shared(None), DType::F32, 16).unwrap();
+    let ts = kc.tensor("s", s, &[16], rm(&[16])).unwrap();
+    let tg = kc.tensor("g", g, &[16], rm(&[16])).unwrap();
+    let bar = axe_kernel::Mbar {
+        buffer: g,
+        index: 0,
+    };
+    let op = Op::CopyAsync {
+        dst: ts,
+        src: tg,
+        bar,
+    };
+    let e = kc.call(Scope::threads(0..1), op).unwrap_err();
+    assert!(
+        e.to_string().contains("unswizzled shared s64 buffer"),
+        "{e}"
+    );
+}
