@@ -502,6 +502,7 @@ impl KernelBuilder {
                 )));
             }
         }
+        check_in_place(&label, &op)?;
         self.calls += 1;
         self.push(Stmt::Call(Box::new(Call {
             id,
@@ -588,6 +589,77 @@ fn check_depths(body: &[Stmt]) -> Result<()> {
                 }
                 stack.push((b, depth + 1));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `c` and `t` may share storage: the same buffer, and the ranges their layouts reach on each
+/// of the buffer's storage axes (`reg` in registers — each thread has its own; `m` in memory; `P` and
+/// `F` in SBUF and PSUM) intersect. Says where, if so.
+pub(crate) fn overlap(c: &Tensor, t: &Tensor) -> Result<Option<String>> {
+    if c.buffer != t.buffer {
+        return Ok(None);
+    }
+    let axes: &[&str] = match c.space {
+        Space::Registers => &["reg"],
+        Space::Global | Space::Shared(_) => &["m"],
+        Space::Sbuf | Space::Psum => &["P", "F"],
+    };
+    let mut spans = Vec::new();
+    for name in axes {
+        let axis = Axis::new(name).map_err(layout(*name))?;
+        let (clo, chi) = extent_on(&c.layout, &axis)?;
+        let (tlo, thi) = extent_on(&t.layout, &axis)?;
+        if chi < tlo || thi < clo {
+            return Ok(None);
+        }
+        spans.push(format!("{name} {clo}..={chi} and {tlo}..={thi}"));
+    }
+    Ok(Some(format!(
+        "overlap in one buffer ({})",
+        spans.join(", ")
+    )))
+}
+
+/// An elementwise operator (`copy`, `unary`, `binary`, `cast`) in memory reads every source element
+/// before it writes: the threads running it side by side cannot keep that when a destination element
+/// is stored where another element's source is read. So a source sharing the destination's memory must
+/// be exactly in place (the same element at the same place, the destination without replicas); one
+/// that otherwise overlaps it is refused. (Register variants check their own in-place rule.)
+fn check_in_place(label: &str, op: &Op) -> Result<()> {
+    if !matches!(
+        op,
+        Op::Copy { .. } | Op::Unary { .. } | Op::Binary { .. } | Op::Cast { .. }
+    ) {
+        return Ok(());
+    }
+    let dst = op.dst();
+    if dst.space == Space::Registers {
+        return Ok(());
+    }
+    for s in op.sources() {
+        if s.buffer != dst.buffer {
+            continue;
+        }
+        let read = Layout::new(
+            s.layout.shard().to_vec(),
+            Vec::new(),
+            s.layout.offset().clone(),
+        )
+        .map_err(layout(format!("tensor {}", s.name)))?;
+        let in_place = dst.layout.replica().is_empty()
+            && read
+                .equivalent(&dst.layout)
+                .map_err(layout(format!("tensor {}", s.name)))?;
+        if in_place {
+            continue;
+        }
+        if let Some(why) = overlap(dst, s)? {
+            return Err(KernelError::Invalid(format!(
+                "{label}: the destination {} and the source {} {why} without being the same elements in place: threads would overwrite source elements other threads still read (give the destination storage of its own)",
+                dst.name, s.name
+            )));
         }
     }
     Ok(())

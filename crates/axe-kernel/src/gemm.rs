@@ -62,7 +62,7 @@ pub(crate) fn check_shapes(label: &str, c: &Tensor, a: &Tensor, b: &Tensor) -> R
         ));
     }
     for (role, t) in [("A", a), ("B", b)] {
-        if let Some(why) = overlap(c, t)? {
+        if let Some(why) = crate::desc::overlap(c, t)? {
             return bad(format!(
                 "C {} and {role} {} {why}: gemm writes C while it still reads {role}, so give C storage of its own",
                 c.name, t.name
@@ -70,34 +70,6 @@ pub(crate) fn check_shapes(label: &str, c: &Tensor, a: &Tensor, b: &Tensor) -> R
         }
     }
     Ok(())
-}
-
-/// Whether `c` and `t` may share storage: the same buffer, and the ranges their layouts reach on each
-/// of the buffer's storage axes (`reg` in registers — each thread has its own; `m` in memory; `P` and
-/// `F` in SBUF and PSUM) intersect. Says where, if so.
-fn overlap(c: &Tensor, t: &Tensor) -> Result<Option<String>> {
-    if c.buffer != t.buffer {
-        return Ok(None);
-    }
-    let axes: &[&str] = match c.space {
-        Space::Registers => &["reg"],
-        Space::Global | Space::Shared(_) => &["m"],
-        Space::Sbuf | Space::Psum => &["P", "F"],
-    };
-    let mut spans = Vec::new();
-    for name in axes {
-        let axis = Axis::new(name).map_err(layout(*name))?;
-        let (clo, chi) = crate::desc::extent_on(&c.layout, &axis)?;
-        let (tlo, thi) = crate::desc::extent_on(&t.layout, &axis)?;
-        if chi < tlo || thi < clo {
-            return Ok(None);
-        }
-        spans.push(format!("{name} {clo}..={chi} and {tlo}..={thi}"));
-    }
-    Ok(Some(format!(
-        "overlap in one buffer ({})",
-        spans.join(", ")
-    )))
 }
 
 impl KernelBuilder {
