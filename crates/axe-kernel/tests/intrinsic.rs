@@ -143,6 +143,19 @@ fn bad_text_is_an_error_at_its_offset() {
         }],
     );
     assert!(e.contains("no buffer #7"), "{e}");
+    // Units the launch has not: refused as for operator calls (an empty or too-wide slice ran
+    // nowhere, or everywhere, silently).
+    for scope in [
+        Scope::warps(1..2),
+        Scope::threads(5..3),
+        Scope::warpgroups(0..1),
+    ] {
+        let e = k
+            .intrinsic(scope.clone(), "a", "x;", &one, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("intrinsic a: scope "), "{scope}: {e}");
+    }
     // Braces in PTX and inside strings are text; only `{digits}` is a placeholder.
     k.intrinsic(
         Scope::cta(),

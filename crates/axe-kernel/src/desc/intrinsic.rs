@@ -231,7 +231,8 @@ pub fn parse_text(name: &str, text: &str, operands: usize) -> Result<Vec<Piece>>
 impl KernelBuilder {
     /// `intrinsic(scope, name, text, args, cpu)`: every thread of `scope` runs `text` (CUDA, `{i}` for
     /// operand `i`); on the CPU, `cpu` if given (see [`Intrinsic`]). Errors: a bad
-    /// name or text (with its offset), an operand in no buffer or in a buffer of another dtype's size.
+    /// name or text (with its offset), a scope naming units the launch has not, an operand in no
+    /// buffer.
     pub fn intrinsic(
         &mut self,
         scope: Scope,
@@ -241,6 +242,10 @@ impl KernelBuilder {
         cpu: Option<CpuMeaning>,
     ) -> Result<()> {
         let text = parse_text(name, text, args.len())?;
+        self.kernel
+            .launch
+            .check_scope(&scope)
+            .map_err(|e| KernelError::Invalid(format!("intrinsic {name}: {e}")))?;
         for a in args {
             if let IntrinsicArg::Elem { buffer, .. } = a {
                 if self.kernel.buffers.get(buffer.0).is_none() {
