@@ -147,7 +147,7 @@ fn bad_text_is_an_error_at_its_offset() {
     // nowhere, or everywhere, silently).
     for scope in [
         Scope::warps(1..2),
-        Scope::threads(5..3),
+        Scope::threads(5..5),
         Scope::warpgroups(0..1),
     ] {
         let e = k
