@@ -475,6 +475,19 @@ impl KernelBuilder {
         if let Op::CopyAsync { bar, .. } = &op {
             self.check_mbar(*bar)?;
         }
+        // At kernel scope the elements are spread over every CTA of the grid; a shared tensor is each
+        // CTA's own, so each CTA's copy would hold only the elements its threads were given.
+        if scope.level == crate::scope::Level::Kernel && self.kernel.launch.grid > 1 {
+            if let Some(t) = std::iter::once(dst)
+                .chain(op.sources())
+                .find(|t| matches!(t.space, Space::Shared(_)))
+            {
+                return Err(KernelError::Invalid(format!(
+                    "{label}: at kernel scope the work is spread over the {} CTAs of the grid, but shared tensor {} is each CTA's own (each would get only its threads' part): call it at cta scope",
+                    self.kernel.launch.grid, t.name
+                )));
+            }
+        }
         if let Op::Reduce { dims, src, .. } = &op {
             crate::reduce::check_shapes(&label, dst, src, dims)?;
         }

@@ -133,3 +133,36 @@ fn a_fill_value_outside_the_integer_dtype_is_refused() {
     let got = fill(DType::S64, Value::Float(2f64.powi(63) - 1024.0)).unwrap();
     assert_eq!(got, 9_223_372_036_854_774_784i64.to_le_bytes());
 }
+
+#[test]
+fn a_shared_tensor_at_kernel_scope_is_refused_on_a_grid_of_several_ctas() {
+    // A kernel-scope copy into shared memory spread its elements over both CTAs, so CTA 0's tile
+    // held only the half its own threads copied (the other half stayed 0), silently.
+    let copy_in = |grid: u32| {
+        let mut k = builder("k", grid, 32);
+        let g = k.buffer("g", Space::Global, DType::F32, 256).unwrap();
+        let o = k.buffer("o", Space::Global, DType::F32, 256).unwrap();
+        let s = k.buffer("s", Space::Shared(None), DType::F32, 256).unwrap();
+        let tg = k.tensor("g", g, &[256], rm(&[256])).unwrap();
+        let to = k.tensor("o", o, &[256], rm(&[256])).unwrap();
+        let ts = k.tensor("s", s, &[256], rm(&[256])).unwrap();
+        k.copy(Scope::kernel(), &ts, &tg)?;
+        k.barrier();
+        let cta0 = Scope {
+            level: axe_kernel::Level::Cta,
+            units: Some(0..1),
+        };
+        k.copy(cta0, &to, &ts)?;
+        let p = lower(&k.build()?, Target::Cpu)?;
+        let input: Vec<u8> = (0..256).flat_map(|i| (i as f32).to_le_bytes()).collect();
+        let out = run(&p, vec![input.clone(), vec![0; 1024]], RunLimits::default())?;
+        Ok::<_, KernelError>(out[1] == input)
+    };
+    let e = copy_in(2).unwrap_err().to_string();
+    assert!(
+        e.contains("copy #0: at kernel scope the work is spread over the 2 CTAs of the grid, but shared tensor s is each CTA's own"),
+        "{e}"
+    );
+    // One CTA: the kernel is that CTA.
+    assert!(copy_in(1).unwrap());
+}
