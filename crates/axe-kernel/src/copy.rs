@@ -307,7 +307,12 @@ pub fn variants() -> Vec<&'static dyn Variant> {
 pub fn encode(dtype: DType, v: Value) -> std::result::Result<Vec<u8>, String> {
     let int = |lo: i64, hi: i64| match v {
         Value::Int(i) if (lo..=hi).contains(&i) => Ok(i),
-        Value::Float(f) if f.fract() == 0.0 && f >= lo as f64 && f <= hi as f64 => Ok(f as i64),
+        // Compared as i128: `hi as f64` rounds up to 2^63 for s64, which `f as i64` would saturate.
+        Value::Float(f)
+            if f.fract() == 0.0 && (i128::from(lo)..=i128::from(hi)).contains(&(f as i128)) =>
+        {
+            Ok(f as i64)
+        }
         _ => Err(format!("{v:?} is not a {dtype} value ({lo}..={hi})")),
     };
     let float = match v {

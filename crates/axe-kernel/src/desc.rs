@@ -321,8 +321,44 @@ impl KernelBuilder {
         let b = self.kernel.buffers.get(buffer.0).ok_or_else(|| {
             KernelError::Invalid(format!("tensor {name}: no buffer #{}", buffer.0))
         })?;
+        let t = Tensor {
+            name: name.to_string(),
+            buffer,
+            space: b.space,
+            dtype: b.dtype,
+            shape: shape.to_vec(),
+            layout,
+        };
+        self.check_tensor(&t)?;
+        Ok(t)
+    }
+
+    /// Checks `t` is a tensor of this kernel: its buffer exists with `t`'s space and dtype, its layout
+    /// admits its shape, names only the axes the buffer's space has, and stays inside the buffer.
+    /// (Tensor fields are public, and a tensor of another kernel names a buffer by index only.)
+    fn check_tensor(&self, t: &Tensor) -> Result<()> {
+        let name = &t.name;
+        let layout = &t.layout;
+        let b = self.kernel.buffers.get(t.buffer.0).ok_or_else(|| {
+            KernelError::Invalid(format!(
+                "tensor {name}: kernel {} has no buffer #{}",
+                self.kernel.name, t.buffer.0
+            ))
+        })?;
+        if b.space != t.space || b.dtype != t.dtype {
+            return Err(KernelError::Invalid(format!(
+                "tensor {name}: it is {} in {} memory, but buffer #{} of kernel {} is {} ({} in {} memory): a tensor of another kernel?",
+                t.dtype,
+                space_name(t.space),
+                t.buffer.0,
+                self.kernel.name,
+                b.name,
+                b.dtype,
+                space_name(b.space)
+            )));
+        }
         layout
-            .check_admits(shape)
+            .check_admits(&t.shape)
             .map_err(crate::error::layout(format!("tensor {name}")))?;
         let allowed: &[&str] = match b.space {
             Space::Global | Space::Shared(_) => &["m"],
@@ -340,22 +376,14 @@ impl KernelBuilder {
             }
         }
         if matches!(b.space, Space::Sbuf | Space::Psum) {
-            crate::tensore::check_bounds(name, b, &layout)?;
-            return Ok(Tensor {
-                name: name.to_string(),
-                buffer,
-                space: b.space,
-                dtype: b.dtype,
-                shape: shape.to_vec(),
-                layout,
-            });
+            return crate::tensore::check_bounds(name, b, layout);
         }
         let axis = if b.space == Space::Registers {
             Axis::new("reg").map_err(crate::error::layout("reg"))?
         } else {
             Axis::memory()
         };
-        let (lo, hi) = extent_on(&layout, &axis)?;
+        let (lo, hi) = extent_on(layout, &axis)?;
         if lo < 0 || hi >= b.elems as i64 {
             return Err(KernelError::Invalid(format!(
                 "tensor {name}: its layout {layout} reaches {} elements {lo}..={hi}, outside buffer {} of {} elements",
@@ -364,14 +392,7 @@ impl KernelBuilder {
                 b.elems
             )));
         }
-        Ok(Tensor {
-            name: name.to_string(),
-            buffer,
-            space: b.space,
-            dtype: b.dtype,
-            shape: shape.to_vec(),
-            layout,
-        })
+        Ok(())
     }
 
     /// A new variable.
@@ -445,6 +466,28 @@ impl KernelBuilder {
         let label = format!("{} #{id}", op.kind());
         self.kernel.launch.check_scope(&scope)?;
         let dst = op.dst();
+        for t in std::iter::once(dst).chain(op.sources()) {
+            self.check_tensor(t).map_err(|e| match e {
+                KernelError::Invalid(m) => KernelError::Invalid(format!("{label}: {m}")),
+                other => other,
+            })?;
+        }
+        if let Op::CopyAsync { bar, .. } = &op {
+            self.check_mbar(*bar)?;
+        }
+        // At kernel scope the elements are spread over every CTA of the grid; a shared tensor is each
+        // CTA's own, so each CTA's copy would hold only the elements its threads were given.
+        if scope.level == crate::scope::Level::Kernel && self.kernel.launch.grid > 1 {
+            if let Some(t) = std::iter::once(dst)
+                .chain(op.sources())
+                .find(|t| matches!(t.space, Space::Shared(_)))
+            {
+                return Err(KernelError::Invalid(format!(
+                    "{label}: at kernel scope the work is spread over the {} CTAs of the grid, but shared tensor {} is each CTA's own (each would get only its threads' part): call it at cta scope",
+                    self.kernel.launch.grid, t.name
+                )));
+            }
+        }
         if let Op::Reduce { dims, src, .. } = &op {
             crate::reduce::check_shapes(&label, dst, src, dims)?;
         }
@@ -472,6 +515,7 @@ impl KernelBuilder {
                 )));
             }
         }
+        check_in_place(&label, &op)?;
         self.calls += 1;
         self.push(Stmt::Call(Box::new(Call {
             id,
@@ -558,6 +602,77 @@ fn check_depths(body: &[Stmt]) -> Result<()> {
                 }
                 stack.push((b, depth + 1));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `c` and `t` may share storage: the same buffer, and the ranges their layouts reach on each
+/// of the buffer's storage axes (`reg` in registers — each thread has its own; `m` in memory; `P` and
+/// `F` in SBUF and PSUM) intersect. Says where, if so.
+pub(crate) fn overlap(c: &Tensor, t: &Tensor) -> Result<Option<String>> {
+    if c.buffer != t.buffer {
+        return Ok(None);
+    }
+    let axes: &[&str] = match c.space {
+        Space::Registers => &["reg"],
+        Space::Global | Space::Shared(_) => &["m"],
+        Space::Sbuf | Space::Psum => &["P", "F"],
+    };
+    let mut spans = Vec::new();
+    for name in axes {
+        let axis = Axis::new(name).map_err(layout(*name))?;
+        let (clo, chi) = extent_on(&c.layout, &axis)?;
+        let (tlo, thi) = extent_on(&t.layout, &axis)?;
+        if chi < tlo || thi < clo {
+            return Ok(None);
+        }
+        spans.push(format!("{name} {clo}..={chi} and {tlo}..={thi}"));
+    }
+    Ok(Some(format!(
+        "overlap in one buffer ({})",
+        spans.join(", ")
+    )))
+}
+
+/// An elementwise operator (`copy`, `unary`, `binary`, `cast`) in memory reads every source element
+/// before it writes: the threads running it side by side cannot keep that when a destination element
+/// is stored where another element's source is read. So a source sharing the destination's memory must
+/// be exactly in place (the same element at the same place, the destination without replicas); one
+/// that otherwise overlaps it is refused. (Register variants check their own in-place rule.)
+fn check_in_place(label: &str, op: &Op) -> Result<()> {
+    if !matches!(
+        op,
+        Op::Copy { .. } | Op::Unary { .. } | Op::Binary { .. } | Op::Cast { .. }
+    ) {
+        return Ok(());
+    }
+    let dst = op.dst();
+    if dst.space == Space::Registers {
+        return Ok(());
+    }
+    for s in op.sources() {
+        if s.buffer != dst.buffer {
+            continue;
+        }
+        let read = Layout::new(
+            s.layout.shard().to_vec(),
+            Vec::new(),
+            s.layout.offset().clone(),
+        )
+        .map_err(layout(format!("tensor {}", s.name)))?;
+        let in_place = dst.layout.replica().is_empty()
+            && read
+                .equivalent(&dst.layout)
+                .map_err(layout(format!("tensor {}", s.name)))?;
+        if in_place {
+            continue;
+        }
+        if let Some(why) = overlap(dst, s)? {
+            return Err(KernelError::Invalid(format!(
+                "{label}: the destination {} and the source {} {why} without being the same elements in place: threads would overwrite source elements other threads still read (give the destination storage of its own)",
+                dst.name, s.name
+            )));
         }
     }
     Ok(())

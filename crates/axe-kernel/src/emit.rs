@@ -545,5 +545,10 @@ fn intrinsic(
             Piece::Arg(k) => text.push_str(&operand(*k)),
         }
     }
-    let _ = writeln!(s, "{pad}{{ {text} }}");
+    // A `//` comment in the text would swallow a closing brace on its line.
+    if text.contains("//") {
+        let _ = writeln!(s, "{pad}{{ {text}\n{pad}}}");
+    } else {
+        let _ = writeln!(s, "{pad}{{ {text} }}");
+    }
 }

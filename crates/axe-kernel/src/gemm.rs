@@ -1,7 +1,9 @@
 //! `gemm`: `C += A·B` on register tensors, and the `m16n8k16` fragment layouts of `mma.sync`.
 //!
 //! **Law.** `gemm(c, a, b)` with `a: [M, K]`, `b: [K, N]` (f16, bf16 or f32, one dtype) and `c: [M, N]`
-//! (f32): for every `(i, j)`, `c[i, j] += Σ_k a[i, k]·b[k, j]`, each product and sum in f32. Every
+//! (f32): for every `(i, j)`, `c[i, j] += Σ_k a[i, k]·b[k, j]`, each product and sum in f32, with `a`
+//! and `b` as they were before the call (so `c` may not share storage with them: refused when the
+//! call is written). Every
 //! variant computes exactly this; they differ in how the sum is ordered (f32 rounding) and in which
 //! thread does what:
 //! - `gemm.fma` (every target): each thread computes the copies of `c` its registers hold, one fused
@@ -29,7 +31,7 @@ pub const GEMM_DTYPES: [DType; 3] = [DType::F16, DType::BF16, DType::F32];
 pub const MAX_FMA: usize = 1 << 16;
 
 /// Checks a gemm's operands: `c: [M, N]` f32, `a: [M, K]`, `b: [K, N]` of one dtype among
-/// [`GEMM_DTYPES`].
+/// [`GEMM_DTYPES`], and `c` apart from `a` and `b` (a variant writes C while it still reads them).
 pub(crate) fn check_shapes(label: &str, c: &Tensor, a: &Tensor, b: &Tensor) -> Result<()> {
     let bad = |m: String| Err(KernelError::Invalid(format!("{label}: {m}")));
     for t in [c, a, b] {
@@ -58,6 +60,14 @@ pub(crate) fn check_shapes(label: &str, c: &Tensor, a: &Tensor, b: &Tensor) -> R
             "A {} is {} and B {} is {}; they must be one of f16, bf16, f32",
             a.name, a.dtype, b.name, b.dtype
         ));
+    }
+    for (role, t) in [("A", a), ("B", b)] {
+        if let Some(why) = crate::desc::overlap(c, t)? {
+            return bad(format!(
+                "C {} and {role} {} {why}: gemm writes C while it still reads {role}, so give C storage of its own",
+                c.name, t.name
+            ));
+        }
     }
     Ok(())
 }

@@ -72,8 +72,12 @@ pub fn spread(
     chunks: u64,
     body: impl FnOnce(&mut Ctx<'_>, Expr) -> Result<Vec<LStmt>>,
 ) -> Result<Vec<LStmt>> {
+    let count = u64::try_from(w.count)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| overflow("counting a scope's threads"))?;
+    let rounds = i64::try_from(chunks.div_ceil(count)).map_err(|_| overflow("counting rounds"))?;
     let chunks = i64::try_from(chunks).map_err(|_| overflow("counting chunks"))?;
-    let rounds = (chunks + w.count - 1) / w.count;
     let c = ctx.var();
     let i = ctx.var();
     let value = Expr::Var(i)

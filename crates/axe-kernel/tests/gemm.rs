@@ -295,6 +295,65 @@ fn gemm_checks_its_operands() {
     assert!(kb.gemm(Scope::warp(), &c, &a, &b).is_ok());
 }
 
+/// `c = A` (in registers), then `gemm(c, a, b)` at warp scope with every lane holding the whole
+/// 2×2 matrices in one f32 register buffer: A at registers `a_at..a_at+4`, C at `0..4`, B at `8..12`.
+/// Returns the lowering error, or C.
+fn gemm_sharing_registers(a_at: i64) -> Result<Vec<f32>, KernelError> {
+    let mut kb = KernelBuilder::new(
+        "g",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 32,
+        },
+    )?;
+    let g = kb.buffer("g", Space::Global, DType::F32, 8)?;
+    let o = kb.buffer("o", Space::Global, DType::F32, 4)?;
+    let r = kb.buffer("r", Space::Registers, DType::F32, 12)?;
+    let at = |off: i64| -> Layout {
+        format!("S[(2,2):(2@reg,1@reg)] + {off}@reg + R[32:1@lane]")
+            .parse()
+            .unwrap()
+    };
+    let ga = kb.tensor("ga", g, &[2, 2], Layout::row_major(&[2, 2]).unwrap())?;
+    let gb = kb.tensor("gb", g, &[2, 2], "S[(2,2):(2,1)] + 4".parse().unwrap())?;
+    let to = kb.tensor("o", o, &[2, 2], Layout::row_major(&[2, 2]).unwrap())?;
+    let (c, a, b) = (
+        kb.tensor("c", r, &[2, 2], at(0))?,
+        kb.tensor("a", r, &[2, 2], at(a_at))?,
+        kb.tensor("b", r, &[2, 2], at(8))?,
+    );
+    kb.copy(Scope::warp(), &a, &ga)?;
+    kb.copy(Scope::warp(), &b, &gb)?;
+    kb.copy(Scope::warp(), &c, &ga)?;
+    kb.gemm(Scope::warp(), &c, &a, &b)?;
+    kb.copy(Scope::warp(), &to, &c)?;
+    let p = lower(&kb.build()?, Target::Cpu)?;
+    let input: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let out = run(&p, vec![input, vec![0; 16]], RunLimits::default())?;
+    Ok(out[1]
+        .chunks(4)
+        .map(|q| f32::from_le_bytes([q[0], q[1], q[2], q[3]]))
+        .collect())
+}
+
+#[test]
+fn c_sharing_registers_with_a_is_refused_and_apart_in_one_buffer_is_computed() {
+    // C = A + A·B with A = [[1, 2], [3, 4]], B = [[5, 6], [7, 8]].
+    let want = [1.0 + 19.0, 2.0 + 22.0, 3.0 + 43.0, 4.0 + 50.0];
+    assert_eq!(gemm_sharing_registers(4).unwrap(), want);
+    // A in C's own registers: gemm.fma overwrote A's elements before reading them (C came out
+    // [20, 1098, 46, 2520]); now the call is refused.
+    let e = gemm_sharing_registers(0).unwrap_err().to_string();
+    assert!(
+        e.contains("C c and A a overlap in one buffer (reg 0..=3 and 0..=3): gemm writes C while it still reads A"),
+        "{e}"
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 

@@ -106,6 +106,26 @@ fn the_text_is_emitted_verbatim_with_its_operands() {
 }
 
 #[test]
+fn a_line_comment_in_the_text_leaves_the_block_closed() {
+    // `{ text }` on one line: a `//` comment in the text swallowed the closing brace.
+    let mut k = builder();
+    let x = k.buffer("x", Space::Global, DType::F32, 32).unwrap();
+    let at = IntrinsicArg::Elem {
+        buffer: x,
+        index: Expr::Thread,
+    };
+    k.intrinsic(Scope::cta(), "one", "{0} = 1.0f; // one", &[at], None)
+        .unwrap();
+    let src = emit_cuda(&lower(&k.build().unwrap(), Target::Sm80).unwrap()).unwrap();
+    let line = src
+        .lines()
+        .position(|l| l.trim_start().starts_with("{ ") && l.ends_with("= 1.0f; // one"))
+        .unwrap_or_else(|| panic!("{src}"));
+    let next = src.lines().nth(line + 1).unwrap_or_default();
+    assert_eq!(next.trim(), "}", "{src}");
+}
+
+#[test]
 fn bad_text_is_an_error_at_its_offset() {
     let mut k = builder();
     let x = k.buffer("x", Space::Global, DType::F32, 32).unwrap();
@@ -143,6 +163,39 @@ fn bad_text_is_an_error_at_its_offset() {
         }],
     );
     assert!(e.contains("no buffer #7"), "{e}");
+    // Unclosed comments and character literals are errors like unclosed strings.
+    let e = err("a", "{0} = 1; /* (", &one);
+    assert!(e.contains("a comment not closed at byte 9"), "{e}");
+    let e = err("a", "{0} = ')\n;", &one);
+    assert!(
+        e.contains("a character literal not closed on its line at byte 6"),
+        "{e}"
+    );
+    // Units the launch has not: refused as for operator calls (an empty or too-wide slice ran
+    // nowhere, or everywhere, silently).
+    for scope in [
+        Scope::warps(1..2),
+        Scope::threads(5..5),
+        Scope::warpgroups(0..1),
+    ] {
+        let e = k
+            .intrinsic(scope.clone(), "a", "x;", &one, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("intrinsic a: scope "), "{scope}: {e}");
+    }
+    // Brackets inside character literals and comments are text too (they were counted: valid CUDA
+    // was refused); a quote after a digit is a digit separator. Unclosed ones are errors.
+    for ok in [
+        "{0} = (c == ')') ? 1.0f : 0.0f;",
+        "{0} = 1.0f; // don't (",
+        "{0} = (float)('\"');",
+        "/* { */ {0} = 1'000;",
+        "{0} = (float)'\\\\'; /* ( */",
+    ] {
+        let e = k.intrinsic(Scope::cta(), "ok", ok, &one, None);
+        assert!(e.is_ok(), "{ok}: {e:?}");
+    }
     // Braces in PTX and inside strings are text; only `{digits}` is a placeholder.
     k.intrinsic(
         Scope::cta(),

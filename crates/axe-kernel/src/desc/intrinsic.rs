@@ -7,7 +7,8 @@
 //! intrinsic's CPU meaning on them, and writes the element operands back (converted to their dtypes);
 //! an intrinsic without a CPU meaning stops the interpreter with an error naming it. The text is
 //! checked when the statement is written: no NUL, every `{digits}` names an operand, the other
-//! braces, brackets and parentheses balance and the double quotes close (outside quotes only).
+//! braces, brackets and parentheses balance, and strings, character literals and `/* */` comments
+//! close (brackets are counted outside strings, character literals and comments only).
 
 use std::fmt;
 use std::sync::Arc;
@@ -160,7 +161,11 @@ pub fn parse_text(name: &str, text: &str, operands: usize) -> Result<Vec<Piece>>
     let mut pieces = Vec::new();
     let mut lit = String::new();
     let mut open: Vec<(char, usize)> = Vec::new();
-    let mut quote: Option<usize> = None;
+    // An open string ('"') or character literal ('\''), and where it opened.
+    let mut quote: Option<(char, usize)> = None;
+    // An open comment: `true` for `//` (to the end of the line), `false` for `/* */`; where it opened.
+    let mut comment: Option<(bool, usize)> = None;
+    let mut prev = ' ';
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         if c == '{' {
@@ -183,25 +188,60 @@ pub fn parse_text(name: &str, text: &str, operands: usize) -> Result<Vec<Piece>>
                 for _ in 0..digits.len() + 1 {
                     chars.next();
                 }
+                prev = '}';
                 continue;
             }
         }
         lit.push(c);
-        if let Some(q) = quote {
+        let before = std::mem::replace(&mut prev, c);
+        if let Some((line, _)) = comment {
+            if line && c == '\n' {
+                comment = None;
+            } else if !line && c == '*' && chars.peek().is_some_and(|&(_, n)| n == '/') {
+                if let Some((_, n)) = chars.next() {
+                    lit.push(n);
+                }
+                comment = None;
+                prev = ' ';
+            }
+            continue;
+        }
+        if let Some((qc, q)) = quote {
+            let what = if qc == '"' {
+                "a string"
+            } else {
+                "a character literal"
+            };
             match c {
                 '\\' => {
                     if let Some((_, e)) = chars.next() {
                         lit.push(e);
+                        prev = e;
                     }
                 }
-                '"' => quote = None,
-                '\n' => return Err(bad(name, text, q, "a string not closed on its line")),
+                '\n' => {
+                    return Err(bad(
+                        name,
+                        text,
+                        q,
+                        &format!("{what} not closed on its line"),
+                    ))
+                }
+                _ if c == qc => quote = None,
                 _ => {}
             }
             continue;
         }
         match c {
-            '"' => quote = Some(at),
+            '"' => quote = Some((c, at)),
+            // A quote after a digit or letter is a digit separator (`1'000`), not a literal.
+            '\'' if !before.is_ascii_alphanumeric() => quote = Some((c, at)),
+            '/' if matches!(chars.peek(), Some(&(_, '/' | '*'))) => {
+                if let Some((_, n)) = chars.next() {
+                    lit.push(n);
+                    comment = Some((n == '/', at));
+                }
+            }
             '{' | '(' | '[' => open.push((c, at)),
             '}' | ')' | ']' => {
                 let want = match c {
@@ -217,8 +257,16 @@ pub fn parse_text(name: &str, text: &str, operands: usize) -> Result<Vec<Piece>>
             _ => {}
         }
     }
-    if let Some(q) = quote {
-        return Err(bad(name, text, q, "a string not closed"));
+    if let Some((qc, q)) = quote {
+        let what = if qc == '"' {
+            "a string"
+        } else {
+            "a character literal"
+        };
+        return Err(bad(name, text, q, &format!("{what} not closed")));
+    }
+    if let Some((false, at)) = comment {
+        return Err(bad(name, text, at, "a comment not closed"));
     }
     if let Some((c, at)) = open.pop() {
         return Err(bad(name, text, at, &format!("an unclosed '{c}'")));
@@ -231,7 +279,8 @@ pub fn parse_text(name: &str, text: &str, operands: usize) -> Result<Vec<Piece>>
 impl KernelBuilder {
     /// `intrinsic(scope, name, text, args, cpu)`: every thread of `scope` runs `text` (CUDA, `{i}` for
     /// operand `i`); on the CPU, `cpu` if given (see [`Intrinsic`]). Errors: a bad
-    /// name or text (with its offset), an operand in no buffer or in a buffer of another dtype's size.
+    /// name or text (with its offset), a scope naming units the launch has not, an operand in no
+    /// buffer.
     pub fn intrinsic(
         &mut self,
         scope: Scope,
@@ -241,6 +290,10 @@ impl KernelBuilder {
         cpu: Option<CpuMeaning>,
     ) -> Result<()> {
         let text = parse_text(name, text, args.len())?;
+        self.kernel
+            .launch
+            .check_scope(&scope)
+            .map_err(|e| KernelError::Invalid(format!("intrinsic {name}: {e}")))?;
         for a in args {
             if let IntrinsicArg::Elem { buffer, .. } = a {
                 if self.kernel.buffers.get(buffer.0).is_none() {
