@@ -99,7 +99,8 @@ pub struct Params {
     /// is f32).
     #[arg(long)]
     dtype: Option<String>,
-    /// gemm_reduce_scatter: devices (one thread each on --backend cpu; under mpirun, the rank count).
+    /// gemm_reduce_scatter: devices (one thread each on --backend cpu, at most 256; under mpirun,
+    /// the rank count; explained and emitted up to 16384).
     #[arg(long)]
     pub devices: Option<u64>,
 }

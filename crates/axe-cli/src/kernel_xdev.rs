@@ -173,6 +173,15 @@ pub fn run_threads(
 ) -> Result<Report, String> {
     launched_alone()?;
     let (_, _, _, dtype, devices) = gemm_rs_params(params)?;
+    // Said before A and B are read: one thread a device, as many as a thread group holds.
+    let most = axe_reshard::MAX_THREAD_RANKS;
+    if devices > most as u64 {
+        return Err(format!(
+            "--devices {devices}: --backend cpu runs one thread a device, at most {most}; more \
+             devices run under MPI (mpirun -n {devices} axe kernel run ... --backend mpi) or are \
+             explained without running (axe kernel explain)"
+        ));
+    }
     let (g, p) = build(params, devices, target)?;
     let inputs = read_ab(&g, dtype, files)?;
     let out =

@@ -187,6 +187,8 @@ fn clear_errors() {
         (vec!["--k", "64", "--devices", "0"], "at least one device"),
         (vec!["--k", "64", "--rows", "2"], "not --rows"),
         (vec!["--k", "128", "--devices", "2"], "has 16384 bytes"),
+        // One thread a device on --backend cpu, said before A and B are read.
+        (vec!["--k", "64", "--devices", "2048"], "at most 256"),
     ] {
         let mut args: Vec<String> = base.iter().map(|s| s.to_string()).collect();
         args.extend(extra.iter().map(|s| s.to_string()));

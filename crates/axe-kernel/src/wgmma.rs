@@ -19,7 +19,7 @@ use axe_layout::{Axis, Iter, Layout};
 use crate::desc::{space_name, Call, Op, Space, Tensor};
 use crate::dispatch::{Ctx, Outcome, Target, Variant};
 use crate::dtype::DType;
-use crate::error::{layout, overflow, Result};
+use crate::error::{layout, overflow, KernelError, Result};
 use crate::expr::Expr;
 use crate::ir::{Access, LStmt, SmemDesc};
 use crate::scope::Level;
@@ -33,8 +33,14 @@ pub const K: u64 = 16;
 /// The accumulator fragment of `wgmma.m64nNk16` with f32 accumulators over `[64, N]` on `reg`, `lane`
 /// and `warp` (warps of the warpgroup): thread `32w + l` holds in register `4j + 2i + e` the element
 /// (row `16w + 8i + l div 4`, column `8j + 2(l mod 4) + e`):
-/// `S[(4, 2, 8, N/8, 4, 2) : (1@warp, 2@reg, 4@lane, 4@reg, 1@lane, 1@reg)]`.
+/// `S[(4, 2, 8, N/8, 4, 2) : (1@warp, 2@reg, 4@lane, 4@reg, 1@lane, 1@reg)]`. `n` is wgmma's N: a
+/// multiple of 8 from 8 to 256, and anything else is an error.
 pub fn accumulator(n: u64) -> Result<Layout> {
+    if n == 0 || !n.is_multiple_of(8) || n > 256 {
+        return Err(KernelError::Invalid(format!(
+            "a wgmma accumulator of N = {n}: wgmma's N is a multiple of 8 from 8 to 256"
+        )));
+    }
     let ax = |s: &str| Axis::new(s).map_err(layout(s));
     let (reg, lane, warp) = (ax("reg")?, ax("lane")?, ax("warp")?);
     let it = |e: u64, s: i64, a: &Axis| Iter::new(e, s, *a).map_err(layout("a wgmma accumulator"));

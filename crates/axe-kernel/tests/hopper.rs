@@ -132,3 +132,28 @@ fn wgmma_declines_with_reasons() {
     let e = lower(&build(bad), Target::Sm90a).unwrap_err().to_string();
     assert!(e.contains("not the wgmma accumulator"), "{e}");
 }
+
+/// The accumulator of `wgmma.m64nNk16` holds 64·N elements for every N wgmma takes (a multiple of 8
+/// from 8 to 256), each in one (warp, lane, register) of its own; any other N is an error, not the
+/// layout of another N.
+#[test]
+fn wgmma_accumulators_are_for_the_n_wgmma_takes() {
+    use std::collections::HashSet;
+    for n in (8..=256).step_by(8) {
+        let acc = axe_kernel::wgmma::accumulator(n).unwrap();
+        assert_eq!(acc.size(), 64 * n, "N = {n}");
+        let slots: HashSet<_> = (0..acc.size()).map(|i| acc.apply(i).unwrap()).collect();
+        assert_eq!(
+            slots.len() as u64,
+            64 * n,
+            "N = {n}: two elements share a register"
+        );
+    }
+    for n in [0, 4, 12, 260, 264, 1 << 40] {
+        let err = axe_kernel::wgmma::accumulator(n).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("N = {n}")) && err.contains("multiple of 8"),
+            "{err}"
+        );
+    }
+}

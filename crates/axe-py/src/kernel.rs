@@ -260,16 +260,9 @@ pub fn _kernel_gemm(m: U64, n: U64, k: U64, dtype: &str, target: &str) -> PyResu
 }
 
 /// The layout of a `wgmma` m64nNk16 accumulator `[64, n]` over a warpgroup's `reg`, `lane`, `warp`;
-/// `n` a multiple of 8 from 8 to 256, as wgmma takes it (another `n` would get the layout of `[64,
-/// 8·⌊n/8⌋]`).
+/// `n` a multiple of 8 from 8 to 256, as wgmma takes it (anything else is a `KernelError`).
 #[pyfunction]
 pub fn _kernel_wgmma_accumulator(n: U64) -> PyResult<PyLayout> {
-    if n.0 == 0 || !n.0.is_multiple_of(8) || n.0 > 256 {
-        return Err(errors::KernelError::new_err(format!(
-            "wgmma_accumulator({}): wgmma's N is a multiple of 8 from 8 to 256",
-            n.0
-        )));
-    }
     axe_kernel::wgmma::accumulator(n.0)
         .map(PyLayout::from)
         .map_err(errors::kernel)

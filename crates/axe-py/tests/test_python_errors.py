@@ -225,7 +225,7 @@ def test_a_wgmma_accumulator_is_for_the_n_wgmma_takes():
         assert axe.kernel.wgmma_accumulator(n).size == 64 * n
     # 12 was the layout of [64, 8] (512 elements for 768), 2**40 one of no wgmma.
     for n in [0, 4, 12, 260, 264, 2**40]:
-        with pytest.raises(axe.KernelError, match=rf"wgmma_accumulator\({n}\): .* multiple of 8 from 8 to 256"):
+        with pytest.raises(axe.KernelError, match=rf"N = {n}: .* multiple of 8 from 8 to 256"):
             axe.kernel.wgmma_accumulator(n)
 
 
