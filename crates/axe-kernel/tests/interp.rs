@@ -8,22 +8,8 @@ use axe_kernel::{
 };
 use axe_layout::Layout;
 
-/// A kernel builder for a launch of `grid` CTAs of `threads` threads, no clusters.
-fn builder(name: &str, grid: u32, threads: u32) -> KernelBuilder {
-    KernelBuilder::new(
-        name,
-        Launch {
-            grid,
-            cluster: 1,
-            threads,
-        },
-    )
-    .unwrap()
-}
-
-fn rm(shape: &[u64]) -> Layout {
-    Layout::row_major(shape).expect("layout")
-}
+mod common;
+use common::{builder, rm};
 
 fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()

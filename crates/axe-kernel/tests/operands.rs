@@ -2,28 +2,10 @@
 //! What a call takes as operands: tensors of its own kernel within their buffers, fill values that are
 //! values of the dtype, and views of any size (counted without overflow).
 
-use axe_kernel::{
-    lower, run, DType, KernelBuilder, KernelError, Launch, Op, RunLimits, Scope, Space, Target,
-    Value,
-};
-use axe_layout::Layout;
+use axe_kernel::{lower, run, DType, KernelError, Op, RunLimits, Scope, Space, Target, Value};
 
-/// A kernel builder for a launch of `grid` CTAs of `threads` threads, no clusters.
-fn builder(name: &str, grid: u32, threads: u32) -> KernelBuilder {
-    KernelBuilder::new(
-        name,
-        Launch {
-            grid,
-            cluster: 1,
-            threads,
-        },
-    )
-    .unwrap()
-}
-
-fn rm(shape: &[u64]) -> Layout {
-    Layout::row_major(shape).expect("layout")
-}
+mod common;
+use common::{builder, rm};
 
 #[test]
 fn a_broadcast_of_near_i64_max_elements_lowers_without_overflow() {

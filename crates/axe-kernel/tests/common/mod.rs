@@ -1,8 +1,28 @@
-//! Random register layouts for the reduce and register-copy property tests.
+//! Shared by the kernel tests: a builder for a plain launch, row-major layouts, and random register
+//! layouts for the reduce and register-copy property tests.
 #![allow(dead_code)]
 
+use axe_kernel::{KernelBuilder, Launch};
 use axe_layout::{Axis, Coord, Iter, Layout};
 use proptest::prelude::*;
+
+/// A kernel builder for a launch of `grid` CTAs of `threads` threads, no clusters.
+pub fn builder(name: &str, grid: u32, threads: u32) -> KernelBuilder {
+    KernelBuilder::new(
+        name,
+        Launch {
+            grid,
+            cluster: 1,
+            threads,
+        },
+    )
+    .unwrap()
+}
+
+/// The row-major layout of `shape`.
+pub fn rm(shape: &[u64]) -> Layout {
+    Layout::row_major(shape).expect("layout")
+}
 
 /// One digit of a register layout: its dim (0 or 1), axis (0 reg, 1 lane, 2 warp) and extent.
 #[derive(Debug, Clone, Copy)]
