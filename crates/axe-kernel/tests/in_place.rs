@@ -4,25 +4,16 @@
 //! call is written (threads side by side would overwrite what others still read).
 
 use axe_kernel::{
-    lower, run, BinaryOp, DType, KernelBuilder, Launch, Op, RunLimits, Scope, Space, Target,
-    UnaryOp,
+    lower, run, BinaryOp, DType, KernelBuilder, Op, RunLimits, Scope, Space, Target, UnaryOp,
 };
 use axe_layout::Layout;
 
-fn builder() -> KernelBuilder {
-    KernelBuilder::new(
-        "k",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap()
-}
+mod common;
+use common::f32s;
 
-fn f32s(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+/// A kernel builder for one CTA of a warp.
+fn builder() -> KernelBuilder {
+    common::builder("k", 1, 32)
 }
 
 #[test]

@@ -9,11 +9,7 @@ use axe_kernel::{
 use axe_layout::Layout;
 
 mod common;
-use common::{builder, rm};
-
-fn f32s(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
+use common::{builder, f32s, rm};
 
 fn from_f32s(b: &[u8]) -> Vec<f32> {
     b.chunks(4)

@@ -1,5 +1,5 @@
-//! Shared by the kernel tests: a builder for a plain launch, row-major layouts, and random register
-//! layouts for the reduce and register-copy property tests.
+//! Shared by the kernel tests: a builder for a plain launch, row-major layouts, f32 bytes, and
+//! random register layouts for the reduce and register-copy property tests.
 #![allow(dead_code)]
 
 use axe_kernel::{KernelBuilder, Launch};
@@ -22,6 +22,11 @@ pub fn builder(name: &str, grid: u32, threads: u32) -> KernelBuilder {
 /// The row-major layout of `shape`.
 pub fn rm(shape: &[u64]) -> Layout {
     Layout::row_major(shape).expect("layout")
+}
+
+/// The little-endian bytes of `v`.
+pub fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// One digit of a register layout: its dim (0 or 1), axis (0 reg, 1 lane, 2 warp) and extent.
