@@ -112,15 +112,33 @@ impl Coord {
 
 /// Coordinates order as integer tuples over the union of their axes in axis order (absent axes are 0),
 /// so `{gpu: 0, m: 1} < {gpu: 1, m: 1}` and `{m: -1} < {} < {m: 1}`.
+///
+/// One walk over both sorted component lists, allocating nothing: an axis held by one side only is
+/// non-zero there (coordinates keep no zero components), so it decides the order at once.
 impl Ord for Coord {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        let mut axes: Vec<&Axis> = self.0.iter().chain(&other.0).map(|(a, _)| a).collect();
-        axes.sort();
-        axes.dedup();
-        axes.into_iter()
-            .map(|a| self.get(a).cmp(&other.get(a)))
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
+        loop {
+            let order = match (a.peek(), b.peek()) {
+                (None, None) => return Equal,
+                (Some(&&(_, x)), None) => x.cmp(&0),
+                (None, Some(&&(_, y))) => 0.cmp(&y),
+                (Some(&&(p, x)), Some(&&(q, y))) => match p.cmp(&q) {
+                    Less => x.cmp(&0),
+                    Greater => 0.cmp(&y),
+                    Equal => {
+                        a.next();
+                        b.next();
+                        x.cmp(&y)
+                    }
+                },
+            };
+            // A component one side lacks is non-zero, so only a shared axis can leave the order open.
+            if order != Equal {
+                return order;
+            }
+        }
     }
 }
 
@@ -146,5 +164,34 @@ impl fmt::Display for Coord {
 impl fmt::Debug for Coord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A coordinate of values in -2..=2 on some of four axes.
+    fn coord() -> impl Strategy<Value = Coord> {
+        proptest::collection::vec((0usize..4, -2i64..=2), 0..6).prop_map(|pairs| {
+            let axes = ["m", "lane", "warp", "gpu"].map(|n| Axis::new(n).unwrap());
+            Coord::from_pairs(pairs.iter().map(|&(a, v)| (&axes[a], v))).unwrap()
+        })
+    }
+
+    proptest! {
+        /// As the definition: the integer tuples over the union of both coordinates' axes, in axis
+        /// order, compared lexicographically.
+        #[test]
+        fn orders_as_tuples_over_the_union_of_axes(a in coord(), b in coord()) {
+            let mut axes: Vec<Axis> = a.components().chain(b.components()).map(|(x, _)| *x).collect();
+            axes.sort();
+            axes.dedup();
+            let tuple = |c: &Coord| axes.iter().map(|x| c.get(x)).collect::<Vec<i64>>();
+            prop_assert_eq!(a.cmp(&b), tuple(&a).cmp(&tuple(&b)));
+            prop_assert_eq!(a.cmp(&b) == std::cmp::Ordering::Equal, a == b);
+        }
     }
 }

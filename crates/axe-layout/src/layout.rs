@@ -269,14 +269,12 @@ impl Layout {
     /// `L(x) = { D(x) + r + O : r ∈ Rset }`, sorted, without duplicates.
     pub fn apply(&self, x: u64) -> Result<Vec<Coord>> {
         let base = self.base_at(x)?;
-        let mut out = self
-            .replica_points()?
+        // The replica points are sorted and distinct, and adding one coordinate to all of them keeps
+        // both (coordinates order as integer tuples).
+        self.replica_points()?
             .iter()
             .map(|r| base.checked_add(r))
-            .collect::<Result<Vec<_>>>()?;
-        out.sort();
-        out.dedup();
-        Ok(out)
+            .collect()
     }
 
     /// `L` at a multi-index over an admitted shape (flattened row-major first).
@@ -306,25 +304,50 @@ pub(crate) fn enumerate_iters(iters: &[Iter]) -> Result<Vec<Coord>> {
             "{count} replica points exceed the enumeration limit of {MAX_ENUMERATION}"
         )));
     }
-    let mut points = vec![Coord::zero()];
+    if iters.is_empty() {
+        return Ok(vec![Coord::zero()]);
+    }
+    // Each point as its values on the iters' axes (in axis order), `width` values a point in one
+    // flat list: the sums `Σ y_i·stride_i` over every combination of the iters' indices.
+    let mut axes: Vec<Axis> = iters.iter().map(|it| *it.axis()).collect();
+    axes.sort();
+    axes.dedup();
+    let width = axes.len();
+    // Every iter's axis is among `axes`.
+    let column = |a: &Axis| axes.binary_search(a).unwrap_or(0);
+    let mut values: Vec<i64> = vec![0; width];
     for it in iters {
-        let mut next = Vec::with_capacity(points.len() * it.extent() as usize);
-        for p in &points {
+        let c = column(it.axis());
+        let mut next = Vec::with_capacity(values.len() * it.extent() as usize);
+        for point in values.chunks_exact(width) {
             for y in 0..it.extent() {
                 let v = i64::try_from(y)
                     .ok()
                     .and_then(|y| y.checked_mul(it.stride()))
+                    .and_then(|v| v.checked_add(point[c]))
                     .ok_or_else(|| overflow("enumerating replicas"))?;
-                let mut q = p.clone();
-                q.add_on(it.axis(), v)?;
-                next.push(q);
+                next.extend_from_slice(point);
+                let at = next.len() - width + c;
+                next[at] = v;
             }
         }
-        next.sort();
-        next.dedup();
-        points = next;
+        values = next;
     }
-    Ok(points)
+    // Sorted as coordinates order (integer tuples over the axes in axis order) and without repeats:
+    // one sort of the points by their tuples, then each made a coordinate.
+    if width == 1 {
+        // Points on one axis (most replicas): the values themselves.
+        values.sort_unstable();
+        values.dedup();
+        return Ok(values.iter().map(|&v| Coord::on(axes[0], v)).collect());
+    }
+    let mut points: Vec<&[i64]> = values.chunks_exact(width).collect();
+    points.sort_unstable();
+    points.dedup();
+    points
+        .iter()
+        .map(|p| Coord::from_pairs(axes.iter().zip(p.iter().copied())))
+        .collect()
 }
 
 /// Checked product of extents.

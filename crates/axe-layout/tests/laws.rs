@@ -114,7 +114,10 @@ proptest! {
     fn apply_matches_definition(l in layout_strategy(4, 6)) {
         let brute = full_map(&l);
         for (x, set) in brute.iter().enumerate() {
-            let got: BTreeSet<Pt> = l.apply(x as u64).unwrap().iter().map(pt).collect();
+            let list = l.apply(x as u64).unwrap();
+            // Sorted and without repeats, as documented.
+            prop_assert!(list.windows(2).all(|w| w[0] < w[1]), "{:?}", list);
+            let got: BTreeSet<Pt> = list.iter().map(pt).collect();
             prop_assert_eq!(&got, set);
         }
         let oob = matches!(l.apply(l.size()), Err(LayoutError::IndexOutOfRange { .. }));
