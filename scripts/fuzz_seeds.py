@@ -1,0 +1,68 @@
+"""Writes seed inputs for the fuzz targets of fuzz/ from the test corpora and the string literals of the
+crates' tests: `python3 scripts/fuzz_seeds.py OUT_DIR` makes OUT_DIR/<target>/ for each target."""
+import glob
+import hashlib
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates")
+OUT = sys.argv[1]
+
+
+def put(target, text):
+    data = text.encode() if isinstance(text, str) else text
+    os.makedirs(os.path.join(OUT, target), exist_ok=True)
+    with open(os.path.join(OUT, target, hashlib.sha1(data).hexdigest()[:16]), "wb") as f:
+        f.write(data)
+
+
+def files(pattern):
+    return sorted(glob.glob(os.path.join(ROOT, pattern)))
+
+
+def literals(paths, target, keep):
+    """The Rust string literals of `paths` that `keep` accepts."""
+    for path in paths:
+        for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', open(path, encoding="utf-8").read()):
+            lit = lit.replace('\\"', '"').replace("\\n", "\n")
+            if keep(lit):
+                put(target, lit)
+
+
+for i, line in enumerate(open(os.path.join(ROOT, "axe-xla/tests/corpus/shapes.jsonl"))):
+    if i % 7 == 0:
+        put("xla_shape", json.loads(line)["input"])
+for path in files("axe-xla/tests/hlo_corpus/*/*") + files("axe-xla/tests/modules/*"):
+    data = open(path, "rb").read()
+    if len(data) < 60000:
+        put("hlo_module", data)
+for line in open(os.path.join(ROOT, "axe-shard/tests/corpus/jax.jsonl")):
+    d = json.loads(line)
+    if len(d["mesh"]) == 2:
+        put("sharding", d["spec"])
+        put("sharding", d["hlo"])
+for line in list(open(os.path.join(ROOT, "axe-shard/tests/corpus/xla_tiles.jsonl")))[:300]:
+    put("sharding", json.loads(line)["text"])
+for text in ["[Shard(0), Replicate()]", "S0R", "S1S0", "RR", "S[(2,4):(1@gpu_x,1)] + R[4:1@gpu_y]"]:
+    put("sharding", text)
+literals(files("axe-layout/tests/*.rs") + files("axe-layout/src/*.rs"), "axe_layout",
+         lambda s: ("S[" in s or "R[" in s or "@" in s) and len(s) < 300)
+literals(files("axe-cute/tests/*.rs") + files("axe-cute/src/*.rs"), "cute_layout",
+         lambda s: (":" in s and "(" in s) or "Sw<" in s)
+literals(files("axe-triton/tests/*.rs") + files("axe-triton/src/*.rs"), "triton_layout",
+         lambda s: any(w in s for w in ("#ttg", "blocked", "register", "sizePerThread")))
+for path in files("axe-triton/tests/data/*.tsv"):
+    for line in list(open(path))[:100]:
+        for cell in line.rstrip("\n").split("\t"):
+            if "#" in cell or "{" in cell:
+                put("triton_layout", cell)
+# The algebra targets take two layouts, `A;B`: pairs of the layouts above.
+for single, pair in (("cute_layout", "cute_algebra"), ("axe_layout", "layout_algebra")):
+    texts = [open(os.path.join(OUT, single, f), encoding="utf-8").read()
+             for f in sorted(os.listdir(os.path.join(OUT, single)))][:80]
+    for i, a in enumerate(texts):
+        put(pair, a + ";" + texts[(i * 7 + 3) % len(texts)])
+for target in sorted(os.listdir(OUT)):
+    print(f"{target}: {len(os.listdir(os.path.join(OUT, target)))} seeds")
