@@ -87,14 +87,30 @@ impl TensorLayout {
             }
         };
         let tables = tables_of(&form.layout, &padded_shape, &dims)?;
-        let padded = tables_of(&form.layout, &padded_shape, &padded_shape)?;
+        // The padded tables, which let the padding be zeroed alone, are made where they stay small
+        // beside the logical ones: a tile far larger than its dims (`{0,1:T(8,166666666228)}` of an
+        // `f32[3,5]`) would otherwise list 1.6·10^11 offsets before any buffer size is checked; without
+        // them the destination is zeroed whole.
+        let entries = |shape: &[u64]| shape.iter().try_fold(0u64, |s, &d| s.checked_add(d));
+        let small = match (entries(&padded_shape), entries(&dims)) {
+            (Some(p), Some(d)) => p <= d.saturating_mul(4).max(PADDED_TABLES_MIN),
+            _ => false,
+        };
+        let padded = if small {
+            tables_of(&form.layout, &padded_shape, &padded_shape)?
+        } else {
+            Vec::new()
+        };
         let reach: i64 = padded
             .iter()
             .map(|t| t.iter().copied().max().unwrap_or(0))
             .sum();
-        let covered: u64 = padded_shape.iter().product();
+        let covered: u64 = padded_shape
+            .iter()
+            .try_fold(1u64, |p, &d| p.checked_mul(d))
+            .unwrap_or(u64::MAX);
         // The padded tables tile [0, expanded) exactly when they reach no further and count as many.
-        let exact = covered == expanded as u64 && reach + 1 == covered as i64;
+        let exact = small && covered == expanded as u64 && reach + 1 == covered as i64;
         Ok(TensorLayout {
             dims,
             bits,
@@ -282,6 +298,10 @@ impl TensorLayout {
     }
 }
 
+/// The fewest offsets the padded tables of a layout may list however small its dims: below this they
+/// are always made.
+const PADDED_TABLES_MIN: u64 = 1 << 16;
+
 /// The slots of an XLA array's buffer: every tile expanded, then rounded up to the tail padding's
 /// alignment (`L`).
 pub(crate) fn xla_slots(a: &ArrayShape, tiling: &Tiling) -> Result<u64> {
@@ -299,7 +319,12 @@ fn tables_of(l: &Layout, shape: &[u64], dims: &[u64]) -> Result<Vec<Vec<i64>>> {
     let mut tables = Vec::with_capacity(dims.len());
     for (i, &d) in dims.iter().enumerate() {
         let block = g.block(i);
-        let mut t = Vec::with_capacity(d as usize);
+        let mut t = Vec::new();
+        if usize::try_from(d).map_or(true, |d| t.try_reserve_exact(d).is_err()) {
+            return Err(RelayoutError::Layout(format!(
+                "{l}: the offsets of a dim of {d} indices do not fit in memory"
+            )));
+        }
         for x in 0..d {
             let mut rest = x;
             let mut off = 0i64;

@@ -120,3 +120,46 @@ proptest! {
         }
     }
 }
+
+/// A tile far larger than its array's dims: the layout is built without listing the padded offsets
+/// (1.6·10^11 of them in the first case, which once aborted on allocation), and a relayout into a
+/// smaller such tile puts every element where XLA's index function says and zeroes the rest.
+#[test]
+fn tiles_far_larger_than_their_dims() {
+    let huge = axe_xla::parse_shape("f32[3,5]{0,1:T(8,166666666228)}").unwrap();
+    let huge = TensorLayout::from_xla(huge.as_array().unwrap()).unwrap();
+    assert_eq!(huge.bytes(), 8 * 166_666_666_228 * 4);
+    let src_shape = axe_xla::parse_shape("f32[3,5]{1,0}").unwrap();
+    let dst_shape = axe_xla::parse_shape("f32[3,5]{0,1:T(8,70000)}").unwrap();
+    let (a, b) = (src_shape.as_array().unwrap(), dst_shape.as_array().unwrap());
+    let (s, d) = (
+        TensorLayout::from_xla(a).unwrap(),
+        TensorLayout::from_xla(b).unwrap(),
+    );
+    let src: Vec<u8> = (0..s.bytes()).map(|i| (i * 7 + 1) as u8).collect();
+    for isa in Isa::available() {
+        let mut dst = vec![0xab; d.bytes() as usize];
+        let opts = Options {
+            isa: Some(isa),
+            ..Options::default()
+        };
+        relayout(&src, &s, &mut dst, &d, &opts).unwrap();
+        let mut held = vec![false; dst.len()];
+        for i in 0..3i64 {
+            for j in 0..5i64 {
+                let from = axe_xla::element_offset(a, &[i, j]).unwrap().byte_offset as usize;
+                let to = axe_xla::element_offset(b, &[i, j]).unwrap().byte_offset as usize;
+                assert_eq!(
+                    dst[to..to + 4],
+                    src[from..from + 4],
+                    "({i}, {j}) with {isa:?}"
+                );
+                held[to..to + 4].fill(true);
+            }
+        }
+        assert!(
+            dst.iter().zip(&held).all(|(&v, &h)| h || v == 0),
+            "padding zeroed with {isa:?}"
+        );
+    }
+}
