@@ -229,9 +229,9 @@ fn axis_gap_condition(replica: &[Iter], axis: &Axis) -> bool {
 
 /// The sorted point set `{ Σ y_i·s_i }` of one axis' replica iters (non-negative strides).
 ///
-/// Each iter is added to the set by listing every sum when the set times its extent is within
-/// [`MAX_ENUMERATION`], else over the range the sums fill when that is within the limit (iters whose
-/// sums repeat: `(60000,60000):(1,1)` lists 3.6·10^9 sums but fills 120,000 points); else the set is
+/// Each iter is added to the set over the range its sums fill when that is within [`MAX_ENUMERATION`]
+/// and smaller than the list of every sum (sums that repeat: `(60000,60000):(1,1)` makes 3.6·10^9 sums
+/// but fills 120,000 points), else by listing every sum when they are within the limit; else the set is
 /// too large to compare. Work and memory stay within a few times the limit.
 fn axis_points(iters: &[Iter]) -> Result<Vec<i64>> {
     let mut pts: Vec<i64> = vec![0];
@@ -243,7 +243,10 @@ fn axis_points(iters: &[Iter]) -> Result<Vec<i64>> {
         let range = span.saturating_add(reach).saturating_add(1);
         let listed = (pts.len() as u64).saturating_mul(it.extent());
         let dense = pts.first().is_some_and(|&p| p >= 0) && it.stride() > 0;
-        if listed <= MAX_ENUMERATION {
+        if dense && range <= MAX_ENUMERATION && range < listed {
+            // The sums repeat: one pass over the range they fill costs less than listing them.
+            pts = sum_with_progression(&pts, it.stride().unsigned_abs(), it.extent(), range);
+        } else if listed <= MAX_ENUMERATION {
             let mut next = Vec::with_capacity(listed as usize);
             for y in 0..it.extent() as i64 {
                 let d = y
@@ -259,8 +262,6 @@ fn axis_points(iters: &[Iter]) -> Result<Vec<i64>> {
             next.sort_unstable();
             next.dedup();
             pts = next;
-        } else if dense && range <= MAX_ENUMERATION {
-            pts = sum_with_progression(&pts, it.stride().unsigned_abs(), it.extent(), range);
         } else {
             return Err(LayoutError::TooLarge(format!(
                 "comparing replica sets that violate the gap condition needs {} points (limit {MAX_ENUMERATION})",
