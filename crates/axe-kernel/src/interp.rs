@@ -11,6 +11,7 @@ use crate::dtype::DType;
 use crate::error::{KernelError, Result};
 use crate::expr::{eval_bin, Expr};
 use crate::ir::{Access, Compute, LStmt, Program};
+use crate::round;
 
 mod asynch;
 pub(crate) mod intrinsic;
@@ -564,12 +565,26 @@ impl Num {
             Num::I(i) => i,
             Num::F(f) => f as i64, // truncates toward zero, saturates, NaN → 0 (cvt.rzi.sat)
         };
+        // Every float result is rounded once from the exact value (an i64, or the f64 computed), to
+        // nearest even (f16 and bf16 by [`crate::round`], whose NaN is the canonical one PTX's `cvt`
+        // gives).
         match d {
-            DType::F64 => self.f().to_le_bytes().to_vec(),
-            DType::F32 => (self.f() as f32).to_le_bytes().to_vec(),
-            DType::F16 => half::f16::from_f64(self.f()).to_le_bytes().to_vec(),
-            // Through f32, as the CUDA emission's `cvt.rn.bf16.f32` (exact for f32 sources).
-            DType::BF16 => half::bf16::from_f32(self.f() as f32).to_le_bytes().to_vec(),
+            DType::F64 => match self {
+                Num::I(i) => (i as f64).to_le_bytes().to_vec(),
+                Num::F(f) => f.to_le_bytes().to_vec(),
+            },
+            DType::F32 => match self {
+                Num::I(i) => (i as f32).to_le_bytes().to_vec(),
+                Num::F(f) => (f as f32).to_le_bytes().to_vec(),
+            },
+            DType::F16 => match self {
+                Num::I(i) => round::i64_to_f16(i).to_le_bytes().to_vec(),
+                Num::F(f) => round::f64_to_f16(f).to_le_bytes().to_vec(),
+            },
+            DType::BF16 => match self {
+                Num::I(i) => round::i64_to_bf16(i).to_le_bytes().to_vec(),
+                Num::F(f) => round::f64_to_bf16(f).to_le_bytes().to_vec(),
+            },
             DType::S32 => match self {
                 Num::I(i) => (i as i32).to_le_bytes().to_vec(),
                 Num::F(f) => (f as i32).to_le_bytes().to_vec(),

@@ -57,6 +57,7 @@ pub mod registers;
 pub mod regwise;
 pub mod relayout;
 pub mod relayout_bits;
+pub mod round;
 mod scope;
 pub mod shipped;
 pub mod softmax;
