@@ -287,12 +287,38 @@ fn emitted_casts_to_bf16_round_once_on_both_targets() {
     let i = k.buffer("i", Space::Global, DType::S32, 256).unwrap();
     let b = k.buffer("b", Space::Global, DType::BF16, 256).unwrap();
     let c = k.buffer("c", Space::Global, DType::BF16, 256).unwrap();
+    let h = k.buffer("h", Space::Global, DType::F16, 256).unwrap();
+    let g = k.buffer("g", Space::Global, DType::F16, 256).unwrap();
     let t = |k: &mut axe_kernel::KernelBuilder, name, buf| k.tensor(name, buf, &[256], rm(&[256]));
     let (ta, ti) = (t(&mut k, "a", a).unwrap(), t(&mut k, "i", i).unwrap());
     let (tb, tc) = (t(&mut k, "b", b).unwrap(), t(&mut k, "c", c).unwrap());
-    k.call(Scope::kernel(), Op::Cast { dst: tb, src: ta })
-        .unwrap();
-    k.call(Scope::kernel(), Op::Cast { dst: tc, src: ti })
+    let (th, tg) = (t(&mut k, "h", h).unwrap(), t(&mut k, "g", g).unwrap());
+    k.call(
+        Scope::kernel(),
+        Op::Cast {
+            dst: tb,
+            src: ta.clone(),
+        },
+    )
+    .unwrap();
+    k.call(
+        Scope::kernel(),
+        Op::Cast {
+            dst: tc,
+            src: ti.clone(),
+        },
+    )
+    .unwrap();
+    // And f16, from f64 directly (`cvt.rn.f16.f64`, on both targets).
+    k.call(
+        Scope::kernel(),
+        Op::Cast {
+            dst: th,
+            src: ta.clone(),
+        },
+    )
+    .unwrap();
+    k.call(Scope::kernel(), Op::Cast { dst: tg, src: ti })
         .unwrap();
     let kernel = k.build().unwrap();
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv");
@@ -308,6 +334,7 @@ fn emitted_casts_to_bf16_round_once_on_both_targets() {
         };
         let c = compile_here(lib, &src, "casts", target.arch().unwrap())
             .unwrap_or_else(|e| panic!("{e}\n{src}"));
+        assert!(c.ptx.contains("cvt.rn.f16.f64"), "{}", c.ptx);
         if target == Target::Sm90a {
             assert!(c.ptx.contains("cvt.rn.bf16.f64"), "{}", c.ptx);
         } else {
