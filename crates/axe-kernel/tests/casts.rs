@@ -251,6 +251,28 @@ fn float_to_s32_truncates_and_saturates_and_nan_gives_zero() {
     assert_eq!(got, want);
 }
 
+#[test]
+fn the_rounding_functions_agree_with_the_reference_far_and_wide() {
+    use axe_kernel::round::{f64_to_bf16, f64_to_f16, i64_to_bf16, i64_to_f16};
+    let mut r = Rng(5);
+    for x in hard_f64s(&BF16, 100_000, 1)
+        .into_iter()
+        .chain(hard_f64s(&F16, 100_000, 2))
+    {
+        assert_eq!(f64_to_bf16(x), reference(&BF16, x), "bf16 of {x:e}");
+        assert_eq!(f64_to_f16(x), reference(&F16, x), "f16 of {x:e}");
+    }
+    for _ in 0..100_000 {
+        // Integers of every width, near midpoints (few low bits set) and anything.
+        let v = r.next() as i64 >> (r.next() % 63);
+        let near = v & !0xff_ffff | (r.next() % 3) as i64;
+        for i in [v, near, near.wrapping_neg()] {
+            assert_eq!(i64_to_bf16(i), reference_int(&BF16, i), "bf16 of {i}");
+            assert_eq!(i64_to_f16(i), reference_int(&F16, i), "f16 of {i}");
+        }
+    }
+}
+
 /// The sm_80 emission's bf16 rounding, step by step: f64 → f32 toward zero (`__double2float_rz`), the
 /// last bit set when that was inexact (round to odd), then f32 → bf16 to nearest even.
 fn sm80_bf16(d: f64) -> u16 {
