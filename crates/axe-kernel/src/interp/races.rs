@@ -2,9 +2,10 @@
 //!
 //! **Law**: two accesses to one global byte, at least one a write, by different threads race unless
 //! the threads are of one CTA and a CTA barrier lies between the accesses (nothing orders different
-//! CTAs). Every such pair the run meets is reported, whichever ran first in the simulation — a
-//! write then another thread's read (read after write), a read then another thread's write (write
-//! after read), two writes — with the buffer, the byte and its element, both threads and both calls.
+//! CTAs). Such a pair is an error whichever ran first in the simulation — a write then another
+//! thread's read (read after write), a read then another thread's write (write after read), two
+//! writes — and the first the run meets is reported with the buffer, the byte and its element, both
+//! threads and both calls. Values are not compared: a write of the bytes already there races too.
 //! A thread reading back what it wrote itself, in this call or an earlier one, and any number of
 //! threads reading a byte nobody writes, are not races; nor is a copy's destination replica, which the
 //! thread writing the element writes too.
