@@ -321,9 +321,25 @@ pub fn encode(dtype: DType, v: Value) -> std::result::Result<Vec<u8>, String> {
     };
     Ok(match dtype {
         DType::F64 => float.to_le_bytes().to_vec(),
-        DType::F32 => (float as f32).to_le_bytes().to_vec(),
-        DType::F16 => half::f16::from_f64(float).to_le_bytes().to_vec(),
-        DType::BF16 => half::bf16::from_f64(float).to_le_bytes().to_vec(),
+        DType::F32 => match v {
+            Value::Int(i) => i as f32,
+            Value::Float(f) => f as f32,
+        }
+        .to_le_bytes()
+        .to_vec(),
+        // One rounding from the value given (an integer is not first made an f64).
+        DType::F16 => match v {
+            Value::Int(i) => crate::round::i64_to_f16(i),
+            Value::Float(f) => crate::round::f64_to_f16(f),
+        }
+        .to_le_bytes()
+        .to_vec(),
+        DType::BF16 => match v {
+            Value::Int(i) => crate::round::i64_to_bf16(i),
+            Value::Float(f) => crate::round::f64_to_bf16(f),
+        }
+        .to_le_bytes()
+        .to_vec(),
         DType::F8E4M3 if float == 0.0 => vec![if float.is_sign_negative() { 0x80 } else { 0 }],
         DType::F8E4M3 => return Err("f8e4m3 fills take 0 only (no converter yet)".into()),
         DType::S8 => (int(-128, 127)? as i8).to_le_bytes().to_vec(),

@@ -152,11 +152,26 @@ pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
 }
 
 /// Conversions of 16-bit floats (held as `unsigned short`) through PTX, so no CUDA header is needed.
-/// bf16 is rounded from f32 (`cvt.rn.bf16.f32`), f16 directly from f64.
+/// Each rounds once, to nearest even: f16 from f64 by `cvt.rn.f16.f64`; bf16 from f64 by
+/// `cvt.rn.bf16.f64` on sm_90 and later, and before (where PTX has no such `cvt`) by rounding to odd in
+/// f32 first — f32's 24 bits are more than bf16's 8 + 2, so rounding that to nearest even once gives
+/// what rounding the double does (never f64 → f32 → bf16 to nearest twice). Sources of f32, f16 or bf16
+/// round from f32, which holds them exactly.
 const PRELUDE: &str = r#"__device__ __forceinline__ double axe_f16_to_f64(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return (double)f; }
 __device__ __forceinline__ unsigned short axe_f64_to_f16(double d) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(d)); return h; }
 __device__ __forceinline__ double axe_bf16_to_f64(unsigned short b) { return (double)__uint_as_float(((unsigned int)b) << 16); }
-__device__ __forceinline__ unsigned short axe_f64_to_bf16(double d) { unsigned short h; float f = __double2float_rn(d); asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ unsigned short axe_f64_to_bf16(double d) {
+  unsigned short h;
+#if __CUDA_ARCH__ >= 900
+  asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h) : "d"(d));
+#else
+  // Round to odd in f32 (toward zero, the last bit set when inexact), then to nearest even once.
+  float z = __double2float_rz(d);
+  unsigned int u = __float_as_uint(z) | (unsigned int)((double)z != d && d == d);
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(__uint_as_float(u)));
+#endif
+  return h;
+}
 __device__ __forceinline__ float axe_f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short axe_f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ unsigned short axe_f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }

@@ -3,17 +3,21 @@
 //! Threads of a CTA run one at a time up to the next barrier; then the next thread runs. Every thread
 //! must reach the same barrier (or the end) — a barrier some threads skip is an error. Between two
 //! barriers, two threads touching the same shared byte with at least one write is a race; two threads
-//! (of different CTAs, or of one CTA between the same barriers) writing the same global byte is a race;
-//! any access outside its buffer is an error. Each names the operator and the variant it runs.
+//! of different CTAs, or of one CTA between the same barriers, touching the same global byte with at
+//! least one write is a race, whichever ran first ([`races`]: a read of another thread's write, a write
+//! over another thread's read or write); any access outside its buffer is an error. Each names the
+//! operator and the variant it runs.
 
-use crate::desc::{BinaryOp, Space, UnaryOp};
-use crate::dtype::DType;
+use crate::desc::Space;
 use crate::error::{KernelError, Result};
 use crate::expr::{eval_bin, Expr};
-use crate::ir::{Access, Compute, LStmt, Program};
+use crate::ir::{Access, LStmt, Program};
+use num::{compute, Num};
 
 mod asynch;
 pub(crate) mod intrinsic;
+mod num;
+mod races;
 mod sched;
 mod tensore;
 mod warp;
@@ -159,7 +163,7 @@ const MANY: u64 = u64::MAX - 1;
 struct Machine<'p> {
     prog: &'p Program,
     globals: Vec<Vec<u8>>,
-    global_writer: Vec<Vec<(u64, u64)>>, // (global thread, phase stamp)
+    glob: races::Globals,
     shared: Vec<u8>,
     shared_writer: Vec<u64>,
     shared_reader: Vec<u64>,
@@ -206,7 +210,7 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
         .map_err(|_| KernelError::TooLarge("shared memory".into()))?;
     let mut m = Machine {
         prog,
-        global_writer: full.iter().map(|g| vec![(NONE, 0); g.len()]).collect(),
+        glob: races::Globals::new(full.iter().map(Vec::len)),
         globals: full,
         shared: vec![0; shared_len],
         shared_writer: vec![NONE; shared_len],
@@ -230,6 +234,7 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
         .sum::<Result<usize>>()?;
     for cta in 0..i64::from(prog.launch.grid) {
         m.cta = cta;
+        m.glob.start_cta(m.phase + 1);
         m.run_cta(&code, threads, reg_bytes)?;
     }
     Ok(m.globals
@@ -404,7 +409,10 @@ impl<'p> Machine<'p> {
         let (kind, buf, at) = self.locate(a, n, vars, call, false)?;
         let me = (self.cta as u64) << 20 | self.tid as u64;
         Ok(match kind {
-            0 => self.globals[buf][at..at + n].to_vec(),
+            0 => {
+                self.global_read(buf, at, n, call)?;
+                self.globals[buf][at..at + n].to_vec()
+            }
             1 => {
                 for i in at..at + n {
                     let mark = self.asy.pending.get(i).copied().unwrap_or(asynch::CLEAR);
@@ -436,14 +444,7 @@ impl<'p> Machine<'p> {
         let me = (self.cta as u64) << 20 | self.tid as u64;
         match kind {
             0 => {
-                for i in at..at + n {
-                    let (w, phase) = self.global_writer[buf][i];
-                    let same_cta = w >> 20 == self.cta as u64;
-                    if w != NONE && w != me && (!same_cta || phase == self.phase) {
-                        return Err(self.race(call, "writes", a.buf, w));
-                    }
-                    self.global_writer[buf][i] = (me, self.phase);
-                }
+                self.global_write(buf, at, n, call)?;
                 self.globals[buf][at..at + n].copy_from_slice(bytes);
             }
             1 => {
@@ -464,25 +465,6 @@ impl<'p> Machine<'p> {
             _ => self.regs[self.tid as usize][at..at + n].copy_from_slice(bytes),
         }
         Ok(())
-    }
-
-    fn race(&self, call: usize, what: &str, buf: usize, other: u64) -> KernelError {
-        let b = &self.prog.buffers[buf];
-        let other = if other == MANY {
-            "other threads".to_string()
-        } else {
-            format!("thread {} of CTA {}", other & 0xfffff, other >> 20)
-        };
-        KernelError::Run {
-            op: self.op_name(call),
-            message: format!(
-                "race on {} buffer {}: thread {} of CTA {} {what} bytes that {other} also touched with no barrier between",
-                crate::desc::space_name(b.space),
-                b.name,
-                self.tid,
-                self.cta
-            ),
-        }
     }
 
     fn mem(&mut self, s: &LStmt, vars: &[i64]) -> Result<()> {
@@ -523,130 +505,4 @@ fn undeclared(v: u32) -> KernelError {
 
 fn slot(vars: &mut [i64], v: u32) -> Result<&mut i64> {
     vars.get_mut(v as usize).ok_or_else(|| undeclared(v))
-}
-
-/// An element value during computation.
-#[derive(Debug, Clone, Copy)]
-enum Num {
-    F(f64),
-    I(i64),
-}
-
-impl Num {
-    fn decode(d: DType, b: &[u8]) -> Num {
-        let arr = |n: usize| -> [u8; 8] {
-            let mut a = [0u8; 8];
-            a[..n].copy_from_slice(&b[..n]);
-            a
-        };
-        match d {
-            DType::F64 => Num::F(f64::from_le_bytes(arr(8))),
-            DType::F32 => Num::F(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-            DType::F16 => Num::F(half::f16::from_le_bytes([b[0], b[1]]).to_f64()),
-            DType::BF16 => Num::F(half::bf16::from_le_bytes([b[0], b[1]]).to_f64()),
-            DType::S32 => Num::I(i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-            DType::S64 => Num::I(i64::from_le_bytes(arr(8))),
-            DType::S16 => Num::I(i64::from(i16::from_le_bytes([b[0], b[1]]))),
-            DType::S8 => Num::I(i64::from(b[0] as i8)),
-            DType::U8 | DType::F8E4M3 => Num::I(i64::from(b[0])),
-        }
-    }
-
-    fn f(self) -> f64 {
-        match self {
-            Num::F(f) => f,
-            Num::I(i) => i as f64,
-        }
-    }
-
-    fn encode(self, d: DType) -> Vec<u8> {
-        let int = || match self {
-            Num::I(i) => i,
-            Num::F(f) => f as i64, // truncates toward zero, saturates, NaN → 0 (cvt.rzi.sat)
-        };
-        match d {
-            DType::F64 => self.f().to_le_bytes().to_vec(),
-            DType::F32 => (self.f() as f32).to_le_bytes().to_vec(),
-            DType::F16 => half::f16::from_f64(self.f()).to_le_bytes().to_vec(),
-            // Through f32, as the CUDA emission's `cvt.rn.bf16.f32` (exact for f32 sources).
-            DType::BF16 => half::bf16::from_f32(self.f() as f32).to_le_bytes().to_vec(),
-            DType::S32 => match self {
-                Num::I(i) => (i as i32).to_le_bytes().to_vec(),
-                Num::F(f) => (f as i32).to_le_bytes().to_vec(),
-            },
-            DType::S64 => int().to_le_bytes().to_vec(),
-            DType::S16 => (int() as i16).to_le_bytes().to_vec(),
-            DType::S8 | DType::U8 | DType::F8E4M3 => vec![int() as u8],
-        }
-    }
-}
-
-fn compute(f: &Compute, v: &[Num]) -> Num {
-    let f32op = |d: DType, x: f64| {
-        if d == DType::F32 {
-            f64::from(x as f32)
-        } else {
-            x
-        }
-    };
-    match (f, v) {
-        (Compute::Unary(op, d), [Num::F(x)]) => Num::F(f32op(
-            *d,
-            match op {
-                UnaryOp::Neg => -x,
-                UnaryOp::Abs => x.abs(),
-                UnaryOp::Exp => {
-                    if *d == DType::F32 {
-                        f64::from(crate::pointwise::exp_sub(*x as f32, 0.0))
-                    } else {
-                        x.exp()
-                    }
-                }
-                UnaryOp::Relu => x.max(0.0),
-            },
-        )),
-        (Compute::Unary(op, _), [Num::I(x)]) => Num::I(match op {
-            UnaryOp::Neg => (*x as i32).wrapping_neg().into(),
-            UnaryOp::Abs => (*x as i32).wrapping_abs().into(),
-            UnaryOp::Exp | UnaryOp::Relu => (*x).max(0),
-        }),
-        (Compute::Binary(op, d), [Num::F(a), Num::F(b)]) => Num::F(f32op(
-            *d,
-            match op {
-                BinaryOp::Add => a + b,
-                BinaryOp::Sub => a - b,
-                BinaryOp::Mul => a * b,
-                BinaryOp::Max => a.max(*b),
-                BinaryOp::Min => a.min(*b),
-                BinaryOp::Div => a / b,
-                BinaryOp::ExpSub if *d == DType::F32 => {
-                    f64::from(crate::pointwise::exp_sub(*a as f32, *b as f32))
-                }
-                BinaryOp::ExpSub => (a - b).exp(),
-            },
-        )),
-        (Compute::Binary(op, _), [Num::I(a), Num::I(b)]) => {
-            let (a, b) = (*a as i32, *b as i32);
-            Num::I(i64::from(match op {
-                BinaryOp::Add => a.wrapping_add(b),
-                BinaryOp::Sub => a.wrapping_sub(b),
-                BinaryOp::Mul => a.wrapping_mul(b),
-                BinaryOp::Max => a.max(b),
-                BinaryOp::Min => a.min(b),
-                // Dispatch declines integer division; never reached.
-                BinaryOp::Div | BinaryOp::ExpSub => a.checked_div(b).unwrap_or(0),
-            }))
-        }
-        (Compute::Cast { .. }, [x]) => *x,
-        (Compute::Bit { bit, .. }, [x]) => Num::I(((x.f() as i64 as u32) >> bit & 1).into()),
-        (Compute::OrBit { bit, .. }, [w, x]) => {
-            let w = w.f() as i64 as u32 | ((x.f() as i64 as u32) & 1) << bit;
-            Num::I(i64::from(w as i32))
-        }
-        (Compute::MulAdd(_), [c, a, b]) => Num::F(f64::from(
-            (a.f() as f32).mul_add(b.f() as f32, c.f() as f32),
-        )),
-        (_, [x, ..]) => *x,
-        (_, []) => Num::I(0),
-    }
 }

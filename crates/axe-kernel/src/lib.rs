@@ -6,7 +6,7 @@
 //! CTA, warpgroup, warp, thread, or a slice of them). [`lower`] dispatches every call to the first
 //! variant registered for the target that applies ([`Registry`]); each declining variant says why. The
 //! lowered [`Program`] runs on the CPU interpreter ([`run`]) — every CTA, warp and thread simulated,
-//! out-of-bounds accesses and shared-memory races reported by operator — or is emitted as CUDA C++
+//! out-of-bounds accesses and races in shared and global memory reported by operator — or is emitted as CUDA C++
 //! ([`emit_cuda`]) and compiled by NVRTC in a child process ([`nvrtc`]). On Trainium (`trn1`), tensors
 //! live in SBUF and PSUM, `gemm` runs on the TensorE ([`tensore`]) and the program is emitted as
 //! NKI-style text ([`emit_nki()`]). Across devices ([`xdev`]), tensors carry device axes, `copy` is a
@@ -57,6 +57,7 @@ pub mod registers;
 pub mod regwise;
 pub mod relayout;
 pub mod relayout_bits;
+pub mod round;
 mod scope;
 pub mod shipped;
 pub mod softmax;

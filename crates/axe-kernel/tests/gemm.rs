@@ -94,6 +94,9 @@ fn gemm_kernel(
     kb.copy(copy_scope.clone(), &trb, &tgb).unwrap();
     kb.copy(copy_scope.clone(), &trc, &tgc).unwrap();
     kb.gemm(scope, &trc, &tra, &trb).unwrap();
+    // C's replicas load C while its first replica stores the product: without the barrier a replica
+    // may load the stored product instead (a race the interpreter reports).
+    kb.barrier();
     kb.copy(copy_scope, &tgc, &trc).unwrap();
     kb.build().unwrap()
 }
