@@ -433,14 +433,18 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         given.push((case.as_str(), shape.trim(), to.trim()));
     }
     let standard = RELAYOUT_CASES.iter().chain(RELAYOUT_CPU_CASES).copied();
-    let cases: Vec<(&str, &str, &str)> = if given.is_empty() {
+    let cases = if given.is_empty() {
         standard.collect()
     } else {
         given
-    }
-    .into_iter()
-    .filter(|(name, ..)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
-    .collect();
+    };
+    let cases = match crate::only::select(cases, |c| c.0, only.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
     // Every case is read before any is timed, so that a mistyped one is said at once.
     for (name, shape, to) in &cases {
         if let Err(e) = case_layouts((shape, to)) {

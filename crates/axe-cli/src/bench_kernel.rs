@@ -234,17 +234,6 @@ pub fn run(args: KernelBench) -> bool {
         };
         let venv = crate::gpu::venv(&args.venv);
         let mut ok = true;
-        if !args.json {
-            println!(
-                "{} (compute capability {}.{}, {} SMs, driver {}): {} rounds, median; ratio = GB/s (read + written) / the driver's device copy of the same bytes",
-                gpu.name,
-                gpu.capability.0,
-                gpu.capability.1,
-                gpu.multiprocessors,
-                gpu.driver_version,
-                args.rounds
-            );
-        }
         // Every case: its name (matched by --only), how to run it, and its one-line summary.
         type Run<'a> = Box<dyn Fn() -> Result<serde_json::Value, String> + 'a>;
         type Case<'a> = (String, Run<'a>, fn(&serde_json::Value) -> String);
@@ -306,10 +295,25 @@ pub fn run(args: KernelBench) -> bool {
                 ));
             }
         }
-        for (name, run, line) in &cases {
-            if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
-                continue;
+        let cases = match crate::only::select(cases, |c| c.0.as_str(), args.only.as_deref()) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return false;
             }
+        };
+        if !args.json {
+            println!(
+                "{} (compute capability {}.{}, {} SMs, driver {}): {} rounds, median; ratio = GB/s (read + written) / the driver's device copy of the same bytes",
+                gpu.name,
+                gpu.capability.0,
+                gpu.capability.1,
+                gpu.multiprocessors,
+                gpu.driver_version,
+                args.rounds
+            );
+        }
+        for (name, run, line) in &cases {
             let v = run().unwrap_or_else(|e| serde_json::json!({"case": name, "error": e}));
             if v.get("error").is_some() || v["exact"] == false {
                 ok = false;
