@@ -243,7 +243,8 @@ pub struct RelayoutBench {
     /// Worker threads, 1 to 1024 (memcpy uses as many).
     #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     threads: usize,
-    /// Only the cases whose name contains this.
+    /// Only the cases whose name contains this (one that no case's name contains is an error listing
+    /// the cases).
     #[arg(long)]
     only: Option<String>,
     /// Timed runs per case, 1 to 1000 (the fastest is reported).

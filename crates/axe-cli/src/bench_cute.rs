@@ -44,7 +44,8 @@ pub struct CuteBench {
     /// python3). Without pycute, axe's figures are printed alone.
     #[arg(long, value_name = "PYTHON")]
     pycute: Option<String>,
-    /// Only the cases whose name contains this.
+    /// Only the cases whose name contains this (one that no case's name contains is an error listing
+    /// the cases).
     #[arg(long)]
     only: Option<String>,
 }

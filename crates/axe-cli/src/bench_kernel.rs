@@ -19,7 +19,7 @@ pub struct KernelBench {
     #[arg(long, default_value = "1024,4096,8192", value_delimiter = ',')]
     softmax_cols: Vec<u64>,
     /// Only the cases whose name (e.g. `relayout f32 transpose {1,0}->{0,1}`, `softmax f32[65536,1024]`)
-    /// contains this.
+    /// contains this (one that no case's name contains is an error listing the cases).
     #[arg(long)]
     only: Option<String>,
     /// Index arithmetic in 32 bits where every value fits (unsigned where none is negative) instead of
