@@ -41,3 +41,19 @@ fn device_axes_named_their_own_way_still_match_by_position() {
         parse_jax("P('x', 'y')", &mesh, &[64, 128]).expect("spec")
     );
 }
+
+#[test]
+fn an_unknown_subgroup_kind_lists_the_kinds_at_its_place() {
+    let text = "{devices=[2,1,4]<=[8] last_tile_dims={manul}}";
+    let e = axe_shard::notation::hlo::parse_hlo(text, &[8, 8], None)
+        .expect_err("no such subgroup kind")
+        .to_string();
+    assert!(
+        e.contains(r#"subgroup kind "manul" is not supported (the kinds are manual and replicated)"#),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!("at offset {}", text.find("manul").expect("in the text"))),
+        "{e}"
+    );
+}
