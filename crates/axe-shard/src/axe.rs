@@ -177,8 +177,9 @@ struct Sub {
 /// Reads an Axe layout of an array of `dims` as a sharding. With `mesh`, the layout's mesh axes are matched
 /// to it by name (device axis `gpu_<name>` is mesh axis `<name>`; mesh axes the layout does not use must
 /// have size 1), else, when none of the layout's device axes names a mesh axis, by position when the
-/// sizes agree (a layout naming some mesh axes and not others is refused: a misspelt axis); without, the mesh has one axis per device iter,
-/// device axes in name order, each axis's iters major (largest stride) first.
+/// sizes agree (a layout naming some mesh axes and not others is refused: a misspelt axis); without,
+/// the mesh has one axis per device iter, device axes in name order, each axis's iters major (largest
+/// stride) first.
 ///
 /// Law: [`to_axe`] of the result (with the returned local layout) has the same map as `layout`, and the
 /// devices holding each element are those of `L(e)`'s device coordinates.
@@ -334,16 +335,17 @@ fn match_mesh(mesh: &Mesh, names: &[String], sizes: &[u64]) -> Result<Vec<usize>
     // silently give another axis's devices.
     if !unknown.is_empty() && unknown.len() < names.len() {
         return Err(ShardError::Sharding(format!(
-            "the layout's device axes {} are the mesh's but {} is not: the mesh's axes are {}; \
-             name each device axis gpu_<mesh axis>, or none of them (to match by position)",
+            "no mesh axis is named {} (the mesh's axes are {}), though the layout's other device \
+             axes ({}) name mesh axes: name each device axis gpu_<mesh axis>, or none of them (to \
+             match by position)",
+            names_text(&unknown),
+            names_text(mesh.names()),
             names_text(
                 &names
                     .iter()
                     .filter(|n| !unknown.contains(n))
                     .collect::<Vec<_>>()
-            ),
-            names_text(&unknown),
-            names_text(mesh.names())
+            )
         )));
     }
     let by_name: Option<Vec<usize>> = found.into_iter().collect();

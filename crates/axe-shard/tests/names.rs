@@ -19,7 +19,7 @@ fn a_misspelt_device_axis_is_not_matched_by_position() {
         .expect_err("gpu_z is no axis of the mesh")
         .to_string();
     assert!(
-        e.contains("device axes 'y' are the mesh's but 'z' is not: the mesh's axes are 'x', 'y'"),
+        e.contains("no mesh axis is named 'z' (the mesh's axes are 'x', 'y'), though the layout's other device axes ('y') name mesh axes"),
         "{e}"
     );
     // Spelt right, it is the sharding it says.
@@ -49,11 +49,16 @@ fn an_unknown_subgroup_kind_lists_the_kinds_at_its_place() {
         .expect_err("no such subgroup kind")
         .to_string();
     assert!(
-        e.contains(r#"subgroup kind "manul" is not supported (the kinds are manual and replicated)"#),
+        e.contains(
+            r#"subgroup kind "manul" is not supported (the kinds are manual and replicated)"#
+        ),
         "{e}"
     );
     assert!(
-        e.contains(&format!("at offset {}", text.find("manul").expect("in the text"))),
+        e.contains(&format!(
+            "at offset {}",
+            text.find("manul").expect("in the text")
+        )),
         "{e}"
     );
 }
