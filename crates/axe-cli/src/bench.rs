@@ -243,7 +243,8 @@ pub struct RelayoutBench {
     /// Worker threads, 1 to 1024 (memcpy uses as many).
     #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     threads: usize,
-    /// Only the cases whose name contains this.
+    /// Only the cases whose name contains this (one that no case's name contains is an error listing
+    /// the cases).
     #[arg(long)]
     only: Option<String>,
     /// Timed runs per case, 1 to 1000 (the fastest is reported).
@@ -433,14 +434,18 @@ fn bench_relayout(b: RelayoutBench) -> bool {
         given.push((case.as_str(), shape.trim(), to.trim()));
     }
     let standard = RELAYOUT_CASES.iter().chain(RELAYOUT_CPU_CASES).copied();
-    let cases: Vec<(&str, &str, &str)> = if given.is_empty() {
+    let cases = if given.is_empty() {
         standard.collect()
     } else {
         given
-    }
-    .into_iter()
-    .filter(|(name, ..)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
-    .collect();
+    };
+    let cases = match crate::only::select(cases, |c| c.0, only.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
     // Every case is read before any is timed, so that a mistyped one is said at once.
     for (name, shape, to) in &cases {
         if let Err(e) = case_layouts((shape, to)) {

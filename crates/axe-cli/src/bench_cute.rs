@@ -44,7 +44,8 @@ pub struct CuteBench {
     /// python3). Without pycute, axe's figures are printed alone.
     #[arg(long, value_name = "PYTHON")]
     pycute: Option<String>,
-    /// Only the cases whose name contains this.
+    /// Only the cases whose name contains this (one that no case's name contains is an error listing
+    /// the cases).
     #[arg(long)]
     only: Option<String>,
 }
@@ -305,10 +306,13 @@ pub fn run(b: CuteBench) -> bool {
             return false;
         }
     };
-    let cases: Vec<&axe_cute::BenchCase> = all
-        .iter()
-        .filter(|c| only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
-        .collect();
+    let cases = match crate::only::select(all.iter().collect(), |c| c.name, only.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
     let mut rows = Vec::new();
     for case in &cases {
         let result = match ((case.run)(), (case.result)()) {

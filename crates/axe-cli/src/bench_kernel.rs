@@ -19,7 +19,7 @@ pub struct KernelBench {
     #[arg(long, default_value = "1024,4096,8192", value_delimiter = ',')]
     softmax_cols: Vec<u64>,
     /// Only the cases whose name (e.g. `relayout f32 transpose {1,0}->{0,1}`, `softmax f32[65536,1024]`)
-    /// contains this.
+    /// contains this (one that no case's name contains is an error listing the cases).
     #[arg(long)]
     only: Option<String>,
     /// Index arithmetic in 32 bits where every value fits (unsigned where none is negative) instead of
@@ -234,17 +234,6 @@ pub fn run(args: KernelBench) -> bool {
         };
         let venv = crate::gpu::venv(&args.venv);
         let mut ok = true;
-        if !args.json {
-            println!(
-                "{} (compute capability {}.{}, {} SMs, driver {}): {} rounds, median; ratio = GB/s (read + written) / the driver's device copy of the same bytes",
-                gpu.name,
-                gpu.capability.0,
-                gpu.capability.1,
-                gpu.multiprocessors,
-                gpu.driver_version,
-                args.rounds
-            );
-        }
         // Every case: its name (matched by --only), how to run it, and its one-line summary.
         type Run<'a> = Box<dyn Fn() -> Result<serde_json::Value, String> + 'a>;
         type Case<'a> = (String, Run<'a>, fn(&serde_json::Value) -> String);
@@ -306,10 +295,25 @@ pub fn run(args: KernelBench) -> bool {
                 ));
             }
         }
-        for (name, run, line) in &cases {
-            if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
-                continue;
+        let cases = match crate::only::select(cases, |c| c.0.as_str(), args.only.as_deref()) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return false;
             }
+        };
+        if !args.json {
+            println!(
+                "{} (compute capability {}.{}, {} SMs, driver {}): {} rounds, median; ratio = GB/s (read + written) / the driver's device copy of the same bytes",
+                gpu.name,
+                gpu.capability.0,
+                gpu.capability.1,
+                gpu.multiprocessors,
+                gpu.driver_version,
+                args.rounds
+            );
+        }
+        for (name, run, line) in &cases {
             let v = run().unwrap_or_else(|e| serde_json::json!({"case": name, "error": e}));
             if v.get("error").is_some() || v["exact"] == false {
                 ok = false;

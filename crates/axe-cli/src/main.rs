@@ -20,6 +20,7 @@ mod kernel_shipped;
 mod kernel_xdev;
 mod layout_cmd;
 mod npy;
+mod only;
 mod output;
 mod relayout_cmd;
 mod render_format;

@@ -372,8 +372,17 @@ pub fn run(verb: Verb) -> bool {
         } => emit(
             each(&layouts, |s| {
                 let l: axe_layout::Layout = s.parse().map_err(err)?;
-                let ty = axe_xla::PrimitiveType::from_name(&r#type)
-                    .ok_or_else(|| format!("unknown element type {type:?}", type = r#type))?;
+                let ty = axe_xla::PrimitiveType::from_name(&r#type).ok_or_else(|| {
+                    let names: Vec<&str> = axe_xla::PrimitiveType::ALL
+                        .iter()
+                        .map(|t| t.name())
+                        .collect();
+                    format!(
+                        "--type {type:?} is not an element type; the element types are {}",
+                        names.join(", "),
+                        type = r#type
+                    )
+                })?;
                 let found = from_axe(&l, &shape.0).map_err(|e| {
                     // A padded layout's Axe form covers its padded shape, which `to-axe` prints.
                     let product = shape.0.iter().try_fold(1u64, |p, &d| p.checked_mul(d));

@@ -94,6 +94,14 @@ pub enum LayoutError {
     /// An axis name is not an identifier `[A-Za-z_][A-Za-z0-9_]*`.
     #[error("invalid axis name {0:?}: expected an identifier [A-Za-z_][A-Za-z0-9_]*")]
     InvalidAxis(String),
+    /// An axis name the layout does not mention (see [`crate::Layout::axis`]).
+    #[error("{}", unknown_axis(.axis, .axes))]
+    UnknownAxis {
+        /// The name asked for.
+        axis: String,
+        /// The axes the layout mentions, sorted by name.
+        axes: Vec<String>,
+    },
     /// A checked integer operation overflowed.
     #[error("integer overflow while {0}")]
     Overflow(String),
@@ -158,6 +166,14 @@ impl From<ParseError> for LayoutError {
 
 /// Shorthand for `Result<T, LayoutError>`.
 pub type Result<T> = std::result::Result<T, LayoutError>;
+
+/// `the layout has no axis "lnae"; its axes are lane, m, warp`.
+fn unknown_axis(axis: &str, axes: &[String]) -> String {
+    format!(
+        "the layout has no axis {axis:?}; its axes are {}",
+        axes.join(", ")
+    )
+}
 
 pub(crate) fn overflow(what: &str) -> LayoutError {
     LayoutError::Overflow(what.to_string())

@@ -176,6 +176,39 @@ impl Layout {
         axes
     }
 
+    /// The axis named `name`, for reading this layout's coordinates: one of [`Layout::axes`], so that a
+    /// misspelt or absent name is an error rather than a column of zeros (a coordinate is 0 on every
+    /// axis it does not mention).
+    ///
+    /// A layout that mentions no axis at all (`S[]`: no iter and a zero offset) maps its one index to the
+    /// origin, which is 0 on every axis: it has nothing to check a name against, and accepts any valid
+    /// name.
+    ///
+    /// Errors: [`LayoutError::InvalidAxis`] for a name that is not an identifier,
+    /// [`LayoutError::UnknownAxis`] (naming it and listing the layout's axes) for one it does not mention.
+    ///
+    /// ```
+    /// # use axe_layout::{Axis, Layout, LayoutError};
+    /// let l: Layout = "S[(8,4):(4@lane,1@reg)] + R[2:1@warp]".parse()?;
+    /// assert_eq!(l.axis("lane")?, Axis::new("lane")?);
+    /// let e = l.axis("lnae").unwrap_err();
+    /// assert!(matches!(e, LayoutError::UnknownAxis { .. }));
+    /// assert_eq!(e.to_string(), r#"the layout has no axis "lnae"; its axes are lane, reg, warp"#);
+    /// assert!("S[]".parse::<Layout>()?.axis("lane").is_ok());
+    /// # Ok::<(), LayoutError>(())
+    /// ```
+    pub fn axis(&self, name: &str) -> Result<Axis> {
+        let axis = Axis::new(name)?;
+        let axes = self.axes();
+        if axes.is_empty() || axes.contains(&axis) {
+            return Ok(axis);
+        }
+        Err(LayoutError::UnknownAxis {
+            axis: name.to_string(),
+            axes: axes.iter().map(|a| a.name().to_string()).collect(),
+        })
+    }
+
     /// Axis-wise span: `span_a(L) = 1 + Σ (e−1)·|s|` over the iters of `D` and `R` on axis `a`; 1 for an
     /// axis no iter uses. It is the length of the footprint on that axis and leaves out `O`.
     ///

@@ -119,9 +119,21 @@ impl PyKernel {
             .collect()
     }
 
-    /// Whether parameter `name` starts at zero because the kernel adds to it.
-    fn accumulates(&self, name: &str) -> bool {
-        self.params.iter().any(|p| p.name == name && p.accumulates)
+    /// Whether parameter `name` starts at zero because the kernel adds to it. Raises `KernelError`
+    /// (listing the parameters) for a name that is not one of `params`.
+    fn accumulates(&self, name: &str) -> PyResult<bool> {
+        match self.params.iter().find(|p| p.name == name) {
+            Some(p) => Ok(p.accumulates),
+            None => Err(errors::KernelError::new_err(format!(
+                "{} has no parameter {name:?}; its parameters are {}",
+                self.kernel.name,
+                self.params
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 
     /// Every dispatch decision for `target` (`cpu`, `sm_80`, `sm_90a`): dicts of `op`, `scope`,

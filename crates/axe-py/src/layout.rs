@@ -212,8 +212,10 @@ impl PyLayout {
     }
 
     /// The coordinate on `axis` (default: the layout's only axis) of every element, as an `int64`
-    /// numpy array of `shape` (default `(size,)`), row-major. Raises `LayoutError` for a layout with
-    /// replicas (an element has several coordinates) or past 2^26 elements.
+    /// numpy array of `shape` (default `(size,)`), row-major. `axis` must be one of `axes`: any other
+    /// name raises `LayoutError` naming it and listing the layout's axes (only `Layout("S[]")`, which
+    /// mentions no axis, takes any name, its one element being 0 on every axis). Raises `LayoutError`
+    /// too for a layout with replicas (an element has several coordinates) or past 2^26 elements.
     #[pyo3(signature = (shape=None, axis=None))]
     fn map<'py>(
         &self,
@@ -238,7 +240,7 @@ impl PyLayout {
         }
         let axes = l.axes();
         let axis = match axis {
-            Some(a) => axe_layout::Axis::new(a).map_err(errors::layout)?,
+            Some(a) => l.axis(a).map_err(errors::layout)?,
             None if axes.len() <= 1 => axes
                 .first()
                 .copied()
@@ -260,9 +262,11 @@ impl PyLayout {
         Ok(PyArray1::from_vec(py, values).reshape(dims)?.into_any())
     }
 
-    /// The number of distinct positions the layout spans on `axis` (its extent there).
+    /// The number of distinct positions the layout spans on `axis` (its extent there; 1 for an axis
+    /// only the offset mentions). `axis` must be one of `axes`: any other name raises `LayoutError`
+    /// naming it and listing the layout's axes (`Layout("S[]")`, which mentions none, takes any name).
     fn span(&self, axis: &str) -> PyResult<u64> {
-        let a = axe_layout::Axis::new(axis).map_err(errors::layout)?;
+        let a = self.inner.axis(axis).map_err(errors::layout)?;
         self.inner.span(&a).map_err(errors::layout)
     }
 

@@ -176,8 +176,10 @@ struct Sub {
 
 /// Reads an Axe layout of an array of `dims` as a sharding. With `mesh`, the layout's mesh axes are matched
 /// to it by name (device axis `gpu_<name>` is mesh axis `<name>`; mesh axes the layout does not use must
-/// have size 1), else by position when the sizes agree; without, the mesh has one axis per device iter,
-/// device axes in name order, each axis's iters major (largest stride) first.
+/// have size 1), else, when none of the layout's device axes names a mesh axis, by position when the
+/// sizes agree (a layout naming some mesh axes and not others is refused: a misspelt axis); without,
+/// the mesh has one axis per device iter, device axes in name order, each axis's iters major (largest
+/// stride) first.
 ///
 /// Law: [`to_axe`] of the result (with the returned local layout) has the same map as `layout`, and the
 /// devices holding each element are those of `L(e)`'s device coordinates.
@@ -323,7 +325,30 @@ pub fn from_axe(layout: &Layout, dims: &[u64], mesh: Option<&Mesh>) -> Result<Ax
 
 /// Where the layout's mesh axes (`names`, `sizes`) sit in the caller's `mesh`.
 fn match_mesh(mesh: &Mesh, names: &[String], sizes: &[u64]) -> Result<Vec<usize>> {
-    let by_name: Option<Vec<usize>> = names.iter().map(|n| mesh.axis(n).ok()).collect();
+    let found: Vec<Option<usize>> = names.iter().map(|n| mesh.axis(n).ok()).collect();
+    let unknown: Vec<&String> = names
+        .iter()
+        .zip(&found)
+        .filter_map(|(n, f)| f.is_none().then_some(n))
+        .collect();
+    // Some names are the mesh's and some not: a misspelt axis, which matching by position would
+    // silently give another axis's devices.
+    if !unknown.is_empty() && unknown.len() < names.len() {
+        return Err(ShardError::Sharding(format!(
+            "no mesh axis is named {} (the mesh's axes are {}), though the layout's other device \
+             axes ({}) name mesh axes: name each device axis gpu_<mesh axis>, or none of them (to \
+             match by position)",
+            names_text(&unknown),
+            names_text(mesh.names()),
+            names_text(
+                &names
+                    .iter()
+                    .filter(|n| !unknown.contains(n))
+                    .collect::<Vec<_>>()
+            )
+        )));
+    }
+    let by_name: Option<Vec<usize>> = found.into_iter().collect();
     let pos = match by_name {
         Some(p) => p,
         None if mesh

@@ -515,6 +515,15 @@ impl<'a> Parser<'a> {
         };
         if w.is_empty() {
             self.err(at, format!("expected a shape{}", self.found()))
+        } else if hint.is_empty() {
+            let names: Vec<&str> = PrimitiveType::ALL.iter().map(|t| t.name()).collect();
+            self.err(
+                at,
+                format!(
+                    "unknown element type {w:?}; the element types are {}",
+                    names.join(", ")
+                ),
+            )
         } else {
             self.err(at, format!("unknown element type {w:?}{hint}"))
         }

@@ -44,7 +44,8 @@ _XLA_NAMES = frozenset(_XLA.values()) | {"s1", "u1"}
 
 def xla_type(dtype) -> str:
     """The XLA element type of a numpy, JAX or torch dtype (`float32` → `f32`, `torch.bfloat16` →
-    `bf16`); raises ``axe.XlaError`` (a ``ValueError``) for a dtype XLA has no type for."""
+    `bf16`); raises ``axe.XlaError`` (a ``ValueError``) for a dtype XLA has no type for, or a name
+    that is no dtype (``"flaot32"``), listing the names it takes."""
     if isinstance(dtype, str) and dtype in _XLA_NAMES:
         return dtype  # an XLA element type's own name, as axe.Shape spells it ("bf16", "u8", "f16")
     try:
@@ -58,4 +59,7 @@ def xla_type(dtype) -> str:
     try:
         return _XLA[name]
     except KeyError:
-        raise XlaError(f"dtype {name} has no XLA element type") from None
+        raise XlaError(
+            f"dtype {name!r} has no XLA element type; the dtypes are {', '.join(_XLA)}, "
+            f"or XLA's own names {', '.join(sorted(_XLA_NAMES))}"
+        ) from None

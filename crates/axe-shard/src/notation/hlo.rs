@@ -235,7 +235,23 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
                 let u = match *kind {
                     "replicated" => AxisUse::Replicated,
                     "manual" => AxisUse::Manual,
-                    other => return Err(bad(format!("subgroup kind {other:?} is not supported"))),
+                    other => {
+                        let msg = format!(
+                            "subgroup kind {other:?} is not supported (the kinds are manual and replicated)"
+                        );
+                        // Shown at the kind, in the `last_tile_dims={...}` that names it.
+                        let at = text
+                            .find("last_tile_dims=")
+                            .and_then(|p| text[p..].find(other).map(|q| p + q));
+                        return Err(match at {
+                            Some(offset) => ShardError::Parse {
+                                msg,
+                                text: text.to_string(),
+                                offset,
+                            },
+                            None => bad(msg),
+                        });
+                    }
                 };
                 others.push((dims.len() + k, u));
             }

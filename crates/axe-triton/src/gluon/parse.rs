@@ -92,10 +92,16 @@ pub(super) fn from_value(src: &str, v: &Spanned, depth: usize) -> Result<GluonLa
     let mut found: Vec<Option<&Spanned>> = vec![None; keys.len()];
     for (i, (key, arg)) in args.iter().enumerate() {
         let k = match key {
-            Some(k) => keys
-                .iter()
-                .position(|x| x == k)
-                .ok_or_else(|| error_at(src, arg.at, format!("`{short}` has no argument `{k}`")))?,
+            Some(k) => keys.iter().position(|x| x == k).ok_or_else(|| {
+                error_at(
+                    src,
+                    arg.at,
+                    format!(
+                        "`{short}` has no argument `{k}` (it has {})",
+                        keys.join(", ")
+                    ),
+                )
+            })?,
             None if i < keys.len() => i,
             None => return Err(error_at(src, arg.at, "too many arguments")),
         };

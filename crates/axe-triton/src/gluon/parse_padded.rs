@@ -137,7 +137,11 @@ pub(super) fn padded_shared_attr(src: &str) -> Result<GluonLayout> {
         .iter()
         .find(|(k, _)| !["offset", "block", "order", "shape"].contains(&k.as_str()))
     {
-        return Err(error_at(src, v.at, format!("unexpected key `{k}`")));
+        return Err(error_at(
+            src,
+            v.at,
+            format!("unexpected key `{k}` (the keys are offset, block, order and shape)"),
+        ));
     }
     let (offset_bases, cga_layout, shape) = match (get("offset"), get("order"), get("shape")) {
         (Some(off), None, None) => {
