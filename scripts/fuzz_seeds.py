@@ -58,6 +58,22 @@ for path in files("axe-triton/tests/data/*.tsv"):
         for cell in line.rstrip("\n").split("\t"):
             if "#" in cell or "{" in cell:
                 put("triton_layout", cell)
+# Relayouts: pairs of layouts of one array, tiled, padded, transposed, packed.
+for dims, layouts in (
+    ("f32[3,5]", ["{1,0}", "{0,1}", "{1,0:T(2,2)}", "{0,1:T(8,128)}", "{1,0:T(8,128)L(1024)}"]),
+    ("bf16[17,130]", ["{1,0}", "{0,1}", "{1,0:T(8,128)(2,1)}", "{0,1:T(16,128)(2,1)}"]),
+    ("s8[33,40]", ["{1,0}", "{0,1}", "{1,0:T(8,128)(4,1)}", "{1,0:T(32,128)(4,1)}"]),
+    ("f32[4,3,9]", ["{2,1,0}", "{0,1,2}", "{1,2,0}", "{2,1,0:T(2,8)}"]),
+    ("pred[9,70]", ["{1,0}", "{0,1}", "{1,0:T(8,128)(4,1)}"]),
+):
+    for src in layouts:
+        for dst in layouts:
+            put("relayout", f"{dims}{src}|{dims}{dst}")
+# Reshards: pairs of the shardings above.
+shardings = [open(os.path.join(OUT, "sharding", f), encoding="utf-8").read()
+             for f in sorted(os.listdir(os.path.join(OUT, "sharding")))][:120]
+for i, a in enumerate(shardings):
+    put("reshard_plan", a + "|" + shardings[(i * 13 + 5) % len(shardings)])
 # The algebra targets take two layouts, `A;B`: pairs of the layouts above.
 for single, pair in (("cute_layout", "cute_algebra"), ("axe_layout", "layout_algebra")):
     texts = [open(os.path.join(OUT, single, f), encoding="utf-8").read()
