@@ -69,6 +69,9 @@ for dims, layouts in (
     for src in layouts:
         for dst in layouts:
             put("relayout", f"{dims}{src}|{dims}{dst}")
+# Triton's algebra starts from the layouts the readers take.
+for f in sorted(os.listdir(os.path.join(OUT, "triton_layout"))):
+    put("triton_algebra", open(os.path.join(OUT, "triton_layout", f), "rb").read())
 # Reshards: pairs of the shardings above.
 shardings = [open(os.path.join(OUT, "sharding", f), encoding="utf-8").read()
              for f in sorted(os.listdir(os.path.join(OUT, "sharding")))][:120]
