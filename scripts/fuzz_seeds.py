@@ -69,6 +69,9 @@ for dims, layouts in (
     for src in layouts:
         for dst in layouts:
             put("relayout", f"{dims}{src}|{dims}{dst}")
+# The Axe forms of XLA layouts start from the shapes.
+for f in sorted(os.listdir(os.path.join(OUT, "xla_shape"))):
+    put("xla_axe", open(os.path.join(OUT, "xla_shape", f), "rb").read())
 # Triton's algebra starts from the layouts the readers take.
 for f in sorted(os.listdir(os.path.join(OUT, "triton_layout"))):
     put("triton_algebra", open(os.path.join(OUT, "triton_layout", f), "rb").read())
