@@ -39,9 +39,10 @@ fuzz_target!(|text: &str| {
                 .expect("a position within the layout")
                 .get(&m);
             let xla: Vec<i64> = index.iter().map(|&i| i as i64).collect();
-            let want = axe_xla::element_offset(a, &xla)
-                .expect("an index within the dims")
-                .linear;
+            // An array whose bits pass 2^63 has no bit offsets: XLA's index function refuses it.
+            let Ok(want) = axe_xla::element_offset(a, &xla).map(|o| o.linear) else {
+                return;
+            };
             assert_eq!(
                 at, want,
                 "{text:?}: element {index:?} is at {at} in the Axe form {}, at {want} by XLA",
