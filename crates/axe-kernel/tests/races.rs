@@ -175,10 +175,9 @@ fn replicated_writes_then_reads_are_no_race() {
     assert_eq!(from_f32s(&out[3]), twice);
 }
 
-#[test]
-fn overwriting_what_another_thread_read_is_a_race() {
-    // c = a, then a = reverse(b): threads overwrite elements of a that other threads read (or, run
-    // later, read elements of a that others overwrote).
+/// `c = a`, then `a = reverse(b)`, at CTA scope on one CTA of 128 threads, with or without a barrier
+/// between: threads overwrite elements of a that other threads read.
+fn read_then_overwrite(barrier: bool) -> axe_kernel::Program {
     let mut k = builder("war", 1, 128);
     let a = k.buffer("a", Space::Global, DType::F32, N).unwrap();
     let b = k.buffer("b", Space::Global, DType::F32, N).unwrap();
@@ -195,9 +194,23 @@ fn overwriting_what_another_thread_read_is_a_race() {
     let tb = k.tensor("b", b, &[N], rm(&[N])).unwrap();
     let tc = k.tensor("c", c, &[N], rm(&[N])).unwrap();
     k.copy(Scope::cta(), &tc, &ta).unwrap();
+    if barrier {
+        k.barrier();
+    }
     k.copy(Scope::cta(), &rev, &tb).unwrap();
-    let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
-    let e = run(&p, inputs().1, RunLimits::default()).unwrap_err();
+    lower(&k.build().unwrap(), Target::Cpu).unwrap()
+}
+
+#[test]
+fn overwriting_what_another_thread_read_is_a_race() {
+    // Run in thread order, a later thread overwrites elements an earlier one read (or reads elements
+    // an earlier one overwrote): either way both calls are named.
+    let e = run(
+        &read_then_overwrite(false),
+        inputs().1,
+        RunLimits::default(),
+    )
+    .unwrap_err();
     let KernelError::Run { op, message } = &e else {
         panic!("{e}")
     };
@@ -207,25 +220,13 @@ fn overwriting_what_another_thread_read_is_a_race() {
         calls.contains("copy #0") && calls.contains("copy #1"),
         "{e}"
     );
-    // With a barrier between, it is ordered.
-    let mut k = builder("war", 1, 128);
-    let a = k.buffer("a", Space::Global, DType::F32, N).unwrap();
-    let b = k.buffer("b", Space::Global, DType::F32, N).unwrap();
-    let c = k.buffer("c", Space::Global, DType::F32, N).unwrap();
-    let ta = k.tensor("a", a, &[N], rm(&[N])).unwrap();
-    let rev = k
-        .tensor(
-            "rev_a",
-            a,
-            &[N],
-            format!("S[{N}:-1] + {}", N - 1).parse().unwrap(),
-        )
-        .unwrap();
-    let tb = k.tensor("b", b, &[N], rm(&[N])).unwrap();
-    let tc = k.tensor("c", c, &[N], rm(&[N])).unwrap();
-    k.copy(Scope::cta(), &tc, &ta).unwrap();
-    k.barrier();
-    k.copy(Scope::cta(), &rev, &tb).unwrap();
-    let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
-    run(&p, inputs().1, RunLimits::default()).unwrap();
+    // With a barrier between, it is ordered, and a holds b reversed.
+    let (_, mut bytes) = inputs();
+    let bv: Vec<f32> = (0..N).map(|i| i as f32 * 2.0).collect();
+    bytes[1] = f32s(&bv);
+    let out = run(&read_then_overwrite(true), bytes, RunLimits::default()).unwrap();
+    let a = from_f32s(&out[0]);
+    for i in 0..N as usize {
+        assert_eq!(a[i], bv[N as usize - 1 - i]);
+    }
 }

@@ -51,3 +51,35 @@ def test_a_misspelt_dtype_lists_the_dtypes():
 
     with pytest.raises(axe.XlaError, match=r"dtype 'flaot32' has no XLA element type; the dtypes are .*float32.*bf16"):
         axe.jax.sharding_of(NamedSharding(), shape=(8,), dtype="flaot32")
+
+
+class _Devices:
+    """What `jax.sharding.Mesh.devices` offers axe: a shape and a flat list of devices with ids."""
+
+    def __init__(self, shape):
+        from types import SimpleNamespace
+
+        self.shape = shape
+        self.flat = [SimpleNamespace(id=i) for i in range(int(np.prod(shape)))]
+
+
+def test_framework_meshes_that_repeat_an_axis_name_are_refused():
+    from types import SimpleNamespace
+
+    # A dict of the names would keep one `x`, of the last size, and a mesh of 2 devices for 8.
+    jax_mesh = SimpleNamespace(axis_names=("x", "x"), devices=_Devices((2, 4)))
+    with pytest.raises(axe.ShardingError, match=r"the jax Mesh names the axis 'x' twice"):
+        axe.jax.mesh_of(jax_mesh)
+    torch_mesh = SimpleNamespace(shape=(2, 4), mesh_dim_names=("dp", "dp"), mesh=np.arange(8).reshape(2, 4))
+    with pytest.raises(axe.ShardingError, match=r"the DeviceMesh names the axis 'dp' twice"):
+        axe.torch.mesh_of(torch_mesh)
+    # Names and dims in different numbers.
+    torch_mesh = SimpleNamespace(shape=(2, 4), mesh_dim_names=("dp",), mesh=np.arange(8).reshape(2, 4))
+    with pytest.raises(axe.ShardingError, match=r"names 1 axes \['dp'\] for 2 dims \[2, 4\]"):
+        axe.torch.mesh_of(torch_mesh)
+    # Distinct names read as before.
+    m = axe.jax.mesh_of(SimpleNamespace(axis_names=("x", "y"), devices=_Devices((2, 4))))
+    assert axe.torch.mesh_of(
+        SimpleNamespace(shape=(2, 4), mesh_dim_names=("x", "y"), mesh=np.arange(8).reshape(2, 4))
+    ) == m
+    assert "x" in str(m) and "y" in str(m)

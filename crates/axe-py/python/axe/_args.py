@@ -1,8 +1,8 @@
-"""Arguments the adapters share: an array's shape as ``axe.Sharding`` takes it."""
+"""Arguments the adapters share: an array's shape as ``axe.Sharding`` takes it, and a mesh's axes."""
 
 from __future__ import annotations
 
-from ._axe import Shape, XlaError
+from ._axe import Mesh, Shape, ShardingError, XlaError
 from ._dtypes import xla_type
 
 
@@ -29,3 +29,18 @@ def array_text(shape, dtype=None) -> str:
             raise XlaError(f"shape={shape!r}: the dim {d!r} is not an integer")
         out.append(str(int(d.__index__())))
     return str(Shape(f"{xla_type(dtype if dtype is not None else 'float32')}[{','.join(out)}]"))
+
+
+def named_mesh(names, sizes, ids, what: str) -> Mesh:
+    """The ``axe.Mesh`` of axes `names` of `sizes` (in order) over the devices `ids`, as a framework's
+    mesh `what` describes them. Raises ``axe.ShardingError`` when a name repeats or the names and sizes
+    differ in number, which a dict of them would hide (a repeated name would keep only its last size)."""
+    names, sizes = list(names), list(sizes)
+    if len(names) != len(sizes):
+        raise ShardingError(f"{what} names {len(names)} axes {names} for {len(sizes)} dims {sizes}")
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise ShardingError(f"{what} names the axis {n!r} twice: {names}")
+        seen.add(n)
+    return Mesh(dict(zip(names, sizes)), devices=ids)

@@ -6,7 +6,7 @@ JAX is imported only by the functions that need it; the module itself loads with
 
 from __future__ import annotations
 
-from ._args import array_text
+from ._args import array_text, named_mesh
 from ._axe import Mesh, Shape, Sharding, ShardingError, XlaError
 
 
@@ -94,7 +94,7 @@ def mesh_of(jax_mesh) -> Mesh:
         ids = [int(d.id) for d in jax_mesh.devices.flat]
     except (AttributeError, TypeError, ValueError) as e:
         raise ShardingError(f"{type(jax_mesh).__name__} is not a jax Mesh ({e})") from None
-    return Mesh(dict(zip(names, sizes)), devices=ids)
+    return named_mesh(names, sizes, ids, "the jax Mesh")
 
 
 def sharding_of(x, shape=None, dtype=None) -> Sharding:

@@ -17,7 +17,7 @@ torch pads, are refused).
 
 from __future__ import annotations
 
-from ._args import array_text
+from ._args import array_text, named_mesh
 from ._axe import Mesh, Sharding, ShardingError
 
 _SHARD = "Shard"
@@ -76,7 +76,7 @@ def mesh_of(device_mesh) -> Mesh:
         ids = [int(i) for i in device_mesh.mesh.flatten().tolist()]
     except (AttributeError, TypeError, ValueError) as e:
         raise ShardingError(f"{type(device_mesh).__name__} is not a DeviceMesh ({e})") from None
-    return Mesh(dict(zip(names, sizes)), devices=ids)
+    return named_mesh(names, sizes, ids, "the DeviceMesh")
 
 
 def _follow(length: int, cuts: list[tuple[int, int]], what: str) -> list[int]:
