@@ -312,15 +312,29 @@ impl LinearLayout {
         self.echelon().0.rank() == self.out_bits()
     }
 
+    /// The in-dims' names, comma-separated (for errors).
+    fn in_dim_list(&self) -> String {
+        let names: Vec<&str> = self.in_dims.iter().map(|d| d.name.as_str()).collect();
+        names.join(", ")
+    }
+
+    /// The out-dims' names, comma-separated (for errors).
+    fn out_dim_list(&self) -> String {
+        let names: Vec<&str> = self.out_dims.iter().map(|(n, _)| n.as_str()).collect();
+        names.join(", ")
+    }
+
     /// Triton's `A.compose(B)`: `B` after `A`, `(A.compose(B))(x) = B(A(x))`. `A`'s out-dims must be `B`'s
     /// in-dims (by name, any order) with `A`'s out size at most `B`'s in size. The result has `A`'s in-dims
     /// and `B`'s out-dims.
     pub fn compose(&self, outer: &LinearLayout) -> Result<LinearLayout> {
         if self.out_dims.len() != outer.in_dims.len() {
             return Err(TritonError::Mismatch(format!(
-                "{} out-dims feed {} in-dims",
+                "{} out-dims ({}) feed {} in-dims ({})",
                 self.out_dims.len(),
-                outer.in_dims.len()
+                self.out_dim_list(),
+                outer.in_dims.len(),
+                outer.in_dim_list()
             )));
         }
         let mut position = Vec::new();
@@ -331,7 +345,8 @@ impl LinearLayout {
                 .position(|d| &d.name == name)
                 .ok_or_else(|| {
                     TritonError::Mismatch(format!(
-                        "out-dim `{name}` is not an in-dim of the outer layout"
+                        "out-dim `{name}` is not an in-dim of the outer layout (its in-dims: {})",
+                        outer.in_dim_list()
                     ))
                 })?;
             let outer_size = 1u64 << outer.in_dims[j].bases.len();
@@ -367,9 +382,11 @@ impl LinearLayout {
     pub fn invert_and_compose(&self, outer: &LinearLayout) -> Result<LinearLayout> {
         if self.out_dims.len() != outer.out_dims.len() {
             return Err(TritonError::Mismatch(format!(
-                "{} out-dims against {}",
+                "{} out-dims ({}) against {} ({})",
                 self.out_dims.len(),
-                outer.out_dims.len()
+                self.out_dim_list(),
+                outer.out_dims.len(),
+                outer.out_dim_list()
             )));
         }
         let mut position = Vec::new();
@@ -380,7 +397,8 @@ impl LinearLayout {
                 .position(|(n, _)| n == name)
                 .ok_or_else(|| {
                     TritonError::Mismatch(format!(
-                        "out-dim `{name}` is not an out-dim of the outer layout"
+                        "out-dim `{name}` is not an out-dim of the outer layout (its out-dims: {})",
+                        outer.out_dim_list()
                     ))
                 })?;
             if *size > outer.out_dims[j].1 {
