@@ -6,7 +6,8 @@
 //! stride form an exact mixed radix `1, e_0, e_0·e_1, ...` starting at the offset, so a thread's lane and
 //! warp give each of its digits by division and remainder. The thread then loops over the `reg` iters;
 //! element `x = Σ_j digit_j · rad_j` (the shard's mixed radix). Loads into registers are made by every
-//! replica; stores from registers by the replica whose replica digits are 0 only.
+//! replica; stores from registers by the replica whose replica digits are 0 only, into every copy of a
+//! replicated memory tensor (loads read its first).
 
 use axe_layout::{Axis, Iter};
 
@@ -16,7 +17,7 @@ use crate::error::{layout, Result};
 use crate::expr::{BinOp, Expr};
 use crate::ir::{Access, LStmt};
 use crate::scope::{Level, WARP};
-use crate::spread::{chunk_offset, to_i64, workers};
+use crate::spread::{chunk_offset, replica_offsets, to_i64, workers};
 
 /// The digits of one thread axis: `(stride, extent)` sorted by stride, and the axis' span.
 fn radix(iters: &[&Iter], name: &str) -> std::result::Result<u64, String> {
@@ -170,21 +171,31 @@ impl Variant for Registers {
             x = x.plus(d.times(Expr::Const(to_i64(rad)?)));
             rad = rad.saturating_mul(it.extent());
         }
-        let m = Access {
-            buf: mem.buffer.0,
-            byte: chunk_offset(mem, &x, 1)?.times(Expr::Const(eb)),
-        };
+        // A load reads the memory tensor's first copy; a store writes every copy of it.
+        let copies = if load { vec![0] } else { replica_offsets(mem)? };
+        let base = chunk_offset(mem, &x, 1)?;
         let rg = Access {
             buf: reg.buffer.0,
             byte: r.times(Expr::Const(eb)),
         };
-        let (d, s) = if load { (rg, m) } else { (m, rg) };
-        let mut body = vec![LStmt::Move {
-            call: call.id,
-            dst: d,
-            src: s,
-            bytes: reg.dtype.bytes(),
-        }];
+        let mut body = Vec::new();
+        for extra in copies {
+            let m = Access {
+                buf: mem.buffer.0,
+                byte: base.clone().plus(Expr::Const(extra)).times(Expr::Const(eb)),
+            };
+            let (dst, src) = if load {
+                (rg.clone(), m)
+            } else {
+                (m, rg.clone())
+            };
+            body.push(LStmt::Move {
+                call: call.id,
+                dst,
+                src,
+                bytes: reg.dtype.bytes(),
+            });
+        }
         for (v, e) in loops {
             body = vec![LStmt::For {
                 var: v,

@@ -258,3 +258,55 @@ fn division_is_floating_point_only() {
         }
     }
 }
+
+/// A store from registers into a replicated destination writes every copy, whichever register layout
+/// holds the elements (a broadcast source too); each copy holds the source's elements. Before, only
+/// the first copy was written and the second kept what was there.
+#[test]
+fn stores_from_registers_write_every_copy_of_a_replicated_destination() {
+    let m = |t: &str| -> Layout { t.parse().unwrap() };
+    for (src, regs, held) in [
+        ("S[(8,4):(0,1)]", "S[(8,4):(1@lane,1@reg)]", 4),
+        ("S[(8,4):(4,1)]", "S[(8,4):(1@lane,1@reg)]", 4),
+        ("S[(8,4):(4,1)]", "S[(8,4):(4@reg,1@reg)]", 32),
+        ("S[(8,4):(4,1)]", "S[(8,4):(1@lane,8@lane)]", 1),
+        ("S[(8,4):(4,1)]", "S[(8,4):(1@warp,1@lane)]", 1),
+    ] {
+        let mut k = KernelBuilder::new(
+            "replicas",
+            Launch {
+                grid: 1,
+                cluster: 1,
+                threads: 256,
+            },
+        )
+        .unwrap();
+        let sb = k.buffer("src", Space::Global, DType::F32, 32).unwrap();
+        let db = k.buffer("dst", Space::Global, DType::F32, 64 + 8).unwrap();
+        let rb = k.buffer("r", Space::Registers, DType::F32, held).unwrap();
+        let ts = k.tensor("S", sb, &[8, 4], m(src)).unwrap();
+        let tr = k.tensor("R", rb, &[8, 4], m(regs)).unwrap();
+        let td = k
+            .tensor("D", db, &[8, 4], m("S[(8,4):(4,1)] + 3 + R[2:36]"))
+            .unwrap();
+        k.copy(Scope::cta(), &tr, &ts).unwrap();
+        k.copy(Scope::cta(), &td, &tr).unwrap();
+        let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
+        assert_eq!(p.decisions[1].variant, "copy.registers", "{regs}");
+        let input: Vec<u8> = (0..32u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+        let out = run(&p, vec![input, vec![0xab; 72 * 4]], RunLimits::default()).unwrap();
+        let got: Vec<[u8; 4]> = out[1].chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        let broadcast = src.contains(":(0,");
+        for (at, v) in got.iter().enumerate() {
+            let want = match at {
+                3..=34 | 39..=70 => {
+                    let i = (at - 3) % 36;
+                    let x = if broadcast { i % 4 } else { i };
+                    (x as f32).to_le_bytes()
+                }
+                _ => [0xab; 4],
+            };
+            assert_eq!(*v, want, "{src} via {regs}: element {at}");
+        }
+    }
+}
