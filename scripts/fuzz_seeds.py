@@ -4,6 +4,7 @@ import glob
 import hashlib
 import json
 import os
+import random
 import re
 import sys
 
@@ -86,5 +87,10 @@ for single, pair in (("cute_layout", "cute_algebra"), ("axe_layout", "layout_alg
              for f in sorted(os.listdir(os.path.join(OUT, single)))][:80]
     for i, a in enumerate(texts):
         put(pair, a + ";" + texts[(i * 7 + 3) % len(texts)])
+# The kernel targets read bytes: a few fixed random inputs to start from.
+rng = random.Random(5)
+for target in ("kernel_copy", "kernel_pointwise", "kernel_reduce"):
+    for _ in range(40):
+        put(target, bytes(rng.randrange(256) for _ in range(32)))
 for target in sorted(os.listdir(OUT)):
     print(f"{target}: {len(os.listdir(os.path.join(OUT, target)))} seeds")

@@ -1,0 +1,123 @@
+//! Kernels that copy one global array into another, directly at any scope or through shared memory
+//! (optionally swizzled) or registers at CTA scope, between layouts built from the input's bytes
+//! (1 to 3 dims of 1 to 12, every element type, dims in any order, padded strides, offsets, a
+//! broadcast source dim, a replicated destination). Law: a kernel the builder accepts and a target
+//! lowers, the interpreter runs; afterwards every element of the destination (each replica) holds the
+//! source element of the same index, computed here from the strides (not by `axe-layout`), and every
+//! other byte of the destination is untouched. Programs lowered for a GPU emit CUDA C, and for
+//! Trainium NKI text.
+#![no_main]
+use axe_kernel::{DType, KernelBuilder, Launch, Scope, Space, Swizzle, Target};
+use libfuzzer_sys::fuzz_target;
+
+#[path = "kernel_common.rs"]
+mod common;
+use common::{check, indices, registers, trace, Bytes, Memory};
+
+fuzz_target!(|data: &[u8]| {
+    let mut b = Bytes(data);
+    let types = [
+        DType::F32,
+        DType::F16,
+        DType::BF16,
+        DType::S8,
+        DType::F64,
+        DType::S16,
+        DType::U8,
+        DType::S32,
+    ];
+    let dt = types[b.next() as usize % types.len()];
+    let rank = 1 + b.next() as usize % 3;
+    let dims: Vec<u64> = (0..rank).map(|_| 1 + (b.next() % 12) as u64).collect();
+    // 0: one copy at the scope read next; 1: through shared memory; 2: through registers.
+    let hop = b.next() % 3;
+    let (scope, grid, threads) = match (hop, b.next() % 4) {
+        (0, 0) => (Scope::kernel(), 1 + (b.next() % 2) as u32, 64),
+        (0, 1) => (Scope::warp(), 1, 32),
+        (0, 2) => (Scope::threads(0..1), 1, 32),
+        (_, k) => (Scope::cta(), 1, 32 * (1 + k as u32)),
+    };
+    let src = Memory::read(&mut b, &dims, true, false);
+    let dst = Memory::read(&mut b, &dims, false, true);
+    let w = dt.bytes() as usize;
+    let mut k = KernelBuilder::new(
+        "fz",
+        Launch {
+            grid,
+            cluster: 1,
+            threads,
+        },
+    )
+    .expect("a launch of at most 2 CTAs of 128 threads");
+    let mut what = format!(
+        "{dt} {dims:?}: {} -> {}",
+        src.layout(&dims),
+        dst.layout(&dims)
+    );
+    let sb = k.buffer("src", Space::Global, dt, src.elems).expect("src");
+    let db = k.buffer("dst", Space::Global, dt, dst.elems).expect("dst");
+    let ts = k
+        .tensor("S", sb, &dims, src.layout(&dims))
+        .unwrap_or_else(|e| panic!("{what}: the source: {e}"));
+    let td = k
+        .tensor("D", db, &dims, dst.layout(&dims))
+        .unwrap_or_else(|e| panic!("{what}: the destination: {e}"));
+    let built = match hop {
+        0 => k.copy(scope, &td, &ts).map(|_| ()),
+        1 => {
+            let mid = Memory::read(&mut b, &dims, false, false);
+            let swizzle = [
+                None,
+                Some(Swizzle::B32),
+                Some(Swizzle::B64),
+                Some(Swizzle::B128),
+            ][b.next() as usize % 4];
+            let Ok(mb) = k.buffer("mid", Space::Shared(swizzle), dt, mid.elems) else {
+                return;
+            };
+            let Ok(tm) = k.tensor("M", mb, &dims, mid.layout(&dims)) else {
+                return;
+            };
+            what += &format!(" through shared {} ({swizzle:?})", tm.layout);
+            k.copy(Scope::cta(), &tm, &ts)
+                .and_then(|_| {
+                    k.barrier();
+                    k.copy(Scope::cta(), &td, &tm)
+                })
+                .map(|_| ())
+        }
+        _ => {
+            let (layout, regs) = registers(&mut b, &dims, u64::from(threads / 32));
+            let Ok(mb) = k.buffer("mid", Space::Registers, dt, regs) else {
+                return;
+            };
+            let Ok(tm) = k.tensor("M", mb, &dims, layout) else {
+                return;
+            };
+            what += &format!(" through registers {} ({threads} threads)", tm.layout);
+            k.copy(Scope::cta(), &tm, &ts)
+                .and_then(|_| k.copy(Scope::cta(), &td, &tm))
+                .map(|_| ())
+        }
+    };
+    if let Err(e) = &built {
+        trace(|| format!("refused {what}: {e}"));
+        return;
+    }
+    let kernel = match k.build() {
+        Ok(k) => k,
+        Err(e) => return trace(|| format!("refused {what}: {e}")),
+    };
+    let input: Vec<u8> = (0..src.elems as usize * w)
+        .map(|i| (i * 131 % 251) as u8)
+        .collect();
+    let blank = vec![0xabu8; dst.elems as usize * w];
+    let mut want = blank.clone();
+    for index in indices(&dims) {
+        let s = src.places(&index)[0] * w;
+        for d in dst.places(&index) {
+            want[d * w..(d + 1) * w].copy_from_slice(&input[s..s + w]);
+        }
+    }
+    check(&kernel, &Target::ALL, &[input, blank], (1, &want, w), &what);
+});
