@@ -1,5 +1,6 @@
 //! Kernels that copy one global array into another, directly at any scope or through shared memory
-//! (optionally swizzled) or registers at CTA scope, between layouts built from the input's bytes
+//! (optionally swizzled; by `copy`, by `cp.async` or by the copy engine on an mbarrier) or registers
+//! at CTA scope, between layouts built from the input's bytes
 //! (1 to 3 dims of 1 to 12, every element type, dims in any order, padded strides, offsets, a
 //! broadcast source dim, a replicated destination). Law: a kernel the builder accepts and a target
 //! lowers, the interpreter runs; afterwards every element of the destination (each replica) holds the
@@ -7,7 +8,7 @@
 //! other byte of the destination is untouched. Programs lowered for a GPU emit CUDA C, and for
 //! Trainium NKI text.
 #![no_main]
-use axe_kernel::{DType, KernelBuilder, Launch, Scope, Space, Swizzle, Target};
+use axe_kernel::{DType, Expr, KernelBuilder, Launch, Mbar, Scope, Space, Swizzle, Target};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "kernel_common.rs"]
@@ -29,8 +30,9 @@ fuzz_target!(|data: &[u8]| {
     let dt = types[b.next() as usize % types.len()];
     let rank = 1 + b.next() as usize % 3;
     let dims: Vec<u64> = (0..rank).map(|_| 1 + (b.next() % 12) as u64).collect();
-    // 0: one copy at the scope read next; 1: through shared memory; 2: through registers.
-    let hop = b.next() % 3;
+    // 0: one copy at the scope read next; 1: through shared memory, by `copy` (2), `copy_async_group`
+    // (3: cp.async) or `copy_async` on an mbarrier (4: the copy engine); 2: through registers.
+    let hop = b.next() % 5;
     let (scope, grid, threads) = match (hop, b.next() % 4) {
         (0, 0) => (Scope::kernel(), 1 + (b.next() % 2) as u32, 64),
         (0, 1) => (Scope::warp(), 1, 32),
@@ -64,7 +66,7 @@ fuzz_target!(|data: &[u8]| {
         .unwrap_or_else(|e| panic!("{what}: the destination: {e}"));
     let built = match hop {
         0 => k.copy(scope, &td, &ts).map(|_| ()),
-        1 => {
+        1 | 3 | 4 => {
             let mid = Memory::read(&mut b, &dims, false, false);
             let swizzle = [
                 None,
@@ -78,13 +80,20 @@ fuzz_target!(|data: &[u8]| {
             let Ok(tm) = k.tensor("M", mb, &dims, mid.layout(&dims)) else {
                 return;
             };
-            what += &format!(" through shared {} ({swizzle:?})", tm.layout);
-            k.copy(Scope::cta(), &tm, &ts)
-                .and_then(|_| {
-                    k.barrier();
-                    k.copy(Scope::cta(), &td, &tm)
-                })
-                .map(|_| ())
+            what += &format!(" through shared {} ({swizzle:?}, hop {hop})", tm.layout);
+            let into = match hop {
+                1 => k.copy(Scope::cta(), &tm, &ts).map(|_| ()),
+                3 => k.copy_async_group(Scope::cta(), &tm, &ts).map(|_| {
+                    k.async_commit();
+                    k.async_wait(0);
+                }),
+                _ => by_copy_engine(&mut k, &tm, &ts),
+            };
+            into.and_then(|_| {
+                k.barrier();
+                k.copy(Scope::cta(), &td, &tm)
+            })
+            .map(|_| ())
         }
         _ => {
             let (layout, regs) = registers(&mut b, &dims, u64::from(threads / 32));
@@ -121,3 +130,27 @@ fuzz_target!(|data: &[u8]| {
     }
     check(&kernel, &Target::ALL, &[input, blank], (1, &want, w), &what);
 });
+
+/// `dst = src` by the copy engine (TMA where it takes the tensors), issued by thread 0 on an mbarrier
+/// it sets up, every thread waiting for it.
+fn by_copy_engine(
+    k: &mut KernelBuilder,
+    dst: &axe_kernel::Tensor,
+    src: &axe_kernel::Tensor,
+) -> axe_kernel::Result<()> {
+    let bars = k.buffer("bars", Space::Shared(None), DType::S64, 1)?;
+    let bar = Mbar {
+        buffer: bars,
+        index: 0,
+    };
+    let first = || Expr::Thread.lt(Expr::Const(1));
+    k.if_then(first(), |k| {
+        k.mbar_init(bar, 1)?;
+        k.mbar_fence_init();
+        Ok(())
+    })?;
+    k.barrier();
+    k.copy_async(Scope::threads(0..1), dst, src, bar)?;
+    k.if_then(first(), |k| k.mbar_arrive(bar))?;
+    k.mbar_wait(bar, Expr::Const(0))
+}

@@ -10,7 +10,8 @@
 //! `full` (the copies landed) and `empty` (both consumers are done with it).
 //! - Warpgroup 0 produces: it gives up registers (`setmaxnreg` 40), and its first thread, for each K
 //!   step `s` of 64, waits until stage `s mod STAGES` is empty, then has the copy engine fetch the
-//!   step's A and Bᵀ boxes into it (`copy_async`, completing on `full`).
+//!   step's A and Bᵀ boxes into it (`copy_async`, completing on `full`: each copy arrives once, and
+//!   the phase completes when both boxes have landed).
 //! - Warpgroups 1 and 2 consume: they take registers (`setmaxnreg` 232); each waits for `full`, runs
 //!   its `gemm` of rows `64·(w−1)..+64` of the A tile by the whole Bᵀ tile at warpgroup scope
 //!   (dispatch picks `gemm.wgmma`: four `m64n256k16`), and arrives on `empty`. At the end each stores
@@ -124,7 +125,8 @@ pub fn gemm_kernel_hopper(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> 
     let (tm, tnn, tk) = (TILE_M as i64, TILE_N as i64, TILE_K as i64);
     kb.if_then(Expr::Thread.lt(Expr::Const(1)), |kb| {
         for p in 0..STAGES {
-            kb.mbar_init(bar(full, p), 1)?;
+            // The two copies of a step arrive once each.
+            kb.mbar_init(bar(full, p), 2)?;
             kb.mbar_init(bar(empty, p), 2 * 128)?;
         }
         kb.mbar_fence_init();
@@ -165,8 +167,7 @@ pub fn gemm_kernel_hopper(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> 
                         kb.window(gb, b_base, TILE_K, |kb| {
                             kb.copy_async(one(), &bt_s[p as usize], &bt_g, bar(full, p))
                                 .map(|_| ())
-                        })?;
-                        kb.mbar_arrive(bar(full, p))
+                        })
                     })?;
                 }
                 Ok(())

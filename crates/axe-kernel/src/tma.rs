@@ -1,9 +1,12 @@
 //! `copy_async`: a global box copied into shared memory by the copy engine (TMA), completing on an
 //! mbarrier.
 //!
-//! **Law.** `copy_async(dst, src, bar)`: `dst[x] = src[x]` for every logical index `x`; the copy's bytes
-//! complete a transaction on `bar` ([`crate::desc::SyncStmt`]), and a thread sees them in `dst` once it
-//! has waited for the phase they complete. Until then `dst` must not be read, nor `src` written.
+//! **Law.** `copy_async(dst, src, bar)`: `dst[x] = src[x]` for every logical index `x`; each thread of
+//! the call's scope arrives once on `bar`, and the phase that arrival belongs to completes only once
+//! the copy's bytes have landed (so `mbar_init(bar, count)` counts one arrival per thread of the scope
+//! of each `copy_async` completing on it, as under [`crate::cp_async`], whichever variant copies). A
+//! thread sees the bytes in `dst` once it has waited for that phase. Until then `dst` must not be
+//! read, nor `src` written.
 //!
 //! **`copy_async.tma`** (sm_90a, and the interpreter) plans the copy by the Axe paper's §3.4 steps,
 //! over the dims of extent above 1 (`src` and `dst` are already slices of their buffers: regions and
@@ -23,9 +26,9 @@
 //!    per box dim; global strides (bytes) multiples of 16 below 2⁴⁰; global extents at most 2³²;
 //!    inner box bytes a multiple of 16, and within the swizzle span; one thread drives the engine.
 //!
-//! One thread announces the box's bytes to `bar` (`mbarrier.expect_tx`) and issues
-//! `cp.async.bulk.tensor.{1..5}d` (a box of one dim above 1 keeps two map dims, the outer of extent
-//! 1); the interpreter copies the box element by element and checks it stays inside the map (a box
+//! One thread announces the box's bytes to `bar` (`mbarrier.expect_tx`), issues
+//! `cp.async.bulk.tensor.{1..5}d` (a box of one dim above 1 keeps two map dims, the outer of extent 1)
+//! and arrives on `bar`, its one arrival; the interpreter copies the box element by element and checks it stays inside the map (a box
 //! running past a dim's end would be filled with zeros by the copy engine, not wrap like the law).
 
 use axe_layout::{Axis, Coord, Iter, Layout};
@@ -332,8 +335,11 @@ impl Tma {
                     buf: src.buffer.0,
                     byte: Expr::Const(o * eb_i),
                 },
-                bar,
+                bar: bar.clone(),
             },
+            // The issuing thread's arrival: `copy_async` arrives once for each thread of its scope,
+            // whichever variant copies (see `crate::cp_async`).
+            LStmt::MbarArrive { bar },
         ];
         if let Some(g) = w.guard {
             code = vec![LStmt::If {

@@ -15,7 +15,8 @@ use proptest::prelude::*;
 enum After {
     WaitThenRead,
     ReadWithoutWait,
-    WaitWithoutArrive,
+    /// The mbarrier counts an arrival besides the copy's that never comes.
+    CountOneTooMany,
 }
 
 /// A box `[r, c]` of `dt` at row `y`, column `x` of a `[rows, s]` array copied into a shared tile with
@@ -61,7 +62,14 @@ fn box_copy(
     };
     let first = || Expr::Thread.lt(Expr::Const(1));
     k.if_then(first(), |k| {
-        k.mbar_init(bar, 1)?;
+        k.mbar_init(
+            bar,
+            if after == After::CountOneTooMany {
+                2
+            } else {
+                1
+            },
+        )?;
         k.mbar_fence_init();
         Ok(())
     })
@@ -73,9 +81,6 @@ fn box_copy(
             .map(|_| ())
     })
     .map_err(|e| e.to_string())?;
-    if after != After::WaitWithoutArrive {
-        k.if_then(first(), |k| k.mbar_arrive(bar)).unwrap();
-    }
     if after != After::ReadWithoutWait {
         k.mbar_wait(bar, Expr::Const(0)).unwrap();
     }
@@ -149,14 +154,14 @@ fn reading_before_the_wait_is_reported() {
 }
 
 #[test]
-fn a_wait_no_arrival_completes_is_a_deadlock() {
+fn a_wait_for_an_arrival_that_never_comes_is_a_deadlock() {
     let e = box_copy(
         DType::F32,
         None,
         (4, 8),
         (4, 8),
         (0, 0),
-        After::WaitWithoutArrive,
+        After::CountOneTooMany,
     )
     .unwrap_err();
     assert!(e.contains("deadlock"), "{e}");
@@ -245,4 +250,71 @@ fn the_variant_declines_with_reasons() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("unswizzled shared s64"), "{e}");
+}
+
+/// One kernel, whichever variant copies: `copy_async` on one thread completing on an mbarrier
+/// initialised for that one thread's arrival, then a wait, reads the box back under the copy engine
+/// (`copy_async.tma`) and under `cp.async` (`copy_async.cp_async`), forced in turn and chosen by
+/// dispatch where the copy engine declines (2-byte rows).
+#[test]
+fn the_same_kernel_completes_under_either_variant() {
+    let m =
+        |e: &[u64], st: &[i64]| Layout::strided(e, st, &[axe_layout::Axis::memory(); 2]).unwrap();
+    for (dt, (r, c), force) in [
+        (DType::F32, (4, 8), Some("copy_async.tma")),
+        (DType::F32, (4, 8), Some("copy_async.cp_async")),
+        (DType::F16, (2, 1), None),
+    ] {
+        let mut k = KernelBuilder::new(
+            "either",
+            Launch {
+                grid: 1,
+                cluster: 1,
+                threads: 64,
+            },
+        )
+        .unwrap();
+        let src = k.buffer("src", Space::Global, dt, r * c).unwrap();
+        let out = k.buffer("out", Space::Global, dt, r * c).unwrap();
+        let tile = k.buffer("tile", Space::Shared(None), dt, r * c).unwrap();
+        let bars = k
+            .buffer("bars", Space::Shared(None), DType::S64, 1)
+            .unwrap();
+        let bar = Mbar {
+            buffer: bars,
+            index: 0,
+        };
+        let ts = k
+            .tensor("S", src, &[r, c], m(&[r, c], &[c as i64, 1]))
+            .unwrap();
+        let tt = k
+            .tensor("T", tile, &[r, c], m(&[r, c], &[c as i64, 1]))
+            .unwrap();
+        let to = k
+            .tensor("O", out, &[r, c], m(&[r, c], &[c as i64, 1]))
+            .unwrap();
+        k.if_then(Expr::Thread.lt(Expr::Const(1)), |k| {
+            k.mbar_init(bar, 1)?;
+            k.mbar_fence_init();
+            Ok(())
+        })
+        .unwrap();
+        k.barrier();
+        let op = axe_kernel::Op::CopyAsync {
+            dst: tt.clone(),
+            src: ts.clone(),
+            bar,
+        };
+        k.call_forced(Scope::threads(0..1), op, force).unwrap();
+        k.mbar_wait(bar, Expr::Const(0)).unwrap();
+        k.copy(Scope::cta(), &to, &tt).unwrap();
+        let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
+        let want = force.unwrap_or("copy_async.cp_async");
+        assert_eq!(p.decisions[0].variant, want);
+        let n = (r * c * dt.bytes() as u64) as usize;
+        let data: Vec<u8> = (0..n).map(|i| (i * 7 + 3) as u8).collect();
+        let got = run(&p, vec![data.clone(), vec![0; n]], RunLimits::default())
+            .unwrap_or_else(|e| panic!("{want}: {e}"));
+        assert_eq!(got[1], data, "{want}");
+    }
 }

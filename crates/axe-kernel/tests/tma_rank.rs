@@ -108,8 +108,6 @@ fn program(c: &Case, t: Target) -> Result<Program, String> {
         .map(|_| ())
     })
     .unwrap();
-    k.if_then(Expr::Thread.lt(Expr::Const(1)), |k| k.mbar_arrive(bar))
-        .unwrap();
     k.mbar_wait(bar, Expr::Const(0)).unwrap();
     k.copy(Scope::cta(), &out, &tile).unwrap();
     lower(&k.build().unwrap(), t).map_err(|e| e.to_string())

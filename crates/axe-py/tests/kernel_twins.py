@@ -47,7 +47,7 @@ def hopper_gemm(m, n, k, dtype="bf16"):
     wg = kb.let(tid // 128)
     with kb.if_(tid < 1):
         for p in range(STAGES):
-            kb.mbar_init(full, p, 1)
+            kb.mbar_init(full, p, 2)  # the two copies of a step arrive once each
             kb.mbar_init(empty, p, 2 * 128)
         kb.mbar_fence_init()
     kb.barrier()
@@ -74,7 +74,6 @@ def hopper_gemm(m, n, k, dtype="bf16"):
                             kb.copy_async(Scope.threads(0, 1), a_s[p], a_g, full, p)
                         with kb.window(gb, b_base, TILE_K):
                             kb.copy_async(Scope.threads(0, 1), bt_s[p], bt_g, full, p)
-                        kb.mbar_arrive(full, p)
     # The consumers.
     with kb.if_(0 < wg):
         kb.max_registers(True, 232)
