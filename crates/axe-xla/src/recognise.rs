@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 
-use axe_layout::Layout as AxeLayout;
+use axe_layout::{Grouped, Layout as AxeLayout};
 
 use crate::error::{overflow, Result};
 use crate::primitive::PrimitiveType;
@@ -105,8 +105,7 @@ struct Undone {
 
 /// The layout's digits sorted by stride, or `None` when no XLA layout has them (a stride that is not
 /// positive, or digits that overlap).
-fn atoms(l: &AxeLayout, shape: &[u64]) -> Result<Option<Vec<Atom>>> {
-    let grouped = l.group(shape)?;
+fn atoms(grouped: &Grouped, shape: &[u64]) -> Result<Option<Vec<Atom>>> {
     let mut atoms = Vec::new();
     for dim in 0..shape.len() {
         for it in grouped.block(dim) {
@@ -339,7 +338,7 @@ fn tiled_layout(rank: usize, top: &Undone, free: &[usize]) -> Option<(Layout, Ve
     let sizes: Vec<i64> = if top.lead > 1 {
         let mut s = vec![1; rank];
         for (n, e) in top.covered.iter().enumerate() {
-            s[n] = e.size;
+            *s.get_mut(n)? = e.size;
         }
         s.push(top.lead);
         s
@@ -441,8 +440,9 @@ fn two_tiles(
 /// The XLA layout (fewest tiles first, at most two) whose Axe form over `shape` is `l`, if any; `l` is
 /// a plain memory layout (checked by the caller).
 pub(crate) fn recognise(l: &AxeLayout, shape: &[u64]) -> Result<Option<Layout>> {
-    let target = Target::new(l, shape)?;
-    let Some(atoms) = atoms(l, shape)? else {
+    let grouped = l.group(shape)?;
+    let target = Target::new(&grouped.layout, shape)?;
+    let Some(atoms) = atoms(&grouped, shape)? else {
         return Ok(None);
     };
     let rank = shape.len();
