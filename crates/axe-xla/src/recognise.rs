@@ -93,6 +93,7 @@ struct Entry {
     real: i64,
     outer_real: i64,
     outer_span: i64,
+    outer: bool,
 }
 
 /// One undone tile: the dimensions it covers (most minor first), the pieces above it that it does not
@@ -234,6 +235,7 @@ fn pieces(atoms: &[Atom], lo: i64, hi: Option<i64>) -> Option<Vec<Piece>> {
 /// or, at the tile's top and with `allow_lead`, to a leading tile dimension.
 fn undo(
     inner: &[Piece],
+    top: Option<usize>,
     outer: &[Piece],
     free: &mut Vec<usize>,
     allow_lead: bool,
@@ -257,9 +259,10 @@ fn undo(
         real,
         outer_real: 1,
         outer_span: 1,
+        outer: false,
     };
     for (n, p) in inner.iter().enumerate() {
-        let top = n + 1 == inner.len();
+        let top = top == Some(n);
         let (own, pad) = match p.dim {
             None => (None, p.span),
             Some(d) if in_prefix.contains(&d) => {
@@ -290,6 +293,7 @@ fn undo(
             covered.push(Entry {
                 outer_real: prefix[j].real,
                 outer_span: prefix[j].span,
+                outer: true,
                 ..entry(prefix_dims[j], 1, 1)
             });
             j += 1;
@@ -300,6 +304,7 @@ fn undo(
             covered.push(Entry {
                 outer_real: prefix[j].real,
                 outer_span: prefix[j].span,
+                outer: true,
                 ..entries[i]
             });
             i += 1;
@@ -315,6 +320,25 @@ fn undo(
         rest: rest.to_vec(),
         lead,
     })
+}
+
+/// An order of `0..n` that keeps each chain's order (the first available index first), or `None` when
+/// the chains contradict each other.
+fn merge_chains(n: usize, chains: &[Vec<usize>]) -> Option<Vec<usize>> {
+    let mut before: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for chain in chains {
+        for w in chain.windows(2) {
+            before.get_mut(w[1])?.push(w[0]);
+        }
+    }
+    let mut placed = vec![false; n];
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let next = (0..n).find(|&i| !placed[i] && before[i].iter().all(|&b| placed[b]))?;
+        placed[next] = true;
+        out.push(next);
+    }
+    Some(out)
 }
 
 /// The XLA layout of a tile undone over the whole layout: `covered` holds the tiled dimensions (most
@@ -376,25 +400,62 @@ fn one_tile(atoms: &[Atom], free: &[usize], rank: usize, s1: i64) -> Option<Layo
     let inner = pieces(atoms, 1, Some(s1))?;
     let outer = pieces(atoms, s1, None)?;
     let mut free = free.to_vec();
-    let top = undo(&inner, &outer, &mut free, true)?;
+    let top = undo(&inner, inner.len().checked_sub(1), &outer, &mut free, true)?;
     tiled_layout(rank, &top, &free).map(|(l, _)| l)
 }
 
+/// Gives the padding between the tiles' ends (above a piece, or below them all) to the dimensions the
+/// second tile holds whole, in their order: their outer part in the second tile is that padding alone.
+fn pads_to_whole(a: &[Piece], b: &[Piece]) -> Vec<Piece> {
+    let mut whole: std::collections::VecDeque<usize> = a
+        .iter()
+        .filter_map(|p| p.dim)
+        .filter(|&d| b.iter().all(|q| q.dim != Some(d)))
+        .collect();
+    let mut out = Vec::with_capacity(b.len() + whole.len());
+    for p in b {
+        match p.dim {
+            None => out.push(Piece {
+                dim: whole.pop_front(),
+                ..*p
+            }),
+            Some(_) if p.span > p.real && p.span % p.real == 0 && !whole.is_empty() => {
+                out.push(Piece { span: p.real, ..*p });
+                out.push(Piece {
+                    dim: whole.pop_front(),
+                    real: 1,
+                    start: p.start.saturating_mul(p.real),
+                    span: p.span / p.real,
+                });
+            }
+            Some(_) => out.push(*p),
+        }
+    }
+    out
+}
+
 /// Two-tile candidate: the second tile ending at `s2`, the first at `s1 > s2`; with `lead`, padding at
-/// the second tile's top is its share of the first tile's leading dimension.
+/// the second tile's top is its share of the first tile's leading dimension; with `whole`, padding
+/// between the tiles' ends goes to the dimensions the second tile holds whole ([`pads_to_whole`]).
 fn two_tiles(
     atoms: &[Atom],
     free: &[usize],
     rank: usize,
     (s2, s1): (i64, i64),
-    lead: bool,
+    (lead, whole): (bool, bool),
 ) -> Option<Layout> {
     let a = pieces(atoms, 1, Some(s2))?;
-    let b = pieces(atoms, s2, Some(s1))?;
+    let mut b = pieces(atoms, s2, Some(s1))?;
+    if whole {
+        b = pads_to_whole(&a, &b);
+    }
     let c = pieces(atoms, s1, None)?;
     let mut free = free.to_vec();
-    let second = undo(&a, &b, &mut free, lead)?;
-    // The first tile's inner pieces: each dimension the second tile covers, whole, then the rest.
+    let second = undo(&a, a.len().checked_sub(1), &b, &mut free, lead)?;
+    // The first tile's inner pieces: each dimension the second tile covers, whole, then the rest, in an
+    // order that keeps the second tile's order, the pieces' order between the tiles' ends, and the
+    // outer pieces' order (a dimension the second tile leaves whole has no piece between the ends, so
+    // the rest may pass it).
     let mut inner: Vec<Piece> = Vec::with_capacity(second.covered.len() + second.rest.len());
     for e in &second.covered {
         inner.push(Piece {
@@ -405,7 +466,20 @@ fn two_tiles(
         });
     }
     inner.extend(second.rest.iter().copied());
-    let mut first = undo(&inner, &c, &mut free, true)?;
+    let n2 = second.covered.len();
+    let between: Vec<usize> = (0..inner.len())
+        .filter(|&i| i >= n2 || second.covered[i].outer)
+        .collect();
+    let above: Vec<usize> = c
+        .iter()
+        .filter_map(|p| inner.iter().position(|q| q.dim.is_some() && q.dim == p.dim))
+        .collect();
+    let order = merge_chains(inner.len(), &[(0..n2).collect(), between.clone(), above])?;
+    let top = between
+        .last()
+        .and_then(|t| order.iter().position(|i| i == t));
+    let inner: Vec<Piece> = order.iter().map(|&i| inner[i]).collect();
+    let mut first = undo(&inner, top, &c, &mut free, true)?;
     first.lead = first.lead.checked_mul(second.lead)?;
     let (mut layout, order) = tiled_layout(rank, &first, &free)?;
     // The second tile covers the first's dimensions up to the last it splits (all, and the leading
@@ -462,9 +536,9 @@ pub(crate) fn recognise(l: &AxeLayout, shape: &[u64]) -> Result<Option<Layout>> 
     }
     for (n, &s1) in bounds.iter().enumerate() {
         for &s2 in &bounds[..n] {
-            for lead in [false, true] {
+            for variant in [(false, false), (true, false), (false, true), (true, true)] {
                 if let Some(layout) =
-                    two_tiles(&atoms, &free, rank, (s2, s1), lead).filter(|c| target.matches(c))
+                    two_tiles(&atoms, &free, rank, (s2, s1), variant).filter(|c| target.matches(c))
                 {
                     return Ok(Some(layout));
                 }

@@ -203,6 +203,12 @@ fn the_slow_examples() {
         "bf16[3,5,7,2,9,4]{0,3,2,1,5,4:T(2,4,8)(2,1)}",
         "s4[2,3,5,7,3,2]{5,4,3,2,1,0:T(8,128)(8,1)E(4)}",
         "bf16[8,128]{1,0:T(8,128)(2,1)}",
+        // The sub-tile leaves dimension 3 whole, so dimension 0 (more minor in the first tile) has its
+        // piece between the tiles' ends above dimension 3's.
+        "f32[3,2,3,3]{0,3,2,1:T(2,1,2,2,2)(2,1)}",
+        // The sub-tile holds dimension 1 (2 padded to 8) whole but for padding: the padding above
+        // dimension 0's piece between the tiles' ends is dimension 1's.
+        "bf16[3,2,5,1,3]{0,1,4,3,2:T(3,4,4,2,8,2)(4,1)}",
         "f32[3,5]{1,0:T(2,2)}",
     ] {
         let a = crate::text::parse_shape(text).unwrap();
