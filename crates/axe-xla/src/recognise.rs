@@ -456,13 +456,20 @@ fn two_tiles(
     // order that keeps the second tile's order, the pieces' order between the tiles' ends, and the
     // outer pieces' order (a dimension the second tile leaves whole has no piece between the ends, so
     // the rest may pass it).
+    // A dimension with a piece above both tiles has no padding in the first tile: padding in its piece
+    // below the second tile's end is the second tile's.
     let mut inner: Vec<Piece> = Vec::with_capacity(second.covered.len() + second.rest.len());
     for e in &second.covered {
+        let below = if c.iter().any(|p| p.dim == Some(e.dim)) {
+            e.real
+        } else {
+            e.size
+        };
         inner.push(Piece {
             dim: Some(e.dim),
             real: e.real.checked_mul(e.outer_real)?,
             start: 1,
-            span: e.size.checked_mul(e.outer_span)?,
+            span: below.checked_mul(e.outer_span)?,
         });
     }
     inner.extend(second.rest.iter().copied());

@@ -28,7 +28,8 @@ fn config(cases: u32) -> ProptestConfig {
 /// A random array of rank `ranks`: dimensions 1–`max_dim`, a random order, 0–2 tiles. The first tile
 /// covers the last k ≤ rank + 1 physical dimensions (k = rank + 1: a leading dimension), with sizes 1–4
 /// or 8, clipped to the dimension they cover when `clip`; the second covers the first's last one or two
-/// dimensions with sizes dividing the first's (sub-tiles like `(2,1)`). The element type is `f32`, `bf16`
+/// dimensions with sizes dividing the first's (sub-tiles like `(2,1)`) or any of 1–4 (most of which pad
+/// in the middle of a dimension and have no Axe form). The element type is `f32`, `bf16`
 /// or `s4` with `E(4)`: the Axe form counts elements, so neither changes it.
 fn xla_strategy(
     ranks: std::ops::RangeInclusive<usize>,
@@ -43,53 +44,63 @@ fn xla_strategy(
                 1usize..=rank + 1,
                 proptest::collection::vec(prop_oneof![1i64..=4, Just(8)], rank + 1),
                 any::<bool>(),
-                (1usize..=2, proptest::collection::vec(any::<u8>(), 2)),
+                (
+                    1usize..=2,
+                    proptest::collection::vec(any::<u8>(), 2),
+                    any::<bool>(),
+                ),
                 0u8..3,
             )
         })
-        .prop_map(|(dims, m2m, tiles, k, first, clip, (k2, picks), ty)| {
-            let rank = dims.len();
-            let mut layout = Layout::with_minor_to_major(m2m.clone());
-            if tiles > 0 {
-                let physical: Vec<i64> = std::iter::once(1)
-                    .chain(m2m.iter().rev().map(|&d| dims[d as usize]))
-                    .collect();
-                let first: Vec<i64> = first[..k]
-                    .iter()
-                    .zip(&physical[rank + 1 - k..])
-                    .map(|(&t, &d)| if clip { t.min(d) } else { t })
-                    .collect();
-                layout
-                    .tiles
-                    .push(Tile(first.iter().map(|&t| TileDim::Size(t)).collect()));
-                if tiles > 1 {
-                    let k2 = k2.min(k);
-                    let sizes: Vec<i64> = (0..k2)
-                        .map(|j| {
-                            let t = first[k - k2 + j];
-                            let divisors: Vec<i64> = (1..=t).filter(|d| t % d == 0).collect();
-                            divisors[picks[j] as usize % divisors.len()]
-                        })
+        .prop_map(
+            |(dims, m2m, tiles, k, first, clip, (k2, picks, divide), ty)| {
+                let rank = dims.len();
+                let mut layout = Layout::with_minor_to_major(m2m.clone());
+                if tiles > 0 {
+                    let physical: Vec<i64> = std::iter::once(1)
+                        .chain(m2m.iter().rev().map(|&d| dims[d as usize]))
+                        .collect();
+                    let first: Vec<i64> = first[..k]
+                        .iter()
+                        .zip(&physical[rank + 1 - k..])
+                        .map(|(&t, &d)| if clip { t.min(d) } else { t })
                         .collect();
                     layout
                         .tiles
-                        .push(Tile(sizes.into_iter().map(TileDim::Size).collect()));
+                        .push(Tile(first.iter().map(|&t| TileDim::Size(t)).collect()));
+                    if tiles > 1 {
+                        let k2 = k2.min(k);
+                        let sizes: Vec<i64> = (0..k2)
+                            .map(|j| {
+                                let t = first[k - k2 + j];
+                                let divisors: Vec<i64> = (1..=t).filter(|d| t % d == 0).collect();
+                                if divide {
+                                    divisors[picks[j] as usize % divisors.len()]
+                                } else {
+                                    1 + i64::from(picks[j] % 4)
+                                }
+                            })
+                            .collect();
+                        layout
+                            .tiles
+                            .push(Tile(sizes.into_iter().map(TileDim::Size).collect()));
+                    }
                 }
-            }
-            let element_type = match ty {
-                0 => PrimitiveType::F32,
-                1 => PrimitiveType::Bf16,
-                _ => {
-                    layout.element_size_in_bits = 4;
-                    PrimitiveType::S4
+                let element_type = match ty {
+                    0 => PrimitiveType::F32,
+                    1 => PrimitiveType::Bf16,
+                    _ => {
+                        layout.element_size_in_bits = 4;
+                        PrimitiveType::S4
+                    }
+                };
+                ArrayShape {
+                    element_type,
+                    dims: dims.into_iter().map(Dim::Static).collect(),
+                    layout,
                 }
-            };
-            ArrayShape {
-                element_type,
-                dims: dims.into_iter().map(Dim::Static).collect(),
-                layout,
-            }
-        })
+            },
+        )
 }
 
 /// The layout's Axe form and padded shape, when it has one.
@@ -209,6 +220,8 @@ fn the_slow_examples() {
         // The sub-tile holds dimension 1 (2 padded to 8) whole but for padding: the padding above
         // dimension 0's piece between the tiles' ends is dimension 1's.
         "bf16[3,2,5,1,3]{0,1,4,3,2:T(3,4,4,2,8,2)(4,1)}",
+        // A sub-tile wider than the tile's 2 for dimension 2: its padding is the sub-tile's.
+        "bf16[2,2,3,4]{0,2,1,3:T(2,3,8,2,8)(4,1)}",
         "f32[3,5]{1,0:T(2,2)}",
     ] {
         let a = crate::text::parse_shape(text).unwrap();
