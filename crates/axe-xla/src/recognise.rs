@@ -450,8 +450,18 @@ fn two_tiles(
         b = pads_to_whole(&a, &b);
     }
     let c = pieces(atoms, s1, None)?;
-    let mut free = free.to_vec();
-    let second = undo(&a, a.len().checked_sub(1), &b, &mut free, lead)?;
+    // Padding the second tile cannot give a dimension of extent 1 may be its part of a dimension the
+    // first tile leaves outside (tile size 1): one with a piece above both tiles only, the most minor
+    // first.
+    let mut pool: Vec<usize> = c
+        .iter()
+        .filter_map(|p| p.dim)
+        .filter(|&d| a.iter().chain(&b).all(|q| q.dim != Some(d)))
+        .rev()
+        .chain(free.iter().copied())
+        .collect();
+    let second = undo(&a, a.len().checked_sub(1), &b, &mut pool, lead)?;
+    let mut free: Vec<usize> = free.iter().copied().filter(|d| pool.contains(d)).collect();
     // The first tile's inner pieces: each dimension the second tile covers, whole, then the rest, in an
     // order that keeps the second tile's order, the pieces' order between the tiles' ends, and the
     // outer pieces' order (a dimension the second tile leaves whole has no piece between the ends, so

@@ -21,6 +21,7 @@ fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
         failure_persistence: None,
+        max_global_rejects: cases.saturating_mul(4),
         ..ProptestConfig::default()
     }
 }
@@ -222,6 +223,8 @@ fn the_slow_examples() {
         "bf16[3,2,5,1,3]{0,1,4,3,2:T(3,4,4,2,8,2)(4,1)}",
         // A sub-tile wider than the tile's 2 for dimension 2: its padding is the sub-tile's.
         "bf16[2,2,3,4]{0,2,1,3:T(2,3,8,2,8)(4,1)}",
+        // The sub-tile pads dimension 1, which the tile leaves outside (size 1), by 4.
+        "bf16[2,2,3,5]{1,2,0,3:T(8,1,8,2,1)(4,4)}",
         "f32[3,5]{1,0:T(2,2)}",
     ] {
         let a = crate::text::parse_shape(text).unwrap();
