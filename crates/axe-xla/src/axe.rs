@@ -212,11 +212,13 @@ pub fn to_axe(a: &ArrayShape) -> Result<AxeForm> {
 /// tiles), with the fewest tiles. The layout must use only axis `m`, with no replica and no offset.
 ///
 /// Law: `from_axe(l, shape) = Some(x)` only when the XLA layout `x` over `shape` has `l`'s map (its Axe
-/// form, restricted to `shape` where `x`'s tiles pad it further, is equivalent to `l`); `None` when no
-/// layout this reading can produce has it. The order and tile sizes are read off `l`'s digits sorted by
-/// stride: a tile is a stride below which every digit of the tiled dimensions lies, its sizes are the
-/// spans of those digits, and the order merges the dimensions' runs below and above it (see
-/// `recognise.rs`). That is `O(n²)` candidates for `n` digits, each checked before it is returned.
+/// form, restricted to `shape` where `x`'s tiles pad it further, is equivalent to `l`), with no layout of
+/// fewer tiles found; `None` when no layout this reading can produce has it (property-tested: the Axe
+/// form of every layout of up to two tiles, sub-tiles and leading tile dimensions included, is
+/// recognised). The order and tile sizes are read off `l`'s digits sorted by stride: a tile ends at a
+/// stride no digit straddles, its sizes are the spans of the digits below, and the order merges the
+/// dimensions' runs below and above it (`recognise.rs`). That is `O(n²)` candidates for `n` digits,
+/// each checked before it is returned: milliseconds at rank 6.
 ///
 /// ```
 /// use axe_xla::from_axe;

@@ -9,8 +9,12 @@
 //! *regions* cut at tile boundaries (a stride every digit lies wholly below or wholly above), and each
 //! region into *pieces* (runs of one dimension's contiguous digits, each with its span up to the next).
 //! Undoing a tile pairs the pieces below a boundary with the pieces just above it: the tile sizes are the
-//! spans below, the physical order merges the two sequences. One boundary gives the one-tile candidate,
-//! two boundaries the two-tile one: `O(n²)` candidates for `n` digits, each checked against the layout.
+//! spans below, the physical order merges the two sequences. Padding (a span wider than its digits)
+//! belongs to its own dimension where that dimension has no piece above the tile; otherwise to a
+//! dimension of extent 1, a leading tile dimension (at the tile's top), or, between two tiles' ends, a
+//! dimension the second tile holds whole or one the first tile leaves outside. One boundary gives the
+//! one-tile candidate, two boundaries the two-tile ones (four ways of placing that padding): `O(n²)`
+//! candidates for `n` digits, each built in `O(n²)` and checked against the layout, fewest tiles first.
 
 use std::collections::HashSet;
 
