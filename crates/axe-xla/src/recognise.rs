@@ -234,9 +234,10 @@ fn pieces(atoms: &[Atom], lo: i64, hi: Option<i64>) -> Option<Vec<Piece>> {
     Some(out)
 }
 
-/// Undoes a tile whose inner pieces are `inner` (most minor first) under the pieces `outer` above it.
-/// Padding that a dimension with an outer piece cannot hold goes to a dimension of extent 1 (`free`)
-/// or, at the tile's top and with `allow_lead`, to a leading tile dimension.
+/// Undoes a tile whose inner pieces are `inner` (most minor first; `top` indexes the one at the tile's
+/// top) under the pieces `outer` above it. Padding that a dimension with an outer piece cannot hold
+/// goes, at the tile's top and with `allow_lead`, to a leading tile dimension, and otherwise to the last
+/// dimension of `free` (taken from it).
 fn undo(
     inner: &[Piece],
     top: Option<usize>,
