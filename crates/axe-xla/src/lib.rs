@@ -14,6 +14,7 @@ pub mod hlo;
 mod inline;
 mod numpy;
 mod primitive;
+mod recognise;
 mod shape;
 mod size;
 mod text;

@@ -264,8 +264,8 @@ fn two_tile_strategy() -> impl Strategy<Value = ArrayShape> {
         })
         .prop_map(|(dims, m2m, k, first, second)| {
             let mut layout = Layout::with_minor_to_major(m2m.clone());
-            // Tile sizes no larger than the dimensions they cover (a tile wider than a dimension pads it
-            // with slots whose extents leave no trace in the strides, which the search does not look for).
+            // Tile sizes no larger than the dimensions they cover (src/recognise/tests.rs also tries
+            // wider tiles, leading tile dimensions and ranks up to 5).
             let physical: Vec<i64> = m2m.iter().rev().map(|&d| dims[d as usize]).collect();
             let first: Vec<i64> = first[..k]
                 .iter()
