@@ -131,8 +131,9 @@ fuzz_target!(|data: &[u8]| {
     check(&kernel, &Target::ALL, &[input, blank], (1, &want, w), &what);
 });
 
-/// `dst = src` by the copy engine (TMA where it takes the tensors), issued by thread 0 on an mbarrier
-/// it sets up, every thread waiting for it.
+/// `dst = src` by `copy_async` on thread 0 (the copy engine where it takes the tensors, else
+/// `cp.async`), completing on an mbarrier thread 0 sets up for that one arrival, every thread waiting
+/// for it.
 fn by_copy_engine(
     k: &mut KernelBuilder,
     dst: &axe_kernel::Tensor,
@@ -151,6 +152,5 @@ fn by_copy_engine(
     })?;
     k.barrier();
     k.copy_async(Scope::threads(0..1), dst, src, bar)?;
-    k.if_then(first(), |k| k.mbar_arrive(bar))?;
     k.mbar_wait(bar, Expr::Const(0))
 }
