@@ -227,12 +227,20 @@ pub const RELAYOUT_CASES: &[(&str, &str, &str)] = &[
 
 /// Cases `axe bench relayout` measures besides [`RELAYOUT_CASES`] (which the GPU bench shares): a
 /// transpose whose rows are not whole cache lines apart (32800 bytes), as most shapes that are not
-/// multiples of 16 have.
-pub const RELAYOUT_CPU_CASES: &[(&str, &str, &str)] = &[(
-    "f32[8200,8200] transpose (rows off lines)",
-    "f32[8200,8200]{1,0}",
-    "{0,1}",
-)];
+/// multiples of 16 have; and a long 1-D array padded to its tile (no tile divides 100000001), moved in
+/// pieces (a body split into factors, a tail, the padding).
+pub const RELAYOUT_CPU_CASES: &[(&str, &str, &str)] = &[
+    (
+        "f32[8200,8200] transpose (rows off lines)",
+        "f32[8200,8200]{1,0}",
+        "{0,1}",
+    ),
+    (
+        "f32[100000001] -> T(1024) (long, padded)",
+        "f32[100000001]{0}",
+        "{0:T(1024)}",
+    ),
+];
 
 /// What `axe bench relayout` measures.
 #[derive(clap::Args)]
@@ -284,13 +292,13 @@ impl CaseRun {
     }
 }
 
-/// The source and destination of a relayout case (a source shape and the destination's layout),
-/// refused where it is not an array, moves no bytes, or needs more memory than this process may use
-/// for its source, destination and memcpy's copy.
-fn case_layouts(
-    (shape, to): (&str, &str),
-) -> Result<(axe_relayout::TensorLayout, axe_relayout::TensorLayout), String> {
-    use axe_relayout::TensorLayout;
+/// The layouts of a relayout case (a source shape and the destination's layout), as the pieces
+/// `axe relayout` moves it in (one, but where a long dimension has padding: see
+/// `axe_relayout::split::pieces`), with the source's and destination's bytes; refused where it is not an
+/// array, moves no bytes, or needs more memory than this process may use for its source, destination
+/// and memcpy's copy.
+fn case_layouts((shape, to): (&str, &str)) -> Result<CaseLayouts, String> {
+    use axe_relayout::split::{pieces, Side};
     let src_shape = axe_xla::parse_shape(shape).map_err(|e| e.to_string())?;
     let src = src_shape
         .as_array()
@@ -300,17 +308,36 @@ fn case_layouts(
         layout: dst_layout,
         ..src.clone()
     };
-    let (a, b) = (
-        TensorLayout::from_xla(src).map_err(|e| e.to_string())?,
-        TensorLayout::from_xla(&dst).map_err(|e| e.to_string())?,
-    );
+    // The buffers' sizes first, from the shapes: nothing is built for a case that cannot fit.
+    let size = |a: &axe_xla::ArrayShape| -> Result<u64, String> {
+        let bytes = axe_xla::sizes(a).map_err(|e| e.to_string())?.physical_bytes;
+        u64::try_from(bytes).map_err(|_| format!("{a} has a negative size"))
+    };
+    let (ab, bb) = (size(src)?, size(&dst)?);
+    if ab == 0 || bb == 0 {
+        return Err(format!("{shape} has no elements: nothing to time"));
+    }
+    let total = ab.saturating_add(bb).saturating_add(ab.max(bb));
+    crate::kernel_shipped::buffers_fit_in_memory("the source, destination and copy", total)?;
+    let pieces = pieces(Side::Xla(src), Side::Xla(&dst)).map_err(|e| e.to_string())?;
+    let (a, b) = pieces
+        .first()
+        .ok_or_else(|| format!("{shape} has no elements: nothing to time"))?;
     if a.bytes() == 0 || b.bytes() == 0 {
         return Err(format!("{shape} has no elements: nothing to time"));
     }
-    let (ab, bb) = (a.bytes(), b.bytes());
-    let total = ab.saturating_add(bb).saturating_add(ab.max(bb));
-    crate::kernel_shipped::buffers_fit_in_memory("the source, destination and copy", total)?;
-    Ok((a, b))
+    Ok(CaseLayouts {
+        src_bytes: a.bytes(),
+        dst_bytes: b.bytes(),
+        pieces,
+    })
+}
+
+/// A relayout case's layouts: the pieces it moves in, and its buffers' bytes.
+struct CaseLayouts {
+    pieces: Vec<(axe_relayout::TensorLayout, axe_relayout::TensorLayout)>,
+    src_bytes: u64,
+    dst_bytes: u64,
 }
 
 /// Times the relayout of `shape` into `to` against memcpy of its larger buffer, in turn, `runs` times
@@ -321,16 +348,20 @@ fn relayout_case(
     pool: &rayon::ThreadPool,
     runs: usize,
 ) -> Result<CaseRun, String> {
-    use axe_relayout::relayout;
+    use axe_relayout::split::relayout_pieces;
     let threads = pool.current_num_threads();
-    let (a, b) = case_layouts(case)?;
+    let CaseLayouts {
+        pieces,
+        src_bytes,
+        dst_bytes,
+    } = case_layouts(case)?;
     // Every buffer, memcpy's too, comes from the same allocator (huge pages where the kernel gives
     // them).
-    let mut input = crate::file::tensor_buffer(a.bytes() as usize)?;
+    let mut input = crate::file::tensor_buffer(src_bytes as usize)?;
     for (i, x) in input.iter_mut().enumerate() {
         *x = (i * 131 % 251) as u8;
     }
-    let mut output = crate::file::tensor_buffer(b.bytes() as usize)?;
+    let mut output = crate::file::tensor_buffer(dst_bytes as usize)?;
     // memcpy of the larger buffer's bytes (the source's, unless the relayout unpacks), with as many
     // threads, timed in turn with the relayout so that both see the same machine (the fastest of each
     // is kept; the first of each warms up).
@@ -340,9 +371,17 @@ fn relayout_case(
     let mut plan = String::new();
     for _ in 0..runs.max(1) + 1 {
         let t = Instant::now();
-        let p = relayout(&input, &a, &mut output, &b, opts).map_err(|e| e.to_string())?;
+        let p = relayout_pieces(&input, &mut output, &pieces, opts)
+            .map_err(|e| e.to_string())?
+            .ok_or("the relayout has no elements to move")?;
         best = best.min(t.elapsed().as_secs_f64());
         plan = p.explain();
+        if pieces.len() > 1 {
+            plan.push_str(&format!(
+                " (the first of {} pieces: a long padded dimension is moved as a body and a tail)",
+                pieces.len()
+            ));
+        }
         black_box(&output);
         let from: &[u8] = if input.len() >= output.len() {
             &input
@@ -361,7 +400,7 @@ fn relayout_case(
         mc = mc.min(t.elapsed().as_secs_f64());
     }
     black_box(&copy);
-    let moved = (a.bytes() + b.bytes()) as f64;
+    let moved = (src_bytes + dst_bytes) as f64;
     // How much of the relayout's buffers the kernel backed with huge pages (it matters to the
     // transposes, which touch many pages).
     let huge = match (

@@ -26,4 +26,4 @@ pub use kernels::Isa;
 pub use plan::{
     plan, Block, Mode, Options, Plan, ZeroFill, MAX_THREADS, PARALLEL_MIN_BYTES, STREAM_MIN_BYTES,
 };
-pub use tensor::TensorLayout;
+pub use tensor::{TensorLayout, PADDING_ALONE_MAX};
