@@ -367,7 +367,7 @@ pub(crate) struct FormTables {
 /// (`dims_i ≤ padded_i`), with each dimension `i` split row-major into the factors `split[i]` where that
 /// lists more than one (only where `dims_i = padded_i`; else the dimension stays whole). Law: for every
 /// logical index `e` (and every padded one, where `padded` is made), `Σ_i tables[i][e_i] = l(e)` indexed
-/// by the finer multi-index.
+/// by the finer multi-index, the layout's offset included (in the first dimension's offsets).
 pub(crate) fn form_tables(
     l: &Layout,
     padded_shape: &[u64],
@@ -398,7 +398,26 @@ pub(crate) fn form_tables(
             (d, p)
         }
     };
-    let tables = tables_of(l, &padded_shape, &dims)?;
+    // The layout's offset (a slice's first element) goes into the first dimension's offsets.
+    let base = l.offset().get(&Axis::memory());
+    let shifted = |mut t: Vec<Vec<i64>>| -> Result<Vec<Vec<i64>>> {
+        let overflow = || RelayoutError::Layout(format!("{l}: offsets overflow 64 bits"));
+        match t.first_mut() {
+            Some(first) => {
+                for v in first.iter_mut() {
+                    *v = v.checked_add(base).ok_or_else(overflow)?;
+                }
+            }
+            None if base != 0 => {
+                return Err(RelayoutError::Layout(format!(
+                    "{l}: an offset with no dimension to carry it"
+                )))
+            }
+            None => {}
+        }
+        Ok(t)
+    };
+    let tables = shifted(tables_of(l, &padded_shape, &dims)?)?;
     // The padded tables, which let the padding be zeroed alone, are made where they stay small
     // beside the logical ones: a tile far larger than its dims (`{0,1:T(8,166666666228)}` of an
     // `f32[3,5]`) would otherwise list 1.6·10^11 offsets before any buffer size is checked; without
@@ -409,7 +428,7 @@ pub(crate) fn form_tables(
         _ => false,
     };
     let padded = if small {
-        Some(tables_of(l, &padded_shape, &padded_shape)?)
+        Some(shifted(tables_of(l, &padded_shape, &padded_shape)?)?)
     } else {
         None
     };

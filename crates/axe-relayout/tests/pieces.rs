@@ -7,7 +7,7 @@
 //! tilings.
 
 use axe_layout::Layout;
-use axe_relayout::split::{pieces, relayout_pieces, Side};
+use axe_relayout::split::{pieces, relayout_pieces, Side, SPLIT_MIN};
 use axe_relayout::{relayout, Isa, Options, TensorLayout, ZeroFill};
 use axe_xla::{element_bits, element_offset, ArrayShape, Tiling};
 use proptest::prelude::*;
@@ -140,8 +140,9 @@ fn check(src: &str, to: &str) -> Vec<(TensorLayout, TensorLayout)> {
                         .map_or(0, |q| q.iter().map(Vec::len).sum())
             })
             .sum();
+        // (Dimensions under SPLIT_MIN keep whole tables: a body just under it too.)
         assert!(
-            entries < longest / 4,
+            entries < longest / 4 || entries <= 8 * SPLIT_MIN as usize,
             "{src} -> {to}: {entries} table entries for a dimension of {longest}"
         );
     }
