@@ -77,7 +77,8 @@ impl TensorLayout {
             let reach = p.iter().try_fold(0i64, |s, t| {
                 s.checked_add(t.iter().copied().max().unwrap_or(0))
             });
-            t.covered == expanded as u64 && reach.and_then(|r| r.checked_add(1)) == Some(t.covered as i64)
+            t.covered == expanded as u64
+                && reach.and_then(|r| r.checked_add(1)) == Some(t.covered as i64)
         });
         let (dims, tables, covered) = (t.dims, t.tables, t.covered);
         let padded = t.padded.filter(|_| exact);

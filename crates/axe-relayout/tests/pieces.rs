@@ -128,7 +128,12 @@ fn check(src: &str, to: &str) -> Vec<(TensorLayout, TensorLayout)> {
         }
     }
     // The tables cost the factors, not the long dimension.
-    let longest = Tiling::new(&a).unwrap().logical.into_iter().max().unwrap_or(0) as usize;
+    let longest = Tiling::new(&a)
+        .unwrap()
+        .logical
+        .into_iter()
+        .max()
+        .unwrap_or(0) as usize;
     if p.len() > 1 {
         let entries: usize = p
             .iter()
@@ -153,7 +158,11 @@ fn check(src: &str, to: &str) -> Vec<(TensorLayout, TensorLayout)> {
 /// zeroes the destination whole (sub-byte ones).
 fn zero_fills(p: &[(TensorLayout, TensorLayout)]) -> Vec<ZeroFill> {
     p.iter()
-        .map(|(s, d)| axe_relayout::plan(s, d, &Options::default()).unwrap().zero_fill)
+        .map(|(s, d)| {
+            axe_relayout::plan(s, d, &Options::default())
+                .unwrap()
+                .zero_fill
+        })
         .collect()
 }
 
@@ -162,10 +171,12 @@ fn one_dimensional_padded_arrays() {
     let n = 65536 * 3 + 1; // a tail of one element
     let p = check(&format!("f32[{n}]{{0}}"), "{0:T(1024)}");
     assert!(p.len() > 1, "{} pieces", p.len());
-    assert!(p[0].0.dims.len() > 1, "the body is split: {:?}", p[0].0.dims);
-    assert!(zero_fills(&p)
-        .iter()
-        .all(|z| !matches!(z, ZeroFill::Whole)));
+    assert!(
+        p[0].0.dims.len() > 1,
+        "the body is split: {:?}",
+        p[0].0.dims
+    );
+    assert!(zero_fills(&p).iter().all(|z| !matches!(z, ZeroFill::Whole)));
     check(&format!("f32[{n}]{{0:T(1024)}}"), "{0}");
     check(&format!("u8[{n}]{{0:T(512)}}"), "{0:T(1024)}");
     // A large body and a small tail (1,000,003 is prime).

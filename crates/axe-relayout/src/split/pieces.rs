@@ -56,7 +56,11 @@ impl<'a> Whole<'a> {
                 let tiling = Tiling::new(a).ok()?;
                 let expanded = u64::try_from(tiling.expanded_elements().ok()?).ok()?;
                 let slots = xla_slots(a, &tiling).ok()?;
-                (slots, element_bits(a) as u32, tiles_exactly(&form, expanded))
+                (
+                    slots,
+                    element_bits(a) as u32,
+                    tiles_exactly(&form, expanded),
+                )
             }
             Side::Axe { bits, .. } => (axe_slots(side)?, bits, false),
         };
@@ -93,7 +97,11 @@ impl<'a> Whole<'a> {
                     injective: true,
                     padded,
                     // The tail padding (past the expanded tiles) is the last piece's.
-                    padded_slots: if last { self.form_covered() } else { self.slots },
+                    padded_slots: if last {
+                        self.form_covered()
+                    } else {
+                        self.slots
+                    },
                 }
             }
         };
@@ -155,7 +163,8 @@ fn tiles_exactly(f: &Form, expanded: u64) -> bool {
         acc.checked_add(steps.checked_mul(it.stride())?)
     });
     let covered = f.padded.iter().try_fold(1u64, |p, &d| p.checked_mul(d));
-    covered == Some(expanded) && reach.and_then(|r| u64::try_from(r).ok()) == expanded.checked_sub(1)
+    covered == Some(expanded)
+        && reach.and_then(|r| u64::try_from(r).ok()) == expanded.checked_sub(1)
 }
 
 /// The pieces of [`pieces`], or `None` where the tensor has no long padded dimension or a piece cannot be
