@@ -12,6 +12,7 @@ use axe_relayout::{relayout, Isa, Options, TensorLayout, ZeroFill};
 use axe_xla::{element_bits, element_offset, ArrayShape, Tiling};
 use proptest::prelude::*;
 
+#[allow(dead_code, reason = "the strided check is the other tests'")]
 mod common;
 use common::{random_bytes, xla_pair};
 
