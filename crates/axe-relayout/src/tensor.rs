@@ -219,11 +219,13 @@ impl TensorLayout {
             sum(|t| t.iter().copied().min()),
             sum(|t| t.iter().copied().max()),
         );
+        // (An empty padded table leaves no padded index to walk: only the tail padding.)
+        let empty = p.iter().any(Vec::is_empty);
         p.len() == self.dims.len()
             && p.iter().zip(&self.dims).all(|(t, &d)| t.len() as u64 >= d)
             && self.padded_slots <= self.slots
-            && lo.is_some_and(|lo| lo >= 0)
-            && hi.is_some_and(|hi| (hi as u64) < self.slots)
+            && (empty
+                || lo.is_some_and(|lo| lo >= 0) && hi.is_some_and(|hi| (hi as u64) < self.slots))
     }
 
     /// Calls `f(offset, len)` for runs of padding slots that together cover every slot no element maps
