@@ -238,7 +238,7 @@ pub fn run(args: KernelBench) -> bool {
         type Run<'a> = Box<dyn Fn() -> Result<serde_json::Value, String> + 'a>;
         type Case<'a> = (String, Run<'a>, fn(&serde_json::Value) -> String);
         let mut cases: Vec<Case> = Vec::new();
-        for (name, shape, to) in crate::bench::RELAYOUT_CASES {
+        for (name, shape, to) in crate::bench_relayout::RELAYOUT_CASES {
             let (g, a, v) = (&gpu, &args, &venv);
             cases.push((
                 format!("relayout {name}"),

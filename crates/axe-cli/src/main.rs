@@ -8,6 +8,7 @@ mod bench_hlo;
 mod bench_kernel;
 #[cfg(feature = "cuda")]
 mod bench_kernel_gpu;
+mod bench_relayout;
 mod bench_shard;
 mod cute_cmd;
 mod explain_cmd;

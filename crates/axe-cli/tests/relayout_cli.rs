@@ -96,6 +96,19 @@ fn bench_relayout_runs_one_case() {
     assert!(err.contains("unknown instruction set"), "{err}");
 }
 
+/// A long padded dimension is measured in the pieces `axe relayout` moves it in: its padding alone
+/// zeroed (no pass over the whole destination), the plan saying so.
+#[test]
+fn bench_relayout_moves_long_padded_dimensions_in_pieces() {
+    let case = "u8[200003]{0}->{0:T(1024)}";
+    let (code, out, err) = run(&["bench", "relayout", "--json", "--runs", "1", "--case", case]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let plan = v["plan"].as_str().unwrap();
+    assert!(plan.contains("pieces"), "{plan}");
+    assert!(!plan.contains("zero the whole destination"), "{plan}");
+}
+
 /// `--case` measures the user's own relayout instead of the standard cases; a malformed case or
 /// shape is refused with what was wrong.
 #[test]

@@ -10,7 +10,9 @@
 //! contiguous writes and picks a kernel: block copies of contiguous runs, k-way interleaves for minor
 //! sub-tiles such as bf16's `(2,1)`, register transposes in cache-sized tiles (through a buffer where
 //! source rows lie far apart), bit packing for pred into `E(1)`. Kernels use the best SIMD instructions the processor reports ([`Isa`]), with a portable
-//! fallback; large destinations are written with non-temporal stores; only the padding is zero-filled;
+//! fallback; large destinations are written with non-temporal stores; only the padding is zero-filled (the
+//! whole destination first where the padding is a sixteenth of it or more); [`split::pieces`] moves a
+//! long padded dimension as a body split into factors and a tail;
 //! the outer loops run in parallel.
 
 mod error;
@@ -26,4 +28,4 @@ pub use kernels::Isa;
 pub use plan::{
     plan, Block, Mode, Options, Plan, ZeroFill, MAX_THREADS, PARALLEL_MIN_BYTES, STREAM_MIN_BYTES,
 };
-pub use tensor::TensorLayout;
+pub use tensor::{TensorLayout, PADDING_ALONE_MAX};

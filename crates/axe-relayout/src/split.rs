@@ -19,12 +19,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use axe_layout::{Axis, Layout};
-use axe_xla::{element_bits, to_axe, ArrayShape, Tiling};
+use axe_layout::Layout;
+use axe_xla::{to_axe, ArrayShape, Tiling};
 
 use crate::error::Result;
 use crate::tensor::TensorLayout;
-use crate::{relayout, Options, Plan};
+
+mod pieces;
+pub use pieces::{pieces, relayout_pieces};
 
 /// Dimensions at least this long are split where both layouts allow (shorter ones cost at most 512 KiB
 /// of table per side, and keep the plans they always had).
@@ -177,31 +179,38 @@ fn factors(d: u64, cuts: &[u64]) -> Vec<u64> {
     out
 }
 
+/// Per dimension of two forms of one tensor, the factors both follow (see the module doc): every dimension
+/// of at least [`SPLIT_MIN`] elements with no padding on either side, split where both allow; `None`
+/// where nothing splits (or the forms do not group by their shapes). Law: the factors of dimension `i`
+/// multiply to `dims[i]`, and both forms' iters of that dimension stop at each factor's boundary.
+fn split_of(a: &Form, b: &Form) -> Option<Vec<Vec<u64>>> {
+    if a.dims != b.dims {
+        return None;
+    }
+    let (ca, cb) = (cuts(a)?, cuts(b)?);
+    let split: Vec<Vec<u64>> = (0..a.dims.len())
+        .map(|i| {
+            let d = a.dims[i];
+            if d < SPLIT_MIN || a.padded[i] != d || b.padded[i] != d {
+                vec![d]
+            } else {
+                let cuts = common(d, &ca[i], &cb[i]);
+                factors(d, &refine(d, cuts, &ca[i], &cb[i]))
+            }
+        })
+        .collect();
+    split.iter().any(|f| f.len() > 1).then_some(split)
+}
+
 /// Builds both layouts of a relayout, with every dimension of at least [`SPLIT_MIN`] elements and no
 /// padding on either side split into the factors both follow (see the module doc): the tables then cost
 /// memory proportional to the sum of the factors. Where nothing can be split this is
 /// `(TensorLayout::from_xla(..) / from_axe(..))` of each side.
 pub fn pair(src: Side<'_>, dst: Side<'_>) -> Result<(TensorLayout, TensorLayout)> {
     let split = match (form(src), form(dst)) {
-        (Some(a), Some(b)) if a.dims == b.dims => match (cuts(&a), cuts(&b)) {
-            (Some(ca), Some(cb)) => Some(
-                (0..a.dims.len())
-                    .map(|i| {
-                        let d = a.dims[i];
-                        if d < SPLIT_MIN || a.padded[i] != d || b.padded[i] != d {
-                            vec![d]
-                        } else {
-                            let cuts = common(d, &ca[i], &cb[i]);
-                            factors(d, &refine(d, cuts, &ca[i], &cb[i]))
-                        }
-                    })
-                    .collect::<Vec<_>>(),
-            ),
-            _ => None,
-        },
+        (Some(a), Some(b)) => split_of(&a, &b),
         _ => None,
     };
-    let split = split.filter(|s| s.iter().any(|f| f.len() > 1));
     let build = |side: Side<'_>| match (side, &split) {
         (Side::Xla(a), s) => TensorLayout::from_xla_split(a, s.as_deref()),
         (Side::Axe { layout, bits, .. }, Some(s)) => {
@@ -210,146 +219,6 @@ pub fn pair(src: Side<'_>, dst: Side<'_>) -> Result<(TensorLayout, TensorLayout)
         (Side::Axe { layout, dims, bits }, None) => TensorLayout::from_axe(layout, dims, bits),
     };
     Ok((build(src)?, build(dst)?))
-}
-
-/// The slots of a side's whole buffer: XLA's expanded tiles with tail padding, or one past an Axe
-/// layout's highest memory offset.
-fn slots(side: Side<'_>) -> Option<u64> {
-    match side {
-        Side::Xla(a) => crate::tensor::xla_slots(a, &Tiling::new(a).ok()?).ok(),
-        Side::Axe { layout, .. } => {
-            let m = Axis::memory();
-            let mut max = layout.offset().get(&m);
-            for it in layout.shard().iter().chain(layout.replica()) {
-                if it.axis() == &m {
-                    let reach = i64::try_from(it.extent() - 1)
-                        .ok()?
-                        .checked_mul(it.stride())?;
-                    max = max.checked_add(reach.max(0))?;
-                }
-            }
-            u64::try_from(max.checked_add(1)?).ok()
-        }
-    }
-}
-
-fn bits(side: Side<'_>) -> u32 {
-    match side {
-        Side::Xla(a) => element_bits(a) as u32,
-        Side::Axe { bits, .. } => bits,
-    }
-}
-
-/// Builds a relayout as pieces over disjoint boxes that together cover the tensor, each a pair of layouts
-/// for [`relayout_pieces`]. A long dimension with padding on either side (`f32[50000000]` into
-/// `{0:T(1024)}`: 50,000,000 is not a multiple of 1024) cannot be split whole, so it is cut in two: a
-/// body, a multiple of the inner iters of both sides along it (and of about the square root of the
-/// dimension), which [`pair`] then splits into factors, and the rest (whole steps of those inner iters,
-/// then a part of one). Without such a dimension this is the one piece of [`pair`].
-pub fn pieces(src: Side<'_>, dst: Side<'_>) -> Result<Vec<(TensorLayout, TensorLayout)>> {
-    match body_and_tail(src, dst) {
-        Some(p) => Ok(p),
-        None => Ok(vec![pair(src, dst)?]),
-    }
-}
-
-/// The pieces of [`pieces`], or `None` where the tensor has no such dimension or a piece cannot be built
-/// (then the whole-dimension [`pair`] serves).
-fn body_and_tail(src: Side<'_>, dst: Side<'_>) -> Option<Vec<(TensorLayout, TensorLayout)>> {
-    let (a, b) = (form(src)?, form(dst)?);
-    if a.dims != b.dims {
-        return None;
-    }
-    let i = (0..a.dims.len())
-        .filter(|&i| {
-            a.dims[i] >= SPLIT_MIN && (a.padded[i] != a.dims[i] || b.padded[i] != b.dims[i])
-        })
-        .max_by_key(|&i| a.dims[i])?;
-    // The product of the iters inside the outermost one along dimension i, per side.
-    let inner = |f: &Form| -> Option<u64> {
-        let g = f.layout.group(&f.padded).ok()?;
-        g.block(i)
-            .iter()
-            .skip(1)
-            .try_fold(1u64, |p, it| p.checked_mul(it.extent()))
-    };
-    let (pa, pb) = (inner(&a)?, inner(&b)?);
-    let c0 = pa.checked_mul(pb / gcd(pa, pb))?;
-    let d = a.dims[i];
-    // The body is a multiple of c = c0·m with m near √(d/c0): it then has divisors to split at, even
-    // when d itself is prime, and the tail stays shorter than c.
-    let c = c0.checked_mul((d / c0).isqrt().max(1))?;
-    let body = d / c * c;
-    if body < d / 2 {
-        return None; // the tail would be most of it: nothing gained
-    }
-    // After the body, the rest in two: whole steps of c0 (a slice of the outermost iters on both
-    // sides), then less than c0 (a slice of the inner ones).
-    let steps = d / c0 * c0;
-    let (slots_a, slots_b) = (slots(src)?, slots(dst)?);
-    let (bits_a, bits_b) = (bits(src), bits(dst));
-    let mut out = Vec::new();
-    for (lo, hi) in [(0, body), (body, steps), (steps, d)] {
-        if lo == hi {
-            continue;
-        }
-        let region: Vec<std::ops::Range<u64>> = (0..a.dims.len())
-            .map(|j| if j == i { lo..hi } else { 0..a.dims[j] })
-            .collect();
-        let shape: Vec<u64> = region.iter().map(|r| r.end - r.start).collect();
-        let la = a.layout.slice(&a.padded, &region).ok()?;
-        let lb = b.layout.slice(&b.padded, &region).ok()?;
-        let (mut ta, mut tb) = pair(
-            Side::Axe {
-                layout: &la,
-                dims: &shape,
-                bits: bits_a,
-            },
-            Side::Axe {
-                layout: &lb,
-                dims: &shape,
-                bits: bits_b,
-            },
-        )
-        .ok()?;
-        // Each piece addresses the whole buffers: their sizes, and the destination zeroed whole.
-        if ta.slots > slots_a || tb.slots > slots_b {
-            return None;
-        }
-        ta.slots = slots_a;
-        tb.slots = slots_b;
-        ta.dense = false;
-        tb.dense = false;
-        out.push((ta, tb));
-    }
-    Some(out)
-}
-
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a.max(1)
-}
-
-/// Runs [`relayout`] over each piece of [`pieces`] into the same buffers: the first zero-fills the
-/// destination (when `opts` asks for it), the others only write their elements. Returns the first plan.
-pub fn relayout_pieces(
-    src: &[u8],
-    dst: &mut [u8],
-    pieces: &[(TensorLayout, TensorLayout)],
-    opts: &Options,
-) -> Result<Option<Plan>> {
-    let mut first = None;
-    for (k, (s, d)) in pieces.iter().enumerate() {
-        let o = Options {
-            zero_padding: opts.zero_padding && k == 0,
-            ..*opts
-        };
-        let plan = relayout(src, s, dst, d, &o)?;
-        first.get_or_insert(plan);
-    }
-    Ok(first)
 }
 
 #[cfg(test)]

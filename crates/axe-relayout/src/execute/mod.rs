@@ -79,6 +79,13 @@ pub fn relayout(
             }
         }
     }
+    // The padding is found from the destination's padded tables: they must stay inside it too.
+    if !dst_layout.padded_in_bounds() {
+        return Err(RelayoutError::Layout(format!(
+            "the destination's padded tables address outside its {} slots",
+            dst_layout.slots
+        )));
+    }
     let plan = plan(src_layout, dst_layout, opts)?;
     // Sub-byte elements that end inside a byte leave slack bits there, outside every slot: zeroed like
     // padding (the elements sharing the byte are written after).
@@ -101,8 +108,8 @@ pub fn relayout(
                 let dp = Dst(dst.as_mut_ptr());
                 for_items(&plan, parts, 1, |part| {
                     dst_layout.padding_runs(part, parts, |at, len| {
-                        // SAFETY: the padded tables were checked to stay inside the slots, and the runs
-                        // of distinct parts are disjoint.
+                        // SAFETY: the padded tables were checked to stay inside the slots
+                        // (`padded_in_bounds`, above), and the runs of distinct parts are disjoint.
                         unsafe {
                             kernels::zero(
                                 isa,

@@ -231,9 +231,9 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     };
     let zero_fill = if !opts.zero_padding || dst.dense {
         ZeroFill::No
-    } else if dst.padded.is_some() && dst.bits.is_multiple_of(8) {
+    } else if dst.zeroes_padding_alone() {
         ZeroFill::Padding {
-            slots: dst.slots - dst.count(),
+            slots: dst.padding_slots(),
         }
     } else {
         ZeroFill::Whole
