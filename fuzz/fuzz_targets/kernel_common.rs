@@ -3,7 +3,10 @@
 //! (not by `axe-layout`), and register layouts over `reg`, `lane` and `warp`; and the check every
 //! target makes of a kernel on each target.
 #![allow(dead_code)]
-use axe_kernel::{emit_cuda, emit_nki, lower, run, Kernel, RunLimits, Target};
+use axe_kernel::{
+    emit_cuda, emit_nki, lower, run, DType, Kernel, KernelBuilder, Launch, Result, RunLimits,
+    Target,
+};
 use axe_layout::Layout;
 
 /// The input's bytes, one at a time; zeros once they run out.
@@ -261,5 +264,42 @@ pub fn check(
             );
         }
         trace(|| format!("checked {target:?} {variants:?} {what}"));
+    }
+}
+
+/// The element types the kernel targets pick from (by one byte).
+pub const TYPES: [DType; 8] = [
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::S8,
+    DType::F64,
+    DType::S16,
+    DType::U8,
+    DType::S32,
+];
+
+/// A builder for a launch of `grid` CTAs of `threads` threads (at most 2 of 128).
+pub fn builder(grid: u32, threads: u32) -> KernelBuilder {
+    KernelBuilder::new(
+        "fz",
+        Launch {
+            grid,
+            cluster: 1,
+            threads,
+        },
+    )
+    .expect("a launch of at most 2 CTAs of 128 threads")
+}
+
+/// The kernel `k` describes, if its calls (`built`) and the kernel itself were accepted (a refusal
+/// traced with `what`).
+pub fn finish<T>(k: KernelBuilder, built: Result<T>, what: &str) -> Option<Kernel> {
+    match built.and_then(|_| k.build()) {
+        Ok(kernel) => Some(kernel),
+        Err(e) => {
+            trace(|| format!("refused {what}: {e}"));
+            None
+        }
     }
 }

@@ -8,26 +8,16 @@
 //! other byte of the destination is untouched. Programs lowered for a GPU emit CUDA C, and for
 //! Trainium NKI text.
 #![no_main]
-use axe_kernel::{DType, Expr, KernelBuilder, Launch, Mbar, Scope, Space, Swizzle, Target};
+use axe_kernel::{DType, Expr, KernelBuilder, Mbar, Scope, Space, Swizzle, Target};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "kernel_common.rs"]
 mod common;
-use common::{check, indices, registers, trace, Bytes, Memory};
+use common::{builder, check, finish, indices, registers, Bytes, Memory, TYPES};
 
 fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);
-    let types = [
-        DType::F32,
-        DType::F16,
-        DType::BF16,
-        DType::S8,
-        DType::F64,
-        DType::S16,
-        DType::U8,
-        DType::S32,
-    ];
-    let dt = types[b.next() as usize % types.len()];
+    let dt = TYPES[b.next() as usize % TYPES.len()];
     let rank = 1 + b.next() as usize % 3;
     let dims: Vec<u64> = (0..rank).map(|_| 1 + (b.next() % 12) as u64).collect();
     // 0: one copy at the scope read next; 1: through shared memory, by `copy` (2), `copy_async_group`
@@ -42,15 +32,7 @@ fuzz_target!(|data: &[u8]| {
     let src = Memory::read(&mut b, &dims, true, false);
     let dst = Memory::read(&mut b, &dims, false, true);
     let w = dt.bytes() as usize;
-    let mut k = KernelBuilder::new(
-        "fz",
-        Launch {
-            grid,
-            cluster: 1,
-            threads,
-        },
-    )
-    .expect("a launch of at most 2 CTAs of 128 threads");
+    let mut k = builder(grid, threads);
     let mut what = format!(
         "{dt} {dims:?}: {} -> {}",
         src.layout(&dims),
@@ -109,13 +91,8 @@ fuzz_target!(|data: &[u8]| {
                 .map(|_| ())
         }
     };
-    if let Err(e) = &built {
-        trace(|| format!("refused {what}: {e}"));
+    let Some(kernel) = finish(k, built, &what) else {
         return;
-    }
-    let kernel = match k.build() {
-        Ok(k) => k,
-        Err(e) => return trace(|| format!("refused {what}: {e}")),
     };
     let input: Vec<u8> = (0..src.elems as usize * w)
         .map(|i| (i * 131 % 251) as u8)

@@ -7,14 +7,12 @@
 //! (each replica) holds the operator applied to the operands' elements of the same index, computed
 //! here in `f64` and encoded by hand, and every other byte of the destination is untouched.
 #![no_main]
-use axe_kernel::{
-    BinaryOp, DType, KernelBuilder, Launch, Op, Scope, Space, Target, UnaryOp, Value,
-};
+use axe_kernel::{BinaryOp, DType, Op, Scope, Space, Target, UnaryOp, Value};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "kernel_common.rs"]
 mod common;
-use common::{check, indices, registers, trace, Bytes, Memory};
+use common::{builder, check, finish, indices, registers, Bytes, Memory, TYPES};
 
 /// What the kernel computes.
 #[derive(Debug, Clone, Copy)]
@@ -68,17 +66,7 @@ fn value(dt: DType, k: usize, p: usize) -> f64 {
 
 fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);
-    let types = [
-        DType::F32,
-        DType::F64,
-        DType::S32,
-        DType::S16,
-        DType::S8,
-        DType::F16,
-        DType::BF16,
-        DType::U8,
-    ];
-    let dt = types[b.next() as usize % types.len()];
+    let dt = TYPES[b.next() as usize % TYPES.len()];
     let rank = 1 + b.next() as usize % 3;
     let dims: Vec<u64> = (0..rank).map(|_| 1 + (b.next() % 8) as u64).collect();
     let kind = match b.next() % 4 {
@@ -96,7 +84,7 @@ fuzz_target!(|data: &[u8]| {
         _ => Kind::Cast,
     };
     let src_dt = match kind {
-        Kind::Cast => types[b.next() as usize % types.len()],
+        Kind::Cast => TYPES[b.next() as usize % TYPES.len()],
         _ => dt,
     };
     // Results that would be negative in an unsigned type are not generated.
@@ -125,15 +113,7 @@ fuzz_target!(|data: &[u8]| {
         .map(|_| Memory::read(&mut b, &dims, true, false))
         .collect();
     let dst = Memory::read(&mut b, &dims, false, true);
-    let mut k = KernelBuilder::new(
-        "fz",
-        Launch {
-            grid,
-            cluster: 1,
-            threads,
-        },
-    )
-    .expect("a launch of at most 2 CTAs of 128 threads");
+    let mut k = builder(grid, threads);
     let mut what = format!("{kind:?} {src_dt}->{dt} {dims:?}:");
     let mut inputs = Vec::new();
     let mut ts = Vec::new();
@@ -209,13 +189,8 @@ fuzz_target!(|data: &[u8]| {
     } else {
         k.call(scope, op(&td, &ts))
     };
-    if let Err(e) = &built {
-        trace(|| format!("refused {what}: {e}"));
+    let Some(kernel) = finish(k, built, &what) else {
         return;
-    }
-    let kernel = match k.build() {
-        Ok(k) => k,
-        Err(e) => return trace(|| format!("refused {what}: {e}")),
     };
     // What each element of the destination must hold.
     let w = dt.bytes() as usize;

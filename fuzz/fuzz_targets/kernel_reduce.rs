@@ -9,12 +9,12 @@
 //! other byte of the destination is untouched.
 #![no_main]
 use axe_kernel::reduce::ReduceOp;
-use axe_kernel::{DType, KernelBuilder, Launch, Scope, Space, Target};
+use axe_kernel::{DType, Scope, Space, Target};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "kernel_common.rs"]
 mod common;
-use common::{check, indices, trace, Bytes, Memory, Registers};
+use common::{builder, check, finish, indices, Bytes, Memory, Registers};
 
 /// `x` (a small integer) in `dt`'s little-endian bytes.
 fn encode(dt: DType, x: i64) -> Vec<u8> {
@@ -62,15 +62,7 @@ fuzz_target!(|data: &[u8]| {
         src.layout(&dims),
         dst.layout(&kept)
     );
-    let mut k = KernelBuilder::new(
-        "fz",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads,
-        },
-    )
-    .expect("a launch of one CTA of at most 128 threads");
+    let mut k = builder(1, threads);
     let sb = k.buffer("a", Space::Global, dt, src.elems).expect("a");
     let db = k.buffer("d", Space::Global, dt, dst.elems).expect("d");
     let ts = k
@@ -92,13 +84,8 @@ fuzz_target!(|data: &[u8]| {
         .copy(scope.clone(), &tra, &ts)
         .and_then(|_| k.reduce(scope.clone(), &trd, &tra, &along, op))
         .and_then(|_| k.copy(scope.clone(), &td, &trd));
-    if let Err(e) = &built {
-        trace(|| format!("refused {what}: {e}"));
+    let Some(kernel) = finish(k, built, &what) else {
         return;
-    }
-    let kernel = match k.build() {
-        Ok(k) => k,
-        Err(e) => return trace(|| format!("refused {what}: {e}")),
     };
     let w = dt.bytes() as usize;
     let value = |p: usize| ((p * 7 + 3) % 13) as i64 - 6;
