@@ -103,6 +103,10 @@ pub struct RelayoutBench {
     /// Write through the cache (no non-temporal stores).
     #[arg(long)]
     cached: bool,
+    /// The side run copies walk in order where they may walk either: source or destination
+    /// (default: this processor's, the destination on Intel and the source elsewhere).
+    #[arg(long, value_parser = ["source", "destination"])]
+    walk: Option<String>,
     /// Measure this relayout instead of the standard cases: a source shape, `->`, and the
     /// destination's layout, as in `'f32[256,256,272]{2,1,0}->{0,1,2}'`. May be given more than once.
     #[arg(long = "case", value_name = "SHAPE->LAYOUT")]
@@ -262,6 +266,7 @@ pub fn run(b: RelayoutBench) -> bool {
         rounds,
         isa,
         cached,
+        walk,
         custom,
     } = b;
     let isa = match isa.as_deref().map(|n| (n, axe_relayout::Isa::from_name(n))) {
@@ -285,6 +290,10 @@ pub fn run(b: RelayoutBench) -> bool {
         threads,
         isa,
         streaming: cached.then_some(false),
+        walk: walk.map(|w| match w.as_str() {
+            "source" => axe_relayout::Straight::Source,
+            _ => axe_relayout::Straight::Destination,
+        }),
     };
     let mut given = Vec::new();
     for case in &custom {

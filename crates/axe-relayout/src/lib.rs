@@ -26,6 +26,7 @@ pub use error::{RelayoutError, Result};
 pub use execute::relayout;
 pub use kernels::Isa;
 pub use plan::{
-    plan, Block, Mode, Options, Plan, ZeroFill, MAX_THREADS, PARALLEL_MIN_BYTES, STREAM_MIN_BYTES,
+    plan, Block, Mode, Options, Plan, Straight, ZeroFill, MAX_THREADS, PARALLEL_MIN_BYTES,
+    STREAM_MIN_BYTES,
 };
 pub use tensor::{TensorLayout, PADDING_ALONE_MAX};

@@ -5,7 +5,7 @@
 //! identity on the logical elements.
 
 use axe_layout::Layout;
-use axe_relayout::{plan, relayout, Isa, Options, TensorLayout};
+use axe_relayout::{plan, relayout, Isa, Mode, Options, Straight, TensorLayout};
 use axe_xla::{ArrayShape, Dim, Layout as XlaLayout, PrimitiveType, Tile, TileDim, Tiling};
 use proptest::prelude::*;
 
@@ -260,18 +260,24 @@ fn check(
     Ok(())
 }
 
-/// Options the kernels care about: cached or non-temporal stores, 1–3 threads (the instruction set is
-/// chosen by [`check_every_isa`]).
+/// Options the kernels care about: cached or non-temporal stores, 1–3 threads, either side walked in
+/// order where run copies may walk either (the instruction set is chosen by [`check_every_isa`]).
 fn options() -> impl Strategy<Value = Options> {
     (
         1usize..=3,
         prop_oneof![Just(None), Just(Some(true)), Just(Some(false))],
+        prop_oneof![
+            Just(None),
+            Just(Some(Straight::Source)),
+            Just(Some(Straight::Destination))
+        ],
     )
-        .prop_map(|(threads, streaming)| Options {
+        .prop_map(|(threads, streaming, walk)| Options {
             zero_padding: true,
             threads,
             isa: None,
             streaming,
+            walk,
         })
 }
 
@@ -466,13 +472,18 @@ fn kernels_on_tpu_layouts() {
     for (shape, to) in cases {
         let (a, b) = xla_pair(shape, to);
         for isa in Isa::available() {
-            for streaming in [Some(false), Some(true)] {
+            for (streaming, walk) in [
+                (Some(false), Straight::Source),
+                (Some(true), Straight::Destination),
+                (Some(true), Straight::Source),
+            ] {
                 for threads in [1, 2] {
                     let opts = Options {
                         zero_padding: true,
                         threads,
                         isa: Some(isa),
                         streaming,
+                        walk: Some(walk),
                     };
                     let (sa, sb) = (Side::Xla(a.clone()), Side::Xla(b.clone()));
                     check(&sa, &sb, 7, (0, 0), &opts).unwrap();
@@ -595,6 +606,7 @@ fn far_apart_and_staged_transposes() {
                     threads,
                     isa: Some(isa),
                     streaming: Some(streaming),
+                    walk: None,
                 };
                 let kernel = if streaming && kernels_carry(isa) {
                     streamed
@@ -657,29 +669,50 @@ fn transposes_with_negative_strides() {
 }
 
 #[test]
-fn run_copies_read_plain_sources_straight_through() {
+fn run_copies_walk_the_side_asked_for_straight_through() {
+    // (shape, to, the side walked straight through when the source is asked for, and when the
+    // destination is): a tiled side is never walked so; a tiled destination is written in order tile
+    // by tile instead.
+    use Straight::{Destination, Source};
     let cases = [
-        ("f32[64,40,8,128]{3,2,1,0}", "{3,1,2,0}", true),
-        ("f32[100,300]{1,0}", "{1,0:T(8,128)}", true),
-        ("f32[40,300]{0,1}", "{0,1:T(8,128)}", true),
-        ("f32[100,300]{1,0:T(8,128)}", "{1,0}", false),
+        (
+            "f32[64,40,8,128]{3,2,1,0}",
+            "{3,1,2,0}",
+            Some(Source),
+            Some(Destination),
+        ),
+        ("f32[100,300]{1,0}", "{1,0:T(8,128)}", Some(Source), None),
+        ("f32[40,300]{0,1}", "{0,1:T(8,128)}", Some(Source), None),
+        (
+            "f32[100,300]{1,0:T(8,128)}",
+            "{1,0}",
+            None,
+            Some(Destination),
+        ),
     ];
-    for (shape, to, straight) in cases {
+    for (shape, to, from_source, from_destination) in cases {
         let (a, b) = xla_pair(shape, to);
         let (ta, tb) = (
             TensorLayout::from_xla(&a).unwrap(),
             TensorLayout::from_xla(&b).unwrap(),
         );
-        let explain = plan(&ta, &tb, &Options::default()).unwrap().explain();
-        assert!(
-            explain.contains("block copies"),
-            "{shape} -> {to}: {explain}"
-        );
-        assert_eq!(
-            explain.contains("straight through"),
-            straight,
-            "{shape} -> {to}: {explain}"
-        );
+        for (walk, want) in [(Source, from_source), (Destination, from_destination)] {
+            let opts = Options {
+                walk: Some(walk),
+                ..Options::default()
+            };
+            let p = plan(&ta, &tb, &opts).unwrap();
+            let Mode::Runs { straight, .. } = p.mode else {
+                panic!("{shape} -> {to}: {}", p.explain());
+            };
+            assert_eq!(straight, want, "{shape} -> {to}, {walk:?}: {}", p.explain());
+            let said = match want {
+                Some(Source) => "reading the source straight through",
+                Some(Destination) => "writing the destination straight through",
+                None => "in turn",
+            };
+            assert!(p.explain().contains(said), "{}", p.explain());
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 
 use axe_layout::Layout;
 use axe_relayout::split::{pieces, relayout_pieces, Side, SPLIT_MIN};
-use axe_relayout::{relayout, Isa, Options, TensorLayout, ZeroFill};
+use axe_relayout::{relayout, Isa, Options, Straight, TensorLayout, ZeroFill};
 use axe_xla::{element_bits, element_offset, ArrayShape, Tiling};
 use proptest::prelude::*;
 
@@ -101,16 +101,17 @@ fn check(src: &str, to: &str) -> Vec<(TensorLayout, TensorLayout)> {
     let pad = padding_bits(&b, db);
     assert!(zeroed.iter().zip(&pad).all(|(&v, &p)| v & p == 0));
     for isa in Isa::available() {
-        for (threads, streaming, zero) in [
-            (1, None, true),
-            (2, Some(true), true),
-            (1, Some(false), false),
+        for (threads, streaming, zero, walk) in [
+            (1, None, true, None),
+            (2, Some(true), true, Some(Straight::Source)),
+            (1, Some(false), false, Some(Straight::Destination)),
         ] {
             let opts = Options {
                 zero_padding: zero,
                 threads,
                 streaming,
                 isa: Some(isa),
+                walk,
             };
             let mut out = vec![0xa5u8; db];
             relayout_pieces(&input, &mut out, &p, &opts).unwrap();

@@ -441,6 +441,25 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                     item / chunks % groups,
                     item % chunks,
                 );
+                // The item's runs and rows (each row of the group at each destination copy) as
+                // offsets from the outer indices' bases, found once; then one call per outer index
+                // copies them all (`copy_grid`): a call and the table lookups per run cost more than
+                // the copy of a short run.
+                let iw = w as isize;
+                let at: Vec<_> = runs
+                    .iter()
+                    .map(|&(x, len)| ((st[x] + s0) as isize * iw, dt[x] as isize * iw, len * w))
+                    .collect();
+                let mut lines = Vec::with_capacity(k * d.replicas.len());
+                for row in g * k..((g + 1) * k).min(n_od) {
+                    let (so_row, do_row) = match rows {
+                        Some(_) => (s.tables[od][row], d.tables[od][row]),
+                        None => (0, 0),
+                    };
+                    for r in &d.replicas {
+                        lines.push((so_row as isize * iw, (do_row + r) as isize * iw));
+                    }
+                }
                 for_outer(&plan.outer, s, d, o, 1, |sb, db| {
                     let ys = c * per_chunk..((c + 1) * per_chunk).min(n_across);
                     for y in ys {
@@ -448,30 +467,20 @@ fn execute(plan: &Plan, src: &[u8], s: &TensorLayout, dst: &mut [u8], d: &Tensor
                             Some(a) => (sb + s.tables[*a][y], db + d.tables[*a][y]),
                             None => (sb, db),
                         };
-                        for &(x, len) in runs {
-                            for row in g * k..((g + 1) * k).min(n_od) {
-                                let (so_row, do_row) = match rows {
-                                    Some(_) => (s.tables[od][row], d.tables[od][row]),
-                                    None => (0, 0),
-                                };
-                                let so = (sy + so_row + st[x] + s0) as usize * w;
-                                for r in &d.replicas {
-                                    let doff = (dy + do_row + dt[x] + r) as usize * w;
-                                    // SAFETY: offsets were checked to lie inside both buffers; the
-                                    // destination slots of distinct (element, copy) pairs are distinct
-                                    // (see `Dst`).
-                                    unsafe {
-                                        kernels::copy(
-                                            isa,
-                                            stream,
-                                            (sp + so) as *const u8,
-                                            dp.ptr().add(doff),
-                                            len * w,
-                                        )
-                                    };
-                                }
-                            }
-                        }
+                        let (sy, dy) = (sy as isize * w as isize, dy as isize * w as isize);
+                        // SAFETY: every offset (base plus run) was checked to lie inside its buffer;
+                        // the destination slots of distinct (element, copy) pairs are distinct (see
+                        // `Dst`).
+                        unsafe {
+                            kernels::copy_grid(
+                                isa,
+                                stream,
+                                (sp as *const u8).wrapping_offset(sy),
+                                dp.ptr().wrapping_offset(dy),
+                                &at,
+                                &lines,
+                            )
+                        };
                     }
                 });
             });

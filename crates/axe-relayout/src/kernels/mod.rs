@@ -44,7 +44,7 @@ mod transpose_carried;
 mod transpose_portable;
 
 pub use bits::{pack_bits, unpack_bits};
-pub use copy::{copy, zero};
+pub use copy::{copy, copy_grid, zero};
 pub use interleave::{deinterleave, interleave};
 use stage::Stage;
 pub use transpose::{

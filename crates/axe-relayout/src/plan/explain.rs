@@ -55,8 +55,12 @@ impl Plan {
                 if let Some((r, k)) = rows {
                     s.push_str(&format!(", each for {k} indices of dimension {r} in turn"));
                 }
-                if *straight {
-                    s.push_str(", reading the source straight through");
+                match straight {
+                    Some(Straight::Source) => s.push_str(", reading the source straight through"),
+                    Some(Straight::Destination) => {
+                        s.push_str(", writing the destination straight through")
+                    }
+                    None => {}
                 }
             }
             Mode::Blocked { dst_inner, src_inner, kernel } => {
