@@ -54,6 +54,13 @@ pub unsafe fn copy_grid(
     }
 }
 
+/// The stride of the four streams a long streamed run is copied in: its bytes `[0, 4·PAGE)` as four
+/// pages side by side, two lines of each in turn, then the next four pages (as glibc's `memcpy` does
+/// past its non-temporal threshold). Measured on an Intel Xeon (Emerald Rapids), 400 MB with AVX-512
+/// non-temporal stores, one thread: 1.09–1.13× glibc's `memcpy` of the same bytes, against 0.88–0.91×
+/// for one stream, with or without prefetches.
+const PAGE: usize = 4096;
+
 /// Non-temporal copies of runs with vectors of `$width` bytes: in each, the head up to the
 /// destination's next cache line and the tail past its last whole line with ordinary stores, whole
 /// lines in between (a run shorter than a line entirely with ordinary stores).
@@ -81,6 +88,21 @@ macro_rules! copy_stream {
                         std::ptr::copy_nonoverlapping(src, dst, head);
                     }
                     let mut i = head;
+                    // Long runs four pages at a time, two lines of each in turn (`PAGES`).
+                    while i + 4 * PAGE <= len {
+                        for j in (0..PAGE).step_by(128) {
+                            for p in 0..4 {
+                                let at = i + p * PAGE + j;
+                                for k in (0..128).step_by($width) {
+                                    $store(
+                                        dst.add(at + k) as *mut $v,
+                                        $load(src.add(at + k) as *const $v),
+                                    );
+                                }
+                            }
+                        }
+                        i += 4 * PAGE;
+                    }
                     while i + 64 <= len {
                         for k in (0..64).step_by($width) {
                             $store(
@@ -143,4 +165,56 @@ pub unsafe fn zero(isa: Isa, stream: bool, dst: *mut u8, len: usize) {
     }
     let _ = (isa, stream);
     std::ptr::write_bytes(dst, 0, len);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_bytes::noise;
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 32, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// A grid of runs, under every instruction set, cached and non-temporal, against its law:
+        /// `dst[d + e + i] = src[s + f + i]` for every run `(s, d, len)`, every row `(f, e)` and
+        /// `i < len`, and nothing else written. Runs from empty to past three blocks of four pages
+        /// (the long-run path, `PAGE`), at any offset from a cache line on either side.
+        #[test]
+        fn grids_of_runs_match_the_law_under_every_isa(
+            len in prop_oneof![0usize..200, 4 * PAGE - 70..4 * PAGE + 200, 12 * PAGE..13 * PAGE],
+            (skew_src, skew_dst) in (0usize..64, 0usize..64),
+            (n_runs, n_rows) in (1usize..3, 1usize..3),
+            seed in any::<u64>(),
+        ) {
+            // Runs `len + 3` bytes apart on the source, `len + 5` on the destination; rows after all
+            // the runs, as many bytes apart again.
+            let (sp, dp) = (len + 3, len + 5);
+            let runs: Vec<(isize, isize, usize)> = (0..n_runs)
+                .map(|r| ((skew_src + r * sp) as isize, (skew_dst + r * dp) as isize, len))
+                .collect();
+            let rows: Vec<(isize, isize)> = (0..n_rows)
+                .map(|w| ((w * n_runs * sp) as isize, (w * n_runs * dp) as isize))
+                .collect();
+            let src = noise(skew_src + n_runs * n_rows * sp, seed);
+            let mut want = vec![0x5au8; skew_dst + n_runs * n_rows * dp];
+            for &(s, d, len) in &runs {
+                for &(f, e) in &rows {
+                    let (s, d) = ((s + f) as usize, (d + e) as usize);
+                    want[d..d + len].copy_from_slice(&src[s..s + len]);
+                }
+            }
+            for isa in Isa::available() {
+                for stream in [false, true] {
+                    let mut dst = vec![0x5au8; want.len()];
+                    // SAFETY: every run and row lies inside both buffers, which do not overlap.
+                    unsafe {
+                        copy_grid(isa, stream, src.as_ptr(), dst.as_mut_ptr(), &runs, &rows);
+                    }
+                    super::super::fence(isa, stream);
+                    prop_assert!(dst == want, "{} stream={stream}", isa.name());
+                }
+            }
+        }
+    }
 }
