@@ -20,8 +20,8 @@ enum After {
 }
 
 /// A box `[r, c]` of `dt` at row `y`, column `x` of a `[rows, s]` array copied into a shared tile with
-/// `sw`, then copied out to a `[r, c]` global array. Returns the output bytes.
-#[allow(clippy::too_many_arguments)]
+/// `sw` by one thread's `copy_async` (by the copy engine unless `force` names a variant), then copied
+/// out to a `[r, c]` global array. Returns the output bytes and the box read from the source.
 fn box_copy(
     dt: DType,
     sw: Option<Swizzle>,
@@ -30,6 +30,30 @@ fn box_copy(
     (y, x): (u64, u64),
     after: After,
 ) -> Result<(Vec<u8>, Vec<u8>), String> {
+    box_copy_by(
+        dt,
+        sw,
+        (r, c),
+        (rows, s),
+        (y, x),
+        after,
+        Some("copy_async.tma"),
+    )
+    .map(|(o, w, _)| (o, w))
+}
+
+/// [`box_copy`] by the variant `force` names, or by the one dispatch picks (`None`), which it returns
+/// third.
+#[allow(clippy::too_many_arguments)]
+fn box_copy_by(
+    dt: DType,
+    sw: Option<Swizzle>,
+    (r, c): (u64, u64),
+    (rows, s): (u64, u64),
+    (y, x): (u64, u64),
+    after: After,
+    force: Option<&'static str>,
+) -> Result<(Vec<u8>, Vec<u8>, String), String> {
     let mut k = KernelBuilder::new(
         "box",
         Launch {
@@ -75,10 +99,20 @@ fn box_copy(
     })
     .unwrap();
     k.barrier();
-    let base = Expr::Const((y * s + x) as i64);
-    k.window(src, base, 1, |k| {
-        k.copy_async(Scope::threads(0..1), &tt, &ts, bar)
-            .map(|_| ())
+    // The box's first element, and the largest power of two (up to 16) it is a multiple of.
+    let corner = y * s + x;
+    let align = if corner == 0 {
+        16
+    } else {
+        (1 << corner.trailing_zeros()).min(16)
+    };
+    k.window(src, Expr::Const(corner as i64), align, |k| {
+        let op = axe_kernel::Op::CopyAsync {
+            dst: tt.clone(),
+            src: ts.clone(),
+            bar,
+        };
+        k.call_forced(Scope::threads(0..1), op, force).map(|_| ())
     })
     .map_err(|e| e.to_string())?;
     if after != After::ReadWithoutWait {
@@ -86,7 +120,10 @@ fn box_copy(
     }
     k.copy(Scope::cta(), &to, &tt).unwrap();
     let p = lower(&k.build().unwrap(), Target::Cpu).map_err(|e| e.to_string())?;
-    assert_eq!(p.decisions[0].variant, "copy_async.tma");
+    let variant = p.decisions[0].variant.to_string();
+    if let Some(f) = force {
+        assert_eq!(variant, f);
+    }
     let eb = dt.bytes() as u64;
     let data: Vec<u8> = (0..rows * s * eb).map(|i| (i * 7 + 3) as u8).collect();
     let outs = run(
@@ -101,7 +138,7 @@ fn box_copy(
         let at = (((y + i) * s + x) * eb) as usize;
         want.extend_from_slice(&data[at..at + (c * eb) as usize]);
     }
-    Ok((outs[1].clone(), want))
+    Ok((outs[1].clone(), want, variant))
 }
 
 fn swizzle_of(i: usize) -> Option<Swizzle> {
@@ -258,63 +295,16 @@ fn the_variant_declines_with_reasons() {
 /// dispatch where the copy engine declines (2-byte rows).
 #[test]
 fn the_same_kernel_completes_under_either_variant() {
-    let m =
-        |e: &[u64], st: &[i64]| Layout::strided(e, st, &[axe_layout::Axis::memory(); 2]).unwrap();
     for (dt, (r, c), force) in [
         (DType::F32, (4, 8), Some("copy_async.tma")),
         (DType::F32, (4, 8), Some("copy_async.cp_async")),
         (DType::F16, (2, 1), None),
     ] {
-        let mut k = KernelBuilder::new(
-            "either",
-            Launch {
-                grid: 1,
-                cluster: 1,
-                threads: 64,
-            },
-        )
-        .unwrap();
-        let src = k.buffer("src", Space::Global, dt, r * c).unwrap();
-        let out = k.buffer("out", Space::Global, dt, r * c).unwrap();
-        let tile = k.buffer("tile", Space::Shared(None), dt, r * c).unwrap();
-        let bars = k
-            .buffer("bars", Space::Shared(None), DType::S64, 1)
-            .unwrap();
-        let bar = Mbar {
-            buffer: bars,
-            index: 0,
-        };
-        let ts = k
-            .tensor("S", src, &[r, c], m(&[r, c], &[c as i64, 1]))
-            .unwrap();
-        let tt = k
-            .tensor("T", tile, &[r, c], m(&[r, c], &[c as i64, 1]))
-            .unwrap();
-        let to = k
-            .tensor("O", out, &[r, c], m(&[r, c], &[c as i64, 1]))
-            .unwrap();
-        k.if_then(Expr::Thread.lt(Expr::Const(1)), |k| {
-            k.mbar_init(bar, 1)?;
-            k.mbar_fence_init();
-            Ok(())
-        })
-        .unwrap();
-        k.barrier();
-        let op = axe_kernel::Op::CopyAsync {
-            dst: tt.clone(),
-            src: ts.clone(),
-            bar,
-        };
-        k.call_forced(Scope::threads(0..1), op, force).unwrap();
-        k.mbar_wait(bar, Expr::Const(0)).unwrap();
-        k.copy(Scope::cta(), &to, &tt).unwrap();
-        let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
         let want = force.unwrap_or("copy_async.cp_async");
-        assert_eq!(p.decisions[0].variant, want);
-        let n = (r * c * dt.bytes() as u64) as usize;
-        let data: Vec<u8> = (0..n).map(|i| (i * 7 + 3) as u8).collect();
-        let got = run(&p, vec![data.clone(), vec![0; n]], RunLimits::default())
-            .unwrap_or_else(|e| panic!("{want}: {e}"));
-        assert_eq!(got[1], data, "{want}");
+        let (got, data, variant) =
+            box_copy_by(dt, None, (r, c), (r, c), (0, 0), After::WaitThenRead, force)
+                .unwrap_or_else(|e| panic!("{want}: {e}"));
+        assert_eq!(variant, want);
+        assert_eq!(got, data, "{want}");
     }
 }
