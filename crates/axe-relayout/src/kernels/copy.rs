@@ -59,6 +59,7 @@ pub unsafe fn copy_grid(
 /// past its non-temporal threshold). Measured on an Intel Xeon (Emerald Rapids), 400 MB with AVX-512
 /// non-temporal stores, one thread: 1.09–1.13× glibc's `memcpy` of the same bytes, against 0.88–0.91×
 /// for one stream, with or without prefetches.
+#[cfg(any(target_arch = "x86_64", test))]
 const PAGE: usize = 4096;
 
 /// Non-temporal copies of runs with vectors of `$width` bytes: in each, the head up to the
