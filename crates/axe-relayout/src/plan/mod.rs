@@ -133,18 +133,24 @@ impl Straight {
     /// thread, non-temporal stores): on an Intel Xeon (Emerald Rapids) writing in order is 1.2× as fast
     /// as reading in order (into `T(8,128)`: 1.05× memcpy against 0.85×; out of it: 1.03× against
     /// 0.84×), while on an AMD Zen 4 reading in order was 1.2–1.4× as fast.
+    ///
+    /// The processor is asked once (CPUID traps to the hypervisor in a virtual machine, costing
+    /// microseconds), then the answer is kept.
     pub fn preferred() -> Straight {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: CPUID leaf 0 exists on every x86-64 processor.
-            #[allow(unused_unsafe)]
-            let id = unsafe { std::arch::x86_64::__cpuid(0) };
-            let vendor = [id.ebx, id.edx, id.ecx].map(u32::to_le_bytes);
-            if vendor.concat() == b"GenuineIntel" {
-                return Straight::Destination;
+        static PREFERRED: std::sync::OnceLock<Straight> = std::sync::OnceLock::new();
+        *PREFERRED.get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            {
+                // SAFETY: CPUID leaf 0 exists on every x86-64 processor.
+                #[allow(unused_unsafe)]
+                let id = unsafe { std::arch::x86_64::__cpuid(0) };
+                let vendor = [id.ebx, id.edx, id.ecx].map(u32::to_le_bytes);
+                if vendor.concat() == b"GenuineIntel" {
+                    return Straight::Destination;
+                }
             }
-        }
-        Straight::Source
+            Straight::Source
+        })
     }
 }
 
