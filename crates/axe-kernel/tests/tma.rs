@@ -20,32 +20,11 @@ enum After {
 }
 
 /// A box `[r, c]` of `dt` at row `y`, column `x` of a `[rows, s]` array copied into a shared tile with
-/// `sw` by one thread's `copy_async` (by the copy engine unless `force` names a variant), then copied
-/// out to a `[r, c]` global array. Returns the output bytes and the box read from the source.
-fn box_copy(
-    dt: DType,
-    sw: Option<Swizzle>,
-    (r, c): (u64, u64),
-    (rows, s): (u64, u64),
-    (y, x): (u64, u64),
-    after: After,
-) -> Result<(Vec<u8>, Vec<u8>), String> {
-    box_copy_by(
-        dt,
-        sw,
-        (r, c),
-        (rows, s),
-        (y, x),
-        after,
-        Some("copy_async.tma"),
-    )
-    .map(|(o, w, _)| (o, w))
-}
-
-/// [`box_copy`] by the variant `force` names, or by the one dispatch picks (`None`), which it returns
-/// third.
+/// `sw` by one thread's `copy_async` (by the variant `force` names, or the one dispatch picks), then
+/// copied out to a `[r, c]` global array. Returns the output bytes, the box read from the source and
+/// the variant.
 #[allow(clippy::too_many_arguments)]
-fn box_copy_by(
+fn box_copy(
     dt: DType,
     sw: Option<Swizzle>,
     (r, c): (u64, u64),
@@ -141,6 +120,9 @@ fn box_copy_by(
     Ok((outs[1].clone(), want, variant))
 }
 
+/// The copy engine's variant, forced.
+const TMA: Option<&str> = Some("copy_async.tma");
+
 fn swizzle_of(i: usize) -> Option<Swizzle> {
     [
         None,
@@ -171,7 +153,7 @@ proptest! {
         let s = c + (extra * 16 / eb);
         let rows = r + rows_extra;
         let (y, x) = (xs % (rows_extra + 1), xs % (s - c + 1));
-        let (got, want) = box_copy(dt, sw, (r, c), (rows, s), (y, x), After::WaitThenRead).unwrap();
+        let (got, want, _) = box_copy(dt, sw, (r, c), (rows, s), (y, x), After::WaitThenRead, TMA).unwrap();
         prop_assert_eq!(got, want);
     }
 }
@@ -185,6 +167,7 @@ fn reading_before_the_wait_is_reported() {
         (8, 32),
         (0, 0),
         After::ReadWithoutWait,
+        TMA,
     )
     .unwrap_err();
     assert!(e.contains("without waiting for the mbarrier phase"), "{e}");
@@ -199,6 +182,7 @@ fn a_wait_for_an_arrival_that_never_comes_is_a_deadlock() {
         (4, 8),
         (0, 0),
         After::CountOneTooMany,
+        TMA,
     )
     .unwrap_err();
     assert!(e.contains("deadlock"), "{e}");
@@ -214,6 +198,7 @@ fn a_box_past_the_end_of_a_row_is_reported() {
         (4, 48),
         (0, 24),
         After::WaitThenRead,
+        TMA,
     )
     .unwrap_err();
     assert!(e.contains("leaves the [4, 48] array"), "{e}");
@@ -302,7 +287,7 @@ fn the_same_kernel_completes_under_either_variant() {
     ] {
         let want = force.unwrap_or("copy_async.cp_async");
         let (got, data, variant) =
-            box_copy_by(dt, None, (r, c), (r, c), (0, 0), After::WaitThenRead, force)
+            box_copy(dt, None, (r, c), (r, c), (0, 0), After::WaitThenRead, force)
                 .unwrap_or_else(|e| panic!("{want}: {e}"));
         assert_eq!(variant, want);
         assert_eq!(got, data, "{want}");
