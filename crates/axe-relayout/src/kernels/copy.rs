@@ -89,7 +89,7 @@ macro_rules! copy_stream {
                         std::ptr::copy_nonoverlapping(src, dst, head);
                     }
                     let mut i = head;
-                    // Long runs four pages at a time, two lines of each in turn (`PAGES`).
+                    // Long runs four pages at a time, two lines of each in turn (`PAGE`).
                     while i + 4 * PAGE <= len {
                         for j in (0..PAGE).step_by(128) {
                             for p in 0..4 {

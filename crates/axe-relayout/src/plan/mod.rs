@@ -470,10 +470,10 @@ pub fn plan(src: &TensorLayout, dst: &TensorLayout, opts: &Options) -> Result<Pl
     ))
 }
 
-/// The loops of a run copy along `dim`: one side walked straight through where `walk` (or failing that
-/// for the destination, nothing) allows; otherwise the outer dimensions by destination stride, largest
-/// first, the innermost of them walked in groups of rows, and the source's next dimension out walked
-/// just outside the runs when that keeps reads going forward.
+/// The loops of a run copy along `dim`: the side `walk` names walked straight through where its layout
+/// allows; otherwise the outer dimensions by destination stride, largest first, the innermost of them
+/// walked in groups of rows, and the source's next dimension out walked just outside the runs when that
+/// keeps reads going forward.
 fn runs_mode(
     s: &TensorLayout,
     d: &TensorLayout,
