@@ -21,7 +21,7 @@ use crate::dtype::DType;
 use crate::error::{layout, KernelError, Result};
 use crate::expr::Expr;
 use crate::ir::{Access, Compute, LStmt};
-use crate::reduce::places;
+use crate::places::places;
 use crate::scope::{Level, Scope, WARP};
 use crate::spread::workers;
 

@@ -18,7 +18,7 @@ use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::error::{layout, Result};
 use crate::expr::Expr;
 use crate::ir::{Access, LStmt};
-use crate::reduce::places;
+use crate::places::places;
 use crate::scope::{Level, WARP};
 use crate::spread::workers;
 

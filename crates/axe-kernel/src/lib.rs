@@ -49,6 +49,7 @@ pub mod ldmatrix;
 mod lower;
 pub mod mma;
 pub mod nvrtc;
+mod places;
 pub mod pointwise;
 pub mod range;
 pub mod reduce;

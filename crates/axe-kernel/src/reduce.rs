@@ -11,37 +11,40 @@
 //! 1. each thread folds the source registers of each destination register it holds (every source
 //!    element needs a copy of its destination element in its own thread — `dst` replicated over the
 //!    lanes and warps the reduced dims occupy), the same registers in every thread of the scope (a
-//!    sum pairwise: `log₂ n` roundings for `n` registers, not `n - 1`);
+//!    sum pairwise: `log₂ n` roundings for `n` registers, not `n - 1`); where the source is
+//!    replicated, each thread folds one copy of each element it holds;
 //! 2. (`reduce.shfl`, `reduce.smem`) for each lane bit `m` across which every register holds the same
-//!    destination element, an xor-butterfly step `acc = op(acc, shfl_xor(acc, m))`;
+//!    destination element, and the two partials hold different source elements (not copies of the
+//!    same ones, as across the lanes a replicated source repeats on), an xor-butterfly step
+//!    `acc = op(acc, shfl_xor(acc, m))`;
 //! 3. (`reduce.smem`, CTA scope) each thread stores its partials to a shared scratch, a barrier, and
 //!    each thread combines the partials of the warps that differ from its own in the warp bits found as
 //!    in step 2, in ascending warp order (so every replica is bit-identical); a barrier ends it.
 //!
 //! Then every copy of every destination element must combine partials of exactly that element whose
-//! counts add up to the reduced extent (each source element is in exactly one partial, so this is the
-//! whole set, each once); otherwise the variant declines and says which element and thread fall short.
+//! counts add up to the reduced extent, and (for a replicated source) hold that many distinct
+//! elements, so that the set combined is the whole reduced set, each element once; otherwise the
+//! variant declines and says which element and thread fall short.
 //! Every thread of the scope runs the same code (shuffles need the whole warp), so every thread of the
 //! scope must hold the same source registers.
 
 use std::collections::{BTreeMap, HashMap};
 
-use axe_layout::{Axis, Coord};
-
 use crate::desc::{BinaryOp, Buffer, Call, KernelBuilder, Op, Space, Tensor};
 use crate::dispatch::{Ctx, Outcome, Variant};
 use crate::dtype::DType;
-use crate::error::{layout, KernelError, Result};
+use crate::error::{KernelError, Result};
 use crate::expr::Expr;
 use crate::ir::{Access, Compute, LStmt};
+use crate::places::places;
 use crate::scope::{Level, Scope, WARP};
 use crate::spread::workers;
 
 mod pairwise;
 use pairwise::pairwise;
 
-/// Most element placements (elements × replicas) a reduce enumerates.
-pub const MAX_PLACES: u64 = 1 << 22;
+pub use crate::places::MAX_PLACES;
+
 /// Dtypes reduced.
 pub const REDUCE_DTYPES: [DType; 3] = [DType::F32, DType::F64, DType::S32];
 
@@ -135,42 +138,6 @@ struct Reduce {
     priority: i32,
 }
 
-/// Each element's places: (thread in the scope unit, register), one per replica.
-pub(crate) type Places = Vec<Vec<(u32, i64)>>;
-
-/// Where each element of a register tensor lives, or why it cannot be planned (the inner error).
-pub(crate) fn places(t: &Tensor, warps: u32) -> Result<std::result::Result<Places, String>> {
-    let total = t.size().saturating_mul(t.layout.replica_count());
-    if total > MAX_PLACES {
-        return Ok(Err(format!(
-            "{} has {total} element copies; at most {MAX_PLACES} are planned",
-            t.name
-        )));
-    }
-    let ax = |n: &str| Axis::new(n).map_err(layout(n));
-    let (lane, warp, reg) = (ax("lane")?, ax("warp")?, ax("reg")?);
-    let mut out = Vec::with_capacity(usize::try_from(t.size()).unwrap_or(0));
-    for x in 0..t.size() {
-        let cs: Vec<Coord> = t
-            .layout
-            .apply(x)
-            .map_err(layout(format!("tensor {}", t.name)))?;
-        let mut v = Vec::with_capacity(cs.len());
-        for c in cs {
-            let (l, w) = (c.get(&lane), c.get(&warp));
-            if !(0..i64::from(WARP)).contains(&l) || !(0..i64::from(warps)).contains(&w) {
-                return Ok(Err(format!(
-                    "{} puts element {x} on lane {l}, warp {w}; the scope has 32 lanes × {warps} warps",
-                    t.name
-                )));
-            }
-            v.push(((w * 32 + l) as u32, c.get(&reg)));
-        }
-        out.push(v);
-    }
-    Ok(Ok(out))
-}
-
 /// The flat index of `dst` that source element `x` reduces into.
 fn target_of(x: u64, src: &[u64], dims: &[usize]) -> u64 {
     let (mut rest, mut y, mut rad) = (x, 0u64, 1u64);
@@ -261,12 +228,6 @@ impl Variant for Reduce {
             (Ok(s), Ok(d)) => (s, d),
             (Err(r), _) | (_, Err(r)) => return no(r),
         };
-        if src.layout.replica_count() > 1 {
-            return no(format!(
-                "source {} has replicas; reducing a replicated source is not lowered yet",
-                src.name
-            ));
-        }
         let mut owner: HashMap<(u32, i64), u64> = HashMap::new();
         for (y, v) in pd.iter().enumerate() {
             for p in v {
@@ -280,21 +241,32 @@ impl Variant for Reduce {
                 }
             }
         }
-        // Step 1: each thread's table register of dst -> registers of src folded into it.
+        // Step 1: each thread's table register of dst -> registers of src folded into it, one copy of
+        // each source element the thread holds (a replicated source has copies in several threads);
+        // and, for a replicated source, which elements those are.
+        let replicated = src.layout.replica_count() > 1;
         let mut tables: Vec<BTreeMap<i64, Vec<i64>>> = vec![BTreeMap::new(); threads as usize];
+        let mut held: Vec<BTreeMap<i64, Vec<u64>>> = vec![BTreeMap::new(); threads as usize];
         for (x, v) in ps.iter().enumerate() {
-            let (t, rs) = v[0];
             let y = target_of(x as u64, &src.shape, dims);
-            let Some(&(_, rd)) = pd[y as usize].iter().find(|p| p.0 == t) else {
-                return no(format!(
-                    "element {y} of {} has no copy in thread {t} (lane {}, warp {}), which holds element {x} of {}: the destination must be replicated over the lanes and warps the reduced dims occupy",
-                    dst.name,
-                    t % 32,
-                    t / 32,
-                    src.name
-                ));
-            };
-            tables[t as usize].entry(rd).or_default().push(rs);
+            for (i, &(t, rs)) in v.iter().enumerate() {
+                if v[..i].iter().any(|p| p.0 == t) {
+                    continue;
+                }
+                let Some(&(_, rd)) = pd[y as usize].iter().find(|p| p.0 == t) else {
+                    return no(format!(
+                        "element {y} of {} has no copy in thread {t} (lane {}, warp {}), which holds element {x} of {}: the destination must be replicated over the lanes and warps the reduced dims occupy",
+                        dst.name,
+                        t % 32,
+                        t / 32,
+                        src.name
+                    ));
+                };
+                tables[t as usize].entry(rd).or_default().push(rs);
+                if replicated {
+                    held[t as usize].entry(rd).or_default().push(x as u64);
+                }
+            }
         }
         let regs_of = |t: &BTreeMap<i64, Vec<i64>>| -> Vec<(i64, usize)> {
             t.iter().map(|(k, v)| (*k, v.len())).collect()
@@ -311,7 +283,19 @@ impl Variant for Reduce {
             return no("threads of the scope fold different source registers into one destination register".into());
         }
         let tag = |t: u32, k: usize| owner.get(&(t, slots[k])).copied();
-        // Steps 2 and 3: the lane and warp bits across which every register holds one element.
+        // Whether threads `t` and `o` fold no source element in common into slot `k` (always, for a
+        // source without replicas: each element is then folded in one thread).
+        let apart = |t: u32, o: u32, k: usize| {
+            let of = |t: u32| {
+                held[t as usize]
+                    .get(&slots[k])
+                    .map_or(&[][..], Vec::as_slice)
+            };
+            let (a, b) = (of(t), of(o));
+            a.iter().all(|x| !b.contains(x))
+        };
+        // Steps 2 and 3: the lane and warp bits across which every register holds one element, and
+        // the partials combined hold different source elements (not copies of the same ones).
         let bits = |n: u32, other: &dyn Fn(u32, u32) -> u32| -> Vec<u32> {
             (0..5)
                 .map(|b| 1u32 << b)
@@ -319,7 +303,8 @@ impl Variant for Reduce {
                 .filter(|&m| {
                     (0..threads).all(|t| {
                         let o = other(t, m);
-                        o < threads && (0..slots.len()).all(|k| tag(t, k) == tag(o, k))
+                        o < threads
+                            && (0..slots.len()).all(|k| tag(t, k) == tag(o, k) && apart(t, o, k))
                     })
                 })
                 .collect()
@@ -337,6 +322,11 @@ impl Variant for Reduce {
         // The final check: every copy of every element combines its whole reduced set.
         let row: u64 = dims.iter().map(|&d| src.shape[d]).product();
         let (lanes, ws) = (subset_sums(&lane_bits), subset_sums(&warp_bits));
+        let (lane_mask, warp_mask) = (
+            lane_bits.iter().fold(0, |m, b| m | b),
+            warp_bits.iter().fold(0, |m, b| m | b),
+        );
+        let mut distinct: HashMap<(u32, usize), u64> = HashMap::new();
         for (y, v) in pd.iter().enumerate() {
             for &(t, r) in v {
                 let Some(k) = slots.iter().position(|&s| s == r) else {
@@ -355,6 +345,41 @@ impl Variant for Reduce {
                             others += c;
                         }
                     }
+                }
+                // A replicated source: the partials must also hold `n` distinct elements, or some are
+                // counted twice (and others, perhaps, never). The threads combined together (one
+                // group, named by its lowest thread) share the answer.
+                let group = ((t / 32) & !warp_mask) * 32 + ((t % 32) & !lane_mask);
+                let twice = if replicated {
+                    *distinct.entry((group, k)).or_insert_with(|| {
+                        let mut xs: Vec<u64> = Vec::new();
+                        for a in &ws {
+                            for b in &lanes {
+                                let p = (((t / 32) ^ a) * 32) + ((t % 32) ^ b);
+                                if tag(p, k) == Some(y as u64) {
+                                    xs.extend(
+                                        held[p as usize].get(&slots[k]).into_iter().flatten(),
+                                    );
+                                }
+                            }
+                        }
+                        let all = xs.len();
+                        xs.sort_unstable();
+                        xs.dedup();
+                        (all - xs.len()) as u64
+                    })
+                } else {
+                    0
+                };
+                if twice > 0 {
+                    return no(format!(
+                        "thread {t} (lane {}, warp {}) would combine {twice} of the source elements of {}[{y}] twice: {} is replicated over lanes or warps that {} combines",
+                        t % 32,
+                        t / 32,
+                        dst.name,
+                        src.name,
+                        self.name
+                    ));
                 }
                 if n != row || others != 0 {
                     return no(format!(

@@ -14,8 +14,8 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::expr::Expr;
 use crate::ir::{Access, Compute, LStmt};
+use crate::places::places;
 use crate::pointwise::{ARITH, CASTS};
-use crate::reduce::places;
 use crate::scope::{Level, WARP};
 use crate::spread::workers;
 

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
-//! `reduce` over register tensors: every variant against brute force on random register layouts, the
-//! variant dispatch picks, the reasons variants decline, and warp shuffles in the interpreter.
+//! `reduce` over register tensors: every variant against brute force on random register layouts, with
+//! and without replicated sources, the variant dispatch picks, the reasons variants decline, and warp
+//! shuffles in the interpreter.
 
 use axe_kernel::{
     emit_cuda, lower, run, Access, Buffer, DType, Expr, KernelBuilder, KernelError, LStmt, Launch,
@@ -10,7 +11,7 @@ use axe_layout::Layout;
 use proptest::prelude::*;
 
 mod common;
-use common::{digits, layouts, Digit};
+use common::{digits, layouts_replicated, Digit};
 
 /// Loads `[R, C]` (row-major in global `a`) into registers with `src`, reduces `dims` into `dst`,
 /// stores it row-major to global `b`; returns b, or the lowering error.
@@ -100,11 +101,87 @@ fn needs(digits: &[Digit], dims: &[usize], axis: usize) -> bool {
         .any(|d| dims.contains(&d.dim) && d.axis == axis && d.extent > 1)
 }
 
+/// Reduces `dims` of the register layout the digits make (those `replica` marks made replicas of the
+/// source) with every variant: each that applies computes the law; dispatch picks the least-reaching
+/// one that can, and the variants that reach less decline, saying what they would combine.
+fn check_variants(
+    (ds, order, warps): (&[Digit], &[usize], u32),
+    dims: &[usize],
+    op: ReduceOp,
+    seed: u64,
+    replica: &[bool],
+) -> Result<(), TestCaseError> {
+    let (shape, src, dst) = layouts_replicated(ds, order, dims, replica);
+    let n: u64 = shape.iter().product();
+    let input: Vec<i32> = (0..n)
+        .map(|i| ((i.wrapping_mul(2654435761).wrapping_add(seed)) % 2001) as i32 - 1000)
+        .collect();
+    let want = brute(&shape, dims, op, &input);
+    // The digits that index the source decide how far the reduction reaches.
+    let indexing: Vec<Digit> = ds
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| replica.get(*i) != Some(&true))
+        .map(|(_, d)| *d)
+        .collect();
+    let expect = if needs(&indexing, dims, 2) {
+        "reduce.smem"
+    } else if needs(&indexing, dims, 1) {
+        "reduce.shfl"
+    } else {
+        "reduce.thread"
+    };
+    let (got, p) = reduce_run(
+        &shape,
+        src.clone(),
+        dst.clone(),
+        dims,
+        op,
+        warps,
+        None,
+        &input,
+    )
+    .unwrap_or_else(|e| panic!("{e}\nsrc {src}\ndst {dst}"));
+    prop_assert_eq!(&got, &want, "src {} dst {}", src, dst);
+    prop_assert_eq!(&p.decisions[1].variant, expect, "src {} dst {}", src, dst);
+    let rank = |v: &str| {
+        ["reduce.thread", "reduce.shfl", "reduce.smem"]
+            .iter()
+            .position(|x| *x == v)
+            .unwrap()
+    };
+    for v in ["reduce.thread", "reduce.shfl", "reduce.smem"] {
+        match reduce_run(
+            &shape,
+            src.clone(),
+            dst.clone(),
+            dims,
+            op,
+            warps,
+            Some(v),
+            &input,
+        ) {
+            Ok((got, _)) => {
+                prop_assert!(
+                    rank(v) >= rank(expect),
+                    "{v} applied where {expect} was needed"
+                );
+                prop_assert_eq!(&got, &want, "forced {}", v);
+            }
+            Err(KernelError::Forced { reason, .. }) => {
+                prop_assert!(rank(v) < rank(expect), "{v} declined: {reason}");
+                prop_assert!(reason.contains("would combine"), "{}", reason);
+            }
+            Err(e) => panic!("{v}: {e}"),
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// Every variant that applies computes the law; dispatch picks the least-reaching one that can,
-    /// and the variants that reach less decline.
+    /// Every variant against brute force on random register layouts.
     #[test]
     fn reduce_variants_equal_brute_force(
         (ds, order, warps) in digits(),
@@ -112,43 +189,30 @@ proptest! {
         max in any::<bool>(),
         seed in any::<u64>(),
     ) {
-        let dims: Vec<usize> = [vec![0], vec![1], vec![0, 1]][which].clone();
+        let dims = [vec![0], vec![1], vec![0, 1]][which].clone();
         let op = if max { ReduceOp::Max } else { ReduceOp::Sum };
-        let (shape, src, dst) = layouts(&ds, &order, &dims);
-        let n: u64 = shape.iter().product();
-        let input: Vec<i32> = (0..n)
-            .map(|i| ((i.wrapping_mul(2654435761).wrapping_add(seed)) % 2001) as i32 - 1000)
-            .collect();
-        let want = brute(&shape, &dims, op, &input);
-        let expect = if needs(&ds, &dims, 2) {
-            "reduce.smem"
-        } else if needs(&ds, &dims, 1) {
-            "reduce.shfl"
-        } else {
-            "reduce.thread"
-        };
-        let (got, p) = reduce_run(&shape, src.clone(), dst.clone(), &dims, op, warps, None, &input)
-            .unwrap_or_else(|e| panic!("{e}\nsrc {src}\ndst {dst}"));
-        prop_assert_eq!(&got, &want);
-        prop_assert_eq!(&p.decisions[1].variant, expect);
-        let rank = |v: &str| ["reduce.thread", "reduce.shfl", "reduce.smem"].iter().position(|x| *x == v).unwrap();
-        for v in ["reduce.thread", "reduce.shfl", "reduce.smem"] {
-            match reduce_run(&shape, src.clone(), dst.clone(), &dims, op, warps, Some(v), &input) {
-                Ok((got, _)) => {
-                    prop_assert!(rank(v) >= rank(expect), "{v} applied where {expect} was needed");
-                    prop_assert_eq!(&got, &want, "forced {}", v);
-                }
-                Err(KernelError::Forced { reason, .. }) => {
-                    prop_assert!(rank(v) < rank(expect), "{v} declined: {reason}");
-                    prop_assert!(reason.contains("would combine"), "{}", reason);
-                }
-                Err(e) => panic!("{v}: {e}"),
-            }
-        }
+        check_variants((&ds, &order, warps), &dims, op, seed, &[])?;
+    }
+
+    /// Sources replicated over some of their lanes and warps (as the result of an earlier reduce
+    /// is): each element is combined once, the butterflies skipping the bits the copies repeat on.
+    #[test]
+    fn replicated_sources_combine_each_element_once(
+        (ds, order, warps) in digits(),
+        which in 0usize..3,
+        max in any::<bool>(),
+        seed in any::<u64>(),
+        mask in any::<u32>(),
+    ) {
+        let replica: Vec<bool> =
+            ds.iter().enumerate().map(|(i, d)| d.axis != 0 && mask >> i & 1 == 1).collect();
+        prop_assume!(replica.contains(&true));
+        let dims = [vec![0], vec![1], vec![0, 1]][which].clone();
+        let op = if max { ReduceOp::Max } else { ReduceOp::Sum };
+        check_variants((&ds, &order, warps), &dims, op, seed, &replica)?;
     }
 }
 
-/// The row layout of a warp-per-row reduction: `[4, 64]`, rows on warps, 2 registers × 32 lanes.
 fn rows_on_warps() -> (Layout, Layout) {
     let src: Layout = "S[(4,32,2):(1@warp,1@lane,1@reg)]".parse().unwrap();
     let dst: Layout = "S[(4,1):(1@warp,1@reg)] + R[32:1@lane]".parse().unwrap();
@@ -453,4 +517,46 @@ fn a_threads_f32_registers_are_summed_pairwise() {
             );
         }
     }
+}
+
+#[test]
+fn a_reduce_of_a_reduced_result_folds_one_copy_per_thread() {
+    // The row sums of an earlier reduce, replicated over the warp's 32 lanes, summed again: each
+    // thread folds its own copies; no shuffle, which would add each lane's copy 32 times.
+    let input = [5, -7];
+    let (got, p) = reduce_run(
+        &[2, 1],
+        "S[(2,1):(1@reg,1@reg)] + R[32:1@lane]".parse().unwrap(),
+        "S[(1,1):(1@reg,1@reg)] + R[32:1@lane]".parse().unwrap(),
+        &[0],
+        ReduceOp::Sum,
+        1,
+        None,
+        &input,
+    )
+    .unwrap();
+    assert_eq!(got, [-2]);
+    assert_eq!(p.decisions[1].variant, "reduce.thread");
+    // A row over the lanes of each of two warps, the same in both: lanes combine, warps do not.
+    let input: Vec<i32> = (0..32).map(|i| i * i - 100).collect();
+    let (got, p) = reduce_run(
+        &[1, 32],
+        "S[(1,32):(1@reg,1@lane)] + R[2:1@warp]".parse().unwrap(),
+        "S[(1,1):(1@reg,1@reg)] + R[(32,2):(1@lane,1@warp)]"
+            .parse()
+            .unwrap(),
+        &[1],
+        ReduceOp::Sum,
+        2,
+        None,
+        &input,
+    )
+    .unwrap();
+    assert_eq!(got, [input.iter().sum::<i32>()]);
+    assert_eq!(p.decisions[1].variant, "reduce.shfl");
+    assert!(
+        p.decisions[1].why.contains("xor shuffles [1, 2, 4, 8, 16]"),
+        "{}",
+        p.decisions[1].why
+    );
 }

@@ -1,11 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::panic, missing_docs)]
 //! `copy_async` by the copy engine and mbarriers, on the interpreter: a box lands in shared memory in
 //! its swizzle and reads back as the source (property test over boxes, strides, swizzles and element
-//! sizes); reading before the wait, waiting forever and a box leaving its array are reported; the
-//! variant declines with reasons.
+//! sizes); reading before the wait, waiting forever, an arrival past the mbarrier's count and a box
+//! leaving its array are reported; the variant declines with reasons.
 
 use axe_kernel::{
-    lower, run, DType, Expr, KernelBuilder, Launch, Mbar, RunLimits, Scope, Space, Swizzle, Target,
+    lower, run, DType, Expr, KernelBuilder, LStmt, Launch, Mbar, RunLimits, Scope, Space, Swizzle,
+    Target,
 };
 use axe_layout::Layout;
 use proptest::prelude::*;
@@ -17,6 +18,28 @@ enum After {
     ReadWithoutWait,
     /// The mbarrier counts an arrival besides the copy's that never comes.
     CountOneTooMany,
+    /// The issuing thread arrives twice more between announcing the copy's bytes and issuing it: the
+    /// first meets the count (the phase then waits for the bytes), the second is one too many.
+    ArrivalsPastTheCount,
+}
+
+/// Inserts `n` arrivals on the same mbarrier after every `MbarExpectTx` in `body`, at any depth.
+fn arrive_after_expect_tx(body: &mut Vec<LStmt>, n: usize) {
+    let mut i = 0;
+    while i < body.len() {
+        match &mut body[i] {
+            LStmt::MbarExpectTx { bar, .. } => {
+                let bar = bar.clone();
+                for _ in 0..n {
+                    body.insert(i + 1, LStmt::MbarArrive { bar: bar.clone() });
+                }
+                i += n;
+            }
+            LStmt::If { body, .. } | LStmt::For { body, .. } => arrive_after_expect_tx(body, n),
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
 /// A box `[r, c]` of `dt` at row `y`, column `x` of a `[rows, s]` array copied into a shared tile with
@@ -98,7 +121,10 @@ fn box_copy(
         k.mbar_wait(bar, Expr::Const(0)).unwrap();
     }
     k.copy(Scope::cta(), &to, &tt).unwrap();
-    let p = lower(&k.build().unwrap(), Target::Cpu).map_err(|e| e.to_string())?;
+    let mut p = lower(&k.build().unwrap(), Target::Cpu).map_err(|e| e.to_string())?;
+    if after == After::ArrivalsPastTheCount {
+        arrive_after_expect_tx(&mut p.body, 2);
+    }
     let variant = p.decisions[0].variant.to_string();
     if let Some(f) = force {
         assert_eq!(variant, f);
@@ -186,6 +212,25 @@ fn a_wait_for_an_arrival_that_never_comes_is_a_deadlock() {
     )
     .unwrap_err();
     assert!(e.contains("deadlock"), "{e}");
+}
+
+#[test]
+fn an_arrival_on_a_phase_that_expects_none_is_reported() {
+    let e = box_copy(
+        DType::F32,
+        None,
+        (4, 8),
+        (4, 8),
+        (0, 0),
+        After::ArrivalsPastTheCount,
+        TMA,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("mbarrier.arrive on the mbarrier at shared byte")
+            && e.contains("expects no more arrivals"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -163,9 +163,7 @@ impl Machine<'_> {
             }
             LStmt::MbarArrive { bar } => {
                 let key = self.bar_key(bar, vars, SYNC)?;
-                let b = self.bar_mut(key, SYNC)?;
-                b.pending = b.pending.saturating_sub(1);
-                Async::complete(b);
+                self.arrive(key, "mbarrier.arrive")?;
             }
             LStmt::MbarExpectTx { bar, bytes } => {
                 let key = self.bar_key(bar, vars, SYNC)?;
@@ -248,11 +246,19 @@ impl Machine<'_> {
                 }
             }
         }
+        self.arrive(key, "cp.async.mbarrier.arrive")
+    }
+
+    /// One arrival (by the instruction `what`) on the mbarrier at `key`, completing its phase when it
+    /// was the last one expected and no transaction bytes are pending. An arrival on a phase that
+    /// expects no more (its count met, waiting only for bytes) is an error: PTX leaves it undefined,
+    /// so a kernel that does it is wrong on the GPU whatever the interpreter would make of it.
+    fn arrive(&mut self, key: usize, what: &str) -> Result<()> {
         let b = self.bar_mut(key, SYNC)?;
         if b.pending == 0 {
             return Err(self.sync_err(
                 SYNC,
-                format!("cp.async.mbarrier.arrive on the mbarrier at shared byte {key}, whose phase expects no more arrivals (init counts each thread's arrival)"),
+                format!("{what} on the mbarrier at shared byte {key}, whose phase expects no more arrivals (init counts each thread's arrival)"),
             ));
         }
         b.pending -= 1;

@@ -44,6 +44,17 @@ pub const AXES: [&str; 3] = ["reg", "lane", "warp"];
 /// reduction's destination: the kept digits as they are, the reduced ones on lane/warp as replicas,
 /// those on reg dropped.
 pub fn layouts(digits: &[Digit], order: &[usize], dims: &[usize]) -> (Vec<u64>, Layout, Layout) {
+    layouts_replicated(digits, order, dims, &[])
+}
+
+/// [`layouts`] with the digits `replica` marks (lane or warp ones) made replicas of the source instead
+/// of indexing it (its shape leaves them out), and replicas of the destination too.
+pub fn layouts_replicated(
+    digits: &[Digit],
+    order: &[usize],
+    dims: &[usize],
+    replica: &[bool],
+) -> (Vec<u64>, Layout, Layout) {
     let mut stride = vec![0i64; digits.len()];
     let mut next = [1i64; 3];
     for &i in order {
@@ -53,10 +64,16 @@ pub fn layouts(digits: &[Digit], order: &[usize], dims: &[usize]) -> (Vec<u64>, 
     }
     let mut shape = vec![1u64; 2];
     let (mut shard, mut dshard, mut drep) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rep = Vec::new();
     for (dim, ext) in shape.iter_mut().enumerate() {
         for (i, d) in digits.iter().enumerate().filter(|(_, d)| d.dim == dim) {
-            *ext *= d.extent;
             let it = Iter::new(d.extent, stride[i], Axis::new(AXES[d.axis]).unwrap()).unwrap();
+            if replica.get(i) == Some(&true) {
+                rep.push(it);
+                drep.push(it);
+                continue;
+            }
+            *ext *= d.extent;
             shard.push(it);
             if !dims.contains(&dim) {
                 dshard.push(it);
@@ -65,7 +82,10 @@ pub fn layouts(digits: &[Digit], order: &[usize], dims: &[usize]) -> (Vec<u64>, 
             }
         }
     }
-    let src = Layout::new(shard, vec![], Coord::zero()).unwrap();
+    if shard.is_empty() {
+        shard.push(Iter::new(1, 0, Axis::new("reg").unwrap()).unwrap());
+    }
+    let src = Layout::new(shard, rep, Coord::zero()).unwrap();
     let dst = if dshard.is_empty() {
         Layout::new(
             vec![Iter::new(1, 0, Axis::new("reg").unwrap()).unwrap()],
