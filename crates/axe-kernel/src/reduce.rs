@@ -10,9 +10,9 @@
 //! applies when, step by step, the partial results it builds provably hold the whole reduced set:
 //! 1. each thread folds the source registers of each destination register it holds (every source
 //!    element needs a copy of its destination element in its own thread — `dst` replicated over the
-//!    lanes and warps the reduced dims occupy), the same registers in every thread of the scope (a
-//!    sum pairwise: `log₂ n` roundings for `n` registers, not `n - 1`); where the source is
-//!    replicated, each thread folds one copy of each element it holds;
+//!    lanes and warps the reduced dims occupy, and over those a replicated source's copies occupy),
+//!    the same registers in every thread of the scope (a sum pairwise: `log₂ n` roundings for `n`
+//!    registers, not `n - 1`); each thread folds one copy of each source element it holds;
 //! 2. (`reduce.shfl`, `reduce.smem`) for each lane bit `m` across which every register holds the same
 //!    destination element, and the two partials hold different source elements (not copies of the
 //!    same ones, as across the lanes a replicated source repeats on), an xor-butterfly step
@@ -28,7 +28,7 @@
 //! Every thread of the scope runs the same code (shuffles need the whole warp), so every thread of the
 //! scope must hold the same source registers.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::desc::{BinaryOp, Buffer, Call, KernelBuilder, Op, Space, Tensor};
 use crate::dispatch::{Ctx, Outcome, Variant};
@@ -152,6 +152,19 @@ fn target_of(x: u64, src: &[u64], dims: &[usize]) -> u64 {
     y
 }
 
+/// Whether ascending lists `a` and `b` share no element, in one pass over both.
+fn disjoint(a: &[u64], b: &[u64]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while let (Some(x), Some(y)) = (a.get(i), b.get(j)) {
+        match x.cmp(y) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return false,
+        }
+    }
+    true
+}
+
 /// The sums of every subset of `bits`, ascending.
 fn subset_sums(bits: &[u32]) -> Vec<u32> {
     let mut v = vec![0u32];
@@ -243,19 +256,27 @@ impl Variant for Reduce {
         }
         // Step 1: each thread's table register of dst -> registers of src folded into it, one copy of
         // each source element the thread holds (a replicated source has copies in several threads);
-        // and, for a replicated source, which elements those are.
+        // and, for a replicated source, which elements those are (each list ascending, as `x` is).
         let replicated = src.layout.replica_count() > 1;
+        let mut dst_reg: HashMap<(u64, u32), i64> = HashMap::new();
+        for (y, v) in pd.iter().enumerate() {
+            for &(t, r) in v {
+                dst_reg.entry((y as u64, t)).or_insert(r);
+            }
+        }
         let mut tables: Vec<BTreeMap<i64, Vec<i64>>> = vec![BTreeMap::new(); threads as usize];
         let mut held: Vec<BTreeMap<i64, Vec<u64>>> = vec![BTreeMap::new(); threads as usize];
+        let mut folded: HashSet<u32> = HashSet::new();
         for (x, v) in ps.iter().enumerate() {
             let y = target_of(x as u64, &src.shape, dims);
-            for (i, &(t, rs)) in v.iter().enumerate() {
-                if v[..i].iter().any(|p| p.0 == t) {
+            folded.clear();
+            for &(t, rs) in v {
+                if !folded.insert(t) {
                     continue;
                 }
-                let Some(&(_, rd)) = pd[y as usize].iter().find(|p| p.0 == t) else {
+                let Some(&rd) = dst_reg.get(&(y, t)) else {
                     return no(format!(
-                        "element {y} of {} has no copy in thread {t} (lane {}, warp {}), which holds element {x} of {}: the destination must be replicated over the lanes and warps the reduced dims occupy",
+                        "element {y} of {} has no copy in thread {t} (lane {}, warp {}), which holds element {x} of {}: the destination must be replicated over the lanes and warps the reduced dims occupy, and over those the source's copies occupy",
                         dst.name,
                         t % 32,
                         t / 32,
@@ -291,8 +312,7 @@ impl Variant for Reduce {
                     .get(&slots[k])
                     .map_or(&[][..], Vec::as_slice)
             };
-            let (a, b) = (of(t), of(o));
-            a.iter().all(|x| !b.contains(x))
+            disjoint(of(t), of(o))
         };
         // Steps 2 and 3: the lane and warp bits across which every register holds one element, and
         // the partials combined hold different source elements (not copies of the same ones).
@@ -372,8 +392,10 @@ impl Variant for Reduce {
                     0
                 };
                 if twice > 0 {
+                    // (`apart` keeps copies out of each butterfly step; this catches copies that
+                    // two steps together would bring into one partial.)
                     return no(format!(
-                        "thread {t} (lane {}, warp {}) would combine {twice} of the source elements of {}[{y}] twice: {} is replicated over lanes or warps that {} combines",
+                        "thread {t} (lane {}, warp {}) would combine {twice} surplus copies of source elements of {}[{y}]: {} is replicated over lanes or warps that {} combines",
                         t % 32,
                         t / 32,
                         dst.name,

@@ -554,6 +554,24 @@ fn a_reduce_of_a_reduced_result_folds_one_copy_per_thread() {
     .unwrap();
     assert_eq!(got, [input.iter().sum::<i32>()]);
     assert_eq!(p.decisions[1].variant, "reduce.shfl");
+    // The same source into a destination on the lanes only: warp 1's copies have nowhere to go.
+    let e = reduce_run(
+        &[1, 32],
+        "S[(1,32):(1@reg,1@lane)] + R[2:1@warp]".parse().unwrap(),
+        "S[(1,1):(1@reg,1@reg)] + R[32:1@lane]".parse().unwrap(),
+        &[1],
+        ReduceOp::Sum,
+        2,
+        None,
+        &input,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("has no copy in thread 32 (lane 0, warp 1)")
+            && e.contains("over those the source's copies occupy"),
+        "{e}"
+    );
     assert!(
         p.decisions[1].why.contains("xor shuffles [1, 2, 4, 8, 16]"),
         "{}",
