@@ -445,10 +445,12 @@ fn element_sizes_narrower_than_the_type_are_refused_but_for_pred() {
 }
 
 /// The standard TPU layouts at sizes that run every kernel's widest path (whole 128-column spans, whole
-/// transpose tiles) and its ragged edges, on every instruction set, cached and non-temporal, both ways.
+/// transpose tiles) and its ragged edges, on every instruction set, cached and non-temporal, both ways:
+/// pred's bit packing here, the other kernels in [`kernels_on_tpu_layouts`] (two tests, so that the
+/// test harness runs them side by side).
 #[test]
-fn kernels_on_tpu_layouts() {
-    let cases = [
+fn bit_kernels_on_tpu_layouts() {
+    check_tpu_layouts(&[
         ("pred[70,300]{1,0}", "{1,0:T(32,128)(32,1)E(1)}"),
         ("pred[64,256]{1,0}", "{1,0:T(32,128)(32,1)E(1)}"),
         ("pred[40,300]{1,0}", "{1,0:T(16,128)(16,1)E(1)}"),
@@ -458,6 +460,13 @@ fn kernels_on_tpu_layouts() {
         ("pred[70,1100]{1,0}", "{1,0:T(32,128)(32,1)E(1)}"),
         ("pred[40,600]{1,0}", "{1,0:T(16,128)(16,1)E(1)}"),
         ("pred[24,1090]{1,0}", "{1,0:T(8,128)(8,1)E(1)}"),
+    ]);
+}
+
+/// [`bit_kernels_on_tpu_layouts`] for the sub-tile interleaves, tile copies and transposes.
+#[test]
+fn kernels_on_tpu_layouts() {
+    check_tpu_layouts(&[
         ("bf16[24,300]{1,0}", "{1,0:T(8,128)(2,1)}"),
         ("s8[40,260]{1,0}", "{1,0:T(8,128)(4,1)}"),
         ("f32[70,300]{1,0}", "{1,0:T(8,128)}"),
@@ -468,8 +477,12 @@ fn kernels_on_tpu_layouts() {
         ("f64[40,130]{1,0}", "{0,1}"),
         ("f32[3,50,140]{2,1,0}", "{0,1,2}"),
         ("f32[4,40,3,130]{3,2,1,0}", "{3,1,2,0}"),
-    ];
-    for (shape, to) in cases {
+    ]);
+}
+
+/// Each relayout of `cases` and its inverse under every instruction set, order and thread count.
+fn check_tpu_layouts(cases: &[(&str, &str)]) {
+    for &(shape, to) in cases {
         let (a, b) = xla_pair(shape, to);
         for isa in Isa::available() {
             for (streaming, walk) in [
