@@ -539,34 +539,25 @@ fn a_reduce_of_a_reduced_result_folds_one_copy_per_thread() {
     assert_eq!(p.decisions[1].variant, "reduce.thread");
     // A row over the lanes of each of two warps, the same in both: lanes combine, warps do not.
     let input: Vec<i32> = (0..32).map(|i| i * i - 100).collect();
-    let (got, p) = reduce_run(
-        &[1, 32],
-        "S[(1,32):(1@reg,1@lane)] + R[2:1@warp]".parse().unwrap(),
-        "S[(1,1):(1@reg,1@reg)] + R[(32,2):(1@lane,1@warp)]"
-            .parse()
-            .unwrap(),
-        &[1],
-        ReduceOp::Sum,
-        2,
-        None,
-        &input,
-    )
-    .unwrap();
+    let row_on_two_warps = |dst: &str| {
+        reduce_run(
+            &[1, 32],
+            "S[(1,32):(1@reg,1@lane)] + R[2:1@warp]".parse().unwrap(),
+            dst.parse().unwrap(),
+            &[1],
+            ReduceOp::Sum,
+            2,
+            None,
+            &input,
+        )
+    };
+    let (got, p) = row_on_two_warps("S[(1,1):(1@reg,1@reg)] + R[(32,2):(1@lane,1@warp)]").unwrap();
     assert_eq!(got, [input.iter().sum::<i32>()]);
     assert_eq!(p.decisions[1].variant, "reduce.shfl");
     // The same source into a destination on the lanes only: warp 1's copies have nowhere to go.
-    let e = reduce_run(
-        &[1, 32],
-        "S[(1,32):(1@reg,1@lane)] + R[2:1@warp]".parse().unwrap(),
-        "S[(1,1):(1@reg,1@reg)] + R[32:1@lane]".parse().unwrap(),
-        &[1],
-        ReduceOp::Sum,
-        2,
-        None,
-        &input,
-    )
-    .unwrap_err()
-    .to_string();
+    let e = row_on_two_warps("S[(1,1):(1@reg,1@reg)] + R[32:1@lane]")
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("has no copy in thread 32 (lane 0, warp 1)")
             && e.contains("over those the source's copies occupy"),

@@ -199,33 +199,20 @@ fn reading_before_the_wait_is_reported() {
     assert!(e.contains("without waiting for the mbarrier phase"), "{e}");
 }
 
+/// The error of a whole `[4, 8]` f32 array copied by the copy engine, doing `after` after the copy.
+fn small_copy_error(after: After) -> String {
+    box_copy(DType::F32, None, (4, 8), (4, 8), (0, 0), after, TMA).unwrap_err()
+}
+
 #[test]
 fn a_wait_for_an_arrival_that_never_comes_is_a_deadlock() {
-    let e = box_copy(
-        DType::F32,
-        None,
-        (4, 8),
-        (4, 8),
-        (0, 0),
-        After::CountOneTooMany,
-        TMA,
-    )
-    .unwrap_err();
+    let e = small_copy_error(After::CountOneTooMany);
     assert!(e.contains("deadlock"), "{e}");
 }
 
 #[test]
 fn an_arrival_on_a_phase_that_expects_none_is_reported() {
-    let e = box_copy(
-        DType::F32,
-        None,
-        (4, 8),
-        (4, 8),
-        (0, 0),
-        After::ArrivalsPastTheCount,
-        TMA,
-    )
-    .unwrap_err();
+    let e = small_copy_error(After::ArrivalsPastTheCount);
     assert!(
         e.contains("mbarrier.arrive on the mbarrier at shared byte")
             && e.contains("expects no more arrivals"),
