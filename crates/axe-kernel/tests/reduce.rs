@@ -131,17 +131,19 @@ fn check_variants(
     } else {
         "reduce.thread"
     };
-    let (got, p) = reduce_run(
-        &shape,
-        src.clone(),
-        dst.clone(),
-        dims,
-        op,
-        warps,
-        None,
-        &input,
-    )
-    .unwrap_or_else(|e| panic!("{e}\nsrc {src}\ndst {dst}"));
+    let run = |force: Option<&str>| {
+        reduce_run(
+            &shape,
+            src.clone(),
+            dst.clone(),
+            dims,
+            op,
+            warps,
+            force,
+            &input,
+        )
+    };
+    let (got, p) = run(None).unwrap_or_else(|e| panic!("{e}\nsrc {src}\ndst {dst}"));
     prop_assert_eq!(&got, &want, "src {} dst {}", src, dst);
     prop_assert_eq!(&p.decisions[1].variant, expect, "src {} dst {}", src, dst);
     let rank = |v: &str| {
@@ -151,16 +153,7 @@ fn check_variants(
             .unwrap()
     };
     for v in ["reduce.thread", "reduce.shfl", "reduce.smem"] {
-        match reduce_run(
-            &shape,
-            src.clone(),
-            dst.clone(),
-            dims,
-            op,
-            warps,
-            Some(v),
-            &input,
-        ) {
+        match run(Some(v)) {
             Ok((got, _)) => {
                 prop_assert!(
                     rank(v) >= rank(expect),
