@@ -171,22 +171,24 @@ fn list() -> Report {
         ));
     }
     text.push_str("variants\n");
-    for v in Registry::standard().all() {
-        let t: Vec<&str> = v.targets().iter().map(|t| t.name()).collect();
+    let mut rows: Vec<(&str, &str, i32, String)> = Registry::standard()
+        .all()
+        .iter()
+        .map(|v| {
+            let t: Vec<&str> = v.targets().iter().map(|t| t.name()).collect();
+            (v.name(), v.op(), v.priority(), t.join(", "))
+        })
+        .collect();
+    rows.extend(
+        across
+            .iter()
+            .map(|v| (v.name(), v.op(), v.priority(), "devices".to_string())),
+    );
+    let name_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let op_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    for (name, op, priority, targets) in rows {
         text.push_str(&format!(
-            "  {:<16} {:<7} priority {:>2}  {}\n",
-            v.name(),
-            v.op(),
-            v.priority(),
-            t.join(", ")
-        ));
-    }
-    for v in &across {
-        text.push_str(&format!(
-            "  {:<21} {:<7} priority {:>2}  devices\n",
-            v.name(),
-            v.op(),
-            v.priority()
+            "  {name:<name_w$}  {op:<op_w$}  priority {priority:>2}  {targets}\n"
         ));
     }
     Report { json, text }

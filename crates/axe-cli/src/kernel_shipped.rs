@@ -38,7 +38,7 @@ impl KernelName {
             KernelName::Relayout,
             "relayout",
             &["src", "dst"],
-            "--src SHAPE --dst SHAPE",
+            "--src SHAPE --dst LAYOUT",
         ),
         (
             KernelName::Softmax,

@@ -33,6 +33,13 @@ pub struct Input {
     swap: usize,
 }
 
+/// Whether `path` names a `.npy` file (the extension in any case: `x.NPY` too).
+fn is_npy(path: &str) -> bool {
+    std::path::Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+}
+
 /// Opens the input and checks its header and size against `src` (`need` bytes of data) before
 /// anything of the tensor's size is allocated. A regular file's size is known now; a pipe's is checked
 /// as it is read ([`read_tensor`]). A `.npy` file's header says its order: a Fortran-order array is
@@ -45,7 +52,7 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
         return Err(format!("{path} is a folder, not a tensor file"));
     }
     let size = meta.is_file().then_some(meta.len());
-    if !path.ends_with(".npy") {
+    if !is_npy(path) {
         if let Some(size) = size.filter(|&s| s != need) {
             return Err(format!("{path} has {size} bytes, {src} needs {need}"));
         }
@@ -69,7 +76,11 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
         } else {
             "row-major"
         };
-        return Err(format!("{path} holds a {kind} array, but it is to be read as {src}; give raw bytes (.bin) for other layouts"));
+        return Err(format!(
+            "{path} holds a {kind} array, but it is to be read as {src}; a .npy file is read as a \
+             row-major layout (C order) or a column-major one (Fortran order, `np.asfortranarray`); \
+             give the bytes of other layouts raw (.bin)"
+        ));
     }
     if fortran {
         src.layout = column_major(src.rank());
@@ -153,7 +164,7 @@ pub fn read_into(input: Input, data: &mut [u8], path: &str) -> Result<(), String
 /// The header of a `.npy` output (`None` for raw bytes), or an error if its layout or element type
 /// has no `.npy` form: checked before any work is done.
 pub fn npy_header(path: &str, dst_shape: Option<&ArrayShape>) -> Result<Option<Vec<u8>>, String> {
-    if !path.ends_with(".npy") {
+    if !is_npy(path) {
         return Ok(None);
     }
     let (a, order) = dst_shape

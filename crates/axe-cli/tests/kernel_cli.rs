@@ -25,7 +25,7 @@ fn list_names_the_kernels_and_the_variants() {
     );
     let (code, out, _) = run(&["kernel", "list"]);
     assert_eq!(code, 0);
-    assert!(out.contains("relayout --src SHAPE --dst SHAPE"));
+    assert!(out.contains("relayout --src SHAPE --dst LAYOUT"));
 }
 
 #[test]
@@ -174,6 +174,37 @@ fn run_on_the_interpreter_matches_axe_relayout() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(std::fs::read(at("k2.bin")).unwrap() == std::fs::read(at("k.bin")).unwrap());
+    // The extension in capitals is a .npy too; a C-order .npy for a column-major source says what
+    // to give instead.
+    std::fs::copy(at("back.npy"), at("BACK.NPY")).unwrap();
+    let (code, _, err) = run(&[
+        "kernel",
+        "run",
+        "relayout",
+        "--src",
+        src,
+        "--dst",
+        dst,
+        &at("BACK.NPY"),
+        "-o",
+        &at("k3.bin"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(at("k3.bin")).unwrap() == std::fs::read(at("k.bin")).unwrap());
+    let (code, _, err) = run(&[
+        "kernel",
+        "run",
+        "relayout",
+        "--src",
+        "bf16[30,260]{0,1}",
+        "--dst",
+        "{1,0}",
+        &at("back.npy"),
+        "-o",
+        &at("k4.bin"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Fortran order, `np.asfortranarray`"), "{err}");
 }
 
 #[test]

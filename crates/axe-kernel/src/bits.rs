@@ -277,7 +277,7 @@ impl Plan {
                 why = "row r in lane r, word j in lane j mod 32: one ballot per word".to_string();
             } else {
                 let mask = ctx.add_buffer(Buffer {
-                    name: format!("bits{}", call.id),
+                    name: format!("_bits{}", call.id),
                     space: Space::Registers,
                     dtype: DType::S32,
                     elems: 1,

@@ -15,6 +15,7 @@ use crate::expr::{Expr, Var};
 use crate::scope::{Launch, Scope};
 
 pub mod intrinsic;
+mod names;
 mod ops;
 mod sync;
 mod window;
@@ -250,18 +251,10 @@ pub struct KernelBuilder {
 }
 
 impl KernelBuilder {
-    /// A kernel named `name` (a C identifier) with launch shape `launch`.
+    /// A kernel named `name` (a C identifier starting with a letter, not a word the generated code
+    /// reserves) with launch shape `launch`.
     pub fn new(name: &str, launch: Launch) -> Result<KernelBuilder> {
-        let ident = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !ident {
-            return Err(KernelError::Invalid(format!(
-                "kernel name {name:?} is not a C identifier"
-            )));
-        }
+        names::check_name("kernel", name)?;
         launch.check()?;
         Ok(KernelBuilder {
             kernel: Kernel {
@@ -285,11 +278,10 @@ impl KernelBuilder {
         dtype: DType,
         elems: u64,
     ) -> Result<BufferId> {
-        let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !ident || self.kernel.buffers.iter().any(|b| b.name == name) {
+        names::check_name("buffer", name)?;
+        if self.kernel.buffers.iter().any(|b| b.name == name) {
             return Err(KernelError::Invalid(format!(
-                "buffer name {name:?} must be a new C identifier starting with a letter"
+                "buffer name {name:?} is taken by another buffer; each buffer needs its own name"
             )));
         }
         if elems == 0 {

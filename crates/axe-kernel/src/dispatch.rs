@@ -92,6 +92,8 @@ pub struct Ctx<'a> {
     next_var: u32,
     extra: Vec<crate::desc::Buffer>,
     maps: Vec<crate::ir::TensorMap>,
+    /// The windows around the call being lowered: (buffer, the alignment of its base in bytes).
+    pub(crate) windows: Vec<(usize, u64)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -103,6 +105,7 @@ impl<'a> Ctx<'a> {
             next_var: kernel.vars,
             extra: Vec::new(),
             maps: Vec::new(),
+            windows: Vec::new(),
         }
     }
 
@@ -272,7 +275,7 @@ impl Registry {
                     ),
                 });
             };
-            return match v.lower(call, ctx)? {
+            return match lower_in_windows(*v, call, ctx)? {
                 Outcome::Lowered { why, code } => Ok((
                     decision(v.name(), format!("forced; {why}"), Vec::new()),
                     code,
@@ -286,7 +289,7 @@ impl Registry {
         }
         let mut declined = Vec::new();
         for v in candidates {
-            match v.lower(call, ctx)? {
+            match lower_in_windows(v, call, ctx)? {
                 Outcome::Lowered { why, code } => {
                     return Ok((decision(v.name(), why, declined), code))
                 }
@@ -300,4 +303,23 @@ impl Registry {
             declined,
         })
     }
+}
+
+/// `v.lower(call, ctx)`, declined where the code would misalign a vector through a window around the
+/// call (what the variant added to `ctx` is then taken back).
+fn lower_in_windows(v: &dyn Variant, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
+    let (extra, maps) = (ctx.extra.len(), ctx.maps.len());
+    let out = v.lower(call, ctx)?;
+    if let Outcome::Lowered { code, .. } = &out {
+        let misfit = ctx
+            .windows
+            .iter()
+            .find_map(|&(buf, align)| crate::lower::window_misfit(code, buf, align));
+        if let Some(why) = misfit {
+            ctx.extra.truncate(extra);
+            ctx.maps.truncate(maps);
+            return Ok(Outcome::Declined(why));
+        }
+    }
+    Ok(out)
 }

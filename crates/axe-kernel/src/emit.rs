@@ -64,11 +64,14 @@ pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
     for d in &prog.decisions {
         let _ = writeln!(
             s,
-            "// {} at {} scope -> {}: {}",
-            d.op, d.scope, d.variant, d.why
+            "// {}",
+            one_line(&format!(
+                "{} at {} scope -> {}: {}",
+                d.op, d.scope, d.variant, d.why
+            ))
         );
         for (v, r) in &d.declined {
-            let _ = writeln!(s, "//   declined {v}: {r}");
+            let _ = writeln!(s, "//   {}", one_line(&format!("declined {v}: {r}")));
         }
     }
     s.push_str(PRELUDE);
@@ -177,6 +180,20 @@ __device__ __forceinline__ unsigned short axe_f32_to_f16(float f) { unsigned sho
 __device__ __forceinline__ unsigned short axe_f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 
 "#;
+
+/// `text` as the rest of a one-line comment, `//` or `#`: control characters (a newline would end the
+/// comment, and what follows would be code) become spaces, and a trailing backslash (which would join
+/// the next line to the comment) is followed by a period.
+pub(crate) fn one_line(text: &str) -> String {
+    let mut t: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if t.trim_end().ends_with('\\') {
+        t.push('.');
+    }
+    t
+}
 
 fn vector_type(bytes: u32) -> &'static str {
     match bytes {
@@ -521,7 +538,7 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
                 let _ = writeln!(s, "{pad}__syncthreads();");
             }
             LStmt::Comment(c) => {
-                let _ = writeln!(s, "{pad}// {c}");
+                let _ = writeln!(s, "{pad}// {}", one_line(c));
             }
             other => {
                 if !hopper::stmt(prog, other, &pad, n, s) {
@@ -552,7 +569,12 @@ fn intrinsic(
     let named: Vec<String> = (0..i.args.len())
         .map(|k| format!("{{{k}}} = {}", operand(k)))
         .collect();
-    let _ = writeln!(s, "{pad}// intrinsic {}: {}", i.name, named.join(", "));
+    let _ = writeln!(
+        s,
+        "{pad}// intrinsic {}: {}",
+        one_line(&i.name),
+        named.join(", ")
+    );
     let mut text = String::new();
     for p in &i.text {
         match p {

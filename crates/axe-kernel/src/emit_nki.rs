@@ -199,7 +199,7 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, s: &mut String) -> Result
                 let _ = writeln!(s, "{pad}{}", matmul(prog, m));
             }
             LStmt::Comment(c) => {
-                let _ = writeln!(s, "{pad}# {c}");
+                let _ = writeln!(s, "{pad}# {}", crate::emit::one_line(c));
             }
             other => {
                 return Err(KernelError::Invalid(format!(

@@ -26,6 +26,21 @@ pub enum BinOp {
     And,
 }
 
+impl BinOp {
+    /// The operator in C: `+ - * / % < &&`.
+    pub fn c(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Lt => "<",
+            BinOp::And => "&&",
+        }
+    }
+}
+
 /// An integer expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expr {
@@ -135,15 +150,7 @@ fn write_c(e: &Expr, suffix: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         Expr::Thread => f.write_str("tid"),
         Expr::Cta => f.write_str("cta"),
         Expr::Bin(op, a, b) => {
-            let o = match op {
-                BinOp::Add => "+",
-                BinOp::Sub => "-",
-                BinOp::Mul => "*",
-                BinOp::Div => "/",
-                BinOp::Rem => "%",
-                BinOp::Lt => "<",
-                BinOp::And => "&&",
-            };
+            let o = op.c();
             f.write_str("(")?;
             write_c(a, suffix, f)?;
             write!(f, " {o} ")?;

@@ -64,7 +64,7 @@ pub fn gemm_kernel_hopper(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> 
         ),
     )?;
     let (tiles_m, tiles_n) = (m / TILE_M, n / TILE_N);
-    let i = |v: u64| i64::try_from(v).map_err(|_| overflow("a gemm extent"));
+    let i = |v: u64| i64::try_from(v).map_err(|_| overflow("converting a gemm extent"));
     let (ki, ni) = (i(k)?, i(n)?);
     let mut kb = KernelBuilder::new(
         "gemm_sm90",

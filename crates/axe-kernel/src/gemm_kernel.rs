@@ -156,8 +156,8 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
             "M and N must be multiples of {TILE_M} and {TILE_N} (the CTA tile) and K of {TILE_K} (the K step)"
         ),
     )?;
-    let ki = i64::try_from(k).map_err(|_| overflow("K"))?;
-    let ni = i64::try_from(n).map_err(|_| overflow("N"))?;
+    let ki = i64::try_from(k).map_err(|_| overflow("converting K"))?;
+    let ni = i64::try_from(n).map_err(|_| overflow("converting N"))?;
     let mut kb = KernelBuilder::new(
         "gemm",
         Launch {
@@ -264,7 +264,7 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
         tiled(Operand::C, c_outer, [TILE_M / 16, TILE_N / 8])?,
     )?;
     let cta = || Scope::cta();
-    let tiles_n = i64::try_from(n / TILE_N).map_err(|_| overflow("N"))?;
+    let tiles_n = i64::try_from(n / TILE_N).map_err(|_| overflow("converting N"))?;
     let bm = kb.let_(Expr::Cta.over(Expr::Const(tiles_n)));
     let bn = kb.let_(Expr::Cta.modulo(Expr::Const(tiles_n)));
     let (tm, tn, tk) = (TILE_M as i64, TILE_N as i64, TILE_K as i64);
@@ -295,7 +295,7 @@ pub fn gemm_kernel_b(m: u64, n: u64, k: u64, dtype: DType, b_major: BMajor) -> R
         Ok(())
     };
     let steps = k / TILE_K;
-    let steps_i = i64::try_from(steps).map_err(|_| overflow("K"))?;
+    let steps_i = i64::try_from(steps).map_err(|_| overflow("converting K"))?;
     let ahead = (STAGES - 1) as i64;
     // Groups 0 and 1: steps 0 and 1 (an empty group when there is one step).
     for s in 0..ahead {

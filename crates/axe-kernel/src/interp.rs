@@ -321,7 +321,8 @@ impl<'p> Machine<'p> {
                 eval_bin(*op, a, b).ok_or_else(|| KernelError::Run {
                     op: call.map_or("an expression".to_string(), |c| self.op_name(c)),
                     message: format!(
-                        "integer overflow or division by zero computing {a} {op:?} {b}"
+                        "integer overflow or division by zero computing {a} {} {b}",
+                        op.c()
                     ),
                 })?
             }

@@ -91,7 +91,8 @@ fn lower_block(
     for s in body {
         match s {
             Stmt::For { var, extent, body } => {
-                let extent = i64::try_from(*extent).map_err(|_| overflow("a loop extent"))?;
+                let extent =
+                    i64::try_from(*extent).map_err(|_| overflow("converting a loop extent"))?;
                 let body = lower_block(body, ctx, registry, decisions)?;
                 out.push(LStmt::For {
                     var: *var,
@@ -119,7 +120,6 @@ fn lower_block(
                 align,
                 body,
             } => {
-                let mut body = lower_block(body, ctx, registry, decisions)?;
                 let eb = ctx
                     .kernel
                     .buffers
@@ -128,9 +128,15 @@ fn lower_block(
                     .ok_or_else(|| KernelError::Invalid(format!("no buffer #{}", buffer.0)))?;
                 let align_bytes = align
                     .checked_mul(eb)
-                    .ok_or_else(|| overflow("a window's alignment"))?;
+                    .ok_or_else(|| overflow("computing a window's alignment"))?;
+                // Dispatch inside sees the window, so that a variant whose vectors the base would
+                // misalign declines and a narrower one lowers the call.
+                ctx.windows.push((buffer.0, align_bytes));
+                let body = lower_block(body, ctx, registry, decisions);
+                ctx.windows.pop();
+                let mut body = body?;
                 let shift = base.clone().times(Expr::Const(
-                    i64::try_from(eb).map_err(|_| overflow("a window"))?,
+                    i64::try_from(eb).map_err(|_| overflow("shifting a window"))?,
                 ));
                 rebase(&mut body, buffer.0, &shift, align_bytes, &decisions[..])?;
                 out.extend(body);
@@ -185,62 +191,85 @@ fn rebase(
             format!("{} ({})", d.op, d.variant)
         })
     };
-    let fix = |a: &mut Access, bytes: u64, call: usize| -> Result<()> {
+    each_access(body, &mut |a, bytes, call| {
         if a.buf != buf {
             return Ok(());
         }
-        if !align.is_multiple_of(bytes) {
-            return Err(KernelError::Invalid(format!(
-                "{}: moves {bytes}-byte vectors through a window whose base is a multiple of only {align} bytes",
-                name(call)
-            )));
+        if let Some(m) = misaligned(bytes, align) {
+            return Err(KernelError::Invalid(format!("{}: {m}", name(call))));
         }
         a.byte = a.byte.clone().plus(shift.clone());
         Ok(())
-    };
+    })
+}
+
+/// Why `code` cannot run inside a window over buffer `buf` whose base is a multiple of `align` bytes
+/// (a vector it moves there is wider than the base keeps aligned), if it cannot.
+pub(crate) fn window_misfit(code: &[LStmt], buf: usize, align: u64) -> Option<String> {
+    let mut why = None;
+    let mut code = code.to_vec();
+    let _ = each_access(&mut code, &mut |a, bytes, _| {
+        if a.buf == buf && why.is_none() {
+            why = misaligned(bytes, align);
+        }
+        Ok(())
+    });
+    why
+}
+
+fn misaligned(bytes: u64, align: u64) -> Option<String> {
+    (!align.is_multiple_of(bytes)).then(|| {
+        format!("moves {bytes}-byte vectors through a window whose base is a multiple of only {align} bytes")
+    })
+}
+
+/// Calls `f` with every memory access of `body`, the bytes it moves in one instruction (the
+/// alignment it needs) and its call.
+fn each_access(
+    body: &mut [LStmt],
+    f: &mut dyn FnMut(&mut Access, u64, usize) -> Result<()>,
+) -> Result<()> {
     for s in body {
         match s {
-            LStmt::For { body, .. } | LStmt::If { body, .. } => {
-                rebase(body, buf, shift, align, decisions)?
-            }
+            LStmt::For { body, .. } | LStmt::If { body, .. } => each_access(body, f)?,
             LStmt::Move {
                 call,
                 dst,
                 src,
                 bytes,
             } => {
-                fix(dst, u64::from(*bytes), *call)?;
-                fix(src, u64::from(*bytes), *call)?;
+                f(dst, u64::from(*bytes), *call)?;
+                f(src, u64::from(*bytes), *call)?;
             }
-            LStmt::Store { call, dst, value } => fix(dst, value.len() as u64, *call)?,
+            LStmt::Store { call, dst, value } => f(dst, value.len() as u64, *call)?,
             LStmt::Compute {
                 call, dst, srcs, ..
             } => {
                 // Elements: each naturally aligned by its dtype, which divides any whole-element base.
-                fix(dst, 1, *call)?;
+                f(dst, 1, *call)?;
                 for a in srcs {
-                    fix(a, 1, *call)?;
+                    f(a, 1, *call)?;
                 }
             }
-            LStmt::LdMatrix { call, src, .. } => fix(src, 16, *call)?,
-            LStmt::StMatrix { call, dst, .. } => fix(dst, 16, *call)?,
+            LStmt::LdMatrix { call, src, .. } => f(src, 16, *call)?,
+            LStmt::StMatrix { call, dst, .. } => f(dst, 16, *call)?,
             LStmt::Intrinsic(i) => {
                 for a in &mut i.args {
                     if let crate::desc::intrinsic::LArg::Elem(a, d) = a {
-                        fix(a, u64::from(d.bytes()), usize::MAX)?;
+                        f(a, u64::from(d.bytes()), usize::MAX)?;
                     }
                 }
             }
             // The copy engine takes any element of the array the tensor map describes.
-            LStmt::TmaLoad { call, src, .. } => fix(src, 1, *call)?,
+            LStmt::TmaLoad { call, src, .. } => f(src, 1, *call)?,
             LStmt::CpAsync {
                 call,
                 dst,
                 src,
                 bytes,
             } => {
-                fix(dst, u64::from(*bytes), *call)?;
-                fix(src, u64::from(*bytes), *call)?;
+                f(dst, u64::from(*bytes), *call)?;
+                f(src, u64::from(*bytes), *call)?;
             }
             LStmt::AsyncCommit | LStmt::AsyncWait(_) => {}
             LStmt::MbarInit { .. }

@@ -471,7 +471,7 @@ fn emit(
     let longest = table.values().map(Vec::len).max().unwrap_or(0);
     let pairs = (op == ReduceOp::Sum && longest > 2).then(|| {
         ctx.add_buffer(Buffer {
-            name: format!("reduce{id}_pairs"),
+            name: format!("_reduce{id}_pairs"),
             space: Space::Registers,
             dtype: d,
             elems: u64::from(longest.ilog2()) + 1,
@@ -502,7 +502,7 @@ fn emit(
     }
     if !lane_bits.is_empty() {
         let tmp = ctx.add_buffer(Buffer {
-            name: format!("reduce{id}_partner"),
+            name: format!("_reduce{id}_partner"),
             space: Space::Registers,
             dtype: d,
             elems: 1,
@@ -529,7 +529,7 @@ fn emit(
         let slots = table.len() as u64;
         let elems = u64::from(ctx.kernel.launch.threads) * slots;
         let sh = ctx.scratch(Buffer {
-            name: format!("reduce_smem_{d}_{elems}"),
+            name: format!("_reduce_smem_{d}_{elems}"),
             space: Space::Shared(None),
             dtype: d,
             elems,

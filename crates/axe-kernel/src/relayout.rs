@@ -58,7 +58,7 @@ pub fn relayout_kernel_with(src: &ArrayShape, dst: &ArrayShape, max_ctas: u32) -
         };
     }
     if dst_bits != bits {
-        return Err(KernelError::Invalid(format!("{dst}: relayout kernels move whole-byte elements of 1, 2, 4 or 8 bytes, not {dst_bits}-bit ones (bit-packed layouts are moved by `axe relayout` on the CPU)")));
+        return Err(KernelError::Invalid(format!("{src} -> {dst}: the source holds each element in {bits} bits and the destination in {dst_bits}; a relayout keeps each element's bits (only pred packs narrower, into E(1))")));
     }
     let dtype = u32::try_from(bits)
         .ok()

@@ -109,7 +109,7 @@ pub fn bits_kernel(
             .div_ceil(per_cta)
             .clamp(1, u64::from(max_ctas.max(1))),
     )
-    .map_err(|_| overflow("the grid"))?;
+    .map_err(|_| overflow("sizing the grid"))?;
     let step = u64::from(grid) * warps;
     let rounds = blocks.div_ceil(step * ahead);
     let mut k = KernelBuilder::new(
@@ -134,7 +134,7 @@ pub fn bits_kernel(
         Way::Pack => (sb, db),
         Way::Unpack => (db, sb),
     };
-    let ci = i64::try_from(c).map_err(|_| overflow("a dimension"))?;
+    let ci = i64::try_from(c).map_err(|_| overflow("converting a dimension"))?;
     let m = |e: &[u64], st: &[i64]| {
         Layout::strided(e, st, &vec![axe_layout::Axis::memory(); e.len()])
             .map_err(layout("a block"))
@@ -158,10 +158,10 @@ pub fn bits_kernel(
         let word = k.tensor("word", rw, &[width], word_layout.clone())?;
         regs.push((block, word));
     }
-    let i = |v: u64| i64::try_from(v).map_err(|_| overflow("a kernel constant"));
+    let i = |v: u64| i64::try_from(v).map_err(|_| overflow("converting a kernel constant"));
     let tile_rows = ci
         .checked_mul(32)
-        .ok_or_else(|| overflow("a row of tiles"))?;
+        .ok_or_else(|| overflow("sizing a row of tiles"))?;
     let regions_c = i(tiles_c / span)?;
     let width_i = i(width)?;
     let (step_i, blocks_i, ahead_i) = (i(step)?, i(blocks)?, i(ahead)?);

@@ -41,7 +41,7 @@ pub struct Shipped {
 fn row_major(t: PrimitiveType, dims: &[u64]) -> Result<ArrayShape> {
     let dims: Vec<i64> = dims
         .iter()
-        .map(|&d| i64::try_from(d).map_err(|_| overflow("a dimension")))
+        .map(|&d| i64::try_from(d).map_err(|_| overflow("converting a dimension")))
         .collect::<Result<_>>()?;
     Ok(ArrayShape::new(t, &dims))
 }

@@ -155,8 +155,8 @@ pub fn softmax_kernel_grid(rows: u64, cols: u64, dtype: DType, max_grid: u32) ->
         Scope::cta()
     };
     let (grid, rpc, iters) = (i64::from(s.grid), i64::from(s.rows_per_cta), s.iterations);
-    let rows_i = i64::try_from(rows).map_err(|_| overflow("the row count"))?;
-    let cols_i = i64::try_from(cols).map_err(|_| overflow("the column count"))?;
+    let rows_i = i64::try_from(rows).map_err(|_| overflow("converting the row count"))?;
+    let cols_i = i64::try_from(cols).map_err(|_| overflow("converting the column count"))?;
     let cuts = pieces(&s, cols);
     k.for_loop(iters, |k, i| {
         let block = Expr::Var(i).times(Expr::Const(grid)).plus(Expr::Cta);

@@ -287,7 +287,7 @@ fn base(d: &DimPlan, ctx: &mut Ctx<'_>, loops: &mut Vec<(Var, u64, String)>) -> 
             extent,
             format!("{}: {extent} tiles, {weight} apart in {}", d.name, d.name),
         ));
-        let w = i64::try_from(weight).map_err(|_| overflow("a loop weight"))?;
+        let w = i64::try_from(weight).map_err(|_| overflow("computing a loop weight"))?;
         e = e.plus(Expr::Var(v).times(Expr::Const(w)));
     }
     Ok(e)
@@ -340,7 +340,7 @@ impl Variant for GemmTensorE {
         };
         let mut code = vec![LStmt::Matmul(Box::new(ins))];
         for (var, extent, what) in loops.into_iter().rev() {
-            let extent = i64::try_from(extent).map_err(|_| overflow("a loop extent"))?;
+            let extent = i64::try_from(extent).map_err(|_| overflow("converting a loop extent"))?;
             code = vec![
                 LStmt::Comment(what),
                 LStmt::For {

@@ -70,7 +70,7 @@ impl Variant for CopyDma {
             bytes: dst.dtype.bytes(),
         }];
         for (var, extent) in loops.into_iter().rev() {
-            let extent = i64::try_from(extent).map_err(|_| overflow("a loop extent"))?;
+            let extent = i64::try_from(extent).map_err(|_| overflow("converting a loop extent"))?;
             code = vec![LStmt::For {
                 var,
                 extent,

@@ -26,7 +26,7 @@ fn strided(ext: &[u64], strides: &[i64], axes: &[&str]) -> Result<Layout> {
 }
 
 fn i(x: u64) -> Result<i64> {
-    i64::try_from(x).map_err(|_| overflow("a gemm size"))
+    i64::try_from(x).map_err(|_| overflow("computing a gemm size"))
 }
 
 /// The trn1 gemm kernel for `m × n × k` with A and B in `dtype` (f16, bf16 or f32).
@@ -45,7 +45,10 @@ pub fn gemm_kernel_trn(m: u64, n: u64, k: u64, dtype: DType) -> Result<Gemm> {
         }
     }
     let (kt, mt) = (k / kp, m / mp);
-    let mul = |a: u64, b: u64| a.checked_mul(b).ok_or_else(|| overflow("a gemm size"));
+    let mul = |a: u64, b: u64| {
+        a.checked_mul(b)
+            .ok_or_else(|| overflow("computing a gemm size"))
+    };
     let mut kb = KernelBuilder::new(
         "gemm_trn1",
         Launch {

@@ -86,7 +86,7 @@ fn weighted(x: &[Iter]) -> Result<Vec<(u64, &Iter)>> {
         out.push((w, it));
         w = w
             .checked_mul(it.extent())
-            .ok_or_else(|| overflow("a dimension's weights"))?;
+            .ok_or_else(|| overflow("computing a dimension's weights"))?;
     }
     Ok(out)
 }
@@ -106,7 +106,7 @@ fn within(ws: &[(u64, &Iter)], lo: u64, hi: u64) -> Result<Option<Iter>> {
             let stride = it
                 .stride()
                 .checked_mul((lo / u) as i64)
-                .ok_or_else(|| overflow("a sub-iter's stride"))?;
+                .ok_or_else(|| overflow("computing a sub-iter's stride"))?;
             let sub = Iter::new(hi / lo, stride, *it.axis())
                 .map_err(crate::error::layout("a sub-iter"))?;
             return Ok(Some(sub));
@@ -299,7 +299,7 @@ fn dim(
             let w = p
                 .weight
                 .checked_mul(taken)
-                .ok_or_else(|| overflow("a loop weight"))?;
+                .ok_or_else(|| overflow("computing a loop weight"))?;
             loops.push((p.extent / taken, w));
         }
     }

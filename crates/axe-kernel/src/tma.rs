@@ -312,7 +312,7 @@ impl Tma {
             box_dims: box_dims.iter().map(|&b| b as u32).collect(),
             swizzle: sw,
         };
-        let bytes = u32::try_from(map.box_bytes()).map_err(|_| overflow("a box"))?;
+        let bytes = u32::try_from(map.box_bytes()).map_err(|_| overflow("sizing a box"))?;
         let w = match workers(&call.scope, ctx) {
             Ok(w) => w,
             Err(e) => return Ok(Err(e)),

@@ -208,12 +208,12 @@ impl Wgmma {
             Ok(w) => w,
             Err(e) => return Ok(Err(e)),
         };
-        let regs = u32::try_from(n / 2).map_err(|_| overflow("wgmma registers"))?;
+        let regs = u32::try_from(n / 2).map_err(|_| overflow("counting wgmma registers"))?;
         let acc_at = Access {
             buf: c.buffer.0,
             byte: Expr::Const(r0 * 4),
         };
-        let sbo = u32::try_from(atom).map_err(|_| overflow("a descriptor"))?;
+        let sbo = u32::try_from(atom).map_err(|_| overflow("encoding a descriptor"))?;
         let desc = |t: &Tensor, p: i64, step: u64| SmemDesc {
             at: Access {
                 buf: t.buffer.0,

@@ -495,7 +495,7 @@ fn deep_descriptions_and_large_runs_are_refused_before_they_are_walked() {
             .times(Expr::Const(2 + i % 3));
     }
     assert_eq!(e.depth(), 1001);
-    let mut k = builder("long", 1, 32);
+    let mut k = builder("lengthy", 1, 32);
     k.let_(e);
     let err = k.build().unwrap_err();
     assert!(

@@ -144,3 +144,145 @@ fn emitted_kernels_compile_for_both_gpu_targets() {
     .unwrap_err();
     assert!(e.to_string().contains("undeclared"), "{e}");
 }
+
+/// A kernel or buffer may not take a name the generated code already gives a meaning (a keyword, a
+/// CUDA built-in, a name the emitted source declares or calls); names that merely look like one may.
+#[test]
+fn names_the_generated_code_reserves_are_refused() {
+    let launch = Launch {
+        grid: 1,
+        cluster: 1,
+        threads: 32,
+    };
+    let taken = [
+        "int",
+        "float",
+        "tid",
+        "cta",
+        "smem",
+        "threadIdx",
+        "uint4",
+        "make_float2",
+        "int32_t",
+        "v0",
+        "tmap1",
+        "axe_exp_sub",
+        "AxeTensorMap",
+        "fmax",
+        "expf",
+        "lambda",
+        "nl",
+        "def",
+    ];
+    for name in taken {
+        let e = KernelBuilder::new(name, launch).unwrap_err().to_string();
+        assert!(e.contains("is taken in the generated code"), "{name}: {e}");
+        let mut k = KernelBuilder::new("k", launch).unwrap();
+        let e = k
+            .buffer(name, Space::Global, DType::F32, 4)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is taken in the generated code"), "{name}: {e}");
+    }
+    for bad in ["", "1a", "_a", "a-b", "a b", "é"] {
+        assert!(KernelBuilder::new(bad, launch).is_err(), "{bad:?}");
+    }
+    let mut k = KernelBuilder::new("k", launch).unwrap();
+    for fine in [
+        "tidy", "ctas", "v", "vx1", "float8", "uint5", "integer", "tmap", "maximum",
+    ] {
+        k.buffer(fine, Space::Global, DType::F32, 4)
+            .unwrap_or_else(|e| panic!("{fine}: {e}"));
+    }
+    let e = k
+        .buffer("tidy", Space::Global, DType::F32, 4)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("taken by another buffer"), "{e}");
+}
+
+/// A warp's row sum whose user buffers take the names dispatch once gave its scratch registers, and
+/// whose tensor names hold a newline and a trailing backslash (text that would end or continue a
+/// `//` comment): the comments stay one line each, and the source compiles.
+fn hostile_names() -> axe_kernel::Kernel {
+    let mut k = KernelBuilder::new(
+        "rowsum",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 32,
+        },
+    )
+    .unwrap();
+    let g = k.buffer("g", Space::Global, DType::F32, 64).unwrap();
+    let o = k.buffer("o", Space::Global, DType::F32, 2).unwrap();
+    let rs = k
+        .buffer("reduce1_partner", Space::Registers, DType::F32, 2)
+        .unwrap();
+    let rd = k
+        .buffer("reduce1_pairs", Space::Registers, DType::F32, 2)
+        .unwrap();
+    let x = k
+        .tensor(
+            "x\n}int broken;",
+            rs,
+            &[2, 32],
+            "S[(2,32):(1@reg,1@lane)]".parse().unwrap(),
+        )
+        .unwrap();
+    let m = k
+        .tensor(
+            "m\\",
+            rd,
+            &[2, 1],
+            "S[(2,1):(1@reg,1@reg)] + R[32:1@lane]".parse().unwrap(),
+        )
+        .unwrap();
+    let gt = k
+        .tensor("g", g, &[2, 32], Layout::row_major(&[2, 32]).unwrap())
+        .unwrap();
+    let ot = k
+        .tensor("o", o, &[2, 1], Layout::row_major(&[2, 1]).unwrap())
+        .unwrap();
+    k.copy(Scope::warp(), &x, &gt).unwrap();
+    k.reduce(Scope::warp(), &m, &x, &[1], axe_kernel::ReduceOp::Sum)
+        .unwrap();
+    k.copy(Scope::warp(), &ot, &m).unwrap();
+    k.build().unwrap()
+}
+
+#[test]
+fn hostile_names_stay_in_comments_and_compile() {
+    let kernel = hostile_names();
+    for t in [Target::Cpu, Target::Sm80] {
+        let p = lower(&kernel, t).unwrap();
+        let src = emit_cuda_with(&p, IndexWidth::Wide).unwrap();
+        for line in src
+            .lines()
+            .filter(|l| l.contains("broken") || l.contains("m\\"))
+        {
+            let l = line.trim_start();
+            assert!(
+                l.starts_with("//") && !l.trim_end().ends_with('\\'),
+                "{line}"
+            );
+        }
+    }
+    // The interpreter sums each row.
+    let p = lower(&kernel, Target::Cpu).unwrap();
+    let input: Vec<u8> = (0..64).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let out = axe_kernel::run(&p, vec![input, vec![0; 8]], Default::default()).unwrap();
+    let sums: Vec<f32> = out[1]
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(sums, [496.0, 1520.0]);
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv");
+    let Some(lib) = find_nvrtc(&venv) else {
+        eprintln!("skipped NVRTC: none under {}", venv.display());
+        return;
+    };
+    let p = lower(&kernel, Target::Sm80).unwrap();
+    let src = emit_cuda_with(&p, IndexWidth::Wide).unwrap();
+    compile_here(&lib, &src, &kernel.name, "sm_80").unwrap_or_else(|e| panic!("{e}\n{src}"));
+}

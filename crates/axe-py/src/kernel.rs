@@ -174,12 +174,13 @@ impl PyKernel {
     }
 
     /// Runs the kernel once on the CPU interpreter, lowered for `target`: `buffers` holds every
-    /// parameter's bytes in order; returns them afterwards.
+    /// parameter's bytes in order (`None`: zeros, made once the run's memory is admitted); returns them
+    /// afterwards.
     #[pyo3(signature = (buffers, target = "cpu"))]
     fn _run<'py>(
         &self,
         py: Python<'py>,
-        buffers: Vec<Bound<'py, PyBytes>>,
+        buffers: Vec<Option<Bound<'py, PyBytes>>>,
         target: &str,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
         let t = self::target(target)?;
@@ -192,7 +193,27 @@ impl PyKernel {
                 Ok(p)
             })
             .map_err(errors::kernel)?;
-        let buffers: Vec<Vec<u8>> = buffers.iter().map(|b| b.as_bytes().to_vec()).collect();
+        if buffers.len() != self.params.len() {
+            return Err(errors::KernelError::new_err(format!(
+                "{} takes {} buffers; {} given",
+                self.kernel.name,
+                self.params.len(),
+                buffers.len()
+            )));
+        }
+        let mut bytes = Vec::with_capacity(buffers.len());
+        for (b, p) in buffers.iter().zip(&self.params) {
+            bytes.push(match b {
+                Some(b) => b.as_bytes().to_vec(),
+                None => vec![
+                    0;
+                    usize::try_from(p.bytes).map_err(|_| {
+                        errors::KernelError::new_err(format!("buffer {} is too large", p.name))
+                    })?
+                ],
+            });
+        }
+        let buffers = bytes;
         let out = py
             .detach(|| run(&p, buffers, limits))
             .map_err(errors::kernel)?;

@@ -238,7 +238,9 @@ def small():
         (lambda: small()[0].buffer("h", 3, "f32", 4), "a space is"),
         (lambda: small()[0].buffer("h", "global", "f31", 4), "unknown dtype"),
         (lambda: small()[0].buffer("h", "global", "f32", 0), "no elements"),
-        (lambda: small()[0].buffer("g", "global", "f32", 4), "new C identifier"),
+        (lambda: small()[0].buffer("g", "global", "f32", 4), "taken by another buffer"),
+        (lambda: small()[0].buffer("tid", "global", "f32", 4), "taken in the generated code"),
+        (lambda: Builder("int", grid=1, threads=32), "taken in the generated code"),
         (lambda: small()[0].buffer("h", "global", "f32", -1), "2\\*\\*64"),
         (lambda: (lambda b, g: b.tensor("t", g, [16, 17], "S[(16,17):(17,1)]"))(*small()), "outside buffer"),
         (lambda: (lambda b, g: b.tensor("t", g, [4, 4], "S[(4,4):(4@lane,1@lane)]"))(*small()), "axis lane"),
@@ -289,6 +291,24 @@ def test_bad_calls_are_kernel_errors():
             bad()
     # A refused call adds nothing: the kernel still builds, empty.
     assert b.build().explain("cpu") == []
+
+
+def test_a_window_picks_vectors_its_base_keeps_aligned():
+    # A thread's window starts at element 3·tid: 4-byte aligned only, so the copy moves one f32 at a
+    # time (copy.vec4) where, without the window, 16-byte vectors would be chosen.
+    b = Builder("win", grid=1, threads=32)
+    a = b.buffer("a", "global", "f32", 32 * 3 + 4)
+    o = b.buffer("o", "global", "f32", 32 * 4)
+    ta = b.tensor("ta", a, [4], "S[4:1]")
+    with b.window(o, tid * 4, 4):
+        with b.window(a, tid * 3, 1):
+            b.copy(Scope.thread(), b.tensor("to", o, [4], "S[4:1]"), ta)
+    k = b.build()
+    assert [c["variant"] for c in k.explain("cpu")] == ["copy.vec4"]
+    assert any(v == "copy.vec16" and "window" in why for v, why in k.explain("cpu")[0]["declined"])
+    x = np.arange(32 * 3 + 4, dtype=np.float32)
+    got = k.run({"a": x})["o"].reshape(32, 4)
+    np.testing.assert_array_equal(got, np.stack([x[3 * t : 3 * t + 4] for t in range(32)]))
 
 
 def test_forcing_a_variant_that_does_not_apply_is_explained():

@@ -48,6 +48,23 @@ def test_relayout_equals_to_physical():
     np.testing.assert_array_equal(got, axe.to_physical(x, "f32[30,260]{1,0:T(8,128)}"))
 
 
+def test_a_relayout_takes_the_logical_array_of_any_source_layout():
+    x = np.arange(30 * 260, dtype=np.float32).reshape(30, 260)
+    for src in ["f32[30,260]{0,1}", "f32[30,260]{1,0:T(8,128)}"]:
+        k = axe.kernel.relayout(src, "{1,0}")
+        want = x
+        for given in [x, np.asfortranarray(x), axe.to_physical(x, src)]:  # logical, or the image
+            np.testing.assert_array_equal(k.run(given), want)
+    with pytest.raises(axe.KernelError, match="cannot hold f32"):
+        axe.kernel.relayout("f32[30,260]{0,1}", "{1,0}").run(x.astype(np.float64))
+
+
+def test_a_run_past_the_interpreters_memory_is_refused_before_anything_is_allocated():
+    # 2^20 rows of 2^14 f32 in and out: 128 GiB, refused up front (not numpy's MemoryError).
+    with pytest.raises(axe.KernelError, match="more than its limit"):
+        axe.kernel.softmax(2**20, 2**14).run({})
+
+
 def test_explain_and_cuda_name_the_variants():
     k = axe.kernel.relayout("f32[64,64]{1,0}", "{0,1}")
     calls = k.explain("sm_80")

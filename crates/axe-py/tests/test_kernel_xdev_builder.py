@@ -86,7 +86,7 @@ def test_a_copy_reshards_an_axe_layout_tensor_and_a_per_device_kernel_runs_on_ea
     xr = b.tensor("xr", "f32", axe.Sharding("P('x', None)", [8, 4], x))
     ys = b.tensor("ys", "f32", axe.Sharding("P('x', None)", [8, 4], x))
     y0 = b.tensor("y0", "f32", axe.Sharding("{maximal device=0}", [8, 4], x))
-    kb = Builder("double", grid=1, threads=32)
+    kb = Builder("twice", grid=1, threads=32)
     row = "S[(4,4):(4,1)]"
     xt = kb.tensor("x", kb.buffer("x", "global", "f32", 16), [4, 4], row)
     yt = kb.tensor("y", kb.buffer("y", "global", "f32", 16), [4, 4], row)

@@ -180,7 +180,7 @@ pub(crate) fn mbar_access(bar: Mbar) -> Result<crate::ir::Access> {
         .index
         .checked_mul(8)
         .and_then(|b| i64::try_from(b).ok())
-        .ok_or_else(|| crate::error::overflow("an mbarrier's address"))?;
+        .ok_or_else(|| crate::error::overflow("computing an mbarrier's address"))?;
     Ok(crate::ir::Access {
         buf: bar.buffer.0,
         byte: Expr::Const(byte),

@@ -33,7 +33,7 @@ pub(crate) fn lower(i: &Intrinsic, ctx: &Ctx<'_>) -> Result<Vec<LStmt>> {
                 let eb = i64::from(d.bytes());
                 if let Expr::Const(c) = index {
                     c.checked_mul(eb)
-                        .ok_or_else(|| overflow("an intrinsic's operand address"))?;
+                        .ok_or_else(|| overflow("computing an intrinsic's operand address"))?;
                 }
                 LArg::Elem(
                     Access {

@@ -39,6 +39,7 @@ from ._axe import (
     KernelExpr as Expr,
     KernelScope as Scope,
     KernelTensor as Tensor,
+    RelayoutError,
     _kernel_cta,
     _kernel_gemm,
     _kernel_gemm_reduce_scatter,
@@ -47,7 +48,7 @@ from ._axe import (
     _kernel_tid,
     _kernel_wgmma_accumulator,
 )
-from ._numpy import _accepts, _is_dense_row_major, _native, natural_dtype
+from ._numpy import _accepts, _is_dense_row_major, _native, natural_dtype, to_physical
 
 #: ``threadIdx.x``: the thread's index in its CTA, an ``Expr``.
 tid: Expr = _kernel_tid
@@ -169,17 +170,24 @@ def _run_by_device(kernel: DeviceKernel, given, target=None) -> dict:
 
 
 def _bytes_of(array, name: str, shape) -> bytes:
-    """The bytes of input `name` (holding `shape`): its logical array (row-major layouts), or its byte
-    image (a 1-D ``uint8`` array of the layout's bytes)."""
+    """The bytes of input `name` (holding `shape`): its logical array (in any layout: moved into the
+    layout's byte image), or that byte image itself (a 1-D ``uint8`` array of the layout's bytes)."""
     if not isinstance(array, _np.ndarray):
         raise KernelError(f"{name}: expected a numpy array, got {type(array).__name__}")
     a = _np.ascontiguousarray(_native(array))
-    if tuple(a.shape) == tuple(shape.dims) and _is_dense_row_major(shape):
+    logical = tuple(a.shape) == tuple(shape.dims)
+    image = a.ndim == 1 and a.dtype == _np.uint8 and a.size == shape.physical_bytes
+    if logical and (_is_dense_row_major(shape) or not image):
         if not _accepts(a.dtype, shape.dtype, shape.element_bits):
             raise KernelError(
                 f"{name}: a {array.dtype} array cannot hold {shape.dtype} elements; convert it first"
             )
-    elif not (a.ndim == 1 and a.dtype == _np.uint8 and a.size == shape.physical_bytes):
+        if not _is_dense_row_major(shape):
+            try:
+                return to_physical(a, shape).tobytes()
+            except RelayoutError as e:
+                raise KernelError(f"{name}: {e}") from None
+    elif not image:
         raise KernelError(
             f"{name}: an array of shape {tuple(array.shape)} and dtype {array.dtype} is neither the "
             f"logical array of {shape} (shape {tuple(shape.dims)}) nor its byte image (1-D uint8 of "
@@ -210,7 +218,7 @@ def _run_by_name(kernel: Kernel, given: dict, target: str = "cpu") -> dict:
     buffers = []
     for name, shape, size, _ in params:
         if name not in given:
-            buffers.append(bytes(size))
+            buffers.append(None)  # zeros, made once the run's memory is admitted
             continue
         a = given[name]
         if kernel.built and isinstance(a, _np.ndarray) and a.ndim != 1 and a.size == shape.dims[0]:
@@ -261,7 +269,7 @@ def run(kernel: Kernel, *inputs, target: str = "cpu"):
         if is_input:
             buffers.append(_bytes_of(next(given), name, shape))
         else:
-            buffers.append(bytes(size))
+            buffers.append(None)  # zeros, made once the run's memory is admitted
     out = kernel._run(buffers, target)
     i, (_, shape, _, _) = next((i, p) for i, p in enumerate(params) if not p[3])
     return _array_of(out[i], shape)
