@@ -113,20 +113,23 @@ fn run_on_the_interpreter_matches_axe_relayout() {
         .map(|i: u32| (i.wrapping_mul(2654435761) >> 9) as u8)
         .collect();
     std::fs::write(at("in.bin"), &input).unwrap();
-    let (code, _, err) = run(&[
-        "kernel",
-        "run",
-        "relayout",
-        "--src",
-        src,
-        "--dst",
-        dst,
-        "--backend",
-        "cpu",
-        &at("in.bin"),
-        "-o",
-        &at("k.bin"),
-    ]);
+    // `kernel run relayout` on the interpreter (the default backend).
+    let relayout = |src: &str, dst: &str, input: &str, out: &str| {
+        let (code, _, err) = run(&[
+            "kernel",
+            "run",
+            "relayout",
+            "--src",
+            src,
+            "--dst",
+            dst,
+            &at(input),
+            "-o",
+            &at(out),
+        ]);
+        (code, err)
+    };
+    let (code, err) = relayout(src, dst, "in.bin", "k.bin");
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = run(&[
         "relayout",
@@ -159,50 +162,15 @@ fn run_on_the_interpreter_matches_axe_relayout() {
     assert_eq!(v["bytes_out"], 30 * 260 * 2);
     let back = std::fs::read(at("back.npy")).unwrap();
     assert!(back.ends_with(&input), "the round trip restores the input");
-    // A .npy input (row-major) gives the same bytes as the raw one.
-    let (code, _, err) = run(&[
-        "kernel",
-        "run",
-        "relayout",
-        "--src",
-        src,
-        "--dst",
-        dst,
-        &at("back.npy"),
-        "-o",
-        &at("k2.bin"),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(std::fs::read(at("k2.bin")).unwrap() == std::fs::read(at("k.bin")).unwrap());
-    // The extension in capitals is a .npy too; a C-order .npy for a column-major source says what
-    // to give instead.
+    // A .npy input (row-major) gives the same bytes as the raw one, the extension in capitals too; a
+    // C-order .npy for a column-major source says what to give instead.
     std::fs::copy(at("back.npy"), at("BACK.NPY")).unwrap();
-    let (code, _, err) = run(&[
-        "kernel",
-        "run",
-        "relayout",
-        "--src",
-        src,
-        "--dst",
-        dst,
-        &at("BACK.NPY"),
-        "-o",
-        &at("k3.bin"),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(std::fs::read(at("k3.bin")).unwrap() == std::fs::read(at("k.bin")).unwrap());
-    let (code, _, err) = run(&[
-        "kernel",
-        "run",
-        "relayout",
-        "--src",
-        "bf16[30,260]{0,1}",
-        "--dst",
-        "{1,0}",
-        &at("back.npy"),
-        "-o",
-        &at("k4.bin"),
-    ]);
+    for (input, out) in [("back.npy", "k2.bin"), ("BACK.NPY", "k3.bin")] {
+        let (code, err) = relayout(src, dst, input, out);
+        assert_eq!(code, 0, "{input}: {err}");
+        assert!(std::fs::read(at(out)).unwrap() == std::fs::read(at("k.bin")).unwrap());
+    }
+    let (code, err) = relayout("bf16[30,260]{0,1}", "{1,0}", "back.npy", "k4.bin");
     assert_eq!(code, 1);
     assert!(err.contains("Fortran order, `np.asfortranarray`"), "{err}");
 }
