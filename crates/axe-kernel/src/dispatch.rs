@@ -306,20 +306,23 @@ impl Registry {
 }
 
 /// `v.lower(call, ctx)`, declined where the code would misalign a vector through a window around the
-/// call (what the variant added to `ctx` is then taken back).
+/// call. A variant that declines leaves `ctx` as it found it (buffers and tensor maps it added are
+/// taken back).
 fn lower_in_windows(v: &dyn Variant, call: &Call, ctx: &mut Ctx<'_>) -> Result<Outcome> {
     let (extra, maps) = (ctx.extra.len(), ctx.maps.len());
-    let out = v.lower(call, ctx)?;
+    let mut out = v.lower(call, ctx)?;
     if let Outcome::Lowered { code, .. } = &out {
-        let misfit = ctx
-            .windows
-            .iter()
-            .find_map(|&(buf, align)| crate::lower::window_misfit(code, buf, align));
-        if let Some(why) = misfit {
-            ctx.extra.truncate(extra);
-            ctx.maps.truncate(maps);
-            return Ok(Outcome::Declined(why));
+        let kernel = ctx.kernel;
+        if let Some(why) = ctx.windows.iter().find_map(|&(buf, align)| {
+            let name = kernel.buffers.get(buf).map_or("?", |b| b.name.as_str());
+            crate::lower::window_misfit(code, buf, align, name)
+        }) {
+            out = Outcome::Declined(why);
         }
+    }
+    if let Outcome::Declined(_) = out {
+        ctx.extra.truncate(extra);
+        ctx.maps.truncate(maps);
     }
     Ok(out)
 }

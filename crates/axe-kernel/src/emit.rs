@@ -450,14 +450,14 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
                 let ty = if *dtype == DType::BF16 { "bf16" } else { "f16" };
                 let _ = writeln!(
                     s,
-                    "{pad}{{\n{pad}  const unsigned* ma = reinterpret_cast<const unsigned*>({});\n{pad}  const unsigned* mb = reinterpret_cast<const unsigned*>({});\n{pad}  float* mc = reinterpret_cast<float*>({});",
+                    "{pad}{{\n{pad}  const unsigned* axe_ma = reinterpret_cast<const unsigned*>({});\n{pad}  const unsigned* axe_mb = reinterpret_cast<const unsigned*>({});\n{pad}  float* axe_mc = reinterpret_cast<float*>({});",
                     addr(prog, a, n),
                     addr(prog, b, n),
                     addr(prog, c, n)
                 );
                 let _ = writeln!(
                     s,
-                    "{pad}  asm(\"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\"\n{pad}      : \"+f\"(mc[0]), \"+f\"(mc[1]), \"+f\"(mc[2]), \"+f\"(mc[3])\n{pad}      : \"r\"(ma[0]), \"r\"(ma[1]), \"r\"(ma[2]), \"r\"(ma[3]), \"r\"(mb[0]), \"r\"(mb[1]));\n{pad}}}"
+                    "{pad}  asm(\"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\"\n{pad}      : \"+f\"(axe_mc[0]), \"+f\"(axe_mc[1]), \"+f\"(axe_mc[2]), \"+f\"(axe_mc[3])\n{pad}      : \"r\"(axe_ma[0]), \"r\"(axe_ma[1]), \"r\"(axe_ma[2]), \"r\"(axe_ma[3]), \"r\"(axe_mb[0]), \"r\"(axe_mb[1]));\n{pad}}}"
                 );
             }
             LStmt::LdMatrix {
@@ -470,12 +470,12 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
                 let regs: Vec<String> = (0..dst.len()).map(|i| format!("%{i}")).collect();
                 let _ = writeln!(
                     s,
-                    "{pad}{{\n{pad}  unsigned row = (unsigned)__cvta_generic_to_shared({});",
+                    "{pad}{{\n{pad}  unsigned axe_row = (unsigned)__cvta_generic_to_shared({});",
                     addr(prog, src, n)
                 );
                 let _ = writeln!(
                     s,
-                    "{pad}  asm volatile(\"ldmatrix.sync.aligned.m8n8.x{}{}.shared.b16 {{{}}}, [%{}];\"\n{pad}      : {}\n{pad}      : \"r\"(row));\n{pad}}}",
+                    "{pad}  asm volatile(\"ldmatrix.sync.aligned.m8n8.x{}{}.shared.b16 {{{}}}, [%{}];\"\n{pad}      : {}\n{pad}      : \"r\"(axe_row));\n{pad}}}",
                     dst.len(),
                     if *trans { ".trans" } else { "" },
                     regs.join(", "),
@@ -498,12 +498,12 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
                 let regs: Vec<String> = (1..=src.len()).map(|i| format!("%{i}")).collect();
                 let _ = writeln!(
                     s,
-                    "{pad}{{\n{pad}  unsigned row = (unsigned)__cvta_generic_to_shared({});",
+                    "{pad}{{\n{pad}  unsigned axe_row = (unsigned)__cvta_generic_to_shared({});",
                     addr(prog, dst, n)
                 );
                 let _ = writeln!(
                     s,
-                    "{pad}  asm volatile(\"stmatrix.sync.aligned.m8n8.x{}{}.shared.b16 [%0], {{{}}};\"\n{pad}      :: \"r\"(row), {}\n{pad}      : \"memory\");\n{pad}}}",
+                    "{pad}  asm volatile(\"stmatrix.sync.aligned.m8n8.x{}{}.shared.b16 [%0], {{{}}};\"\n{pad}      :: \"r\"(axe_row), {}\n{pad}      : \"memory\");\n{pad}}}",
                     src.len(),
                     if *trans { ".trans" } else { "" },
                     regs.join(", "),
@@ -529,7 +529,7 @@ fn block(prog: &Program, body: &[LStmt], depth: usize, n: Ix, s: &mut String) {
                 };
                 let _ = writeln!(
                     s,
-                    "{pad}{{ const unsigned w = __ballot_sync(0xffffffffu, {p}); if ((threadIdx.x & 31u) == {keep}u) *reinterpret_cast<unsigned*>({}) = w; }}",
+                    "{pad}{{ const unsigned axe_w = __ballot_sync(0xffffffffu, {p}); if ((threadIdx.x & 31u) == {keep}u) *reinterpret_cast<unsigned*>({}) = axe_w; }}",
                     addr(prog, dst, n)
                 );
             }

@@ -138,7 +138,15 @@ fn lower_block(
                 let shift = base.clone().times(Expr::Const(
                     i64::try_from(eb).map_err(|_| overflow("shifting a window"))?,
                 ));
-                rebase(&mut body, buffer.0, &shift, align_bytes, &decisions[..])?;
+                let name = &ctx.kernel.buffers[buffer.0].name;
+                rebase(
+                    &mut body,
+                    buffer.0,
+                    name,
+                    &shift,
+                    align_bytes,
+                    &decisions[..],
+                )?;
                 out.extend(body);
             }
             Stmt::Call(call) => {
@@ -182,11 +190,12 @@ fn lower_sync(s: &SyncStmt) -> Result<LStmt> {
 fn rebase(
     body: &mut [LStmt],
     buf: usize,
+    name: &str,
     shift: &Expr,
     align: u64,
     decisions: &[Decision],
 ) -> Result<()> {
-    let name = |call: usize| {
+    let op = |call: usize| {
         decisions.get(call).map_or(format!("call #{call}"), |d| {
             format!("{} ({})", d.op, d.variant)
         })
@@ -195,8 +204,8 @@ fn rebase(
         if a.buf != buf {
             return Ok(());
         }
-        if let Some(m) = misaligned(bytes, align) {
-            return Err(KernelError::Invalid(format!("{}: {m}", name(call))));
+        if let Some(m) = misaligned(bytes, align, name) {
+            return Err(KernelError::Invalid(format!("{}: {m}", op(call))));
         }
         a.byte = a.byte.clone().plus(shift.clone());
         Ok(())
@@ -205,21 +214,21 @@ fn rebase(
 
 /// Why `code` cannot run inside a window over buffer `buf` whose base is a multiple of `align` bytes
 /// (a vector it moves there is wider than the base keeps aligned), if it cannot.
-pub(crate) fn window_misfit(code: &[LStmt], buf: usize, align: u64) -> Option<String> {
+pub(crate) fn window_misfit(code: &[LStmt], buf: usize, align: u64, name: &str) -> Option<String> {
     let mut why = None;
     let mut code = code.to_vec();
     let _ = each_access(&mut code, &mut |a, bytes, _| {
         if a.buf == buf && why.is_none() {
-            why = misaligned(bytes, align);
+            why = misaligned(bytes, align, name);
         }
         Ok(())
     });
     why
 }
 
-fn misaligned(bytes: u64, align: u64) -> Option<String> {
+fn misaligned(bytes: u64, align: u64, name: &str) -> Option<String> {
     (!align.is_multiple_of(bytes)).then(|| {
-        format!("moves {bytes}-byte vectors through a window whose base is a multiple of only {align} bytes")
+        format!("moves {bytes}-byte vectors through the window over {name}, whose base is a multiple of only {align} bytes")
     })
 }
 

@@ -166,6 +166,31 @@ fn bad_text_is_an_error_at_its_offset() {
     // Unclosed comments and character literals are errors like unclosed strings.
     let e = err("a", "{0} = 1; /* (", &one);
     assert!(e.contains("a comment not closed at byte 9"), "{e}");
+    // A `//` comment ending in a backslash (blanks after it too) would take the next line with it.
+    for (text, at) in [("{0} = 1; // x\\", 14), ("{0} = 1; // x\\ \n;", 15)] {
+        let e = err("a", text, &one);
+        assert!(
+            e.contains(&format!(
+                "ending in a backslash, which joins the next line to the comment at byte {at}"
+            )),
+            "{text:?}: {e}"
+        );
+    }
+    // A backslash elsewhere in a comment, or a `/* */` one ending in it, is fine.
+    let mut fine = builder();
+    let y = fine.buffer("y", Space::Global, DType::F32, 32).unwrap();
+    let at = [IntrinsicArg::Elem {
+        buffer: y,
+        index: Expr::Const(0),
+    }];
+    for text in [
+        "{0} = 1; // a\\b",
+        "{0} = 1; /* a\\ */",
+        "{0} = 1; // a\\b\n;",
+    ] {
+        fine.intrinsic(Scope::cta(), "ok", text, &at, None)
+            .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    }
     let e = err("a", "{0} = ')\n;", &one);
     assert!(
         e.contains("a character literal not closed on its line at byte 6"),

@@ -286,3 +286,100 @@ fn hostile_names_stay_in_comments_and_compile() {
     let src = emit_cuda_with(&p, IndexWidth::Wide).unwrap();
     compile_here(&lib, &src, &kernel.name, "sm_80").unwrap_or_else(|e| panic!("{e}\n{src}"));
 }
+
+/// The names the emitted source declares besides the buffers: each `type name = ...` (and
+/// `for (int name = ...`) in the kernel's body.
+fn declared_locals(src: &str) -> Vec<String> {
+    let body = src.split("__global__").nth(1).unwrap_or("");
+    let types = [
+        "unsigned", "int", "float", "double", "long", "char", "short", "bool",
+    ];
+    let mut names = Vec::new();
+    for seg in body.split([';', '{', '\n']) {
+        let Some((lhs, _)) = seg.split_once(" = ") else {
+            continue;
+        };
+        let toks: Vec<&str> = lhs.split_whitespace().collect();
+        let [.., ty, name] = toks.as_slice() else {
+            continue;
+        };
+        let ty = ty.trim_start_matches('(');
+        let name = name.trim_start_matches('*');
+        let ident = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if ident && (ty.ends_with('*') || types.contains(&ty)) {
+            names.push(name.to_string());
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Law: every name the emitted code declares for itself (not a buffer) is one that no buffer may
+/// take, so a user's buffer never shadows it — over the shipped kernels, whose programs use mma,
+/// ldmatrix, wgmma, shuffles and let-bound variables between them.
+#[test]
+fn every_local_the_emitted_code_declares_is_refused_as_a_buffer_name() {
+    use axe_kernel::shipped::Shipped;
+    let shape = |s: &str| axe_xla::parse_shape(s).unwrap().as_array().unwrap().clone();
+    let kernels = [
+        (
+            Shipped::gemm_for(128, 128, 64, DType::BF16, Target::Sm80).unwrap(),
+            Target::Sm80,
+        ),
+        (
+            Shipped::gemm_for(128, 256, 64, DType::BF16, Target::Sm90a).unwrap(),
+            Target::Sm90a,
+        ),
+        (Shipped::softmax(8, 1000, DType::F32).unwrap(), Target::Sm80),
+        (
+            Shipped::relayout(
+                &shape("pred[64,256]{1,0}"),
+                &shape("pred[64,256]{1,0:T(32,128)(32,1)E(1)}"),
+            )
+            .unwrap(),
+            Target::Sm80,
+        ),
+    ];
+    let mut seen = Vec::new();
+    for (s, t) in kernels
+        .iter()
+        .map(|(s, t)| (&s.kernel, *t))
+        .chain([(&hostile_names(), Target::Sm80)])
+    {
+        let p = lower(s, t).unwrap();
+        let src = emit_cuda_with(&p, IndexWidth::Wide).unwrap();
+        for name in declared_locals(&src) {
+            if p.buffers.iter().any(|b| b.name == name) {
+                continue;
+            }
+            assert!(
+                KernelBuilder::new(
+                    &name,
+                    Launch {
+                        grid: 1,
+                        cluster: 1,
+                        threads: 32
+                    }
+                )
+                .is_err(),
+                "{} declares {name}, which a buffer could take",
+                s.name
+            );
+            seen.push(name);
+        }
+    }
+    // The scan finds what it looks for: the mma's, ldmatrix's and wgmma's locals and loop variables.
+    for want in [
+        "axe_ma", "axe_mc", "axe_row", "axe_da", "axe_i", "tid", "v0",
+    ] {
+        assert!(
+            seen.iter().any(|n| n == want),
+            "{want} not found among {seen:?}"
+        );
+    }
+}

@@ -161,7 +161,9 @@ fn a_window_narrows_vectors_to_its_alignment() {
     }
     let e = windowed(2, Some("copy.vec16")).unwrap_err().to_string();
     assert!(
-        e.contains("16-byte vectors through a window whose base is a multiple of only 8 bytes"),
+        e.contains(
+            "16-byte vectors through the window over a, whose base is a multiple of only 8 bytes"
+        ),
         "{e}"
     );
     assert!(k.window(a, Expr::Const(0), 0, |_| Ok(())).is_err());

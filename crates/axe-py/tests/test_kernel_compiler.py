@@ -57,6 +57,10 @@ def test_a_relayout_takes_the_logical_array_of_any_source_layout():
             np.testing.assert_array_equal(k.run(given), want)
     with pytest.raises(axe.KernelError, match="cannot hold f32"):
         axe.kernel.relayout("f32[30,260]{0,1}", "{1,0}").run(x.astype(np.float64))
+    # Packed pred (one bit an element) from its logical bool array.
+    bits = np.random.default_rng(3).random((64, 256)) < 0.5
+    packed = "pred[64,256]{1,0:T(32,128)(32,1)E(1)}"
+    np.testing.assert_array_equal(axe.kernel.relayout(packed, "{1,0}").run(bits), bits)
 
 
 def test_a_run_past_the_interpreters_memory_is_refused_before_anything_is_allocated():

@@ -7,8 +7,9 @@
 //! intrinsic's CPU meaning on them, and writes the element operands back (converted to their dtypes);
 //! an intrinsic without a CPU meaning stops the interpreter with an error naming it. The text is
 //! checked when the statement is written: no NUL, every `{digits}` names an operand, the other
-//! braces, brackets and parentheses balance, and strings, character literals and `/* */` comments
-//! close (brackets are counted outside strings, character literals and comments only).
+//! braces, brackets and parentheses balance, strings, character literals and `/* */` comments
+//! close (brackets are counted outside strings, character literals and comments only), and no `//`
+//! comment ends in a backslash (C++ would join the next line to it).
 
 use std::fmt;
 use std::sync::Arc;
@@ -134,6 +135,11 @@ pub struct LIntrinsic {
     pub cpu: Option<CpuMeaning>,
 }
 
+/// A `//` comment whose line ends in a backslash: C++ joins the next line to it (the emitted closing
+/// brace, or the next line of the text).
+const SPLICED: &str =
+    "a // comment ending in a backslash, which joins the next line to the comment";
+
 fn bad(name: &str, text: &str, at: usize, what: &str) -> KernelError {
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
@@ -165,6 +171,8 @@ pub fn parse_text(name: &str, text: &str, operands: usize) -> Result<Vec<Piece>>
     let mut quote: Option<(char, usize)> = None;
     // An open comment: `true` for `//` (to the end of the line), `false` for `/* */`; where it opened.
     let mut comment: Option<(bool, usize)> = None;
+    // Whether the open `//` comment's last non-blank character so far is a backslash.
+    let mut spliced = false;
     let mut prev = ' ';
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
@@ -196,7 +204,12 @@ pub fn parse_text(name: &str, text: &str, operands: usize) -> Result<Vec<Piece>>
         let before = std::mem::replace(&mut prev, c);
         if let Some((line, _)) = comment {
             if line && c == '\n' {
+                if spliced {
+                    return Err(bad(name, text, at, SPLICED));
+                }
                 comment = None;
+            } else if line && !matches!(c, ' ' | '\t' | '\r') {
+                spliced = c == '\\';
             } else if !line && c == '*' && chars.peek().is_some_and(|&(_, n)| n == '/') {
                 if let Some((_, n)) = chars.next() {
                     lit.push(n);
@@ -240,6 +253,7 @@ pub fn parse_text(name: &str, text: &str, operands: usize) -> Result<Vec<Piece>>
                 if let Some((_, n)) = chars.next() {
                     lit.push(n);
                     comment = Some((n == '/', at));
+                    spliced = false;
                 }
             }
             '{' | '(' | '[' => open.push((c, at)),
@@ -267,6 +281,9 @@ pub fn parse_text(name: &str, text: &str, operands: usize) -> Result<Vec<Piece>>
     }
     if let Some((false, at)) = comment {
         return Err(bad(name, text, at, "a comment not closed"));
+    }
+    if comment.is_some() && spliced {
+        return Err(bad(name, text, text.len(), SPLICED));
     }
     if let Some((c, at)) = open.pop() {
         return Err(bad(name, text, at, &format!("an unclosed '{c}'")));

@@ -33,7 +33,7 @@ fn smem(prog: &Program, a: &Access, n: Ix) -> String {
 fn fence_operands(prog: &Program, acc: &Access, regs: u32, pad: &str, n: Ix, s: &mut String) {
     let _ = writeln!(
         s,
-        "{pad}{{ float* mc = reinterpret_cast<float*>({});\n{pad}  #pragma unroll\n{pad}  for (int i = 0; i < {regs}; ++i) asm volatile(\"\" : \"+f\"(mc[i]) :: \"memory\"); }}",
+        "{pad}{{ float* axe_mc = reinterpret_cast<float*>({});\n{pad}  #pragma unroll\n{pad}  for (int axe_i = 0; axe_i < {regs}; ++axe_i) asm volatile(\"\" : \"+f\"(axe_mc[axe_i]) :: \"memory\"); }}",
         raw_addr(prog, acc, n)
     );
 }
@@ -177,17 +177,17 @@ pub(super) fn stmt(prog: &Program, st: &LStmt, pad: &str, n: Ix, s: &mut String)
             let ty = if *dtype == DType::BF16 { "bf16" } else { "f16" };
             let regs = cols / 2;
             let list: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
-            let outs: Vec<String> = (0..regs).map(|i| format!("\"+f\"(mc[{i}])")).collect();
+            let outs: Vec<String> = (0..regs).map(|i| format!("\"+f\"(axe_mc[{i}])")).collect();
             let _ = writeln!(
                 s,
-                "{pad}{{\n{pad}  float* mc = reinterpret_cast<float*>({});\n{pad}  const unsigned long long da = {};\n{pad}  const unsigned long long db = {};",
+                "{pad}{{\n{pad}  float* axe_mc = reinterpret_cast<float*>({});\n{pad}  const unsigned long long axe_da = {};\n{pad}  const unsigned long long axe_db = {};",
                 raw_addr(prog, c, n),
                 desc(prog, a, n),
                 desc(prog, b, n)
             );
             let _ = writeln!(
                 s,
-                "{pad}  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, 0;\\nwgmma.mma_async.sync.aligned.m64n{cols}k16.f32.{ty}.{ty} {{{}}}, %{}, %{}, p, 1, 1, 0, 0;\\n}}\"\n{pad}      : {}\n{pad}      : \"l\"(da), \"l\"(db));\n{pad}}}",
+                "{pad}  asm volatile(\"{{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, 0;\\nwgmma.mma_async.sync.aligned.m64n{cols}k16.f32.{ty}.{ty} {{{}}}, %{}, %{}, p, 1, 1, 0, 0;\\n}}\"\n{pad}      : {}\n{pad}      : \"l\"(axe_da), \"l\"(axe_db));\n{pad}}}",
                 list.join(", "),
                 regs,
                 regs + 1,

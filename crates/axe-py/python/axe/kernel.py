@@ -177,16 +177,17 @@ def _bytes_of(array, name: str, shape) -> bytes:
     a = _np.ascontiguousarray(_native(array))
     logical = tuple(a.shape) == tuple(shape.dims)
     image = a.ndim == 1 and a.dtype == _np.uint8 and a.size == shape.physical_bytes
-    if logical and (_is_dense_row_major(shape) or not image):
+    if logical and not _is_dense_row_major(shape) and not image:
+        # Moved into the layout (which checks the dtype against the elements, packed pred included).
+        try:
+            return to_physical(a, shape).tobytes()
+        except RelayoutError as e:
+            raise KernelError(f"{name}: {e}") from None
+    if logical and _is_dense_row_major(shape):
         if not _accepts(a.dtype, shape.dtype, shape.element_bits):
             raise KernelError(
                 f"{name}: a {array.dtype} array cannot hold {shape.dtype} elements; convert it first"
             )
-        if not _is_dense_row_major(shape):
-            try:
-                return to_physical(a, shape).tobytes()
-            except RelayoutError as e:
-                raise KernelError(f"{name}: {e}") from None
     elif not image:
         raise KernelError(
             f"{name}: an array of shape {tuple(array.shape)} and dtype {array.dtype} is neither the "
@@ -216,7 +217,7 @@ def _run_by_name(kernel: Kernel, given: dict, target: str = "cpu") -> dict:
             f"its buffers are {', '.join(names)}"
         )
     buffers = []
-    for name, shape, size, _ in params:
+    for name, shape, _, _ in params:
         if name not in given:
             buffers.append(None)  # zeros, made once the run's memory is admitted
             continue
@@ -265,7 +266,7 @@ def run(kernel: Kernel, *inputs, target: str = "cpu"):
         )
     given = iter(inputs)
     buffers = []
-    for name, shape, size, is_input in params:
+    for name, shape, _, is_input in params:
         if is_input:
             buffers.append(_bytes_of(next(given), name, shape))
         else:
