@@ -112,18 +112,28 @@ fn regroup(modes: &[(i64, i64)], shape: &IntTuple) -> Result<Layout> {
             shape.product()?
         )));
     }
-    let mut queue: std::collections::VecDeque<(i64, i64)> =
-        modes.iter().copied().filter(|m| m.0 > 1).collect();
+    // Iters of extent 1 take no index; a leaf of extent 1 keeps the stride of one that stands at its
+    // place (so CuTe → Axe → CuTe keeps `1:12`), and the others are passed over.
+    let mut queue: std::collections::VecDeque<(i64, i64)> = modes.iter().copied().collect();
     let mut parts = Vec::new();
     for leaf in shape.leaves() {
         let mut need = leaf;
         let mut part = Vec::new();
+        if need == 1 {
+            if let Some(&(1, d)) = queue.front() {
+                queue.pop_front();
+                part.push((1, d));
+            }
+        }
         while need > 1 {
             let Some((e, d)) = queue.pop_front() else {
                 return Err(conv(format!(
                     "shape {shape} needs more than the layout has"
                 )));
             };
+            if e == 1 {
+                continue;
+            }
             if need % e == 0 {
                 part.push((e, d));
                 need /= e;

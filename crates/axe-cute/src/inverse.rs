@@ -66,11 +66,26 @@ fn right_inverse_modes(flat: &[(i64, i64)]) -> Result<Vec<(i64, i64)>> {
 /// # Ok::<(), axe_cute::CuteError>(())
 /// ```
 pub fn left_inverse(l: &Layout) -> Result<Layout> {
+    negative_values("left_inverse", l)?;
     match left_inverse_strict(l) {
         Err(CuteError::NoLayout { reason, .. }) if reason.contains("not injective") => {
             generalised_inverse(l, &reason)
         }
         other => other,
+    }
+}
+
+/// Refuses a layout with a negative stride on a leaf of extent above 1: it takes a negative value
+/// there, which no layout's domain `[0, size)` holds, so no `R` has `R(L(i)) = i`.
+fn negative_values(op: &'static str, l: &Layout) -> Result<()> {
+    match l.modes_flat().into_iter().find(|&(s, d)| s > 1 && d < 0) {
+        Some((s, d)) => Err(no_layout(
+            op,
+            format!(
+                "{l} has the negative stride {d} (on a leaf of extent {s}), so it takes negative values, which no layout's domain [0, size) holds: no R has R(L(i)) = i"
+            ),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -163,6 +178,10 @@ fn generalised_law(l: &Layout, r: &Layout) -> Result<bool> {
     }
     let lv = l.values(MAX_CHECK)?;
     for &v in &lv {
+        // A value outside R's domain has no index to go back to.
+        if v < 0 || v >= r.size() {
+            return Ok(false);
+        }
         let j = r.eval(v)?;
         if j < 0 || j >= l.size() || l.eval(j)? != v {
             return Ok(false);
@@ -200,6 +219,7 @@ fn generalised_law(l: &Layout, r: &Layout) -> Result<bool> {
 /// ```
 pub fn left_inverse_strict(l: &Layout) -> Result<Layout> {
     const OP: &str = "left_inverse";
+    negative_values(OP, l)?;
     let mut flat = l.modes_flat();
     if let Some(&(s, _)) = flat.iter().find(|&&(s, d)| s > 1 && d == 0) {
         return Err(no_layout(

@@ -121,6 +121,24 @@ fn left_inverse_of_a_non_injective_layout_is_cutes_generalised_inverse() {
             Err(CuteError::NoLayout { .. })
         ));
     }
+    // A negative stride makes L take a negative value, outside every layout's domain: no R exists,
+    // strict or generalised, and the error says why (not an evaluation error from inside the search).
+    for text in ["4:-1", "(2,2):(0,-1)", "(3,2):(2,-7)"] {
+        let x = l(text);
+        assert!((0..x.size()).any(|i| x.eval(i).expect("L") < 0), "{text}");
+        for e in [left_inverse(&x), left_inverse_strict(&x)].map(Result::unwrap_err) {
+            assert!(
+                matches!(
+                    e,
+                    CuteError::NoLayout {
+                        op: "left_inverse",
+                        ..
+                    }
+                ) && e.to_string().contains("negative stride"),
+                "{text}: {e}"
+            );
+        }
+    }
     // None found: the error says so once, without claiming that none exists; exhaustively, none of the
     // searched sizes has one.
     let x = l("((2,2,3)):((5,2,7))");

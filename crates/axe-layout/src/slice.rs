@@ -124,6 +124,12 @@ fn slice_block(block: &[Iter], b: u64, n: u64, dim: usize) -> Result<Vec<Iter>> 
     let mut out = if digits[pivot] + remaining <= block[pivot].extent() {
         // No wrap: the pivot digit runs from its start without carrying.
         vec![block[pivot].with_extent(remaining)]
+    } else if remaining > MAX_ENUMERATION {
+        return Err(LayoutError::TooLarge(format!(
+            "dimension {dim}: the elements [{b}, {}) carry across iters of block {block:?}, and checking \
+             their {remaining} steps point by point exceeds the limit of {MAX_ENUMERATION}",
+            b + n
+        )));
     } else {
         let head = &block[..=pivot];
         let mut axes: Vec<Axis> = head.iter().map(|it| *it.axis()).collect();

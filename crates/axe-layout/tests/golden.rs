@@ -236,4 +236,11 @@ fn slices() {
         rm.slice(&[8, 8], &[2..9, 0..8]),
         Err(LayoutError::BadRegion(_))
     ));
+    // A region that carries across a block's iters is checked point by point, within the limit:
+    // past it (2^39 + 1 steps here), refused at once rather than walked.
+    let huge = l("S[(2,1099511627776):(1,2)]");
+    assert!(matches!(
+        huge.slice(&[1 << 40, 2], &[0..(1 << 39) + 1, 0..1]),
+        Err(LayoutError::TooLarge(_))
+    ));
 }

@@ -262,8 +262,9 @@ impl PyLayout {
         Ok(PyArray1::from_vec(py, values).reshape(dims)?.into_any())
     }
 
-    /// The number of distinct positions the layout spans on `axis` (its extent there; 1 for an axis
-    /// only the offset mentions). `axis` must be one of `axes`: any other name raises `LayoutError`
+    /// The length of the footprint the layout covers on `axis`, from its lowest coordinate to its
+    /// highest: `1 + Σ (e − 1)·|s|` over the iters on `axis` (the offset not counted; 1 for an axis only
+    /// the offset mentions). Gaps count: `S[(8,2):(4@lane,1)]` spans 29 lanes though it uses 8. `axis` must be one of `axes`: any other name raises `LayoutError`
     /// naming it and listing the layout's axes (`Layout("S[]")`, which mentions none, takes any name).
     fn span(&self, axis: &str) -> PyResult<u64> {
         let a = self.inner.axis(axis).map_err(errors::layout)?;

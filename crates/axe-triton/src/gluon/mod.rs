@@ -286,7 +286,7 @@ impl GluonLayout {
         self.check_shape(shape)?;
         for (i, s) in shape.iter().enumerate() {
             log2_exact(*s, || {
-                format!("tensor dim {i} (an Axe layout covers it: `axe triton to-axe`)")
+                format!("tensor dim {i} (Triton's linear layouts take powers of two; of the Gluon layouts, only a BlockedLayout has an Axe form at other sizes)")
             })?;
         }
         match self {
