@@ -9,6 +9,9 @@ use crate::linear::LinearLayout;
 use crate::syntax::{error_at, parse_value, Spanned, Value};
 use std::fmt::Write as _;
 
+/// The in-dims of Triton's `#ttg.linear` attribute, in the order it reads them.
+const TTG_IN_DIMS: [&str; 4] = ["register", "lane", "warp", "block"];
+
 fn uint(src: &str, v: &Spanned, what: &str) -> Result<u64> {
     match v.value {
         Value::Int(i) if i >= 0 => Ok(i as u64),
@@ -280,13 +283,50 @@ impl LinearLayout {
         s
     }
 
-    /// The TTGIR attribute `#ttg.linear<{register = [...], ...}>`, whenever it stands for this layout:
-    /// law `parse_ttg(l.ttg()?) == l`. The attribute carries neither out-dim names nor sizes (TTGIR takes
-    /// them from the tensor type: `dim0`, `dim1`, ... in order, each the smallest power of two above its
-    /// bases when read alone), so a layout whose out-dims are named otherwise, come in another order or are
-    /// larger than their bases reach is refused with [`TritonError::NotExpressible`] saying which; its JSON
-    /// form ([`LinearLayout::to_json`]) carries everything.
+    /// This layout with Triton's distributed in-dims `register`, `lane`, `warp`, `block`, in that order
+    /// (one it lacks is empty: size 1, the same map), or `None` when it has another in-dim (`offset`, a
+    /// shared layout's, or any other name).
+    pub fn ttg_form(&self) -> Option<LinearLayout> {
+        if self
+            .in_dims()
+            .iter()
+            .any(|d| !TTG_IN_DIMS.contains(&d.name.as_str()))
+        {
+            return None;
+        }
+        let dims = TTG_IN_DIMS
+            .iter()
+            .map(|&n| {
+                let bases = self.in_dims().iter().find(|d| d.name == n);
+                (n.to_string(), bases.map_or(Vec::new(), |d| d.bases.clone()))
+            })
+            .collect();
+        LinearLayout::new(dims, self.out_dims().to_vec()).ok()
+    }
+
+    /// The TTGIR attribute `#ttg.linear<{register = [...], lane = [...], warp = [...], block = [...]}>`,
+    /// whenever it stands for this layout: law `parse_ttg(l.ttg()?) == l.ttg_form()`. Triton reads
+    /// exactly those four in-dims (each must be there; any other is ignored), so a layout with another
+    /// in-dim (`offset`: a shared layout, whose attribute is `#ttg.shared_linear`) is refused, and one
+    /// lacking some is written with them empty ([`LinearLayout::ttg_form`]). The attribute carries
+    /// neither out-dim names nor sizes (TTGIR takes them from the tensor type: `dim0`, `dim1`, ... in
+    /// order, each the smallest power of two above its bases when read alone), so a layout whose out-dims
+    /// are named otherwise, come in another order or are larger than their bases reach is refused with
+    /// [`TritonError::NotExpressible`] saying which; its JSON form ([`LinearLayout::to_json`]) carries
+    /// everything.
     pub fn ttg(&self) -> Result<String> {
+        let Some(full) = self.ttg_form() else {
+            let names: Vec<&str> = self.in_dims().iter().map(|d| d.name.as_str()).collect();
+            return Err(TritonError::NotExpressible(format!(
+                "Triton's `#ttg.linear` reads the in-dims register, lane, warp and block and no other; \
+                 this layout's are {}: the JSON form keeps them",
+                names.join(", ")
+            )));
+        };
+        full.ttg_checked()
+    }
+
+    fn ttg_checked(&self) -> Result<String> {
         for (j, (name, _)) in self.out_dims().iter().enumerate() {
             if *name != format!("dim{j}") {
                 let names: Vec<&str> = self.out_dims().iter().map(|(n, _)| n.as_str()).collect();
@@ -299,13 +339,10 @@ impl LinearLayout {
         }
         let text = self.to_ttg();
         let unspellable = || {
-            let names: Vec<&str> = self.in_dims().iter().map(|d| d.name.as_str()).collect();
-            TritonError::NotExpressible(format!(
-                "its `#ttg.linear` attribute would not read back as this layout: an in-dim name the \
-                 attribute cannot spell (a letter or `_`, then letters, digits, `_` or `.`) among {}: the \
-                 JSON form keeps them",
-                names.join(", ")
-            ))
+            TritonError::NotExpressible(
+                "its `#ttg.linear` attribute would not read back as this layout: the JSON form keeps it"
+                    .to_string(),
+            )
         };
         let back = parse_ttg(&text).map_err(|_| unspellable())?;
         if back.out_dims().len() != self.out_dims().len() {

@@ -644,6 +644,10 @@ fn any_named_layout() -> impl Strategy<Value = LinearLayout> {
     ];
     let ins = prop_oneof![
         Just(vec!["register", "lane"]),
+        Just(vec!["lane", "register"]),
+        Just(vec!["register", "lane", "warp", "block"]),
+        Just(vec!["block", "warp"]),
+        Just(vec!["register", "offset"]),
         Just(vec!["offset"]),
         Just(vec!["dim0", "dim1"]),
         Just(vec!["a b"]),
@@ -660,15 +664,23 @@ fn any_named_layout() -> impl Strategy<Value = LinearLayout> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
-    /// `ttg()` reads back as the same layout, and refuses only where the attribute would read back as
-    /// another one.
+    /// `ttg()` reads back as the same layout with Triton's four in-dims (`ttg_form`), and refuses only
+    /// where the layout has an in-dim Triton's attribute does not read, or the attribute would read
+    /// back as another layout.
     #[test]
     fn ttg_reads_back_as_the_same_layout_or_is_refused(l in any_named_layout()) {
-        let unchecked_ok = parse_ttg(&l.to_ttg()).map(|b| b == l).unwrap_or(false);
+        let form = l.ttg_form();
+        let unchecked_ok = form
+            .as_ref()
+            .is_some_and(|f| parse_ttg(&f.to_ttg()).map(|b| b == *f).unwrap_or(false));
         match l.ttg() {
             Ok(text) => {
-                prop_assert_eq!(&text, &l.to_ttg());
-                prop_assert_eq!(parse_ttg(&text).expect("own output"), l);
+                let f = form.expect("a form");
+                prop_assert_eq!(&text, &f.to_ttg());
+                prop_assert_eq!(parse_ttg(&text).expect("own output"), f);
+                for (d, name) in parse_ttg(&text).expect("own output").in_dims().iter().zip(["register", "lane", "warp", "block"]) {
+                    prop_assert_eq!(d.name.as_str(), name);
+                }
             }
             Err(TritonError::NotExpressible(why)) => {
                 prop_assert!(!unchecked_ok, "refused a form that reads back: {}", why);
@@ -698,8 +710,18 @@ fn ttg_refuses_out_dims_out_of_order_naming_why() {
         r#"{"in": {"register": [[1, 0]], "lane": [[0, 1]]}, "out": {"dim0": 2, "dim1": 2}}"#,
     )
     .expect("valid");
+    // Triton reads all four in-dims: the missing ones are written empty.
     assert_eq!(
         fine.ttg().expect("fits"),
-        "#ttg.linear<{register = [[1, 0]], lane = [[0, 1]]}>"
+        "#ttg.linear<{register = [[1, 0]], lane = [[0, 1]], warp = [], block = []}>"
+    );
+    // A shared layout's `offset` is no in-dim of `#ttg.linear` (Triton would ignore it).
+    let shared =
+        parse_json(r#"{"in": {"offset": [[1, 0], [0, 1]]}, "out": {"dim0": 2, "dim1": 2}}"#)
+            .expect("valid");
+    let why = shared.ttg().expect_err("offset").to_string();
+    assert!(
+        why.contains("register, lane, warp and block") && why.contains("offset"),
+        "{why}"
     );
 }

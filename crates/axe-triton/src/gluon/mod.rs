@@ -284,9 +284,14 @@ impl GluonLayout {
     /// The linear layout Triton computes for this layout over `shape` (every size a power of two).
     pub fn to_linear(&self, shape: &[u64]) -> Result<LinearLayout> {
         self.check_shape(shape)?;
+        let blocked = matches!(self, GluonLayout::Blocked { .. });
         for (i, s) in shape.iter().enumerate() {
             log2_exact(*s, || {
-                format!("tensor dim {i} (Triton's linear layouts take powers of two; of the Gluon layouts, only a BlockedLayout has an Axe form at other sizes)")
+                if blocked {
+                    format!("tensor dim {i} (a BlockedLayout's Axe layout covers any size: `axe triton to-axe`)")
+                } else {
+                    format!("tensor dim {i} (of the Gluon layouts, only a BlockedLayout has an Axe layout at other sizes)")
+                }
             })?;
         }
         match self {
