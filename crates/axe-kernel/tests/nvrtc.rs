@@ -12,6 +12,9 @@ use axe_kernel::{
 };
 use axe_layout::Layout;
 
+mod common;
+use common::warp_rows;
+
 fn pointwise_and_staged() -> axe_kernel::Kernel {
     let mut k = KernelBuilder::new(
         "mix",
@@ -222,22 +225,7 @@ fn hostile_names() -> axe_kernel::Kernel {
     let rd = k
         .buffer("reduce1_pairs", Space::Registers, DType::F32, 2)
         .unwrap();
-    let x = k
-        .tensor(
-            "x\n}int broken;",
-            rs,
-            &[2, 32],
-            "S[(2,32):(1@reg,1@lane)]".parse().unwrap(),
-        )
-        .unwrap();
-    let m = k
-        .tensor(
-            "m\\",
-            rd,
-            &[2, 1],
-            "S[(2,1):(1@reg,1@reg)] + R[32:1@lane]".parse().unwrap(),
-        )
-        .unwrap();
+    let (x, m) = warp_rows(&mut k, ("x\n}int broken;", rs), ("m\\", rd));
     let gt = k
         .tensor("g", g, &[2, 32], Layout::row_major(&[2, 32]).unwrap())
         .unwrap();

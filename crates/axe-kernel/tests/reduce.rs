@@ -11,7 +11,7 @@ use axe_layout::Layout;
 use proptest::prelude::*;
 
 mod common;
-use common::{digits, layouts_replicated, Digit};
+use common::{digits, layouts_replicated, warp_rows, Digit};
 
 /// Loads `[R, C]` (row-major in global `a`) into registers with `src`, reduces `dims` into `dst`,
 /// stores it row-major to global `b`; returns b, or the lowering error.
@@ -292,22 +292,7 @@ fn bad_reductions_are_errors_saying_why() {
     let rs = k.buffer("rs", Space::Registers, DType::F32, 2).unwrap();
     let rd = k.buffer("rd", Space::Registers, DType::F32, 2).unwrap();
     let rh = k.buffer("rh", Space::Registers, DType::F16, 2).unwrap();
-    let x = k
-        .tensor(
-            "x",
-            rs,
-            &[2, 32],
-            "S[(2,32):(1@reg,1@lane)]".parse().unwrap(),
-        )
-        .unwrap();
-    let m = k
-        .tensor(
-            "m",
-            rd,
-            &[2, 1],
-            "S[(2,1):(1@reg,1@reg)] + R[32:1@lane]".parse().unwrap(),
-        )
-        .unwrap();
+    let (x, m) = warp_rows(&mut k, ("x", rs), ("m", rd));
     let h = k
         .tensor(
             "h",

@@ -2,7 +2,7 @@
 //! random register layouts for the reduce and register-copy property tests.
 #![allow(dead_code)]
 
-use axe_kernel::{KernelBuilder, Launch};
+use axe_kernel::{BufferId, KernelBuilder, Launch, Tensor};
 use axe_layout::{Axis, Coord, Iter, Layout};
 use proptest::prelude::*;
 
@@ -17,6 +17,33 @@ pub fn builder(name: &str, grid: u32, threads: u32) -> KernelBuilder {
         },
     )
     .unwrap()
+}
+
+/// Two rows of 32 held by a warp (row `r` in register `r`, column `j` in lane `j`), tensor `src` over
+/// register buffer `rs`, and their row sums' destination `[2, 1]` in every lane, tensor `dst` over
+/// `rd`.
+pub fn warp_rows(
+    k: &mut KernelBuilder,
+    (src, rs): (&str, BufferId),
+    (dst, rd): (&str, BufferId),
+) -> (Tensor, Tensor) {
+    let x = k
+        .tensor(
+            src,
+            rs,
+            &[2, 32],
+            "S[(2,32):(1@reg,1@lane)]".parse().unwrap(),
+        )
+        .unwrap();
+    let m = k
+        .tensor(
+            dst,
+            rd,
+            &[2, 1],
+            "S[(2,1):(1@reg,1@reg)] + R[32:1@lane]".parse().unwrap(),
+        )
+        .unwrap();
+    (x, m)
 }
 
 /// The row-major layout of `shape`.
