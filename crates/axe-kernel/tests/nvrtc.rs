@@ -13,7 +13,7 @@ use axe_kernel::{
 use axe_layout::Layout;
 
 mod common;
-use common::warp_rows;
+use common::{builder, warp_rows};
 
 fn pointwise_and_staged() -> axe_kernel::Kernel {
     let mut k = KernelBuilder::new(
@@ -208,15 +208,7 @@ fn names_the_generated_code_reserves_are_refused() {
 /// whose tensor names hold a newline and a trailing backslash (text that would end or continue a
 /// `//` comment): the comments stay one line each, and the source compiles.
 fn hostile_names() -> axe_kernel::Kernel {
-    let mut k = KernelBuilder::new(
-        "rowsum",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("rowsum", 1, 32);
     let g = k.buffer("g", Space::Global, DType::F32, 64).unwrap();
     let o = k.buffer("o", Space::Global, DType::F32, 2).unwrap();
     let rs = k

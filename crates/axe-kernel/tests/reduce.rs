@@ -11,7 +11,7 @@ use axe_layout::Layout;
 use proptest::prelude::*;
 
 mod common;
-use common::{digits, layouts_replicated, warp_rows, Digit};
+use common::{builder, digits, layouts_replicated, warp_rows, Digit};
 
 /// Loads `[R, C]` (row-major in global `a`) into registers with `src`, reduces `dims` into `dst`,
 /// stores it row-major to global `b`; returns b, or the lowering error.
@@ -279,15 +279,7 @@ fn a_cta_wide_max_goes_through_shared_memory_with_barriers() {
 
 #[test]
 fn bad_reductions_are_errors_saying_why() {
-    let mut k = KernelBuilder::new(
-        "bad",
-        Launch {
-            grid: 1,
-            cluster: 1,
-            threads: 32,
-        },
-    )
-    .unwrap();
+    let mut k = builder("bad", 1, 32);
     let g = k.buffer("g", Space::Global, DType::F32, 64).unwrap();
     let rs = k.buffer("rs", Space::Registers, DType::F32, 2).unwrap();
     let rd = k.buffer("rd", Space::Registers, DType::F32, 2).unwrap();
