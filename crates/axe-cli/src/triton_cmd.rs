@@ -1,7 +1,7 @@
 //! `axe triton <verb>`: Triton linear layouts and Gluon layouts on the command line.
 
 use axe_triton::gluon::{padded_offset, padded_size, parse_gluon, GluonLayout};
-use axe_triton::{hardware_map, out_shape, parse_linear, LinearLayout};
+use axe_triton::{hardware_map, out_shape, parse_linear, triton_in_dims, LinearLayout};
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 
@@ -347,12 +347,8 @@ pub fn run(verb: Verb) -> bool {
                     let input = item.as_ref().ok().cloned();
                     let r = item.and_then(|t| {
                         let l: axe_layout::Layout = t.parse().map_err(err)?;
-                        let ll = LinearLayout::from_axe(
-                            &l,
-                            &shape.0,
-                            &["register", "lane", "warp", "block"],
-                        )
-                        .map_err(err)?;
+                        let ll = LinearLayout::from_axe(&l, &shape.0, triton_in_dims(&l))
+                            .map_err(err)?;
                         describe(&ll)
                     });
                     (input.filter(|_| label), r)

@@ -88,6 +88,17 @@ fn from_axe_and_errors() {
         "--json",
     ]);
     assert_eq!(v[0]["linear"], BASES);
+    // On `offset`, a shared layout: its in-dims are offset and block (and no `#ttg.linear`).
+    let v = json_lines(&[
+        "triton",
+        "from-axe",
+        "S[(4,4):(1@offset,4@offset)]",
+        "--shape",
+        "4,4",
+        "--json",
+    ]);
+    assert_eq!(v[0]["in_dims"], json!({"offset": 16, "block": 1}));
+    assert!(v[0]["ttg"].is_null());
     // Not a power of two: an error message, never an abort.
     let (code, _, err) = run(&[
         "triton",

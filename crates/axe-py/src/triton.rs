@@ -161,7 +161,7 @@ impl LinearLayout {
                 Ll::from_axe(
                     &layout.inner,
                     &shape.0,
-                    &["register", "lane", "warp", "block"],
+                    axe_triton::triton_in_dims(&layout.inner),
                 )
             })
             .map_err(errors::triton)?

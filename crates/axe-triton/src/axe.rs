@@ -27,6 +27,17 @@ pub fn in_dim_of(axis: &Axis) -> String {
     }
 }
 
+/// The in-dims a linear layout made from `layout` starts with, in Triton's order: a shared layout's
+/// `offset` and `block` when `layout` is on `offset`, else a distributed layout's `register`, `lane`,
+/// `warp` and `block` (its other axes follow, as [`LinearLayout::from_axe`] adds them).
+pub fn triton_in_dims(layout: &Layout) -> &'static [&'static str] {
+    if layout.axes().iter().any(|a| a.name() == "offset") {
+        &["offset", "block"]
+    } else {
+        &["register", "lane", "warp", "block"]
+    }
+}
+
 /// The tensor shape of a layout: its out-dim sizes, in order.
 pub fn out_shape(ll: &LinearLayout) -> Vec<u64> {
     ll.out_dims().iter().map(|(_, s)| *s).collect()

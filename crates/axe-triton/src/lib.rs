@@ -46,7 +46,7 @@ mod linear;
 mod syntax;
 mod text;
 
-pub use axe::{axis_of, in_dim_of, out_shape};
+pub use axe::{axis_of, in_dim_of, out_shape, triton_in_dims};
 pub use error::{Result, TritonError};
 pub use hardware_map::{hardware_map, HardwareMap};
 pub use linear::{InDim, LinearLayout, MAX_BITS, MAX_MAP};
