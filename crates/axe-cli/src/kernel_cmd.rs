@@ -135,14 +135,11 @@ fn build(spec: &Spec) -> Result<(Instance, Program), String> {
 }
 
 fn list() -> Report {
-    // trn1 runs the gemms only (relayout and softmax use shared memory and registers).
     let targets_of = |name: &str| -> Vec<&str> {
-        let all: &[Target] = if name == "gemm" || name == "gemm_reduce_scatter" {
-            &Target::ALL
-        } else {
-            &Target::THREADED
-        };
-        all.iter().map(|t| t.name()).collect()
+        axe_kernel::shipped::targets_of(name)
+            .iter()
+            .map(|t| t.name())
+            .collect()
     };
     let mut variants: Vec<Value> = Registry::standard()
         .all()

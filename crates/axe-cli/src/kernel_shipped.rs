@@ -148,6 +148,17 @@ pub fn instance(
     p: &Params,
     target: axe_kernel::Target,
 ) -> Result<Instance, String> {
+    let i = any_target(kernel, p, target)?;
+    i.built_for.check(target).map_err(err)?;
+    Ok(i)
+}
+
+/// The kernel `kernel` for parameters `p`, built for `target` where it is built per target.
+fn any_target(
+    kernel: KernelName,
+    p: &Params,
+    target: axe_kernel::Target,
+) -> Result<Instance, String> {
     match kernel {
         KernelName::Relayout => {
             only(kernel, p, &["src", "dst"])?;
@@ -172,9 +183,6 @@ pub fn instance(
                 return Err("softmax needs --rows R --cols C".into());
             };
             let dtype: DType = p.dtype.as_deref().unwrap_or("f32").parse().map_err(err)?;
-            if target == axe_kernel::Target::Trn1 {
-                return Err("softmax keeps its rows in registers and shared memory, which trn1 has not: it is shipped for cpu, sm_80 and sm_90a".into());
-            }
             Instance::softmax(rows, cols, dtype).map_err(err)
         }
         KernelName::Gemm => {

@@ -78,7 +78,13 @@ fn what_trn1_cannot_run_is_named() {
     for (args, says) in [
         (
             &["kernel", "explain", "softmax", "--rows", "4", "--cols", "64", "--target", "trn1"][..],
-            "shipped for cpu, sm_80 and sm_90a",
+            "registers and shared memory, which trn1 has not: it is built for cpu, sm_80 and sm_90a, not trn1",
+        ),
+        // Even one CTA's worth of relayout (which copy.dma could lower) is refused, as `kernel list`
+        // says: the kernel is built for the thread model.
+        (
+            &["kernel", "explain", "relayout", "--src", "f32[8,8]{1,0}", "--dst", "{0,1}", "--target", "trn1"],
+            "relayout spreads its elements over a grid of CTAs and threads, which trn1 (one program on one NeuronCore) has not: it is built for cpu, sm_80 and sm_90a, not trn1",
         ),
         (
             &["kernel", "explain", "gemm", "--m", "131", "--n", "8", "--k", "8", "--target", "trn1"],

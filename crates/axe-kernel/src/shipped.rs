@@ -36,6 +36,62 @@ pub struct Shipped {
     pub params: Vec<Param>,
     /// e.g. `relayout f32[8,8]{1,0} -> f32[8,8]{0,1}`.
     pub describe: String,
+    /// The targets this kernel is built for.
+    pub built_for: BuiltFor,
+}
+
+/// The targets a shipped kernel is built for, and why it is not built for the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuiltFor {
+    /// The targets it lowers for as shipped.
+    pub targets: &'static [Target],
+    /// Why the other targets are not among them (a clause: "softmax keeps its rows in registers…").
+    pub why_not: &'static str,
+}
+
+impl BuiltFor {
+    /// `Ok` where `target` is one of [`BuiltFor::targets`]; else an error naming the targets it is
+    /// built for and why not this one.
+    pub fn check(&self, target: Target) -> Result<()> {
+        if self.targets.contains(&target) {
+            return Ok(());
+        }
+        let names: Vec<&str> = self.targets.iter().map(|t| t.name()).collect();
+        let list = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.join(""),
+        };
+        Err(KernelError::Invalid(format!(
+            "{}: it is built for {list}, not {target}",
+            self.why_not
+        )))
+    }
+}
+
+/// What the thread model's kernels (relayout, softmax) say to trn1.
+const THREADED_ONLY: [(&str, &str); 2] = [
+    ("relayout", "relayout spreads its elements over a grid of CTAs and threads, which trn1 (one program on one NeuronCore) has not"),
+    ("softmax", "softmax keeps its rows in registers and shared memory, which trn1 has not"),
+];
+
+/// The targets the shipped kernel `name` is built for, one target or another (`gemm` is built for
+/// each target it is asked for: [`Shipped::gemm_for`]); empty for a name that is not shipped.
+pub fn targets_of(name: &str) -> &'static [Target] {
+    match name {
+        "gemm" | "gemm_reduce_scatter" => &Target::ALL,
+        _ if THREADED_ONLY.iter().any(|(n, _)| *n == name) => &Target::THREADED,
+        _ => &[],
+    }
+}
+
+fn threaded(name: &str) -> BuiltFor {
+    BuiltFor {
+        targets: &Target::THREADED,
+        why_not: THREADED_ONLY
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("", |(_, why)| why),
+    }
 }
 
 fn row_major(t: PrimitiveType, dims: &[u64]) -> Result<ArrayShape> {
@@ -68,6 +124,7 @@ impl Shipped {
             accumulates: false,
         };
         Ok(Shipped {
+            built_for: threaded("relayout"),
             describe: format!("relayout {src} -> {dst}"),
             params: vec![
                 param("src", r.src_bytes, src, true),
@@ -89,6 +146,7 @@ impl Shipped {
             accumulates: false,
         };
         Ok(Shipped {
+            built_for: threaded("softmax"),
             describe: format!("softmax over the rows of {a}"),
             params: vec![param("x", true), param("y", false)],
             kernel: s.kernel,
@@ -107,7 +165,24 @@ impl Shipped {
     pub fn gemm_for(m: u64, n: u64, k: u64, dtype: DType, target: Target) -> Result<Shipped> {
         let g = gemm_for(m, n, k, dtype, target)?;
         let t = primitive(dtype)?;
+        let built_for = if target == Target::Trn1 {
+            BuiltFor {
+                targets: &[Target::Trn1],
+                why_not: "this gemm is trn1's (TensorE, SBUF and PSUM); the GPUs' is built with their target",
+            }
+        } else if hopper_fits(m, n, k, target) {
+            BuiltFor {
+                targets: &[Target::Cpu, Target::Sm90a],
+                why_not: "this gemm is sm_90a's (TMA and wgmma); another target's is built with that target",
+            }
+        } else {
+            BuiltFor {
+                targets: &Target::THREADED,
+                why_not: "this gemm is the GPUs' (mma.sync); trn1's is built with target trn1",
+            }
+        };
         Ok(Shipped {
+            built_for,
             describe: format!("gemm {m}×{n}×{k} {dtype} (C f32 = A · B, B given as [N,K])"),
             params: vec![
                 Param {
@@ -150,13 +225,77 @@ pub fn gemm_reduce_scatter(
 
 /// The gemm kernel shipped for `target` (see [`Shipped::gemm_for`]).
 pub fn gemm_for(m: u64, n: u64, k: u64, dtype: DType, target: Target) -> Result<Gemm> {
-    use crate::gemm_hopper::{gemm_kernel_hopper, TILE_K, TILE_M, TILE_N};
-    let fits = m.is_multiple_of(TILE_M) && n.is_multiple_of(TILE_N) && k.is_multiple_of(TILE_K);
     if target == Target::Trn1 {
         crate::tensore_kernel::gemm_kernel_trn(m, n, k, dtype)
-    } else if target == Target::Sm90a && fits && m > 0 && n > 0 && k > 0 {
-        gemm_kernel_hopper(m, n, k, dtype)
+    } else if hopper_fits(m, n, k, target) {
+        crate::gemm_hopper::gemm_kernel_hopper(m, n, k, dtype)
     } else {
         gemm_kernel(m, n, k, dtype)
+    }
+}
+
+/// Whether the gemm shipped for `target` is the copy-engine and wgmma one: on sm_90a, for M, N and K
+/// positive multiples of its tile.
+fn hopper_fits(m: u64, n: u64, k: u64, target: Target) -> bool {
+    use crate::gemm_hopper::{TILE_K, TILE_M, TILE_N};
+    let fits = m.is_multiple_of(TILE_M) && n.is_multiple_of(TILE_N) && k.is_multiple_of(TILE_K);
+    target == Target::Sm90a && fits && m > 0 && n > 0 && k > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped_for(t: Target) -> Vec<(&'static str, Shipped)> {
+        let src = ArrayShape::new(PrimitiveType::F32, &[8, 64]);
+        let dst = ArrayShape {
+            layout: axe_xla::parse_layout("{0,1}", 2).unwrap(),
+            ..src.clone()
+        };
+        vec![
+            ("relayout", Shipped::relayout(&src, &dst).unwrap()),
+            ("softmax", Shipped::softmax(4, 64, DType::F32).unwrap()),
+            (
+                "gemm",
+                Shipped::gemm_for(128, 256, 64, DType::BF16, t).unwrap(),
+            ),
+        ]
+    }
+
+    /// A shipped kernel lowers on every target it says it is built for, is refused with its reason on
+    /// every other, and `targets_of` is the union over the targets it is asked for.
+    #[test]
+    fn kernels_lower_exactly_where_they_are_built_for() {
+        for asked in Target::ALL {
+            for (name, s) in shipped_for(asked) {
+                for t in Target::ALL {
+                    let ok = s.built_for.targets.contains(&t);
+                    match s.built_for.check(t) {
+                        Ok(()) => {
+                            assert!(ok);
+                            crate::lower(&s.kernel, t)
+                                .unwrap_or_else(|e| panic!("{name} for {asked} on {t}: {e}"));
+                        }
+                        Err(e) => {
+                            assert!(!ok);
+                            let e = e.to_string();
+                            assert!(e.starts_with(s.built_for.why_not), "{e}");
+                            assert!(e.ends_with(&format!("not {t}")), "{e}");
+                        }
+                    }
+                }
+                for t in s.built_for.targets {
+                    assert!(targets_of(name).contains(t), "{name} on {t}");
+                }
+                if name == "gemm" {
+                    assert!(s.built_for.targets.contains(&asked), "gemm for {asked}");
+                }
+            }
+        }
+        for name in ["relayout", "softmax"] {
+            assert_eq!(targets_of(name), &Target::THREADED[..]);
+        }
+        assert_eq!(targets_of("gemm"), &Target::ALL[..]);
+        assert!(targets_of("nope").is_empty());
     }
 }

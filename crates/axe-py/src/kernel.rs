@@ -3,7 +3,7 @@
 //! the CPU interpreter (without the GIL). The Python side (`axe/kernel.py`) checks numpy arrays against
 //! the parameters and passes their bytes.
 
-use axe_kernel::shipped::Shipped;
+use axe_kernel::shipped::{BuiltFor, Shipped};
 use axe_kernel::{emit_cuda, lower, run, DType, Kernel, RunLimits, Space, Target};
 use axe_xla::{ArrayShape, PrimitiveType};
 use pyo3::prelude::*;
@@ -31,6 +31,8 @@ pub struct PyKernel {
     params: Vec<Param>,
     describe: String,
     built: bool,
+    /// The targets a shipped kernel is built for (`None`: one built in Python, for any target).
+    built_for: Option<BuiltFor>,
 }
 
 impl From<Shipped> for PyKernel {
@@ -50,6 +52,7 @@ impl From<Shipped> for PyKernel {
             kernel: s.kernel,
             describe: s.describe,
             built: false,
+            built_for: Some(s.built_for),
         }
     }
 }
@@ -84,12 +87,20 @@ impl PyKernel {
             kernel,
             params,
             built: true,
+            built_for: None,
         })
     }
 }
 
-fn target(t: &str) -> PyResult<Target> {
-    t.parse().map_err(errors::kernel)
+impl PyKernel {
+    /// Target `t`, where this kernel is built for it.
+    fn target(&self, t: &str) -> PyResult<Target> {
+        let t: Target = t.parse().map_err(errors::kernel)?;
+        if let Some(b) = &self.built_for {
+            b.check(t).map_err(errors::kernel)?;
+        }
+        Ok(t)
+    }
 }
 
 #[pymethods]
@@ -140,7 +151,7 @@ impl PyKernel {
     /// `variant`, `why` and `declined` (a list of `(variant, reason)`).
     #[pyo3(signature = (target = "sm_90a"))]
     fn explain<'py>(&self, py: Python<'py>, target: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let t = self::target(target)?;
+        let t = self.target(target)?;
         let p = py
             .detach(|| lower(&self.kernel, t))
             .map_err(errors::kernel)?;
@@ -161,7 +172,7 @@ impl PyKernel {
     /// The CUDA C++ source for `target` (`sm_80` or `sm_90a`), as `axe kernel emit` writes it.
     #[pyo3(signature = (target = "sm_90a"))]
     fn cuda(&self, py: Python<'_>, target: &str) -> PyResult<String> {
-        let t = self::target(target)?;
+        let t = self.target(target)?;
         py.detach(|| lower(&self.kernel, t).and_then(|p| emit_cuda(&p)))
             .map_err(errors::kernel)
     }
@@ -169,7 +180,8 @@ impl PyKernel {
     /// The NKI-style text of the kernel lowered for Trainium (`trn1`), as `axe kernel emit --target
     /// trn1` writes it.
     fn nki(&self, py: Python<'_>) -> PyResult<String> {
-        py.detach(|| lower(&self.kernel, Target::Trn1).and_then(|p| axe_kernel::emit_nki(&p)))
+        let t = self.target("trn1")?;
+        py.detach(|| lower(&self.kernel, t).and_then(|p| axe_kernel::emit_nki(&p)))
             .map_err(errors::kernel)
     }
 
@@ -183,7 +195,7 @@ impl PyKernel {
         buffers: Vec<Option<Bound<'py, PyBytes>>>,
         target: &str,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-        let t = self::target(target)?;
+        let t = self.target(target)?;
         let limits = RunLimits::default();
         // The run's memory is checked before the buffers are copied for it.
         let p = py
@@ -286,7 +298,7 @@ pub fn _kernel_softmax(rows: U64, cols: U64, dtype: &str) -> PyResult<PyKernel> 
 #[pyfunction]
 #[pyo3(signature = (m, n, k, dtype = "bf16", target = "sm_80"))]
 pub fn _kernel_gemm(m: U64, n: U64, k: U64, dtype: &str, target: &str) -> PyResult<PyKernel> {
-    let t = self::target(target)?;
+    let t: Target = target.parse().map_err(errors::kernel)?;
     Ok(Shipped::gemm_for(m.0, n.0, k.0, self::dtype(dtype)?, t)
         .map_err(errors::kernel)?
         .into())

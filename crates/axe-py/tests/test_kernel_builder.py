@@ -4,6 +4,8 @@ misuse is an ``axe.AxeError`` (mostly ``axe.KernelError``) naming what was wrong
 
 import itertools
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -587,3 +589,24 @@ def test_trainium_gemm_emits_nki_and_runs_on_the_interpreter():
     bits = lambda x: (x.view(np.uint32) >> 16).astype(np.uint16)
     c = np.asarray(k.run(bits(a), bits(b), target="trn1"), dtype=np.float32).reshape(128, 128)
     np.testing.assert_array_equal(c, a @ b.T)
+
+
+def test_a_shipped_kernel_is_used_only_on_the_targets_it_is_built_for():
+    # As `axe kernel list` says: softmax and relayout are built for the thread model, each gemm for
+    # the target it was asked for; every method that lowers says so rather than lowering something else.
+    trn = axe.kernel.gemm(128, 128, 256, target="trn1")
+    gpu = axe.kernel.gemm(128, 128, 256, target="sm_80")
+    hopper = axe.kernel.gemm(128, 256, 64, target="sm_90a")
+    for call, says in [
+        (lambda: axe.kernel.softmax(4, 64).explain("trn1"), "which trn1 has not: it is built for cpu, sm_80 and sm_90a, not trn1"),
+        (lambda: axe.kernel.softmax(4, 64).nki(), "not trn1"),
+        (lambda: axe.kernel.relayout("f32[8,8]{1,0}", "{0,1}").explain("trn1"), "one program on one NeuronCore"),
+        (lambda: trn.cuda("sm_90a"), "this gemm is trn1's"),
+        (lambda: trn.run(np.zeros((128, 256), np.uint16), np.zeros((128, 256), np.uint16)), "built for trn1, not cpu"),
+        (lambda: gpu.nki(), "trn1's is built with target trn1"),
+        (lambda: hopper.explain("sm_80"), "built for cpu and sm_90a, not sm_80"),
+    ]:
+        with pytest.raises(axe.KernelError, match=re.escape(says)):
+            call()
+    assert [d["variant"] for d in hopper.explain("sm_90a")][0] == "copy_async.tma"
+    assert gpu.explain("cpu") and trn.explain("trn1")
