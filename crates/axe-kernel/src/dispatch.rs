@@ -11,6 +11,12 @@ use crate::error::{KernelError, Result};
 use crate::expr::Var;
 use crate::ir::{Decision, LStmt};
 
+/// `n` of `noun` in words a decision's text reads: `1 vector`, `4 vectors` (`noun` takes an `s`).
+pub(crate) fn count(n: impl fmt::Display, noun: &str) -> String {
+    let n = n.to_string();
+    format!("{n} {noun}{}", if n == "1" { "" } else { "s" })
+}
+
 /// A compilation target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {

@@ -328,8 +328,9 @@ impl Variant for Fma {
             }];
         }
         let why = format!(
-            "{} C elements per thread, each {k} fused multiply-adds from A and B in the same thread",
-            tables[0].len()
+            "{} per thread, each {} from A and B in the same thread",
+            crate::dispatch::count(tables[0].len(), "C element"),
+            crate::dispatch::count(k, "fused multiply-add")
         );
         Ok(Outcome::Lowered { why, code })
     }

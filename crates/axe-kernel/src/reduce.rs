@@ -430,16 +430,27 @@ impl Variant for Reduce {
             None => code,
         };
         let why = format!(
-            "{} of {} over dims {dims:?}: {} destination registers per thread, {} source registers folded in each thread{}{}",
+            "{} of {} over dims {dims:?}: {} per thread, {} folded in each thread{}{}",
             match op {
                 ReduceOp::Sum => "sum",
                 ReduceOp::Max => "max",
             },
             src.name,
-            slots.len(),
-            tables[0].values().map(Vec::len).sum::<usize>(),
-            if lane_bits.is_empty() { String::new() } else { format!(", lanes combined by xor shuffles {lane_bits:?}") },
-            if warp_bits.is_empty() { String::new() } else { format!(", warps {warp_bits:?} (xor bits) combined through shared memory") },
+            crate::dispatch::count(slots.len(), "destination register"),
+            crate::dispatch::count(
+                tables[0].values().map(Vec::len).sum::<usize>(),
+                "source register"
+            ),
+            if lane_bits.is_empty() {
+                String::new()
+            } else {
+                format!(", lanes combined by xor shuffles {lane_bits:?}")
+            },
+            if warp_bits.is_empty() {
+                String::new()
+            } else {
+                format!(", warps {warp_bits:?} (xor bits) combined through shared memory")
+            },
         );
         Ok(Outcome::Lowered { why, code })
     }

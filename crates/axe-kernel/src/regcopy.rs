@@ -204,9 +204,10 @@ impl Variant for Vector {
             }];
         }
         let why = format!(
-            "{} {} in {n} vectors of {bytes} bytes per thread, at {form} elements in {}",
+            "{} {} in {} of {bytes} bytes per thread, at {form} elements in {}",
             if load { "loads" } else { "stores" },
             reg.name,
+            crate::dispatch::count(n, "vector"),
             mem.name
         );
         Ok(Outcome::Lowered { why, code })

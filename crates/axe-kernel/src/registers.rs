@@ -211,13 +211,16 @@ impl Variant for Registers {
             }];
         }
         let why = format!(
-            "{} {} {} by the register layout {canon}: {} lanes × {} warps, {} elements per thread",
+            "{} {} {} by the register layout {canon}: {} × {}, {} per thread",
             if load { "load into" } else { "store from" },
             reg.name,
             if load { "from memory" } else { "to memory" },
-            spans[0],
-            spans[1],
-            reg.size() * canon.replica_count() / (spans[0] * spans[1]).max(1)
+            crate::dispatch::count(spans[0], "lane"),
+            crate::dispatch::count(spans[1], "warp"),
+            crate::dispatch::count(
+                reg.size() * canon.replica_count() / (spans[0] * spans[1]).max(1),
+                "element"
+            )
         );
         Ok(Outcome::Lowered { why, code })
     }

@@ -176,11 +176,11 @@ impl Variant for InRegisters {
                 body: code,
             }];
         }
-        let n = tables[0].len();
+        let n = crate::dispatch::count(tables[0].len(), "element");
         let why = if srcs.is_empty() {
-            format!("{n} elements per thread, each written in the thread's own registers")
+            format!("{n} per thread, each written in the thread's own registers")
         } else {
-            format!("{n} elements per thread, each from the operands' registers in the same thread")
+            format!("{n} per thread, each from the operands' registers in the same thread")
         };
         Ok(Outcome::Lowered { why, code })
     }

@@ -49,6 +49,11 @@ pub fn relayout_kernel_with(src: &ArrayShape, dst: &ArrayShape, max_ctas: u32) -
             "relayout moves one array between layouts: {src} and {dst} differ in element type or dimensions"
         )));
     }
+    if src.dims.iter().any(|d| d.bound() == Some(0)) {
+        return Err(KernelError::Invalid(format!(
+            "{src} -> {dst}: the array has no elements, so a relayout has nothing to move and no kernel is made"
+        )));
+    }
     // Both sides' element sizes: a layout with an element size (`E(1)` packs pred into bits) counts.
     let (bits, dst_bits) = (axe_xla::element_bits(src), axe_xla::element_bits(dst));
     if dst_bits % 8 != 0 || bits % 8 != 0 {

@@ -424,7 +424,8 @@ impl Variant for Staged {
             ],
         }];
         let why = format!(
-            "the source is contiguous along dimension {a}, the destination along {b}: {tiles} tiles of {ta}×{tb} through shared memory, {}-byte loads and {}-byte stores",
+            "the source is contiguous along dimension {a}, the destination along {b}: {} of {ta}×{tb} through shared memory, {}-byte loads and {}-byte stores",
+            crate::dispatch::count(tiles, "tile"),
             ws * u64::from(eb),
             wd * u64::from(eb)
         );

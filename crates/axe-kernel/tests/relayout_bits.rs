@@ -108,7 +108,7 @@ fn packing_loads_two_regions_ahead_and_unpacking_takes_wide_rows() {
         "{pack}"
     );
     assert_eq!(
-        pack.matches("stores word in 1 vectors of 16 bytes").count(),
+        pack.matches("stores word in 1 vector of 16 bytes").count(),
         2,
         "{pack}"
     );
