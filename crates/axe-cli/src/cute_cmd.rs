@@ -1,6 +1,6 @@
 //! `axe cute <verb>`: CuTe layouts and their algebra on the command line.
 
-use axe_cute::{AnyLayout, ComposedLayout, IntTuple, Layout, Tiler};
+use axe_cute::{AnyLayout, ComposedLayout, IntTuple, Layout, Swizzle, Tiler};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
@@ -83,6 +83,9 @@ impl From<AxeInputs> for One {
 #[derive(Subcommand)]
 pub enum Verb {
     /// Size, cosize, rank, depth, the offset of every 1-D index (colexicographic), and the Axe form.
+    ///
+    /// A bare swizzle (`Sw<3,3,3>`) is shown as the bits it reads and writes, its size 2^(B+M+|S|)
+    /// and its value at each offset below that.
     Show {
         #[command(flatten)]
         one: One,
@@ -95,6 +98,9 @@ pub enum Verb {
     /// The stride-0 and extent-1 modes removed, then coalesced (`filter`).
     Filter(One),
     /// A ∘ B: B's offsets fed to A.
+    ///
+    /// A may be a swizzle, as in CuTe: Sw ∘ Sw2 is one swizzle where one exists (else refused), Sw ∘ L
+    /// is `Sw o 0 o L`, and Sw ∘ (Sw2 o off o L) is `(Sw ∘ Sw2) o off o L`.
     Composition(Two),
     /// CuTe's complement of A up to a bound M: what fills in around A's values.
     ///
@@ -193,7 +199,52 @@ fn answer(l: Result<Layout, String>) -> Result<Report, String> {
     })
 }
 
+/// The bits `mask` covers, as `lo–hi` (one contiguous run: a swizzle's masks are).
+fn bit_range(mask: u64) -> String {
+    let (lo, hi) = (mask.trailing_zeros(), 63 - mask.leading_zeros());
+    if lo == hi {
+        format!("bit {lo}")
+    } else {
+        format!("bits {lo}–{hi}")
+    }
+}
+
+/// A bare swizzle: the bits it reads and writes, its span and its values on the first offsets.
+fn show_swizzle(sw: Swizzle, max_map: i64) -> Result<Report, String> {
+    let (yyy, zzz) = sw.masks();
+    let size = sw.size();
+    let n = i64::try_from(size).unwrap_or(i64::MAX).min(max_map);
+    let map: Vec<i64> = (0..n)
+        .map(|x| sw.apply(x))
+        .collect::<axe_cute::Result<_>>()
+        .map_err(err)?;
+    let does = if yyy == 0 {
+        "nothing: the identity".to_string()
+    } else {
+        format!(
+            "XORs {} (mask {yyy:#x}) into {} (mask {zzz:#x}); applied twice it is the identity",
+            bit_range(yyy),
+            bit_range(zzz)
+        )
+    };
+    let mut json = json!({"swizzle": sw.to_string(), "yyy_mask": yyy, "zzz_mask": zzz, "size": size,
+        "map": map});
+    if (n as u64) < size {
+        json["map_truncated"] = json!(true);
+    }
+    let shown: Vec<String> = map.iter().take(64).map(i64::to_string).collect();
+    let text = format!(
+        "swizzle {sw}\ndoes    {does}\nsize    {size} (2^(B+M+|S|), as CuTe's size())\naxe     - (a swizzle is not affine: it has no Axe form)\nmap     [{}{}]",
+        shown.join(", "),
+        if size > 64 { format!(", … ({size} in all; --json lists {n})") } else { String::new() }
+    );
+    Ok(Report { json, text })
+}
+
 fn show(text: &str, max_map: i64) -> Result<Report, String> {
+    if let Ok(sw) = text.trim().parse::<Swizzle>() {
+        return show_swizzle(sw, max_map);
+    }
     let any: AnyLayout = text.parse().map_err(err)?;
     let size = any.size();
     let l = any.layout();
@@ -292,6 +343,14 @@ fn each_any_pair(two: Two, f: impl Fn(&Layout, &str) -> Result<Layout, String>) 
         pairs(&two.a, &two.b).map(|item| {
             let input = item.as_ref().ok().map(|(a, b)| format!("{a} ; {b}"));
             let r = item.and_then(|(a, b)| {
+                if let Ok(sw) = a.trim().parse::<Swizzle>() {
+                    return swizzle_first(sw, &b);
+                }
+                if let Ok(sw) = b.trim().parse::<Swizzle>() {
+                    return Err(format!(
+                        "A ∘ {sw} is no CuTe layout: a swizzle composes on the left only ({sw} ∘ A is `{sw} o 0 o A`)"
+                    ));
+                }
                 let s = match a.parse::<AnyLayout>().map_err(err)? {
                     AnyLayout::Plain(l) => f(&l, &b)?.to_string(),
                     AnyLayout::Composed(c) => {
@@ -307,6 +366,29 @@ fn each_any_pair(two: Two, f: impl Fn(&Layout, &str) -> Result<Layout, String>) 
         }),
         two.json,
     )
+}
+
+/// `Sw ∘ B` as CuTe composes a swizzle on the left: with a swizzle, one swizzle where one does it
+/// ([`Swizzle::compose`]); with a layout `L`, `Sw o 0 o L`; with `Sw2 o off o L`, `(Sw ∘ Sw2) o off o L`.
+fn swizzle_first(sw: Swizzle, b: &str) -> Result<Report, String> {
+    let s = if let Ok(sw2) = b.trim().parse::<Swizzle>() {
+        sw.compose(&sw2).map_err(err)?.to_string()
+    } else {
+        match b
+            .parse::<AnyLayout>()
+            .map_err(|e| format!("{sw} ∘ B takes a swizzle or a layout B (not a tiler): {e}"))?
+        {
+            AnyLayout::Plain(l) => ComposedLayout::new(sw, 0, l).to_string(),
+            AnyLayout::Composed(c) => {
+                ComposedLayout::new(sw.compose(&c.swizzle).map_err(err)?, c.offset, c.layout)
+                    .to_string()
+            }
+        }
+    };
+    Ok(Report {
+        json: json!({"result": s}),
+        text: s,
+    })
 }
 
 fn tiler(b: &str) -> Result<Tiler, String> {

@@ -144,3 +144,66 @@ fn parse_and_overflow_errors_say_what() {
         "{err}"
     );
 }
+
+/// CuTe's `x ^ ((x & yyy) >> S)` (`S < 0`: shifted up).
+fn swizzle(b: u32, m: u32, s: i32, x: i64) -> i64 {
+    let yyy = ((1i64 << b) - 1) << (m + s.max(0) as u32);
+    let y = x & yyy;
+    x ^ if s >= 0 { y >> s } else { y << -s }
+}
+
+#[test]
+fn a_bare_swizzle_is_shown_and_composes_on_the_left() {
+    for (text, (b, m, s), yyy, zzz) in [
+        ("Sw<3,3,3>", (3u32, 3u32, 3i32), 0x1c0, 0x38),
+        ("Swizzle<2,0,-3>", (2, 0, -3), 0x3, 0x18),
+        ("Sw<0,4,3>", (0, 4, 3), 0, 0),
+    ] {
+        let v = &json_lines(&["cute", "show", text, "--json"])[0];
+        let size = 1i64 << (b + m + s.unsigned_abs());
+        assert_eq!(v["size"], size, "{text}");
+        assert_eq!(
+            (v["yyy_mask"].clone(), v["zzz_mask"].clone()),
+            (yyy.into(), zzz.into())
+        );
+        let map: Vec<i64> = (0..size).map(|x| swizzle(b, m, s, x)).collect();
+        assert_eq!(v["map"], serde_json::json!(map), "{text}");
+    }
+    let (code, out, err) = run(&["cute", "show", "Sw<3,3,3>"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("XORs bits 6–8 (mask 0x1c0) into bits 3–5 (mask 0x38)"),
+        "{out}"
+    );
+
+    // Sw ∘ Sw is one swizzle where one exists (as `Swizzle::compose`, checked exhaustively there).
+    assert_eq!(
+        result(&["composition", "Sw<1,0,2>", "Sw<1,1,2>"]),
+        "Sw<2,0,2>"
+    );
+    assert!(error(&["composition", "Sw<1,0,2>", "Sw<1,1,3>"]).contains("is no swizzle"));
+    // Sw ∘ L is CuTe's composed layout, and Sw1 ∘ (Sw2 o off o L) folds the swizzles; each is checked
+    // against the swizzle applied to the layout's offsets.
+    let l = "(8,64):(64,1)";
+    let composed = result(&["composition", "Sw<3,3,3>", l]);
+    assert_eq!(composed, "Sw<3,3,3> o 0 o (8,64):(64,1)");
+    let offsets = |t: &str| -> Vec<i64> {
+        let v = &json_lines(&["cute", "show", t, "--json", "--max-map", "100000"])[0];
+        serde_json::from_value(v["map"].clone()).unwrap()
+    };
+    let plain = offsets(l);
+    let want: Vec<i64> = plain.iter().map(|&x| swizzle(3, 3, 3, x)).collect();
+    assert_eq!(offsets(&composed), want);
+    let folded = result(&["composition", "Sw<1,5,3>", "Sw<2,3,3> o 4 o (8,64):(64,1)"]);
+    assert_eq!(folded, "Sw<3,3,3> o 4 o (8,64):(64,1)");
+    let want: Vec<i64> = plain
+        .iter()
+        .map(|&x| swizzle(1, 5, 3, swizzle(2, 3, 3, 4 + x)))
+        .collect();
+    assert_eq!(offsets(&folded), want);
+    // A swizzle on the right, or a tiler after one, is refused for what it is.
+    assert!(error(&["composition", l, "Sw<3,3,3>"]).contains("composes on the left only"));
+    assert!(
+        error(&["composition", "Sw<3,3,3>", "<2:1,4:1>"]).contains("takes a swizzle or a layout B")
+    );
+}

@@ -66,6 +66,20 @@ impl Swizzle {
         ones << (self.base + self.shift.max(0).unsigned_abs())
     }
 
+    /// `(yyy, zzz)`: the mask of the bits read and the mask of the bits they are XORed into
+    /// (`Sw<3,3,3>`: `(0x1c0, 0x38)`), as CuTe's `yyy_msk` and `zzz_msk`.
+    pub fn masks(&self) -> (u64, u64) {
+        let ones = (1u64 << self.bits) - 1;
+        let zzz = ones << (self.base + self.shift.min(0).unsigned_abs());
+        (self.src_mask(), zzz)
+    }
+
+    /// CuTe's `size()`: `2^(B + M + |S|)`, the span of offsets past which the pattern of the bits it
+    /// touches repeats (at most 2^63, as [`Swizzle::new`] bounds the masks).
+    pub fn size(&self) -> u64 {
+        1u64 << (self.bits + self.base + self.shift.unsigned_abs())
+    }
+
     /// Applies the swizzle to a nonnegative offset.
     pub fn apply(&self, x: i64) -> Result<i64> {
         let u = u64::try_from(x).map_err(|_| {

@@ -28,6 +28,26 @@ fn small_swizzle() -> impl Strategy<Value = Swizzle> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
+    /// The masks are the bits read and the bits written, found by applying the swizzle to each bit;
+    /// a swizzle that moves bits spans up to its highest one.
+    #[test]
+    fn masks_and_size_are_the_bits_it_moves(sw in small_swizzle()) {
+        let (mut read, mut written) = (0u64, 0u64);
+        for i in 0..20 {
+            let moved = sw.apply(1i64 << i).expect("apply") as u64 ^ (1u64 << i);
+            if moved != 0 {
+                read |= 1u64 << i;
+                written |= moved;
+            }
+        }
+        prop_assert_eq!(sw.masks(), (read, written));
+        let (b, m, s) = sw.params();
+        prop_assert_eq!(sw.size(), 1u64 << (b + m + s.unsigned_abs()));
+        if b > 0 {
+            prop_assert_eq!(sw.size(), 1u64 << (64 - (read | written).leading_zeros()));
+        }
+    }
+
     #[test]
     fn swizzle_is_the_definition_and_an_involution(sw in small_swizzle(), x in 0i64..4096) {
         let (b, m, s) = sw.params();

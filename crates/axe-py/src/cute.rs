@@ -309,3 +309,11 @@ impl CuteLayout {
         Ok(f(self.plain()?, &tiler(t)?).map_err(errors::cute)?.into())
     }
 }
+
+/// `Sw<a> ∘ Sw<b>` as one swizzle `(B, M, S)` ([`axe_cute::Swizzle::compose`]); `CuteError` where no
+/// swizzle does both.
+#[pyfunction]
+pub fn _cute_swizzle_compose(a: (u32, u32, i32), b: (u32, u32, i32)) -> PyResult<(u32, u32, i32)> {
+    let sw = |(b, m, s)| c::Swizzle::new(b, m, s).map_err(errors::cute);
+    Ok(sw(a)?.compose(&sw(b)?).map_err(errors::cute)?.params())
+}

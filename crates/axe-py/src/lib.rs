@@ -35,6 +35,7 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sharding::PySharding>()?;
     // Under its own name: `axe.cute.Layout` in Python.
     m.add("CuteLayout", m.py().get_type::<cute::CuteLayout>())?;
+    m.add_function(wrap_pyfunction!(cute::_cute_swizzle_compose, m)?)?;
     m.add_class::<triton::LinearLayout>()?;
     m.add_function(wrap_pyfunction!(triton::gluon_to_axe, m)?)?;
     m.add_function(wrap_pyfunction!(triton::padding_of, m)?)?;

@@ -128,6 +128,49 @@ def test_swizzled_layouts_compose_divide_and_coalesce():
         assert [r(i) for i in range(cute.size(r))] == [s(lay(i)) for i in range(cute.size(lay))]
 
 
+small_swizzles = st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(-5, 5)).filter(
+    lambda t: abs(t[2]) >= t[0]).map(lambda t: cute.Swizzle(*t))
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_swizzles, small_swizzles)
+def test_swizzles_compose_on_the_left_as_in_cute(s1, s2):
+    # S1 ∘ S2 is a swizzle R with R(x) = S1(S2(x)), or refused where no swizzle of these sizes does it.
+    want = [s1(s2(x)) for x in range(1 << 12)]
+    try:
+        r = s1.compose(s2)
+    except axe.CuteError:
+        # Both are linear over GF(2): a swizzle moves a contiguous run of bits, each to one bit, all
+        # by one shift at least as long as the run (CuTe's |S| >= B: the bits read and the bits written
+        # do not overlap). The bits this composition moves break one of the four.
+        moved = {i: s1(s2(1 << i)) ^ (1 << i) for i in range(12)}
+        moved = {i: d for i, d in moved.items() if d}
+        single = all(d & (d - 1) == 0 for d in moved.values())
+        shifts = {i - (d.bit_length() - 1) for i, d in moved.items()}
+        run = sorted(moved) == list(range(min(moved), max(moved) + 1)) if moved else True
+        apart = all(len(moved) <= abs(s) for s in shifts)
+        assert not (single and len(shifts) <= 1 and run and apart)
+        return
+    assert cute.composition(s1, s2) == r
+    assert [r(x) for x in range(1 << 12)] == want
+    inner = Layout((8, 64), (64, 1))
+    c = cute.composition(s1, inner)
+    assert c == cute.ComposedLayout(s1, 0, inner)
+    folded = cute.composition(s1, cute.ComposedLayout(s2, 4, inner))
+    assert [folded(i) for i in range(512)] == [s1(s2(4 + inner(i))) for i in range(512)]
+
+
+def test_a_swizzle_on_the_right_or_over_a_tiler_is_refused():
+    s = cute.Swizzle(3, 3, 3)
+    assert cute.Swizzle(1, 0, 2).compose(cute.Swizzle(1, 1, 2)) == cute.Swizzle(2, 0, 2)
+    with pytest.raises(axe.CuteError, match="composes on the left only"):
+        cute.composition(Layout((8, 64), (64, 1)), s)
+    with pytest.raises(axe.CuteError, match="takes a Swizzle or a layout B"):
+        cute.composition(s, (2, 4))
+    with pytest.raises(TypeError):
+        s.compose(Layout(4, 1))
+
+
 @settings(max_examples=150, deadline=None)
 @given(layouts)
 def test_evaluation_and_coordinates_follow_the_definition(l):

@@ -363,7 +363,21 @@ def _composition1(a, b):
 
 def composition(layoutA, layoutB):
     """``A ∘ B``: ``(A ∘ B)(c) = A(B(c))`` for every ``c`` of ``B``; ``B`` an int, a tuple of tilers (by
-    mode, ``None`` keeping a mode) or ``None``. A swizzled ``A`` keeps its swizzle outermost."""
+    mode, ``None`` keeping a mode) or ``None``. A swizzled ``A`` keeps its swizzle outermost. ``A`` may
+    be a ``Swizzle``, as in CuTe: with a ``Swizzle`` ``B``, one swizzle (``Swizzle.compose``); with a
+    layout, ``ComposedLayout(A, 0, B)``; with ``Sw2 o off o L``, ``(A ∘ Sw2) o off o L``."""
+    if isinstance(layoutA, Swizzle):
+        if isinstance(layoutB, Swizzle):
+            return layoutA.compose(layoutB)
+        if isinstance(layoutB, ComposedLayout):
+            return ComposedLayout(layoutA.compose(layoutB.layoutB), layoutB.offset, layoutB.layoutA)
+        if isinstance(layoutB, Layout):
+            return ComposedLayout(layoutA, 0, layoutB)
+        raise CuteError(f"composition: {layoutA} ∘ B takes a Swizzle or a layout B, not "
+                        f"{type(layoutB).__name__} {layoutB!r}")
+    if isinstance(layoutB, Swizzle):
+        raise CuteError(f"composition: A ∘ {layoutB} is no CuTe layout: a swizzle composes on the "
+                        f"left only ({layoutB} ∘ A is ComposedLayout({layoutB!r}, 0, A))")
     a = _as_any(layoutA)
     if isinstance(a, ComposedLayout):
         return a._with(composition(a.layoutA, layoutB))
@@ -504,6 +518,16 @@ class Swizzle:
     def cosize(self):
         """As ``size``."""
         return self.size()
+
+    def compose(self, other):
+        """``self ∘ other`` (``other`` first) as one ``Swizzle``: ``R(x) = self(other(x))`` for every
+        offset; raises ``CuteError`` where no swizzle does both (two that move bits by different shifts).
+        """
+        if not isinstance(other, Swizzle):
+            raise TypeError(f"Swizzle.compose: {type(other).__name__} is not a Swizzle")
+        b, m, s = _axe._cute_swizzle_compose((self.bits, self.base, self.shift),
+                                             (other.bits, other.base, other.shift))
+        return Swizzle(b, m, s)
 
     def __eq__(self, other):
         return isinstance(other, Swizzle) and (self.bits, self.base, self.shift) == (
