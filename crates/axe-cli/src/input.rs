@@ -14,6 +14,33 @@ impl std::str::FromStr for Shape {
     }
 }
 
+/// An element index argument (`2,3`, also `[2, 3]`, `(2,3)`): one integer per dimension, negative ones
+/// kept so the command can say they are out of bounds.
+#[derive(Clone, Debug)]
+pub struct Index(pub Vec<i64>);
+
+impl std::str::FromStr for Index {
+    type Err = String;
+    /// Law: `"i,j,..."` (bracketed or not, spaces allowed) → `[i, j, ...]`; blank → `[]` (a scalar).
+    fn from_str(s: &str) -> Result<Index, String> {
+        let t = s
+            .trim()
+            .trim_start_matches(['[', '('])
+            .trim_end_matches([']', ')']);
+        if t.trim().is_empty() {
+            return Ok(Index(Vec::new()));
+        }
+        t.split(',')
+            .map(|p| {
+                p.trim()
+                    .parse::<i64>()
+                    .map_err(|_| format!("{p:?} in {s:?} is not an integer"))
+            })
+            .collect::<Result<_, _>>()
+            .map(Index)
+    }
+}
+
 /// A region argument (`2:6,0:8`).
 #[derive(Clone, Debug)]
 pub struct Region(pub Vec<Range<u64>>);
@@ -180,7 +207,7 @@ pub fn pairs<'a>(
             match l.split_once(';') {
                 Some((x, y)) => Ok((x.trim().to_string(), y.trim().to_string())),
                 None => Err(format!(
-                    "expected two layouts separated by ';' on the line {l:?}"
+                    "expected two inputs separated by ';' (A ; B) on the line {l:?}"
                 )),
             }
         })),

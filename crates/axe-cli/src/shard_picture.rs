@@ -70,6 +70,8 @@ pub(crate) fn blocks_svg(
 }
 
 /// `data=2,model=4`.
+/// `x=2,y=4`, with the device ids in mesh order where they are not `0..N-1` (`x=4 devices 0,3,1,2`;
+/// past 16 devices the first 12 and the last 2).
 pub(crate) fn mesh_text(mesh: &Mesh) -> String {
     let axes: Vec<String> = mesh
         .names()
@@ -77,5 +79,20 @@ pub(crate) fn mesh_text(mesh: &Mesh) -> String {
         .zip(mesh.sizes())
         .map(|(n, s)| format!("{n}={s}"))
         .collect();
-    axes.join(",")
+    let ids = mesh.devices();
+    if ids.iter().zip(0u64..).all(|(&d, i)| d == i) {
+        return axes.join(",");
+    }
+    let list = |ds: &[u64]| ds.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let order = if ids.len() <= 16 {
+        list(ids)
+    } else {
+        format!(
+            "{},…,{} ({} in all)",
+            list(&ids[..12]),
+            list(&ids[ids.len() - 2..]),
+            ids.len()
+        )
+    };
+    format!("{} devices {order}", axes.join(","))
 }

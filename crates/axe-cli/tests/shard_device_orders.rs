@@ -179,3 +179,90 @@ fn iota_tile_assignments_print_as_xla_prints_them_and_xlas_refusals_are_errors()
         assert!(show_err.contains(want), "{show_err}");
     }
 }
+
+#[test]
+fn hlo_read_onto_the_users_mesh_keeps_its_device_order() {
+    // On devices 3,2,1,0, {devices=[2,2]<=[4]} gives device 0 the first tile, which P('x','y') gives
+    // device 3: the PartitionSpec cannot say it, and the HLO form is the text's own.
+    let mesh = [
+        "--mesh",
+        "x=2,y=2",
+        "--devices",
+        "3,2,1,0",
+        "--shape",
+        "f32[4,4]",
+    ];
+    let convert = |text: &str, to: &str| {
+        let mut a = vec!["shard", "convert", text, "--to", to];
+        a.extend_from_slice(&mesh);
+        run(&a)
+    };
+    let (code, _, err) = convert("{devices=[2,2]<=[4]}", "jax");
+    assert_eq!(code, 1);
+    assert!(err.contains("not expressible in jax"), "{err}");
+    let (code, out, err) = convert("{devices=[2,2]<=[4]}", "hlo");
+    assert_eq!((code, out.trim()), (0, "{devices=[2,2]<=[4]}"), "{err}");
+    let (code, out, err) = convert("P('x','y')", "hlo");
+    assert_eq!((code, out.trim()), (0, "{devices=[2,2]3,2,1,0}"), "{err}");
+    // Without --devices, the mesh's order is 0..N-1 and {devices=[4]0,3,1,2} is no P('x') on it.
+    let (code, _, err) = run(&[
+        "shard",
+        "convert",
+        "{devices=[4]0,3,1,2}",
+        "--to",
+        "dtensor",
+        "--mesh",
+        "x=4",
+        "--shape",
+        "f32[8]",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("device order [0, 3, 1, 2]"), "{err}");
+    // The text report names the mesh's device order where it is not 0..N-1.
+    let (code, out, err) = run(&[
+        "shard",
+        "show",
+        "P('x')",
+        "--mesh",
+        "x=4",
+        "--devices",
+        "3,2,1,0",
+        "--shape",
+        "f32[8]",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("mesh     x=4 devices 3,2,1,0\n"), "{out}");
+    // A manual subgroup keeps the order XLA wrote; one that splits no dim is {manual}.
+    let t = "{devices=[2,4]<=[2,2,2]T(0,2,1) last_tile_dims={manual}}";
+    let v = json_lines(&[
+        "shard", "show", t, "--shape", "f32[4]", "--mesh", "8", "--json",
+    ]);
+    assert_eq!(v[0]["hlo"], t);
+    let (code, _, err) = run(&[
+        "shard",
+        "plan",
+        "{devices=[2,4]<=[8] last_tile_dims={manual}}",
+        t,
+        "--shape",
+        "f32[4]",
+        "--mesh",
+        "8",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("manual (or still partial) axes must hold each device at one coordinate"),
+        "{err}"
+    );
+    let (code, out, err) = run(&[
+        "shard",
+        "plan",
+        "{devices=[1,2]1,0 last_tile_dims={manual}}",
+        "{manual}",
+        "--shape",
+        "f32[4]",
+        "--mesh",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("none: 0 B"), "{out}");
+}

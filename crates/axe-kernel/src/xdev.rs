@@ -200,8 +200,8 @@ impl DeviceKernelBuilder {
         ids.sort_unstable();
         if ids.iter().enumerate().any(|(i, &d)| d != i as u64) {
             return Err(invalid(format!(
-                "kernel {name}: device r runs on rank r, so the mesh's device ids must be 0..{} in some order",
-                mesh.len()
+                "kernel {name}: device r runs on rank r, so the mesh's device ids must be 0 to {} in some order, one per rank",
+                mesh.len().saturating_sub(1)
             )));
         }
         Ok(DeviceKernelBuilder {

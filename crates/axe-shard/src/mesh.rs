@@ -86,6 +86,13 @@ impl Mesh {
                 devices.len()
             )));
         }
+        // XLA's device ids are int64: an id past it could not be written in an HloSharding and read back.
+        if let Some(d) = devices.iter().find(|&&d| i64::try_from(d).is_err()) {
+            return Err(ShardError::Mesh(format!(
+                "device id {d} is past {}: XLA's device ids are signed 64-bit integers",
+                i64::MAX
+            )));
+        }
         let mut sorted = devices.clone();
         sorted.sort_unstable();
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {

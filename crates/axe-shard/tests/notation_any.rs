@@ -199,3 +199,93 @@ proptest! {
         }
     }
 }
+
+/// Each device id's region, sorted by id.
+fn by_id(m: &Mesh, s: &Sharding) -> Vec<(u64, Vec<std::ops::Range<u64>>)> {
+    let mut v: Vec<_> = s
+        .regions(m)
+        .expect("regions")
+        .into_iter()
+        .map(|r| (r.device, r.region))
+        .collect();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+proptest! {
+    /// HLO text read onto the caller's mesh, in whatever device order the mesh has, stays on that mesh:
+    /// every device id holds what the text gives it (as read without a mesh), and a notation that places
+    /// devices by the mesh's order either prints a sharding that reads back to the same regions on the
+    /// same mesh, or says it cannot.
+    #[test]
+    fn hlo_on_a_mesh_keeps_the_meshs_device_order(
+        order in Just((0u64..4).collect::<Vec<_>>()).prop_shuffle(),
+        tiles in Just((0u64..4).collect::<Vec<_>>()).prop_shuffle(),
+        grid in prop::sample::select(vec![(4u64, 1u64), (2, 2), (1, 4)]),
+    ) {
+        let mesh = Mesh::with_devices(&[("x", 2), ("y", 2)], order.clone()).expect("mesh");
+        let dims = [8u64, 8];
+        let list: Vec<String> = tiles.iter().map(u64::to_string).collect();
+        let text = format!("{{devices=[{},{}]{}}}", grid.0, grid.1, list.join(","));
+        let (m, s) = parse_any(&text, None, Some(&mesh), &dims).expect("on the mesh");
+        prop_assert_eq!(&m, &mesh);
+        let (own, alone) = parse_any(&text, None, None, &dims).expect("alone");
+        prop_assert_eq!(by_id(&m, &s), by_id(&own, &alone), "{}", text);
+        for n in Notation::ALL {
+            match print(n, &m, &s) {
+                Ok(t) => {
+                    let (m2, back) = parse_any(&t, None, Some(&mesh), &dims).expect("read back");
+                    prop_assert_eq!(&m2, &mesh);
+                    prop_assert_eq!(by_id(&m2, &back), by_id(&m, &s), "{} -> {}", text, t);
+                }
+                Err(ShardError::Inexpressible { .. }) => prop_assert!(n != Notation::Hlo),
+                Err(e) => prop_assert!(false, "{}: {}", n.name(), e),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_reader_never_trades_the_callers_device_order_for_the_texts() {
+    // The reviewer's case: P('x','y') on devices 3,2,1,0 is not {devices=[2,2]<=[4]}.
+    let mesh = Mesh::with_devices(&[("x", 2), ("y", 2)], vec![3, 2, 1, 0]).expect("mesh");
+    let (m, s) = parse_any("{devices=[2,2]<=[4]}", None, Some(&mesh), &[4, 4]).expect("hlo");
+    assert_eq!(m.devices(), &[3, 2, 1, 0]);
+    assert!(matches!(
+        print(Notation::Jax, &m, &s),
+        Err(ShardError::Inexpressible { .. })
+    ));
+    assert_eq!(
+        print(Notation::Hlo, &m, &s).expect("hlo"),
+        "{devices=[2,2]<=[4]}"
+    );
+    // A manual subgroup over mesh axes out of their order keeps that order (it is each device's manual
+    // coordinate): read onto a device count, it prints as XLA wrote it.
+    let eight = Mesh::new(&[("d", 8)]).expect("mesh");
+    let t = "{devices=[2,4]<=[2,2,2]T(0,2,1) last_tile_dims={manual}}";
+    let (m, s) = parse_any(t, None, Some(&eight), &[4]).expect("manual");
+    assert_eq!(print(Notation::Hlo, &m, &s).expect("hlo"), t);
+    // A tile grid that splits nothing and is manual throughout is XLA's {manual}, whatever its order.
+    let two = Mesh::new(&[("d", 2)]).expect("mesh");
+    let (m, s) = parse_any(
+        "{devices=[1,2]1,0 last_tile_dims={manual}}",
+        None,
+        Some(&two),
+        &[4],
+    )
+    .expect("manual");
+    let (_, plain) = parse_any("{manual}", None, Some(&two), &[4]).expect("manual");
+    assert_eq!((m, s), (two, plain));
+}
+
+#[test]
+fn device_ids_are_xlas_int64() {
+    // Past i64 an id could be printed in an HloSharding but never read back.
+    let e = Mesh::with_devices(&[("x", 2)], vec![0, 1 << 63]).unwrap_err();
+    assert!(e.to_string().contains("signed 64-bit"), "{e}");
+    let top = Mesh::with_devices(&[("x", 2)], vec![0, i64::MAX as u64]).expect("mesh");
+    let s = parse_jax("P('x')", &top, &[4]).expect("jax");
+    let text = print(Notation::Hlo, &top, &s).expect("hlo");
+    let (m, back) = parse_any(&text, None, Some(&top), &[4]).expect("read back");
+    assert_eq!(by_id(&m, &back), by_id(&top, &s));
+}

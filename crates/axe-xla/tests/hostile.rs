@@ -134,16 +134,31 @@ fn tile_assignments_name_distinct_devices_within_a_bound() {
     let huge = parse_sharding("{devices=[1000000000]<=[1000000000]}").unwrap();
     let err = huge.shards(&[8]).unwrap_err().to_string();
     assert!(err.contains(&MAX_DEVICES.to_string()), "{err}");
-    let bad = parse_sharding("{devices=[4]<=[-2,-2]}").unwrap();
+    let bad = parse_sharding("{devices=[4]<=[-2,-2]T(0,1)}").unwrap();
     assert!(bad.shards(&[8]).is_err());
     // Numbers past i64 are named, at their offset.
     let err = parse_sharding("{devices=[2]0,99999999999999999999}")
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("integer 99999999999999999999 does not fit in 64 bits at offset 14"),
+        err.contains("integer 99999999999999999999 is past XLA's signed 64-bit range at offset 14"),
         "{err}"
     );
+    // An iota of more than one dim without its transpose is refused at the missing `T(`, as XLA
+    // refuses it ("expects 'T(' to start sharding devices iota_transpose_perm").
+    for (text, at) in [
+        ("{devices=[2,3]<=[2,3]}", 21),
+        ("{devices=[2,2,2]<=[2,4] last_tile_dim_replicate}", 24),
+    ] {
+        let err = parse_sharding(text).unwrap_err().to_string();
+        assert!(
+            err.contains("expected T(...) after an iota of more than one dim"),
+            "{err}"
+        );
+        assert!(err.contains(&format!("at offset {at}\n")), "{text}: {err}");
+    }
+    assert!(parse_sharding("{devices=[2,3]<=[2,3]T(0,1)}").is_ok());
+    assert!(parse_sharding("{devices=[6]<=[6]}").is_ok());
     // Sizes near i64::MAX cut without overflow.
     let two = parse_sharding("{devices=[2,1]0,1}").unwrap();
     let s = two.shards(&[i64::MAX, 3]).unwrap();

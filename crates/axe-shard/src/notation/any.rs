@@ -117,9 +117,11 @@ pub fn parse_any_local(
     };
     match notation {
         Notation::Hlo => match mesh {
+            // On the caller's mesh, in its device order: a tile assignment in another order keeps a
+            // device placement (so the notations that place devices by the mesh's order say they
+            // cannot hold it), rather than the mesh taking the sharding's order.
             Some(m) => {
-                let (m, ss) = crate::notation::fit::onto(&[(text, Notation::Hlo)], m, dims)?;
-                let (m, mut ss) = crate::notation::fit::rebase(m, ss)?;
+                let (m, mut ss) = crate::notation::fit::onto(&[(text, Notation::Hlo)], m, dims)?;
                 let s = ss
                     .pop()
                     .ok_or_else(|| ShardError::Sharding("no sharding read".into()))?;

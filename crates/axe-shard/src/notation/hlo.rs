@@ -322,13 +322,38 @@ pub fn parse_hlo_on(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
             mesh.len()
         )));
     }
-    if !tiled {
+    // A tile grid that splits no dim and whose every subgroup is manual is XLA's `{manual}`: XLA reads
+    // `{devices=[1,2]1,0 last_tile_dims={manual}}` as `{manual}`, its device order saying nothing.
+    let subgroups = &hs.axis_use()[dims.len().min(hs.axis_use().len())..];
+    let fully_manual = h.sizes()[..dims.len().min(h.rank())]
+        .iter()
+        .all(|&s| s == 1)
+        && !subgroups.is_empty()
+        && subgroups.iter().all(|u| *u == AxisUse::Manual);
+    if tiled && fully_manual {
+        let mut theirs = h.devices().to_vec();
+        let mut ours = mesh.devices().to_vec();
+        theirs.sort_unstable();
+        ours.sort_unstable();
+        if theirs != ours {
+            return Err(ShardError::Sharding(format!(
+                "{} lists devices {} where the mesh has {}",
+                super::quoted(text),
+                super::ids_text(h.devices()),
+                super::ids_text(mesh.devices())
+            )));
+        }
+    }
+    if !tiled || fully_manual {
         // {replicated} or {manual}: every mesh axis does what the text's one axis does.
-        let u = hs
-            .axis_use()
-            .first()
-            .copied()
-            .unwrap_or(AxisUse::Replicated);
+        let u = if fully_manual {
+            AxisUse::Manual
+        } else {
+            hs.axis_use()
+                .first()
+                .copied()
+                .unwrap_or(AxisUse::Replicated)
+        };
         let others: Vec<(usize, AxisUse)> = (0..mesh.rank()).map(|a| (a, u)).collect();
         return Sharding::new(mesh, dims.to_vec(), vec![Vec::new(); dims.len()], &others);
     }
@@ -390,6 +415,14 @@ pub fn parse_hlo_on(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
     }
     for (i, axes) in axes_of.iter_mut().enumerate() {
         axes.sort_by_key(|&a| std::cmp::Reverse(of_axis[a].map_or(0, |x| x.1)));
+        // A manual subgroup's index is each device's manual coordinate, its axes major first: over
+        // whole mesh axes only in the mesh's order (a sharding keeps its axes' uses, not their order).
+        let manual = i >= dims.len() && hs.axis_use().get(i) == Some(&AxisUse::Manual);
+        if manual && axes.windows(2).any(|w| w[0] > w[1]) {
+            return Err(not_on_mesh(format!(
+                "manual subgroup dim {i} steps mesh axes {axes:?}, out of the mesh's order"
+            )));
+        }
         let mut w = 1u64;
         for &a in axes.iter().rev() {
             if of_axis[a].map(|x| x.1) != Some(w) {

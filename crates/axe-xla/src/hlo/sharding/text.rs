@@ -70,7 +70,7 @@ impl P<'_> {
         text.parse().or_else(|_| {
             self.pos = start;
             if text.bytes().any(|c| c.is_ascii_digit()) {
-                self.err(format!("integer {text} does not fit in 64 bits"))
+                self.err(format!("integer {text} is past XLA's signed 64-bit range"))
             } else {
                 self.err("expected an integer".to_string())
             }
@@ -186,6 +186,14 @@ impl P<'_> {
                         );
                     }
                     Some(self.ints(")")?)
+                } else if reshape.len() > 1 {
+                    // XLA reads `<=[a,b,…]` only with its transpose (`T(0,1,…)` for none).
+                    return self.err_at(
+                        at_t,
+                        "expected T(...) after an iota of more than one dim: XLA reads <=[a,b,...] \
+                         only with its transpose (T(0,1,...) for none)"
+                            .to_string(),
+                    );
                 } else {
                     None
                 };
