@@ -34,7 +34,8 @@ pub struct RunArgs {
     /// The engine.
     #[arg(long, value_enum, default_value_t = Backend::Threads)]
     pub backend: Backend,
-    /// The longest any rank waits for a peer, in seconds (a dead rank ends the run within it).
+    /// The longest any rank waits for a peer, in seconds (a dead rank ends the run within it); while
+    /// peers fill or check their shards, a grace of the largest shard's bytes at 8 MiB/s is added.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 }
@@ -145,8 +146,8 @@ fn plan_of(
     };
     if !ids_are_ranks {
         return Err(format!(
-            "a run puts device id r on rank r: the mesh's device ids must be 0..{} in some order",
-            mesh.len()
+            "a run puts device id r on rank r: the mesh's device ids must be 0 to {} in some order, one per rank",
+            mesh.len().saturating_sub(1)
         ));
     }
     plan(mesh, &src.sharding, &dst.sharding, src.elem_bytes(), cost).map_err(|e| e.to_string())

@@ -89,6 +89,11 @@ pub trait Communicator {
     /// The number of ranks.
     fn size(&self) -> usize;
 
+    /// Lets the operations that follow wait `extra` longer than the timeout, for a peer that may still
+    /// be doing its own work before it arrives (filling or checking a large shard: time that is neither
+    /// a dead rank nor a stalled one); `Duration::ZERO` ends the grace.
+    fn set_grace(&self, extra: std::time::Duration);
+
     /// Posts every send and every receive at once and waits for all of them. `sends[i] = (to, bytes)`;
     /// `recvs[j] = (from, buffer)` receives exactly `buffer.len()` bytes from `from` (a message of another
     /// length is an error). Sends to or receives from this rank itself are an error (copy locally instead).

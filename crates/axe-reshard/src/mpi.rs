@@ -37,6 +37,8 @@ pub struct MpiComm {
     rank: usize,
     size: usize,
     timeout: Duration,
+    /// Added to the timeout while set ([`Communicator::set_grace`]).
+    grace: std::cell::Cell<Duration>,
     armed: Armed,
 }
 
@@ -90,6 +92,7 @@ impl MpiComm {
             rank,
             size,
             timeout,
+            grace: std::cell::Cell::new(Duration::ZERO),
             armed,
         })
     }
@@ -101,14 +104,24 @@ impl MpiComm {
 
     /// Runs `f` with the watchdog armed for `what`.
     fn watched<T>(&self, what: &str, f: impl FnOnce() -> T) -> T {
+        let grace = self.grace.get();
+        let allowed = if grace.is_zero() {
+            format!("{} s", self.timeout.as_secs())
+        } else {
+            format!(
+                "{} s ({} s of --timeout and {} s for the peers' own work on their shards)",
+                (self.timeout + grace).as_secs(),
+                self.timeout.as_secs(),
+                grace.as_secs()
+            )
+        };
         arm(
             &self.armed,
-            self.timeout,
+            self.timeout + grace,
             format!(
-                "rank {}: no answer from the other ranks within {} s while waiting for {what} (a \
-                 rank died or stalled); ending the run",
-                self.rank,
-                self.timeout.as_secs()
+                "rank {}: no answer from the other ranks within {allowed} while waiting for {what} \
+                 (a rank died or stalled); ending the run",
+                self.rank
             ),
         );
         let out = f();
@@ -228,6 +241,10 @@ impl Communicator for MpiComm {
 
     fn size(&self) -> usize {
         self.size
+    }
+
+    fn set_grace(&self, extra: Duration) {
+        self.grace.set(extra);
     }
 
     fn exchange(&self, sends: &[(usize, &[u8])], recvs: &mut [(usize, &mut [u8])]) -> Result<()> {

@@ -36,6 +36,8 @@ pub struct ThreadComm {
     /// `from[r]` receives from rank `r` (`None` for this rank).
     from: Vec<Option<Receiver<Msg>>>,
     timeout: Duration,
+    /// Added to the timeout while set ([`Communicator::set_grace`]).
+    grace: Cell<Duration>,
     /// The operations this rank has started (messages are tagged with it).
     ops: Cell<u64>,
 }
@@ -84,6 +86,7 @@ impl ThreadComm {
                 to,
                 from,
                 timeout,
+                grace: Cell::new(Duration::ZERO),
                 ops: Cell::new(0),
             })
             .collect())
@@ -98,7 +101,7 @@ impl ThreadComm {
     fn start(&self) -> (u64, Instant) {
         let op = self.ops.get();
         self.ops.set(op.wrapping_add(1));
-        (op, Instant::now() + self.timeout)
+        (op, Instant::now() + self.timeout + self.grace.get())
     }
 
     fn check_peer(&self, r: usize, what: &str) -> Result<()> {
@@ -148,7 +151,7 @@ impl ThreadComm {
                 self.rank, m.op, m.what
             ))),
             Err(RecvTimeoutError::Timeout) => Err(CommError::Timeout {
-                seconds: self.timeout.as_secs(),
+                seconds: (self.timeout + self.grace.get()).as_secs(),
                 what: format!("rank {from} in {what}"),
             }),
             Err(RecvTimeoutError::Disconnected) => Err(CommError::PeerGone {
@@ -197,6 +200,10 @@ impl Communicator for ThreadComm {
 
     fn size(&self) -> usize {
         self.size
+    }
+
+    fn set_grace(&self, extra: Duration) {
+        self.grace.set(extra);
     }
 
     fn exchange(&self, sends: &[(usize, &[u8])], recvs: &mut [(usize, &mut [u8])]) -> Result<()> {

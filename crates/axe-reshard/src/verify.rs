@@ -1,7 +1,7 @@
 //! Verifying a reshard end to end: every source shard filled with a known pattern (a function of the
 //! global index), the plan executed, every destination element and padding byte checked.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding};
 use axe_xla::PrimitiveType;
@@ -84,30 +84,58 @@ impl Value {
         }
     }
 
-    /// The element's bytes in type `t`, little-endian.
-    fn bytes(self, t: PrimitiveType, w: usize) -> Vec<u8> {
+    /// The element's bytes in type `t`, little-endian (no allocation: this runs once per element).
+    fn bytes(self, t: PrimitiveType, w: usize) -> Elem {
+        let mut e = Elem {
+            b: [0; MAX_ELEM],
+            w: w.min(MAX_ELEM),
+        };
+        let mut put = |src: &[u8]| {
+            let n = src.len().min(e.w);
+            e.b[..n].copy_from_slice(&src[..n]);
+        };
         match self {
             Value::Float(x) => match t {
-                PrimitiveType::F64 => x.to_le_bytes().to_vec(),
-                PrimitiveType::Bf16 => crate::reduce::f32_to_bf16(x as f32).to_le_bytes().to_vec(),
-                PrimitiveType::F16 => crate::reduce::f32_to_f16(x as f32).to_le_bytes().to_vec(),
-                _ => (x as f32).to_le_bytes().to_vec(),
+                PrimitiveType::F64 => put(&x.to_le_bytes()),
+                PrimitiveType::Bf16 => put(&crate::reduce::f32_to_bf16(x as f32).to_le_bytes()),
+                PrimitiveType::F16 => put(&crate::reduce::f32_to_f16(x as f32).to_le_bytes()),
+                _ => put(&(x as f32).to_le_bytes()),
             },
-            Value::Int(x) => x.to_le_bytes()[..w.min(8)].to_vec(),
-            Value::Raw(i) => (0..w as u64)
-                .map(|b| (i.wrapping_mul(31).wrapping_add(b * 17 + 5) % 251) as u8)
-                .collect(),
+            Value::Int(x) => put(&x.to_le_bytes()),
+            Value::Raw(i) => {
+                for (b, slot) in (0u64..).zip(e.b[..e.w].iter_mut()) {
+                    *slot = (i.wrapping_mul(31).wrapping_add(b * 17 + 5) % 251) as u8;
+                }
+            }
         }
+        e
+    }
+}
+
+/// The widest element the pattern writes (c128).
+const MAX_ELEM: usize = 16;
+
+/// An element's bytes: the first `w` of `b`.
+#[derive(Clone, Copy)]
+struct Elem {
+    b: [u8; MAX_ELEM],
+    w: usize,
+}
+
+impl Elem {
+    fn as_slice(&self) -> &[u8] {
+        &self.b[..self.w]
     }
 }
 
 /// Combines exact values with `op` (`count` values were combined for `avg`).
-fn combine(vals: &[Value], op: ReduceOp) -> Value {
-    let mut it = vals.iter().copied();
+fn combine(vals: impl IntoIterator<Item = Value>, op: ReduceOp) -> Value {
+    let mut it = vals.into_iter();
+    let mut count = 1i64;
     let Some(first) = it.next() else {
         return Value::Int(0);
     };
-    let r = it.fold(first, |a, b| match (a, b) {
+    let r = it.inspect(|_| count += 1).fold(first, |a, b| match (a, b) {
         (Value::Float(a), Value::Float(b)) => Value::Float(match op {
             ReduceOp::Sum | ReduceOp::Avg => a + b,
             ReduceOp::Product => a * b,
@@ -123,8 +151,8 @@ fn combine(vals: &[Value], op: ReduceOp) -> Value {
         (a, _) => a,
     });
     match (r, op) {
-        (Value::Float(x), ReduceOp::Avg) => Value::Float(x / vals.len() as f64),
-        (Value::Int(x), ReduceOp::Avg) => Value::Int(x / vals.len() as i64),
+        (Value::Float(x), ReduceOp::Avg) => Value::Float(x / count as f64),
+        (Value::Int(x), ReduceOp::Avg) => Value::Int(x / count),
         (r, _) => r,
     }
 }
@@ -236,7 +264,7 @@ pub fn fill_source(mesh: &Mesh, src: &Placement, device: u64) -> ExecResult<Vec<
     each_element(&dims, Some(&b.region), |i, _, local| {
         let v = contribution(t, i.wrapping_add(shift), j, k, op).bytes(t, w);
         for s in slots(&b, local, w) {
-            buf[s..s + w].copy_from_slice(&v);
+            buf[s..s + w].copy_from_slice(v.as_slice());
         }
         Ok(())
     })?;
@@ -325,11 +353,13 @@ pub fn check_destination(
     let region = if b.holds { Some(&b.region) } else { None };
     each_element(&dims, region, |i, global, local| {
         let i = i.wrapping_add(shift);
-        let vals: Vec<Value> = js.iter().map(|&j| contribution(t, i, j, k, op)).collect();
+        let vals = js.iter().map(|&j| contribution(t, i, j, k, op));
         let want = match (identity, op) {
             (Some(v), _) => v,
-            (None, Some(op)) if vals.len() > 1 => combine(&vals, op),
-            _ => vals.first().copied().unwrap_or(base(t, i)),
+            (None, Some(op)) if js.len() > 1 => combine(vals, op),
+            _ => js
+                .first()
+                .map_or(base(t, i), |&j| contribution(t, i, j, k, op)),
         }
         .bytes(t, w);
         for s in slots(&b, local, w) {
@@ -339,7 +369,7 @@ pub fn check_destination(
                     device,
                     index: global.to_vec(),
                     got: hex(got),
-                    expected: hex(&want),
+                    expected: hex(want.as_slice()),
                 });
             }
             for p in s..s + w {
@@ -388,6 +418,24 @@ pub fn verify_run<C: Communicator + ?Sized>(
     verify_agreed(comm, mesh, plan, src, dst, &inputs, true)
 }
 
+/// The slowest rate at which a rank fills its source shard or checks its destination shard, in bytes
+/// a second: a tenth of what a loaded 2-core machine does, so that only a rank that died or stalled
+/// outlasts the grace.
+const LOCAL_BYTES_PER_SEC: u64 = 8 << 20;
+
+/// The longest one rank's own work before or after the reshard may take (filling its source and its
+/// destination, or checking the destination), at [`LOCAL_BYTES_PER_SEC`]: the largest source plus
+/// destination buffer any device holds.
+fn local_work(mesh: &Mesh, src: &Placement, dst: &Placement) -> ExecResult<Duration> {
+    let mut most = 0u64;
+    for &d in mesh.devices() {
+        let bytes = (src.buffer(mesh, d)?.bytes()? as u64)
+            .saturating_add(dst.buffer(mesh, d)?.bytes()? as u64);
+        most = most.max(bytes);
+    }
+    Ok(Duration::from_secs(most / LOCAL_BYTES_PER_SEC))
+}
+
 /// [`verify_run`] with the inputs' hashes already made, and the plan checked whole here only where
 /// `check_whole` (ranks sharing one process hash the inputs and check the plan once for all).
 fn verify_agreed<C: Communicator + ?Sized>(
@@ -401,9 +449,14 @@ fn verify_agreed<C: Communicator + ?Sized>(
 ) -> ExecResult<Verified> {
     crate::agree::agree(comm, Some(inputs))?;
     let me = comm.rank() as u64;
+    // A rank with little to fill waits at the barrier for one with much: that wait is the peer's own
+    // work, not a stall, so the timeout is stretched by the longest a rank's share of it may take.
+    let grace = local_work(mesh, src, dst)?;
+    comm.set_grace(grace);
     let src_buf = fill_source(mesh, src, me)?;
     let mut dst_buf = filled(dst.buffer(mesh, me)?.bytes()?, 0xa5)?;
     comm.barrier()?;
+    comm.set_grace(Duration::ZERO);
     let start = Instant::now();
     let run = reshard_with(
         comm,
@@ -416,12 +469,15 @@ fn verify_agreed<C: Communicator + ?Sized>(
         check_whole,
     );
     let seconds = start.elapsed().as_secs_f64();
+    comm.set_grace(grace);
     let outcome = run.and_then(|_| check_destination(mesh, src, dst, me, &dst_buf));
     let mut mine = [0u8; 9];
     mine[0] = u8::from(outcome.is_ok());
     mine[1..].copy_from_slice(&seconds.to_le_bytes());
     let mut all = vec![0u8; 9 * comm.size()];
-    comm.all_gather(&mine, &mut all)?;
+    let gathered = comm.all_gather(&mine, &mut all);
+    comm.set_grace(Duration::ZERO);
+    gathered?;
     outcome?;
     let mut slowest = 0f64;
     for (r, c) in all.chunks_exact(9).enumerate() {

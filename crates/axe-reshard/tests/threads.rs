@@ -196,6 +196,34 @@ fn a_rank_that_stalls_ends_the_others_with_a_timeout() {
 }
 
 #[test]
+fn a_grace_covers_a_peers_own_work_and_then_ends() {
+    // Rank 1 works alone for 600 ms before the barrier; rank 0 waits with a 200 ms timeout. With a
+    // grace of 2 s it waits the work out; the next operation, after the grace, times out as before.
+    let out = run_threads(
+        2,
+        Duration::from_millis(200),
+        |c: ThreadComm| -> Result<(), CommError> {
+            if c.rank() == 1 {
+                std::thread::sleep(Duration::from_millis(600));
+                c.barrier()?;
+                std::thread::sleep(Duration::from_millis(1500));
+                return Ok(());
+            }
+            c.set_grace(Duration::from_secs(2));
+            c.barrier()?;
+            c.set_grace(Duration::ZERO);
+            c.barrier()
+        },
+    );
+    assert!(
+        matches!(&out[0], Err(CommError::Timeout { seconds: 0, .. })),
+        "{:?}",
+        out[0]
+    );
+    assert_eq!(out[1], Ok(()));
+}
+
+#[test]
 fn ranks_calling_different_operations_get_an_error_not_each_others_bytes() {
     let out = run_threads(2, T, |c: ThreadComm| -> Result<(), CommError> {
         if c.rank() == 0 {
