@@ -348,26 +348,36 @@ impl PySharding {
                 self.shape, other.shape
             )));
         }
-        // Two HloShardings over the same devices in different orders each brought their own mesh: read
-        // both onto one, as `axe shard plan` does.
+        // Shardings on two meshes (an FSDP mesh and a TP one, or one device order and another) are
+        // planned over device ids: each as its HloSharding, read onto one mesh as `axe shard plan`
+        // reads two HloShardings.
         let onto_one;
         let (mesh, src, dst) = if other.mesh == self.mesh {
             (&self.mesh, &self.sharding, &other.sharding)
         } else {
-            let dims = dims_u64(&self.shape)?;
-            let n = (self.notation == other.notation)
-                .then_some(self.notation)
-                .flatten();
-            onto_one = py
-                .detach(|| parse_pair(&self.text, &other.text, n, None, &dims))
-                .map_err(|e| {
+            let (mut a, mut b) = (self.mesh.devices().to_vec(), other.mesh.devices().to_vec());
+            a.sort_unstable();
+            b.sort_unstable();
+            let meshes = format!("{} and {}", spec(&self.mesh), spec(&other.mesh));
+            if a != b {
+                return Err(errors::ShardingError::new_err(format!(
+                    "the two shardings are on meshes over different devices ({meshes}): a plan \
+                     moves data among one set of devices"
+                )));
+            }
+            let hlo = |s: &PySharding, which: &str| {
+                print(Notation::Hlo, &s.mesh, &s.sharding).map_err(|e| {
                     errors::ShardingError::new_err(format!(
-                        "the two shardings are on different meshes ({} and {}), and not over one \
-                         device set either: {e}",
-                        spec(&self.mesh),
-                        spec(&other.mesh)
+                        "the two shardings are on different meshes ({meshes}), so the plan goes \
+                         through device ids, their HloShardings, which the {which} has none of: {e}"
                     ))
-                })?;
+                })
+            };
+            let (ta, tb) = (hlo(self, "source")?, hlo(other, "destination")?);
+            let dims = dims_u64(&self.shape)?;
+            onto_one = py
+                .detach(|| parse_pair(&ta, &tb, Some(Notation::Hlo), None, &dims))
+                .map_err(errors::shard)?;
             (&onto_one.0, &onto_one.1, &onto_one.2)
         };
         let mut cost = CostModel::default();

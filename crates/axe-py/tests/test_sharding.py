@@ -66,8 +66,10 @@ def test_plans():
     assert a.plan(a)["bytes"] == 0
     with pytest.raises(axe.ShardingError):
         a.plan(axe.Sharding("P()", shape="f32[64,64]", mesh=m))
-    with pytest.raises(axe.ShardingError):
-        a.plan(axe.Sharding("P()", shape="f32[64,128]", mesh="x=4"))
+    # Another mesh over the same four devices: planned over device ids, the same all-gather.
+    assert a.plan(axe.Sharding("P()", shape="f32[64,128]", mesh="x=4"))["bytes"] == p["bytes"]
+    with pytest.raises(axe.ShardingError, match="over different devices"):
+        a.plan(axe.Sharding("P()", shape="f32[64,128]", mesh="x=8"))
 
 
 def test_errors_and_pictures(tmp_path):
@@ -97,8 +99,43 @@ def test_plans_between_hlo_shardings_over_the_same_devices_in_other_orders():
     assert p["bytes"] == 3 * 3 * 4  # three devices each receive one block of 3 f32
     assert len(p["transfers"]) == 3
     # Different device sets are still refused, naming both meshes.
-    with pytest.raises(axe.ShardingError, match="different meshes"):
+    with pytest.raises(axe.ShardingError, match="meshes over different devices"):
         a.plan(axe.Sharding("{devices=[2]<=[2]}", shape="f32[12]"))
+
+
+def _missing_bytes(a, b, itemsize):
+    """Σ over devices of the elements its destination region holds that its source region lacks."""
+    src = {d["device"]: d["region"] for d in a.devices()}
+    total = 0
+    for d in b.devices():
+        want, have = d["region"], src[d["device"]]
+        full = 1
+        for lo, hi in want:
+            full *= hi - lo
+        both = 1
+        for (lo, hi), (lo2, hi2) in zip(want, have):
+            both *= max(0, min(hi, hi2) - max(lo, lo2))
+        total += (full - both) * itemsize
+    return total
+
+
+@pytest.mark.parametrize("src_mesh, src_spec, dst_mesh, dst_spec", [
+    ("x=2,y=4", "P('x','y')", "z=8", "P('z')"),
+    ("z=8", "P(None, 'z')", "x=2,y=4", "P('y','x')"),
+    (axe.Mesh("x=2,y=4"), "P('x')", axe.Mesh("x=2,y=4", devices=list(range(7, -1, -1))), "P('x')"),
+])
+def test_plans_between_meshes_over_the_same_devices(src_mesh, src_spec, dst_mesh, dst_spec):
+    # An FSDP mesh to a TP one, or one device order to another: planned over device ids, moving what
+    # each device lacks and nothing more.
+    a = axe.Sharding(src_spec, shape="f32[8,8]", mesh=src_mesh)
+    b = axe.Sharding(dst_spec, shape="f32[8,8]", mesh=dst_mesh)
+    p = a.plan(b)
+    assert p["bytes"] == _missing_bytes(a, b, 4) > 0
+    assert b.plan(a)["bytes"] == _missing_bytes(b, a, 4)
+    # A partial sum has no HloSharding, so no plan across meshes; the message says why.
+    c = axe.Sharding("[Partial(), Shard(0)]", shape="f32[8,8]", mesh="x=2,y=4")
+    with pytest.raises(axe.ShardingError, match="through device ids"):
+        c.plan(axe.Sharding("P('z')", shape="f32[8,8]", mesh="z=8"))
 
 
 def test_an_hlo_sharding_on_a_mesh_of_another_device_order_reads_as_that_meshs_spec():

@@ -289,3 +289,36 @@ fn device_ids_are_xlas_int64() {
     let (m, back) = parse_any(&text, None, Some(&top), &[4]).expect("read back");
     assert_eq!(by_id(&m, &back), by_id(&top, &s));
 }
+
+#[test]
+fn dtensor_placements_read_as_torch_prints_them() {
+    // `print(dt.placements)` is a tuple, `(Shard(dim=0), Replicate())`; a trailing comma is Python.
+    let mesh = Mesh::new(&[("x", 2), ("y", 2)]).expect("mesh");
+    let dims = [4u64, 4];
+    let (_, want) = parse_any("[Shard(0), Replicate()]", None, Some(&mesh), &dims).expect("list");
+    for text in [
+        "(Shard(dim=0), Replicate())",
+        "( Shard(0), Replicate(), )",
+        "[Shard(0), Replicate(),]",
+    ] {
+        assert_eq!(
+            Notation::detect(text).expect(text),
+            Notation::Dtensor,
+            "{text}"
+        );
+        let (_, s) = parse_any(text, None, Some(&mesh), &dims).expect(text);
+        assert_eq!(s, want, "{text}");
+    }
+    let one = Mesh::new(&[("x", 2)]).expect("mesh");
+    let (_, s) = parse_any("(Shard(0),)", None, Some(&one), &[4]).expect("one");
+    assert_eq!(
+        s,
+        parse_any("[Shard(0)]", None, Some(&one), &[4])
+            .expect("list")
+            .1
+    );
+    // Only one trailing comma, and only after a placement.
+    assert!(parse_any("(Shard(0),,)", None, Some(&one), &[4]).is_err());
+    assert!(parse_any("(,)", None, Some(&one), &[4]).is_err());
+    assert!(Notation::detect("(4,2)").is_err());
+}

@@ -48,14 +48,19 @@ impl Notation {
     }
 
     /// The notation `text` is written in, from its syntax: `{...}` is HLO, `P(...)` or
-    /// `PartitionSpec(...)` JAX, `[...]` DTensor, `S[...]`, `R[...]` or `T.TileLayout(...)` an Axe layout,
+    /// `PartitionSpec(...)` JAX, `[...]` or a tuple of placements `(Shard(0), ...)` DTensor, `S[...]`, `R[...]` or `T.TileLayout(...)` an Axe layout,
     /// and letters `R`/`S` with mesh-axis digits (`S0R`, `S01`, `RR`) Alpa.
     pub fn detect(text: &str) -> Result<Notation> {
         let t = text.trim();
         let head = t.split('(').next().unwrap_or("").trim();
         if t.starts_with('{') {
             Ok(Notation::Hlo)
-        } else if t.starts_with('[') {
+        } else if t.starts_with('[')
+            || (t.starts_with('(')
+                && ["Shard", "Replicate", "Partial", "_StridedShard"]
+                    .iter()
+                    .any(|p| t[1..].trim_start().starts_with(p)))
+        {
             Ok(Notation::Dtensor)
         } else if t.starts_with("S[") || t.starts_with("R[") || t.starts_with("T.") {
             Ok(Notation::Axe)

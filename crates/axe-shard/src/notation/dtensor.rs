@@ -9,7 +9,8 @@ use crate::error::{Result, ShardError};
 use crate::mesh::Mesh;
 use crate::model::{AxisUse, ReduceOp, Sharding, Uneven};
 
-/// Reads placements for an array of `dims` on `mesh`.
+/// Reads placements for an array of `dims` on `mesh`: a list `[...]` or a tuple `(...)` as torch prints
+/// `dtensor.placements` (`(Shard(dim=0), Replicate())`), a trailing comma allowed.
 pub fn parse_dtensor(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
     let err = |msg: String, offset: usize| ShardError::Parse {
         msg,
@@ -18,19 +19,24 @@ pub fn parse_dtensor(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> 
     };
     let t = text.trim_end();
     let lead = t.len() - t.trim_start().len();
-    let inner = t
-        .trim_start()
+    let body = t.trim_start();
+    let inner = body
         .strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
-        .ok_or_else(|| err("expected [placement, ...]".into(), lead))?;
+        .or_else(|| body.strip_prefix('(').and_then(|s| s.strip_suffix(')')))
+        .ok_or_else(|| err("expected [placement, ...] or (placement, ...)".into(), lead))?;
     let mut dim_axes = vec![Vec::new(); dims.len()];
     let mut others = Vec::new();
     let mut offset = lead + 1;
-    let items: Vec<&str> = if inner.trim().is_empty() {
+    let mut items: Vec<&str> = if inner.trim().is_empty() {
         Vec::new()
     } else {
         top_level_items(inner)
     };
+    // A trailing comma, as Python writes a one-placement tuple: `(Shard(0),)`.
+    if items.len() > 1 && items.last().is_some_and(|i| i.trim().is_empty()) {
+        items.pop();
+    }
     if items.len() != mesh.rank() {
         return Err(err(
             format!(
