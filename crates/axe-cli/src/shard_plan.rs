@@ -90,12 +90,14 @@ pub(crate) fn plan_report(
     } else {
         Value::Null
     };
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut t = format!(
-        "{}: {} in {} transfers and {} local copies, about {:.1} us\n",
+        "{}: {} in {} and {}, about {:.1} us\n",
         p.collective.name(),
         human(p.bytes),
-        p.transfers.len(),
-        p.locals.len(),
+        count(p.transfers.len(), "transfer", "transfers"),
+        count(p.locals.len(), "local copy", "local copies"),
         p.estimate_us
     );
     for x in p.transfers.iter().take(list) {

@@ -76,13 +76,19 @@ pub enum Collective {
     ReduceScatter,
     /// Partial values are reduced and the result left replicated.
     AllReduce,
+    /// One device (a maximal source) sends every receiver the same region.
+    Broadcast,
+    /// One device (a maximal source) sends each receiver its own region.
+    Scatter,
+    /// Every transfer goes to one device (a maximal destination, from several senders).
+    Gather,
     /// None of the above.
     General,
 }
 
 impl Collective {
     /// The name used in text and JSON (`none`, `local-slice`, `all-gather`, `all-to-all`,
-    /// `collective-permute`, `reduce-scatter`, `all-reduce`, `general`).
+    /// `collective-permute`, `reduce-scatter`, `all-reduce`, `broadcast`, `scatter`, `gather`, `general`).
     pub fn name(self) -> &'static str {
         match self {
             Collective::None => "none",
@@ -92,6 +98,9 @@ impl Collective {
             Collective::CollectivePermute => "collective-permute",
             Collective::ReduceScatter => "reduce-scatter",
             Collective::AllReduce => "all-reduce",
+            Collective::Broadcast => "broadcast",
+            Collective::Scatter => "scatter",
+            Collective::Gather => "gather",
             Collective::General => "general",
         }
     }

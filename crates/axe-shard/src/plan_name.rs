@@ -30,7 +30,10 @@ fn within(a: &[Range<u64>], b: &[Range<u64>]) -> bool {
 /// - reducing partial values: `all-reduce` when `D = S` on every device, `reduce-scatter` when `D ⊆ S`;
 /// - `collective-permute` when each transfer carries the sender's whole `S`, which is the receiver's whole
 ///   `D`, and each device sends and receives at most one message;
-/// - `all-gather` when `S ⊆ D` on every device and the source is not maximal (that is a broadcast);
+/// - `broadcast` when the source is maximal, every transfer comes from its device, and every receiver
+///   receives the same region; `scatter` when it is maximal and every transfer comes from its device
+///   otherwise; `gather` when every transfer goes to one device, from more than one;
+/// - `all-gather` when `S ⊆ D` on every device and the source is not maximal;
 /// - `all-to-all` when `|D| = |S|` on every device;
 /// - `general` otherwise.
 pub(crate) fn name(mesh: &Mesh, b: &Built) -> Collective {
@@ -73,6 +76,21 @@ pub(crate) fn name(mesh: &Mesh, b: &Built) -> Collective {
     }
     if whole && sends.iter().chain(&recvs).all(|&c| c <= 1) {
         return Collective::CollectivePermute;
+    }
+    if b.src_maximal {
+        let from = b.transfers[0].from;
+        if b.transfers.iter().all(|t| t.from == from) {
+            let first = &b.transfers[0].region;
+            return if b.transfers.iter().all(|t| &t.region == first) {
+                Collective::Broadcast
+            } else {
+                Collective::Scatter
+            };
+        }
+    }
+    let (to, from) = (b.transfers[0].to, b.transfers[0].from);
+    if b.transfers.iter().all(|t| t.to == to) && b.transfers.iter().any(|t| t.from != from) {
+        return Collective::Gather;
     }
     if !b.src_maximal && (0..n).all(|p| within(&src[p], &dst[p])) {
         return Collective::AllGather;

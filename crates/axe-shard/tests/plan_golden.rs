@@ -52,9 +52,20 @@ fn each_collective_by_name_with_its_bytes() {
     let g = Sharding::new(&m, d.to_vec(), vec![vec![], vec![]], &[]).expect("replicated");
     let max = Sharding::maximal(&m, d.to_vec(), 2).expect("maximal");
     let p = go(&m, &max, &g);
-    assert_eq!(p.collective, Collective::General);
+    assert_eq!(p.collective, Collective::Broadcast);
     assert!(p.transfers.iter().all(|t| t.from == 2));
     assert_eq!(p.bytes, 3 * 64 * 4);
+    // One device to each its own rows: a scatter (device 2 keeps its own).
+    let p = go(&m, &max, &jax(&m, "P('x')", &d));
+    assert_eq!(p.collective, Collective::Scatter);
+    assert!(p.transfers.iter().all(|t| t.from == 2));
+    let mut rows: Vec<_> = p.transfers.iter().map(|t| t.region[0].clone()).collect();
+    rows.sort_by_key(|r| r.start);
+    assert_eq!(rows, vec![0..2, 2..4, 6..8]);
+    // Back to one device: each sends it its own rows.
+    let p = go(&m, &jax(&m, "P('x')", &d), &max);
+    assert_eq!(p.collective, Collective::Gather);
+    assert!(p.transfers.iter().all(|t| t.to == 2));
 }
 
 #[test]

@@ -72,6 +72,10 @@ pub fn to_alpa(mesh: &Mesh, s: &Sharding) -> Result<String> {
     if s.maximal_device().is_some() {
         return Err(bad("one device holds everything (maximal)".into()));
     }
+    if s.dims().is_empty() {
+        // One letter a dim: a scalar's spec would be empty text, which reads as nothing.
+        return Err(bad("a scalar has no dims to write a letter for".into()));
+    }
     if mesh.rank() > 10 {
         return Err(bad("mesh axes are single digits".into()));
     }
