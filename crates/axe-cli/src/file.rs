@@ -79,7 +79,7 @@ fn not_utf8(path: &str, b: &[u8], at: usize) -> String {
         } else {
             "starts no valid character"
         },
-        " ".repeat(caret)
+        axe_layout::caret_pad(&shown, caret)
     )
 }
 

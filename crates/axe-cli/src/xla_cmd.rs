@@ -1,8 +1,8 @@
 //! `axe xla <verb>`: XLA shapes and tiled layouts on the command line.
 
 use axe_xla::{
-    element_offset, from_axe, linear_index, numpy_program, parse_shape, sizes, to_axe,
-    tpu_default_layout, validate, ArrayShape, Dim, Layout, Shape, TileDim, Tiling,
+    element_offset, from_axe, linear_index, memory_slots, numpy_program, parse_shape, sizes,
+    to_axe, tpu_default_layout, validate, ArrayShape, Dim, Layout, Shape, TileDim, Tiling,
 };
 use clap::Subcommand;
 use serde_json::{json, Map, Value};
@@ -31,8 +31,8 @@ pub enum Verb {
         #[arg(required = true)]
         shapes: Vec<String>,
         /// The element, e.g. `2,3` (one coordinate per dimension). Either --index or --all is needed.
-        #[arg(long)]
-        index: Option<ShapeArg>,
+        #[arg(long, allow_hyphen_values = true)]
+        index: Option<input::Index>,
         /// List every memory slot in order: the element it holds, or padding.
         #[arg(long)]
         all: bool,
@@ -216,18 +216,27 @@ fn parse_verb(text: &str) -> Result<Report, String> {
     })
 }
 
-fn index_verb(text: &str, index: &Option<ShapeArg>, all: bool) -> Result<Report, String> {
+fn index_verb(text: &str, index: &Option<input::Index>, all: bool) -> Result<Report, String> {
     let a = array(text)?;
     let t = Tiling::new(&a).map_err(err)?;
     if all {
-        let total = t.expanded_elements().map_err(err)?;
+        // Every slot `size` counts: the expanded tiles, then the `L` tail padding.
+        let total = memory_slots(&a).map_err(err)?;
+        let tiled = t.expanded_elements().map_err(err)?;
         if total > TABLE_LIMIT {
             return Err(format!("{a} has {total} memory slots, more than the {TABLE_LIMIT} listed at once; use --index"));
         }
-        let mut slots = Vec::with_capacity(total as usize);
+        let mut slots = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
         let mut text = format!("{a}: memory order ({total} slots, '.' = padding)\n");
+        if !a.layout.split_configs.is_empty() {
+            text.push_str("note: split configs SC(...) are left out: this is the order of the unsplit array\n");
+        }
         for x in 0..total {
-            let e = t.element_at(x).map_err(err)?;
+            let e = if x < tiled {
+                t.element_at(x).map_err(err)?
+            } else {
+                None // L tail padding
+            };
             text.push_str(&format!(
                 "{x:>6}  {}\n",
                 e.as_ref().map_or(".".to_string(), |e| format!("{e:?}"))
@@ -239,10 +248,7 @@ fn index_verb(text: &str, index: &Option<ShapeArg>, all: bool) -> Result<Report,
             text,
         });
     }
-    let idx: Vec<i64> = index
-        .as_ref()
-        .map(|s| s.0.iter().map(|&i| i as i64).collect())
-        .unwrap_or_default();
+    let idx: Vec<i64> = index.as_ref().map(|s| s.0.clone()).unwrap_or_default();
     let logical = linear_index(&a, &idx).map_err(err)?;
     let o = element_offset(&a, &idx).map_err(err)?;
     Ok(Report {
@@ -375,6 +381,7 @@ pub fn run(verb: Verb) -> bool {
                 let ty = axe_xla::PrimitiveType::from_name(&r#type).ok_or_else(|| {
                     let names: Vec<&str> = axe_xla::PrimitiveType::ALL
                         .iter()
+                        .filter(|t| t.is_array_type())
                         .map(|t| t.name())
                         .collect();
                     format!(
@@ -383,6 +390,12 @@ pub fn run(verb: Verb) -> bool {
                         type = r#type
                     )
                 })?;
+                if !ty.is_array_type() {
+                    // `token[]` and `opaque[]` have no dimensions, so no layout to print.
+                    return Err(format!(
+                        "--type {ty} is not an array element type: {ty}[] has no dimensions"
+                    ));
+                }
                 let found = from_axe(&l, &shape.0).map_err(|e| {
                     // A padded layout's Axe form covers its padded shape, which `to-axe` prints.
                     let product = shape.0.iter().try_fold(1u64, |p, &d| p.checked_mul(d));

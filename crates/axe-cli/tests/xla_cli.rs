@@ -195,3 +195,156 @@ fn bench_xla_reports_shapes_per_second() {
         .iter()
         .all(|r| r["shapes_per_second"].as_f64().unwrap() > 0.0));
 }
+
+#[test]
+fn index_all_lists_the_l_tail_as_padding() {
+    // The review's repro: `size` counts 10 and 21 slots, and so does the listing.
+    for (shape, slots, elements) in [
+        ("f32[2,3]{1,0:T(2,2)L(5)}", 10, 6),
+        ("f32[3,5]{1,0:L(7)}", 21, 15),
+    ] {
+        let v = json(&["xla", "index", "--json", shape, "--all"]);
+        let mem = v["memory"].as_array().unwrap();
+        assert_eq!(mem.len(), slots, "{shape}");
+        assert_eq!(mem.iter().filter(|m| !m.is_null()).count(), elements);
+        assert_eq!(mem[slots - 1], Value::Null, "{shape}: the tail is padding");
+        let (_, out, _) = run(&["xla", "index", shape, "--all"]);
+        assert!(
+            out.starts_with(&format!("{shape}: memory order ({slots} slots")),
+            "{out}"
+        );
+    }
+}
+
+/// Random tiled f32 layouts with `L`: rank 1–3, dims 1–9, a shuffled order, one or two tiles.
+fn random_layouts(n: usize) -> Vec<String> {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |k: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % k
+    };
+    (0..n)
+        .map(|_| {
+            let rank = 1 + next(3) as usize;
+            let dims: Vec<String> = (0..rank).map(|_| (1 + next(9)).to_string()).collect();
+            let mut order: Vec<usize> = (0..rank).collect();
+            for i in (1..rank).rev() {
+                order.swap(i, next(i as u64 + 1) as usize);
+            }
+            let order: Vec<String> = order.iter().map(usize::to_string).collect();
+            let first: Vec<String> = (0..rank.min(2))
+                .map(|_| (1 + next(5)).to_string())
+                .collect();
+            let mut tiles = format!("({})", first.join(","));
+            if next(2) == 0 {
+                tiles.push_str(&format!("({})", 1 + next(5)));
+            }
+            format!(
+                "f32[{}]{{{}:T{tiles}L({})}}",
+                dims.join(","),
+                order.join(","),
+                1 + next(9)
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn index_all_has_as_many_slots_as_size_counts() {
+    // Law: the rows of `index --all` are the physical bytes in f32s, over random tiled layouts with L.
+    let shapes = random_layouts(80);
+    let mut args = vec!["xla", "index", "--json", "--all"];
+    args.extend(shapes.iter().map(String::as_str));
+    let listed = common::json_lines(&args);
+    let mut args = vec!["xla", "size", "--json"];
+    args.extend(shapes.iter().map(String::as_str));
+    let sized = common::json_lines(&args);
+    assert_eq!((listed.len(), sized.len()), (shapes.len(), shapes.len()));
+    for ((shape, l), s) in shapes.iter().zip(&listed).zip(&sized) {
+        let l = l.get("result").unwrap_or(l);
+        let s = s.get("result").unwrap_or(s);
+        let slots = l["memory"].as_array().unwrap().len() as i64;
+        assert_eq!(slots * 4, s["physical_bytes"].as_i64().unwrap(), "{shape}");
+    }
+}
+
+#[test]
+fn split_configs_are_sized_split_by_split() {
+    let v = json(&["xla", "size", "--json", "f32[16]{0:T(8)SC(0:4)}"]);
+    assert_eq!(
+        (
+            v["logical_bytes"].clone(),
+            v["xla_array_size_bytes"].clone(),
+            v["physical_bytes"].clone()
+        ),
+        (json!(64), json!(64), json!(96))
+    );
+    let (_, out, _) = run(&["xla", "size", "f32[16]{0:T(8)SC(0:4)}"]);
+    assert!(
+        out.contains("largest split") && out.contains("32 more bytes"),
+        "{out}"
+    );
+    let (_, out, _) = run(&["xla", "index", "--all", "f32[16]{0:T(8)SC(0:4)}"]);
+    assert!(out.contains("order of the unsplit array"), "{out}");
+}
+
+#[test]
+fn negative_indices_are_out_of_bounds() {
+    for index in [["--index", "-1"], ["--index", "-1,0"]] {
+        let shape = if index[1] == "-1" {
+            "f32[5]"
+        } else {
+            "f32[5,2]"
+        };
+        let (code, _, err) = run(&["xla", "index", shape, index[0], index[1]]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("is out of bounds for dimensions"), "{err}");
+    }
+}
+
+#[test]
+fn sub_byte_sizes_near_i64_max_and_overflows_name_the_shape() {
+    let v = json(&["xla", "size", "--json", "s4[9223372036854775807]{0:E(4)}"]);
+    assert_eq!(v["logical_bytes"], json!(1i64 << 62));
+    assert_eq!(v["physical_bytes"], json!(1i64 << 62));
+    let shape = "f32[9223372036854775807]{0:T(1024)}";
+    let (code, _, err) = run(&["xla", "index", shape, "--index", "1"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("multiplying dimensions of {shape}")),
+        "{err}"
+    );
+}
+
+#[test]
+fn from_axe_refuses_token_and_opaque() {
+    for ty in ["token", "opaque"] {
+        let (code, out, err) = run(&[
+            "xla",
+            "from-axe",
+            "S[(3,5):(5,1)]",
+            "--shape",
+            "3,5",
+            "--type",
+            ty,
+        ]);
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            err.contains(&format!("--type {ty} is not an array element type")),
+            "{err}"
+        );
+    }
+    let v = json(&[
+        "xla",
+        "from-axe",
+        "--json",
+        "S[(3,5):(5,1)]",
+        "--shape",
+        "3,5",
+        "--type",
+        "bf16",
+    ]);
+    assert_eq!(v["shape"], "bf16[3,5]{1,0}");
+}

@@ -51,6 +51,22 @@ pub fn caret_window(line: &str, at: usize) -> (String, usize) {
     (format!("{lead}{}{tail}", visible(&line[start..end])), col)
 }
 
+/// The text to put before the `^` under `shown` (a line as [`caret_window`] returns it) so the caret
+/// sits under its character `col`: one character for each of the first `col` characters of `shown`, a
+/// tab for a tab and a space for anything else. Law: a terminal expands both lines' tabs alike, so the
+/// caret lands under character `col` however wide a tab is.
+pub fn caret_pad(shown: &str, col: usize) -> String {
+    let mut pad: String = shown
+        .chars()
+        .take(col)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    // A caret at the end of the line (past its last character) sits one column further.
+    let short = col.saturating_sub(pad.chars().count());
+    pad.extend(std::iter::repeat_n(' ', short));
+    pad
+}
+
 /// `s` with each control character but tab (a NUL, an escape, a carriage return, DEL) shown as its
 /// Unicode control picture (`␀`, `␛`, `␍`, `␡`): one character for one, so that a caret under a line
 /// stays in place, and an error quoting raw input neither hides a byte nor moves the terminal.
@@ -78,7 +94,7 @@ impl fmt::Display for ParseError {
             .find('\n')
             .map_or(self.input.len(), |p| at + p);
         let (shown, col) = caret_window(&self.input[line_start..line_end], at - line_start);
-        write!(f, "\n  {shown}\n  {}^", " ".repeat(col))
+        write!(f, "\n  {shown}\n  {}^", caret_pad(&shown, col))
     }
 }
 
@@ -227,6 +243,28 @@ mod tests {
         let _ = shown("é€x\nyz", 1);
         let _ = shown("é€x\nyz", 99);
         assert_eq!(shown("ab\ncd", 4), "bad at offset 4\n  cd\n   ^");
+    }
+
+    /// The caret line copies the tabs before the caret, so both lines expand alike in a terminal.
+    #[test]
+    fn the_caret_line_copies_tabs() {
+        assert_eq!(caret_pad("\ta\tbc", 3), "\t \t");
+        assert_eq!(
+            caret_pad("ab", 4),
+            "    ",
+            "past the end: one column per position"
+        );
+        assert_eq!(
+            shown("\tS[4:x]", 5),
+            "bad at offset 5\n  \tS[4:x]\n  \t    ^"
+        );
+        // Expanded at any tab width, the caret is under the `x`.
+        for width in [1, 4, 8] {
+            let e = shown("\t\tS[4:\tx]", 7).replace('\t', &" ".repeat(width));
+            let lines: Vec<&str> = e.lines().collect();
+            let col = lines[2].find('^').unwrap();
+            assert_eq!(&lines[1][col..=col], "x", "tab width {width}");
+        }
     }
 
     /// Control characters are shown as their pictures, one for one, so the caret stays under its byte.

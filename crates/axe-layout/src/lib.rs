@@ -51,7 +51,7 @@ mod tile;
 
 pub use axis::{Axis, AxisKind};
 pub use coord::Coord;
-pub use error::{caret_window, visible, LayoutError, ParseError, Result};
+pub use error::{caret_pad, caret_window, visible, LayoutError, ParseError, Result};
 pub use group::Grouped;
 pub use iter::Iter;
 pub use layout::{flatten, unflatten, Layout, MAX_ENUMERATION};

@@ -79,3 +79,26 @@ def test_errors():
         axe.Shape("f32[" + "(" * 100_000)
     with pytest.raises(axe.XlaError):
         axe.Shape("f32[<=4,?]").to_axe()
+
+
+def test_equality_ignores_what_printing_drops():
+    # D(...) and M(n <= 0) never print: shapes that print alike are equal, hash alike and read back equal.
+    pairs = [
+        ("f32[3,5]{1,0:D(C)T(2,2)}", "f32[3,5]{1,0:T(2,2)}"),
+        ("f32[8]{0:M(-1)}", "f32[8]{0}"),
+        ("f32[8]{0:D(S+~)M(0)}", "f32[8]{0}"),
+    ]
+    for a, b in pairs:
+        x, y = axe.Shape(a), axe.Shape(b)
+        assert repr(x) == repr(y)
+        assert x == y and hash(x) == hash(y), (a, b)
+        assert eval(repr(x), {"Shape": axe.Shape}) == x
+        assert len({x, y}) == 1
+    assert axe.Shape("f32[8]{0:M(4)}") != axe.Shape("f32[8]{0}")
+    assert axe.Shape("f32[8]{0:S(1)}") != axe.Shape("f32[8]{0}")
+
+
+def test_split_layouts_are_sized_split_by_split():
+    # Splits of 4 and 12 elements, each tiled by 8 on its own: 8 + 16 slots.
+    s = axe.Shape("f32[16]{0:T(8)SC(0:4)}")
+    assert (s.logical_bytes, s.xla_array_size_bytes, s.physical_bytes) == (64, 64, 96)

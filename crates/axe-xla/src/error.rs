@@ -41,7 +41,7 @@ pub enum XlaError {
     #[error("{0}")]
     Unsupported(String),
     /// An HLO module could not be read: where, what, and the line with a caret.
-    #[error("{line}:{column}: {message}\n  {source_line}\n  {caret}^", caret = " ".repeat(*caret_column))]
+    #[error("{line}:{column}: {message}\n  {source_line}\n  {caret}^", caret = axe_layout::caret_pad(source_line, *caret_column))]
     Module {
         /// 1-based line.
         line: usize,
@@ -51,7 +51,8 @@ pub enum XlaError {
         message: String,
         /// The offending line around the column: a window of it when it is long (`…` marks the cuts).
         source_line: String,
-        /// The caret's column in `source_line`, in characters from 0.
+        /// The caret's column in `source_line`, in characters from 0 (the caret line copies the tabs
+        /// before it, so it lines up however a terminal expands them).
         caret_column: usize,
     },
     /// An error from the Axe layout algebra.

@@ -31,7 +31,9 @@ pub use shape::{
     ArrayShape, Dim, DimLevel, DimLevelType, Dims, Layout, MinorToMajor, Shape, SplitConfig, Tile,
     TileDim, TileDims, Tiles,
 };
-pub use size::{array_size_reasons, element_bits, element_offset, sizes, ElementOffset, Sizes};
+pub use size::{
+    array_size_reasons, element_bits, element_offset, memory_slots, sizes, ElementOffset, Sizes,
+};
 pub use text::{parse_layout, parse_shape, parse_shape_general, MAX_NESTING};
 pub use tiling::{index_of_linear, linear_index, static_dims, Tiling};
 pub use tpu::tpu_default_layout;

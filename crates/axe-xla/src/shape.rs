@@ -123,14 +123,16 @@ impl std::fmt::Display for DimLevel {
 }
 
 /// An XLA layout: every field HLO text can print, with XLA's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// Two layouts are equal (and hash alike) iff they print alike: `D(...)` is left out, and an `M(n)` of
+/// `n ≤ 0`, which is not printed, equals none. So `parse(print(l)) == l`.
+#[derive(Clone, Debug)]
 pub struct Layout {
     /// Logical dimensions from the fastest-varying (most minor) to the slowest.
     pub minor_to_major: MinorToMajor,
     /// `D(...)`: legacy dimension level types, as the text gave them. XLA's parser checks them (only `D`,
     /// `C`, `S`, `H`, each with an optional `+` then `~`) and then drops them: they take no part in
-    /// validation, sizes or indexing, and XLA (and so this crate) never prints them. Being kept, they
-    /// make two layouts that differ only here unequal although both print alike.
+    /// validation, sizes, indexing or equality, and XLA (and so this crate) never prints them.
     pub dim_level_types: Vec<DimLevel>,
     /// Tiles applied in turn (`T(8,128)(2,1)`).
     pub tiles: Tiles,
@@ -151,6 +153,55 @@ pub struct Layout {
     pub physical_shape: Option<Box<Shape>>,
     /// `M(n)`: bytes of dynamic-shape metadata before the data (printed only when positive).
     pub dynamic_shape_metadata_prefix_bytes: i64,
+}
+
+/// What of a layout its printed form shows, as [`Layout`]'s equality and hash read it.
+type PrintedKey<'a> = (
+    &'a MinorToMajor,
+    &'a Tiles,
+    i64,
+    Option<PrimitiveType>,
+    Option<PrimitiveType>,
+    i64,
+    i64,
+    &'a [SplitConfig],
+    Option<&'a Shape>,
+    i64,
+);
+
+impl Layout {
+    /// Every field the printed form shows, `M(n ≤ 0)` as `M(0)`. Law: `a.printed_key() == b.printed_key()`
+    /// iff `a` and `b` print alike.
+    fn printed_key(&self) -> PrintedKey<'_> {
+        (
+            &self.minor_to_major,
+            &self.tiles,
+            self.tail_padding_alignment_in_elements,
+            self.index_primitive_type,
+            self.pointer_primitive_type,
+            self.element_size_in_bits,
+            self.memory_space,
+            &self.split_configs,
+            self.physical_shape.as_deref(),
+            self.dynamic_shape_metadata_prefix_bytes.max(0),
+        )
+    }
+}
+
+impl PartialEq for Layout {
+    /// Equal iff both print alike (`D(...)` and `M(n ≤ 0)` aside; see [`Layout`]).
+    fn eq(&self, other: &Layout) -> bool {
+        self.printed_key() == other.printed_key()
+    }
+}
+
+impl Eq for Layout {}
+
+impl std::hash::Hash for Layout {
+    /// Hashes what equality compares, so equal layouts hash alike.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.printed_key().hash(state);
+    }
 }
 
 impl Layout {

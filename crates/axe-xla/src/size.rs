@@ -1,7 +1,7 @@
 //! Sizes in bytes: logical, XLA's padded `ArraySize`, and the exact physical size.
 
 use crate::error::{overflow, Result, XlaError};
-use crate::shape::{ArrayShape, Dim};
+use crate::shape::{ArrayShape, Dim, SplitConfig};
 use crate::tiling::{static_dims, Tiling};
 
 /// The three sizes of an array, in bytes.
@@ -14,7 +14,8 @@ pub struct Sizes {
     /// the element count is rounded up to a multiple of `L`, then `E` applied. A dimension with a split
     /// config counts as its largest split (the size is that of one split). It can under-count nested tiles.
     pub xla_array_size_bytes: i64,
-    /// Every tile expanded, then `L`, then `E`: the bytes the layout really occupies.
+    /// Every tile expanded, then `L`, then `E`: the bytes the layout really occupies. With split
+    /// configs, the sum over the splits, each tiled, `L`-padded and packed on its own.
     pub physical_bytes: i64,
 }
 
@@ -34,19 +35,17 @@ pub fn element_bits(a: &ArrayShape) -> i64 {
     }
 }
 
+/// `ceil(elements · bits / 8)`, checked: the product is formed in 128 bits, so only a byte count that
+/// does not fit `i64` overflows (`s4[9223372036854775807]{0:E(4)}` is 2^62 bytes).
 fn bytes_of(elements: i64, bits: i64) -> Result<i64> {
-    if bits % 8 == 0 {
-        // Whole bytes per element, as XLA counts them: no overflow from counting bits first.
-        return elements
-            .checked_mul(bits / 8)
-            .ok_or_else(|| overflow("computing a byte size"));
-    }
-    let total = elements
-        .checked_mul(bits)
+    let total = i128::from(elements)
+        .checked_mul(i128::from(bits))
         .ok_or_else(|| overflow("computing a byte size"))?;
-    Ok(total / 8 + i64::from(total % 8 != 0))
+    let bytes = total / 8 + i128::from(total % 8 != 0);
+    i64::try_from(bytes).map_err(|_| overflow("computing a byte size"))
 }
 
+/// The least multiple of `multiple` (> 0) that is `≥ n` (≥ 0), checked.
 fn round_up(n: i64, multiple: i64) -> Result<i64> {
     let r = n % multiple;
     if r == 0 {
@@ -59,12 +58,15 @@ fn round_up(n: i64, multiple: i64) -> Result<i64> {
 
 /// The logical, XLA-padded and exact physical sizes of an array.
 ///
-/// Laws: `logical_bytes = ceil(n·bits/8)` for the `n` elements; `physical_bytes = ceil(round_up(slots, L)·bits/8)`
-/// for the slots of every tile expanded; `xla_array_size_bytes` follows XLA's `ShapeUtil::ArraySize`:
-/// `logical_bytes` for an untiled layout (even with `L`), and for a tiled one
+/// Laws: `logical_bytes = ceil(n·bits/8)` for the `n` elements; `physical_bytes` is, over the pieces the
+/// split configs cut the array into (one piece, the array, without them), the sum of
+/// `ceil(round_up(slots, L)·bits/8)` for the slots of the piece with every tile expanded: each split is
+/// a separate piece, tiled, `L`-padded and packed on its own (XLA's split configs place the splits in
+/// separate memories). `xla_array_size_bytes` follows XLA's `ShapeUtil::ArraySize`: `logical_bytes` for
+/// an untiled layout (even with `L` or split configs), and for a tiled one
 /// `ceil(round_up(Π round_up(d_j, t_j) · Π d_rest, L)·bits/8)` over the first tile, each `d` the largest
 /// split of its dimension when a split config names it. Without split configs,
-/// `logical_bytes ≤ xla_array_size_bytes ≤ physical_bytes`.
+/// `logical_bytes ≤ xla_array_size_bytes ≤ physical_bytes`; with them, `logical_bytes ≤ physical_bytes`.
 ///
 /// ```
 /// use axe_xla::{parse_shape, sizes};
@@ -74,14 +76,53 @@ fn round_up(n: i64, multiple: i64) -> Result<i64> {
 /// let s = parse_shape("f32[3,5]{1,0:L(7)}")?;
 /// let z = sizes(s.as_array().unwrap())?;
 /// assert_eq!((z.logical_bytes, z.xla_array_size_bytes, z.physical_bytes), (60, 60, 84));
+/// // Splits of 4 and 12 elements, each tiled by 8 on its own: 8 + 16 slots.
+/// let s = parse_shape("f32[16]{0:T(8)SC(0:4)}")?;
+/// let z = sizes(s.as_array().unwrap())?;
+/// assert_eq!((z.logical_bytes, z.xla_array_size_bytes, z.physical_bytes), (64, 64, 96));
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
 pub fn sizes(a: &ArrayShape) -> Result<Sizes> {
-    // An overflow names the shape it happened in.
-    sizes_of(a).map_err(|e| match e {
-        XlaError::Overflow(what) => XlaError::Overflow(format!("{what} of {a}")),
+    named(a, sizes_of(a))
+}
+
+/// `result`, with an overflow error naming the shape `a` it happened in (once: an error that already
+/// names it is kept as it is).
+pub(crate) fn named<T>(a: &ArrayShape, result: Result<T>) -> Result<T> {
+    result.map_err(|e| match e {
+        XlaError::Overflow(what) => {
+            let suffix = format!(" of {a}");
+            if what.ends_with(&suffix) {
+                XlaError::Overflow(what)
+            } else {
+                XlaError::Overflow(format!("{what}{suffix}"))
+            }
+        }
         e => e,
     })
+}
+
+/// `L`, at least 1.
+fn tail(a: &ArrayShape) -> i64 {
+    a.layout.tail_padding_alignment_in_elements.max(1)
+}
+
+/// The memory slots of `a`'s layout (split configs aside): every tile expanded, the count rounded up
+/// to a multiple of `L`. Law: slot `x < Tiling::expanded_elements()` holds the element
+/// [`Tiling::element_at`] names (or is tile padding); the slots from `expanded_elements()` on are `L`
+/// tail padding; without split configs, `ceil(memory_slots·bits/8) = physical_bytes`.
+///
+/// ```
+/// use axe_xla::{memory_slots, parse_shape};
+/// let s = parse_shape("f32[2,3]{1,0:T(2,2)L(5)}")?;
+/// assert_eq!(memory_slots(s.as_array().unwrap())?, 10);
+/// # Ok::<(), axe_xla::XlaError>(())
+/// ```
+pub fn memory_slots(a: &ArrayShape) -> Result<i64> {
+    named(
+        a,
+        Tiling::new(a).and_then(|t| round_up(t.expanded_elements()?, tail(a))),
+    )
 }
 
 fn sizes_of(a: &ArrayShape) -> Result<Sizes> {
@@ -97,30 +138,23 @@ fn sizes_of(a: &ArrayShape) -> Result<Sizes> {
         .try_fold(1i64, |p, &d| p.checked_mul(d))
         .ok_or_else(|| overflow("counting elements"))?;
     let logical_bytes = bytes_of(n, bits)?;
-    let l = a.layout.tail_padding_alignment_in_elements.max(1);
-    let physical_elements = round_up(Tiling::new(a)?.expanded_elements()?, l)?;
+    let l = tail(a);
+    let mut physical_bytes = 0i64;
+    for (count, piece) in split_pieces(a)? {
+        let slots = round_up(Tiling::new(&piece)?.expanded_elements()?, l)?;
+        physical_bytes = bytes_of(slots, bits)?
+            .checked_mul(count)
+            .and_then(|b| b.checked_add(physical_bytes))
+            .ok_or_else(|| overflow("adding up the splits"))?;
+    }
     let xla_array_size_bytes = if a.layout.tiles.is_empty() {
         logical_bytes
     } else {
         let mut first = a.clone();
         first.layout.tiles.truncate(1);
         first.layout.split_configs.clear();
-        let rank = a.rank();
-        let configs = &a.layout.split_configs;
-        for (k, c) in configs.iter().enumerate() {
-            if configs[..k]
-                .iter()
-                .any(|seen| seen.dimension == c.dimension)
-            {
-                continue; // XLA uses the first config naming a dimension
-            }
-            // A split config names a physical dimension, counted from the most major.
-            let logical = usize::try_from(c.dimension)
-                .ok()
-                .and_then(|p| rank.checked_sub(p.checked_add(1)?))
-                .and_then(|i| a.layout.minor_to_major.get(i))
-                .and_then(|&d| usize::try_from(d).ok());
-            if let Some(size) = logical.and_then(|d| first.dims.get_mut(d)) {
+        for (d, c) in first_split_configs(a) {
+            if let Some(size) = first.dims.get_mut(d) {
                 let extent = size.bound().unwrap_or(0);
                 *size = Dim::Static(max_split_size(extent, &c.split_indices)?);
             }
@@ -131,8 +165,82 @@ fn sizes_of(a: &ArrayShape) -> Result<Sizes> {
     Ok(Sizes {
         logical_bytes,
         xla_array_size_bytes,
-        physical_bytes: bytes_of(physical_elements, bits)?,
+        physical_bytes,
     })
+}
+
+/// The split configs XLA reads, with the logical dimension each names: for each dimension, the first
+/// config naming it (XLA's `MaxSplitSize` stops at the first). A config names a physical dimension,
+/// counted from the most major; one naming no dimension is left out (validation rejects it).
+fn first_split_configs(a: &ArrayShape) -> Vec<(usize, &SplitConfig)> {
+    let rank = a.rank();
+    let configs = &a.layout.split_configs;
+    let mut out: Vec<(usize, &SplitConfig)> = Vec::new();
+    for c in configs {
+        let logical = usize::try_from(c.dimension)
+            .ok()
+            .and_then(|p| rank.checked_sub(p.checked_add(1)?))
+            .and_then(|i| a.layout.minor_to_major.get(i))
+            .and_then(|&d| usize::try_from(d).ok())
+            .filter(|&d| d < rank);
+        if let Some(d) = logical {
+            if out.iter().all(|&(seen, _)| seen != d) {
+                out.push((d, c));
+            }
+        }
+    }
+    out
+}
+
+/// The most differently sized pieces [`split_pieces`] enumerates.
+const MAX_SPLIT_PIECES: usize = 1 << 16;
+
+/// The pieces the split configs of `a` cut it into, equal pieces grouped as (how many, the shape of
+/// one, split configs cleared). Each dimension a config names (see [`first_split_configs`]) is cut at
+/// its split points, each clamped to lie between the previous point (0 first) and the dimension's
+/// size, so a point out of order or past the size cuts an empty piece (XLA reads such configs too:
+/// `MaxSplitSize` takes any points); a piece takes one cut of every such dimension. Empty pieces hold
+/// nothing and take no memory. Law: `Σ count · Π dims(piece) = Π dims(a)`; without split configs the one
+/// piece is `a`.
+fn split_pieces(a: &ArrayShape) -> Result<Vec<(i64, ArrayShape)>> {
+    let dims = static_dims(a)?;
+    let mut whole = a.clone();
+    whole.layout.split_configs.clear();
+    let mut pieces = vec![(1i64, whole)];
+    for (d, c) in first_split_configs(a) {
+        let extent = dims[d];
+        // The extents of this dimension's cuts, with how many cuts have each.
+        let mut cuts: std::collections::BTreeMap<i64, i64> = Default::default();
+        let mut last = 0i64;
+        for &i in c.split_indices.iter().chain(std::iter::once(&extent)) {
+            let i = i.clamp(last, extent.max(last));
+            let n = cuts.entry(i - last).or_insert(0);
+            *n = n
+                .checked_add(1)
+                .ok_or_else(|| overflow("counting splits"))?;
+            last = i;
+        }
+        let total = pieces.len().checked_mul(cuts.len());
+        if total.is_none_or(|t| t > MAX_SPLIT_PIECES) {
+            return Err(XlaError::Unsupported(format!(
+                "the split configs of {a} cut it into more than {MAX_SPLIT_PIECES} differently \
+                 sized pieces; their physical size is not computed"
+            )));
+        }
+        let mut next = Vec::with_capacity(total.unwrap_or(0));
+        for (count, piece) in &pieces {
+            for (&size, &k) in &cuts {
+                let mut p = piece.clone();
+                p.dims[d] = Dim::Static(size);
+                let n = count
+                    .checked_mul(k)
+                    .ok_or_else(|| overflow("counting splits"))?;
+                next.push((n, p));
+            }
+        }
+        pieces = next;
+    }
+    Ok(pieces)
 }
 
 /// The largest piece a split config cuts a dimension of `extent` into (XLA's `MaxSplitSize`): the
@@ -166,7 +274,14 @@ pub struct ElementOffset {
 }
 
 /// The offsets of element `index` of `a` (all tiles applied, sub-byte packing per `E`).
+///
+/// Law: `linear = Tiling::new(a)?.linear_index(index)`, `bit_offset = linear · bits`, `byte_offset =
+/// bit_offset / 8`; an overflow names `a`.
 pub fn element_offset(a: &ArrayShape, index: &[i64]) -> Result<ElementOffset> {
+    named(a, element_offset_of(a, index))
+}
+
+fn element_offset_of(a: &ArrayShape, index: &[i64]) -> Result<ElementOffset> {
     let linear = Tiling::new(a)?.linear_index(index)?;
     let bit_offset = linear
         .checked_mul(element_bits(a))
@@ -180,7 +295,8 @@ pub fn element_offset(a: &ArrayShape, index: &[i64]) -> Result<ElementOffset> {
 
 /// Why XLA's `ShapeUtil::ArraySize` can differ from the bytes `layout` occupies, one phrase per reason
 /// (empty when it counts exactly what the layout occupies): it pads with the first tile only, leaves out
-/// `L` when there are no tiles, and counts a split dimension by its largest split.
+/// `L` when there are no tiles, counts a split dimension by its largest split (one split, not all), and,
+/// untiled, packs sub-byte elements as one piece although each split is packed on its own.
 pub fn array_size_reasons(layout: &crate::shape::Layout) -> Vec<&'static str> {
     let mut reasons = Vec::new();
     if layout.tiles.len() > 1 {
@@ -190,7 +306,13 @@ pub fn array_size_reasons(layout: &crate::shape::Layout) -> Vec<&'static str> {
         reasons.push("leaves out L when the layout has no tiles");
     }
     if !layout.tiles.is_empty() && !layout.split_configs.is_empty() {
-        reasons.push("counts a split dimension by its largest split");
+        reasons.push("counts a split dimension by its largest split (one split's size, not all)");
+    }
+    if layout.tiles.is_empty()
+        && !layout.split_configs.is_empty()
+        && layout.element_size_in_bits % 8 != 0
+    {
+        reasons.push("packs the elements as one piece, but each split is packed on its own");
     }
     reasons
 }

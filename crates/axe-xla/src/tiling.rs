@@ -63,8 +63,13 @@ pub fn static_dims(a: &ArrayShape) -> Result<Vec<i64>> {
 }
 
 impl Tiling {
-    /// Expands the layout of `a` (which should have passed [`crate::validate()`]).
+    /// Expands the layout of `a` (which should have passed [`crate::validate()`]). Split configs take no
+    /// part: this is the memory order of the unsplit array. An overflow names `a`.
     pub fn new(a: &ArrayShape) -> Result<Tiling> {
+        crate::size::named(a, Tiling::expand_layout(a))
+    }
+
+    fn expand_layout(a: &ArrayShape) -> Result<Tiling> {
         crate::validate::validate_array(a)?;
         let logical = static_dims(a)?;
         let physical: Vec<usize> = a
@@ -282,8 +287,13 @@ fn check_index(index: &[i64], dims: &[i64]) -> Result<()> {
     Ok(())
 }
 
-/// The untiled linear index of `index` under `minor_to_major` (row-major in physical order).
+/// The untiled linear index of `index` under `minor_to_major` (row-major in physical order). An overflow
+/// names `a`.
 pub fn linear_index(a: &ArrayShape, index: &[i64]) -> Result<i64> {
+    crate::size::named(a, untiled_linear_index(a, index))
+}
+
+fn untiled_linear_index(a: &ArrayShape, index: &[i64]) -> Result<i64> {
     let dims = static_dims(a)?;
     check_index(index, &dims)?;
     crate::validate::validate_array(a)?;
@@ -301,7 +311,7 @@ pub fn linear_index(a: &ArrayShape, index: &[i64]) -> Result<i64> {
 /// The inverse of [`linear_index`].
 pub fn index_of_linear(a: &ArrayShape, mut linear: i64) -> Result<Vec<i64>> {
     let dims = static_dims(a)?;
-    let total = product(&dims)?;
+    let total = crate::size::named(a, product(&dims))?;
     if linear < 0 || linear >= total {
         return Err(XlaError::IndexOutOfBounds {
             index: vec![linear],

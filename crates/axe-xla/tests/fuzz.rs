@@ -35,12 +35,14 @@ fn exercise(input: &str) {
         return;
     };
     let printed = shape.to_string();
-    // Printing is a fixpoint (a value XLA does not print, such as M(-3), is not read back).
+    // Printing is a fixpoint (a value XLA does not print, such as M(-3), is not read back), and what is
+    // read back equals the shape: equality ignores what printing drops.
     assert_eq!(
         parse_shape(&printed).map(|s| s.to_string()).ok().as_deref(),
         Some(printed.as_str()),
         "{input}"
     );
+    assert_eq!(parse_shape(&printed).ok().as_ref(), Some(&shape), "{input}");
     let _ = validate(&shape);
     for (_, a) in shape.arrays() {
         let _ = sizes(a);

@@ -23,18 +23,32 @@ enum Range {
 /// type, which must not overflow (to infinity or, for types without one, NaN). `Narrow`: the type's
 /// largest finite value `max` and the gap `ulp` from it to the next value its exponents could hold; a
 /// number rounds past `max` from `max + ulp/2` up, or from just past it where `max`'s last mantissa bit
-/// is 0 (`tie_down`: a tie goes to `max`).
+/// is 0 (`tie_down`: a tie goes to `max`). `positive`: the type has no zero and no sign (`f8e8m0fnu`),
+/// so XLA refuses a number that reads as 0, -0 or less (a positive one too small rounds to the least
+/// value, `2^-127`, and is taken).
 #[derive(Clone, Copy)]
 enum Float {
     F64,
     F32,
-    Narrow { max: f64, ulp: f64, tie_down: bool },
+    Narrow {
+        max: f64,
+        ulp: f64,
+        tie_down: bool,
+        positive: bool,
+    },
 }
 
 fn range(t: PrimitiveType) -> Range {
     use PrimitiveType as P;
     let bits = i128::from(t.bits());
-    let narrow = |max: f64, ulp: f64, tie_down| Range::Float(Float::Narrow { max, ulp, tie_down });
+    let narrow = |max: f64, ulp: f64, tie_down| {
+        Range::Float(Float::Narrow {
+            max,
+            ulp,
+            tie_down,
+            positive: false,
+        })
+    };
     match t {
         P::Pred | P::S64 | P::U64 => Range::Int(-(1i128 << 63), (1i128 << 64) - 1),
         _ if t.is_integer() && t.name().starts_with('u') => Range::Int(0, (1i128 << bits) - 1),
@@ -49,17 +63,32 @@ fn range(t: PrimitiveType) -> Range {
         P::F8E4m3 | P::F8E4m3fnuz => narrow(240.0, 16.0, false),
         P::F8E4m3b11fnuz => narrow(30.0, 2.0, false),
         P::F8E3m4 => narrow(15.5, 0.5, false),
-        // Powers of two only: 2^127, then 2^128 (NaN); the tie at 1.5·2^127 rounds up.
-        P::F8E8m0fnu => narrow(2f64.powi(127), 2f64.powi(127), false),
+        // Powers of two only: 2^127, then 2^128 (NaN); the tie at 1.5·2^127 rounds up. No zero, no sign.
+        P::F8E8m0fnu => Range::Float(Float::Narrow {
+            max: 2f64.powi(127),
+            ulp: 2f64.powi(127),
+            tie_down: false,
+            positive: true,
+        }),
         _ => Range::Unchecked,
     }
 }
 
 impl Float {
-    /// Why XLA refuses the number `v` (already read as an f64) for this type, if it does.
+    /// Why XLA refuses the number `v` (already read as an f64) for this type, if it does. Law: refused
+    /// iff `v` is past f64's range, past f32's once rounded to it (all but f64), rounds past the
+    /// type's largest finite value, or is `≤ 0` (`-0` too) for a type without zero and sign.
     fn refuses(self, v: f64) -> Option<String> {
         if !v.is_finite() {
             return Some(format!("past f64's range (largest {:e})", f64::MAX));
+        }
+        if let Float::Narrow { positive: true, .. } = self {
+            if v <= 0.0 {
+                return Some(
+                    "the type has no zero and no sign: its values are the powers of two from 2^-127 to 2^127"
+                        .to_string(),
+                );
+            }
         }
         if matches!(self, Float::F64) {
             return None;
@@ -68,7 +97,10 @@ impl Float {
         if single.is_infinite() {
             return Some(format!("past f32's range (largest {:e})", f32::MAX));
         }
-        let Float::Narrow { max, ulp, tie_down } = self else {
+        let Float::Narrow {
+            max, ulp, tie_down, ..
+        } = self
+        else {
             return None;
         };
         let edge = max + ulp / 2.0;
