@@ -130,7 +130,8 @@ fn reading_json(p: &PerDevice) -> Value {
     json!({"shapes": p.reading.name(), "devices": p.devices, "argument_bytes": p.argument_bytes,
         "output_bytes": p.output_bytes, "largest_bytes": p.largest_bytes, "largest_device": p.largest_device,
         "smallest_bytes": p.smallest_bytes, "sharded_values": p.sharded_values,
-        "unannotated_values": p.unannotated_values})
+        "unannotated_values": p.unannotated_values, "output_sharding": p.output_sharding.name(),
+        "output_whole_bytes": p.output_whole_bytes})
 }
 
 /// `per_device`: the figures of the reading used, why it was used, and both readings.
@@ -278,11 +279,21 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
             d.reason,
         ));
         match p.reading {
-            ShapeReading::Global => t.push_str(&format!(
-                "  {}, each device's shard; {} without sharding= counted whole on every device\n",
-                plural(p.sharded_values, "sharded value", "sharded values"),
-                plural(p.unannotated_values, "value", "values")
-            )),
+            ShapeReading::Global => {
+                t.push_str(&format!(
+                    "  {}, each device's shard; {} without sharding= counted whole on every device\n",
+                    plural(p.sharded_values, "sharded value", "sharded values"),
+                    plural(p.unannotated_values, "value", "values")
+                ));
+                if p.output_sharding == axe_xla::hlo::per_device::OutputSharding::Inferred {
+                    t.push_str(&format!(
+                        "  outputs: the result carries no sharding=, so its sharding is inferred \
+                         (XLA may choose another): {}, at most {} (whole)\n",
+                        human(p.output_bytes),
+                        human(p.output_whole_bytes)
+                    ));
+                }
+            }
             ShapeReading::PerDevice => t.push_str(
                 "  every value whole on every device (its shape is already the device's shard)\n",
             ),

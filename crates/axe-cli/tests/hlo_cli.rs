@@ -276,3 +276,30 @@ fn a_module_that_is_not_utf8_says_where() {
         }
     }
 }
+
+#[test]
+fn the_caret_copies_tabs_and_stats_skip_unbounded_arrays() {
+    let dir = common::folder("hlo-review");
+    // A tab-indented line: the caret line keeps the tab, so it lands under `negat` when expanded.
+    let tab = dir.join("tab.hlo");
+    std::fs::write(
+        &tab,
+        "HloModule m\nENTRY e {\n\tp = f32[4]{0} parameter(0)\n\tROOT r = f32[4]{0} negat(p)\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["hlo", "fmt", tab.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let lines: Vec<String> = err.lines().map(|l| l.replace('\t', "        ")).collect();
+    let col = lines[2].find('^').unwrap();
+    assert_eq!(&lines[1][col..col + 5], "negat", "{err}");
+    // An unbounded dynamic array has no size: the report skips it and counts the rest.
+    let dyn_hlo = dir.join("dyn.hlo");
+    std::fs::write(
+        &dyn_hlo,
+        "HloModule m\nENTRY e {\n  p = f32[?,3]{1,0} parameter(0)\n  q = f32[<=8,3]{1,0:T(8,128)} parameter(1)\n  ROOT t = (f32[?,3]{1,0}, f32[<=8,3]{1,0:T(8,128)}) tuple(p, q)\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&["hlo", "stats", dyn_hlo.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("q = f32[<=8,3]{1,0:T(8,128)}"), "{out}");
+}

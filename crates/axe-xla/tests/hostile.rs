@@ -270,3 +270,56 @@ fn shardings_xla_refuses_are_refused_at_its_offset() {
         parse_sharding(text).expect(text);
     }
 }
+
+#[test]
+fn xlas_other_sharding_kinds_and_shard_groups_read_and_print_back() {
+    // Each as jaxlib 0.10.2's HloSharding.from_string reads and prints it (metadata kept here, as
+    // module text prints it).
+    for text in [
+        "{unknown}",
+        "{unknown shard_as 0}",
+        "{unreduced}",
+        "{replicated shard_like 3}",
+        "{manual shard_as 1}",
+        "{maximal device=1 shard_as 2}",
+        "{devices=[2]0,1 shard_as 1}",
+        "{devices=[2]0,1 shard_like 2 metadata={op_name=\"a\"}}",
+        "{devices=[2,2]<=[4] last_tile_dim_replicate shard_as 1}",
+        "{devices=[2,1,2]<=[4] last_tile_dims={unreduced} shard_like 0}",
+    ] {
+        let s = parse_sharding(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(s.to_string(), text);
+    }
+    // Metadata before the group reads too; each at most once.
+    let s = parse_sharding("{devices=[2]0,1 metadata={op_name=\"a\"} shard_as 1}").unwrap();
+    assert_eq!(
+        s.to_string(),
+        "{devices=[2]0,1 metadata={op_name=\"a\"} shard_as 1}"
+    );
+    for bad in [
+        "{devices=[2]0,1 shard_as 1 shard_like 2}",
+        "{replicated metadata={} metadata={}}",
+        "{devices=[2]0,1 shard_as x}",
+    ] {
+        assert!(parse_sharding(bad).is_err(), "{bad}");
+    }
+    // {unreduced} and {unknown} hold the whole array on every device, as replicated does.
+    for t in ["{unreduced}", "{unknown}"] {
+        let s = parse_sharding(t).unwrap().shards(&[4]).unwrap();
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            (s[0].region[0].start, s[0].region[0].end, s[0].region.len()),
+            (0, 4, 1)
+        );
+    }
+}
+
+#[test]
+fn a_bad_sharding_in_a_module_is_one_error_at_its_place() {
+    let text = "HloModule m\nENTRY e {\n  ROOT p = f32[4]{0} parameter(0), sharding={devices=[2]0,1 bogus}\n}\n";
+    let e = parse_module(text).unwrap_err().to_string();
+    assert!(e.contains("sharding: expected \"}\""), "{e}");
+    assert!(!e.contains('␊') && e.matches('^').count() == 1, "{e}");
+    // The caret is under `bogus`, column 61 of line 3.
+    assert!(e.contains("3:61"), "{e}");
+}

@@ -38,6 +38,37 @@ pub struct PerDevice {
     pub argument_bytes: i64,
     /// The entry computation's result: the bytes of the device holding the most of it.
     pub output_bytes: i64,
+    /// Where the sharding [`PerDevice::output_bytes`] follows comes from: written on the result,
+    /// inferred by axe (XLA may choose another), or neither (the result counted whole).
+    pub output_sharding: OutputSharding,
+    /// The entry's result whole on one device (its tuple index tables included): what a device holds
+    /// of it if XLA replicates it, the most it can hold. Where the sharding is inferred, XLA's figure
+    /// may lie anywhere up to this.
+    pub output_whole_bytes: i64,
+}
+
+/// Where the sharding of the entry's result comes from, for [`PerDevice::output_bytes`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputSharding {
+    /// The result carries `sharding=`.
+    Given,
+    /// The result carries none: axe inferred one as XLA's propagation does in the simple cases
+    /// (see `hlo::propagate`). XLA, left to choose, may choose another (JAX without `out_shardings`).
+    Inferred,
+    /// The result carries none and none was inferred: counted whole on every device.
+    #[default]
+    Whole,
+}
+
+impl OutputSharding {
+    /// `given`, `inferred` or `whole`, as reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputSharding::Given => "given",
+            OutputSharding::Inferred => "inferred",
+            OutputSharding::Whole => "whole",
+        }
+    }
 }
 
 /// One array leaf's holders (`None`: every device) and the bytes each holds.
@@ -63,6 +94,15 @@ fn add(a: i64, b: i64) -> Result<i64> {
         .ok_or_else(|| overflow("adding up bytes per device"))
 }
 
+/// The physical bytes of `a`; 0 for an unbounded dynamic array (`?`), which has no size and which the
+/// report skips (and counts as skipped).
+fn physical(a: &ArrayShape) -> Result<i64> {
+    if a.dims.iter().any(|d| d.bound().is_none()) {
+        return Ok(0);
+    }
+    Ok(crate::size::sizes(a)?.physical_bytes)
+}
+
 /// The bytes `a` takes as a `grid`-tiled shard (`ceil(D/n)` per dim) in its layout.
 fn shard_bytes(a: &ArrayShape, grid: &[i64]) -> Result<i64> {
     let mut local = a.clone();
@@ -71,7 +111,7 @@ fn shard_bytes(a: &ArrayShape, grid: &[i64]) -> Result<i64> {
             *len = (*len + n - 1) / n.max(&1);
         }
     }
-    Ok(crate::size::sizes(&local)?.physical_bytes)
+    physical(&local)
 }
 
 /// Per array leaf of `shape` under `sharding`: the devices holding it (`None`: every device) and the bytes
@@ -91,11 +131,13 @@ fn leaves(shape: &Shape, sharding: &Sharding) -> Result<Vec<Leaf>> {
     };
     let mut out = Vec::with_capacity(arrays.len());
     for ((_, a), s) in arrays.iter().zip(per_leaf) {
-        let whole = crate::size::sizes(a)?.physical_bytes;
+        let whole = physical(a)?;
         out.push(match s {
-            Sharding::Replicated { .. } | Sharding::Manual { .. } | Sharding::Tuple(_) => {
-                (None, whole)
-            }
+            Sharding::Replicated { .. }
+            | Sharding::Manual { .. }
+            | Sharding::Unreduced { .. }
+            | Sharding::Unknown { .. }
+            | Sharding::Tuple(_) => (None, whole),
             Sharding::Maximal { device, .. } => (
                 Some(vec![
                     usize::try_from(*device).map_err(|_| overflow("a device id"))?
@@ -105,16 +147,12 @@ fn leaves(shape: &Shape, sharding: &Sharding) -> Result<Vec<Leaf>> {
             Sharding::Tiled {
                 tile_assignment, ..
             } => {
-                let grid = tile_assignment.dims();
+                // Checked as `axe hlo shards` checks it (`Sharding::shards`): the grid fits the
+                // array's rank, as many devices as tiles, each once.
                 let rank = a.dims.len();
-                if grid.len() < rank {
-                    return Err(crate::XlaError::InvalidSharding(format!(
-                        "a tile grid of {} dims for a rank-{rank} array",
-                        grid.len()
-                    )));
-                }
-                let ids = tile_assignment
-                    .devices()?
+                let grid = tile_assignment.dims();
+                let ids = s
+                    .tile_devices(rank)?
                     .into_iter()
                     .map(|d| usize::try_from(d).map_err(|_| overflow("a device id")))
                     .collect::<Result<Vec<usize>>>()?;
@@ -148,7 +186,7 @@ pub(crate) fn whole_bytes(shape: &Shape) -> Result<i64> {
     let mut bytes = 0i64;
     for (_, a) in shape.arrays() {
         bytes = bytes
-            .checked_add(crate::size::sizes(a)?.physical_bytes)
+            .checked_add(physical(a)?)
             .ok_or_else(|| overflow("adding up bytes per device"))?;
     }
     Ok(bytes)
@@ -223,6 +261,29 @@ impl<'a> Tally<'a> {
                         self.most_device = self.most_device.max(d);
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the arrays of a materialized value of `shape` with the sharding `text` that `keep` takes
+    /// (by position among [`Shape::arrays`]): a value only some of whose arrays are its own (the
+    /// others forwarded from values counted where they are defined). Law: with `keep` always true, the
+    /// sums [`Tally::add_sharded`] gives.
+    pub(crate) fn add_sharded_where(
+        &mut self,
+        shape: &Shape,
+        text: &str,
+        keep: impl Fn(usize) -> bool,
+    ) -> Result<()> {
+        self.sharded += 1;
+        self.any_sharding = true;
+        let s = parse_sharding(text)?;
+        let arrays = shape.arrays();
+        for (k, (devices, bytes)) in leaves(shape, &s)?.into_iter().enumerate() {
+            if keep(k) {
+                self.whole = add(self.whole, physical(arrays[k].1)?)?;
+                self.add_on(devices.as_deref(), bytes)?;
             }
         }
         Ok(())
@@ -312,6 +373,8 @@ impl<'a> Tally<'a> {
             reading: ShapeReading::Global,
             argument_bytes: arguments.spread(devices).0,
             output_bytes: outputs.spread(devices).0,
+            output_sharding: OutputSharding::default(),
+            output_whole_bytes: 0,
         };
         let local = PerDevice {
             largest_bytes: self.whole,

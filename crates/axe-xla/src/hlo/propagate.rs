@@ -4,7 +4,8 @@
 //! Before partitioning, a module need not say how its result is sharded (JAX leaves it to XLA when no
 //! `out_shardings` are given). The rule here follows the values the result is made of, backwards: an
 //! instruction's own `sharding=` wins; a `tuple` has its operands' shardings, a `get-tuple-element` its
-//! element of its operand's, a `while` or `copy` its operand's; an elementwise instruction takes the
+//! element of its operand's, a `while`, `copy`, `opt-barrier`, `add-dependency` or `domain` its
+//! (first) operand's; an elementwise instruction takes the
 //! sharding of an operand of its dimensions, the one cut into the most tiles when they differ (XLA
 //! prefers the more specific sharding). Anything else (a reduce, a dot, a broadcast, ...) is not
 //! inferred: the caller counts it whole on every device.
@@ -147,7 +148,7 @@ impl<'c, 'a> Walk<'c, 'a> {
                     other => Some(other),
                 }
             }
-            "while" | "copy" | "optimization-barrier" => {
+            "while" | "copy" | "opt-barrier" | "add-dependency" | "domain" => {
                 self.operand(names.first()?, depth).map(|x| x.1)
             }
             op if elementwise(op) => {
@@ -189,7 +190,14 @@ pub(crate) fn root_sharding_in(
     let op = root.opcode();
     let followed = matches!(
         op,
-        "parameter" | "tuple" | "get-tuple-element" | "while" | "copy" | "optimization-barrier"
+        "parameter"
+            | "tuple"
+            | "get-tuple-element"
+            | "while"
+            | "copy"
+            | "opt-barrier"
+            | "add-dependency"
+            | "domain"
     ) || elementwise(op);
     if root.attribute("sharding").is_none() && !followed {
         return None; // nothing to follow: no index of the computation needed

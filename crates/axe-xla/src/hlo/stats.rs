@@ -91,8 +91,10 @@ pub struct Waste {
     pub totals: Totals,
 }
 
-/// An instruction whose result layout differs from an operand's (one with the same dimensions), or a
-/// transpose: data moves between layouts there.
+/// An instruction whose result holds an operand's elements (one with the same dimensions) at other
+/// bytes, or a transpose that is not a bitcast: data moves between layouts there. A `bitcast`, and a
+/// copy or transpose whose result is the operand's bytes (the same physical map, see
+/// `hlo::moves`), moves nothing and is not one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Relayout<'a> {
     /// The computation.
@@ -122,21 +124,23 @@ pub struct Report<'a> {
     /// Materialized totals per memory space `S(n)`.
     pub spaces: BTreeMap<i64, Totals>,
     /// What the module keeps in memory: the values of the entry and of the computations it runs as programs
-    /// (while bodies and conditions, conditional branches, calls, async computations), without values that
-    /// only alias others (tuple, get-tuple-element, bitcast) and without the parameters of called
+    /// (while bodies and conditions, conditional branches, calls, async computations), each value once as
+    /// XLA's dataflow analysis defines values (see `hlo::stats_values`: no value for a result that
+    /// only forwards others, such as tuple, get-tuple-element, bitcast, the async `*-done` ops,
+    /// `copy-start{1}`, call, while, conditional, opt-barrier) and without the parameters of called
     /// computations (they are their caller's operands). Fusion bodies and per-element functions (reducers,
     /// comparators) are left out: their values never live in buffers.
     pub materialized: Totals,
     /// The part of [`Report::materialized`] in the entry computation (its parameters included).
     pub entry: Totals,
-    /// Every instruction of every computation, fusion bodies and their parameters included (aliasing ops
-    /// aside): not a memory footprint, since a fusion's values are counted as well as its result.
+    /// Every instruction of every computation, fusion bodies and their parameters included (forwarded
+    /// values aside): not a memory footprint, since a fusion's values are counted as well as its result.
     pub total: Totals,
     /// The materialized tensors with the most padding, worst first.
     pub top_waste: Vec<Waste>,
     /// Every relayout, in module order.
     pub relayouts: Relayouts<'a>,
-    /// Totals per computation, in module order (every instruction but aliasing ones).
+    /// Totals per computation, in module order (every value defined there, forwarded ones aside).
     pub computations: Vec<(String, Totals)>,
     /// Per computation, in module order: whether its values are materialized.
     pub materialized_computations: Vec<bool>,
@@ -237,7 +241,8 @@ mod tests {
             %s = f32[8,4]{1,0:S(1)} copy(%p)\n  \
             %c = f32[8,4]{0,1} copy(f32[8,4]{1,0:S(1)} %s)\n  \
             %n = f32[8,4]{0,1} negate(%c)\n  \
-            ROOT %t = f32[4,8]{1,0} transpose(%n), dimensions={1,0}\n}\n";
+            %b = f32[4,8]{1,0} transpose(%n), dimensions={1,0}\n  \
+            ROOT %t = f32[4,8]{0,1} transpose(%n), dimensions={1,0}\n}\n";
         let r = report(&parse_module(text).unwrap(), 3).unwrap();
         let seen: Vec<(&str, &str, &str, &str, &str)> = r
             .relayouts
@@ -255,7 +260,7 @@ mod tests {
                     "memory space"
                 ),
                 ("%c", "s", "f32[8,4]{1,0:S(1)}", "f32[8,4]{0,1}", "layout"),
-                ("%t", "n", "f32[8,4]{0,1}", "f32[4,8]{1,0}", "transpose"),
+                ("%t", "n", "f32[8,4]{0,1}", "f32[4,8]{0,1}", "transpose"),
             ]
         );
         assert!(r.relayouts.iter().all(|x| x.bytes == 128));

@@ -26,12 +26,14 @@ use std::ops::Range;
 use foldhash::HashMap;
 use rayon::prelude::*;
 
+use super::moves::{relayout_kind, transpose_kind};
 use super::names::NameTable;
 use super::partitioned::{ShapeReading, Signs};
 use super::per_device::Tally;
 use super::relayouts::{Kind, Record, Relayouts};
 use super::stats::{Report, Totals};
-use super::stats_shapes::{aliasing, relayout_kind, Shapes};
+use super::stats_shapes::Shapes;
+use super::stats_values::{defines, Defines};
 use super::stats_walk::{conclude, defined, waste_of, ByName, Counts, Held, TopPadded};
 use super::{Instruction, Module};
 use crate::error::{overflow, Result};
@@ -191,6 +193,8 @@ pub(crate) fn walk_parallel<'a>(
             let mut counts = Counts::with_room(shapes_ro.infos.len());
             let mut waste: TopPadded<Padded> = TopPadded::new(top);
             let mut kinds: HashMap<(u32, u32), Option<Kind>> = HashMap::default();
+            let mut transposes: HashMap<(u32, u32, Option<&str>), Option<Kind>> =
+                HashMap::default();
             let mut names: Vec<&str> = Vec::new();
             for (ci, ks) in spans(&starts, range) {
                 let comp = &module.computations[ci];
@@ -204,6 +208,8 @@ pub(crate) fn walk_parallel<'a>(
                         &own
                     }
                 };
+                // The computation's values in the chunk that are added as they come.
+                let mut partial = Totals::default();
                 for k in ks {
                     let inst = &comp.instructions[k];
                     p.signs.see(inst);
@@ -213,20 +219,48 @@ pub(crate) fn walk_parallel<'a>(
                     }
                     let id = id as usize;
                     let info = &shapes_ro.infos[id];
-                    if !aliasing(inst.opcode()) {
+                    let def = defines(inst.opcode(), matches!(info.shape, Shape::Tuple(_)), || {
+                        inst.attribute("calls").is_some()
+                    });
+                    if def != Defines::Nothing {
                         let held = flags[ci] && (is_entry || inst.opcode() != "parameter");
-                        counts.bump(id, held);
+                        if def == Defines::All {
+                            counts.bump(id, held);
+                        } else {
+                            // Added as it comes, into the computation's sums and the held ones.
+                            let mut sums = Held {
+                                spaces: &mut p.spaces,
+                                materialized: &mut p.materialized,
+                                entry: is_entry.then_some(&mut p.entry),
+                            };
+                            for (_, space, t) in info.defined_leaves(def) {
+                                partial.add(t)?;
+                                if held {
+                                    sums.add(*space, t)?;
+                                }
+                            }
+                        }
                         if held && top > 0 && info.padded {
-                            waste.offer(&info.leaves, |leaf, order, t| {
-                                (t.padding_bytes(), order, ci, k, id, leaf, *t)
-                            });
+                            waste.offer_where(
+                                &info.leaves,
+                                |k| info.defines_leaf(def, k),
+                                |leaf, order, t| (t.padding_bytes(), order, ci, k, id, leaf, *t),
+                            );
                         }
                         if held {
-                            match inst.attribute("sharding") {
-                                Some(text) => {
+                            match (inst.attribute("sharding"), def) {
+                                (Some(text), Defines::All) => {
                                     p.tally.add_sharded(inst.shape_text(), &info.shape, text)?
                                 }
-                                None => p.tally.add_unannotated(shapes_ro.whole_known(id)?)?,
+                                (Some(text), _) => {
+                                    p.tally.add_sharded_where(&info.shape, text, |k| {
+                                        info.defines_leaf(def, k)
+                                    })?
+                                }
+                                (None, Defines::All) => {
+                                    p.tally.add_unannotated(shapes_ro.whole_known(id)?)?
+                                }
+                                (None, _) => p.tally.add_unannotated(info.defined_bytes(def)?)?,
                             }
                         }
                     }
@@ -239,7 +273,7 @@ pub(crate) fn walk_parallel<'a>(
                             None => p.arguments.add_unannotated(shapes_ro.whole_known(id)?)?,
                         }
                     }
-                    if !matches!(info.shape, Shape::Array(_)) {
+                    if !matches!(info.shape, Shape::Array(_)) || inst.opcode() == "bitcast" {
                         continue;
                     }
                     let transpose = inst.opcode() == "transpose";
@@ -254,10 +288,20 @@ pub(crate) fn walk_parallel<'a>(
                             continue;
                         };
                         let kind = if transpose {
-                            if !matches!(shapes_ro.infos[src as usize].shape, Shape::Array(_)) {
-                                continue;
+                            let dimensions = inst.attribute("dimensions");
+                            let kind = *transposes
+                                .entry((src, id as u32, dimensions))
+                                .or_insert_with(|| {
+                                    transpose_kind(
+                                        &shapes_ro.infos[src as usize].shape,
+                                        &info.shape,
+                                        dimensions,
+                                    )
+                                });
+                            match kind {
+                                Some(kind) => kind,
+                                None => continue,
                             }
-                            Kind::Transpose
                         } else if src as usize == id {
                             continue;
                         } else {
@@ -292,7 +336,7 @@ pub(crate) fn walk_parallel<'a>(
                     }
                 }
                 // The computation's values in the chunk, multiplied out.
-                let mut ctotal = Totals::default();
+                let mut ctotal = partial;
                 let held = Held {
                     spaces: &mut p.spaces,
                     materialized: &mut p.materialized,

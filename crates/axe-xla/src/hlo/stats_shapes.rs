@@ -2,11 +2,13 @@
 
 use foldhash::HashMap;
 
+use super::moves::{relayout_kind, transpose_kind};
 use super::relayouts::{Kind, Relayouts};
 use super::stats::Totals;
+use super::stats_values::Defines;
 use crate::error::Result;
 use crate::primitive::PrimitiveType;
-use crate::shape::{ArrayShape, Dims, Shape};
+use crate::shape::{Dims, Shape};
 use crate::size::sizes;
 
 /// A distinct shape text, parsed and sized once.
@@ -17,6 +19,41 @@ pub(crate) struct Info {
     pub(crate) leaves: Vec<(usize, i64, Totals)>,
     /// Whether some leaf has padding.
     pub(crate) padded: bool,
+    /// Per array of [`Shape::arrays`]: the top-level tuple element it is under (`None` for an array
+    /// shape), for [`super::stats_values::Elements::picks`].
+    pub(crate) fronts: Vec<Option<usize>>,
+}
+
+impl Info {
+    /// Whether array `k` of [`Shape::arrays`] holds a value of its own in a result that `defines` so
+    /// (see [`super::stats_values`]). Law: always for `Defines::All`, never for `Defines::Nothing`,
+    /// for the arrays under the picked top-level elements otherwise.
+    pub(crate) fn defines_leaf(&self, defines: Defines, k: usize) -> bool {
+        match defines {
+            Defines::All => true,
+            Defines::Nothing => false,
+            Defines::Elements(e) => e.picks(self.fronts.get(k).copied().flatten()),
+        }
+    }
+
+    /// The sizes of the leaves that hold values of their own (see [`Info::defines_leaf`]), in order.
+    pub(crate) fn defined_leaves(
+        &self,
+        defines: Defines,
+    ) -> impl Iterator<Item = &(usize, i64, Totals)> + '_ {
+        self.leaves
+            .iter()
+            .filter(move |(k, _, _)| self.defines_leaf(defines, *k))
+    }
+
+    /// The physical bytes of [`Info::defined_leaves`]: what a device holds of them unsharded (an
+    /// error past 2^63).
+    pub(crate) fn defined_bytes(&self, defines: Defines) -> Result<i64> {
+        self.defined_leaves(defines).try_fold(0i64, |b, (_, _, t)| {
+            b.checked_add(t.physical_bytes)
+                .ok_or_else(|| crate::error::overflow("adding up bytes per device"))
+        })
+    }
 }
 
 fn info_of(text: &str) -> Result<Info> {
@@ -39,10 +76,12 @@ fn info_of(text: &str) -> Result<Info> {
         ));
     }
     let padded = leaves.iter().any(|l| l.2.padding_bytes() > 0);
+    let fronts = super::stats_values::fronts(&shape);
     Ok(Info {
         shape,
         leaves,
         padded,
+        fronts,
     })
 }
 
@@ -77,6 +116,9 @@ pub(crate) struct Shapes<'a> {
     kinds: HashMap<(usize, usize), Option<Kind>>,
     /// The last pair decided.
     last_kind: Option<((usize, usize), Option<Kind>)>,
+    /// The kind of a transpose from one id to another by its `dimensions=` text (see
+    /// [`transpose_kind`]), decided once per triple.
+    transposes: HashMap<(usize, usize, Option<&'a str>), Option<Kind>>,
 }
 
 impl<'a> Shapes<'a> {
@@ -180,6 +222,21 @@ impl<'a> Shapes<'a> {
         kind
     }
 
+    /// How data moves from shape `src` into shape `id` through a transpose of `dimensions=` text
+    /// `dimensions` ([`transpose_kind`]), decided once per triple.
+    pub(crate) fn transpose(
+        &mut self,
+        src: usize,
+        id: usize,
+        dimensions: Option<&'a str>,
+    ) -> Option<Kind> {
+        let infos = &self.infos;
+        *self
+            .transposes
+            .entry((src, id, dimensions))
+            .or_insert_with(|| transpose_kind(&infos[src].shape, &infos[id].shape, dimensions))
+    }
+
     /// The position of shape `id` among the shapes of `relayouts`, added the first time.
     pub(crate) fn printed(&mut self, id: usize, relayouts: &mut Relayouts<'a>) -> Result<u32> {
         if let Some(at) = self.printed[id] {
@@ -219,30 +276,4 @@ impl<'a> Shapes<'a> {
         self.whole[id] = Some(b);
         Ok(b)
     }
-}
-
-/// Opcodes whose result only aliases other values (counting them would count bytes twice).
-pub(crate) fn aliasing(opcode: &str) -> bool {
-    matches!(opcode, "tuple" | "get-tuple-element" | "bitcast")
-}
-
-/// How data moves from an operand of shape `src` into a result `result` that is not a transpose: `None`
-/// unless `src` is an array of the result's dimensions and type in another layout.
-pub(crate) fn relayout_kind(src: &Shape, result: &ArrayShape) -> Option<Kind> {
-    let Shape::Array(src) = src else {
-        return None;
-    };
-    if src.dims != result.dims
-        || src.element_type != result.element_type
-        || src.layout == result.layout
-    {
-        return None;
-    }
-    let mut same_space = src.layout.clone();
-    same_space.memory_space = result.layout.memory_space;
-    Some(if same_space == result.layout {
-        Kind::MemorySpace
-    } else {
-        Kind::Layout
-    })
 }

@@ -1,14 +1,12 @@
 //! The pass of the cost report over a module's instructions (see [`super::stats::report_with`]).
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
-
 use super::names::NameTable;
 use super::partitioned::{ShapeDecision, ShapeReading, Signs};
-use super::per_device::Tally;
-use super::relayouts::Kind;
+use super::per_device::{OutputSharding, Tally};
 use super::stats::{Report, Totals, Waste};
-use super::stats_shapes::{aliasing, Info, Shapes};
+use super::stats_shapes::Shapes;
+pub(super) use super::stats_sums::{Counts, Held, TopPadded};
+use super::stats_values::{defines, Defines};
 use super::{Computation, Instruction, Module};
 use crate::error::{overflow, Result, XlaError};
 use crate::shape::Shape;
@@ -78,29 +76,44 @@ pub(crate) fn walk<'a>(
                 .filter(|&id| id != u32::MAX)
                 .ok_or_else(|| overflow("2^32 - 1 distinct shapes"))?;
             let info = &shapes.infos[id];
-            if !aliasing(inst.opcode()) {
+            let def = defines(inst.opcode(), matches!(info.shape, Shape::Tuple(_)), || {
+                inst.attribute("calls").is_some()
+            });
+            if def != Defines::Nothing {
                 let held = flags[ci] && (is_entry || inst.opcode() != "parameter");
-                match adding {
-                    Adding::EachValue => {
-                        for (_, space, t) in &info.leaves {
+                match (adding, def) {
+                    (Adding::PerShape, Defines::All) => counts.bump(id, held),
+                    // Each value as it comes (a result only some of whose leaves are values is rare).
+                    _ => {
+                        for (_, space, t) in info.defined_leaves(def) {
                             ctotal.add(t)?;
                             if held {
                                 held_sums(&mut r, is_entry).add(*space, t)?;
                             }
                         }
                     }
-                    Adding::PerShape => counts.bump(id, held),
                 }
                 if held && top > 0 && info.padded {
-                    waste.offer(&info.leaves, |leaf, _, t| {
-                        (comp.name, inst.name(), id, leaf, *t)
-                    });
+                    waste.offer_where(
+                        &info.leaves,
+                        |k| info.defines_leaf(def, k),
+                        |leaf, _, t| (comp.name, inst.name(), id, leaf, *t),
+                    );
                 }
                 if held {
                     // Read only where the reader saw a `sharding=`.
-                    match inst.attribute("sharding") {
-                        Some(text) => tally.add_sharded(inst.shape_text(), &info.shape, text),
-                        None => shapes.whole(id).and_then(|b| tally.add_unannotated(b)),
+                    match (inst.attribute("sharding"), def) {
+                        (Some(text), Defines::All) => {
+                            tally.add_sharded(inst.shape_text(), &info.shape, text)
+                        }
+                        (Some(text), _) => tally
+                            .add_sharded_where(&info.shape, text, |k| info.defines_leaf(def, k)),
+                        (None, Defines::All) => {
+                            shapes.whole(id).and_then(|b| tally.add_unannotated(b))
+                        }
+                        (None, _) => info
+                            .defined_bytes(def)
+                            .and_then(|b| tally.add_unannotated(b)),
                     }
                     .map_err(|e| located(comp, inst.name(), e))?;
                 }
@@ -114,8 +127,9 @@ pub(crate) fn walk<'a>(
                 }
                 .map_err(|e| located(comp, inst.name(), e))?;
             }
-            // Relayouts: an array operand with the result's dimensions but another layout, or a transpose.
-            if !matches!(shapes.infos[id].shape, Shape::Array(_)) {
+            // Relayouts: an array operand with the result's dimensions but other bytes, or a transpose
+            // that is not a bitcast; a bitcast moves nothing, whatever its layouts.
+            if !matches!(shapes.infos[id].shape, Shape::Array(_)) || inst.opcode() == "bitcast" {
                 continue;
             }
             let transpose = inst.opcode() == "transpose";
@@ -130,10 +144,10 @@ pub(crate) fn walk<'a>(
                     continue;
                 };
                 let kind = if transpose {
-                    if !matches!(shapes.infos[src].shape, Shape::Array(_)) {
-                        continue;
+                    match shapes.transpose(src, id, inst.attribute("dimensions")) {
+                        Some(kind) => kind,
+                        None => continue,
                     }
-                    Kind::Transpose
                 } else if src == id {
                     continue; // the same shape: the same layout
                 } else {
@@ -189,141 +203,6 @@ fn held_sums<'r>(r: &'r mut Report<'_>, is_entry: bool) -> Held<'r> {
     }
 }
 
-/// Where the sizes of values held in memory add up: per memory space, in all, and (for the values of
-/// the entry computation) the entry's.
-pub(super) struct Held<'s> {
-    pub(super) spaces: &'s mut BTreeMap<i64, Totals>,
-    pub(super) materialized: &'s mut Totals,
-    pub(super) entry: Option<&'s mut Totals>,
-}
-
-impl Held<'_> {
-    /// Adds `t`, sizes in memory space `space`, to each sum.
-    fn add(&mut self, space: i64, t: &Totals) -> Result<()> {
-        self.spaces.entry(space).or_default().add(t)?;
-        self.materialized.add(t)?;
-        if let Some(entry) = self.entry.as_deref_mut() {
-            entry.add(t)?;
-        }
-        Ok(())
-    }
-}
-
-/// The values of one computation (or of the part of it a chunk holds) counted per shape id: how many,
-/// and how many of them are held in memory, to be multiplied out at its end.
-#[derive(Default)]
-pub(super) struct Counts {
-    /// Per shape id: the values counted, and those of them held.
-    counts: Vec<[u64; 2]>,
-    /// The ids counted, in the order first counted.
-    counted: Vec<usize>,
-}
-
-impl Counts {
-    /// No values counted, with room for the shape ids below `n`.
-    pub(super) fn with_room(n: usize) -> Counts {
-        Counts {
-            counts: vec![[0, 0]; n],
-            counted: Vec::new(),
-        }
-    }
-
-    /// Counts a value of shape `id`, `held` in memory or not.
-    pub(super) fn bump(&mut self, id: usize, held: bool) {
-        if self.counts.len() <= id {
-            self.counts.resize(id + 1, [0, 0]);
-        }
-        if self.counts[id] == [0, 0] {
-            self.counted.push(id);
-        }
-        self.counts[id][0] += 1;
-        self.counts[id][1] += u64::from(held);
-    }
-
-    /// Adds the values counted, each shape's sizes (`infos`) times its count, to `total`, and those
-    /// held to `held`; then no values are counted.
-    pub(super) fn multiply_out(
-        &mut self,
-        infos: &[Info],
-        total: &mut Totals,
-        mut held: Held<'_>,
-    ) -> Result<()> {
-        for id in self.counted.drain(..) {
-            let [all, kept] = std::mem::take(&mut self.counts[id]);
-            for (_, space, t) in &infos[id].leaves {
-                total.add(&t.times(all)?)?;
-                if kept > 0 {
-                    held.add(*space, &t.times(kept)?)?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The `top` most padded leaves offered, each kept as a `T` the caller makes; one that cannot make
-/// the list is never made.
-pub(super) struct TopPadded<T> {
-    top: usize,
-    /// Least padded first: (padding, reverse order offered, index into `kept`).
-    heap: BinaryHeap<Reverse<(i64, usize, usize)>>,
-    kept: Vec<T>,
-    /// How many padded leaves were offered.
-    seen: usize,
-}
-
-impl<T: Copy> TopPadded<T> {
-    /// None offered yet, for a list of `top`.
-    pub(super) fn new(top: usize) -> TopPadded<T> {
-        TopPadded {
-            top,
-            heap: BinaryHeap::with_capacity(top.saturating_add(1).min(1 << 16)),
-            kept: Vec::new(),
-            seen: 0,
-        }
-    }
-
-    /// Offers the padded leaves of `leaves` (a shape's, in order): `make(leaf, order, sizes)` makes
-    /// what is kept of one that makes the list so far, `order` its place among the padded leaves
-    /// offered.
-    pub(super) fn offer(
-        &mut self,
-        leaves: &[(usize, i64, Totals)],
-        mut make: impl FnMut(usize, usize, &Totals) -> T,
-    ) {
-        for (leaf, (_, _, t)) in leaves.iter().enumerate() {
-            let pad = t.padding_bytes();
-            if pad <= 0 {
-                continue;
-            }
-            let least = self.heap.peek().map(|w| w.0 .0);
-            if self.heap.len() < self.top || least.is_some_and(|l| pad > l) {
-                self.kept.push(make(leaf, self.seen, t));
-                self.heap
-                    .push(Reverse((pad, usize::MAX - self.seen, self.kept.len() - 1)));
-                if self.heap.len() > self.top {
-                    self.heap.pop();
-                }
-            }
-            self.seen += 1;
-        }
-    }
-
-    /// How many padded leaves were offered.
-    pub(super) fn seen(&self) -> usize {
-        self.seen
-    }
-
-    /// The list: most padded first; among equals, the first offered.
-    pub(super) fn into_best(self) -> Vec<T> {
-        self.heap
-            .into_sorted_vec()
-            .into_iter()
-            .map(|Reverse((_, _, k))| self.kept[k])
-            .collect()
-    }
-}
-
 /// The end of the report, once every instruction was walked: the entry's result (`entry_names`, the
 /// entry's instructions by name when every one has a shape) and the figures per device.
 #[allow(clippy::too_many_arguments)]
@@ -339,13 +218,17 @@ pub(super) fn conclude<'a>(
 ) -> Result<()> {
     let mut outputs = Tally::default();
     let entry = super::calls::entry_index(module);
+    let mut output = (OutputSharding::Whole, 0);
     if let Some(comp) = entry.and_then(|e| module.computations.get(e)) {
-        add_output(comp, shapes, &mut outputs, entry_names)?;
+        output = add_output(comp, shapes, &mut outputs, entry_names)?;
     }
     let partitions = module
         .attribute("num_partitions")
         .and_then(|n| n.trim().parse::<usize>().ok());
-    if let Some(readings) = tally.finish(partitions, &arguments, &outputs) {
+    if let Some(mut readings) = tally.finish(partitions, &arguments, &outputs) {
+        for p in &mut readings {
+            (p.output_sharding, p.output_whole_bytes) = output;
+        }
         let decision = match reading {
             Some(reading) => ShapeDecision {
                 reading,
@@ -383,34 +266,49 @@ pub(super) fn waste_of(
 }
 
 /// Adds the entry's result to `outputs`: its arrays, under its sharding (written, else inferred by
-/// [`super::propagate`], else whole on every device), and its tuple index tables.
+/// [`super::propagate`], else whole on every device), and its tuple index tables. Returns where that
+/// sharding came from and the result's bytes whole on one device (tables included; 0 without a
+/// result). Law: the bytes added on the device holding the most never exceed the whole bytes.
 fn add_output<'a>(
     comp: &Computation<'a>,
     shapes: &mut Shapes<'a>,
     outputs: &mut Tally<'a>,
     names: Option<&NameTable>,
-) -> Result<()> {
+) -> Result<(OutputSharding, i64)> {
     let Some(root) = comp
         .instructions
         .iter()
         .find(|i| i.is_root())
         .or(comp.instructions.last())
     else {
-        return Ok(());
+        return Ok((OutputSharding::Whole, 0));
     };
     if root.shape_text().is_empty() {
-        return Ok(());
+        return Ok((OutputSharding::Whole, 0));
     }
     (|| {
         let id = shapes.id(root.shape_text())?;
         let shape = &shapes.infos[id].shape;
-        outputs.add_everywhere(super::per_device::tuple_table_bytes(shape)?)?;
+        let tables = super::per_device::tuple_table_bytes(shape)?;
+        outputs.add_everywhere(tables)?;
+        let whole = shapes
+            .whole(id)?
+            .checked_add(tables)
+            .ok_or_else(|| overflow("the bytes of the entry's result"))?;
+        let shape = &shapes.infos[id].shape;
         if let Some(text) = root.attribute("sharding") {
-            return outputs.add_sharded(root.shape_text(), &shapes.infos[id].shape, text);
+            outputs.add_sharded(root.shape_text(), shape, text)?;
+            return Ok((OutputSharding::Given, whole));
         }
         match super::propagate::root_sharding_in(comp, names) {
-            Some(s) => outputs.add_parsed(&shapes.infos[id].shape, &s),
-            None => shapes.whole(id).and_then(|b| outputs.add_unannotated(b)),
+            Some(s) => {
+                outputs.add_parsed(shape, &s)?;
+                Ok((OutputSharding::Inferred, whole))
+            }
+            None => {
+                outputs.add_unannotated(shapes.whole(id)?)?;
+                Ok((OutputSharding::Whole, whole))
+            }
         }
     })()
     .map_err(|e| located(comp, root.name(), e))
@@ -509,36 +407,6 @@ mod tests {
     use super::*;
     use crate::hlo::parse_module;
     use crate::hlo::synth::{synth_module, synth_one_computation};
-    use proptest::prelude::*;
-
-    proptest! {
-        /// The top list against sorting every padded leaf offered: most padded first, among equals
-        /// the first offered, `top` of them; leaves without padding never offered.
-        #[test]
-        fn the_top_list_is_the_most_padded_first_offered(
-            shapes in proptest::collection::vec(proptest::collection::vec(-3i64..6, 0..4), 0..40),
-            top in 1usize..8,
-        ) {
-            let mut list = TopPadded::new(top);
-            let mut all = Vec::new();
-            for (s, pads) in shapes.iter().enumerate() {
-                let leaves: Vec<(usize, i64, Totals)> = pads
-                    .iter()
-                    .map(|&pad| (0, 0, Totals { physical_bytes: pad, ..Totals::default() }))
-                    .collect();
-                list.offer(&leaves, |leaf, order, t| (t.padding_bytes(), order, s, leaf));
-                for (leaf, &pad) in pads.iter().enumerate() {
-                    if pad > 0 {
-                        all.push((pad, all.len(), s, leaf));
-                    }
-                }
-            }
-            prop_assert_eq!(list.seen(), all.len());
-            all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-            all.truncate(top);
-            prop_assert_eq!(list.into_best(), all);
-        }
-    }
 
     /// Counting values per shape and multiplying out gives the report adding each value does.
     #[test]

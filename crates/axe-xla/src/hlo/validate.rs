@@ -110,8 +110,15 @@ fn check_sharding<'s>(text: &str, value: &'s str, seen: &mut HashSet<&'s str>) -
     if seen.contains(value) {
         return Ok(());
     }
-    super::sharding::parse_sharding(value)
-        .map_err(|e| module_error(text, at(text, value), format!("sharding: {e}")))?;
+    super::sharding::parse_sharding(value).map_err(|e| match e {
+        // One location: the sharding reader's offset, within the module text.
+        crate::XlaError::Parse(p) => module_error(
+            text,
+            at(text, value).saturating_add(p.offset),
+            format!("sharding: {}", p.message),
+        ),
+        e => module_error(text, at(text, value), format!("sharding: {e}")),
+    })?;
     seen.insert(value);
     Ok(())
 }

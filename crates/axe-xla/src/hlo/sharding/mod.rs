@@ -137,19 +137,29 @@ impl TileAssignment {
 pub enum Sharding {
     /// Every device holds everything.
     Replicated {
-        /// ` metadata={...}`, verbatim.
+        /// ` metadata={...}` (and a shard group), verbatim.
         metadata: Option<String>,
     },
     /// One device holds everything.
     Maximal {
         /// The device.
         device: i64,
-        /// ` metadata={...}`, verbatim.
+        /// ` metadata={...}` (and a shard group), verbatim.
         metadata: Option<String>,
     },
     /// Manually partitioned.
     Manual {
-        /// ` metadata={...}`, verbatim.
+        /// ` metadata={...}` (and a shard group), verbatim.
+        metadata: Option<String>,
+    },
+    /// `{unreduced}`: every device holds the whole array's partial values, pending a sum.
+    Unreduced {
+        /// ` metadata={...}` (and a shard group), verbatim.
+        metadata: Option<String>,
+    },
+    /// `{unknown}`: not yet decided (the partitioner chooses); counted as no annotation.
+    Unknown {
+        /// ` metadata={...}` (and a shard group), verbatim.
         metadata: Option<String>,
     },
     /// Tiled over a device grid.
@@ -158,9 +168,10 @@ pub enum Sharding {
         tile_assignment: TileAssignment,
         /// ` last_tile_dim_replicate`: the last grid dimension replicates.
         last_tile_dim_replicate: bool,
-        /// ` last_tile_dims={...}`: the kinds of the trailing grid dimensions.
+        /// ` last_tile_dims={...}`: the kinds of the trailing grid dimensions (`manual`, `unreduced`,
+        /// `replicated`).
         last_tile_dims: Vec<String>,
-        /// ` metadata={...}`, verbatim.
+        /// ` metadata={...}` (and a shard group), verbatim.
         metadata: Option<String>,
     },
     /// One sharding per tuple element.
@@ -183,6 +194,47 @@ fn product(v: &[i64]) -> Result<i64> {
 }
 
 impl Sharding {
+    /// The devices of a tiled sharding of an array of rank `rank`, in row-major order over its tile
+    /// grid, once the sharding is checked to fit the array as XLA's verifier checks it: a grid of
+    /// `rank` dims plus one per trailing `last_tile_dim_replicate` / `last_tile_dims` entry, every dim
+    /// positive, as many devices as the grid has tiles, each once. Every other sharding names no tile
+    /// grid: an empty list.
+    ///
+    /// Law: for a tiled sharding, [`Sharding::shards`] of an array of rank `rank` succeeds iff this
+    /// does, with this error when it fails; so `axe hlo shards` and the cost report (`axe hlo stats`) accept and refuse the
+    /// same shardings with the same message.
+    pub fn tile_devices(&self, rank: usize) -> Result<Vec<i64>> {
+        let Sharding::Tiled {
+            tile_assignment,
+            last_tile_dim_replicate,
+            last_tile_dims,
+            ..
+        } = self
+        else {
+            return Ok(Vec::new());
+        };
+        let grid = tile_assignment.dims();
+        let extra = usize::from(*last_tile_dim_replicate) + last_tile_dims.len();
+        if grid.len() != rank + extra {
+            return Err(XlaError::InvalidSharding(format!(
+                "tile grid {grid:?} does not fit a rank-{rank} array (+{extra} trailing grid dims)"
+            )));
+        }
+        if grid.iter().any(|&t| t <= 0) {
+            return Err(XlaError::InvalidSharding(format!(
+                "tile grid {grid:?} has a non-positive dimension"
+            )));
+        }
+        let devices = tile_assignment.devices()?;
+        if devices.len() as i64 != product(grid)? {
+            return Err(XlaError::InvalidSharding(format!(
+                "{} devices for a tile grid {grid:?}",
+                devices.len()
+            )));
+        }
+        Ok(devices)
+    }
+
     /// Per device, the region of an array with dimensions `dims` it holds. Dimension `i` is cut into
     /// `T_i` tiles of `⌈D_i / T_i⌉` elements, the last short or empty (`f32[5]` over 4 devices: 2, 2, 1, 0).
     ///
@@ -196,7 +248,10 @@ impl Sharding {
     pub fn shards(&self, dims: &[i64]) -> Result<Vec<DeviceShard>> {
         let full: Vec<Range<i64>> = dims.iter().map(|&d| 0..d).collect();
         match self {
-            Sharding::Replicated { .. } | Sharding::Manual { .. } => Ok(vec![DeviceShard {
+            Sharding::Replicated { .. }
+            | Sharding::Manual { .. }
+            | Sharding::Unreduced { .. }
+            | Sharding::Unknown { .. } => Ok(vec![DeviceShard {
                 device: None,
                 region: full,
             }]),
@@ -208,31 +263,10 @@ impl Sharding {
                 "a tuple sharding has one sharding per element".into(),
             )),
             Sharding::Tiled {
-                tile_assignment,
-                last_tile_dim_replicate,
-                last_tile_dims,
-                ..
+                tile_assignment, ..
             } => {
                 let grid = tile_assignment.dims();
-                let extra = usize::from(*last_tile_dim_replicate) + last_tile_dims.len();
-                if grid.len() != dims.len() + extra {
-                    return Err(XlaError::InvalidSharding(format!(
-                        "tile grid {grid:?} does not fit a rank-{} array (+{extra} trailing grid dims)",
-                        dims.len()
-                    )));
-                }
-                if grid.iter().any(|&t| t <= 0) {
-                    return Err(XlaError::InvalidSharding(format!(
-                        "tile grid {grid:?} has a non-positive dimension"
-                    )));
-                }
-                let devices = tile_assignment.devices()?;
-                if devices.len() as i64 != product(grid)? {
-                    return Err(XlaError::InvalidSharding(format!(
-                        "{} devices for a tile grid {grid:?}",
-                        devices.len()
-                    )));
-                }
+                let devices = self.tile_devices(dims.len())?;
                 let mut out = Vec::with_capacity(devices.len());
                 let mut pos = vec![0i64; grid.len()];
                 for &device in &devices {
@@ -271,9 +305,10 @@ fn join(v: &[i64]) -> String {
         .join(",")
 }
 
+/// The text after a sharding's body: ` shard_as N` / ` shard_like N` and ` metadata={...}`, as read.
 fn write_metadata(f: &mut fmt::Formatter<'_>, m: &Option<String>) -> fmt::Result {
     match m {
-        Some(m) => write!(f, " metadata={m}"),
+        Some(m) => write!(f, " {m}"),
         None => Ok(()),
     }
 }
@@ -294,6 +329,16 @@ impl fmt::Display for Sharding {
             }
             Sharding::Manual { metadata } => {
                 f.write_str("{manual")?;
+                write_metadata(f, metadata)?;
+                f.write_str("}")
+            }
+            Sharding::Unreduced { metadata } => {
+                f.write_str("{unreduced")?;
+                write_metadata(f, metadata)?;
+                f.write_str("}")
+            }
+            Sharding::Unknown { metadata } => {
+                f.write_str("{unknown")?;
                 write_metadata(f, metadata)?;
                 f.write_str("}")
             }

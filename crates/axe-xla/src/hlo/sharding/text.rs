@@ -92,9 +92,44 @@ impl P<'_> {
     }
 
     /// ` metadata={...}` (balanced braces), verbatim.
+    /// What may follow a sharding's body, verbatim and space-separated: a shard group (`shard_as N`,
+    /// `shard_like N`) and `metadata={...}`, in either order, each at most once.
     fn metadata(&mut self) -> Result<Option<String>> {
+        let mut parts: Vec<String> = Vec::new();
+        let (mut group, mut meta) = (false, false);
+        loop {
+            self.ws();
+            let at = self.pos;
+            if let Some(kind) = ["shard_as", "shard_like"]
+                .into_iter()
+                .find(|k| self.s[self.pos..].starts_with(k))
+            {
+                if group {
+                    return self.err_at(at, "a sharding has one shard group".to_string());
+                }
+                self.pos += kind.len();
+                self.ws();
+                let id = self.int()?;
+                parts.push(format!("{kind} {id}"));
+                group = true;
+            } else if self.s[self.pos..].starts_with("metadata=") {
+                if meta {
+                    return self.err_at(at, "a sharding has one metadata={...}".to_string());
+                }
+                let m = self.metadata_braces()?;
+                parts.push(format!("metadata={m}"));
+                meta = true;
+            } else {
+                break;
+            }
+        }
+        Ok((!parts.is_empty()).then(|| parts.join(" ")))
+    }
+
+    /// `metadata={...}`: the braces and what they hold.
+    fn metadata_braces(&mut self) -> Result<String> {
         if !self.eat("metadata=") {
-            return Ok(None);
+            return self.err("expected metadata=".to_string());
         }
         let start = self.pos;
         let mut depth = 0i32;
@@ -106,7 +141,7 @@ impl P<'_> {
                     depth -= 1;
                     if depth == 0 {
                         self.pos += 1;
-                        return Ok(Some(self.s[start..self.pos].to_string()));
+                        return Ok(self.s[start..self.pos].to_string());
                     }
                 }
                 b'"' => {
@@ -159,6 +194,14 @@ impl P<'_> {
             }
         } else if self.eat("manual") {
             Sharding::Manual {
+                metadata: self.metadata()?,
+            }
+        } else if self.eat("unreduced") {
+            Sharding::Unreduced {
+                metadata: self.metadata()?,
+            }
+        } else if self.eat("unknown") {
+            Sharding::Unknown {
                 metadata: self.metadata()?,
             }
         } else if self.eat("maximal") {
@@ -246,7 +289,9 @@ impl P<'_> {
                 metadata: self.metadata()?,
             }
         } else {
-            return self.err("expected replicated, manual, maximal or devices=".to_string());
+            return self.err(
+                "expected replicated, manual, maximal, unreduced, unknown or devices=".to_string(),
+            );
         };
         self.expect("}")?;
         Ok(s)
