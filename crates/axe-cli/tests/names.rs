@@ -89,7 +89,7 @@ fn hlo_sharding_subgroup_kind_lists_the_kinds() {
     assert_ne!(code, 0, "{out}");
     assert!(
         err.contains(
-            r#"subgroup kind "manul" is not supported (the kinds are manual and replicated)"#
+            r#"subgroup kind "manul" is not supported (the kinds are manual, unreduced and replicated)"#
         ),
         "{err}"
     );

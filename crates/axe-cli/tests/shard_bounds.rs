@@ -68,7 +68,7 @@ fn meshes_up_to_64_devices_list_every_device() {
 
 #[test]
 fn an_error_has_one_location() {
-    let (code, _, err) = run(&["shard", "show", "{unknown}", "--mesh", "4"]);
+    let (code, _, err) = run(&["shard", "show", "{unknwn}", "--mesh", "4"]);
     assert_ne!(code, 0);
     assert_eq!(err.matches("at offset").count(), 1, "{err}");
     assert_eq!(err.matches('^').count(), 1, "{err}");
@@ -165,7 +165,7 @@ fn pictures_are_named_as_svg_png_or_txt() {
 #[test]
 fn every_notation_reports_one_location() {
     for (text, offset) in [
-        ("{unknown}", 1),
+        ("{unknwn}", 1),
         ("{devices=[2]<=[2] foo}", 18),
         ("S[(2,4):(1@gpu_x,1", 18),
         ("P('x',", 6),

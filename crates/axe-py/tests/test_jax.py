@@ -66,3 +66,25 @@ def test_named_shardings_lower_as_jax_lowers_them(mesh_shape, names, spec, dims)
     for shard in a.addressable_shards:
         want = [(sl.start or 0, sl.stop if sl.stop is not None else n) for sl, n in zip(shard.index, dims)]
         assert held[shard.device.id] == want
+
+
+@pytest.mark.parametrize("spec_args", [(("x",), {"y"}), ((), {"x", "y"}), ((None, "y"), {"x"})])
+def test_unreduced_specs_are_pending_sums_as_jax_lowers_them(spec_args):
+    # JAX's unreduced axes hold partial sums: XLA's unreduced subgroup, DTensor's Partial().
+    if len(jax.devices()) < 4:
+        pytest.skip("needs 4 CPU devices (XLA_FLAGS set before jax was imported)")
+    axis_type = getattr(jax.sharding, "AxisType", None)
+    if axis_type is None:
+        pytest.skip("this jax has no explicit mesh axes")
+    parts, unreduced = spec_args
+    try:
+        spec = P(*parts, unreduced=unreduced)
+    except TypeError:
+        pytest.skip("this jax has no unreduced specs")
+    mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(axis_type.Explicit,) * 2)
+    ns = NamedSharding(mesh, spec)
+    s = axe.jax.sharding_of(ns, shape=(4, 4))
+    assert s.to("hlo") == str(ns._to_xla_hlo_sharding(2))
+    assert "Partial()" in s.to("dtensor")
+    with pytest.raises(axe.ShardingError, match="reduced axes are not read"):
+        axe.jax.sharding_of(NamedSharding(mesh, P("x", reduced={"y"})), shape=(4, 4))

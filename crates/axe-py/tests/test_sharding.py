@@ -132,8 +132,8 @@ def test_plans_between_meshes_over_the_same_devices(src_mesh, src_spec, dst_mesh
     p = a.plan(b)
     assert p["bytes"] == _missing_bytes(a, b, 4) > 0
     assert b.plan(a)["bytes"] == _missing_bytes(b, a, 4)
-    # A partial sum has no HloSharding, so no plan across meshes; the message says why.
-    c = axe.Sharding("[Partial(), Shard(0)]", shape="f32[8,8]", mesh="x=2,y=4")
+    # A pending max has no HloSharding (a sum is XLA's unreduced), so no plan across meshes.
+    c = axe.Sharding("[Partial(max), Shard(0)]", shape="f32[8,8]", mesh="x=2,y=4")
     with pytest.raises(axe.ShardingError, match="through device ids"):
         c.plan(axe.Sharding("P('z')", shape="f32[8,8]", mesh="z=8"))
 

@@ -50,7 +50,7 @@ fn an_unknown_subgroup_kind_lists_the_kinds_at_its_place() {
         .to_string();
     assert!(
         e.contains(
-            r#"subgroup kind "manul" is not supported (the kinds are manual and replicated)"#
+            r#"subgroup kind "manul" is not supported (the kinds are manual, unreduced and replicated)"#
         ),
         "{e}"
     );

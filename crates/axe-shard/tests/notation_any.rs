@@ -103,7 +103,20 @@ fn every_notation_prints_or_says_why_not() {
         &[(1, AxisUse::Partial(axe_shard::ReduceOp::Sum))],
     )
     .expect("partial");
-    for n in [Notation::Hlo, Notation::Jax, Notation::Alpa, Notation::Axe] {
+    // A pending sum is XLA's unreduced (and JAX's); Alpa and Axe layouts have no partial values.
+    assert_eq!(
+        print(Notation::Hlo, &mesh, &p).expect("hlo"),
+        "{devices=[2,3]<=[6] last_tile_dims={unreduced}}"
+    );
+    assert_eq!(
+        print(Notation::Jax, &mesh, &p).expect("jax"),
+        format!(
+            "P('{}', unreduced={{'{}'}})",
+            mesh.names()[0],
+            mesh.names()[1]
+        )
+    );
+    for n in [Notation::Alpa, Notation::Axe] {
         let e = print(n, &mesh, &p).unwrap_err();
         assert!(matches!(e, ShardError::Inexpressible { .. }), "{e}");
     }
@@ -321,4 +334,55 @@ fn dtensor_placements_read_as_torch_prints_them() {
     assert!(parse_any("(Shard(0),,)", None, Some(&one), &[4]).is_err());
     assert!(parse_any("(,)", None, Some(&one), &[4]).is_err());
     assert!(Notation::detect("(4,2)").is_err());
+}
+
+#[test]
+fn unreduced_is_a_pending_sum_in_jax_and_xla() {
+    // Each pair as JAX 0.10 lowers it (NamedSharding(mesh, spec)._to_xla_hlo_sharding(2) on an
+    // Explicit 2×2 mesh); both read to the same sharding, [..., Partial()] in DTensor.
+    let mesh = Mesh::new(&[("x", 2), ("y", 2)]).expect("mesh");
+    let dims = [4u64, 4];
+    for (jax, hlo, dtensor) in [
+        (
+            "P('x', unreduced={'y'})",
+            "{devices=[2,1,2]<=[4] last_tile_dims={unreduced}}",
+            "[Shard(0), Partial()]",
+        ),
+        (
+            "P(unreduced={'x', 'y'})",
+            "{unreduced}",
+            "[Partial(), Partial()]",
+        ),
+        (
+            "P(None, 'y', unreduced={'x'})",
+            "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={unreduced}}",
+            "[Partial(), Shard(1)]",
+        ),
+    ] {
+        let (_, a) = parse_any(jax, None, Some(&mesh), &dims).expect(jax);
+        assert!(a
+            .axis_use()
+            .contains(&AxisUse::Partial(axe_shard::ReduceOp::Sum)));
+        assert_eq!(print(Notation::Hlo, &mesh, &a).expect("hlo"), hlo);
+        assert_eq!(print(Notation::Jax, &mesh, &a).expect("jax"), jax);
+        let (_, b) = parse_any(hlo, None, Some(&mesh), &dims).expect(hlo);
+        assert_eq!(by_id(&mesh, &b), by_id(&mesh, &a), "{hlo}");
+        assert_eq!(print(Notation::Jax, &mesh, &b).expect("jax"), jax);
+        let (_, c) = parse_any(dtensor, None, Some(&mesh), &dims).expect(dtensor);
+        assert_eq!(print(Notation::Hlo, &mesh, &c).expect("hlo"), hlo);
+    }
+    // Only a sum is XLA's unreduced; {unknown} names nothing to read.
+    let (_, m) = parse_any("[Partial(max), Replicate()]", None, Some(&mesh), &dims).expect("max");
+    assert!(matches!(
+        print(Notation::Hlo, &mesh, &m),
+        Err(ShardError::Inexpressible { .. })
+    ));
+    assert!(parse_any("{unknown}", None, Some(&mesh), &dims).is_err());
+    for bad in [
+        "P('x', unreduced={'x'})",
+        "P(unreduced={'y'}, 'x')",
+        "P('x', reduced={'y'})",
+    ] {
+        assert!(parse_any(bad, None, Some(&mesh), &dims).is_err(), "{bad}");
+    }
 }

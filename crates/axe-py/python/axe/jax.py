@@ -82,7 +82,15 @@ def _spec_text(spec) -> str:
             return "(" + ", ".join(repr(str(a)) for a in e) + ("," if len(e) == 1 else "") + ")"
         return repr(str(e))
 
-    return "P(" + ", ".join(entry(e) for e in tuple(spec)) + ")"
+    # JAX 0.10 refuses tuple(spec) for a spec with unreduced/reduced axes: read its parts instead.
+    parts = getattr(spec, "partitions", None)
+    entries = [entry(e) for e in (tuple(parts) if parts is not None else tuple(spec))]
+    if getattr(spec, "reduced", None):
+        raise ShardingError(f"{spec!r}: reduced axes are not read (unreduced ones are: a pending sum)")
+    unreduced = getattr(spec, "unreduced", None)
+    if unreduced:
+        entries.append("unreduced={" + ", ".join(repr(str(a)) for a in sorted(unreduced)) + "}")
+    return "P(" + ", ".join(entries) + ")"
 
 
 def mesh_of(jax_mesh) -> Mesh:

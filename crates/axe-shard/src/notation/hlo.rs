@@ -19,10 +19,11 @@
 
 use crate::error::{Result, ShardError};
 use crate::mesh::Mesh;
-use crate::model::{AxisUse, Sharding};
+use crate::model::{AxisUse, ReduceOp, Sharding};
 use crate::notation::iota::iota_text;
 
-/// The XLA `HloSharding` text of `s` on `mesh`. `Partial` axes have no HloSharding form.
+/// The XLA `HloSharding` text of `s` on `mesh`: axes partial under a sum are XLA's `unreduced`
+/// subgroup (`{unreduced}` alone); partial values pending another op have no HloSharding form.
 pub fn to_hlo(mesh: &Mesh, s: &Sharding) -> Result<String> {
     if let Some(d) = s.maximal_device() {
         return Ok(format!("{{maximal device={d}}}"));
@@ -35,42 +36,53 @@ pub fn to_hlo(mesh: &Mesh, s: &Sharding) -> Result<String> {
         tiles.push(s.shards_of(mesh, d));
     }
     let mut manual = Vec::new();
+    let mut unreduced = Vec::new();
     let mut replicated = Vec::new();
     for (a, u) in s.unsplit_axes() {
         match u {
             AxisUse::Manual => manual.push(a),
             AxisUse::Replicated => replicated.push(a),
+            AxisUse::Partial(ReduceOp::Sum) => unreduced.push(a),
             AxisUse::Partial(op) => {
                 return Err(ShardError::Inexpressible {
                     notation: "hlo",
                     why: format!(
-                        "mesh axis {:?} holds partial values (pending {})",
-                        mesh.names()[a],
-                        op.name()
-                    ),
+                    "mesh axis {:?} holds partial values pending {} (XLA's unreduced pends a sum)",
+                    mesh.names()[a],
+                    op.name()
+                ),
                 })
             }
             AxisUse::Split(_) => {}
         }
     }
     let size = |axes: &[usize]| -> u64 { axes.iter().map(|&a| mesh.sizes()[a]).product() };
-    let (m, r) = (size(&manual), size(&replicated));
+    let (m, u, r) = (size(&manual), size(&unreduced), size(&replicated));
     if tiles.iter().all(|&t| t == 1) {
         // (A manual axis of one device is still manual: `{devices=[1,1]<=[1] last_tile_dims={manual}}`
-        // is `{manual}` in XLA.)
-        if !manual.is_empty() && r == 1 {
+        // is `{manual}` in XLA; so for unreduced.)
+        if !manual.is_empty() && u == 1 && r == 1 {
             return Ok("{manual}".to_string());
         }
-        if m == 1 {
+        if !unreduced.is_empty() && m == 1 && r == 1 {
+            return Ok("{unreduced}".to_string());
+        }
+        if m == 1 && u == 1 {
             return Ok("{replicated}".to_string());
         }
     }
+    // XLA orders subgroup dims manual, unreduced, replicated.
     perm.extend(&manual);
+    perm.extend(&unreduced);
     perm.extend(&replicated);
     let mut kinds = Vec::new();
     if m > 1 {
         tiles.push(m);
         kinds.push("manual");
+    }
+    if u > 1 {
+        tiles.push(u);
+        kinds.push("unreduced");
     }
     if r > 1 {
         tiles.push(r);
@@ -165,6 +177,21 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
             )?;
             Ok((mesh, s))
         }
+        // XLA's unreduced: partial values pending a sum (JAX's `P(..., unreduced={...})`).
+        Hlo::Unreduced { .. } => {
+            let mesh = flat(devices.unwrap_or(1), "u")?;
+            let s = Sharding::new(
+                &mesh,
+                dims.to_vec(),
+                vec![Vec::new(); dims.len()],
+                &[(0, AxisUse::Partial(ReduceOp::Sum))],
+            )?;
+            Ok((mesh, s))
+        }
+        Hlo::Unknown { .. } => Err(bad(
+            "{unknown} leaves the sharding to the partitioner, so it names no devices and no parts"
+                .into(),
+        )),
         Hlo::Maximal { device, .. } => {
             let device =
                 u64::try_from(device).map_err(|_| bad(format!("negative device {device}")))?;
@@ -235,9 +262,10 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
                 let u = match *kind {
                     "replicated" => AxisUse::Replicated,
                     "manual" => AxisUse::Manual,
+                    "unreduced" => AxisUse::Partial(ReduceOp::Sum),
                     other => {
                         let msg = format!(
-                            "subgroup kind {other:?} is not supported (the kinds are manual and replicated)"
+                            "subgroup kind {other:?} is not supported (the kinds are manual, unreduced and replicated)"
                         );
                         // Shown at the kind, in the `last_tile_dims={...}` that names it.
                         let at = text

@@ -1,4 +1,8 @@
-//! JAX `PartitionSpec` over a named mesh: `P('x', None, ('y', 'z'))`; mesh axes it does not name replicate.
+//! JAX `PartitionSpec` over a named mesh: `P('x', None, ('y', 'z'))`; mesh axes it does not name replicate,
+//! and `unreduced={'y'}` names axes holding partial values pending a sum (JAX's unreduced arrays, which
+//! XLA writes as an `unreduced` subgroup).
+
+use crate::model::ReduceOp;
 
 use crate::error::{Result, ShardError};
 use crate::mesh::Mesh;
@@ -46,31 +50,81 @@ pub fn parse_jax(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
         *i = end + 1;
         Ok((body[start..end].to_string(), base + start))
     };
+    // Quoted names, comma-separated, through `close`.
+    let names = |i: &mut usize, close: u8| -> Result<Vec<(String, usize)>> {
+        let mut out = Vec::new();
+        loop {
+            skip(i);
+            match b.get(*i) {
+                Some(b'\'' | b'"') => out.push(name(i)?),
+                Some(&c) if c == close => {
+                    *i += 1;
+                    return Ok(out);
+                }
+                _ => {
+                    return Err(err(
+                        format!("expected a quoted axis name or '{}'", close as char),
+                        base + *i,
+                    ))
+                }
+            }
+            skip(i);
+            if b.get(*i) == Some(&b',') {
+                *i += 1;
+            }
+        }
+    };
     skip(&mut i);
+    let mut unreduced: Vec<(String, usize)> = Vec::new();
     while i < b.len() {
         let at = base + i;
+        if body[i..].starts_with("reduced") {
+            return Err(err(
+                "reduced={...} is not read: only unreduced={...} (partial sums) is".into(),
+                at,
+            ));
+        }
+        if body[i..].starts_with("unreduced") {
+            i += "unreduced".len();
+            skip(&mut i);
+            if b.get(i) != Some(&b'=') {
+                return Err(err("expected '=' after unreduced".into(), base + i));
+            }
+            i += 1;
+            skip(&mut i);
+            if b.get(i) != Some(&b'{') {
+                return Err(err("expected unreduced={'axis', ...}".into(), base + i));
+            }
+            i += 1;
+            unreduced = names(&mut i, b'}')?;
+            skip(&mut i);
+            match b.get(i) {
+                Some(b',') => {
+                    i += 1;
+                    skip(&mut i);
+                    if i < b.len() {
+                        return Err(err(
+                            "unreduced={...} comes after the dims' entries".into(),
+                            base + i,
+                        ));
+                    }
+                }
+                None => {}
+                _ => return Err(err("expected ','".into(), base + i)),
+            }
+            continue;
+        }
+        if !unreduced.is_empty() {
+            return Err(err(
+                "unreduced={...} comes after the dims' entries".into(),
+                at,
+            ));
+        }
         match b[i] {
             b'\'' | b'"' => entries.push((vec![name(&mut i)?], at)),
             b'(' => {
                 i += 1;
-                let mut group = Vec::new();
-                loop {
-                    skip(&mut i);
-                    match b.get(i) {
-                        Some(b'\'' | b'"') => group.push(name(&mut i)?),
-                        Some(b')') => {
-                            i += 1;
-                            break;
-                        }
-                        _ => {
-                            return Err(err("expected a quoted axis name or ')'".into(), base + i))
-                        }
-                    }
-                    skip(&mut i);
-                    if b.get(i) == Some(&b',') {
-                        i += 1;
-                    }
-                }
+                let group = names(&mut i, b')')?;
                 entries.push((group, at));
             }
             _ if body[i..].starts_with("None") => {
@@ -124,7 +178,18 @@ pub fn parse_jax(text: &str, mesh: &Mesh, dims: &[u64]) -> Result<Sharding> {
             dim_axes[d].push(a);
         }
     }
-    Sharding::new(mesh, dims.to_vec(), dim_axes, &[])
+    let mut others = Vec::new();
+    for (n, off) in &unreduced {
+        let a = mesh.axis(n).map_err(|e| err(e.to_string(), *off))?;
+        if used[a].is_some() || others.iter().any(|&(b, _)| b == a) {
+            return Err(err(
+                format!("mesh axis '{n}' is unreduced and named elsewhere in the spec"),
+                *off,
+            ));
+        }
+        others.push((a, AxisUse::Partial(ReduceOp::Sum)));
+    }
+    Sharding::new(mesh, dims.to_vec(), dim_axes, &others)
 }
 
 /// The `P(...)` text of `s` on `mesh`: only replicated unsplit axes are expressible.
@@ -137,15 +202,21 @@ pub fn to_jax(mesh: &Mesh, s: &Sharding) -> Result<String> {
             why: "one device holds everything (maximal)".into(),
         });
     }
-    if let Some((a, _)) = s
-        .unsplit_axes()
-        .iter()
-        .find(|(_, u)| *u != AxisUse::Replicated)
-    {
-        return Err(ShardError::Inexpressible {
-            notation: "jax",
-            why: format!("mesh axis {:?} is manual or partial", mesh.names()[*a]),
-        });
+    let mut unreduced = Vec::new();
+    for (a, u) in s.unsplit_axes() {
+        match u {
+            AxisUse::Replicated | AxisUse::Split(_) => {}
+            AxisUse::Partial(ReduceOp::Sum) => unreduced.push(format!("'{}'", mesh.names()[a])),
+            _ => {
+                return Err(ShardError::Inexpressible {
+                    notation: "jax",
+                    why: format!(
+                        "mesh axis {:?} is manual or partial under another op than a sum",
+                        mesh.names()[a]
+                    ),
+                })
+            }
+        }
     }
     let mut parts: Vec<String> = s
         .dim_axes()
@@ -164,6 +235,9 @@ pub fn to_jax(mesh: &Mesh, s: &Sharding) -> Result<String> {
         .collect();
     while parts.last().is_some_and(|p| p == "None") {
         parts.pop();
+    }
+    if !unreduced.is_empty() {
+        parts.push(format!("unreduced={{{}}}", unreduced.join(", ")));
     }
     Ok(format!("P({})", parts.join(", ")))
 }
