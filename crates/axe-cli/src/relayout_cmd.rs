@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 
 use axe_relayout::split::{self, Side};
-use axe_relayout::Options;
+use axe_relayout::{first_out_of_range, value_bits, Options, TensorLayout};
 use axe_xla::{parse_layout, parse_shape, ArrayShape, Shape};
 use clap::Args;
 
@@ -121,9 +121,18 @@ fn destination(to: &str, src: &ArrayShape) -> Result<Destination, String> {
         }
         return Ok(Destination::Xla(a));
     }
+    const TAKES: &str = "--to takes an XLA layout ('{1,0:T(8,128)}'), an array shape of the same \
+                         tensor ('f32[8,128]{0,1}') or an Axe layout on m ('S[(8,128):(1,8)]')";
+    if t.starts_with('(') {
+        // A tuple (or a parenthesised shape): say what --to takes, as --shape does.
+        return Err(match parse_shape(t) {
+            Ok(s) => format!("--to {s} is not an array shape; {TAKES}"),
+            Err(e) => format!("--to '{t}': {e}; {TAKES}"),
+        });
+    }
     let l: axe_layout::Layout = t
         .parse()
-        .map_err(|e: axe_layout::LayoutError| e.to_string())?;
+        .map_err(|e: axe_layout::LayoutError| format!("--to '{t}': {e}; {TAKES}"))?;
     let dims: Vec<u64> = axe_xla::static_dims(src)
         .map_err(|e| e.to_string())?
         .iter()
@@ -141,7 +150,8 @@ pub fn run(args: RelayoutArgs) -> bool {
             .map_err(|e| e.to_string())?
             .physical_bytes;
         let need = u64::try_from(size).map_err(|_| format!("{src} has a negative size"))?;
-        let input = open_input(&args.input, &mut src, need)?;
+        let (input_path, output_path) = streams(&args.input, &args.output)?;
+        let input = open_input(input_path, &mut src, need)?;
         let dst = destination(&args.to, &src)?;
         // Both layouts at once: large dimensions they cut alike are split (a padded one into a body and a
         // tail first), so the offset tables stay proportional to the sum of the factors.
@@ -162,11 +172,30 @@ pub fn run(args: RelayoutArgs) -> bool {
                 p.set_message(m.to_string());
             }
         };
-        let header = npy_header(&args.output, dst_shape.as_ref())?;
+        let header = npy_header(output_path, dst_shape.as_ref())?;
         // Opened before the long work, so that a path that cannot be written fails at once.
-        let mut out = Output::create(&args.output)?;
+        let mut out = Output::create(output_path)?;
         say(&format!("reading {}", args.input));
         let input = read_tensor(input, need, &args.input)?;
+        if let Some(bits) = value_bits(src.element_type) {
+            // An element narrower than its byte (pred's 0 or 1, s4's four bits) has the rest zero:
+            // any other byte would read one way copied and another packed, so it is refused, naming
+            // where it is.
+            let sources: Vec<&TensorLayout> = pieces.iter().map(|(s, _)| s).collect();
+            if let Some((at, v)) = first_out_of_range(&input, &sources, bits) {
+                return Err(format!(
+                    "{}: the byte at offset {at}{} is {v}, not {}; {}",
+                    args.input,
+                    if header_len(&args.input) {
+                        " of the data"
+                    } else {
+                        ""
+                    },
+                    narrow_values(src.element_type, bits),
+                    narrow_hint(src.element_type),
+                ));
+            }
+        }
         if args.device == Device::Cuda {
             let Destination::Xla(d) = &dst else {
                 return Err(
@@ -247,6 +276,55 @@ pub fn run(args: RelayoutArgs) -> bool {
             false
         }
     }
+}
+
+/// The paths `axe relayout` opens for its input and output: `-` is stdin for the input and stdout for
+/// the output (raw bytes; stdout refused on a terminal), as `-` names stdin in the other commands. Law:
+/// any other path is returned as given.
+fn streams<'a>(input: &'a str, output: &'a str) -> Result<(&'a str, &'a str), String> {
+    let input = if input == "-" { "/dev/stdin" } else { input };
+    let output = if output != "-" {
+        output
+    } else if std::io::stdout().is_terminal() {
+        return Err(
+            "the output '-' is stdout, which is a terminal: redirect it (> out.bin) or pipe it, or \
+             give a file name"
+                .into(),
+        );
+    } else {
+        "/dev/stdout"
+    };
+    Ok((input, output))
+}
+
+/// What an element of type `t` with `bits` bits of value may be as the byte it is kept in.
+fn narrow_values(t: axe_xla::PrimitiveType, bits: u32) -> String {
+    if t == axe_xla::PrimitiveType::Pred {
+        "a pred value (0 or 1)".into()
+    } else {
+        format!(
+            "a {t} element ({bits} bits low, the rest zero: 0..{})",
+            (1u32 << bits) - 1
+        )
+    }
+}
+
+/// How to give elements of type `t` so that their bytes pass [`narrow_values`].
+fn narrow_hint(t: axe_xla::PrimitiveType) -> &'static str {
+    if t == axe_xla::PrimitiveType::Pred {
+        "give pred elements as bytes of 0 and 1 (numpy bool)"
+    } else {
+        "a sub-byte element kept in a byte has its bits low and the rest zero, as XLA and ml_dtypes \
+         write it (mask a sign-extended value: x & 0xf for s4)"
+    }
+}
+
+/// Whether the input at `path` is a `.npy` file, whose data starts after a header (offsets into it
+/// are offsets into the data).
+fn header_len(path: &str) -> bool {
+    std::path::Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
 }
 
 fn bytes_of(n: u64) -> Result<usize, String> {

@@ -6,8 +6,22 @@ use std::io::{Read, Seek};
 
 use axe_xla::ArrayShape;
 
+/// Whether `a` is laid out row-major with nothing else that moves its bytes (see [`byte_layout`]).
 pub fn is_row_major_dense(a: &ArrayShape) -> bool {
-    a.layout == axe_xla::Layout::default_for_rank(a.rank())
+    byte_layout(a) == axe_xla::Layout::default_for_rank(a.rank())
+}
+
+/// `a`'s layout less the attributes that leave every byte where it was: the memory space `S(n)`, split
+/// configs `SC(...)`, and an element size equal to the type's own slot (`E(8)` on pred, `E(32)` on
+/// f32). Law: two shapes whose byte layouts are equal have the same bytes for the same tensor.
+fn byte_layout(a: &ArrayShape) -> axe_xla::Layout {
+    let mut l = a.layout.clone();
+    l.memory_space = 0;
+    l.split_configs.clear();
+    if l.element_size_in_bits == i64::from(a.element_type.byte_width()) * 8 {
+        l.element_size_in_bits = 0;
+    }
+    l
 }
 
 /// The layout of a Fortran-order `.npy` array: column-major (`{0,1,...}`), nothing else.
@@ -19,7 +33,7 @@ pub fn column_major(rank: usize) -> axe_xla::Layout {
 pub fn npy_order(a: &ArrayShape) -> Option<npyz::Order> {
     if is_row_major_dense(a) {
         Some(npyz::Order::C)
-    } else if a.layout == column_major(a.rank()) {
+    } else if byte_layout(a) == column_major(a.rank()) {
         Some(npyz::Order::Fortran)
     } else {
         None
@@ -83,7 +97,8 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
         ));
     }
     if fortran {
-        src.layout = column_major(src.rank());
+        // (The attributes that leave bytes alone, a memory space `S(1)`, stay.)
+        src.layout.minor_to_major = column_major(src.rank()).minor_to_major;
     }
     let dims: Vec<u64> = axe_xla::static_dims(src)
         .map_err(|e| e.to_string())?

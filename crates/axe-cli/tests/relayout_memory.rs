@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 //! A relayout's memory is its input and output tensors: a long dimension (a 1-D tensor of 32 M bytes)
 //! costs offset tables proportional to the factors both layouts cut it into, not 8 bytes per element,
-//! with or without padding.
+//! with or without padding, and a prime length (no factors) as little, moved in pieces.
 //! (One test alone in this file, so that the children whose peak memory it reads are its own.)
 
 mod common;
@@ -16,6 +16,9 @@ fn a_one_dimensional_relayout_costs_its_buffers() {
     std::fs::write(d.join("a.bin"), &data).unwrap();
     let odd = size - 5; // a length no tile divides: the tiled side has padding
     std::fs::write(d.join("odd.bin"), &data[..odd as usize]).unwrap();
+    // A prime length with no padding: no factor to split at, so it moves in pieces as well.
+    let prime = size - 39;
+    std::fs::write(d.join("prime.bin"), &data[..prime as usize]).unwrap();
     for (shape, to, input, output) in [
         (format!("u8[{size}]{{0}}"), "{0:T(1024)}", "a.bin", "b.bin"),
         (format!("u8[{size}]{{0:T(1024)}}"), "{0}", "b.bin", "c.bin"),
@@ -26,6 +29,7 @@ fn a_one_dimensional_relayout_costs_its_buffers() {
             "odd.t",
             "odd.back",
         ),
+        (format!("u8[{prime}]{{0}}"), "{0}", "prime.bin", "prime.out"),
     ] {
         let out = assert_cmd::Command::cargo_bin("axe")
             .unwrap()
@@ -45,6 +49,8 @@ fn a_one_dimensional_relayout_costs_its_buffers() {
     );
     let back = std::fs::read(d.join("odd.back")).unwrap();
     assert!(back == data[..odd as usize], "padded round trip");
+    let copy = std::fs::read(d.join("prime.out")).unwrap();
+    assert!(copy == data[..prime as usize], "prime-length copy");
     let tiled = std::fs::read(d.join("odd.t")).unwrap();
     assert!(tiled[..odd as usize] == data[..odd as usize]);
     assert!(

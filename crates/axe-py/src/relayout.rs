@@ -65,6 +65,13 @@ pub fn target(dst: &Bound<'_, PyAny>, src: &ArrayShape) -> PyResult<Target> {
             a
         } else if t.starts_with(|c: char| c.is_ascii_lowercase()) {
             array(t)?
+        } else if t.starts_with('(') {
+            // A tuple: say what dst takes, rather than an Axe-notation error.
+            return Err(errors::RelayoutError::new_err(format!(
+                "dst {t:?} is not an array shape; dst takes an XLA layout ('{{1,0:T(8,128)}}'), an \
+                 array shape of the same tensor ('f32[8,128]{{0,1}}'), or an Axe layout on m \
+                 ('S[(8,128):(1,8)]', or an axe.Layout)"
+            )));
         } else {
             return axe(t.parse().map_err(errors::layout)?);
         }
@@ -145,6 +152,30 @@ pub fn _relayout<'py>(
             "the source has {} bytes, {s} needs {need_in}",
             input.len()
         )));
+    }
+    if let Some(bits) = axe_relayout::value_bits(s.element_type) {
+        // An element narrower than its byte (pred's 0 or 1, s4's four bits) has the rest zero, as
+        // numpy's bool and ml_dtypes write them: any other byte would read one way copied and another
+        // packed, so it is refused, naming where it is.
+        let sources: Vec<&TensorLayout> = p.iter().map(|(src, _)| src).collect();
+        let found = py.detach(|| axe_relayout::first_out_of_range(input, &sources, bits));
+        if let Some((at, v)) = found {
+            let what = if s.element_type == axe_xla::PrimitiveType::Pred {
+                "not 0 or 1 (numpy's bool holds only those; a view of other bytes as bool does \
+                 not): pass (x != 0) to read nonzero as true"
+                    .to_string()
+            } else {
+                format!(
+                    "past {} elements' {bits} bits (kept in a byte, their bits are low and the rest \
+                     zero, as ml_dtypes and XLA write them)",
+                    s.element_type
+                )
+            };
+            return Err(errors::RelayoutError::new_err(format!(
+                "the {} source's byte at offset {at} is {v}, {what}",
+                s.element_type
+            )));
+        }
     }
     let out = match out {
         Some(o) => {

@@ -12,7 +12,9 @@
 //! source rows lie far apart), bit packing for pred into `E(1)`. Kernels use the best SIMD instructions the processor reports ([`Isa`]), with a portable
 //! fallback; large destinations are written with non-temporal stores; only the padding is zero-filled (the
 //! whole destination first where the padding is a sixteenth of it or more); [`split::pieces`] moves a
-//! long padded dimension as a body split into factors and a tail;
+//! long padded dimension, or one with no factors to split at (a prime length), as a body split into
+//! factors and a tail, so a plan's tables ([`TensorLayout::table_entries`]) stay near the square root of
+//! the dimension;
 //! the outer loops run in parallel.
 
 mod error;
@@ -21,6 +23,8 @@ mod kernels;
 mod plan;
 pub mod split;
 mod tensor;
+mod values;
+mod xla_side;
 
 pub use error::{RelayoutError, Result};
 pub use execute::relayout;
@@ -30,3 +34,4 @@ pub use plan::{
     STREAM_MIN_BYTES,
 };
 pub use tensor::{TensorLayout, PADDING_ALONE_MAX};
+pub use values::{first_out_of_range, value_bits};

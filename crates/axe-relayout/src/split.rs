@@ -179,6 +179,14 @@ fn factors(d: u64, cuts: &[u64]) -> Vec<u64> {
     out
 }
 
+/// The factors of an unpadded dimension of extent `d` that two forms whose iters along it end at the
+/// ascending cuts `a` and `b` both follow: their common cuts, refined inside factors longer than
+/// [`FACTOR_MAX`]. Law: the factors multiply to `d`; one may stay longer than [`FACTOR_MAX`] where no
+/// divisor both sides allow exists (a prime extent), which [`pieces`] then cuts into a body and a tail.
+fn dim_factors(d: u64, a: &[u64], b: &[u64]) -> Vec<u64> {
+    factors(d, &refine(d, common(d, a, b), a, b))
+}
+
 /// Per dimension of two forms of one tensor, the factors both follow (see the module doc): every dimension
 /// of at least [`SPLIT_MIN`] elements with no padding on either side, split where both allow; `None`
 /// where nothing splits (or the forms do not group by their shapes). Law: the factors of dimension `i`
@@ -194,8 +202,7 @@ fn split_of(a: &Form, b: &Form) -> Option<Vec<Vec<u64>>> {
             if d < SPLIT_MIN || a.padded[i] != d || b.padded[i] != d {
                 vec![d]
             } else {
-                let cuts = common(d, &ca[i], &cb[i]);
-                factors(d, &refine(d, cuts, &ca[i], &cb[i]))
+                dim_factors(d, &ca[i], &cb[i])
             }
         })
         .collect();

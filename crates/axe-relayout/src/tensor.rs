@@ -1,7 +1,7 @@
 //! A tensor's layout in memory, reduced to per-dimension offset tables.
 
 use axe_layout::{Axis, Layout};
-use axe_xla::{element_bits, to_axe, ArrayShape, PrimitiveType, Tiling};
+use axe_xla::{to_axe, ArrayShape, Tiling};
 
 use crate::error::{RelayoutError, Result};
 
@@ -47,29 +47,33 @@ impl TensorLayout {
     pub fn from_xla_split(a: &ArrayShape, split: Option<&[Vec<u64>]>) -> Result<TensorLayout> {
         let tiling = Tiling::new(a)?;
         let dims: Vec<u64> = tiling.logical.iter().map(|&d| d as u64).collect();
-        let bits = element_bits(a) as u32;
-        let own = a.element_type.bits();
-        if bits < own && a.element_type != PrimitiveType::Pred {
-            // XLA gives sizes for such layouts but no values: its CPU and GPU backends refuse custom
-            // element sizes on types of a byte or more.
-            return Err(RelayoutError::Layout(format!(
-                "{a}: E({bits}) keeps {bits} of each {} element's {own} bits, and XLA does not say \
-                 which values survive; elements pack narrower than their type only as pred into \
-                 E(1)",
-                a.element_type.name()
-            )));
-        }
+        let bits = crate::xla_side::element_slot_bits(a)?;
         let expanded = tiling.expanded_elements()?;
         let slots = xla_slots(a, &tiling)?;
+        crate::xla_side::check_byte_size(a, slots, bits)?;
         let count: u64 = dims.iter().product();
         if count == 0 {
             // No element to place: every slot (if the tiles leave any) is padding, zeroed whole.
             return Ok(TensorLayout::empty(dims, bits, slots));
         }
-        let Ok(form) = to_axe(a) else {
-            return Err(RelayoutError::Layout(format!(
-                "{a}: a later tile interleaves elements and padding, which has no per-dimension offsets"
-            )));
+        let form = match to_axe(a) {
+            Ok(form) => form,
+            Err(why) => {
+                // No Axe form (a later tile pads inside an earlier one): tables from XLA's index
+                // function where they are still separable, the padding zeroed with the whole buffer.
+                let tables = crate::xla_side::separable_tables(a, &tiling, &dims, &why)?;
+                return Ok(TensorLayout {
+                    dims,
+                    bits,
+                    tables,
+                    replicas: vec![0],
+                    slots,
+                    dense: slots == count,
+                    injective: true,
+                    padded: None,
+                    padded_slots: 0,
+                });
+            }
         };
         let t = form_tables(&form.layout, &form.padded_shape, &dims, split)?;
         // The padded tables tile [0, expanded) exactly when they reach no further and count as many.
@@ -133,6 +137,7 @@ impl TensorLayout {
         }
         let max = extreme(|t| t.iter().copied().max().unwrap_or(0))?;
         let slots = max.checked_add(1).ok_or_else(overflow)? as u64;
+        crate::xla_side::check_byte_size(l, slots, bits)?;
         let count = dims
             .iter()
             .try_fold(replicas.len() as u64, |acc, &d| acc.checked_mul(d))
@@ -176,6 +181,15 @@ impl TensorLayout {
     /// Logical elements.
     pub fn count(&self) -> u64 {
         self.dims.iter().product()
+    }
+
+    /// The offsets this layout keeps in memory (its tables, padded tables and replica offsets): what
+    /// a relayout's plan costs beside its buffers, 8 bytes each. Law: the sum of those lists' lengths.
+    pub fn table_entries(&self) -> u64 {
+        let len = |t: &[Vec<i64>]| t.iter().map(|v| v.len() as u64).sum::<u64>();
+        len(&self.tables)
+            .saturating_add(self.padded.as_deref().map_or(0, len))
+            .saturating_add(self.replicas.len() as u64)
     }
 
     /// The padding slots [`TensorLayout::padding_runs`] zeroes (saturating): the padded tables' indices
@@ -481,23 +495,51 @@ fn tables_of(l: &Layout, shape: &[u64], dims: &[u64]) -> Result<Vec<Vec<i64>>> {
 
 /// Whether all (element, replica) pairs land in distinct slots (exhaustive, with a bitmap).
 fn check_injective(tables: &[Vec<i64>], replicas: &[i64], slots: u64) -> bool {
-    let count: u64 = tables.iter().map(|t| t.len() as u64).product::<u64>() * replicas.len() as u64;
-    if count > slots {
-        return false;
-    }
-    if slots > 1 << 32 {
-        return false; // too large to check here; treated as not provably injective
+    injective_together(&[(tables, replicas)], slots)
+}
+
+/// Whether the (element, replica) pairs of every layout in `parts` (its tables and replica offsets)
+/// land in distinct slots of a buffer of `slots`, all of them together (exhaustive, with one bitmap of
+/// `slots` bits). Law: true iff no slot is reached twice and every offset lies in `[0, slots)`; false,
+/// as not provably injective, past 2^32 slots.
+pub(crate) fn injective_together(parts: &[(&[Vec<i64>], &[i64])], slots: u64) -> bool {
+    let count = parts.iter().try_fold(0u64, |n, (tables, replicas)| {
+        let c = tables
+            .iter()
+            .try_fold(replicas.len() as u64, |p, t| p.checked_mul(t.len() as u64))?;
+        n.checked_add(c)
+    });
+    if count.is_none_or(|c| c > slots) || slots > 1 << 32 {
+        return false; // too many to be distinct, or too large to check here
     }
     let mut seen = vec![0u64; (slots as usize).div_ceil(64)];
+    parts
+        .iter()
+        .all(|(tables, replicas)| mark(tables, replicas, slots, &mut seen))
+}
+
+/// Marks every (element, replica) slot of one layout in `seen`. Law: false as soon as a slot is outside
+/// `[0, slots)` or already marked.
+fn mark(tables: &[Vec<i64>], replicas: &[i64], slots: u64, seen: &mut [u64]) -> bool {
+    if tables.iter().any(Vec::is_empty) {
+        return true; // no element
+    }
     let mut idx = vec![0usize; tables.len()];
     loop {
         let base: i64 = idx.iter().zip(tables).map(|(&i, t)| t[i]).sum();
         for r in replicas {
-            let o = (base + r) as usize;
-            if seen[o / 64] & (1 << (o % 64)) != 0 {
+            let Some(o) = base
+                .checked_add(*r)
+                .and_then(|o| u64::try_from(o).ok())
+                .filter(|&o| o < slots)
+            else {
+                return false;
+            };
+            let (w, b) = ((o / 64) as usize, o % 64);
+            if seen[w] & (1 << b) != 0 {
                 return false;
             }
-            seen[o / 64] |= 1 << (o % 64);
+            seen[w] |= 1 << b;
         }
         let mut k = tables.len();
         loop {

@@ -10,6 +10,8 @@ integer of the element's width is accepted for the types numpy lacks (``uint16``
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ._axe import Layout, RelayoutError, Shape, _relayout, _relayout_target
@@ -53,6 +55,25 @@ _ML_DTYPES = {
 }
 
 
+# Element types narrower than the byte each takes unpacked: their own bits, and whether they are signed
+# integers (two's complement in the low bits; XLA and ml_dtypes read an unpacked element from its low
+# bits and write the rest zero).
+_SUB_BYTE = {
+    "s1": (1, True),
+    "s2": (2, True),
+    "s4": (4, True),
+    "u1": (1, False),
+    "u2": (2, False),
+    "u4": (4, False),
+    "f4e2m1fn": (4, False),
+    "f6e2m3fn": (6, False),
+    "f6e3m2fn": (6, False),
+}
+
+# The most worker threads a relayout takes (axe_relayout::MAX_THREADS).
+_MAX_THREADS = 1024
+
+
 def _shape(s) -> Shape:
     return s if isinstance(s, Shape) else Shape(s)
 
@@ -94,6 +115,70 @@ def _accepts(dtype: np.dtype, element: str, bits: int) -> bool:
     if element in _ML_DTYPES or element.startswith(("f8e", "f6e", "f4e")):  # not f64
         return dtype.kind in "ui"
     return element[0] in "su" and dtype.kind in "iu"
+
+
+def _carried(dtype: np.dtype, element: str):
+    """For a sub-byte `element` held one per byte in the integer `dtype` (not ml_dtypes' own type): the
+    range of values that dtype may hold (a signed integer dtype holds a signed type's values; any
+    other holds the raw bits) and the element's bits; ``None`` where `dtype` holds it some other way."""
+    if element not in _SUB_BYTE or dtype.kind not in "iu" or dtype.itemsize != 1:
+        return None
+    bits, signed = _SUB_BYTE[element]
+    if signed and dtype.kind == "i":
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1, bits
+    return 0, (1 << bits) - 1, bits
+
+
+def _sub_byte_in(array: np.ndarray, element: str) -> np.ndarray:
+    """`array` (a logical array of an integer dtype carrying a sub-byte `element`) as the canonical
+    bytes of the unpacked layout: each element's low bits, the rest zero, whatever the dtype (an int8
+    -1 for s4 is the byte 0x0f, as ml_dtypes.int4 and XLA write it). A value outside what the dtype may
+    carry (s4 from int8: -8..7; from uint8, or u4 from either: 0..15) raises ``RelayoutError`` naming
+    the first and its index, rather than being wrapped. Law: ``_sub_byte_out`` of the result is
+    `array`. Arrays of other dtypes and elements are returned as they are."""
+    carried = _carried(array.dtype, element)
+    if carried is None or array.size == 0:
+        return array
+    lo, hi, bits = carried
+    low, high = int(array.min()), int(array.max())
+    if low < lo or high > hi:
+        at = int(np.flatnonzero((array < lo) | (array > hi))[0])
+        index = tuple(int(i) for i in np.unravel_index(at, array.shape))
+        raise RelayoutError(
+            f"{element} elements held in {array.dtype} take values {lo}..{hi}; element "
+            f"{index} is {array.reshape(-1)[at]} (values are range-checked, never wrapped)"
+        )
+    if low >= 0:
+        return array  # its bytes are already the low bits, the rest zero
+    return np.bitwise_and(array.view(np.uint8), (1 << bits) - 1)
+
+
+def _sub_byte_out(out: np.ndarray, element: str) -> np.ndarray:
+    """`out`, a logical array of `element` just written as the canonical unpacked bytes (low bits, the
+    rest zero), with each value sign-extended in place where `out`'s dtype is a signed integer carrying
+    a signed sub-byte type (s4's 0x0f becomes int8 -1). Law: inverts ``_sub_byte_in``."""
+    carried = _carried(out.dtype, element)
+    if carried is not None and carried[0] < 0:
+        shift = 8 - carried[2]
+        flat = out.reshape(-1)
+        np.left_shift(flat, shift, out=flat)
+        np.right_shift(flat, shift, out=flat)  # arithmetic: the sign bit fills the high bits
+    return out
+
+
+def _threads(threads) -> int:
+    """`threads` as a worker count, checked: an integer from 0 (all the machine's cores for large
+    tensors) to 1024, else ``RelayoutError`` (``TypeError`` for a non-integer)."""
+    try:
+        n = operator.index(threads)
+    except TypeError:
+        raise TypeError(f"threads must be an int, not {type(threads).__name__}") from None
+    if not 0 <= n <= _MAX_THREADS:
+        raise RelayoutError(
+            f"threads={n}: a relayout takes from 0 (all cores for large tensors) to at most "
+            f"{_MAX_THREADS} worker threads"
+        )
+    return n
 
 
 def _native(array: np.ndarray) -> np.ndarray:
@@ -145,16 +230,20 @@ def _source_bytes(array, src: Shape) -> np.ndarray:
         )
     array = _native(array)
     image = array.ndim == 1 and array.dtype == np.uint8
+    holds = _accepts(array.dtype, src.dtype, src.element_bits)
+    # An array that can be both the logical array and the byte image is the logical one where its
+    # dtype holds the element type (as `_is_logical` reads it): uint8 for u4 carries values, checked.
     if (
         tuple(array.shape) == tuple(src.dims)
         and _is_dense_row_major(src)
-        and not (image and array.size == src.physical_bytes)
+        and (holds or not (image and array.size == src.physical_bytes))
     ):
-        if not _accepts(array.dtype, src.dtype, src.element_bits):
+        if not holds:
             raise RelayoutError(
                 f"a {array.dtype} array cannot hold {src.dtype} elements ({src.element_bits} bits "
                 f"each); convert it first"
             )
+        array = _sub_byte_in(array, src.dtype)
     elif image:
         if array.size != src.physical_bytes:
             raise RelayoutError(
@@ -204,21 +293,26 @@ def relayout(array, src, dst, out=None, *, threads: int = 0) -> np.ndarray:
     that buffer instead and returns it: a writeable C-contiguous array not overlapping `array`, either
     the 1-D ``uint8`` byte image of exactly the destination's size or, for a dense row-major `dst`, its
     logical array (dims and dtype checked). The copy runs without the GIL, on `threads` workers (0:
-    all the machine's cores for large tensors, the calling thread for small ones; at most 1024).
+    all the machine's cores for large tensors, the calling thread for small ones; at most 1024; others
+    raise ``RelayoutError``). Sub-byte integers in ``int8`` are values (s4: -8..7), in ``uint8`` raw
+    bits, range-checked; pred and unpacked sub-byte bytes past their bits are refused with the offset.
 
     Law: ``from_physical(relayout(x, row_major, dst), dst) == x`` for every `x`.
     """
     src = _shape(src)
+    threads = _threads(threads)
     data = _source_bytes(array, src)
     if isinstance(array, np.ndarray):
         array = _native(array)
     if out is not None:
         _relayout(data, src, dst, _check_out(out, data, src, dst), threads)
+        if not (out.ndim == 1 and out.dtype == np.uint8):
+            _sub_byte_out(out, src.dtype)
         return out
     buf, d = _relayout(data, src, dst, None, threads)
     if d is not None and _is_dense_row_major(d):
         dtype = array.dtype if _is_logical(array, src) else natural_dtype(d.dtype)
-        return buf.view(dtype).reshape(tuple(d.dims))
+        return _sub_byte_out(buf.view(dtype).reshape(tuple(d.dims)), d.dtype)
     return buf
 
 
@@ -259,6 +353,7 @@ def from_physical(buf, shape, dtype=None) -> np.ndarray:
         raise RelayoutError(f"a {asked} array cannot hold {s.dtype} elements; give a dtype of that type")
     out = np.empty(tuple(dst.dims), dtype=dt)
     _relayout(buf.reshape(-1).view(np.uint8), s, dst, out.reshape(-1).view(np.uint8))
+    _sub_byte_out(out, s.dtype)
     return out if asked is dt else out.astype(asked)
 
 

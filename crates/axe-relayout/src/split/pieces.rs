@@ -1,4 +1,4 @@
-//! A long dimension with padding, moved in pieces.
+//! A long dimension with padding, or with no factors to split at (a prime length), moved in pieces.
 //!
 //! A dimension padded on either side (`f32[100000001]` into `{0:T(1024)}`: no tile divides 100000001)
 //! cannot be split into factors whole: its logical indices do not fill the padded ones. It is cut along
@@ -17,17 +17,18 @@
 use std::ops::Range;
 
 use axe_layout::Axis;
-use axe_xla::{element_bits, Tiling};
+use axe_xla::Tiling;
 
-use super::{form, pair, split_of, Form, Side, SPLIT_MIN};
+use super::{cuts, dim_factors, form, pair, split_of, Form, Side, FACTOR_MAX, SPLIT_MIN};
 use crate::error::Result;
-use crate::tensor::{form_tables, padding_alone, xla_slots, TensorLayout};
+use crate::tensor::{form_tables, injective_together, padding_alone, xla_slots, TensorLayout};
 use crate::{relayout, Options, Plan};
 
 /// Builds a relayout as pieces over disjoint boxes that together cover the tensor, each a pair of layouts
 /// for [`relayout_pieces`]. A long dimension with padding on either side is cut into a body (split into
 /// factors), whole steps of both sides' inner iters, and a tail (see the module doc). Without such a
-/// dimension, or where a piece cannot be built, this is the one piece of [`pair`]. Law: every logical
+/// dimension (nor a long unpadded one whose factors leave one past [`super::FACTOR_MAX`], cut the same
+/// way), or where a piece cannot be built, this is the one piece of [`pair`]. Law: every logical
 /// element lies in exactly one piece, at the offsets of the whole layouts; every piece addresses the whole
 /// buffers (its `slots` are theirs).
 pub fn pieces(src: Side<'_>, dst: Side<'_>) -> Result<Vec<(TensorLayout, TensorLayout)>> {
@@ -56,11 +57,11 @@ impl<'a> Whole<'a> {
                 let tiling = Tiling::new(a).ok()?;
                 let expanded = u64::try_from(tiling.expanded_elements().ok()?).ok()?;
                 let slots = xla_slots(a, &tiling).ok()?;
-                (
-                    slots,
-                    element_bits(a) as u32,
-                    tiles_exactly(&form, expanded),
-                )
+                // (A width the kernels do not move, or a size past 64 bits: the whole layout's
+                // error, from `pair`.)
+                let bits = crate::xla_side::element_slot_bits(a).ok()?;
+                crate::xla_side::check_byte_size(a, slots, bits).ok()?;
+                (slots, bits, tiles_exactly(&form, expanded))
             }
             Side::Axe { bits, .. } => (axe_slots(side)?, bits, false),
         };
@@ -175,11 +176,21 @@ fn body_and_tail(src: Side<'_>, dst: Side<'_>) -> Option<Vec<(TensorLayout, Tens
     if dims != &b.form.dims {
         return None;
     }
+    if dims.contains(&0) {
+        return None; // no element: nothing to cut
+    }
+    // The longest dimension that factors alone cannot make small: one with padding on either side,
+    // or one whose factors keep one past FACTOR_MAX (a prime length: no divisor to cut at).
+    let (ca, cb) = (cuts(&a.form)?, cuts(&b.form)?);
+    let padded = |i: usize| a.form.padded[i] != dims[i] || b.form.padded[i] != dims[i];
+    let stuck = |i: usize| {
+        !padded(i)
+            && dim_factors(dims[i], &ca[i], &cb[i])
+                .iter()
+                .any(|&f| f > FACTOR_MAX)
+    };
     let i = (0..dims.len())
-        .filter(|&i| {
-            dims[i] >= SPLIT_MIN
-                && (a.form.padded[i] != dims[i] || b.form.padded[i] != b.form.dims[i])
-        })
+        .filter(|&i| dims[i] >= SPLIT_MIN && (padded(i) || stuck(i)))
         .max_by_key(|&i| dims[i])?;
     // The product of the iters inside the outermost one along dimension i, per side.
     let inner = |f: &Form| -> Option<u64> {
@@ -214,6 +225,9 @@ fn body_and_tail(src: Side<'_>, dst: Side<'_>) -> Option<Vec<(TensorLayout, Tens
             b.piece_form(i, (lo, hi), last)?,
         );
         let split = split_of(&fa, &fb);
+        if k == 0 && stuck(i) && !split.as_ref().is_some_and(|s| small(&s[i])) {
+            return None; // the body does not split either: nothing gained
+        }
         let ta = a.piece(&fa, last, split.as_deref())?;
         let tb = b.piece(&fb, last, split.as_deref())?;
         out.push((ta, tb));
@@ -224,6 +238,20 @@ fn body_and_tail(src: Side<'_>, dst: Side<'_>) -> Option<Vec<(TensorLayout, Tens
     let padding = out
         .iter()
         .try_fold(0u64, |n, (_, d)| n.checked_add(d.padding_slots()));
+    // An Axe destination's pieces were each checked injective alone; where their slots' ranges
+    // overlap, two pieces could still share a slot, so they are checked together. (An XLA layout is
+    // injective whole: distinct elements have distinct linear indices.)
+    if matches!(dst, Side::Axe { .. }) && !disjoint(&out) {
+        let parts: Vec<_> = out
+            .iter()
+            .map(|(_, d)| (d.tables.as_slice(), d.replicas.as_slice()))
+            .collect();
+        if !injective_together(&parts, b.slots) {
+            for (_, d) in &mut out {
+                d.injective = false; // refused by the plan, as the whole layout would be
+            }
+        }
+    }
     let own = out.iter().all(|(_, d)| d.zeroes_padding_alone())
         && padding.is_some_and(|p| padding_alone(p, b.slots));
     for (_, d) in &mut out {
@@ -235,6 +263,25 @@ fn body_and_tail(src: Side<'_>, dst: Side<'_>) -> Option<Vec<(TensorLayout, Tens
         }
     }
     Some(out)
+}
+
+/// Whether factors are all at most [`FACTOR_MAX`] (their tables small).
+fn small(factors: &[u64]) -> bool {
+    factors.iter().all(|&f| f <= FACTOR_MAX)
+}
+
+/// Whether the pieces' destinations reach disjoint ranges of slots (each piece's every element and
+/// copy), so that no two pieces write one slot. Law: true only if no slot lies in two pieces' ranges.
+fn disjoint(out: &[(TensorLayout, TensorLayout)]) -> bool {
+    let mut ranges = Vec::with_capacity(out.len());
+    for (_, d) in out {
+        match crate::plan::offset_range(d) {
+            Some(r) => ranges.push(r),
+            None => return false,
+        }
+    }
+    ranges.sort_unstable();
+    ranges.windows(2).all(|w| w[0].1 < w[1].0)
 }
 
 /// The slots of an Axe side's buffer: one past its highest memory offset.
