@@ -76,7 +76,7 @@ fn the_shipped_kernel_matches_the_reference() {
             assert!(
                 ["16 bytes", "4 bytes", "8 bytes"]
                     .iter()
-                    .any(|w| d.why.contains(&format!("vectors of {w}"))),
+                    .any(|w| d.why.contains(&format!(" of {w}")) && d.why.contains(" vector")),
                 "{d:?}"
             );
         }

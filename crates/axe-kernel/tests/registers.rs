@@ -105,8 +105,9 @@ proptest! {
             match width {
                 Some(w) => {
                     prop_assert_eq!(&dec.variant, "copy.registers.vector", "{}: {:?}", src, dec);
-                    let bytes = format!("vectors of {} bytes", w * 4);
-                    prop_assert!(dec.why.contains(&bytes), "{}: {:?}", src, dec);
+                    // "1 vector of 16 bytes", "2 vectors of 16 bytes".
+                    let bytes = format!(" of {} bytes per thread", w * 4);
+                    prop_assert!(dec.why.contains(&bytes) && dec.why.contains(" vector"), "{}: {:?}", src, dec);
                 }
                 None => prop_assert_eq!(&dec.variant, "copy.registers", "{} copy {}: {:?}", src, i, dec),
             }
