@@ -133,13 +133,20 @@ fn a_rank_that_panics_ends_the_others_with_peer_gone() {
         }
         other => panic!("rank 2: {other:?}"),
     }
+    // Every other rank ends with a peer gone: rank 2, or a rank that stopped on seeing rank 2 gone
+    // (which of the two it notices first is the threads' race); at least one names rank 2.
     for r in [0, 1, 3] {
         assert!(
-            matches!(&out[r], Err(CommError::PeerGone { rank: 2, .. })),
+            matches!(&out[r], Err(CommError::PeerGone { .. })),
             "rank {r}: {:?}",
             out[r]
         );
     }
+    assert!(
+        out.iter()
+            .any(|o| matches!(o, Err(CommError::PeerGone { rank: 2, .. }))),
+        "{out:?}"
+    );
 }
 
 #[test]
