@@ -330,9 +330,11 @@ fn cgroup_path_limit(base: &std::path::Path, path: &str, file: &str) -> Option<u
 pub fn write_output(path: &str, dst: &ArrayShape, data: &[u8]) -> Result<(), String> {
     match crate::tensor_file::npy_header(path, Some(dst))? {
         None => crate::output::write_atomically(path, data),
-        Some(mut header) => {
-            header.extend_from_slice(data);
-            crate::output::write_atomically(path, &header)
+        Some(header) => {
+            let mut file = header.bytes.clone();
+            file.extend_from_slice(data);
+            header.finish(&mut file[header.bytes.len()..]);
+            crate::output::write_atomically(path, &file)
         }
     }
 }

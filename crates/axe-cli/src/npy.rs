@@ -11,10 +11,15 @@
 //! | `c64`, `c128` | `c8`, `c16` | little-endian |
 //! | `bf16` (numpy has none) | uint16 `u2`, void `V2` (`ml_dtypes.bfloat16` saves `<V2`) | `<u2` |
 //! | other 8-bit types (`f8e4m3fn`, …) | uint8 `u1`, void `V1` (`ml_dtypes` saves `<V1`) | `\|u1` |
+//! | signed sub-byte integers (`s4`, `s2`, `s1`) | int8 `i1` (values), uint8 `u1` or void `V1` (bits) | `\|i1` (values) |
+//! | other sub-byte types (`u4`, `f4e2m1fn`, …) | uint8 `u1`, int8 `i1` or void `V1` (bits) | `\|u1` |
 //!
 //! A `pred` array is read only from a bool array, whose bytes numpy keeps at 0 or 1; an integer array
-//! would bring other byte values into a `pred` tensor. Sub-byte types (`s4`, `u4`, …) have no numpy
-//! form; they are read and written as raw bytes (`.bin`).
+//! would bring other byte values into a `pred` tensor. A sub-byte element takes a byte, one element per
+//! byte, as XLA keeps it unpacked: its bits low and the rest zero (`ml_dtypes.int4` saves -1 as the
+//! byte `0x0f`, a `V1` array). In an int8 array a signed sub-byte element is its value instead (`s4`:
+//! -8..7, -1 the byte `0xff`): it is narrowed to its bits when read ([`narrow_values`], a value out of
+//! range refused) and sign-extended when written ([`widen_values`]), so that `np.load` gives the values.
 
 use axe_xla::PrimitiveType;
 use npyz::{DType, Endianness, TypeChar};
@@ -39,6 +44,8 @@ pub fn descr(t: PrimitiveType) -> Option<&'static str> {
         C64 => "<c8",
         C128 => "<c16",
         _ if t.bits() == 8 => "|u1",
+        _ if signed_sub_byte(t).is_some() => "|i1",
+        _ if t.is_array_type() && t.bits() < 8 => "|u1",
         _ => return None,
     })
 }
@@ -66,6 +73,9 @@ pub fn byte_swap_unit(dtype: &DType, t: PrimitiveType) -> Result<usize, String> 
         PrimitiveType::C64 | PrimitiveType::C128 => &[TypeChar::Complex],
         PrimitiveType::Bf16 => &[TypeChar::Uint, TypeChar::RawData],
         _ if t.bits() == 8 => &[TypeChar::Uint, TypeChar::RawData],
+        _ if t.is_array_type() && t.bits() < 8 => {
+            &[TypeChar::Int, TypeChar::Uint, TypeChar::RawData]
+        }
         _ => &[],
     };
     let fits = kinds.contains(&ts.type_char())
@@ -94,6 +104,21 @@ fn accepted(t: PrimitiveType) -> String {
                  a 2-byte void array ('|V2') or an ml_dtypes.bfloat16 array"
             .into(),
         _ if descr(t).is_none() => "no numpy dtype; give raw bytes (.bin)".into(),
+        _ if t.bits() < 8 => {
+            let values = match signed_sub_byte(t) {
+                Some(b) => format!(
+                    "its values as an int8 array ('|i1': {}..{}) or ",
+                    -(1i32 << (b - 1)),
+                    (1i32 << (b - 1)) - 1
+                ),
+                None => String::new(),
+            };
+            format!(
+                "one element a byte: {values}its {} bits as a uint8 array ('|u1') or a 1-byte void array \
+                 ('|V1', as ml_dtypes saves it)",
+                t.bits()
+            )
+        }
         _ if t.bits() == 8 && descr(t) == Some("|u1") && t != U8 => {
             "its raw bytes as a uint8 array ('|u1') or a 1-byte void array ('|V1'), \
              as ml_dtypes saves it"
@@ -108,6 +133,46 @@ fn accepted(t: PrimitiveType) -> String {
             }
         }
     }
+}
+
+/// The bits of a signed sub-byte integer type (`s4`: 4), whose int8 arrays hold values rather than
+/// bits; `None` for every other type.
+pub fn signed_sub_byte(t: PrimitiveType) -> Option<u32> {
+    (t.is_integer() && t.bits() < 8 && t.name().starts_with('s')).then(|| t.bits())
+}
+
+/// Whether an array of `dtype` holding elements of `t` holds them as values to be narrowed to their
+/// bits ([`narrow_values`]): an int8 array of a signed sub-byte type. Returns the type's bits.
+pub fn carries_values(dtype: &DType, t: PrimitiveType) -> Option<u32> {
+    let DType::Plain(ts) = dtype else {
+        return None;
+    };
+    signed_sub_byte(t).filter(|_| ts.type_char() == TypeChar::Int && ts.size_field() == 1)
+}
+
+/// Narrows bytes holding values of a `bits`-bit two's complement integer (each an `i8` from
+/// `-2^(bits-1)` to `2^(bits-1) - 1`) to those values' bits, low, the rest zero (-1 in 4 bits: `0x0f`).
+/// Law: on success, [`widen_values`] gives `data` back; a byte outside the range leaves `data` as it
+/// was and is returned with its index (the first), never wrapped.
+pub fn narrow_values(data: &mut [u8], bits: u32) -> Result<(), (usize, i8)> {
+    let (lo, hi) = (-(1i16 << (bits - 1)), (1i16 << (bits - 1)) - 1);
+    if let Some(at) = data
+        .iter()
+        .position(|&b| !(lo..=hi).contains(&i16::from(b as i8)))
+    {
+        return Err((at, data[at] as i8));
+    }
+    let mask = ((1u16 << bits) - 1) as u8;
+    data.iter_mut().for_each(|b| *b &= mask);
+    Ok(())
+}
+
+/// Sign-extends each byte's low `bits` bits into the whole byte (`0x0f` in 4 bits: -1, `0xff`).
+/// Law: inverts [`narrow_values`] on bytes whose bits above `bits` are zero.
+pub fn widen_values(data: &mut [u8], bits: u32) {
+    let shift = 8 - bits;
+    data.iter_mut()
+        .for_each(|b| *b = (((*b << shift) as i8) >> shift) as u8);
 }
 
 /// Reverses each run of `unit` bytes of `data` (nothing when `unit` is 0 or 1).
@@ -130,7 +195,8 @@ mod tests {
     fn each_written_dtype_reads_back_as_is() {
         use PrimitiveType::*;
         for t in [
-            Pred, S8, S16, S32, S64, U8, U16, U32, U64, F16, Bf16, F32, F64, C64, C128,
+            Pred, S8, S16, S32, S64, U8, U16, U32, U64, F16, Bf16, F32, F64, C64, C128, S4, S2, S1,
+            U4, U2, U1, F4E2m1fn, F6E2m3fn, F6E3m2fn,
         ] {
             assert_eq!(unit(descr(t).unwrap(), t), Ok(0), "{t}");
         }
@@ -163,7 +229,12 @@ mod tests {
         assert_eq!(unit("<V1", F8E4m3fn), Ok(0));
         assert_eq!(unit("|u1", F8E4m3fn), Ok(0));
         assert!(unit("<f2", F8E4m3fn).unwrap_err().contains("ml_dtypes"));
-        assert!(unit("|u1", S4).unwrap_err().contains(".bin"));
+        assert_eq!(unit("|u1", S4), Ok(0));
+        assert_eq!(unit("|i1", U4), Ok(0));
+        assert_eq!(unit("|V1", F4E2m1fn), Ok(0));
+        assert!(unit("<i2", S4).unwrap_err().contains("int8"));
+        assert!(unit("|b1", U4).unwrap_err().contains("uint8"));
+        assert!(unit("|u1", Token).unwrap_err().contains(".bin"));
     }
 
     #[test]
@@ -189,7 +260,10 @@ mod tests {
                         let stand_in = matches!(ts.type_char(), TypeChar::RawData)
                             || (ts.type_char() == TypeChar::Uint && own.ends_with("u2"));
                         assert!(
-                            own[1..2] == d[1..2] || stand_in || (t.bits() == 8 && t.is_float()),
+                            own[1..2] == d[1..2]
+                                || stand_in
+                                || (t.bits() == 8 && t.is_float())
+                                || t.bits() < 8,
                             "{t} took {d}"
                         );
                         let big = ts.endianness() == Endianness::Big && t.byte_width() > 1;
@@ -198,6 +272,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Narrowing, against the law value by value: every byte of a signed sub-byte type's range (and
+    /// only those) narrows to its low bits, and widening gives it back; a byte out of range fails at
+    /// its index and changes nothing.
+    #[test]
+    fn narrowing_keeps_every_value_and_refuses_the_rest() {
+        for bits in 1..8u32 {
+            let (lo, hi) = (-(1i32 << (bits - 1)), (1i32 << (bits - 1)) - 1);
+            for b in 0..=255u8 {
+                let v = i32::from(b as i8);
+                let mut d = [0u8, b, 0u8];
+                match narrow_values(&mut d, bits) {
+                    Ok(()) => {
+                        assert!((lo..=hi).contains(&v), "{bits} bits took {v}");
+                        assert_eq!(u32::from(d[1]), (v as u32) & ((1 << bits) - 1));
+                        widen_values(&mut d, bits);
+                        assert_eq!(d, [0, b, 0]);
+                    }
+                    Err(e) => {
+                        assert!(!(lo..=hi).contains(&v), "{bits} bits refused {v}");
+                        assert_eq!((e, d), ((1, b as i8), [0, b, 0]));
+                    }
+                }
+            }
+        }
+        assert_eq!(signed_sub_byte(PrimitiveType::S4), Some(4));
+        assert_eq!(signed_sub_byte(PrimitiveType::U4), None);
+        assert_eq!(signed_sub_byte(PrimitiveType::S8), None);
     }
 
     #[test]

@@ -151,7 +151,19 @@ pub fn run(args: RelayoutArgs) -> bool {
             .physical_bytes;
         let need = u64::try_from(size).map_err(|_| format!("{src} has a negative size"))?;
         let (input_path, output_path) = streams(&args.input, &args.output)?;
+        let given = src.layout.clone();
         let input = open_input(input_path, &mut src, need)?;
+        if src.layout != given && args.shape.contains('{') {
+            // A Fortran-order file is read as column-major where `--shape` leaves the layout to it;
+            // one the user spelled out as row-major is not overridden.
+            return Err(format!(
+                "{} holds a column-major (Fortran-order) array, but --shape says {}: give --shape \
+                 without a layout or with {{{}}}, or save the array in C order (numpy.ascontiguousarray)",
+                args.input,
+                args.shape,
+                join(&src.layout.minor_to_major)
+            ));
+        }
         let dst = destination(&args.to, &src)?;
         // Both layouts at once: large dimensions they cut alike are split (a padded one into a body and a
         // tail first), so the offset tables stay proportional to the sum of the factors.
@@ -205,9 +217,10 @@ pub fn run(args: RelayoutArgs) -> bool {
             };
             say("relayout on the GPU");
             let body = input.get(..bytes_of(need)?).unwrap_or(&input);
-            let (bytes, secs, gpu) = gpu_relayout(&src, d, body, &args.venv)?;
+            let (mut bytes, secs, gpu) = gpu_relayout(&src, d, body, &args.venv)?;
             if let Some(h) = header {
-                out.put(&h)?;
+                h.finish(&mut bytes);
+                out.put(&h.bytes)?;
             }
             out.put(&bytes)?;
             out.commit()?;
@@ -223,6 +236,9 @@ pub fn run(args: RelayoutArgs) -> bool {
             ));
         }
         say("relayout");
+        if let Some(note) = padding_note(src_layout.bytes(), dst_layout.bytes()) {
+            eprintln!("note: {note}");
+        }
         let mut output = crate::file::tensor_buffer(dst_layout.bytes() as usize)?;
         crate::file::populate(&output);
         let opts = Options {
@@ -236,12 +252,14 @@ pub fn run(args: RelayoutArgs) -> bool {
             .ok_or("the relayout has no elements to move")?;
         let secs = start.elapsed().as_secs_f64();
         say(&format!("writing {}", args.output));
-        if let Some(h) = header {
-            out.put(&h)?;
-        }
         // The buffer is at least one byte long (an empty mapping is not allowed); the output is its
         // layout's bytes, none for an empty tensor.
-        out.put(output.get(..dst_layout.bytes() as usize).unwrap_or(&output))?;
+        let n = (dst_layout.bytes() as usize).min(output.len());
+        if let Some(h) = header {
+            h.finish(&mut output[..n]);
+            out.put(&h.bytes)?;
+        }
+        out.put(&output[..n])?;
         out.commit()?;
         if let Some(p) = progress {
             p.finish_and_clear();
@@ -351,6 +369,17 @@ fn gpu_relayout(
     Err(crate::gpu::no_cuda())
 }
 
+/// A note for an output mostly padding: more than 1 GiB, and more than 16 times the input's bytes (a
+/// tile larger than the tensor, say), which is legal but rarely meant; `None` otherwise.
+fn padding_note(input: u64, output: u64) -> Option<String> {
+    (output > 1 << 30 && output / 16 > input).then(|| {
+        format!(
+            "the output takes {output} bytes for {input} bytes in: the destination layout is mostly \
+             padding (check its tile sizes)"
+        )
+    })
+}
+
 /// `4,4`: dims joined as the shape notation writes them.
 fn join<T: ToString>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
@@ -365,5 +394,21 @@ fn speed(bytes: f64, secs: f64) -> String {
         format!("{:.2} GB/s", rate / 1e9)
     } else {
         format!("{:.1} MB/s", rate / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::padding_note;
+
+    /// The note's rule: an output over 1 GiB and over 16 times the input (a 1×1 f32 into a
+    /// 32768×32768 tile: 4 GiB for 4 bytes); none for large outputs of like size or small ones.
+    #[test]
+    fn only_outputs_mostly_padding_and_large_get_a_note() {
+        let note = padding_note(4, 4 << 30).unwrap_or_default();
+        assert!(note.contains("4294967296 bytes for 4 bytes in"), "{note}");
+        assert_eq!(padding_note(1 << 30, 2 << 30), None);
+        assert_eq!(padding_note(1, 1 << 30), None);
+        assert!(padding_note((1 << 27) - 1, (2 << 30) + 1).is_some());
     }
 }

@@ -45,6 +45,35 @@ pub struct Input {
     reader: Box<dyn Read>,
     /// Reverse each run of this many bytes after reading (big-endian `.npy` data); 0: none.
     swap: usize,
+    /// Values of a signed sub-byte type in an int8 array, narrowed to their bits after reading.
+    values: Option<Values>,
+}
+
+/// What narrowing an int8 array's values to a signed sub-byte type's bits takes, and what names an
+/// element refused: the type, its bits, the array's dimensions and order.
+struct Values {
+    t: axe_xla::PrimitiveType,
+    bits: u32,
+    dims: Vec<u64>,
+    fortran: bool,
+}
+
+impl Values {
+    /// The index of the `at`-th element in the file's order (row-major, or column-major for Fortran).
+    fn index(&self, mut at: u64) -> Vec<u64> {
+        let mut index = vec![0; self.dims.len()];
+        let order: Vec<usize> = if self.fortran {
+            (0..self.dims.len()).collect()
+        } else {
+            (0..self.dims.len()).rev().collect()
+        };
+        for k in order {
+            let d = self.dims[k].max(1);
+            index[k] = at % d;
+            at /= d;
+        }
+        index
+    }
 }
 
 /// Whether `path` names a `.npy` file (the extension in any case: `x.NPY` too).
@@ -73,6 +102,7 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
         return Ok(Input {
             reader: Box::new(std::io::BufReader::with_capacity(1 << 20, file)),
             swap: 0,
+            values: None,
         });
     }
     let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| match e.kind() {
@@ -112,8 +142,15 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
             join(&dims)
         ));
     }
-    let swap = crate::npy::byte_swap_unit(&npy.header().dtype(), src.element_type)
-        .map_err(|e| format!("{path} {e}"))?;
+    let dtype = npy.header().dtype();
+    let swap =
+        crate::npy::byte_swap_unit(&dtype, src.element_type).map_err(|e| format!("{path} {e}"))?;
+    let values = crate::npy::carries_values(&dtype, src.element_type).map(|bits| Values {
+        t: src.element_type,
+        bits,
+        dims: dims.clone(),
+        fortran,
+    });
     let mut reader = npy.into_inner();
     if let Some(size) = size {
         let start = reader
@@ -129,6 +166,7 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
     Ok(Input {
         reader: Box::new(reader),
         swap,
+        values,
     })
 }
 
@@ -144,7 +182,11 @@ pub fn read_tensor(input: Input, need: u64, path: &str) -> Result<memmap2::MmapM
 /// Reads the input's data into `data`, which its length must fill exactly: an input with fewer bytes
 /// or more is refused.
 pub fn read_into(input: Input, data: &mut [u8], path: &str) -> Result<(), String> {
-    let Input { mut reader, swap } = input;
+    let Input {
+        mut reader,
+        swap,
+        values,
+    } = input;
     let (n, need) = (data.len(), data.len());
     let mut got = 0;
     while got < n {
@@ -173,12 +215,43 @@ pub fn read_into(input: Input, data: &mut [u8], path: &str) -> Result<(), String
         }
     }
     crate::npy::swap_bytes(data, swap);
+    if let Some(v) = values {
+        crate::npy::narrow_values(data, v.bits).map_err(|(at, value)| {
+            let (lo, hi) = (-(1i32 << (v.bits - 1)), (1i32 << (v.bits - 1)) - 1);
+            format!(
+                "{path}: element [{}] is {value}; {} elements in an int8 array are values, {lo}..{hi} \
+                 (never wrapped; give their bits in a uint8 array to mean bits)",
+                join(&v.index(at as u64)),
+                v.t
+            )
+        })?;
+    }
     Ok(())
 }
 
+/// The header of a `.npy` output, and what its data takes before it is written.
+pub struct NpyHeader {
+    /// The header's bytes.
+    pub bytes: Vec<u8>,
+    /// The bits of a signed sub-byte type, written as int8 values: its data is sign-extended.
+    widen: Option<u32>,
+}
+
+impl NpyHeader {
+    /// The tensor's bytes (its layout's, one element a byte for sub-byte types) as the `.npy` file's
+    /// data: signed sub-byte elements sign-extended into their bytes, so that the int8 array the
+    /// header names holds their values (see [`crate::npy::widen_values`]); other data as it is.
+    pub fn finish(&self, data: &mut [u8]) {
+        if let Some(bits) = self.widen {
+            crate::npy::widen_values(data, bits);
+        }
+    }
+}
+
 /// The header of a `.npy` output (`None` for raw bytes), or an error if its layout or element type
-/// has no `.npy` form: checked before any work is done.
-pub fn npy_header(path: &str, dst_shape: Option<&ArrayShape>) -> Result<Option<Vec<u8>>, String> {
+/// has no `.npy` form: checked before any work is done. Its data must go through
+/// [`NpyHeader::finish`].
+pub fn npy_header(path: &str, dst_shape: Option<&ArrayShape>) -> Result<Option<NpyHeader>, String> {
     if !is_npy(path) {
         return Ok(None);
     }
@@ -206,7 +279,10 @@ pub fn npy_header(path: &str, dst_shape: Option<&ArrayShape>) -> Result<Option<V
         .writer(&mut header)
         .write_header_only()
         .map_err(|e| e.to_string())?;
-    Ok(Some(header))
+    Ok(Some(NpyHeader {
+        bytes: header,
+        widen: crate::npy::signed_sub_byte(a.element_type),
+    }))
 }
 
 fn join<T: ToString>(v: &[T]) -> String {

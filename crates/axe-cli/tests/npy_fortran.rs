@@ -153,4 +153,26 @@ fn a_fortran_order_file_is_not_read_as_another_layout() {
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("holds a row-major array"), "{err}");
+    // A Fortran-order file given a --shape that spells out row-major: refused, not overridden (a
+    // --shape without a layout, or with {0,1}, reads it as column-major).
+    std::fs::write(&input, npy_bytes("<f4", true, &[2, 3], &le(&values))).unwrap();
+    for (shape, ok) in [
+        ("f32[2,3]{1,0}", false),
+        ("f32[2,3]", true),
+        ("f32[2,3]{0,1}", true),
+    ] {
+        let (code, _, err) = run(&[
+            "relayout",
+            "--shape",
+            shape,
+            "--to",
+            "{0,1}",
+            input.to_str().unwrap(),
+            dir.path().join("x.bin").to_str().unwrap(),
+        ]);
+        assert_eq!(code == 0, ok, "{shape}: {err}");
+        if !ok {
+            assert!(err.contains("but --shape says f32[2,3]{1,0}"), "{err}");
+        }
+    }
 }

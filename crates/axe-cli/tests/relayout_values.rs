@@ -2,7 +2,8 @@
 //! `axe relayout` on what the bytes mean and on what it is asked to write: pred bytes other than 0 and
 //! 1 refused with their offset on every path, attributes that leave bytes alone (`S(1)`) accepted for
 //! .npy, overflowing sizes, tuples and too-wide element sizes refused saying why, layouts whose later
-//! tile pads inside an earlier one moved, and `-` as stdin and stdout.
+//! tile pads inside an earlier one moved, `-` as stdin and stdout, and sub-byte integers in `.npy`
+//! files (int8 values, uint8 and ml_dtypes' void bits).
 
 mod common;
 
@@ -176,4 +177,66 @@ fn dash_is_stdin_and_stdout() {
     );
     let d = common::folder("relayout-dash");
     assert!(!d.join("-").exists());
+}
+
+/// s4 as numpy holds it: an int8 array of values (-8..7) packs into E(4) and comes back as int8
+/// values; uint8 and ml_dtypes' `|V1` arrays are the bits (-1 the byte 0x0f) and pack the same; a
+/// value out of range is refused at its index, never wrapped; u4 from int8 is bits.
+#[test]
+fn sub_byte_integers_come_from_and_go_to_npy_files() {
+    let d = common::folder("relayout-s4-npy");
+    let values: [i8; 6] = [-1, 7, -8, 0, 3, -5];
+    let bits: Vec<u8> = values.iter().map(|&v| v as u8 & 0x0f).collect();
+    // Packed E(4), row-major: element i at bits 4(i % 2) of byte i / 2.
+    let packed: Vec<u8> = bits.chunks(2).map(|p| p[0] | p[1] << 4).collect();
+    let ints: Vec<u8> = values.iter().map(|&v| v as u8).collect();
+    std::fs::write(d.join("i8.npy"), common::npy("|i1", "(2, 3)", &ints)).unwrap();
+    std::fs::write(d.join("u8.npy"), common::npy("|u1", "(2, 3)", &bits)).unwrap();
+    std::fs::write(d.join("v1.npy"), common::npy("|V1", "(2, 3)", &bits)).unwrap();
+    for input in ["i8.npy", "u8.npy", "v1.npy"] {
+        let (code, err) = relayout(&d, "s4[2,3]", "{1,0:E(4)}", input, "p.bin");
+        assert_eq!(code, 0, "{input}: {err}");
+        assert_eq!(std::fs::read(d.join("p.bin")).unwrap(), packed, "{input}");
+    }
+    let (code, err) = relayout(&d, "s4[2,3]{1,0:E(4)}", "{1,0}", "p.bin", "back.npy");
+    assert_eq!(code, 0, "{err}");
+    let back = std::fs::read(d.join("back.npy")).unwrap();
+    let header = String::from_utf8_lossy(&back[..back.len() - 6]).to_string();
+    assert!(header.contains("'descr': '|i1'"), "{header}");
+    assert_eq!(back[back.len() - 6..], ints[..]);
+    // Transposed on the way: the values follow their elements.
+    let (code, err) = relayout(&d, "s4[2,3]", "{0,1}", "i8.npy", "t.npy");
+    assert_eq!(code, 0, "{err}");
+    let t = std::fs::read(d.join("t.npy")).unwrap();
+    assert_eq!(
+        t[t.len() - 6..],
+        [ints[0], ints[3], ints[1], ints[4], ints[2], ints[5]]
+    );
+    // Out of range as int8 values: 8 at [1,1]; as bits: 16 at offset 4 of the data.
+    let mut bad = ints.clone();
+    bad[4] = 8;
+    std::fs::write(d.join("bad.npy"), common::npy("|i1", "(2, 3)", &bad)).unwrap();
+    let (code, err) = relayout(&d, "s4[2,3]", "{1,0:E(4)}", "bad.npy", "x.bin");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("element [1,1] is 8") && err.contains("-8..7"),
+        "{err}"
+    );
+    assert!(!d.join("x.bin").exists());
+    let mut bad = bits.clone();
+    bad[4] = 16;
+    std::fs::write(d.join("badu.npy"), common::npy("|u1", "(2, 3)", &bad)).unwrap();
+    let (code, err) = relayout(&d, "s4[2,3]", "{1,0:E(4)}", "badu.npy", "x.bin");
+    assert_eq!(code, 1);
+    assert!(err.contains("offset 4 of the data is 16"), "{err}");
+    // u4 in an int8 array is its bits: 15 stays 15, and comes back as uint8.
+    std::fs::write(d.join("u4.npy"), common::npy("|i1", "(2,)", &[15, 1])).unwrap();
+    let (code, err) = relayout(&d, "u4[2]", "{0:E(4)}", "u4.npy", "u4.bin");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(d.join("u4.bin")).unwrap(), [0x1f]);
+    let (code, err) = relayout(&d, "u4[2]{0:E(4)}", "{0}", "u4.bin", "u4b.npy");
+    assert_eq!(code, 0, "{err}");
+    let u = std::fs::read(d.join("u4b.npy")).unwrap();
+    assert!(String::from_utf8_lossy(&u).contains("'descr': '|u1'"));
+    assert_eq!(u[u.len() - 2..], [15, 1]);
 }
