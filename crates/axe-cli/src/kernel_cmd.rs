@@ -20,7 +20,8 @@ pub struct Spec {
     kernel: KernelName,
     #[command(flatten)]
     params: Params,
-    /// cpu, sm_80, sm_90a or trn1 (gemm and gemm_reduce_scatter; emitted as NKI-style text).
+    /// cpu, sm_80, sm_90a or trn1 (gemm and gemm_reduce_scatter; emitted as NKI-style text); emit
+    /// takes sm_80, sm_90a or trn1, compile sm_80 or sm_90a (cpu is the interpreter's: explain it).
     #[arg(long, default_value = "sm_90a")]
     target: String,
     /// One JSON object on stdout.
@@ -125,6 +126,20 @@ pub enum Verb {
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
+}
+
+/// `emit`'s target: a CUDA target (CUDA C++) or trn1 (NKI-style text); cpu, the interpreter's, has
+/// no source to emit, and is refused naming the targets that do.
+fn emit_target(target: &str) -> Result<(), String> {
+    match target.parse::<Target>().map_err(err)? {
+        Target::Cpu => Err(
+            "emit writes CUDA C++ for sm_80 or sm_90a, or NKI-style text for trn1, not cpu: cpu is \
+             the interpreter's target (`axe kernel run --target cpu` runs its program, `axe kernel \
+             explain --target cpu` shows its decisions)"
+                .to_string(),
+        ),
+        _ => Ok(()),
+    }
 }
 
 fn build(spec: &Spec) -> Result<(Instance, Program), String> {
@@ -436,13 +451,15 @@ pub fn run(verb: Verb) -> bool {
     match verb {
         Verb::List { json } => emit([Ok(list())], json),
         Verb::Emit { spec, output } => {
-            let r = build(&spec).and_then(|(_, p)| {
-                if p.target == Target::Trn1.name() {
-                    emit_nki(&p).map_err(err)
-                } else {
-                    emit_cuda(&p).map_err(err)
-                }
-            });
+            let r = emit_target(&spec.target)
+                .and_then(|()| build(&spec))
+                .and_then(|(_, p)| {
+                    if p.target == Target::Trn1.name() {
+                        emit_nki(&p).map_err(err)
+                    } else {
+                        emit_cuda(&p).map_err(err)
+                    }
+                });
             match (r, output) {
                 (Ok(src), Some(path)) => {
                     let r =

@@ -66,6 +66,25 @@ impl Target {
             Target::Sm90a => Some("sm_90a"),
         }
     }
+
+    /// The targets CUDA C++ is emitted for: exactly those with an [`Target::arch`].
+    pub const CUDA: [Target; 2] = [Target::Sm80, Target::Sm90a];
+
+    /// **Law**: `Ok` exactly for the targets of [`Target::CUDA`] (those with an NVRTC architecture);
+    /// for the others an error naming the CUDA targets and what the asked one is for instead
+    /// (`cpu`: the interpreter runs its program; `trn1`: NKI text).
+    pub fn check_cuda(self) -> Result<()> {
+        let instead = match self {
+            Target::Sm80 | Target::Sm90a => return Ok(()),
+            Target::Cpu => {
+                "cpu is the interpreter's target: its program is run on the CPU (and explained), not compiled"
+            }
+            Target::Trn1 => "trn1 programs are emitted as NKI-style text (emit_nki)",
+        };
+        Err(KernelError::Invalid(format!(
+            "CUDA is emitted for the GPU targets sm_80 and sm_90a, not {self}; {instead}"
+        )))
+    }
 }
 
 impl fmt::Display for Target {

@@ -27,7 +27,8 @@ pub enum IndexWidth {
 
 /// The CUDA C++ source of `prog`: `extern "C" __global__ void <name>(unsigned char* <buffer>, ...)`,
 /// launched with `grid` blocks of `threads` threads and `shared_bytes` of dynamic shared memory, with
-/// 64-bit index arithmetic ([`IndexWidth::Wide`]).
+/// 64-bit index arithmetic ([`IndexWidth::Wide`]). Only a program lowered for a CUDA target
+/// ([`crate::Target::CUDA`]: sm_80, sm_90a) is emitted; a cpu or trn1 program is an error saying so.
 pub fn emit_cuda(prog: &Program) -> Result<String> {
     emit_cuda_with(prog, IndexWidth::Wide)
 }
@@ -40,6 +41,13 @@ pub fn emit_cuda_with(prog: &Program, width: IndexWidth) -> Result<String> {
             prog.name
         )));
     }
+    // Only a GPU target's program is CUDA: a cpu program may hold variants no GPU has as lowered
+    // (the interpreter takes every thread-model variant), so it is refused rather than emitted.
+    let target: crate::dispatch::Target = prog.target.parse()?;
+    target
+        .check_cuda()
+        .map_err(|e| crate::error::KernelError::Invalid(format!("{}: {e}", prog.name)))?;
+    prog.check_mbarriers()?;
     let narrow = match width {
         IndexWidth::Narrow => crate::range::narrow_type(prog),
         IndexWidth::Wide => None,

@@ -195,6 +195,7 @@ pub fn run(prog: &Program, globals: Vec<Vec<u8>>, limits: RunLimits) -> Result<V
         )));
     }
     limits.admit(prog)?;
+    prog.check_mbarriers()?;
     let mut full: Vec<Vec<u8>> = tensore::on_chip(prog)?;
     for ((i, bytes), g) in expected.iter().zip(globals) {
         if g.len() as u64 != *bytes {
@@ -445,19 +446,23 @@ impl<'p> Machine<'p> {
         let me = (self.cta as u64) << 20 | self.tid as u64;
         match kind {
             0 => {
-                self.global_write(buf, at, n, call)?;
+                self.global_write(buf, at, bytes, call)?;
                 self.globals[buf][at..at + n].copy_from_slice(bytes);
             }
             1 => {
+                let other = |w: u64| w != NONE && w != me;
                 for i in at..at + n {
                     let (w, r) = (self.shared_writer[i], self.shared_reader[i]);
-                    if (w != NONE && w != me) || (r != NONE && r != me) {
-                        return Err(self.race(
-                            call,
-                            "writes",
-                            a.buf,
-                            if w != NONE && w != me { w } else { r },
-                        ));
+                    if other(w) {
+                        // Equal when every byte another thread wrote is rewritten as is.
+                        let equal = (at..at + n)
+                            .filter(|&j| other(self.shared_writer[j]))
+                            .all(|j| self.shared[j] == bytes[j - at]);
+                        let e = self.race(call, "writes", a.buf, w);
+                        return Err(races::with_tail(e, races::waw(equal)));
+                    }
+                    if other(r) {
+                        return Err(self.race(call, "writes", a.buf, r));
                     }
                     self.shared_writer[i] = me;
                 }

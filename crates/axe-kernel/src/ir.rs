@@ -394,3 +394,41 @@ pub struct Program {
     /// TMA tensor maps, passed after the global buffers.
     pub tensor_maps: Vec<TensorMap>,
 }
+
+/// The largest count an mbarrier holds: arrivals per phase (`mbarrier.init` takes 1 to this), the
+/// transaction bytes one `mbarrier.expect_tx` announces (0 to this), and the pending transaction
+/// count of a phase either way (PTX: `2^20 − 1`).
+pub(crate) const MBAR_MAX: u32 = (1 << 20) - 1;
+
+impl Program {
+    /// **Law**: `Ok` exactly when every `MbarInit` of the body (at any depth) counts 1 to
+    /// `2^20 − 1` arrivals and every `MbarExpectTx` announces at most `2^20 − 1` bytes, the ranges
+    /// PTX gives `mbarrier.init` and `mbarrier.expect_tx` (a count is a `u32`, so never negative);
+    /// else an error naming the statement, its count and the range. Lowering, the interpreter and
+    /// the CUDA emission check it, so a program built by hand or by a variant of one's own never
+    /// reaches either backend with a count the hardware does not take.
+    pub fn check_mbarriers(&self) -> crate::error::Result<()> {
+        let mut stack: Vec<&[LStmt]> = vec![&self.body];
+        while let Some(body) = stack.pop() {
+            for s in body {
+                match s {
+                    LStmt::For { body, .. } | LStmt::If { body, .. } => stack.push(body),
+                    LStmt::MbarInit { count, .. } if *count == 0 || *count > MBAR_MAX => {
+                        return Err(crate::error::KernelError::Invalid(format!(
+                            "{}: mbarrier.init with {count} arrivals per phase; an mbarrier counts 1 to 2^20 - 1",
+                            self.name
+                        )));
+                    }
+                    LStmt::MbarExpectTx { bytes, .. } if *bytes > MBAR_MAX => {
+                        return Err(crate::error::KernelError::Invalid(format!(
+                            "{}: mbarrier.expect_tx of {bytes} bytes; a phase's transaction count is 0 to 2^20 - 1 bytes (1048575)",
+                            self.name
+                        )));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+}

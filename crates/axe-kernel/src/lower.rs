@@ -66,7 +66,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Resul
             capacity: target.shared_capacity(),
         });
     }
-    Ok(Program {
+    let program = Program {
         name: kernel.name.clone(),
         target: target.to_string(),
         launch: kernel.launch,
@@ -78,7 +78,10 @@ pub fn lower_with(kernel: &Kernel, target: Target, registry: &Registry) -> Resul
         decisions,
         min_ctas_per_sm: kernel.min_ctas_per_sm,
         tensor_maps: ctx.tensor_maps(),
-    })
+    };
+    // A variant of the caller's registry may have emitted mbarrier counts the hardware does not take.
+    program.check_mbarriers()?;
+    Ok(program)
 }
 
 fn lower_block(

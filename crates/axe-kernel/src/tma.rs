@@ -313,6 +313,11 @@ impl Tma {
             swizzle: sw,
         };
         let bytes = u32::try_from(map.box_bytes()).map_err(|_| overflow("sizing a box"))?;
+        if bytes > crate::ir::MBAR_MAX {
+            return Ok(Err(format!(
+                "the box is {bytes} bytes; an mbarrier's transaction count takes at most 2^20 - 1 bytes a phase"
+            )));
+        }
         let w = match workers(&call.scope, ctx) {
             Ok(w) => w,
             Err(e) => return Ok(Err(e)),

@@ -6,8 +6,8 @@
 //! and compiles.
 
 use axe_kernel::{
-    emit_cuda, lower, run, DType, Expr, KernelBuilder, Launch, Mbar, Program, RunLimits, Scope,
-    Space, Swizzle, Target,
+    emit_cuda, lower, run, DType, Expr, KernelBuilder, LStmt, Launch, Mbar, Program, RunLimits,
+    Scope, Space, Swizzle, Target,
 };
 use axe_layout::{Axis, Layout};
 
@@ -240,4 +240,105 @@ fn a_second_phase_carries_a_second_tile() {
     )
     .unwrap();
     assert_eq!(out[1], data);
+}
+
+/// One CTA of 32 threads: thread 0 inits mbarrier 0 for `count` arrivals, a barrier, then (written
+/// into the lowered program by hand, as a program of one's own or a variant of one's own may) thread 0
+/// announces `bytes` transaction bytes `times` times. Nobody waits.
+fn announcing(count: u32, bytes: u32, times: usize, t: Target) -> Program {
+    let mut k = KernelBuilder::new(
+        "tx",
+        Launch {
+            grid: 1,
+            cluster: 1,
+            threads: 32,
+        },
+    )
+    .unwrap();
+    let bars = k
+        .buffer("bars", Space::Shared(None), DType::S64, 1)
+        .unwrap();
+    let bar = Mbar {
+        buffer: bars,
+        index: 0,
+    };
+    k.if_then(Expr::Thread.lt(Expr::Const(1)), |k| k.mbar_init(bar, 1))
+        .unwrap();
+    k.barrier();
+    let mut p = lower(&k.build().unwrap(), t).unwrap();
+    let at = axe_kernel::Access {
+        buf: bars.0,
+        byte: Expr::Const(0),
+    };
+    let LStmt::If { body, .. } = &mut p.body[0] else {
+        panic!("{:?}", p.body[0])
+    };
+    let LStmt::MbarInit { count: c, .. } = &mut body[0] else {
+        panic!("{body:?}")
+    };
+    *c = count;
+    let tx = (0..times)
+        .map(|_| LStmt::MbarExpectTx {
+            bar: at.clone(),
+            bytes,
+        })
+        .collect();
+    p.body.push(LStmt::If {
+        cond: Expr::Thread.lt(Expr::Const(1)),
+        body: tx,
+    });
+    p
+}
+
+/// Law: a transaction count is a `u32` (never negative) and one `expect_tx` announces at most
+/// 2^20 - 1 bytes, an init counts 1 to 2^20 - 1 arrivals (PTX's ranges): a program outside them is
+/// refused by the interpreter and by the CUDA emission before either runs it.
+#[test]
+fn mbarrier_counts_outside_ptx_ranges_are_refused_before_either_backend() {
+    let max = (1 << 20) - 1;
+    assert!(run(
+        &announcing(1, max, 1, Target::Cpu),
+        vec![],
+        RunLimits::default()
+    )
+    .is_ok());
+    assert!(emit_cuda(&announcing(1, max, 1, Target::Sm90a)).is_ok());
+    for (count, bytes, says) in [
+        (1, max + 1, "mbarrier.expect_tx of 1048576 bytes"),
+        (1, u32::MAX, "mbarrier.expect_tx of 4294967295 bytes"),
+        (0, 0, "mbarrier.init with 0 arrivals"),
+        (max + 1, 0, "mbarrier.init with 1048576 arrivals"),
+    ] {
+        let e = run(
+            &announcing(count, bytes, 1, Target::Cpu),
+            vec![],
+            RunLimits::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(says), "{e}");
+        let e = emit_cuda(&announcing(count, bytes, 1, Target::Sm90a))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{e}");
+    }
+}
+
+/// Law: the interpreter's pending transaction count is checked arithmetic within ±(2^20 - 1): two
+/// announcements of 2^20 - 1 bytes on one phase are an error, never a count the hardware cannot hold.
+#[test]
+fn pending_transaction_bytes_past_the_mbarrier_range_are_an_error() {
+    let max = (1 << 20) - 1;
+    let e = run(
+        &announcing(1, max, 2, Target::Cpu),
+        vec![],
+        RunLimits::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("mbarrier.expect_tx of 1048575 bytes takes the transaction count"),
+        "{e}"
+    );
+    assert!(e.contains("from 1048575 past ±1048575"), "{e}");
 }

@@ -343,3 +343,27 @@ proptest! {
         prop_assert_eq!(got, brute_widest(&src, &dst, size, dt.bytes()), "{} -> {}", src, dst);
     }
 }
+
+/// Law: CUDA is emitted exactly for the CUDA targets (sm_80, sm_90a); a program lowered for the
+/// interpreter (`cpu`) or Trainium (`trn1`) is refused with a message naming the CUDA targets.
+#[test]
+fn cuda_is_emitted_only_for_the_cuda_targets() {
+    let l = Layout::row_major(&[64]).unwrap();
+    let k = copy_kernel(DType::F32, &[64], l.clone(), l, None).unwrap();
+    for t in Target::THREADED {
+        let p = lower(&k, t).unwrap();
+        let got = axe_kernel::emit_cuda(&p);
+        assert_eq!(got.is_ok(), t.arch().is_some(), "{t}: {got:?}");
+        assert_eq!(t.check_cuda().is_ok(), Target::CUDA.contains(&t), "{t}");
+    }
+    let e = axe_kernel::emit_cuda(&lower(&k, Target::Cpu).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("CUDA is emitted for the GPU targets sm_80 and sm_90a, not cpu"),
+        "{e}"
+    );
+    assert!(e.contains("interpreter"), "{e}");
+    let e = Target::Trn1.check_cuda().unwrap_err().to_string();
+    assert!(e.contains("not trn1") && e.contains("NKI"), "{e}");
+}

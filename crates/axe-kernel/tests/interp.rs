@@ -395,8 +395,9 @@ fn emitted_cuda_names_each_operator_and_variant() {
     );
 }
 
-/// a (8×8 row-major) → registers of an mma-like fragment → b (column-major), at `scope`.
-fn through_registers(warps: u32, frag: &str, scope: Scope) -> axe_kernel::Program {
+/// a (8×8 row-major) → registers of an mma-like fragment → b (column-major), at `scope`, lowered for
+/// target `t`.
+fn through_registers(warps: u32, frag: &str, scope: Scope, t: Target) -> axe_kernel::Program {
     let mut k = KernelBuilder::new(
         "frag",
         Launch {
@@ -416,7 +417,7 @@ fn through_registers(warps: u32, frag: &str, scope: Scope) -> axe_kernel::Progra
     let tr = k.tensor("frag", r, &[8, 8], frag.parse().unwrap()).unwrap();
     k.copy(scope.clone(), &tr, &ta).unwrap();
     k.copy(scope, &tb, &tr).unwrap();
-    lower(&k.build().unwrap(), Target::Cpu).unwrap()
+    lower(&k.build().unwrap(), t).unwrap()
 }
 
 #[test]
@@ -433,7 +434,7 @@ fn registers_are_loaded_and_stored_by_their_layout() {
         // Rows over two warps, lanes 0..16 only.
         (2, "S[(2,4,4,2):(1@warp,4@lane,1@lane,1@reg)]", Scope::cta()),
     ] {
-        let p = through_registers(warps, frag, scope);
+        let p = through_registers(warps, frag, scope.clone(), Target::Cpu);
         // Loads of 2 consecutive f32 may take 8-byte vectors (copy.registers.vector).
         assert!(
             p.decisions[0].variant.starts_with("copy.registers"),
@@ -447,7 +448,8 @@ fn registers_are_loaded_and_stored_by_their_layout() {
                 assert_eq!(b[i + 8 * j], input[8 * i + j], "{frag}: element ({i}, {j})");
             }
         }
-        let src = emit_cuda(&p).unwrap();
+        // CUDA is the GPU targets' (a cpu program is refused).
+        let src = emit_cuda(&through_registers(warps, frag, scope, Target::Sm80)).unwrap();
         assert!(src.contains("__align__(16) unsigned char r[8];"), "{src}");
     }
 }

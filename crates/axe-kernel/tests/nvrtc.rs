@@ -234,7 +234,7 @@ fn hostile_names() -> axe_kernel::Kernel {
 #[test]
 fn hostile_names_stay_in_comments_and_compile() {
     let kernel = hostile_names();
-    for t in [Target::Cpu, Target::Sm80] {
+    for t in Target::CUDA {
         let p = lower(&kernel, t).unwrap();
         let src = emit_cuda_with(&p, IndexWidth::Wide).unwrap();
         for line in src

@@ -230,3 +230,65 @@ fn overwriting_what_another_thread_read_is_a_race() {
         assert_eq!(a[i], bv[N as usize - 1 - i]);
     }
 }
+
+/// `b = a` by warp 0, then `b = c` by warp 1 with no barrier between (64 f32, one CTA of 64
+/// threads), `b` global or shared; `c` holds `a`'s values (`same`) or others.
+fn written_twice(shared: bool, same: bool) -> (axe_kernel::Program, Vec<Vec<u8>>) {
+    let n = 64;
+    let mut k = builder("waw", 1, 64);
+    let a = k.buffer("a", Space::Global, DType::F32, n).unwrap();
+    let c = k.buffer("c", Space::Global, DType::F32, n).unwrap();
+    let space = if shared {
+        Space::Shared(None)
+    } else {
+        Space::Global
+    };
+    let b = k.buffer("b", space, DType::F32, n).unwrap();
+    let ta = k.tensor("a", a, &[n], rm(&[n])).unwrap();
+    let tc = k.tensor("c", c, &[n], rm(&[n])).unwrap();
+    let tb = k.tensor("b", b, &[n], rm(&[n])).unwrap();
+    k.copy(Scope::warps(0..1), &tb, &ta).unwrap();
+    k.copy(Scope::warps(1..2), &tb, &tc).unwrap();
+    let p = lower(&k.build().unwrap(), Target::Cpu).unwrap();
+    let av: Vec<f32> = (0..n).map(|i| i as f32 + 0.5).collect();
+    let cv: Vec<f32> = av.iter().map(|v| if same { *v } else { -v }).collect();
+    let mut inputs = vec![f32s(&av), f32s(&cv)];
+    if !shared {
+        inputs.push(vec![0; 4 * n as usize]);
+    }
+    (p, inputs)
+}
+
+/// Two threads writing one element with no barrier between race in the CUDA memory model whatever
+/// the values; the report says which it found: equal values (benign in practice, either order leaves
+/// the same bytes) or different ones.
+#[test]
+fn a_write_after_write_is_a_race_whose_report_says_whether_the_values_are_equal() {
+    for shared in [false, true] {
+        let buffer = if shared { "shared" } else { "global" };
+        for same in [true, false] {
+            let (p, inputs) = written_twice(shared, same);
+            let e = run(&p, inputs, RunLimits::default()).unwrap_err();
+            let KernelError::Run { op, message } = &e else {
+                panic!("{e}")
+            };
+            assert!(op.starts_with("copy #1"), "{e}");
+            assert!(
+                message.contains(&format!("race on {buffer} buffer b")),
+                "{e}"
+            );
+            let (says, not) = if same {
+                ("a write-after-write of equal values", "different values")
+            } else {
+                ("a write-after-write of different values", "equal values")
+            };
+            assert!(message.contains(says), "{e}");
+            assert!(!message.contains(not), "{e}");
+            assert_eq!(
+                message.contains("a data race in the CUDA memory model"),
+                same,
+                "{e}"
+            );
+        }
+    }
+}

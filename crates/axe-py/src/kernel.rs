@@ -169,9 +169,13 @@ impl PyKernel {
             .collect()
     }
 
-    /// The CUDA C++ source for `target` (`sm_80` or `sm_90a`), as `axe kernel emit` writes it.
+    /// The CUDA C++ source for `target` (`sm_80` or `sm_90a`), as `axe kernel emit` writes it; any
+    /// other target (`cpu`: the interpreter's; `trn1`: NKI, see `nki`) is a `KernelError` naming the
+    /// CUDA targets.
     #[pyo3(signature = (target = "sm_90a"))]
     fn cuda(&self, py: Python<'_>, target: &str) -> PyResult<String> {
+        let asked: Target = target.parse().map_err(errors::kernel)?;
+        asked.check_cuda().map_err(errors::kernel)?;
         let t = self.target(target)?;
         py.detach(|| lower(&self.kernel, t).and_then(|p| emit_cuda(&p)))
             .map_err(errors::kernel)
@@ -266,21 +270,64 @@ fn dtype(d: &str) -> PyResult<DType> {
     d.parse().map_err(errors::kernel)
 }
 
-/// The relayout kernel from array `src` (a `Shape` or its text) into `dst` (a layout such as
-/// `'{1,0:T(8,128)}'`, or a whole shape).
+/// What the relayout kernel's destination may be: it moves one array between XLA layouts (it builds
+/// each side's Axe form from the XLA tiling and padding, `axe_kernel::relayout`).
+const RELAYOUT_DST: &str =
+    "the relayout kernel moves an array between XLA layouts, so dst takes an \
+     XLA layout for the source's dims ('{1,0:T(8,128)}'), an XLA array shape of the same tensor \
+     ('f32[8,128]{0,1}'), or an axe.Shape; axe.relayout (on the CPU) also takes Axe layouts";
+
+/// The relayout kernel from array `src` (a `Shape` or its text) into `dst`: an XLA layout such as
+/// `'{1,0:T(8,128)}'`, a whole XLA shape (text or `Shape`). Anything else — an `axe.Layout`, an
+/// `axe.cute.Layout`, Axe or CuTe notation — is a `KernelError` naming it and listing what `dst`
+/// takes.
 #[pyfunction]
-pub fn _kernel_relayout(src: &Bound<'_, PyAny>, dst: &str) -> PyResult<PyKernel> {
+pub fn _kernel_relayout(src: &Bound<'_, PyAny>, dst: &Bound<'_, PyAny>) -> PyResult<PyKernel> {
     let s = source(src)?;
-    let t = dst.trim();
-    let d = if t.starts_with('{') {
-        axe_xla::ArrayShape {
-            layout: axe_xla::parse_layout(t, s.rank()).map_err(errors::xla)?,
-            ..s.clone()
-        }
-    } else {
-        array(t)?
-    };
+    let d = relayout_dst(dst, &s)?;
     Ok(Shipped::relayout(&s, &d).map_err(errors::kernel)?.into())
+}
+
+/// The relayout kernel's destination array for source `src`: **law**: an `axe.Shape` is itself, text
+/// starting with `{` is `src` with that XLA layout, text starting with a lowercase letter is that XLA
+/// shape; everything else is refused with [`RELAYOUT_DST`].
+fn relayout_dst(dst: &Bound<'_, PyAny>, src: &ArrayShape) -> PyResult<ArrayShape> {
+    let refuse = |what: String| {
+        Err(errors::KernelError::new_err(format!(
+            "dst is {what}; {RELAYOUT_DST}"
+        )))
+    };
+    if let Ok(s) = dst.cast::<PyShape>() {
+        return Ok(s.get().inner.clone());
+    }
+    let Ok(text) = dst.extract::<String>() else {
+        // Any other object (an axe.Layout, an axe.cute.Layout, ...) by its type's qualified name.
+        let ty = dst.get_type();
+        let name = ty.name().map(|n| n.to_string()).unwrap_or_default();
+        let name = match ty.module().map(|m| m.to_string()) {
+            Ok(m) if m != "builtins" => format!("{m}.{name}"),
+            _ => name,
+        };
+        let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        return refuse(format!("{article} {name}"));
+    };
+    let t = text.trim();
+    if t.starts_with('{') {
+        Ok(ArrayShape {
+            layout: axe_xla::parse_layout(t, src.rank()).map_err(errors::xla)?,
+            ..src.clone()
+        })
+    } else if t.starts_with(|c: char| c.is_ascii_lowercase()) {
+        array(t)
+    } else {
+        refuse(format!(
+            "{t:?}, not an XLA layout or array shape (Axe and CuTe notation are not taken)"
+        ))
+    }
 }
 
 /// The softmax kernel over the rows of a row-major `[rows, cols]` array of `dtype`.

@@ -167,7 +167,7 @@ impl Machine<'_> {
             }
             LStmt::MbarExpectTx { bar, bytes } => {
                 let key = self.bar_key(bar, vars, SYNC)?;
-                self.bar_mut(key, SYNC)?.tx += i64::from(*bytes);
+                self.add_tx(key, i64::from(*bytes), SYNC, "mbarrier.expect_tx")?;
             }
             LStmt::TmaLoad {
                 call,
@@ -360,9 +360,32 @@ impl Machine<'_> {
                 self.asy.pending[q] = (key as u64) << 32 | (phase & 0xffff_ffff);
             }
         }
-        let b = self.bar_mut(key, call)?;
-        b.tx -= total as i64 * eb;
-        Async::complete(b);
+        let landed = i64::try_from(total)
+            .ok()
+            .and_then(|t| t.checked_mul(eb))
+            .ok_or_else(|| self.sync_err(call, "the box's bytes overflow a count".into()))?;
+        self.add_tx(key, -landed, call, "the copy engine's complete_tx")?;
+        Async::complete(self.bar_mut(key, call)?);
+        Ok(())
+    }
+
+    /// Adds `delta` bytes to the pending transaction count of the mbarrier at `key` (announced by
+    /// `expect_tx`: positive; landed by the copy engine: negative). **Law**: the count after is the
+    /// count before plus `delta`, or an error (and no change) when that leaves `±(2^20 − 1)`, the range
+    /// PTX gives a phase's transaction count (checked arithmetic: it never wraps).
+    fn add_tx(&mut self, key: usize, delta: i64, call: usize, what: &str) -> Result<()> {
+        let max = i64::from(crate::ir::MBAR_MAX);
+        let before = self.bar_mut(key, call)?.tx;
+        let Some(after) = before.checked_add(delta).filter(|t| t.abs() <= max) else {
+            return Err(self.sync_err(
+                call,
+                format!(
+                    "{what} of {} bytes takes the transaction count of the mbarrier at shared byte {key} from {before} past ±{max} (2^20 - 1), the most a phase counts",
+                    delta.unsigned_abs()
+                ),
+            ));
+        };
+        self.bar_mut(key, call)?.tx = after;
         Ok(())
     }
 

@@ -5,7 +5,10 @@
 //! CTAs). Such a pair is an error whichever ran first in the simulation — a write then another
 //! thread's read (read after write), a read then another thread's write (write after read), two
 //! writes — and the first the run meets is reported with the buffer, the byte and its element, both
-//! threads and both calls. Values are not compared: a write of the bytes already there races too.
+//! threads and both calls. Two writes race whatever their values — the CUDA memory model counts any
+//! two unordered conflicting accesses a data race — but the report of a write-after-write says what
+//! it found ([`waw`]): of *equal* values (the write leaves every byte another thread wrote as it
+//! was: the result cannot depend on the order) or of *different* ones.
 //! A thread reading back what it wrote itself, in this call or an earlier one, and any number of
 //! threads reading a byte nobody writes, are not races; nor is a copy's destination replica, which the
 //! thread writing the element writes too.
@@ -136,19 +139,25 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// Checks and records the running thread's write of bytes `at..at + n` of global buffer `buf`.
+    /// Checks and records the running thread's write of `bytes` at bytes `at..at + bytes.len()` of
+    /// global buffer `buf` (before they are stored, so a write-after-write can compare values).
     pub(super) fn global_write(
         &mut self,
         buf: usize,
         at: usize,
-        n: usize,
+        bytes: &[u8],
         call: usize,
     ) -> Result<()> {
         let me = self.stamp(call, self.tid as u64)?;
-        for i in at..at + n {
+        for i in at..at + bytes.len() {
             let (w, r) = (self.glob.writer[buf][i], self.glob.reader[buf][i]);
             if !self.ordered(w) {
-                return Err(self.global_race(call, "writes", buf, i, w, "wrote"));
+                // Equal when every byte an unordered write of another thread left is rewritten as is.
+                let equal = (at..at + bytes.len())
+                    .filter(|&j| !self.ordered(self.glob.writer[buf][j]))
+                    .all(|j| self.globals[buf][j] == bytes[j - at]);
+                let e = self.global_race(call, "writes", buf, i, w, "wrote");
+                return Err(with_tail(e, waw(equal)));
             }
             if !self.ordered(r) {
                 return Err(self.global_race(call, "writes", buf, i, r, "read"));
@@ -217,5 +226,31 @@ impl Machine<'_> {
                 self.cta
             ),
         }
+    }
+}
+
+/// What a write-after-write found, appended to its race report. **Law**: `equal` exactly when the
+/// racing write puts back, in every byte another thread's unordered write left, the value already
+/// there; then the report says the values are equal (the result is the same in either order, yet
+/// it is a data race in the CUDA memory model), else that they differ.
+pub(super) fn waw(equal: bool) -> &'static str {
+    if equal {
+        ": a write-after-write of equal values (it writes the bytes already there, so either order \
+         leaves the same result), benign in practice but a data race in the CUDA memory model, which \
+         orders no two unsynchronised writes to one location whatever their values"
+    } else {
+        ": a write-after-write of different values (which one memory keeps depends on the order the \
+         threads run in)"
+    }
+}
+
+/// `e` with `tail` appended to its message.
+pub(super) fn with_tail(e: KernelError, tail: &str) -> KernelError {
+    match e {
+        KernelError::Run { op, message } => KernelError::Run {
+            op,
+            message: message + tail,
+        },
+        e => e,
     }
 }

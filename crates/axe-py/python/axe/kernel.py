@@ -64,8 +64,10 @@ def wgmma_accumulator(n: int):
 
 def relayout(src, dst) -> Kernel:
     """The relayout kernel from array `src` (an ``axe.Shape`` or its text, e.g.
-    ``"bf16[256,512]{1,0}"``) into `dst` (a layout such as ``"{1,0:T(8,128)(2,1)}"``, or a whole
-    shape)."""
+    ``"bf16[256,512]{1,0}"``) into `dst`: an XLA layout such as ``"{1,0:T(8,128)(2,1)}"``, or a whole
+    XLA shape of the same array (its text or an ``axe.Shape``). The kernel moves arrays between XLA
+    layouts: an ``axe.Layout``, an ``axe.cute.Layout`` or Axe or CuTe notation is a ``KernelError``
+    saying what `dst` takes (``axe.relayout`` moves bytes into Axe layouts on the CPU)."""
     return _kernel_relayout(src, dst)
 
 
