@@ -48,6 +48,8 @@ for line in list(open(os.path.join(ROOT, "axe-shard/tests/corpus/xla_tiles.jsonl
     put("sharding", json.loads(line)["text"])
 for text in ["[Shard(0), Replicate()]", "S0R", "S1S0", "RR", "S[(2,4):(1@gpu_x,1)] + R[4:1@gpu_y]"]:
     put("sharding", text)
+for line in list(open(os.path.join(ROOT, "axe-shard/tests/corpus/sdy.jsonl")))[:120]:
+    put("sharding", json.loads(line)["sdy"])
 literals(files("axe-layout/tests/*.rs") + files("axe-layout/src/*.rs"), "axe_layout",
          lambda s: ("S[" in s or "R[" in s or "@" in s) and len(s) < 300)
 literals(files("axe-cute/tests/*.rs") + files("axe-cute/src/*.rs"), "cute_layout",

@@ -15,13 +15,7 @@ fuzz_target!(|text: &str| {
     let Ok((mesh, sharding)) = parse_any(text, None, Some(&mesh), &dims) else {
         return;
     };
-    for notation in [
-        Notation::Hlo,
-        Notation::Jax,
-        Notation::Dtensor,
-        Notation::Alpa,
-        Notation::Axe,
-    ] {
+    for notation in Notation::ALL {
         if let Ok(printed) = print(notation, &mesh, &sharding) {
             let (_, again) = parse_any(&printed, Some(notation), Some(&mesh), &dims)
                 .unwrap_or_else(|e| {

@@ -23,6 +23,8 @@ pub enum NotationArg {
     Alpa,
     /// An Axe layout over device axes `gpu_<mesh axis>` and memory: `S[(2,32,128):(1@gpu_x,128,1)] + R[2:1@gpu_y]`.
     Axe,
+    /// A Shardy tensor sharding, as JAX 0.10 lowers: `#sdy.sharding<@mesh, [{"x"}, {"y", ?}]>`.
+    Sdy,
 }
 
 impl From<NotationArg> for Notation {
@@ -33,6 +35,7 @@ impl From<NotationArg> for Notation {
             NotationArg::Dtensor => Notation::Dtensor,
             NotationArg::Alpa => Notation::Alpa,
             NotationArg::Axe => Notation::Axe,
+            NotationArg::Sdy => Notation::Sdy,
         }
     }
 }
@@ -43,7 +46,9 @@ pub struct Target {
     /// The array, as an XLA shape: 'f32[64,128]' (its element type sizes bytes).
     #[arg(long)]
     pub(crate) shape: Option<String>,
-    /// The mesh: named axes 'x=2,y=4', or sizes '2,4' (axes named d0, d1, ...), or a device count '8'.
+    /// The mesh: named axes 'x=2,y=4', or sizes '2,4' (axes named d0, d1, ...), or a device count '8', or
+    /// a Shardy mesh '<["x"=2, "y"=4]>' (with device_ids=[...] or not; a whole 'sdy.mesh @mesh = <...>'
+    /// line too).
     #[arg(long)]
     pub(crate) mesh: Option<String>,
     /// Device ids at the mesh positions, row-major (default 0..N-1): '3,1,0,2'. HloSharding text names
@@ -245,7 +250,8 @@ pub(crate) fn array(target: &Target, text: &str, mesh: Option<&Mesh>) -> Result<
 }
 
 /// The fewest dims an array sharded by `text` can have: the tile grid's dims less its subgroup dims
-/// (HloSharding), the spec's entries (JAX), the highest `Shard(d)` plus one (DTensor), the tokens (Alpa).
+/// (HloSharding), the spec's entries (JAX), the highest `Shard(d)` plus one (DTensor), the tokens (Alpa),
+/// the dims' axis lists (Shardy).
 pub(crate) fn apparent_rank(text: &str, notation: Notation) -> usize {
     match notation {
         Notation::Hlo => match axe_xla::hlo::sharding::parse_sharding(text) {
@@ -301,6 +307,17 @@ pub(crate) fn apparent_rank(text: &str, notation: Notation) -> usize {
             .map_or(0, |d| d.min(64) as usize),
         Notation::Alpa => text.chars().filter(|c| matches!(c, 'R' | 'S')).count(),
         Notation::Axe => 0,
+        // The dims' list `[{...}, ...]` after the mesh: one `{` per dim.
+        Notation::Sdy => {
+            let after = ["#sdy.sharding<", "<@", "<mesh<"]
+                .iter()
+                .find_map(|p| text.rfind(p))
+                .unwrap_or(0);
+            let body = &text[after..];
+            let list = body.find(", [").map_or("", |i| &body[i + 3..]);
+            let end = list.find(']').unwrap_or(list.len());
+            list[..end].matches('{').count()
+        }
     }
 }
 

@@ -163,7 +163,7 @@ impl PySharding {
 fn notation(name: &str) -> PyResult<Notation> {
     Notation::from_name(name).ok_or_else(|| {
         errors::ShardingError::new_err(format!(
-            "unknown notation {name:?}: one of hlo, jax, dtensor, alpa, axe"
+            "unknown notation {name:?}: one of hlo, sdy, jax, dtensor, alpa, axe"
         ))
     })
 }
@@ -271,7 +271,7 @@ impl PySharding {
         }
     }
 
-    /// The sharding in `notation` (`"hlo"`, `"jax"`, `"dtensor"`, `"alpa"`, `"axe"`). Raises
+    /// The sharding in `notation` (`"hlo"`, `"sdy"`, `"jax"`, `"dtensor"`, `"alpa"`, `"axe"`). Raises
     /// `ShardingError` saying why when the notation cannot express it.
     fn to(&self, py: Python<'_>, notation: &str) -> PyResult<String> {
         let n = self::notation(notation)?;

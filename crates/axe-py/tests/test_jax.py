@@ -1,6 +1,7 @@
 """The JAX adapters against real jax arrays on CPU (skipped where jax is not installed)."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -88,3 +89,44 @@ def test_unreduced_specs_are_pending_sums_as_jax_lowers_them(spec_args):
     assert "Partial()" in s.to("dtensor")
     with pytest.raises(axe.ShardingError, match="reduced axes are not read"):
         axe.jax.sharding_of(NamedSharding(mesh, P("x", reduced={"y"})), shape=(4, 4))
+
+
+def test_single_device_shardings_are_maximal():
+    # jax.device_put(x, device) gives a SingleDeviceSharding: XLA's {maximal device=N}, as jax lowers it.
+    dev = jax.devices()[-1]
+    a = jax.device_put(jnp.zeros((4, 6), jnp.float32), dev)
+    s = axe.jax.sharding_of(a)
+    want = str(a.sharding._to_xla_hlo_sharding(2))
+    assert want == f"{{maximal device={dev.id}}}" or want == "{replicated}"
+    assert s.to("hlo") == f"{{maximal device={dev.id}}}"
+    held = {d["device"]: d["region"] for d in s.devices() if d["local_shape"] != [0, 0]}
+    assert held == {dev.id: [(0, 4), (0, 6)]}
+    assert s.mesh.devices == sorted(d.id for d in jax.devices())
+    given = axe.jax.sharding_of(jax.sharding.SingleDeviceSharding(dev), shape=(4, 6))
+    assert given == s
+    with pytest.raises(axe.ShardingError, match="SingleDeviceSharding needs the array's shape="):
+        axe.jax.sharding_of(jax.sharding.SingleDeviceSharding(dev))
+    if len(jax.devices()) >= 8:
+        # Resharding onto a mesh moves it out of the one device, as jax.device_put does.
+        ns = NamedSharding(jax.make_mesh((8,), ("x",)), P("x"))
+        plan = s.plan(axe.jax.sharding_of(ns, shape=(4, 6)))
+        assert plan["bytes"] == 4 * 6 * 4 and plan["collective"] == "scatter"
+
+
+def test_shardy_text_reads_as_jax_lowers_it():
+    # JAX 0.10 lowers with Shardy: the attribute its module shows reads as the NamedSharding it came from.
+    if len(jax.devices()) < 8:
+        pytest.skip("needs 8 CPU devices (XLA_FLAGS set before jax was imported)")
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    ns = NamedSharding(mesh, P("y", "x"))
+    text = jax.jit(lambda a: a, in_shardings=ns, out_shardings=ns).lower(jnp.zeros((8, 8))).as_text()
+    attr = re.search(r"sdy.sharding = (#sdy.sharding<.*?>)[,}]", text).group(1)
+    assert attr == '#sdy.sharding<@mesh, [{"y"}, {"x"}]>', attr
+    s = axe.Sharding(attr, shape="f32[8,8]", mesh=axe.jax.mesh_of(mesh))
+    assert s == axe.jax.sharding_of(ns, shape=(8, 8))
+    assert s.to("sdy") == attr
+    # The module's own mesh line reads as the mesh.
+    line = re.search(r"sdy.mesh @mesh = (<.*?>) ", text).group(1)
+    assert axe.Mesh(line) == axe.jax.mesh_of(mesh)
+    with pytest.raises(axe.AxeError, match="unknown mesh axis"):
+        axe.Sharding('#sdy.sharding<@mesh, [{"q"}, {}]>', shape="f32[8,8]", mesh=line)

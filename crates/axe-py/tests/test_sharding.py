@@ -22,6 +22,7 @@ def test_every_notation_of_the_papers_fully_sharded_array():
     s = axe.Sharding("P('x', 'y')", shape="f32[64,128]", mesh="x=2,y=2")
     assert s.notations() == {
         "hlo": "{devices=[2,2]<=[4]}",
+        "sdy": '#sdy.sharding<@mesh, [{"x"}, {"y"}]>',
         "jax": "P('x', 'y')",
         "dtensor": "[Shard(0), Shard(1)]",
         "alpa": "S0S1",

@@ -107,6 +107,17 @@ fn sizes(cuts: &[u64], vis: &[Option<usize>], total: f64, min: f64) -> Vec<f64> 
 /// The block picture (SVG) of an array of `dims` (rank 1 or 2) whose devices hold `pieces`, titled
 /// `title`. Every device holding a block is named in it; blocks held by the same devices share a colour.
 pub fn sharding_blocks(title: &str, dims: &[u64], pieces: &[Piece]) -> Result<String> {
+    sharding_blocks_labelled(title, dims, pieces, &|_| None)
+}
+
+/// [`sharding_blocks`], a block held by the devices `holders` (ascending) named `label(holders)` where
+/// that is `Some` (as devices holding partial sums are named `0+2`), else by the devices' ids.
+pub fn sharding_blocks_labelled(
+    title: &str,
+    dims: &[u64],
+    pieces: &[Piece],
+    label: &dyn Fn(&[u64]) -> Option<String>,
+) -> Result<String> {
     let (rows, cols, two) = match dims {
         [n] => (1, *n, false),
         [r, c] => (*r, *c, true),
@@ -204,8 +215,11 @@ pub fn sharding_blocks(title: &str, dims: &[u64], pieces: &[Piece]) -> Result<St
                     // Every id where they fit, else runs joined (0–3), else cut short.
                     let every: Vec<String> = holders.iter().map(u64::to_string).collect();
                     let every = every.join(",");
+                    let named = label(&holders);
                     let label = if holders.is_empty() {
                         "none".to_string()
+                    } else if let Some(l) = &named {
+                        l.clone()
                     } else if every.chars().count() <= fit {
                         every
                     } else {
@@ -225,7 +239,9 @@ pub fn sharding_blocks(title: &str, dims: &[u64], pieces: &[Piece]) -> Result<St
                         y + bh / 2.0 + 4.0,
                         esc(&text)
                     );
-                    if holders.len() > 1 || text.ends_with('…') {
+                    if let Some(l) = named {
+                        let _ = write!(s, "<title>{}</title>", esc(&l));
+                    } else if holders.len() > 1 || text.ends_with('…') {
                         let _ = write!(s, "<title>{}</title>", esc(&id_list(&holders)));
                     }
                 }

@@ -26,7 +26,7 @@ mod text;
 mod triton;
 
 pub use axe::axe_picture;
-pub use blocks::{id_list, sharding_blocks, Piece, MAX_BLOCKS};
+pub use blocks::{id_list, sharding_blocks, sharding_blocks_labelled, Piece, MAX_BLOCKS};
 pub use cute::{cute_layout_picture, tv_picture};
 pub use error::{RenderError, Result};
 pub use holders::{Holders, MAX_HOLDERS};

@@ -35,7 +35,9 @@ pub enum ShardError {
 pub type Result<T> = std::result::Result<T, ShardError>;
 
 /// The window of `text` around byte `offset` and, on the next line, a caret under it (see
-/// [`axe_layout::caret_window`]); of a multi-line text, the line holding the offset.
+/// [`axe_layout::caret_window`]); of a multi-line text, the line holding the offset. The caret is padded
+/// by [`axe_layout::caret_pad`] (a tab under a tab), so it sits under its character however wide a
+/// terminal draws tabs.
 fn caret(text: &str, offset: usize) -> String {
     let mut at = offset.min(text.len());
     while !text.is_char_boundary(at) {
@@ -44,7 +46,7 @@ fn caret(text: &str, offset: usize) -> String {
     let start = text[..at].rfind('\n').map_or(0, |p| p + 1);
     let end = text[at..].find('\n').map_or(text.len(), |p| at + p);
     let (shown, col) = axe_layout::caret_window(&text[start..end], at - start);
-    format!("{shown}\n  {}^", " ".repeat(col))
+    format!("{shown}\n  {}^", axe_layout::caret_pad(&shown, col))
 }
 
 /// `[4,6]`: dims, sizes or device ids as the shape notation writes them (no Rust `Debug` text in
@@ -58,4 +60,23 @@ pub(crate) fn list_text(d: &[u64]) -> String {
 pub(crate) fn names_text<S: AsRef<str>>(names: &[S]) -> String {
     let parts: Vec<String> = names.iter().map(|n| format!("'{}'", n.as_ref())).collect();
     parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A caret under text with tabs keeps the tabs, so it lands under its character.
+    #[test]
+    fn caret_keeps_tabs() {
+        let e = ShardError::Parse {
+            msg: "bad".into(),
+            text: "P(\t'x',\t!)".into(),
+            offset: 8,
+        };
+        let shown = e.to_string();
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines[1], "  P(\t'x',\t!)");
+        assert_eq!(lines[2], "    \t    \t^");
+    }
 }

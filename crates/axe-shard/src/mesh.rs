@@ -32,8 +32,31 @@ impl Mesh {
     }
 
     /// A mesh from its text form: `x=2,y=4` (named axes), `2,4` (axes `d0`, `d1`) or `8`, with the device
-    /// ids at the mesh positions (row-major) when given, else `0..N-1`.
+    /// ids at the mesh positions (row-major) when given, else `0..N-1`. A Shardy mesh is read too:
+    /// `<["x"=2, "y"=4]>`, with `device_ids=[...]` or not, `#sdy.mesh<...>` or a whole
+    /// `sdy.mesh @mesh = <...>` line (see [`crate::notation::sdy::parse_sdy_mesh`]); `devices`, when
+    /// given, replace its ids.
     pub fn from_spec(spec: &str, devices: Option<Vec<u64>>) -> Result<Mesh> {
+        let t = spec.trim_start();
+        if t.starts_with('<')
+            || t.starts_with("#sdy")
+            || t.starts_with("sdy.")
+            || t.starts_with("mesh<")
+        {
+            let m = crate::notation::sdy::parse_sdy_mesh(spec)?;
+            return match devices {
+                None => Ok(m),
+                Some(d) => {
+                    let axes: Vec<(&str, u64)> = m
+                        .names
+                        .iter()
+                        .map(String::as_str)
+                        .zip(m.sizes.iter().copied())
+                        .collect();
+                    Mesh::with_devices(&axes, d)
+                }
+            };
+        }
         let mut axes: Vec<(String, u64)> = Vec::new();
         for (i, part) in spec.split(',').enumerate() {
             let part = part.trim();

@@ -1,5 +1,5 @@
 """JAX adapters: a jax array's layout (``.format``, ``jax.experimental.layout.Layout`` / ``Format``) as an
-``axe.Shape``, and ``jax.sharding.NamedSharding`` as an ``axe.Sharding``.
+``axe.Shape``, and ``jax.sharding.NamedSharding`` or ``SingleDeviceSharding`` as an ``axe.Sharding``.
 
 JAX is imported only by the functions that need it; the module itself loads without JAX.
 """
@@ -107,7 +107,9 @@ def mesh_of(jax_mesh) -> Mesh:
 
 def sharding_of(x, shape=None, dtype=None) -> Sharding:
     """The ``axe.Sharding`` of a jax array's ``.sharding``, or of a ``jax.sharding.NamedSharding``
-    (mesh + PartitionSpec) over an array of `shape`: a NamedSharding does not know the array it
+    (mesh + PartitionSpec) or ``SingleDeviceSharding`` over an array of `shape`. A SingleDeviceSharding
+    (``jax.device_put(x, device)``) is XLA's maximal sharding ``{maximal device=N}``, on a mesh ``d`` of
+    its platform's devices (``jax.devices(platform)``, the devices a reshard moves it among). A sharding does not know the array it
     shards, so it needs the array's ``shape=``, given as ``axe.Sharding`` takes it
     (``"f32[64,128]"``, an ``axe.Shape``, or dims ``(64, 128)`` of `dtype`, ``float32`` by default);
     with a jax array, a `shape` or `dtype` given must be the array's own. Raises ``axe.ShardingError`` (or another ``axe.AxeError``) for anything it cannot read."""
@@ -115,14 +117,43 @@ def sharding_of(x, shape=None, dtype=None) -> Sharding:
     if hasattr(x, "sharding") and hasattr(x, "shape"):
         shape, dtype = _own_shape(x, shape, dtype)
         s = x.sharding
-    if not (hasattr(s, "mesh") and hasattr(s, "spec")):
-        raise ShardingError(f"{type(s).__name__} is not a NamedSharding (mesh + PartitionSpec)")
-    if shape is None:
+    single = _single_device(s)
+    if single is None and not (hasattr(s, "mesh") and hasattr(s, "spec")):
         raise ShardingError(
-            "a NamedSharding needs the array's shape= (e.g. shape='f32[64,128]' or shape=(64, 128))"
+            f"{type(s).__name__} is not a NamedSharding (mesh + PartitionSpec) or a SingleDeviceSharding"
+        )
+    if shape is None:
+        what = "NamedSharding" if single is None else "SingleDeviceSharding"
+        raise ShardingError(
+            f"a {what} needs the array's shape= (e.g. shape='f32[64,128]' or shape=(64, 128))"
         )
     array = array_text(shape, dtype)
+    if single is not None:
+        # One device holds everything: XLA's maximal sharding, on a mesh of its platform's devices.
+        device, ids = single
+        mesh = named_mesh(["d"], [len(ids)], ids, "the SingleDeviceSharding's platform")
+        return Sharding(f"{{maximal device={device}}}", shape=array, mesh=mesh, notation="hlo")
     return Sharding(_spec_text(s.spec), shape=array, mesh=mesh_of(s.mesh), notation="jax")
+
+
+def _single_device(s):
+    """For a ``jax.sharding.SingleDeviceSharding``: its device's id and the ids of its platform's devices
+    (``jax.devices(platform)``, in order; its own alone where jax cannot list them). ``None`` for any
+    other object."""
+    if type(s).__name__ != "SingleDeviceSharding":
+        return None
+    try:
+        (device,) = tuple(s.device_set)
+        own = int(device.id)
+    except (AttributeError, TypeError, ValueError) as e:
+        raise ShardingError(f"{s!r} names no one device ({e})") from None
+    try:
+        import jax
+
+        ids = sorted(int(d.id) for d in jax.devices(device.platform))
+    except Exception:  # noqa: BLE001 - no platform list: the device alone
+        ids = []
+    return own, ids if own in ids else [own]
 
 
 __all__ = ["mesh_of", "shape_of", "sharding_of"]

@@ -4,7 +4,7 @@
 use crate::error::{Result, ShardError};
 use crate::mesh::Mesh;
 use crate::model::Sharding;
-use crate::notation::{alpa, dtensor, hlo, jax};
+use crate::notation::{alpa, dtensor, hlo, jax, sdy, sdy_print};
 
 /// A sharding notation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,19 +19,22 @@ pub enum Notation {
     Alpa,
     /// An Axe layout over device axes and memory: `S[(2,32):(1@gpu_x,1)] + R[2:1@gpu_y]`.
     Axe,
+    /// A Shardy tensor sharding, as JAX 0.10 lowers: `#sdy.sharding<@mesh, [{"x"}, {}]>`.
+    Sdy,
 }
 
 impl Notation {
     /// Every notation, in the order tools list them.
-    pub const ALL: [Notation; 5] = [
+    pub const ALL: [Notation; 6] = [
         Notation::Hlo,
+        Notation::Sdy,
         Notation::Jax,
         Notation::Dtensor,
         Notation::Alpa,
         Notation::Axe,
     ];
 
-    /// The name used on the command line and in JSON (`hlo`, `jax`, `dtensor`, `alpa`, `axe`).
+    /// The name used on the command line and in JSON (`hlo`, `sdy`, `jax`, `dtensor`, `alpa`, `axe`).
     pub fn name(self) -> &'static str {
         match self {
             Notation::Hlo => "hlo",
@@ -39,6 +42,7 @@ impl Notation {
             Notation::Dtensor => "dtensor",
             Notation::Alpa => "alpa",
             Notation::Axe => "axe",
+            Notation::Sdy => "sdy",
         }
     }
 
@@ -49,11 +53,14 @@ impl Notation {
 
     /// The notation `text` is written in, from its syntax: `{...}` is HLO, `P(...)` or
     /// `PartitionSpec(...)` JAX, `[...]` or a tuple of placements `(Shard(0), ...)` DTensor, `S[...]`, `R[...]` or `T.TileLayout(...)` an Axe layout,
-    /// and letters `R`/`S` with mesh-axis digits (`S0R`, `S01`, `RR`) Alpa.
+    /// letters `R`/`S` with mesh-axis digits (`S0R`, `S01`, `RR`) Alpa, and `#sdy.sharding<...>` (or
+    /// `<@mesh, ...>`, or `sdy.mesh` definitions before it) Shardy.
     pub fn detect(text: &str) -> Result<Notation> {
         let t = text.trim();
         let head = t.split('(').next().unwrap_or("").trim();
-        if t.starts_with('{') {
+        if sdy::looks_like(t) {
+            Ok(Notation::Sdy)
+        } else if t.starts_with('{') {
             Ok(Notation::Hlo)
         } else if t.starts_with('[')
             || (t.starts_with('(')
@@ -78,7 +85,7 @@ impl Notation {
         } else {
             Err(ShardError::Parse {
                 msg: "not a sharding in any notation ({...} hlo, P(...) jax, [Shard(0), ...] dtensor, S0R alpa, \
-                      S[...] axe)"
+                      S[...] axe, #sdy.sharding<...> sdy)"
                     .into(),
                 text: text.to_string(),
                 offset: 0,
@@ -139,6 +146,7 @@ pub fn parse_any_local(
             let s = jax::parse_jax(text, &m, dims)?;
             Ok((m, s, None))
         }
+        Notation::Sdy => sdy::parse_sdy(text, mesh, dims).map(|(m, s)| (m, s, None)),
         Notation::Dtensor => {
             let m = need(mesh)?;
             let s = dtensor::parse_dtensor(text, &m, dims)?;
@@ -200,7 +208,11 @@ pub fn parse_pair(
             // `{replicated}`, `{manual}` and `{maximal device=N}` do not fix the device count: a
             // destination listing more devices brings the mesh.
             match parse_any(dst, Some(nd), None, dims) {
-                Ok((theirs, _)) if ns == Notation::Hlo && theirs.len() > own.len() => theirs,
+                Ok((theirs, _))
+                    if matches!(ns, Notation::Hlo | Notation::Sdy) && theirs.len() > own.len() =>
+                {
+                    theirs
+                }
                 _ => own,
             }
         }
@@ -234,5 +246,6 @@ pub fn print_local(
         Notation::Dtensor => dtensor::to_dtensor(mesh, s),
         Notation::Alpa => alpa::to_alpa(mesh, s),
         Notation::Axe => Ok(crate::axe::to_axe(mesh, s, local)?.to_string()),
+        Notation::Sdy => sdy_print::to_sdy(mesh, s),
     }
 }

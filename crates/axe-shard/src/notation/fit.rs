@@ -312,11 +312,34 @@ pub(crate) fn onto(
     base: &Mesh,
     dims: &[u64],
 ) -> Result<(Mesh, Vec<Sharding>)> {
+    if let Some(r) = sdy_refinement(texts, base, dims)? {
+        let ss = texts
+            .iter()
+            .map(|&(t, n)| match n {
+                Notation::Hlo => fit(t, &r.mesh, dims, true),
+                Notation::Sdy => same_mesh(
+                    crate::notation::sdy::parse_sdy(t, Some(&r.mesh), dims)?,
+                    &r.mesh,
+                ),
+                _ => {
+                    let s = parse_any(t, Some(n), Some(base), dims)?.1;
+                    let p = s.placement().map(<[u64]>::to_vec);
+                    restate(&s, &r.mesh, &r.parts, p)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        return coarsen(base, &r, &ss);
+    }
     let read_on = |m: &Mesh, refine: Option<&Refinement>, place: bool| -> Result<Vec<Sharding>> {
         texts
             .iter()
             .map(|&(t, n)| match (n, refine) {
                 (Notation::Hlo, _) => fit(t, m, dims, place),
+                // Read on the mesh itself (its axes split into `x_0`, `x_1`, ... still answer to `x`);
+                // a read that splits it further does not serve.
+                (Notation::Sdy, _) => {
+                    same_mesh(crate::notation::sdy::parse_sdy(t, Some(m), dims)?, m)
+                }
                 (_, None) => Ok(parse_any(t, Some(n), Some(m), dims)?.1),
                 (_, Some(r)) => {
                     let s = parse_any(t, Some(n), Some(base), dims)?.1;
@@ -338,6 +361,60 @@ pub(crate) fn onto(
     }
     let ss = read_on(&r.mesh, Some(&r), true)?;
     coarsen(base, &r, &ss)
+}
+
+/// `s` where it is on `mesh`, else an error: a read that split mesh axes does not serve.
+fn same_mesh((m, s): (Mesh, Sharding), mesh: &Mesh) -> Result<Sharding> {
+    if m == *mesh {
+        Ok(s)
+    } else {
+        Err(ShardError::Sharding(format!(
+            "the sharding splits the mesh's axes into {}",
+            m.names().join(",")
+        )))
+    }
+}
+
+/// The mesh that Shardy sub-axes among `texts` split `base` into (each text's sub-axes cutting the
+/// mesh the previous left), with the parts of each base axis; `None` where no text splits an axis.
+fn sdy_refinement(
+    texts: &[(&str, Notation)],
+    base: &Mesh,
+    dims: &[u64],
+) -> Result<Option<Refinement>> {
+    let mut m = base.clone();
+    for &(t, n) in texts {
+        if n != Notation::Sdy {
+            continue;
+        }
+        // A text with its own mesh is over device ids (read as HLO text is): not cut here.
+        if let Ok((m2, _)) = crate::notation::sdy::parse_sdy(t, Some(&m), dims) {
+            if m2.len() == m.len() && m2.devices() == m.devices() && m2.rank() > m.rank() {
+                m = m2;
+            }
+        }
+    }
+    if m == *base {
+        return Ok(None);
+    }
+    // Each base axis is the run of refined axes whose sizes multiply to it (splits are major first).
+    let mut parts = Vec::new();
+    let mut j = 0;
+    for &size in base.sizes() {
+        let mut p = Vec::new();
+        let mut prod = 1u64;
+        while prod < size && j < m.rank() {
+            prod *= m.sizes()[j];
+            p.push(j);
+            j += 1;
+        }
+        while p.is_empty() && j < m.rank() && m.sizes()[j] == 1 {
+            p.push(j);
+            j += 1;
+        }
+        parts.push(p);
+    }
+    Ok(Some(Refinement { mesh: m, parts }))
 }
 
 /// Puts the first sharding's placement (if any) into the mesh's device order, so that it has none; the

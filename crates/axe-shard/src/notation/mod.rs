@@ -7,6 +7,9 @@ mod fit;
 pub mod hlo;
 pub mod iota;
 pub mod jax;
+pub mod sdy;
+mod sdy_axes;
+pub mod sdy_print;
 
 /// `text` quoted for an error message: whole when it is short, else its first 72 characters and `…`,
 /// so an error about a long line costs a line, not the input again.
