@@ -158,6 +158,7 @@ struct StatsJson<'r> {
     materialized: Value,
     entry: Value,
     total: Value,
+    unbounded_skipped: u64,
     meaning: Value,
     memory_spaces: Value,
     per_device: Value,
@@ -204,10 +205,12 @@ impl<'r> StatsJson<'r> {
             materialized: totals_json(&r.materialized),
             entry: totals_json(&r.entry),
             total: totals_json(&r.total),
+            unbounded_skipped: r.unbounded_skipped,
             meaning: json!({
                 "materialized": "values held in memory: the entry and the computations it runs as programs (while, conditional, call, async), each value once; fusion bodies, reducers and the parameters of called computations left out",
                 "entry": "the part of materialized in the entry computation, its parameters included",
                 "total": "every instruction of every computation, fusion bodies included: a bound on what the text describes, not a footprint",
+                "unbounded_skipped": "arrays with an unbounded dynamic dimension (?) among the values held in memory: they have no size and every figure leaves them out",
                 "memory_spaces": "materialized bytes per memory space S(n)",
                 "per_device": "for a module with sharding= attributes or num_partitions above one: the materialized bytes each device holds, and the entry's parameters (argument_bytes) and result (output_bytes) on the device holding the most of each; shapes says how the module's shapes were read: global (each device holds its shard of each value, ceil(D/n) per sharded dim in the value's layout; values without sharding= whole on every device) or per-device (shapes already cut by XLA's SPMD partitioner: every value whole on every device); shapes_reason says why; readings holds the figures in both readings"
             }),
@@ -264,6 +267,16 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
          entry: the entry computation's share, its parameters included\n  \
          all: every instruction of every computation, fusion bodies included (not a footprint)\n",
     );
+    if r.unbounded_skipped > 0 {
+        t.push_str(&format!(
+            "  skipped: {} held in memory with an unbounded dynamic dimension (`?`): no size, no figure counts it\n",
+            plural(
+                usize::try_from(r.unbounded_skipped).unwrap_or(usize::MAX),
+                "array",
+                "arrays"
+            )
+        ));
+    }
     if let (Some(p), Some(d)) = (&r.per_device, &r.shapes) {
         t.push_str(&format!(
             "\nper device ({} devices, held in memory): largest {} (device {}), smallest {}\n  \

@@ -302,4 +302,24 @@ fn the_caret_copies_tabs_and_stats_skip_unbounded_arrays() {
     let (code, out, err) = run(&["hlo", "stats", dyn_hlo.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("q = f32[<=8,3]{1,0:T(8,128)}"), "{out}");
+    // ... and says how many it skipped: `p` once (the tuple only forwards it).
+    assert!(
+        out.contains(
+            "\n  skipped: 1 array held in memory with an unbounded dynamic dimension (`?`)"
+        ),
+        "{out}"
+    );
+    let (code, out, err) = run(&["hlo", "stats", "--json", dyn_hlo.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["unbounded_skipped"], 1, "{out}");
+    assert_eq!(v["materialized"]["arrays"], 1, "{out}");
+    // None skipped: no line, and 0 in JSON.
+    let (_, out, _) = run(&["hlo", "stats", &module_path()]);
+    assert!(!out.contains("skipped"), "{out}");
+    let (_, out, _) = run(&["hlo", "stats", "--json", &module_path()]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap()["unbounded_skipped"],
+        0
+    );
 }

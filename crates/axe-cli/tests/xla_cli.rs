@@ -348,3 +348,64 @@ fn from_axe_refuses_token_and_opaque() {
     ]);
     assert_eq!(v["shape"], "bf16[3,5]{1,0}");
 }
+
+/// A tuple's size is XLA's `ByteSizeOf`: its own index table, 8 bytes an element (its elements are buffers
+/// of their own); each part is listed with its sizes, nested tuples with their tables.
+#[test]
+fn tuple_sizes_are_index_tables_and_their_parts() {
+    let (code, out, err) = run(&["xla", "size", "(f32[2], s32[])"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("(f32[2]{0}, s32[]): tuple of 2 elements, index table 16 B\n[0] f32[2]{0}: logical 8 B,"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n[1] s32[]: logical 4 B, XLA ArraySize 4 B, physical 4 B\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nXLA ByteSizeOf        16 (the tuple's own index table"),
+        "{out}"
+    );
+    let v = json(&[
+        "xla",
+        "size",
+        "--json",
+        "(f32[2], (s32[], f32[3]{0:T(2)}), token[], opaque[])",
+    ]);
+    assert_eq!(v["byte_size_of"], 32);
+    assert_eq!(v["index_table_bytes"], 48);
+    assert_eq!(
+        (v["logical_bytes"].clone(), v["physical_bytes"].clone()),
+        (json!(24), json!(28))
+    );
+    let parts: Vec<(Value, Value, Value)> = v["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["index"].clone(),
+                p["kind"].clone(),
+                p["byte_size_of"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            (json!([]), json!("tuple"), json!(32)),
+            (json!([0]), json!("array"), json!(8)),
+            (json!([1]), json!("tuple"), json!(16)),
+            (json!([1, 0]), json!("array"), json!(4)),
+            (json!([1, 1]), json!("array"), json!(12)),
+            (json!([2]), json!("token"), json!(0)),
+            (json!([3]), json!("opaque"), json!(8)),
+        ]
+    );
+    assert_eq!(v["parts"][4]["physical_bytes"], 16);
+    // An array with no size inside a tuple is an error, not a panic.
+    let (code, _, err) = run(&["xla", "size", "(f32[?])"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unbounded dimension"), "{err}");
+}

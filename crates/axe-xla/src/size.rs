@@ -316,3 +316,76 @@ pub fn array_size_reasons(layout: &crate::shape::Layout) -> Vec<&'static str> {
     }
     reasons
 }
+
+/// The bytes of one pointer of a tuple's index table: XLA's `ShapeUtil::ByteSizeOf(shape, pointer_size)`
+/// with the pointer size of a 64-bit target.
+pub const POINTER_BYTES: i64 = 8;
+
+/// One part of a shape (the whole, a tuple element, an element of that ...), with its size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartSize<'a> {
+    /// The index path from the whole shape (empty for the whole).
+    pub index: Vec<usize>,
+    /// The part (a buffer `b(...)` is listed as the shape it holds).
+    pub shape: &'a crate::shape::Shape,
+    /// XLA's `ShapeUtil::ByteSizeOf(part, 8)`: for a tuple, its index table, [`POINTER_BYTES`] an
+    /// element (what its elements hold is not included: each is a buffer of its own); for an array, its
+    /// logical bytes; 0 for a token; [`POINTER_BYTES`] for an opaque value.
+    pub byte_size_of: i64,
+    /// The three sizes of an array part ([`sizes`]); `None` for any other.
+    pub sizes: Option<Sizes>,
+}
+
+/// Every part of `shape`, in pre-order (a tuple before its elements), with its size.
+///
+/// Law: the parts are the whole shape and, recursively, the elements of each tuple; the sum of
+/// `byte_size_of` over the tuple parts is [`POINTER_BYTES`] times the number of tuple elements (nested
+/// tuples' included); over the array parts it is the sum of their logical bytes. An array without a size
+/// (an unbounded dimension `?`) is an error, as in [`sizes`].
+///
+/// ```
+/// use axe_xla::{parse_shape, part_sizes};
+/// let s = parse_shape("(f32[2], (s32[], token[]))")?;
+/// let bytes: Vec<(Vec<usize>, i64)> =
+///     part_sizes(&s)?.into_iter().map(|p| (p.index, p.byte_size_of)).collect();
+/// assert_eq!(bytes, [(vec![], 16), (vec![0], 8), (vec![1], 16), (vec![1, 0], 4), (vec![1, 1], 0)]);
+/// # Ok::<(), axe_xla::XlaError>(())
+/// ```
+pub fn part_sizes(shape: &crate::shape::Shape) -> Result<Vec<PartSize<'_>>> {
+    use crate::shape::Shape;
+    fn walk<'a>(s: &'a Shape, index: &mut Vec<usize>, out: &mut Vec<PartSize<'a>>) -> Result<()> {
+        let (byte_size_of, z) = match s {
+            Shape::Buffer(inner) => return walk(inner, index, out),
+            Shape::Array(a) => {
+                let z = sizes(a)?;
+                (z.logical_bytes, Some(z))
+            }
+            Shape::Tuple(es) => (
+                i64::try_from(es.len())
+                    .ok()
+                    .and_then(|n| n.checked_mul(POINTER_BYTES))
+                    .ok_or_else(|| overflow("sizing a tuple's index table"))?,
+                None,
+            ),
+            Shape::Token => (0, None),
+            Shape::Opaque => (POINTER_BYTES, None),
+        };
+        out.push(PartSize {
+            index: index.clone(),
+            shape: s,
+            byte_size_of,
+            sizes: z,
+        });
+        if let Shape::Tuple(es) = s {
+            for (i, e) in es.iter().enumerate() {
+                index.push(i);
+                walk(e, index, out)?;
+                index.pop();
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(shape, &mut Vec::new(), &mut out)?;
+    Ok(out)
+}

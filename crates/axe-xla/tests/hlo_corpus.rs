@@ -201,6 +201,13 @@ corpus! {
         literal_s64_past_u64,
         literal_complex_part_past_f32,
         parameter_number_past_int64,
+        computation_defined_after_use,
+        computation_calls_itself,
+        instruction_name_not_identifier,
+        instruction_name_bad_character,
+        module_name_quoted,
+        duplicate_attribute,
+        unknown_fusion_kind,
     ],
 }
 

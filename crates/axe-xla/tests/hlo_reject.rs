@@ -212,3 +212,192 @@ fn control_characters_are_shown_as_pictures() {
     assert!(e.ends_with(&format!("\n  {}^", " ".repeat(28))), "{e}");
     assert!(!e.contains('\0'), "{e}");
 }
+
+/// The error for the whole module `text`: `line:col`, then it must say `says`.
+fn refused_module(text: &str, line_col: &str, says: &str) {
+    let e = parse_module(text).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{line_col}: ")), "{text:?}: {e}");
+    assert!(e.contains(says), "{text:?}: {e}");
+    assert!(e.contains('^'), "{text:?}: {e}");
+}
+
+/// Names are identifiers as XLA's lexer reads them (`%`? a letter or `_`, then letters, digits, `_ . -`),
+/// never a keyword or an element type without the `%` (checked against jaxlib 0.10.2).
+#[test]
+fn names_are_identifiers() {
+    for name in [
+        "1p", "-p", ".p", "$p", "%1p", "true", "ROOT", "maximal", "f32", "%f32",
+    ] {
+        refused(
+            &format!("  ROOT {name} = f32[4]{{0}} negate(p)"),
+            &format!("{name} ="),
+            "expected an instruction name",
+        );
+    }
+    refused(
+        "  ROOT p$ = f32[4]{0} negate(p)",
+        "$",
+        "'$' cannot be part of",
+    );
+    refused(
+        "  ROOT p:q = f32[4]{0} negate(p)",
+        ":q",
+        "expected '=' after the instruction name",
+    );
+    for name in ["p.1", "p-1", "_p", "%ROOT", "%true", "constant"] {
+        read(&format!("  ROOT {name} = f32[4]{{0}} negate(p)"));
+    }
+    let with = |module: &str, comp: &str| {
+        format!("HloModule {module}\n\nENTRY {comp} {{\n  ROOT p = f32[4]{{0}} parameter(0)\n}}\n")
+    };
+    refused_module(&with("\"m\"", "e"), "1:11", "expected a module name");
+    refused_module(
+        &with("m\0", "e"),
+        "1:12",
+        "'\\0' cannot be part of a module name",
+    );
+    refused_module(&with("true", "e"), "1:11", "the keyword \"true\"");
+    refused_module(&with("m", "1e"), "3:7", "expected a computation name");
+    refused_module(&with("m", "f32"), "3:7", "the element type \"f32\"");
+    // After `%`, a keyword or element type names a module or computation.
+    assert!(parse_module(&with("%true", "%f32")).is_ok());
+}
+
+/// An attribute given twice is refused at the second, in an instruction, after a computation and in the
+/// header (XLA: "attribute dimensions already exists"); so is a fusion without a known `kind=`.
+#[test]
+fn attributes_once_and_fusion_kinds() {
+    refused(
+        "  ROOT r = f32[4]{0} transpose(p), dimensions={0}, dimensions={0}",
+        "dimensions",
+        "attribute dimensions already exists",
+    );
+    refused(
+        "  ROOT r = f32[4]{0} copy(p), metadata={}, sharding={replicated}, metadata={}",
+        "metadata",
+        "attribute metadata already exists",
+    );
+    // Past the few names compared in place (jaxlib reads the ten, refuses the eleventh).
+    let many = "custom-call(p), custom_call_target=\"t\", backend_config=\"\", \
+        api_version=API_VERSION_ORIGINAL, metadata={}, sharding={replicated}, frontend_attributes={}, \
+        statistics={}, custom_call_has_side_effect=true, schedule=SCHEDULE_NONE, operand_precision={}";
+    read(&format!("  ROOT r = f32[4]{{0}} {many}"));
+    refused(
+        &format!("  ROOT r = f32[4]{{0}} {many}, statistics={{}}"),
+        "statistics",
+        "attribute statistics already exists",
+    );
+    refused_module(
+        "HloModule m, is_scheduled=true, is_scheduled=true\n\nENTRY e {\n  ROOT p = f32[4]{0} parameter(0)\n}\n",
+        "1:33",
+        "attribute is_scheduled already exists",
+    );
+    refused_module(
+        "HloModule m\n\nENTRY e {\n  ROOT p = f32[4]{0} parameter(0)\n}, execution_thread=\"main\", execution_thread=\"main\"\n",
+        "5:29",
+        "attribute execution_thread already exists",
+    );
+    let fusion = |attrs: &str| {
+        format!("HloModule m\n\nf {{\n  a = f32[4]{{0}} parameter(0)\n  ROOT n = f32[4]{{0}} negate(a)\n}}\n\nENTRY e {{\n  p = f32[4]{{0}} parameter(0)\n  ROOT r = f32[4]{{0}} fusion(p){attrs}\n}}\n")
+    };
+    for kind in ["kLoop", "kInput", "kOutput", "kCustom"] {
+        assert!(parse_module(&fusion(&format!(", kind={kind}, calls=f"))).is_ok());
+    }
+    refused_module(
+        &fusion(", kind=kBogus, calls=f"),
+        "10:38",
+        "unknown fusion kind `kBogus`",
+    );
+    // XLA: 10:31, after the operands; axe points at the opcode.
+    refused_module(
+        &fusion(", calls=f"),
+        "10:22",
+        "fusion needs the attribute kind=",
+    );
+}
+
+/// XLA reads computations in order: a call names a computation defined before its caller, so neither a
+/// later computation nor the caller itself (XLA: "computation does not exist").
+#[test]
+fn callees_come_before_their_callers() {
+    let add = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+    let entry = "ENTRY e {\n  p = f32[4]{0} parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add\n}\n";
+    assert!(parse_module(&format!("HloModule m\n{add}{entry}")).is_ok());
+    refused_module(
+        &format!("HloModule m\n{entry}{add}"),
+        "5:57",
+        "computation add is defined after this use",
+    );
+    let looping = "body {\n  t = f32[4]{0} parameter(0)\n  ROOT w = f32[4]{0} while(t), condition=c, body=body\n}\n";
+    let cond = "c {\n  t = f32[4]{0} parameter(0)\n  ROOT k = pred[] constant(true)\n}\n";
+    refused_module(
+        &format!("HloModule m\n{cond}{looping}ENTRY e {{\n  p = f32[4]{{0}} parameter(0)\n  ROOT w = f32[4]{{0}} while(p), condition=c, body=body\n}}\n"),
+        "8:50",
+        "computation body calls itself",
+    );
+    refused_module(
+        &format!("HloModule m\n{cond}ENTRY e {{\n  p = f32[4]{{0}} parameter(0)\n  ROOT w = f32[4]{{0}} call(p), to_apply=nowhere\n}}\n"),
+        "8:40",
+        "computation nowhere does not exist",
+    );
+}
+
+/// The values of `channel_id=`, `padding=`, `window=` and `dim_labels=` are read as XLA reads them, each
+/// error at the value (or the window pair) where jaxlib 0.10.2 puts it.
+#[test]
+fn channel_ids_paddings_windows_and_dim_labels() {
+    let add = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+    let with = |body: &str| {
+        format!("HloModule m\n{add}ENTRY e {{\n  p = f32[4]{{0}} parameter(0)\n  z = f32[] constant(0)\n{body}\n}}\n")
+    };
+    let ar = |v: &str| {
+        with(&format!(
+            "  ROOT r = f32[4]{{0}} all-reduce(p), channel_id={v}, to_apply=add"
+        ))
+    };
+    assert!(parse_module(&ar("-1")).is_ok());
+    refused_module(
+        &ar("abc"),
+        "10:48",
+        "channel_id takes an integer, found `abc`",
+    );
+    let rw = |v: &str| {
+        with(&format!(
+            "  ROOT r = f32[2]{{0}} reduce-window(p, z), window={v}, to_apply=add"
+        ))
+    };
+    assert!(parse_module(&rw(
+        "{size=2 stride=2 pad=0_0 lhs_dilate=1 rhs_dilate=1 rhs_reversal=0}"
+    ))
+    .is_ok());
+    refused_module(&rw("{size=2 strid=2}"), "10:58", "window has no key strid");
+    refused_module(&rw("{size=2 pad=0}"), "10:62", "window pad= takes low_high");
+    refused_module(&rw("{stride=2}"), "10:51", "size= is missing");
+    let pad = |v: &str| with(&format!("  ROOT r = f32[6]{{0}} pad(p, z), padding={v}"));
+    assert!(parse_module(&pad("1_1")).is_ok());
+    assert!(parse_module(&pad("-1_2_0")).is_ok());
+    refused_module(
+        &pad("1_1_1_1"),
+        "10:41",
+        "`1_1_1_1` is not a padding config",
+    );
+    let conv = |v: &str| {
+        format!("HloModule m\nENTRY e {{\n  p = f32[1,4,4,1]{{3,2,1,0}} parameter(0)\n  k = f32[3,3,1,1]{{3,2,1,0}} parameter(1)\n  ROOT r = f32[1,2,2,1]{{3,2,1,0}} convolution(p, k), window={{size=3x3}}, dim_labels={v}\n}}\n")
+    };
+    assert!(parse_module(&conv("b01f_01io->b01f")).is_ok());
+    refused_module(
+        &conv("b01q_01io->b01f"),
+        "5:83",
+        "is not a dim labels pattern",
+    );
+    refused_module(
+        &conv("b01f_01io->b0f"),
+        "5:83",
+        "2, 2 and 1 spatial dimensions",
+    );
+    // An opcode that takes none of them still refuses them as attributes it does not take.
+    let e = parse_module(&with("  ROOT r = f32[4]{0} negate(p), window={size=2}"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("negate takes no attribute window"), "{e}");
+}

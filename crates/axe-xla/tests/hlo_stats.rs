@@ -120,3 +120,50 @@ fn the_report_of_a_checked_module_is_the_report_of_the_module() {
         }
     }
 }
+
+/// Arrays with an unbounded dimension (`?`) have no size: the report skips them and counts the ones held
+/// in memory — each value once (forwarding results, fusion bodies and callee parameters left out), in
+/// the parallel walk of a large module as in one walk.
+#[test]
+fn unbounded_arrays_are_skipped_and_counted() {
+    let text = "HloModule m\n\n\
+        %fused (a: f32[?]) -> f32[?] {\n  %a = f32[?]{0} parameter(0)\n  ROOT %n = f32[?]{0} negate(%a)\n}\n\n\
+        %callee (c: f32[?]) -> f32[?] {\n  %c = f32[?]{0} parameter(0)\n  ROOT %e = f32[?]{0} exponential(%c)\n}\n\n\
+        ENTRY %e (p: f32[?], q: f32[4]) -> (f32[?], f32[?], f32[4]) {\n  %p = f32[?]{0} parameter(0)\n  %q = f32[4]{0} parameter(1)\n  \
+        %f = f32[?]{0} fusion(%p), kind=kLoop, calls=%fused\n  %k = f32[?]{0} call(%f), to_apply=%callee\n  \
+        %t = (f32[?]{0}, f32[?]{0}) tuple(%f, %k)\n  %g = f32[?]{0} get-tuple-element(%t), index=0\n  \
+        ROOT %r = (f32[?]{0}, f32[?]{0}, f32[4]{0}) tuple(%g, %k, %q)\n}\n";
+    let r = report(&parse_module(text).unwrap(), 5).unwrap();
+    // p, f, and the callee's root e; not the fusion body, the callee parameter, k, t, g or r.
+    assert_eq!(r.unbounded_skipped, 3);
+    assert_eq!(r.materialized.arrays, 1);
+    assert_eq!(r.materialized.logical_bytes, 16);
+    let plain = module("f32[4]{0}", 2);
+    let none = report(&parse_module(&plain).unwrap(), 5).unwrap();
+    assert_eq!(none.unbounded_skipped, 0);
+    // A large module (walked in parallel on two threads or more): the same count.
+    let big = module("f32[?,8]{1,0}", 20_000);
+    let r = report(&parse_module(&big).unwrap(), 5).unwrap();
+    assert_eq!((r.unbounded_skipped, r.materialized.arrays), (20_000, 0));
+}
+
+/// A result without `sharding=` made by a transpose takes its operand's sharding with the tile grid
+/// permuted (JAX's `x.T`, `hlo/real/s5.before.hlo` of the review: XLA's `memory_analysis()` gives 60
+/// output bytes a device).
+#[test]
+fn an_inferred_output_follows_a_transpose() {
+    let text = "HloModule jit__lambda\n\nENTRY main.1 {\n  \
+                x.1 = bf16[12,20]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}\n  \
+                ROOT transpose.1 = bf16[20,12]{0,1} transpose(x.1), dimensions={1,0}\n}\n";
+    let m = axe_xla::hlo::parse_module(text).unwrap();
+    let p = axe_xla::hlo::stats::report(&m, 5)
+        .unwrap()
+        .per_device
+        .unwrap();
+    assert_eq!((p.argument_bytes, p.output_bytes), (60, 60));
+    assert_eq!(
+        p.output_sharding,
+        axe_xla::hlo::per_device::OutputSharding::Inferred
+    );
+    assert_eq!(p.output_whole_bytes, 480);
+}

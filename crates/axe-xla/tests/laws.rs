@@ -312,3 +312,55 @@ proptest! {
         prop_assert!(back.layout.equivalent(&form.layout).unwrap(), "{} vs {}", a, b);
     }
 }
+
+/// A random shape: an array of [`array_strategy`], a token, an opaque value, or a tuple of 0–3 of them,
+/// nested up to three deep.
+fn shape_strategy() -> impl Strategy<Value = Shape> {
+    let leaf = prop_oneof![
+        6 => array_strategy(1).prop_map(Shape::Array),
+        1 => Just(Shape::Token),
+        1 => Just(Shape::Opaque),
+    ];
+    leaf.prop_recursive(3, 12, 3, |inner| {
+        proptest::collection::vec(inner, 0..=3).prop_map(Shape::Tuple)
+    })
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    /// `part_sizes` (XLA's `ByteSizeOf` of every part): a tuple's is 8 bytes an element; the tuples'
+    /// add up to 8 bytes times every tuple element, nested ones included; the arrays' are their logical
+    /// bytes, in the order of `Shape::arrays`; a token's 0, an opaque value's 8; the whole comes first.
+    #[test]
+    fn part_sizes_are_xlas_byte_size_of(s in shape_strategy()) {
+        fn tuple_elements(s: &Shape) -> i64 {
+            match s {
+                Shape::Tuple(es) => es.len() as i64 + es.iter().map(tuple_elements).sum::<i64>(),
+                _ => 0,
+            }
+        }
+        let parts = axe_xla::part_sizes(&s).unwrap();
+        prop_assert!(parts[0].index.is_empty() && std::ptr::eq(parts[0].shape, &s));
+        let mut tables = 0;
+        let mut arrays = Vec::new();
+        for p in &parts {
+            match p.shape {
+                Shape::Tuple(es) => {
+                    prop_assert_eq!(p.byte_size_of, 8 * es.len() as i64);
+                    tables += p.byte_size_of;
+                }
+                Shape::Array(a) => {
+                    prop_assert_eq!(Some(p.byte_size_of), p.sizes.map(|z| z.logical_bytes));
+                    arrays.push((p.index.clone(), sizes(a).unwrap()));
+                }
+                Shape::Token => prop_assert_eq!(p.byte_size_of, 0),
+                Shape::Opaque => prop_assert_eq!(p.byte_size_of, 8),
+                Shape::Buffer(_) => prop_assert!(false, "a buffer is listed as what it holds"),
+            }
+        }
+        prop_assert_eq!(tables, 8 * tuple_elements(&s));
+        let want: Vec<_> = s.arrays().into_iter().map(|(i, a)| (i, sizes(a).unwrap())).collect();
+        prop_assert_eq!(arrays, want);
+    }
+}

@@ -12,8 +12,11 @@
 
 mod attrcheck;
 mod attributes;
+mod attrvalues;
+mod callees;
 pub mod calls;
 mod header;
+mod ident;
 mod instruction;
 mod literal;
 mod moves;

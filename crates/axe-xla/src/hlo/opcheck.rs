@@ -108,11 +108,14 @@ fn required(op: &str) -> &'static [&'static str] {
         "pad" => &["padding"],
         "iota" => &["iota_dimension"],
         "async-start" => &["calls"],
+        "fusion" => &["kind", "calls"],
         _ => &[],
     }
 }
 
 const DIRECTIONS: &[&str] = &["EQ", "NE", "LT", "LE", "GT", "GE"];
+/// The fusion kinds XLA's parser knows (`kind=` of a `fusion`).
+const FUSION_KINDS: &[&str] = &["kLoop", "kInput", "kOutput", "kCustom"];
 const API_VERSIONS: &[&str] = &[
     "API_VERSION_ORIGINAL",
     "API_VERSION_STATUS_RETURNING",
@@ -380,6 +383,15 @@ pub(crate) fn instruction(text: &str, inst: &Instruction<'_>, info: Option<OpInf
         let v = a.value.trim();
         let bad = match a.name {
             "direction" if op == "compare" => !DIRECTIONS.contains(&v),
+            "kind" if op == "fusion" && !FUSION_KINDS.contains(&v) => {
+                return err(
+                    a.value,
+                    format!(
+                        "unknown fusion kind `{v}`: one of {}",
+                        FUSION_KINDS.join(", ")
+                    ),
+                );
+            }
             "index" if op == "get-tuple-element" => !is_int(v) || v.starts_with('-'),
             "dimensions" => !is_int_list(v),
             "slice" if op == "slice" => !is_slice(v),

@@ -98,9 +98,10 @@ fn read_piece(text: &str, from: usize, place: Place, to: usize) -> Option<Piece<
     seg.head.shrink_to_fit();
     let mut called = Vec::new();
     let mut checker = validate::Checker::new(text);
+    // Checked once every computation is known (`called_before`).
     let mut exists = |name| {
         called.push(name);
-        true
+        validate::Callee::Defined
     };
     let head_run = match place {
         Place::Inside => {
@@ -201,12 +202,26 @@ pub(crate) fn read_in_pieces(text: &str, start: usize, piece_bytes: usize) -> Op
     if open.is_some() || place != Place::Between || at < len || tables.len() != out.len() {
         return None;
     }
-    let names = validate::computation_names(text, &out).ok()?;
+    validate::computation_names(text, &out).ok()?;
     validate::async_wrapped_once(text, &wrapped).ok()?;
-    called
+    called_before(text, &out, &called).then_some((out, tables))
+}
+
+/// Whether each name in `called` (slices of `text`, each in a call of an instruction of `out`, the
+/// computations in module order) names a computation defined before the one the call is in: what
+/// [`validate::callee`] answers [`validate::Callee::Defined`] for.
+fn called_before(text: &str, out: &[Computation<'_>], called: &[&str]) -> bool {
+    let pos = |piece: &str| (piece.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+    let index: foldhash::HashMap<&str, usize> = out
         .iter()
-        .all(|name| names.contains(name))
-        .then_some((out, tables))
+        .enumerate()
+        .map(|(i, c)| (c.name.strip_prefix('%').unwrap_or(c.name), i))
+        .collect();
+    called.iter().all(|name| {
+        // The computation holding the call: the last one whose name is written before it.
+        let caller = out.partition_point(|c| pos(c.name) < pos(name));
+        index.get(name).is_some_and(|&i| i + 1 < caller)
+    })
 }
 
 /// `lists` appended to `to` in order, each list split among the threads of the pool and freed once

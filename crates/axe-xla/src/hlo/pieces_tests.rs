@@ -18,7 +18,7 @@ fn one_reading(text: &str, start: usize) -> Result<Vec<Computation<'_>>, XlaErro
 const HEADER: &str = "HloModule m\n\n";
 
 /// The faults injected into a generated module, one at a time.
-const FAULTS: usize = 13;
+const FAULTS: usize = 15;
 
 /// A module whose entry is one computation of about `n` instructions in many styles (multi-line
 /// literals, strings holding lines that look like instructions and closing braces, comments holding
@@ -83,7 +83,10 @@ fn module(n: usize, seed: u64, fault: Option<(usize, usize)>) -> String {
                 9 => format!("  %{name} = f32[2]{{0}} copy-done(%{some})\n"),
                 10 => format!("  %{name} = f32[2]{{0}} fusion(%{x}), kind=kLoop, calls=%missing\n"),
                 11 => format!("}}\n\n  %{name} = f32[2]{{0}} negate(%{x})\n"),
-                _ => format!("  %{name} = f32[2]{{0}} negate(%{x}) %{y}\n"),
+                12 => format!("  %{name} = f32[2]{{0}} negate(%{x}) %{y}\n"),
+                // Calls of a computation defined after the caller, and of the caller itself.
+                13 => format!("  %{name} = f32[2]{{0}} fusion(%{x}), kind=kLoop, calls=%after\n"),
+                _ => format!("  %{name} = f32[2]{{0}} call(%{x}), to_apply=%main\n"),
             };
         }
         // Names of instructions whose result is an f32[2] (not async starts) serve as operands.

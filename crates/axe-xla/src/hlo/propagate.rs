@@ -5,7 +5,8 @@
 //! `out_shardings` are given). The rule here follows the values the result is made of, backwards: an
 //! instruction's own `sharding=` wins; a `tuple` has its operands' shardings, a `get-tuple-element` its
 //! element of its operand's, a `while`, `copy`, `opt-barrier`, `add-dependency` or `domain` its
-//! (first) operand's; an elementwise instruction takes the
+//! (first) operand's; a `transpose` its operand's with the tile grid permuted as the dimensions are
+//! ([`transposed`]); an elementwise instruction takes the
 //! sharding of an operand of its dimensions, the one cut into the most tiles when they differ (XLA
 //! prefers the more specific sharding). Anything else (a reduce, a dot, a broadcast, ...) is not
 //! inferred: the caller counts it whole on every device.
@@ -93,6 +94,81 @@ fn tiles(s: &Sharding) -> i64 {
     }
 }
 
+/// The permutation a `dimensions={1,0}` value names, if it is one.
+fn permutation(value: &str) -> Option<Vec<usize>> {
+    let inner = value.trim().strip_prefix('{')?.strip_suffix('}')?.trim();
+    let perm: Vec<usize> = if inner.is_empty() {
+        Vec::new()
+    } else {
+        inner
+            .split(',')
+            .map(|x| x.trim().parse().ok())
+            .collect::<Option<_>>()?
+    };
+    let mut seen = vec![false; perm.len()];
+    for &p in &perm {
+        if std::mem::replace(seen.get_mut(p)?, true) {
+            return None;
+        }
+    }
+    Some(perm)
+}
+
+/// The sharding of `transpose(x), dimensions=perm` where `x` has sharding `s`, as XLA's propagation
+/// gives it (`hlo_sharding_util::TransposeSharding`): result dimension `i` is operand dimension
+/// `perm[i]`, so the tile grid's dimension `i` is the operand grid's `perm[i]` and the devices move with
+/// their tiles; trailing replicating grid dims stay last. A sharding without a tile grid (replicated,
+/// maximal, manual, ...) is the operand's.
+///
+/// Law: the device holding result tile `(t_0, ..., t_{r-1}, e...)` holds operand tile `t'` with
+/// `t'[perm[i]] = t_i` (the same elements); `None` for a tuple sharding or a grid whose rank is not
+/// `perm`'s (plus its trailing dims), or a tile assignment that does not check.
+pub(crate) fn transposed(s: &Sharding, perm: &[usize]) -> Option<Sharding> {
+    let Sharding::Tiled {
+        tile_assignment,
+        last_tile_dim_replicate,
+        last_tile_dims,
+        metadata,
+    } = s
+    else {
+        return (!matches!(s, Sharding::Tuple(_))).then(|| s.clone());
+    };
+    let rank = perm.len();
+    let devices = s.tile_devices(rank).ok()?;
+    let grid = tile_assignment.dims();
+    // The result grid: permuted dims, then the trailing ones.
+    let order: Vec<usize> = perm.iter().copied().chain(rank..grid.len()).collect();
+    let dims: Vec<i64> = order.iter().map(|&k| grid[k]).collect();
+    // Row-major strides of the operand grid.
+    let mut stride = vec![1usize; grid.len()];
+    for k in (0..grid.len().saturating_sub(1)).rev() {
+        stride[k] = stride[k + 1] * usize::try_from(grid[k + 1]).ok()?;
+    }
+    let mut out = Vec::with_capacity(devices.len());
+    let mut idx = vec![0i64; dims.len()];
+    for _ in 0..devices.len() {
+        let at: usize = idx
+            .iter()
+            .zip(&order)
+            .map(|(&i, &k)| i as usize * stride[k])
+            .sum();
+        out.push(*devices.get(at)?);
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < dims[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    Some(Sharding::Tiled {
+        tile_assignment: super::sharding::TileAssignment::Explicit { dims, devices: out },
+        last_tile_dim_replicate: *last_tile_dim_replicate,
+        last_tile_dims: last_tile_dims.clone(),
+        metadata: metadata.clone(),
+    })
+}
+
 /// The dims part of a shape text (`f32[4,8]{1,0}` → `[4,8]`), to compare dimensions.
 fn dims_of(shape: &str) -> &str {
     let s = shape.find('[').map_or("", |i| &shape[i..]);
@@ -151,6 +227,11 @@ impl<'c, 'a> Walk<'c, 'a> {
             "while" | "copy" | "opt-barrier" | "add-dependency" | "domain" => {
                 self.operand(names.first()?, depth).map(|x| x.1)
             }
+            "transpose" => {
+                let perm = permutation(inst.attribute("dimensions")?)?;
+                let (_, s) = self.operand(names.first()?, depth)?;
+                transposed(&s, &perm)
+            }
             op if elementwise(op) => {
                 let dims = dims_of(inst.shape_text());
                 let mut best: Option<Sharding> = None;
@@ -198,6 +279,7 @@ pub(crate) fn root_sharding_in(
             | "opt-barrier"
             | "add-dependency"
             | "domain"
+            | "transpose"
     ) || elementwise(op);
     if root.attribute("sharding").is_none() && !followed {
         return None; // nothing to follow: no index of the computation needed
@@ -243,5 +325,80 @@ mod tests {
         // A parameter without a sharding is replicated; a get-tuple-element picks its element.
         let g = "ENTRY e {\n  a = f32[8]{0} parameter(0)\n  b = f32[8]{0} parameter(1), sharding={devices=[2]<=[2]}\n  t = (f32[8]{0}, f32[8]{0}) tuple(a, b)\n  ROOT g = f32[8]{0} get-tuple-element(t), index=1\n}\n";
         assert_eq!(root(g).as_deref(), Some("{devices=[2]<=[2]}"));
+    }
+
+    #[test]
+    fn follows_transposes() {
+        // JAX's `x.T` on a 2×4 grid (hlo/real/s5.before.hlo): the grid is 4×2, each device keeping its
+        // tile (device 1 held rows 0-5, columns 5-9: now rows 5-9, columns 0-5).
+        let m = "ENTRY e {\n  x = bf16[12,20]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}\n  ROOT t = bf16[20,12]{0,1} transpose(x), dimensions={1,0}\n}\n";
+        assert_eq!(root(m).as_deref(), Some("{devices=[4,2]0,4,1,5,2,6,3,7}"));
+        // Trailing replicating dims stay last; replicated stays replicated. (jaxlib 0.10.2, GSPMD, gives
+        // `{devices=[4,2]<=[2,4]T(1,0)}` and `{devices=[3,1,2,2]<=[2,3,2]T(1,0,2) last_tile_dim_replicate}`
+        // for these two: the same devices.)
+        let r = "ENTRY e {\n  x = f32[4,6,8]{2,1,0} parameter(0), sharding={devices=[1,2,3,2]<=[12] last_tile_dim_replicate}\n  n = f32[4,6,8]{2,1,0} negate(x)\n  ROOT t = f32[8,4,6]{2,1,0} transpose(n), dimensions={2,0,1}\n}\n";
+        assert_eq!(
+            root(r).as_deref(),
+            Some("{devices=[3,1,2,2]0,1,6,7,2,3,8,9,4,5,10,11 last_tile_dim_replicate}")
+        );
+        let p = "ENTRY e {\n  x = f32[4,6]{1,0} parameter(0)\n  ROOT t = f32[6,4]{1,0} transpose(x), dimensions={1,0}\n}\n";
+        assert_eq!(root(p).as_deref(), Some("{replicated}"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Law of [`transposed`]: each device holds the same operand elements before and after (its
+        /// tile index permuted), and transposing back by the inverse permutation gives the devices back.
+        #[test]
+        fn transposed_moves_devices_with_their_tiles(
+            grid in proptest::collection::vec(1i64..4, 1..4),
+            seed in proptest::prelude::any::<u64>(),
+            replicate in proptest::prelude::any::<bool>(),
+        ) {
+            let rank = grid.len();
+            let mut perm: Vec<usize> = (0..rank).collect();
+            let mut state = seed | 1;
+            for i in (1..rank).rev() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                perm.swap(i, (state % (i as u64 + 1)) as usize);
+            }
+            let mut dims = grid.clone();
+            if replicate {
+                dims.push(2);
+            }
+            let n: i64 = dims.iter().product();
+            let s = Sharding::Tiled {
+                tile_assignment: crate::hlo::sharding::TileAssignment::Iota {
+                    dims: dims.clone(),
+                    reshape: vec![n],
+                    transpose: None,
+                },
+                last_tile_dim_replicate: replicate,
+                last_tile_dims: Vec::new(),
+                metadata: None,
+            };
+            let t = transposed(&s, &perm).unwrap();
+            // Operand array of dims `grid` tiled one element a tile: device d's region before, and
+            // its region in the transposed array after, name the same elements.
+            let before = s.shards(&grid).unwrap();
+            let tdims: Vec<i64> = perm.iter().map(|&p| grid[p]).collect();
+            let after = t.shards(&tdims).unwrap();
+            for b in &before {
+                let moved: Vec<_> = perm.iter().map(|&p| b.region[p].clone()).collect();
+                proptest::prop_assert!(
+                    after.iter().any(|a| a.device == b.device && a.region == moved),
+                    "device {:?}", b.device
+                );
+            }
+            let mut inverse = vec![0; rank];
+            for (i, &p) in perm.iter().enumerate() {
+                inverse[p] = i;
+            }
+            let back = transposed(&t, &inverse).unwrap();
+            proptest::prop_assert_eq!(back.tile_devices(rank).unwrap(), s.tile_devices(rank).unwrap());
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The module reader: one pass over the bytes, borrowing every piece of text.
 
+use super::ident::{self, Named};
 use super::instruction::Parts;
 use super::names::NameTable;
 use super::scan::module_error;
@@ -38,6 +39,31 @@ pub(crate) struct Reader<'a> {
 
 use super::header::TABLE_HEADINGS;
 
+/// The attribute names of one list, to find one given twice (XLA: "attribute X already exists"): the
+/// first few compared in place (a list holds one to four), the rest hashed.
+#[derive(Default)]
+struct SeenNames<'a> {
+    few: [&'a str; 4],
+    count: usize,
+    more: Option<foldhash::HashSet<&'a str>>,
+}
+
+impl<'a> SeenNames<'a> {
+    /// Notes `name`: `false` exactly when it was noted before.
+    fn insert(&mut self, name: &'a str) -> bool {
+        let few = &self.few[..self.count.min(self.few.len())];
+        if few.iter().any(|n| super::opcheck::same(n, name)) {
+            return false;
+        }
+        if let Some(slot) = self.few.get_mut(self.count) {
+            *slot = name;
+            self.count += 1;
+            return true;
+        }
+        self.more.get_or_insert_with(Default::default).insert(name)
+    }
+}
+
 impl<'a> Reader<'a> {
     /// A reader at the start of `text`.
     pub(crate) fn new(text: &'a str) -> Self {
@@ -49,6 +75,7 @@ impl<'a> Reader<'a> {
         let mut first = None;
         let mut end = self.pos;
         let mut flags = Attributes::CANONICAL;
+        let mut seen = SeenNames::default();
         loop {
             let before = self.pos;
             // The end of the line, and the next line starting with no ',' or comment (the common end of
@@ -72,6 +99,9 @@ impl<'a> Reader<'a> {
             };
             let name_at = a.name.as_ptr() as usize - self.s.as_ptr() as usize;
             let value_at = a.value.as_ptr() as usize - self.s.as_ptr() as usize;
+            if !seen.insert(a.name) {
+                return self.error(name_at, format!("attribute {} already exists", a.name));
+            }
             // Written as printed: `, name=value` right after the previous value.
             let printed = (first.is_none() || comma == end)
                 && name_at == comma + 2
@@ -90,6 +120,12 @@ impl<'a> Reader<'a> {
                 "metadata" => Ok(()),
                 "frontend_attributes" => super::attrcheck::frontend_attributes(a.value),
                 "statistics" => super::attrcheck::statistics(a.value),
+                // Per-opcode values XLA's parser reads as data (the same form wherever they stand);
+                // none is an attribute every instruction may carry.
+                "channel_id" | "padding" | "window" | "dim_labels" => {
+                    flags |= Attributes::EXTRA;
+                    super::attrvalues::check(a.name, a.value)
+                }
                 "control-predecessors" => {
                     flags |= Attributes::CONTROL;
                     Ok(())
@@ -237,12 +273,8 @@ impl<'a> Reader<'a> {
         self.skip(true)?;
         let name_at = self.pos;
         let name = self.name("an instruction name")?;
-        let bare = name.strip_prefix('%').unwrap_or(name);
-        if crate::PrimitiveType::from_name(bare).is_some() || bare.is_empty() {
-            return self.error(
-                name_at,
-                format!("expected an instruction name, found the element type {bare:?}"),
-            );
+        if let Err((off, why)) = ident::check_scanned(name, Named::Instruction) {
+            return self.error(name_at + off, why);
         }
         self.skip(true)?;
         self.expect(b'=', "'=' after the instruction name")?;
@@ -284,6 +316,15 @@ impl<'a> Reader<'a> {
             },
         )
         .map_err(|e| module_error(self.s, name_at, e.to_string()))
+    }
+
+    /// `name`, read at byte `at`, checked as XLA's lexer reads the name of a `named` ([`ident::check`]),
+    /// or the error at its first wrong character.
+    fn identifier(&self, at: usize, name: &str, named: Named) -> Result<()> {
+        match ident::check(name, named) {
+            Ok(()) => Ok(()),
+            Err((off, why)) => self.error(at + off, why),
+        }
     }
 
     /// A reader at byte `pos` of `text`.
@@ -336,7 +377,9 @@ impl<'a> Reader<'a> {
     pub(super) fn computation_head(&mut self) -> Result<Computation<'a>> {
         let is_entry = self.eat_word("ENTRY");
         self.skip(true)?;
+        let name_at = self.pos;
         let name = self.name("a computation name")?;
+        self.identifier(name_at, name, Named::Computation)?;
         self.skip(true)?;
         let sig_start = self.pos;
         let signature = if self.peek() == Some(b'(') {
@@ -416,6 +459,7 @@ impl<'a> Reader<'a> {
                 return self.error(start, "expected the module name");
             }
             name = std::borrow::Cow::Borrowed(&self.s[start..self.pos]);
+            self.identifier(start, &name, Named::Module)?;
             attributes = self.attributes()?;
             super::header::check_attributes(self.s, &attributes)?;
             self.skip(false)?;

@@ -151,6 +151,9 @@ pub struct Report<'a> {
     pub per_device_readings: Vec<super::per_device::PerDevice>,
     /// Which reading `per_device` follows, and why.
     pub shapes: Option<super::partitioned::ShapeDecision>,
+    /// How many arrays with an unbounded dynamic dimension (`?`) the values held in memory have: they
+    /// have no size, and every figure above leaves them out.
+    pub unbounded_skipped: u64,
 }
 
 /// The cost report of a module (see [`Report`]); `top` is how many wasteful tensors to keep. Whether
@@ -218,7 +221,9 @@ fn report_named<'a>(
     } else {
         walk(module, names, top, reading, Adding::PerShape)
     };
-    counted.or_else(|_| walk(module, names, top, reading, Adding::EachValue))
+    let mut r = counted.or_else(|_| walk(module, names, top, reading, Adding::EachValue))?;
+    r.unbounded_skipped = super::stats_shapes::skipped_unbounded(module)?;
+    Ok(r)
 }
 
 /// From this many instructions on, with two threads or more, the report is worked out in parallel.

@@ -17,6 +17,9 @@ pub(crate) struct Info {
     /// Per array leaf with a size (unbounded dynamic arrays have none): its position among
     /// [`Shape::arrays`], its memory space and its sizes.
     pub(crate) leaves: Vec<(usize, i64, Totals)>,
+    /// The positions among [`Shape::arrays`] of the arrays with an unbounded dimension (`?`): they have
+    /// no size, and the report skips them.
+    pub(crate) unbounded: Vec<usize>,
     /// Whether some leaf has padding.
     pub(crate) padded: bool,
     /// Per array of [`Shape::arrays`]: the top-level tuple element it is under (`None` for an array
@@ -56,12 +59,14 @@ impl Info {
     }
 }
 
-fn info_of(text: &str) -> Result<Info> {
+pub(crate) fn info_of(text: &str) -> Result<Info> {
     let shape = crate::text::parse_shape(text)?;
     let mut leaves = Vec::new();
+    let mut unbounded = Vec::new();
     for (k, (_, a)) in shape.arrays().into_iter().enumerate() {
         if a.dims.iter().any(|d| d.bound().is_none()) {
-            continue; // unbounded dynamic: no size
+            unbounded.push(k); // unbounded dynamic: no size
+            continue;
         }
         let z = sizes(a)?;
         leaves.push((
@@ -80,9 +85,48 @@ fn info_of(text: &str) -> Result<Info> {
     Ok(Info {
         shape,
         leaves,
+        unbounded,
         padded,
         fronts,
     })
+}
+
+/// How many arrays with an unbounded dimension (`?`) the values held in memory have (the values
+/// [`super::stats::Report::materialized`] adds up, where such arrays are skipped: they have no size).
+///
+/// Law: the number of array leaves with a `?` dimension that hold a value of their own (as the report's
+/// walk defines values: [`Info::defines_leaf`]) in the instructions of the materialized computations,
+/// the parameters of computations other than the entry left out; 0 for a module without `?`.
+pub(crate) fn skipped_unbounded(module: &super::Module<'_>) -> Result<u64> {
+    let flags = super::calls::materialized(module);
+    let entry = super::calls::entry_index(module);
+    let mut count = 0u64;
+    for (ci, comp) in module.computations.iter().enumerate() {
+        if !flags[ci] {
+            continue;
+        }
+        for inst in &comp.instructions {
+            // Rare: most modules hold no `?`, and a shape text without one has no unbounded array.
+            if !inst.shape_text().contains('?')
+                || (entry != Some(ci) && inst.opcode() == "parameter")
+            {
+                continue;
+            }
+            let info = info_of(inst.shape_text())?;
+            let def = super::stats_values::defines(
+                inst.opcode(),
+                matches!(info.shape, Shape::Tuple(_)),
+                || inst.attribute("calls").is_some(),
+            );
+            let n = info
+                .unbounded
+                .iter()
+                .filter(|&&k| info.defines_leaf(def, k))
+                .count();
+            count = count.saturating_add(n as u64);
+        }
+    }
+    Ok(count)
 }
 
 /// Text as a map key, hashed as its bytes alone (a `str` key adds a terminator, hashed separately).

@@ -7,6 +7,8 @@
 
 use foldhash::{HashMap, HashSet, HashSetExt};
 
+pub(crate) use super::callees::{async_wrapped_once, computation_names, Callee};
+use super::callees::{callee, callee_error};
 use super::names::{kept, NameTable};
 use super::scan::module_error;
 use super::{Computation, Instruction};
@@ -36,65 +38,17 @@ pub(crate) fn check(
     let names = computation_names(text, computations)?;
     let mut checker = Checker::new(text);
     let mut tables = Vec::with_capacity(computations.len());
+    // XLA reads computations in order: a call names one read before the caller.
+    let mut before: HashSet<&str> = HashSet::with_capacity(computations.len());
     for c in computations {
-        tables.push(kept(
-            checker.computation(c, &mut |name| names.contains(name))?,
-        ));
+        let current = bare(c.name);
+        tables.push(kept(checker.computation(c, &mut |name| {
+            callee(name, current, &before, &names)
+        })?));
+        before.insert(current);
     }
     async_wrapped_once(text, &checker.wrapped)?;
     Ok(tables)
-}
-
-/// Each computation is wrapped by one `async-start` at most (XLA gives the wrapped computation its
-/// caller): `wrapped` holds the `calls=` values of the async-starts in module order (gathered by
-/// [`Checker`]); the error is at the second one naming a computation.
-pub(crate) fn async_wrapped_once(text: &str, wrapped: &[&str]) -> Result<()> {
-    let mut seen: HashSet<&str> = HashSet::with_capacity(wrapped.len());
-    for v in wrapped {
-        let name = bare(
-            v.trim()
-                .trim_start_matches('{')
-                .trim_end_matches('}')
-                .trim(),
-        );
-        if !seen.insert(name) {
-            return Err(module_error(
-                text,
-                at(text, v),
-                format!("computation {name} is already wrapped by another async-start"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The computations' names (without `%`), or the error at the first one defined twice.
-pub(crate) fn computation_names<'s>(
-    text: &str,
-    computations: &[Computation<'s>],
-) -> Result<HashSet<&'s str>> {
-    let mut names: HashSet<&str> = HashSet::with_capacity(computations.len());
-    let mut entry = false;
-    for c in computations {
-        if c.is_entry && std::mem::replace(&mut entry, true) {
-            return Err(module_error(
-                text,
-                at(text, c.name),
-                format!(
-                    "computation {} is a second ENTRY: a module has only one",
-                    bare(c.name)
-                ),
-            ));
-        }
-        if !names.insert(bare(c.name)) {
-            return Err(module_error(
-                text,
-                at(text, c.name),
-                format!("computation {} is defined twice", bare(c.name)),
-            ));
-        }
-    }
-    Ok(names)
 }
 
 /// Checks computations one at a time, remembering the shapes it has already checked.
@@ -133,12 +87,12 @@ impl<'t, 's> Checker<'t, 's> {
         }
     }
 
-    /// Checks `c`; `exists` says whether a computation it calls (bare name) exists. Gives `c`'s
+    /// Checks `c`; `exists` says what a call to a computation (bare name) finds there. Gives `c`'s
     /// instructions by name (every one of them, each name once).
     pub(crate) fn computation(
         &mut self,
         c: &Computation<'s>,
-        exists: &mut dyn FnMut(&'s str) -> bool,
+        exists: &mut dyn FnMut(&'s str) -> Callee,
     ) -> Result<NameTable> {
         computation(self.text, c, exists, &mut self.shapes, &mut self.wrapped)
     }
@@ -148,7 +102,7 @@ impl<'t, 's> Checker<'t, 's> {
         &mut self,
         insts: &[Instruction<'s>],
         run: &mut Run<'s>,
-        exists: &mut dyn FnMut(&'s str) -> bool,
+        exists: &mut dyn FnMut(&'s str) -> Callee,
     ) -> Result<()> {
         instructions(
             self.text,
@@ -190,7 +144,7 @@ fn check_shape<'s>(text: &str, shape_text: &'s str, seen: &mut HashSet<&'s str>)
 fn computation<'s>(
     text: &str,
     c: &Computation<'s>,
-    exists: &mut dyn FnMut(&'s str) -> bool,
+    exists: &mut dyn FnMut(&'s str) -> Callee,
     shapes: &mut HashSet<&'s str>,
     wrapped: &mut Vec<&'s str>,
 ) -> Result<NameTable> {
@@ -252,7 +206,7 @@ fn instructions<'s>(
     text: &str,
     insts: &[Instruction<'s>],
     run: &mut Run<'s>,
-    exists: &mut dyn FnMut(&'s str) -> bool,
+    exists: &mut dyn FnMut(&'s str) -> Callee,
     shapes: &mut HashSet<&'s str>,
     wrapped: &mut Vec<&'s str>,
 ) -> Result<()> {
@@ -329,11 +283,8 @@ fn instructions<'s>(
                 if super::attributes::CALLING_ATTRIBUTES.contains(&a.name) {
                     let list = a.value.trim_start_matches('{').trim_end_matches('}');
                     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                        if !exists(bare(name)) {
-                            return Err(err(
-                                name,
-                                format!("computation {} does not exist", bare(name)),
-                            ));
+                        if let Some(why) = callee_error(bare(name), exists(bare(name))) {
+                            return Err(err(name, why));
                         }
                     }
                 }
