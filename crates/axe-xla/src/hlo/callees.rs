@@ -5,19 +5,9 @@
 use foldhash::{HashSet, HashSetExt};
 
 use super::scan::module_error;
+use super::validate::{at, bare};
 use super::Computation;
 use crate::error::Result;
-
-/// Where `piece` (a slice of `text`) starts in `text`.
-fn at(text: &str, piece: &str) -> usize {
-    (piece.as_ptr() as usize)
-        .saturating_sub(text.as_ptr() as usize)
-        .min(text.len())
-}
-
-fn bare(name: &str) -> &str {
-    name.strip_prefix('%').unwrap_or(name)
-}
 
 /// Each computation is wrapped by one `async-start` at most (XLA gives the wrapped computation its
 /// caller): `wrapped` holds the `calls=` values of the async-starts in module order (gathered by

@@ -48,17 +48,8 @@ const KEYWORDS: &[&str] = &[
     "last_tile_dim_replicate",
 ];
 
-/// The bytes of a name after its first: letters, digits, `_`, `.`, `-`.
-const REST: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
-        c += 1;
-    }
-    t
-};
+/// The bytes of a name after its first: letters, digits, `_`, `.`, `-` (the bytes of opcodes).
+const REST: [bool; 256] = super::scan::OPCODE_BYTES;
 
 /// Whether `bare` is a keyword of the text (`KEYWORDS`); most names are ruled out by their length and first byte
 /// alone (this runs on every instruction of a dump).

@@ -18,13 +18,14 @@ use crate::shape::{Dim, Shape};
 pub(crate) use super::opcodes::{known_opcode, OPCODES};
 
 /// Where `piece` (a slice of `text`) starts in `text`.
-fn at(text: &str, piece: &str) -> usize {
+pub(super) fn at(text: &str, piece: &str) -> usize {
     (piece.as_ptr() as usize)
         .saturating_sub(text.as_ptr() as usize)
         .min(text.len())
 }
 
-fn bare(name: &str) -> &str {
+/// `name` without its `%` sigil.
+pub(super) fn bare(name: &str) -> &str {
     name.strip_prefix('%').unwrap_or(name)
 }
 
