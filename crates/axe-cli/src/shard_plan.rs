@@ -1,6 +1,6 @@
 //! `axe shard plan`: the reshard plan between two shardings, its bytes per device and its transfers.
 
-use axe_shard::{plan, Mesh};
+use axe_shard::{plan_stages, AxisUse, Mesh};
 use serde_json::{json, Value};
 
 use crate::report::Report;
@@ -70,22 +70,83 @@ pub(crate) fn plan_report(
     mesh: Option<&Mesh>,
 ) -> Result<Report, String> {
     let model = args.cost.model()?;
-    let list = args.list;
     let (mesh, a, b, ty) = pair(src, dst, args.target, mesh)?;
     // Per-device layouts do not change the plan (regions are global boxes); they are checked here so
     // that a plan shown is one `run` can execute.
     let (a, b) = args.layouts.placements(a, b, ty)?;
-    let p =
-        plan(&mesh, &a.sharding, &b.sharding, a.elem_bytes(), &model).map_err(|e| e.to_string())?;
+    // A source partial with several ops is reduced in stages, one op at a time, in mesh order.
+    let stages = plan_stages(&mesh, &a.sharding, &b.sharding, a.elem_bytes(), &model)
+        .map_err(|e| e.to_string())?;
+    if let [only] = stages.as_slice() {
+        let (json, text) = stage_report(&only.plan, args, true);
+        return Ok(Report { json, text });
+    }
+    let n = stages.len();
+    let mut text = String::new();
+    let mut jsons = Vec::with_capacity(n);
+    let (mut bytes, mut us) = (0u64, 0f64);
+    for (i, st) in stages.iter().enumerate() {
+        let reduced = reduced_text(&mesh, st);
+        let (json, t) = stage_report(&st.plan, args, false);
+        text.push_str(&format!("stage {} of {n} ({reduced}): {t}", i + 1));
+        if args.json {
+            let mut obj = serde_json::Map::new();
+            obj.insert("reduces".into(), json!(reduced));
+            if let Value::Object(m) = json {
+                obj.extend(m);
+            }
+            jsons.push(Value::Object(obj));
+        }
+        bytes = bytes.saturating_add(st.plan.bytes);
+        us += st.plan.estimate_us;
+    }
+    let json = if args.json {
+        json!({"bytes": bytes, "estimate_us": us, "stages": jsons})
+    } else {
+        Value::Null
+    };
+    Ok(Report { json, text })
+}
+
+/// What a stage reduces: `max over "x"`, `sum over "y", "z"`.
+fn reduced_text(mesh: &Mesh, st: &axe_shard::Stage) -> String {
+    let (su, du) = (st.src.axis_use(), st.dst.axis_use());
+    let mut op = "";
+    let mut names = Vec::new();
+    for a in 0..su.len() {
+        if let (AxisUse::Partial(o), u) = (su[a], du[a]) {
+            if !matches!(u, AxisUse::Partial(_)) {
+                op = o.name();
+                names.push(format!("{:?}", mesh.names()[a]));
+            }
+        }
+    }
+    format!("{op} over {}", names.join(", "))
+}
+
+/// One plan's JSON (under `--json`; its transfers and locals as raw members where `raw`, which only a
+/// report's top-level object may hold) and text.
+fn stage_report(p: &axe_shard::Plan, args: &PlanArgs<'_>, raw: bool) -> (Value, String) {
+    let list = args.list;
     // The JSON is built for --json alone, as text: a `Value` per transfer cost about 2 KiB each.
     let json = if args.json {
         let mut obj = serde_json::Map::new();
         obj.insert("collective".into(), json!(p.collective.name()));
         obj.insert("bytes".into(), json!(p.bytes));
-        crate::report::raw_member(&mut obj, "transfers", transfers_json(&p.transfers));
-        crate::report::raw_member(&mut obj, "locals", locals_json(&p.locals));
-        // (Raw too, to keep the keys in their order.)
-        crate::report::raw_member(&mut obj, "estimate_us", json!(p.estimate_us).to_string());
+        let members = [
+            ("transfers", transfers_json(&p.transfers)),
+            ("locals", locals_json(&p.locals)),
+            // (Raw too, to keep the keys in their order.)
+            ("estimate_us", json!(p.estimate_us).to_string()),
+        ];
+        for (key, text) in members {
+            if raw {
+                crate::report::raw_member(&mut obj, key, text);
+            } else {
+                let v = serde_json::from_str(&text).unwrap_or(Value::Null);
+                obj.insert(key.into(), v);
+            }
+        }
         Value::Object(obj)
     } else {
         Value::Null
@@ -124,7 +185,7 @@ pub(crate) fn plan_report(
             p.transfers.len() - list
         ));
     }
-    Ok(Report { json, text: t })
+    (json, t)
 }
 
 /// `b` bytes in B, KiB, MiB, GiB.

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use axe_reshard::{MemoryLayout, Placement, Verified};
-use axe_shard::{plan, CostModel, Mesh, Sharding};
+use axe_reshard::{MemoryLayout, Placement, RunStage, Verified};
+use axe_shard::{plan_stages, CostModel, Mesh, Sharding};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
@@ -132,13 +132,14 @@ fn launched_alone() -> Result<(), String> {
     }
 }
 
-/// The plan of `src` → `dst` on `mesh`, once the mesh is known to put device id `r` on rank `r`.
+/// The plan of `src` → `dst` on `mesh`, in stages where the source is partial with several ops (one op a
+/// stage, in mesh order), once the mesh is known to put device id `r` on rank `r`.
 fn plan_of(
     mesh: &Mesh,
     src: &Placement,
     dst: &Placement,
     cost: &CostModel,
-) -> Result<axe_shard::Plan, String> {
+) -> Result<Vec<RunStage>, String> {
     let ids_are_ranks = {
         let mut ids = mesh.devices().to_vec();
         ids.sort_unstable();
@@ -150,11 +151,20 @@ fn plan_of(
             mesh.len().saturating_sub(1)
         ));
     }
-    plan(mesh, &src.sharding, &dst.sharding, src.elem_bytes(), cost).map_err(|e| e.to_string())
+    let stages = plan_stages(mesh, &src.sharding, &dst.sharding, src.elem_bytes(), cost)
+        .map_err(|e| e.to_string())?;
+    axe_reshard::run_stages_of(src, dst, stages).map_err(|e| e.to_string())
+}
+
+/// The collective of a run: its plan's, or each stage's in turn (`all-reduce then all-reduce`).
+fn collective_of(stages: &[RunStage]) -> String {
+    let names: Vec<&str> = stages.iter().map(|s| s.plan.collective.name()).collect();
+    names.join(" then ")
 }
 
 /// The report of a verified run.
-fn report(mesh: &Mesh, p: &axe_shard::Plan, backend: Backend, verified: Verified) -> Report {
+fn report(mesh: &Mesh, stages: &[RunStage], backend: Backend, verified: Verified) -> Report {
+    let collective = collective_of(stages);
     let Verified { bytes, seconds } = verified;
     let gbps = if seconds > 0.0 {
         bytes as f64 / seconds / 1e9
@@ -163,13 +173,13 @@ fn report(mesh: &Mesh, p: &axe_shard::Plan, backend: Backend, verified: Verified
     };
     Report {
         json: json!({"verified": true, "bytes": bytes, "seconds": seconds, "gb_per_second": gbps,
-                     "collective": p.collective.name(), "backend": backend.name(),
+                     "collective": collective, "backend": backend.name(),
                      "devices": mesh.len()}),
         text: format!(
             "verified: every destination element on {} device{} ({}, {} backend)\n{bytes} bytes moved in {:.6} s: {gbps:.2} GB/s",
             mesh.len(),
             if mesh.len() == 1 { "" } else { "s" },
-            p.collective.name(),
+            collective,
             backend.name(),
             seconds
         ),
@@ -188,8 +198,8 @@ fn run(
     let timeout = Duration::from_secs(args.timeout);
     match args.backend {
         Backend::Threads => {
-            let v = axe_reshard::verify_threads(mesh, &p, &src, &dst, timeout)
-                .map_err(|e| e.to_string())?;
+            let v =
+                axe_reshard::verify_staged_threads(mesh, &p, timeout).map_err(|e| e.to_string())?;
             Ok(Some(report(mesh, &p, args.backend, v)))
         }
         Backend::Mpi => Err("an MPI run is set up by `run_verb`".into()),
@@ -268,10 +278,10 @@ fn mpi_verb(
             ));
         }
         let p = plan_of(&mesh, &src, &dst, cost)?;
-        Ok((mesh, p, src, dst))
+        Ok((mesh, p))
     });
-    let inputs = local.as_ref().ok().map(|(mesh, p, src, dst)| {
-        let mut v = axe_reshard::run_inputs(mesh, p, src, dst);
+    let inputs = local.as_ref().ok().map(|(mesh, p)| {
+        let mut v = axe_reshard::staged_inputs(mesh, p);
         v.push(("--timeout", InputHash::of_debug(&args.timeout)));
         v
     });
@@ -279,7 +289,7 @@ fn mpi_verb(
     let outcome = match (local, agreed) {
         (Err(e), _) => Err(e),
         (Ok(_), Err(e)) => Err(e.to_string()),
-        (Ok((mesh, p, src, dst)), Ok(())) => axe_reshard::verify_run(&comm, &mesh, &p, &src, &dst)
+        (Ok((mesh, p)), Ok(())) => axe_reshard::verify_staged_run(&comm, &mesh, &p)
             .map(|v| report(&mesh, &p, args.backend, v))
             .map_err(|e| e.to_string()),
     };

@@ -562,3 +562,48 @@ fn sharding_pictures_are_one_block_per_piece_naming_every_device() {
         assert!(width <= 2000, "{sharding} over {shape}: {width} px wide");
     }
 }
+
+/// Partials pending different ops on different mesh axes are reduced in stages, the first mesh axis first
+/// (DTensor's order), and verified; reducing one past another op that stays partial is refused.
+#[test]
+fn mixed_partial_ops_plan_and_run_in_stages() {
+    let (mesh, shape) = ("--mesh 2,3", "--shape s8[7,3]");
+    let words = |s: &'static str| s.split(' ').collect::<Vec<&str>>();
+    let (code, out, err) = run(&words(
+        "shard plan [Partial(max),Partial(sum)] P() --mesh 2,3 --shape s8[7,3] --list 1",
+    ));
+    assert_eq!(code, 0, "{err}");
+    let golden = "stage 1 of 2 (max over \"d0\"): all-reduce: 126 B in 6 transfers and 6 local copies, about 5.0 us
+       3 -> 0      [0:7, 0:3] 21 B (max into the receiver)
+  ... and 5 more (see --json)
+stage 2 of 2 (sum over \"d1\"): all-reduce: 252 B in 12 transfers and 6 local copies, about 10.0 us
+       1 -> 0      [0:7, 0:3] 21 B (sum into the receiver)
+  ... and 11 more (see --json)
+";
+    assert_eq!(out, golden);
+    let v = json_lines(&words(
+        "shard run [Partial(max),Partial(sum),Shard(1)] P('x') --mesh x=2,y=3,z=2 --shape bf16[7,5] --json",
+    ));
+    assert_eq!(v[0]["verified"], true);
+    assert_eq!(v[0]["collective"], "all-reduce then general");
+    fails(
+        &format!("shard run [Partial(sum),Partial(max)] [Partial(sum),Replicate()] {mesh} {shape}"),
+        "mesh axis \"d1\" (max) cannot be reduced while mesh axis \"d0\" (sum) stays partial",
+    );
+}
+
+/// Sub-byte elements move unpacked, one element a byte; packed into E(4) they are refused by name.
+#[test]
+fn s4_reshards_unpacked() {
+    let v = json_lines(&[
+        "shard", "run", "P('x')", "P('y')", "--mesh", "x=2,y=2", "--shape", "s4[8,4]", "--json",
+    ]);
+    assert_eq!(
+        (v[0]["verified"].clone(), v[0]["bytes"].clone()),
+        (json!(true), json!(32))
+    );
+    fails(
+        "shard run P('x') P('y') --mesh x=2,y=2 --shape s4[8,4] --src-layout {1,0:E(4)}",
+        "packed sub-byte shards are not resharded",
+    );
+}

@@ -60,9 +60,11 @@ mod mpi;
 mod placement;
 mod radix;
 mod reduce;
+mod staged;
 mod stretch;
 mod threads;
 mod verify;
+mod verify_nested;
 
 pub use agree::{agree, run_inputs, InputHash, AGREE_BYTES, MAX_INPUTS};
 pub use bench::{bench_reshard, bench_threads, default_planner, BenchCase, Planner};
@@ -76,5 +78,8 @@ pub use mpi::MpiComm;
 pub use placement::{row_major, sub_box, zero_padding, DeviceBuffer, MemoryLayout, Placement};
 pub use radix::{Radix, ShardLayout};
 pub use reduce::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
+pub use staged::{
+    run_stages_of, staged_inputs, verify_staged_run, verify_staged_threads, RunStage,
+};
 pub use threads::{run_threads, ThreadComm, DEFAULT_TIMEOUT, MAX_THREAD_RANKS};
 pub use verify::{check_destination, fill_source, verify_run, verify_threads, Verified};

@@ -47,7 +47,8 @@ pub struct Placement {
     pub sharding: Sharding,
     /// How each device lays out its padded local shard.
     pub layout: MemoryLayout,
-    /// The element type (any whole number of bytes moves; reductions need a numeric type).
+    /// The element type (any type with bits moves, a sub-byte one unpacked, one element a byte;
+    /// reductions need a numeric type).
     pub dtype: PrimitiveType,
 }
 
@@ -84,12 +85,14 @@ impl DeviceBuffer {
 }
 
 impl Placement {
-    /// A placement; the element type must be a whole number of bytes wide.
+    /// A placement; the element type must have bits (not `token` or `opaque`). A sub-byte type (`s4`,
+    /// `u2`, `pred`'s one bit, ...) is held unpacked, one element in the low bits of a byte of its own
+    /// (XLA's default layout), so its bytes move as `s8`'s do; layouts packing it into `E(n)` bits are
+    /// refused when the shards are laid out (see [`Placement::buffers`]).
     pub fn new(sharding: Sharding, layout: MemoryLayout, dtype: PrimitiveType) -> ExecResult<Self> {
-        let bits = dtype.bits();
-        if bits == 0 || !bits.is_multiple_of(8) {
+        if dtype.bits() == 0 {
             return Err(ExecError::Input(format!(
-                "{} elements are not a whole number of bytes (resharding moves whole bytes)",
+                "{} has no elements to move",
                 dtype.name()
             )));
         }
@@ -100,9 +103,9 @@ impl Placement {
         })
     }
 
-    /// Bytes per element.
+    /// Bytes per element as held: `ceil(bits / 8)` (a sub-byte element takes a whole byte, unpacked).
     pub fn elem_bytes(&self) -> u64 {
-        u64::from(self.dtype.bits() / 8)
+        u64::from(self.dtype.byte_width())
     }
 
     /// The shard of every device of `mesh`, in mesh-position order.
@@ -131,7 +134,7 @@ impl Placement {
     pub(crate) fn buffer_of(&self, region: DeviceRegion, rows: bool) -> ExecResult<DeviceBuffer> {
         let rows = rows && self.layout == MemoryLayout::RowMajor;
         let shape = &region.padded_shape;
-        let bits = self.dtype.bits();
+        let bits = self.dtype.byte_width() * 8;
         let gone = self
             .sharding
             .maximal_device()
@@ -181,6 +184,18 @@ impl Placement {
                 e => e,
             })?,
         };
+        if layout.bits != bits && self.dtype.bits() < 8 {
+            return Err(ExecError::Input(format!(
+                "device {}'s layout packs {} elements into {} bits (E({})): packed sub-byte shards are \
+                 not resharded (a shard boundary may fall inside a byte); {} moves unpacked, one element \
+                 a byte (row-major, or an XLA layout without E(n))",
+                region.device,
+                self.dtype.name(),
+                layout.bits,
+                layout.bits,
+                self.dtype.name()
+            )));
+        }
         if layout.bits != bits {
             return Err(ExecError::Input(format!(
                 "device {}'s layout packs {} elements into {} bits (E(n)); shards move whole bytes",

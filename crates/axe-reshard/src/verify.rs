@@ -7,13 +7,12 @@ use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding};
 use axe_xla::PrimitiveType;
 
 use crate::comm::Communicator;
-use crate::exec::reshard_with;
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{filled, DeviceBuffer, Placement};
 
 /// An exact value of the pattern, before it is written in the element type.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Value {
+pub(crate) enum Value {
     Float(f64),
     Int(i64),
     /// Raw bytes for types without arithmetic, derived from the element index.
@@ -21,14 +20,14 @@ enum Value {
 }
 
 /// The element type's family.
-fn is_float(t: PrimitiveType) -> bool {
+pub(crate) fn is_float(t: PrimitiveType) -> bool {
     matches!(
         t,
         PrimitiveType::F32 | PrimitiveType::F64 | PrimitiveType::Bf16 | PrimitiveType::F16
     )
 }
 
-fn is_int(t: PrimitiveType) -> bool {
+pub(crate) fn is_int(t: PrimitiveType) -> bool {
     use PrimitiveType as P;
     matches!(
         t,
@@ -37,7 +36,7 @@ fn is_int(t: PrimitiveType) -> bool {
 }
 
 /// The pattern at global linear index `i`: small integers, exact in every float type (bf16 included).
-fn base(t: PrimitiveType, i: u64) -> Value {
+pub(crate) fn base(t: PrimitiveType, i: u64) -> Value {
     if is_float(t) {
         Value::Float((i % 199) as f64 - 99.0)
     } else if is_int(t) {
@@ -49,7 +48,7 @@ fn base(t: PrimitiveType, i: u64) -> Value {
 
 /// A small deviation in `-3..=3` for contribution `j` of element `i`.
 fn wiggle(i: u64, j: u64) -> i64 {
-    ((i.wrapping_mul(7).wrapping_add(j.wrapping_mul(3))) % 7) as i64 - 3
+    ((i.wrapping_mul(3).wrapping_add(j.wrapping_mul(5))) % 7) as i64 - 3
 }
 
 fn shift(v: Value, by: i64) -> Value {
@@ -63,7 +62,19 @@ fn shift(v: Value, by: i64) -> Value {
 /// Contribution `j` of `k` of element `i`, for a source whose partial values are pending `op`:
 /// combined with `op` over all `j`, they give the pattern.
 fn contribution(t: PrimitiveType, i: u64, j: u64, k: u64, op: Option<ReduceOp>) -> Value {
-    let b = base(t, i);
+    split(t, base(t, i), i, j, k, op)
+}
+
+/// Part `j` of `k` of the value `b` of element `i` under `op`: combined with `op` over all `j`, the
+/// parts give `b` (for `avg` and no op every part is `b`).
+pub(crate) fn split(
+    t: PrimitiveType,
+    b: Value,
+    i: u64,
+    j: u64,
+    k: u64,
+    op: Option<ReduceOp>,
+) -> Value {
     match op {
         None | Some(ReduceOp::Avg) => b,
         Some(ReduceOp::Sum) if j == 0 => shift(b, -(1..k).map(|j| wiggle(i, j)).sum::<i64>()),
@@ -77,7 +88,7 @@ fn contribution(t: PrimitiveType, i: u64, j: u64, k: u64, op: Option<ReduceOp>) 
 
 impl Value {
     /// The same number in the family of `t`.
-    fn to(self, t: PrimitiveType) -> Value {
+    pub(crate) fn to(self, t: PrimitiveType) -> Value {
         match self {
             Value::Int(x) if is_float(t) => Value::Float(x as f64),
             v => v,
@@ -85,7 +96,7 @@ impl Value {
     }
 
     /// The element's bytes in type `t`, little-endian (no allocation: this runs once per element).
-    fn bytes(self, t: PrimitiveType, w: usize) -> Elem {
+    pub(crate) fn bytes(self, t: PrimitiveType, w: usize) -> Elem {
         let mut e = Elem {
             b: [0; MAX_ELEM],
             w: w.min(MAX_ELEM),
@@ -103,8 +114,10 @@ impl Value {
             },
             Value::Int(x) => put(&x.to_le_bytes()),
             Value::Raw(i) => {
+                // A type narrower than its byte (pred, s4 unpacked) keeps its bits low, the rest zero.
+                let mask = axe_relayout::value_bits(t).map_or(0xff, |b| (1u16 << b) as u8 - 1);
                 for (b, slot) in (0u64..).zip(e.b[..e.w].iter_mut()) {
-                    *slot = (i.wrapping_mul(31).wrapping_add(b * 17 + 5) % 251) as u8;
+                    *slot = (i.wrapping_mul(31).wrapping_add(b * 17 + 5) % 251) as u8 & mask;
                 }
             }
         }
@@ -117,19 +130,19 @@ const MAX_ELEM: usize = 16;
 
 /// An element's bytes: the first `w` of `b`.
 #[derive(Clone, Copy)]
-struct Elem {
+pub(crate) struct Elem {
     b: [u8; MAX_ELEM],
     w: usize,
 }
 
 impl Elem {
-    fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         &self.b[..self.w]
     }
 }
 
 /// Combines exact values with `op` (`count` values were combined for `avg`).
-fn combine(vals: impl IntoIterator<Item = Value>, op: ReduceOp) -> Value {
+pub(crate) fn combine(vals: impl IntoIterator<Item = Value>, op: ReduceOp) -> Value {
     let mut it = vals.into_iter();
     let mut count = 1i64;
     let Some(first) = it.next() else {
@@ -183,7 +196,7 @@ fn index_along(mesh: &Mesh, coords: &[u64], axes: &[usize]) -> u64 {
 
 /// Devices along manual mesh axes hold different data: the pattern's index is moved by this much per
 /// manual coordinate (row-major over the manual axes), by a step the patterns' periods do not divide.
-fn manual_shift(mesh: &Mesh, s: &Sharding, coords: &[u64]) -> u64 {
+pub(crate) fn manual_shift(mesh: &Mesh, s: &Sharding, coords: &[u64]) -> u64 {
     let axes: Vec<usize> = (0..s.axis_use().len())
         .filter(|&a| s.axis_use()[a] == AxisUse::Manual)
         .collect();
@@ -191,7 +204,7 @@ fn manual_shift(mesh: &Mesh, s: &Sharding, coords: &[u64]) -> u64 {
 }
 
 /// Visits every element of `region`: its global linear index and global index, and its local index.
-fn each_element(
+pub(crate) fn each_element(
     dims: &[u64],
     region: Option<&DeviceRegion>,
     mut f: impl FnMut(u64, &[u64], &[u64]) -> ExecResult<()>,
@@ -228,7 +241,11 @@ fn each_element(
 }
 
 /// Byte offsets of every copy of the element at `local` in a buffer laid out as `b`.
-fn slots<'a>(b: &'a DeviceBuffer, local: &[u64], w: usize) -> impl Iterator<Item = usize> + 'a {
+pub(crate) fn slots<'a>(
+    b: &'a DeviceBuffer,
+    local: &[u64],
+    w: usize,
+) -> impl Iterator<Item = usize> + 'a {
     let base = b.offset(local) - b.layout.replicas[0];
     b.layout
         .replicas
@@ -242,6 +259,9 @@ fn slots<'a>(b: &'a DeviceBuffer, local: &[u64], w: usize) -> impl Iterator<Item
 /// holds its contribution, and the contributions combine under the pending op to the pattern. Padding
 /// is zero.
 pub fn fill_source(mesh: &Mesh, src: &Placement, device: u64) -> ExecResult<Vec<u8>> {
+    if crate::verify_nested::mixed(&src.sharding) {
+        return crate::verify_nested::fill_nested(mesh, src, device);
+    }
     let b = src.buffer(mesh, device)?;
     let t = src.dtype;
     let w = src.elem_bytes() as usize;
@@ -282,6 +302,9 @@ pub fn check_destination(
     device: u64,
     buf: &[u8],
 ) -> ExecResult<()> {
+    if crate::verify_nested::mixed(&src.sharding) {
+        return crate::verify_nested::check_nested(mesh, src, dst, device, buf);
+    }
     let b = dst.buffer(mesh, device)?;
     let t = dst.dtype;
     let w = dst.elem_bytes() as usize;
@@ -389,7 +412,7 @@ pub fn check_destination(
     Ok(())
 }
 
-fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
@@ -415,7 +438,7 @@ pub fn verify_run<C: Communicator + ?Sized>(
     dst: &Placement,
 ) -> ExecResult<Verified> {
     let inputs = crate::agree::run_inputs(mesh, plan, src, dst);
-    verify_agreed(comm, mesh, plan, src, dst, &inputs, true)
+    verify_agreed(comm, mesh, &[(plan, src, dst)], &inputs, true)
 }
 
 /// The slowest rate at which a rank fills its source shard or checks its destination shard, in bytes
@@ -438,16 +461,17 @@ fn local_work(mesh: &Mesh, src: &Placement, dst: &Placement) -> ExecResult<Durat
 
 /// [`verify_run`] with the inputs' hashes already made, and the plan checked whole here only where
 /// `check_whole` (ranks sharing one process hash the inputs and check the plan once for all).
-fn verify_agreed<C: Communicator + ?Sized>(
+pub(crate) fn verify_agreed<C: Communicator + ?Sized>(
     comm: &C,
     mesh: &Mesh,
-    plan: &Plan,
-    src: &Placement,
-    dst: &Placement,
+    stages: &[(&Plan, &Placement, &Placement)],
     inputs: &[(&str, u64)],
     check_whole: bool,
 ) -> ExecResult<Verified> {
     crate::agree::agree(comm, Some(inputs))?;
+    let (Some(&(_, src, _)), Some(&(_, _, dst))) = (stages.first(), stages.last()) else {
+        return Err(ExecError::Plan("a run of no stages".into()));
+    };
     let me = comm.rank() as u64;
     // A rank with little to fill waits at the barrier for one with much: that wait is the peer's own
     // work, not a stall, so the timeout is stretched by the longest a rank's share of it may take.
@@ -458,16 +482,7 @@ fn verify_agreed<C: Communicator + ?Sized>(
     comm.barrier()?;
     comm.set_grace(Duration::ZERO);
     let start = Instant::now();
-    let run = reshard_with(
-        comm,
-        mesh,
-        plan,
-        src,
-        dst,
-        &src_buf,
-        &mut dst_buf,
-        check_whole,
-    );
+    let run = crate::staged::run_stages(comm, mesh, stages, &src_buf, &mut dst_buf, check_whole);
     let seconds = start.elapsed().as_secs_f64();
     comm.set_grace(grace);
     let outcome = run.and_then(|_| check_destination(mesh, src, dst, me, &dst_buf));
@@ -491,7 +506,7 @@ fn verify_agreed<C: Communicator + ?Sized>(
         slowest = slowest.max(f64::from_le_bytes(s));
     }
     Ok(Verified {
-        bytes: plan.bytes,
+        bytes: stages.iter().map(|(p, _, _)| p.bytes).sum(),
         seconds: slowest,
     })
 }
@@ -511,7 +526,7 @@ pub fn verify_threads(
     crate::check::checked(mesh.len(), mesh, plan, src, dst, true)?;
     let inputs = crate::agree::run_inputs(mesh, plan, src, dst);
     first_outcome(crate::threads::run_threads(mesh.len(), timeout, |c| {
-        verify_agreed(&c, mesh, plan, src, dst, &inputs, false)
+        verify_agreed(&c, mesh, &[(plan, src, dst)], &inputs, false)
     }))
 }
 

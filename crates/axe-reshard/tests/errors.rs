@@ -65,9 +65,23 @@ fn bad_inputs_are_typed_errors() {
     let mesh = Mesh::new(&[("x", 2)]).unwrap();
     let s = Sharding::new(&mesh, vec![4], vec![vec![0]], &[]).unwrap();
     assert!(matches!(
-        Placement::new(s.clone(), MemoryLayout::RowMajor, PrimitiveType::S4),
+        Placement::new(s.clone(), MemoryLayout::RowMajor, PrimitiveType::Token),
         Err(ExecError::Input(_))
     ));
+    // Sub-byte types are held unpacked, one element a byte; packed into E(4) they are refused by name.
+    let s4 = Placement::new(s.clone(), MemoryLayout::RowMajor, PrimitiveType::S4).unwrap();
+    assert_eq!(s4.elem_bytes(), 1);
+    let packed = Placement::new(
+        s.clone(),
+        MemoryLayout::parse("{0:E(4)}", 1).unwrap(),
+        PrimitiveType::S4,
+    )
+    .unwrap();
+    let e = packed.buffer(&mesh, 0).unwrap_err().to_string();
+    assert!(
+        e.contains("packed sub-byte shards are not resharded") && e.contains("s4 moves unpacked"),
+        "{e}"
+    );
     assert!(matches!(
         MemoryLayout::parse("{1,0:T(", 2),
         Err(ExecError::Input(_))

@@ -238,3 +238,98 @@ fn verify_threads_checks_a_planned_reshard() {
     assert_eq!(v.bytes, plan.bytes);
     assert!(v.bytes > 0 && v.seconds >= 0.0);
 }
+
+/// DTensor's `[Partial(max), Partial(sum)]` is `sum` over `y` of `max` over `x`: the staged run reduces
+/// in that order and every destination element checks, for floats, bf16 and integers, replicated or
+/// sharded after; and the pattern tells the orders apart (reduced the other way, it is another array).
+#[test]
+fn mixed_partial_ops_reduce_in_mesh_order() {
+    let mesh = Mesh::new(&[("x", 2), ("y", 3)]).unwrap();
+    let dims = vec![7u64, 3];
+    let src_s = Sharding::new(
+        &mesh,
+        dims.clone(),
+        vec![vec![], vec![]],
+        &[
+            (0, AxisUse::Partial(ReduceOp::Max)),
+            (1, AxisUse::Partial(ReduceOp::Sum)),
+        ],
+    )
+    .unwrap();
+    let cost = axe_shard::CostModel::default();
+    for (dst_s, t) in [
+        (
+            Sharding::replicated(&mesh, dims.clone()),
+            PrimitiveType::F32,
+        ),
+        (Sharding::replicated(&mesh, dims.clone()), PrimitiveType::S8),
+        (
+            Sharding::new(&mesh, dims.clone(), vec![vec![1], vec![0]], &[]).unwrap(),
+            PrimitiveType::Bf16,
+        ),
+    ] {
+        let src = common::row_major(src_s.clone(), t);
+        let dst = common::row_major(dst_s.clone(), t);
+        let stages =
+            axe_shard::plan_stages(&mesh, &src_s, &dst_s, src.elem_bytes(), &cost).unwrap();
+        assert_eq!(stages.len(), 2);
+        let stages = axe_reshard::run_stages_of(&src, &dst, stages).unwrap();
+        let v = axe_reshard::verify_staged_threads(&mesh, &stages, T).unwrap();
+        assert_eq!(v.bytes, stages.iter().map(|s| s.plan.bytes).sum::<u64>());
+    }
+    // The parts as f32, per mesh position.
+    let src = common::row_major(src_s.clone(), PrimitiveType::F32);
+    let parts: Vec<Vec<f32>> = (0..6)
+        .map(|d| {
+            let b = axe_reshard::fill_source(&mesh, &src, d).unwrap();
+            b.chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        })
+        .collect();
+    let whole = common::row_major(
+        Sharding::replicated(&mesh, dims.clone()),
+        PrimitiveType::F32,
+    );
+    let want: Vec<f32> = axe_reshard::fill_source(&mesh, &whole, 0)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let at = |x: usize, y: usize, e: usize| parts[x * 3 + y][e];
+    let mut orders_differ = false;
+    for (e, &w) in want.iter().enumerate() {
+        let max_then_sum: f32 = (0..3).map(|y| at(0, y, e).max(at(1, y, e))).sum();
+        let sum_then_max = (0..2)
+            .map(|x| (0..3).map(|y| at(x, y, e)).sum::<f32>())
+            .fold(f32::MIN, f32::max);
+        assert_eq!(max_then_sum, w, "element {e}");
+        orders_differ |= sum_then_max != w;
+    }
+    assert!(orders_differ);
+}
+
+/// Sub-byte elements move unpacked, one element a byte (XLA's default layout), bits low and the rest
+/// zero; verified element by element, in any layout that does not pack them.
+#[test]
+fn sub_byte_types_move_unpacked() {
+    let mesh = mesh2x2();
+    let src_s = Sharding::new(&mesh, vec![8, 5], vec![vec![0], vec![]], &[]).unwrap();
+    let dst_s = Sharding::new(&mesh, vec![8, 5], vec![vec![1], vec![0]], &[]).unwrap();
+    let cost = axe_shard::CostModel::default();
+    for (t, layout) in [
+        (PrimitiveType::S4, "row-major"),
+        (PrimitiveType::U4, "{0,1}"),
+        (PrimitiveType::U2, "{1,0:T(2,4)}"),
+        (PrimitiveType::Pred, "row-major"),
+    ] {
+        let src =
+            Placement::new(src_s.clone(), MemoryLayout::parse(layout, 2).unwrap(), t).unwrap();
+        let dst = common::row_major(dst_s.clone(), t);
+        let plan = axe_shard::plan(&mesh, &src_s, &dst_s, 1, &cost).unwrap();
+        axe_reshard::verify_threads(&mesh, &plan, &src, &dst, T).unwrap();
+        let b = axe_reshard::fill_source(&mesh, &src, 0).unwrap();
+        let limit = 1u16 << axe_relayout::value_bits(t).unwrap();
+        assert!(b.iter().all(|&x| u16::from(x) < limit), "{}", t.name());
+    }
+}

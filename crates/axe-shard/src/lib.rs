@@ -20,6 +20,7 @@ mod plan;
 mod plan_name;
 mod planner;
 mod regions;
+mod stages;
 
 pub use bench::{bench_plans, BenchPlan};
 pub use error::{Result, ShardError};
@@ -31,3 +32,4 @@ pub use plan::{
 };
 pub use planner::MAX_PIECES;
 pub use regions::{split_range, DevicePlace, DeviceRegion, RegionView};
+pub use stages::{plan_stages, stage_shardings, Stage};

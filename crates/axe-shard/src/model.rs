@@ -264,6 +264,18 @@ impl Sharding {
         self.dim_axes[d].iter().map(|&a| mesh.sizes()[a]).product()
     }
 
+    /// The same sharding with the partial mesh axes `axes` reduced to replicated (axes that are not
+    /// partial are left as they are): the sharding of the array once those partial values are combined.
+    pub(crate) fn reduced_on(&self, axes: &[usize]) -> Sharding {
+        let mut s = self.clone();
+        for &a in axes {
+            if let Some(u @ AxisUse::Partial(_)) = s.axis_use.get_mut(a) {
+                *u = AxisUse::Replicated;
+            }
+        }
+        s
+    }
+
     /// The mesh axes not splitting any dim, in mesh order, with their use.
     pub fn unsplit_axes(&self) -> Vec<(usize, AxisUse)> {
         self.axis_use

@@ -167,7 +167,9 @@ pub struct Fill {
 ///
 /// Errors: shardings for another mesh or another array, manual axes that differ (or a device at another
 /// coordinate of a manual or still-partial axis in the two shardings), a partial axis whose op
-/// changes, reduced (or new) partial axes with different ops, sizes overflowing 64 bits.
+/// changes, reduced (or new) partial axes with different ops (reduce them in stages with
+/// [`crate::plan_stages`]), an axis reduced while an earlier one with another op stays partial (no
+/// meaning: see [`crate::plan_stages`]), sizes overflowing 64 bits.
 ///
 /// ```
 /// use axe_shard::{notation::jax::parse_jax, plan, Collective, CostModel, Mesh};

@@ -178,7 +178,9 @@ fn roles(
             (AxisUse::Partial(op), _) => {
                 if reduce_op.is_some_and(|r| r != op) {
                     return Err(ShardError::Sharding(
-                        "the source's partial axes being reduced have different ops".into(),
+                        "the source's partial axes being reduced have different ops: one plan \
+                         reduces one op (plan_stages reduces them in mesh order, one op a stage)"
+                            .into(),
                     ));
                 }
                 reduce_op = Some(op);
@@ -197,7 +199,33 @@ fn roles(
         }
         out.push(role);
     }
+    nested_order(mesh, src, &out)?;
     Ok((out, reduce_op, into_op))
+}
+
+/// Checks that reducing the axes of role `Reduce` has a meaning: a partial value reduces its mesh axes
+/// in mesh order (see `crate::stages`), so an axis reduced now must not follow an axis that stays partial
+/// with another op (`op_r` over `r` of `op_k` over `k` is not `op_k` over `k` of `op_r` over `r`).
+fn nested_order(mesh: &Mesh, src: &Sharding, role: &[Role]) -> Result<()> {
+    let partial = crate::stages::partial_axes(src);
+    for &(r, op_r) in partial.iter().filter(|&&(a, _)| role[a] == Role::Reduce) {
+        if let Some(&(k, op_k)) = partial
+            .iter()
+            .find(|&&(k, op_k)| k < r && role[k] == Role::Channel && op_k != op_r)
+        {
+            let (nk, nr) = (&mesh.names()[k], &mesh.names()[r]);
+            return Err(ShardError::Sharding(format!(
+                "mesh axis {nr:?} ({}) cannot be reduced while mesh axis {nk:?} ({}) stays partial: \
+                 the value is {} over {nr:?} of {} over {nk:?}, which reduces {nk:?} first, and the two \
+                 ops do not commute; reduce {nk:?} too",
+                op_r.name(),
+                op_k.name(),
+                op_r.name(),
+                op_k.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The row-major strides of the mesh positions.
