@@ -17,9 +17,11 @@ use crate::shape::{ArrayShape, Dim, Shape};
 ///
 /// Law: `same_bytes(a, b)` iff `sizes(a).physical_bytes == sizes(b).physical_bytes` and
 /// `element_offset(a, i) == element_offset(b, i)` for every index `i` (tested against that enumeration
-/// on random small shapes and layouts). Where the Axe form cannot be worked out (a layout it does not
-/// describe, dynamic dimensions), the answer is `false` unless the layouts are equal: a relayout
-/// reported, never one hidden.
+/// on random small shapes and layouts). The Axe forms decide it: the same map over the same padded box,
+/// or the same map over each array's own elements; where an array's elements have no Axe form of their
+/// own (three rows of a 2×2 split), arrays of up to 4096 elements are placed one by one. Where none of
+/// this can be worked out (a layout the Axe form does not describe, dynamic dimensions, larger arrays),
+/// the answer is `false` unless the layouts are equal: a relayout reported, never one hidden.
 pub(crate) fn same_bytes(a: &ArrayShape, b: &ArrayShape) -> bool {
     if a.element_type != b.element_type || a.dims != b.dims {
         return false;
@@ -48,8 +50,16 @@ pub(crate) fn same_bytes(a: &ArrayShape, b: &ArrayShape) -> bool {
     if a.dims.contains(&Dim::Static(0)) {
         return true; // no element: nothing to place
     }
-    let map = |x: &ArrayShape| {
-        let f = crate::axe::to_axe(x).ok()?;
+    let (Ok(fa), Ok(fb)) = (crate::axe::to_axe(a), crate::axe::to_axe(b)) else {
+        return false;
+    };
+    // The same map over the same padded box places the same region's elements alike, whether or not
+    // that region has an Axe form of its own (`f32[3,4]` in tiles of 2 rows: three rows of a 2×2 split).
+    let box_alike = fa.padded_shape == fb.padded_shape && fa.region == fb.region;
+    if box_alike && fa.layout.equivalent(&fb.layout).unwrap_or(false) {
+        return true;
+    }
+    let map = |f: crate::axe::AxeForm| {
         let dims: Vec<u64> = f.region.iter().map(|r| r.end).collect();
         if f.padded_shape == dims {
             Some(f.layout)
@@ -57,9 +67,59 @@ pub(crate) fn same_bytes(a: &ArrayShape, b: &ArrayShape) -> bool {
             f.layout.slice(&f.padded_shape, &f.region).ok()
         }
     };
-    match (map(a), map(b)) {
+    match (map(fa), map(fb)) {
         (Some(x), Some(y)) => x.equivalent(&y).unwrap_or(false),
-        _ => false,
+        _ => offsets_alike(a, b, ENUMERATED_MAX),
+    }
+}
+
+/// The most elements [`same_bytes`] places one by one where a region has no Axe form of its own.
+const ENUMERATED_MAX: i64 = 1 << 12;
+
+/// Whether every element of `a` and `b` (static dimensions, alike) is at the same bit offset, checked
+/// one element at a time for arrays of at most `most` elements; `false` for larger ones (a relayout
+/// reported, never one hidden).
+fn offsets_alike(a: &ArrayShape, b: &ArrayShape, most: i64) -> bool {
+    let dims: Vec<i64> = a
+        .dims
+        .iter()
+        .map(|d| match d {
+            Dim::Static(n) => *n,
+            _ => -1,
+        })
+        .collect();
+    let count = dims
+        .iter()
+        .try_fold(1i64, |n, &d| (d >= 0).then(|| n.checked_mul(d)).flatten());
+    if !count.is_some_and(|n| n <= most) {
+        return false;
+    }
+    let mut index = vec![0i64; dims.len()];
+    if dims.contains(&0) {
+        return true;
+    }
+    loop {
+        let (Ok(x), Ok(y)) = (
+            crate::size::element_offset(a, &index),
+            crate::size::element_offset(b, &index),
+        ) else {
+            return false;
+        };
+        if x.bit_offset != y.bit_offset {
+            return false;
+        }
+        let mut k = dims.len();
+        loop {
+            if k == 0 {
+                return true;
+            }
+            k -= 1;
+            index[k] += 1;
+            if index[k] < dims[k] {
+                break;
+            }
+            index[k] = 0;
+        }
     }
 }
 
@@ -187,6 +247,9 @@ mod tests {
             "tiles in row order"
         );
         assert!(!same("f32[8,256]{1,0:T(8,128)}", "f32[8,256]{1,0}"));
+        // Three rows in tiles of two, the padded boxes alike: the region has no Axe form of its own.
+        assert!(same("f32[3,4]{0,1:T(4,2)}", "f32[3,4]{1,0:T(2,1)}"));
+        assert!(!same("f32[3,4]{0,1:T(4,2)}", "f32[3,4]{1,0:T(2,2)}"));
         let t = |o: &str, r: &str, perm: &[usize]| transpose_is_bitcast(&array(o), &array(r), perm);
         assert!(t("f32[5,3]{1,0}", "f32[3,5]{0,1}", &[1, 0]));
         assert!(!t("f32[5,3]{1,0}", "f32[3,5]{1,0}", &[1, 0]));
