@@ -91,7 +91,7 @@ fn offsets_alike(a: &ArrayShape, b: &ArrayShape, most: i64) -> bool {
     let count = dims
         .iter()
         .try_fold(1i64, |n, &d| (d >= 0).then(|| n.checked_mul(d)).flatten());
-    if !count.is_some_and(|n| n <= most) {
+    if count.is_none_or(|n| n > most) {
         return false;
     }
     let mut index = vec![0i64; dims.len()];
