@@ -16,7 +16,7 @@
 
 use axe_layout::Layout;
 use axe_reshard::{MemoryLayout, Placement};
-use axe_shard::{AxisUse, Mesh, Sharding};
+use axe_shard::{Mesh, Sharding};
 use axe_xla::PrimitiveType;
 
 use crate::desc::{Kernel, Space};
@@ -69,15 +69,7 @@ impl DeviceTensor {
 
     /// The mesh axes holding partial values, with the op that combines them.
     pub fn pending(&self) -> Vec<(usize, axe_shard::ReduceOp)> {
-        self.sharding()
-            .axis_use()
-            .iter()
-            .enumerate()
-            .filter_map(|(a, u)| match u {
-                AxisUse::Partial(op) => Some((a, *op)),
-                _ => None,
-            })
-            .collect()
+        self.sharding().partial_axes()
     }
 
     /// The tensor as one Axe layout over device axes and memory (row-major memory), where it has one:

@@ -52,6 +52,7 @@ mod boxes;
 mod check;
 mod comm;
 mod cost;
+mod elements;
 mod error;
 mod exec;
 mod exec_error;

@@ -3,12 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use axe_shard::{AxisUse, DeviceRegion, Mesh, Plan, ReduceOp, Sharding};
+use axe_shard::{AxisUse, Mesh, Plan, ReduceOp, Sharding};
 use axe_xla::PrimitiveType;
 
 use crate::comm::Communicator;
+pub(crate) use crate::elements::{check_shard, each_element, slots};
 use crate::exec_error::{ExecError, ExecResult};
-use crate::placement::{filled, DeviceBuffer, Placement};
+use crate::placement::{filled, Placement};
 
 /// An exact value of the pattern, before it is written in the element type.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -203,56 +204,6 @@ pub(crate) fn manual_shift(mesh: &Mesh, s: &Sharding, coords: &[u64]) -> u64 {
     index_along(mesh, coords, &axes).wrapping_mul(7919)
 }
 
-/// Visits every element of `region`: its global linear index and global index, and its local index.
-pub(crate) fn each_element(
-    dims: &[u64],
-    region: Option<&DeviceRegion>,
-    mut f: impl FnMut(u64, &[u64], &[u64]) -> ExecResult<()>,
-) -> ExecResult<()> {
-    let Some(region) = region else {
-        return Ok(());
-    };
-    let shape = &region.local_shape;
-    if shape.contains(&0) {
-        return Ok(());
-    }
-    let mut local = vec![0u64; shape.len()];
-    let mut global = vec![0u64; shape.len()];
-    loop {
-        let mut lin = 0u64;
-        for (d, (&l, r)) in local.iter().zip(&region.region).enumerate() {
-            global[d] = r.start + l;
-            lin = lin * dims[d] + global[d];
-        }
-        f(lin, &global, &local)?;
-        let mut k = shape.len();
-        loop {
-            if k == 0 {
-                return Ok(());
-            }
-            k -= 1;
-            local[k] += 1;
-            if local[k] < shape[k] {
-                break;
-            }
-            local[k] = 0;
-        }
-    }
-}
-
-/// Byte offsets of every copy of the element at `local` in a buffer laid out as `b`.
-pub(crate) fn slots<'a>(
-    b: &'a DeviceBuffer,
-    local: &[u64],
-    w: usize,
-) -> impl Iterator<Item = usize> + 'a {
-    let base = b.offset(local) - b.layout.replicas[0];
-    b.layout
-        .replicas
-        .iter()
-        .map(move |r| ((base + r) as usize) * w)
-}
-
 /// Device `device`'s source buffer filled with the pattern: element `i` of the global array (row-major
 /// linear index) holds a small integer function of `i` (and of the device's coordinates on manual
 /// mesh axes, whose devices hold different data); where the source has partial axes, each device
@@ -370,46 +321,18 @@ pub fn check_destination(
             ok
         })
         .collect();
-    // One bit per byte of the buffer: whether an element's copy lies there.
-    let mut is_element = filled(need.div_ceil(8), 0)?;
-    let dims = dst.sharding.dims().to_vec();
-    let region = if b.holds { Some(&b.region) } else { None };
-    each_element(&dims, region, |i, global, local| {
+    check_shard(buf, &b, &dst.sharding, (need, w), device, |i| {
         let i = i.wrapping_add(shift);
         let vals = js.iter().map(|&j| contribution(t, i, j, k, op));
-        let want = match (identity, op) {
+        match (identity, op) {
             (Some(v), _) => v,
             (None, Some(op)) if js.len() > 1 => combine(vals, op),
             _ => js
                 .first()
                 .map_or(base(t, i), |&j| contribution(t, i, j, k, op)),
         }
-        .bytes(t, w);
-        for s in slots(&b, local, w) {
-            let got = &buf[s..s + w];
-            if got != want.as_slice() {
-                return Err(ExecError::Mismatch {
-                    device,
-                    index: global.to_vec(),
-                    got: hex(got),
-                    expected: hex(want.as_slice()),
-                });
-            }
-            for p in s..s + w {
-                is_element[p / 8] |= 1 << (p % 8);
-            }
-        }
-        Ok(())
-    })?;
-    if let Some(p) = (0..need).find(|&p| is_element[p / 8] & (1 << (p % 8)) == 0 && buf[p] != 0) {
-        return Err(ExecError::Mismatch {
-            device,
-            index: vec![],
-            got: format!("{:02x} (byte {p})", buf[p]),
-            expected: "00".into(),
-        });
-    }
-    Ok(())
+        .bytes(t, w)
+    })
 }
 
 pub(crate) fn hex(b: &[u8]) -> String {

@@ -12,19 +12,12 @@ use axe_xla::PrimitiveType;
 use crate::exec_error::{ExecError, ExecResult};
 use crate::placement::{filled, Placement};
 use crate::verify::{
-    base, combine, each_element, hex, is_float, is_int, manual_shift, slots, split, Value,
+    base, check_shard, combine, each_element, is_float, is_int, manual_shift, slots, split, Value,
 };
 
 /// The partial mesh axes of `s` in mesh order, with their ops.
 fn partial(s: &Sharding) -> Vec<(usize, ReduceOp)> {
-    s.axis_use()
-        .iter()
-        .enumerate()
-        .filter_map(|(a, u)| match u {
-            AxisUse::Partial(op) => Some((a, *op)),
-            _ => None,
-        })
-        .collect()
+    s.partial_axes()
 }
 
 /// Whether `s` has partial axes pending more than one op.
@@ -145,37 +138,10 @@ pub(crate) fn check_nested(
         )));
     }
     let shift = manual_shift(mesh, &dst.sharding, &coords);
-    let mut is_element = filled(need.div_ceil(8), 0)?;
-    let dims = dst.sharding.dims().to_vec();
-    let region = if b.holds { Some(&b.region) } else { None };
-    each_element(&dims, region, |i, global, local| {
+    check_shard(buf, &b, &dst.sharding, (need, w), device, |i| {
         let i = i.wrapping_add(shift);
-        let want = identity
+        identity
             .unwrap_or_else(|| held(t, i, base(t, i), &axes, &coords, 0))
-            .bytes(t, w);
-        for s in slots(&b, local, w) {
-            let got = &buf[s..s + w];
-            if got != want.as_slice() {
-                return Err(ExecError::Mismatch {
-                    device,
-                    index: global.to_vec(),
-                    got: hex(got),
-                    expected: hex(want.as_slice()),
-                });
-            }
-            for p in s..s + w {
-                is_element[p / 8] |= 1 << (p % 8);
-            }
-        }
-        Ok(())
-    })?;
-    if let Some(p) = (0..need).find(|&p| is_element[p / 8] & (1 << (p % 8)) == 0 && buf[p] != 0) {
-        return Err(ExecError::Mismatch {
-            device,
-            index: vec![],
-            got: format!("{:02x} (byte {p})", buf[p]),
-            expected: "00".into(),
-        });
-    }
-    Ok(())
+            .bytes(t, w)
+    })
 }

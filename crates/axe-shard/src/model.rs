@@ -249,6 +249,19 @@ impl Sharding {
         &self.axis_use
     }
 
+    /// The mesh axes holding partial values, in mesh order, each with the op that combines them.
+    /// Law: `(a, op)` is listed iff `axis_use()[a] == AxisUse::Partial(op)`.
+    pub fn partial_axes(&self) -> Vec<(usize, ReduceOp)> {
+        self.axis_use
+            .iter()
+            .enumerate()
+            .filter_map(|(a, u)| match u {
+                AxisUse::Partial(op) => Some((a, *op)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The device holding everything, for a maximal sharding.
     pub fn maximal_device(&self) -> Option<u64> {
         self.maximal

@@ -30,16 +30,9 @@ pub struct Stage {
     pub plan: Plan,
 }
 
-/// The partial mesh axes of `s`, in mesh order, with their ops.
+/// The partial mesh axes of `s`, in mesh order, with their ops ([`Sharding::partial_axes`]).
 pub(crate) fn partial_axes(s: &Sharding) -> Vec<(usize, ReduceOp)> {
-    s.axis_use()
-        .iter()
-        .enumerate()
-        .filter_map(|(a, u)| match u {
-            AxisUse::Partial(op) => Some((a, *op)),
-            _ => None,
-        })
-        .collect()
+    s.partial_axes()
 }
 
 /// The shardings a reshard from `src` to `dst` passes through: `[(src, s1), (s1, s2), …, (sn, dst)]`,

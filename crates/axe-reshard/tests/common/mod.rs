@@ -18,14 +18,7 @@ pub fn row_major(s: Sharding, t: axe_xla::PrimitiveType) -> axe_reshard::Placeme
 
 /// The partial mesh axes of a sharding, with their op.
 pub fn partial(s: &Sharding) -> Vec<(usize, ReduceOp)> {
-    s.axis_use()
-        .iter()
-        .enumerate()
-        .filter_map(|(a, u)| match u {
-            AxisUse::Partial(op) => Some((a, *op)),
-            _ => None,
-        })
-        .collect()
+    s.partial_axes()
 }
 
 fn intersect(a: &[Range<u64>], b: &[Range<u64>]) -> Option<Vec<Range<u64>>> {
