@@ -58,19 +58,26 @@ pub(crate) fn slots<'a>(
         .map(move |r| ((base + r) as usize) * w)
 }
 
-/// Checks device `device`'s destination `buf` (its shard `b` of an array sharded as `s`, `need` bytes of
-/// elements `w` bytes wide): every copy of every element it holds equals `want(i)`, `i` the element's
-/// row-major index in the global array, and every other byte of the `need` is zero. The first element
-/// that differs is the error (its global index, the bytes found and wanted); then the first nonzero
-/// byte that is no element's.
+/// Checks device `device`'s destination `buf` (its shard `b` of an array sharded as `s`, elements `w`
+/// bytes wide): `buf` holds at least the shard's bytes, every copy of every element it holds equals
+/// `want(i)`, `i` the element's row-major index in the global array, and every other byte of the
+/// shard's is zero. A buffer too short is the first error; then the first element that differs (its
+/// global index, the bytes found and wanted); then the first nonzero byte that is no element's.
 pub(crate) fn check_shard(
     buf: &[u8],
     b: &DeviceBuffer,
     s: &Sharding,
-    (need, w): (usize, usize),
+    w: usize,
     device: u64,
     mut want: impl FnMut(u64) -> Elem,
 ) -> ExecResult<()> {
+    let need = b.bytes()?;
+    if buf.len() < need {
+        return Err(ExecError::Input(format!(
+            "device {device}'s destination has {} bytes, its shard needs {need}",
+            buf.len()
+        )));
+    }
     // One bit per byte of the buffer: whether an element's copy lies there.
     let mut is_element = filled(need.div_ceil(8), 0)?;
     let dims = s.dims().to_vec();
