@@ -333,8 +333,7 @@ fn size_verb(text: &str) -> Result<Report, String> {
 /// arrays' three sizes, the nested tuples' tables), and the totals of the arrays and of the tables.
 fn parts_size(shape: &Shape) -> Result<Report, String> {
     let parts = axe_xla::part_sizes(shape).map_err(err)?;
-    let mut total = [0i64; 3];
-    let (mut tables, mut tuples) = (0i64, 0usize);
+    let t = axe_xla::part_totals(&parts).map_err(err)?;
     let mut lines = Vec::new();
     let mut parts_json = Vec::new();
     for p in &parts {
@@ -343,15 +342,10 @@ fn parts_size(shape: &Shape) -> Result<Report, String> {
         } else {
             format!("{:?} ", p.index)
         };
-        let (kind, line, mut v) = match (p.shape, &p.sizes) {
+        let (line, mut v) = match (p.shape, &p.sizes) {
             (Shape::Tuple(es), _) => {
-                tables = tables
-                    .checked_add(p.byte_size_of)
-                    .ok_or("integer overflow adding up index tables")?;
-                tuples += 1;
                 let n = es.len();
                 (
-                    "tuple",
                     format!(
                         "{at}{}: tuple of {n} element{}, index table {} B",
                         p.shape,
@@ -361,33 +355,19 @@ fn parts_size(shape: &Shape) -> Result<Report, String> {
                     json!({}),
                 )
             }
-            (_, Some(z)) => {
-                for (t, b) in total.iter_mut().zip([
-                    z.logical_bytes,
-                    z.xla_array_size_bytes,
-                    z.physical_bytes,
-                ]) {
-                    *t = t
-                        .checked_add(b)
-                        .ok_or("integer overflow adding up array bytes")?;
-                }
-                (
-                    "array",
-                    format!(
-                        "{at}{}: logical {} B, XLA ArraySize {} B, physical {} B",
-                        p.shape, z.logical_bytes, z.xla_array_size_bytes, z.physical_bytes
-                    ),
-                    json!({"logical_bytes": z.logical_bytes, "xla_array_size_bytes": z.xla_array_size_bytes,
-                           "physical_bytes": z.physical_bytes}),
-                )
-            }
+            (_, Some(z)) => (
+                format!(
+                    "{at}{}: logical {} B, XLA ArraySize {} B, physical {} B",
+                    p.shape, z.logical_bytes, z.xla_array_size_bytes, z.physical_bytes
+                ),
+                json!({"logical_bytes": z.logical_bytes, "xla_array_size_bytes": z.xla_array_size_bytes,
+                       "physical_bytes": z.physical_bytes}),
+            ),
             (Shape::Token, None) => (
-                "token",
                 format!("{at}{}: no data, ByteSizeOf 0 B", p.shape),
                 json!({}),
             ),
             _ => (
-                "opaque",
                 format!(
                     "{at}{}: a pointer, ByteSizeOf {} B",
                     p.shape, p.byte_size_of
@@ -397,23 +377,18 @@ fn parts_size(shape: &Shape) -> Result<Report, String> {
         };
         v["index"] = json!(p.index);
         v["shape"] = json!(p.shape.to_string());
-        v["kind"] = json!(kind);
+        v["kind"] = json!(p.kind());
         v["byte_size_of"] = json!(p.byte_size_of);
         parts_json.push(v);
         lines.push(line);
     }
-    let own = parts.first().map_or(0, |p| p.byte_size_of);
-    let padding = total[2] - total[0];
-    let pct = if total[2] > 0 {
-        100.0 * padding as f64 / total[2] as f64
-    } else {
-        0.0
-    };
+    let (padding, pct) = (t.padding_bytes(), t.padding_percent());
     let mut text = lines.join("\n");
     text.push_str(&format!(
-        "\nXLA ByteSizeOf        {own} ({})\n\
+        "\nXLA ByteSizeOf        {} ({})\n\
          arrays: logical bytes {}, XLA ArraySize bytes {}, physical bytes {}, padding bytes {} \
          ({pct:.1}% of physical)",
+        t.byte_size_of,
         match shape {
             Shape::Tuple(_) =>
                 "the tuple's own index table, 8 B a pointer; its elements are buffers of their own",
@@ -421,20 +396,23 @@ fn parts_size(shape: &Shape) -> Result<Report, String> {
             Shape::Opaque => "a pointer",
             _ => "the array it holds",
         },
-        total[0],
-        total[1],
-        total[2],
+        t.logical_bytes,
+        t.xla_array_size_bytes,
+        t.physical_bytes,
         padding
     ));
-    if tuples > 0 {
+    if t.tuples > 0 {
         text.push_str(&format!(
-            "\nindex tables: {tables} B in {tuples} tuple{} (nested ones included)",
-            if tuples == 1 { "" } else { "s" }
+            "\nindex tables: {} B in {} tuple{} (nested ones included)",
+            t.index_table_bytes,
+            t.tuples,
+            if t.tuples == 1 { "" } else { "s" }
         ));
     }
     Ok(Report {
-        json: json!({"shape": shape.to_string(), "byte_size_of": own, "index_table_bytes": tables,
-                     "logical_bytes": total[0], "xla_array_size_bytes": total[1], "physical_bytes": total[2],
+        json: json!({"shape": shape.to_string(), "byte_size_of": t.byte_size_of,
+                     "index_table_bytes": t.index_table_bytes, "logical_bytes": t.logical_bytes,
+                     "xla_array_size_bytes": t.xla_array_size_bytes, "physical_bytes": t.physical_bytes,
                      "padding_bytes": padding, "padding_percent": pct, "parts": parts_json}),
         text,
     })

@@ -31,6 +31,7 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<shape::PyShape>()?;
+    m.add_function(wrap_pyfunction!(shape::xla_size, m)?)?;
     m.add_class::<sharding::PyMesh>()?;
     m.add_class::<sharding::PySharding>()?;
     // Under its own name: `axe.cute.Layout` in Python.

@@ -16,6 +16,44 @@ pub struct PyShape {
     pub inner: ArrayShape,
 }
 
+/// XLA's sizes of any shape, `axe xla size --json`'s dict: `byte_size_of` (XLA's `ByteSizeOf` with
+/// 8-byte pointers: a tuple's own index table), `index_table_bytes` and the arrays' `logical_bytes`,
+/// `xla_array_size_bytes`, `physical_bytes`, `padding_bytes` and `padding_percent` over every part,
+/// and `parts`: the shape and, recursively, each tuple's elements (`index`, `shape`, `kind`,
+/// `byte_size_of`, and an array's three sizes).
+#[pyfunction]
+pub fn xla_size<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
+    let s = axe_xla::parse_shape(text).map_err(errors::xla)?;
+    axe_xla::validate(&s).map_err(errors::xla)?;
+    let parts = axe_xla::part_sizes(&s).map_err(errors::xla)?;
+    let t = axe_xla::part_totals(&parts).map_err(errors::xla)?;
+    let list = pyo3::types::PyList::empty(py);
+    for p in &parts {
+        let d = PyDict::new(py);
+        d.set_item("index", &p.index)?;
+        d.set_item("shape", p.shape.to_string())?;
+        d.set_item("kind", p.kind())?;
+        d.set_item("byte_size_of", p.byte_size_of)?;
+        if let Some(z) = &p.sizes {
+            d.set_item("logical_bytes", z.logical_bytes)?;
+            d.set_item("xla_array_size_bytes", z.xla_array_size_bytes)?;
+            d.set_item("physical_bytes", z.physical_bytes)?;
+        }
+        list.append(d)?;
+    }
+    let d = PyDict::new(py);
+    d.set_item("shape", s.to_string())?;
+    d.set_item("byte_size_of", t.byte_size_of)?;
+    d.set_item("index_table_bytes", t.index_table_bytes)?;
+    d.set_item("logical_bytes", t.logical_bytes)?;
+    d.set_item("xla_array_size_bytes", t.xla_array_size_bytes)?;
+    d.set_item("physical_bytes", t.physical_bytes)?;
+    d.set_item("padding_bytes", t.padding_bytes())?;
+    d.set_item("padding_percent", t.padding_percent())?;
+    d.set_item("parts", list)?;
+    Ok(d)
+}
+
 /// Parses and validates an array shape (a tuple or token is an `XlaError`).
 pub fn array(text: &str) -> PyResult<ArrayShape> {
     let s = axe_xla::parse_shape(text).map_err(errors::xla)?;
@@ -23,7 +61,7 @@ pub fn array(text: &str) -> PyResult<ArrayShape> {
     match s {
         axe_xla::Shape::Array(a) => Ok(a),
         other => Err(errors::XlaError::new_err(format!(
-            "{other} is not an array shape"
+            "{other} is not an array shape (axe.xla_size sizes any shape, a tuple's parts included)"
         ))),
     }
 }

@@ -102,3 +102,38 @@ def test_split_layouts_are_sized_split_by_split():
     # Splits of 4 and 12 elements, each tiled by 8 on its own: 8 + 16 slots.
     s = axe.Shape("f32[16]{0:T(8)SC(0:4)}")
     assert (s.logical_bytes, s.xla_array_size_bytes, s.physical_bytes) == (64, 64, 96)
+
+
+def test_xla_size_of_tuples_and_their_parts():
+    r = axe.xla_size("(f32[3]{0:T(4)}, (s32[], token[]), b(bf16[2,2]))")
+    # A tuple's ByteSizeOf is its index table, 8 bytes an element; its elements are buffers of their own.
+    assert r["byte_size_of"] == 24 and r["index_table_bytes"] == 24 + 16
+    assert [(p["index"], p["kind"], p["byte_size_of"]) for p in r["parts"]] == [
+        ([], "tuple", 24),
+        ([0], "array", 12),
+        ([1], "tuple", 16),
+        ([1, 0], "array", 4),
+        ([1, 1], "token", 0),
+        ([2], "array", 8),
+    ]
+    # Each array part is sized as axe.Shape sizes it, and the totals add them up.
+    arrays = [p for p in r["parts"] if p["kind"] == "array"]
+    for p in arrays:
+        z = axe.Shape(p["shape"]).sizes()
+        assert {k: p[k] for k in ("logical_bytes", "xla_array_size_bytes", "physical_bytes")} == {
+            k: z[k] for k in ("logical_bytes", "xla_array_size_bytes", "physical_bytes")
+        }
+    for k in ("logical_bytes", "xla_array_size_bytes", "physical_bytes"):
+        assert r[k] == sum(p[k] for p in arrays)
+    assert r["padding_bytes"] == r["physical_bytes"] - r["logical_bytes"] == 4
+    # An array is one part of its own.
+    a = axe.xla_size("f32[3,5]{1,0:T(2,2)}")
+    assert a["parts"][0]["kind"] == "array" and a["physical_bytes"] == 96 and a["index_table_bytes"] == 0
+
+
+def test_shape_refuses_a_tuple_and_names_what_sizes_it():
+    with pytest.raises(axe.XlaError, match="axe.xla_size"):
+        axe.Shape("(f32[2], s32[])")
+    with pytest.raises(axe.ParseError, match="offset 13") as e:
+        axe.xla_size("(f32[2], s32[-1])")
+    assert e.value.offset == 13

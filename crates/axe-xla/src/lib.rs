@@ -32,8 +32,8 @@ pub use shape::{
     TileDim, TileDims, Tiles,
 };
 pub use size::{
-    array_size_reasons, element_bits, element_offset, memory_slots, part_sizes, sizes,
-    ElementOffset, PartSize, Sizes, POINTER_BYTES,
+    array_size_reasons, element_bits, element_offset, memory_slots, part_sizes, part_totals, sizes,
+    ElementOffset, PartSize, PartTotals, Sizes, POINTER_BYTES,
 };
 pub use text::{parse_layout, parse_shape, parse_shape_general, MAX_NESTING};
 pub use tiling::{index_of_linear, linear_index, static_dims, Tiling};

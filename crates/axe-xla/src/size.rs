@@ -389,3 +389,90 @@ pub fn part_sizes(shape: &crate::shape::Shape) -> Result<Vec<PartSize<'_>>> {
     walk(shape, &mut Vec::new(), &mut out)?;
     Ok(out)
 }
+
+/// What a part is, as `axe xla size` names it: `"tuple"`, `"array"`, `"token"` or `"opaque"`.
+impl PartSize<'_> {
+    pub fn kind(&self) -> &'static str {
+        use crate::shape::Shape;
+        match (self.shape, &self.sizes) {
+            (Shape::Tuple(_), _) => "tuple",
+            (_, Some(_)) => "array",
+            (Shape::Token, None) => "token",
+            _ => "opaque",
+        }
+    }
+}
+
+/// The totals over a shape's parts ([`part_sizes`]): its own `ByteSizeOf`, its index tables and its
+/// arrays' three sizes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartTotals {
+    /// The whole shape's `ByteSizeOf` (the first part's).
+    pub byte_size_of: i64,
+    /// The bytes of every tuple's index table, nested ones included.
+    pub index_table_bytes: i64,
+    /// How many tuples there are, nested ones included.
+    pub tuples: usize,
+    /// The sums of the array parts' [`Sizes::logical_bytes`], [`Sizes::xla_array_size_bytes`] and
+    /// [`Sizes::physical_bytes`].
+    pub logical_bytes: i64,
+    pub xla_array_size_bytes: i64,
+    pub physical_bytes: i64,
+}
+
+impl PartTotals {
+    /// The arrays' padding: physical bytes less logical bytes.
+    pub fn padding_bytes(&self) -> i64 {
+        self.physical_bytes - self.logical_bytes
+    }
+
+    /// The padding as a percentage of the physical bytes (0 when there are none).
+    pub fn padding_percent(&self) -> f64 {
+        if self.physical_bytes > 0 {
+            100.0 * self.padding_bytes() as f64 / self.physical_bytes as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The totals over `parts` (as [`part_sizes`] gives them).
+///
+/// Law: `index_table_bytes` is the sum of the tuple parts' `byte_size_of`, `tuples` their number, and
+/// each array total the sum of that size over the array parts; a sum past `i64` is an error.
+///
+/// ```
+/// use axe_xla::{parse_shape, part_sizes, part_totals};
+/// let s = parse_shape("(f32[3]{0:T(4)}, (s32[], token[]))")?;
+/// let t = part_totals(&part_sizes(&s)?)?;
+/// assert_eq!((t.byte_size_of, t.index_table_bytes, t.tuples), (16, 32, 2));
+/// assert_eq!((t.logical_bytes, t.physical_bytes, t.padding_bytes()), (16, 20, 4));
+/// # Ok::<(), axe_xla::XlaError>(())
+/// ```
+pub fn part_totals(parts: &[PartSize<'_>]) -> Result<PartTotals> {
+    let add = |a: i64, b: i64, what: &str| a.checked_add(b).ok_or_else(|| overflow(what));
+    let mut t = PartTotals {
+        byte_size_of: parts.first().map_or(0, |p| p.byte_size_of),
+        ..PartTotals::default()
+    };
+    for p in parts {
+        if let crate::shape::Shape::Tuple(_) = p.shape {
+            t.index_table_bytes = add(
+                t.index_table_bytes,
+                p.byte_size_of,
+                "adding up index tables",
+            )?;
+            t.tuples += 1;
+        }
+        if let Some(z) = &p.sizes {
+            t.logical_bytes = add(t.logical_bytes, z.logical_bytes, "adding up array bytes")?;
+            t.xla_array_size_bytes = add(
+                t.xla_array_size_bytes,
+                z.xla_array_size_bytes,
+                "adding up array bytes",
+            )?;
+            t.physical_bytes = add(t.physical_bytes, z.physical_bytes, "adding up array bytes")?;
+        }
+    }
+    Ok(t)
+}

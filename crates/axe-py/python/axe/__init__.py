@@ -31,6 +31,7 @@ from ._axe import (
     TritonError,
     XlaError,
     __version__,
+    xla_size,
 )
 from . import cute, hlo, jax, torch, triton
 from . import kernel
@@ -62,4 +63,5 @@ __all__ = [
     "to_physical",
     "torch",
     "triton",
+    "xla_size",
 ]
