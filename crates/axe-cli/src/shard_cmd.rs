@@ -326,15 +326,56 @@ fn convert(
     to: Notation,
     target: &Target,
     mesh: Option<&Mesh>,
+    json_mode: bool,
 ) -> Result<Report, String> {
     let arr = array(target, text, mesh)?;
     // An Axe layout's memory iters are kept in the Axe form.
     let (mesh, s, local) = read_local(text, target.from, mesh, &arr.dims)?;
     let w = print_local(to, &mesh, &s, local.as_ref()).map_err(|e| e.to_string())?;
+    // Open dims and priorities have no form outside Shardy's: said on stderr (stdout stays the result),
+    // and in the JSON object.
+    if let Some(note) = hints_note(&s, Some(to)) {
+        if !json_mode {
+            eprintln!("note: {note}");
+        }
+        return Ok(Report {
+            json: json!({"result": w, "note": note}),
+            text: w,
+        });
+    }
     Ok(Report {
         json: json!({"result": w}),
         text: w,
     })
+}
+
+/// What a user reading `s` in `to` (every notation where `None`) should know where it has Shardy's open
+/// dims or priorities and `to` is not Shardy: the other notations have no form for them and print the
+/// sharding they leave (the axes listed), so `?` and `pN` are dropped there.
+pub(crate) fn hints_note(s: &Sharding, to: Option<Notation>) -> Option<String> {
+    if !s.has_hints() || to == Some(Notation::Sdy) {
+        return None;
+    }
+    let (open, prio) = (0..s.dims().len()).fold((0, 0), |(o, p), d| {
+        let h = s.dim_hint(d);
+        (
+            o + usize::from(h.open),
+            p + usize::from(h.priority.is_some()),
+        )
+    });
+    let what = match (open > 0, prio > 0) {
+        (true, true) => "open dims (?) and priorities (pN)",
+        (true, false) => "open dims (?)",
+        _ => "priorities (pN)",
+    };
+    let whom = match to {
+        Some(n) => format!("{} has no form for them and prints", n.name()),
+        None => "the notations other than sdy have no form for them and print".to_string(),
+    };
+    Some(format!(
+        "the sharding's {what} only steer Shardy's propagation: {whom} the axes listed (who holds \
+         what is the same)"
+    ))
 }
 
 /// Reads a source and a destination sharding onto one mesh: `--mesh`, or the one the source brings.
@@ -412,7 +453,7 @@ pub fn run(verb: Verb) -> bool {
                     let input = item.as_ref().ok().cloned();
                     let r = item.and_then(|t| {
                         let m = mesh.clone()?;
-                        convert(&t, to.into(), &target, m.as_ref())
+                        convert(&t, to.into(), &target, m.as_ref(), json)
                     });
                     (input.filter(|_| label), r)
                 }),

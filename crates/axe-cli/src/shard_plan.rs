@@ -1,6 +1,6 @@
 //! `axe shard plan`: the reshard plan between two shardings, its bytes per device and its transfers.
 
-use axe_shard::{plan_stages, AxisUse, Mesh};
+use axe_shard::{plan_stages, Mesh};
 use serde_json::{json, Value};
 
 use crate::report::Report;
@@ -86,7 +86,7 @@ pub(crate) fn plan_report(
     let mut jsons = Vec::with_capacity(n);
     let (mut bytes, mut us) = (0u64, 0f64);
     for (i, st) in stages.iter().enumerate() {
-        let reduced = reduced_text(&mesh, st);
+        let reduced = st.reduced_text(&mesh);
         let (json, t) = stage_report(&st.plan, args, false);
         text.push_str(&format!("stage {} of {n} ({reduced}): {t}", i + 1));
         if args.json {
@@ -106,22 +106,6 @@ pub(crate) fn plan_report(
         Value::Null
     };
     Ok(Report { json, text })
-}
-
-/// What a stage reduces: `max over "x"`, `sum over "y", "z"`.
-fn reduced_text(mesh: &Mesh, st: &axe_shard::Stage) -> String {
-    let (su, du) = (st.src.axis_use(), st.dst.axis_use());
-    let mut op = "";
-    let mut names = Vec::new();
-    for a in 0..su.len() {
-        if let (AxisUse::Partial(o), u) = (su[a], du[a]) {
-            if !matches!(u, AxisUse::Partial(_)) {
-                op = o.name();
-                names.push(format!("{:?}", mesh.names()[a]));
-            }
-        }
-    }
-    format!("{op} over {}", names.join(", "))
 }
 
 /// One plan's JSON (under `--json`; its transfers and locals as raw members where `raw`, which only a

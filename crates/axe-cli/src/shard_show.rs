@@ -209,6 +209,10 @@ pub(crate) fn show(
             }
         }
     }
+    if let Some(note) = crate::shard_cmd::hints_note(&s, None) {
+        t.push_str(&format!("note     {note}\n"));
+        obj.insert("note".into(), json!(note));
+    }
     let mesh_desc = mesh_text(&mesh);
     let mesh_json = (!folded).then(|| {
         // Written as text: a JSON value per device id would cost several times the output.

@@ -20,7 +20,16 @@ fn shardy_text_is_read_shown_and_written() {
     ]);
     assert_eq!(v[0]["hlo"], "{devices=[2,4]<=[8]}");
     assert_eq!(v[0]["jax"], "P('x', 'y')");
-    assert_eq!(v[0]["sdy"], r#"#sdy.sharding<@mesh, [{"x"}, {"y"}]>"#);
+    // The open dim stays open in Shardy's text; the other notations say the axes listed, and why.
+    assert_eq!(v[0]["sdy"], r#"#sdy.sharding<@mesh, [{"x"}, {"y", ?}]>"#);
+    assert!(
+        v[0]["note"]
+            .as_str()
+            .unwrap()
+            .contains("open dims (?) only steer Shardy's propagation"),
+        "{}",
+        v[0]
+    );
     // The mesh line pasted before the attribute; a sub-axis, as XLA exports it.
     let text = "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n\
                 #sdy.sharding<@mesh, [{\"y\":(2)2, \"x\"}, {}], replicated={\"y\":(1)2}>";
@@ -149,4 +158,64 @@ fn partial_holders_are_named_apart_from_replicas() {
         "--json",
     ]);
     assert_eq!(v[0]["devices"][0]["replica_group"], serde_json::json!([0]));
+}
+
+/// Open dims and priorities go through `convert --to sdy` as they came; converting them to another
+/// notation prints the axes listed, with a note on stderr (and in the JSON) that they were dropped.
+#[test]
+fn open_dims_and_priorities_convert_to_shardy_and_are_noted_elsewhere() {
+    let text = r#"#sdy.sharding<@mesh, [{"x", ?}p1, {?}, {"y"}p0]>"#;
+    let args = |to: &'static str| {
+        vec![
+            "shard",
+            "convert",
+            text,
+            "--to",
+            to,
+            "--mesh",
+            "x=2,y=4",
+            "--shape",
+            "f32[8,8,8]",
+        ]
+    };
+    let (code, out, err) = run(&args("sdy"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim_end(), text);
+    assert!(err.is_empty(), "{err}");
+    let (code, out, err) = run(&args("jax"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim_end(), "P('x', None, 'y')");
+    assert_eq!(
+        err.trim_end(),
+        "note: the sharding's open dims (?) and priorities (pN) only steer Shardy's propagation: jax \
+         has no form for them and prints the axes listed (who holds what is the same)"
+    );
+    let mut json = args("hlo");
+    json.push("--json");
+    let v = json_lines(&json);
+    assert_eq!(v[0]["result"], "{devices=[2,1,4]<=[8]}");
+    assert!(
+        v[0]["note"].as_str().unwrap().contains("hlo has no form"),
+        "{}",
+        v[0]
+    );
+    // A split of the mesh's axis prints as its sub-axes; axes named like pieces keep their names.
+    for (mesh, want) in [
+        ("x=4", r#"#sdy.sharding<@mesh, [{"x":(1)2}, {"x":(2)2}]>"#),
+        ("x_0=2,x_1=2", r#"#sdy.sharding<@mesh, [{"x_0"}, {"x_1"}]>"#),
+    ] {
+        let v = json_lines(&[
+            "shard",
+            "convert",
+            "{devices=[2,2]<=[4]}",
+            "--to",
+            "sdy",
+            "--mesh",
+            mesh,
+            "--shape",
+            "f32[4,4]",
+            "--json",
+        ]);
+        assert_eq!(v[0]["result"], want, "{mesh}");
+    }
 }

@@ -20,6 +20,7 @@ mod picture;
 mod relayout;
 mod shape;
 mod sharding;
+mod sharding_plan;
 mod triton;
 mod value;
 
@@ -34,6 +35,7 @@ fn _axe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shape::xla_size, m)?)?;
     m.add_class::<sharding::PyMesh>()?;
     m.add_class::<sharding::PySharding>()?;
+    m.add_function(wrap_pyfunction!(sharding::_mesh_split, m)?)?;
     // Under its own name: `axe.cute.Layout` in Python.
     m.add("CuteLayout", m.py().get_type::<cute::CuteLayout>())?;
     m.add_function(wrap_pyfunction!(cute::_cute_swizzle_compose, m)?)?;

@@ -1,6 +1,6 @@
 //! `axe.Mesh` and `axe.Sharding`: device meshes, shardings in every notation, who holds what, plans.
 
-use axe_shard::{parse_any, parse_pair, plan, print, CostModel, Mesh, Notation, Sharding};
+use axe_shard::{parse_any, parse_pair, plan_stages, print, CostModel, Mesh, Notation, Sharding};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -84,20 +84,22 @@ impl PyMesh {
         crate::value::hash_of(&(self.inner.names(), self.inner.sizes(), self.inner.devices()))
     }
 
-    /// Pickles as `Mesh({name: size, ...}, devices=[...])`.
+    /// Pickles as `Mesh({name: size, ...}, devices=[...])`, through `_mesh_split` where a read split an
+    /// axis (so that the copy prints the pieces to Shardy as sub-axes, as the original does).
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
-    ) -> crate::value::Reduced<'py, (Bound<'py, PyDict>, Vec<u64>)> {
+    ) -> crate::value::Reduced<'py, (Bound<'py, PyDict>, Vec<u64>, Vec<Option<String>>)> {
         let py = slf.py();
         let m = &slf.get().inner;
         let axes = PyDict::new(py);
         for (n, s) in m.names().iter().zip(m.sizes()) {
             axes.set_item(n, s)?;
         }
-        Ok((
-            py.get_type::<PyMesh>().into_any(),
-            (axes, m.devices().to_vec()),
-        ))
+        let split: Vec<Option<String>> = (0..m.rank())
+            .map(|a| m.split_of(a).map(str::to_string))
+            .collect();
+        let make = py.import("axe._axe")?.getattr("_mesh_split")?;
+        Ok((make, (axes, m.devices().to_vec(), split)))
     }
 
     fn __copy__(slf: Py<Self>) -> Py<Self> {
@@ -124,6 +126,19 @@ impl PyMesh {
             format!("Mesh({axes}, devices={:?})", self.inner.devices())
         }
     }
+}
+
+/// `Mesh(axes, devices)` whose axis `a` is a piece of axis `split_of[a]` where a read split it (what
+/// `Mesh.__reduce__` pickles).
+#[pyfunction]
+pub fn _mesh_split(
+    axes: &Bound<'_, PyAny>,
+    devices: U64s,
+    split_of: Vec<Option<String>>,
+) -> PyResult<PyMesh> {
+    Ok(PyMesh {
+        inner: mesh_from(axes, Some(devices.0))?.with_split_of(split_of),
+    })
 }
 
 fn spec(m: &Mesh) -> String {
@@ -168,7 +183,7 @@ fn notation(name: &str) -> PyResult<Notation> {
     })
 }
 
-fn ranges(r: &[std::ops::Range<u64>]) -> Vec<(u64, u64)> {
+pub(crate) fn ranges(r: &[std::ops::Range<u64>]) -> Vec<(u64, u64)> {
     r.iter().map(|r| (r.start, r.end)).collect()
 }
 
@@ -272,7 +287,8 @@ impl PySharding {
     }
 
     /// The sharding in `notation` (`"hlo"`, `"sdy"`, `"jax"`, `"dtensor"`, `"alpa"`, `"axe"`). Raises
-    /// `ShardingError` saying why when the notation cannot express it.
+    /// `ShardingError` saying why when the notation cannot express it. Shardy's open dims and priorities
+    /// print in `"sdy"` only: the other notations have no form for them and print the axes listed.
     fn to(&self, py: Python<'_>, notation: &str) -> PyResult<String> {
         let n = self::notation(notation)?;
         py.detach(|| print(n, &self.mesh, &self.sharding))
@@ -329,8 +345,16 @@ impl PySharding {
     }
 
     /// The plan resharding this array to `other` (same mesh and shape): `collective`, `bytes` moved,
-    /// `transfers` (`from`, `to`, `region`, `bytes`), `locals` (copies a device makes from its own
-    /// shard) and `estimate_us` (alpha-beta: `alpha_us` per message, `bytes_per_us` per link).
+    /// `transfers` (`from`, `to`, `region`, `bytes`, `reduce`), `locals` (copies a device makes from its
+    /// own shard) and `estimate_us` (alpha-beta: `alpha_us` per message, `bytes_per_us` per link).
+    ///
+    /// A source partial with different ops on different mesh axes (DTensor's `[Partial(max),
+    /// Partial(sum)]`) is reduced in stages, one op a stage, the first mesh axis first (as `axe shard
+    /// plan` plans it): then the dict is `bytes` and `estimate_us` (the stages' totals) and `stages`, each
+    /// stage a plan dict as above after `reduces` (`'max over "x"'`). Law: the keys and values are those
+    /// of `axe shard plan --json` on the same shardings (`reduce` is `None` where the CLI leaves it out).
+    /// Raises `ShardingError` where the CLI refuses: reducing an axis while an earlier one with another
+    /// op stays partial has no meaning.
     #[pyo3(signature = (other, alpha_us = None, bytes_per_us = None))]
     fn plan<'py>(
         &self,
@@ -398,32 +422,29 @@ impl PySharding {
             cost.bytes_per_us = b;
         }
         let bytes = u64::from(self.shape.element_type.byte_width());
-        let p = py
-            .detach(|| plan(mesh, src, dst, bytes, &cost))
+        // A source partial with several ops is reduced in stages, one op at a time, in mesh order, as
+        // `axe shard plan` plans it (and refused where the order has no meaning, with its message).
+        let stages = py
+            .detach(|| plan_stages(mesh, src, dst, bytes, &cost))
             .map_err(errors::shard)?;
+        if let [only] = stages.as_slice() {
+            return crate::sharding_plan::plan_dict(py, &only.plan, None);
+        }
         let d = PyDict::new(py);
-        d.set_item("collective", p.collective.name())?;
-        d.set_item("bytes", p.bytes)?;
-        let transfers = PyList::empty(py);
-        for t in &p.transfers {
-            let v = PyDict::new(py);
-            v.set_item("from", t.from)?;
-            v.set_item("to", t.to)?;
-            v.set_item("region", ranges(&t.region))?;
-            v.set_item("bytes", t.bytes)?;
-            v.set_item("reduce", t.reduce.map(|op| op.name()))?;
-            transfers.append(v)?;
+        let (mut total, mut us) = (0u64, 0f64);
+        let list = PyList::empty(py);
+        for st in &stages {
+            list.append(crate::sharding_plan::plan_dict(
+                py,
+                &st.plan,
+                Some(st.reduced_text(mesh)),
+            )?)?;
+            total = total.saturating_add(st.plan.bytes);
+            us += st.plan.estimate_us;
         }
-        d.set_item("transfers", transfers)?;
-        let locals = PyList::empty(py);
-        for l in &p.locals {
-            let v = PyDict::new(py);
-            v.set_item("device", l.device)?;
-            v.set_item("region", ranges(&l.region))?;
-            locals.append(v)?;
-        }
-        d.set_item("locals", locals)?;
-        d.set_item("estimate_us", p.estimate_us)?;
+        d.set_item("bytes", total)?;
+        d.set_item("estimate_us", us)?;
+        d.set_item("stages", list)?;
         Ok(d)
     }
 

@@ -261,6 +261,8 @@ pub fn from_axe(layout: &Layout, dims: &[u64], mesh: Option<&Mesh>) -> Result<Ax
     axes.dedup();
     let mut order: Vec<usize> = Vec::new(); // mesh axis k is subs[order[k]]
     let mut names: Vec<String> = Vec::new();
+    // Per mesh axis, the device axis it is a piece of where that axis has several iters.
+    let mut split_of: Vec<Option<String>> = Vec::new();
     for ax in &axes {
         let mut mine: Vec<usize> = (0..subs.len()).filter(|&i| subs[i].axis == *ax).collect();
         mine.sort_by_key(|&i| std::cmp::Reverse(subs[i].stride));
@@ -289,6 +291,7 @@ pub fn from_axe(layout: &Layout, dims: &[u64], mesh: Option<&Mesh>) -> Result<Ax
             .unwrap_or(ax.name());
         for (k, &i) in mine.iter().enumerate() {
             order.push(i);
+            split_of.push((mine.len() > 1).then(|| base.to_string()));
             names.push(if mine.len() == 1 {
                 base.to_string()
             } else {
@@ -304,7 +307,10 @@ pub fn from_axe(layout: &Layout, dims: &[u64], mesh: Option<&Mesh>) -> Result<Ax
         .collect();
     // mesh_of[k]: the index of derived mesh axis k in the result's mesh.
     let (mesh, mesh_of): (Mesh, Vec<usize>) = match mesh {
-        None => (Mesh::new(&own_axes)?, (0..names.len()).collect()),
+        None => (
+            Mesh::new(&own_axes)?.with_split_of(split_of),
+            (0..names.len()).collect(),
+        ),
         Some(m) => (m.clone(), match_mesh(m, &names, &sizes)?),
     };
     let sub_to_mesh = |i: usize| -> usize {

@@ -25,7 +25,7 @@ mod stages;
 pub use bench::{bench_plans, BenchPlan};
 pub use error::{Result, ShardError};
 pub use mesh::{Mesh, MAX_DEVICES};
-pub use model::{AxisUse, ReduceOp, Sharding, Uneven};
+pub use model::{AxisUse, DimHint, ReduceOp, Sharding, Uneven};
 pub use notation::any::{parse_any, parse_any_local, parse_pair, print, print_local, Notation};
 pub use plan::{
     identity_fills, plan, plan_size, Collective, CostModel, Fill, Local, Plan, Transfer,

@@ -6,12 +6,27 @@ use crate::error::{Result, ShardError};
 pub const MAX_DEVICES: u64 = 1 << 20;
 
 /// A device mesh: axes with names and sizes, and device ids in row-major order over the mesh positions.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// A mesh made by splitting another's axis (HLO text or Shardy sub-axes read onto `x=4` give axes `x_0=2,
+/// x_1=2`) knows which axis each piece splits ([`Mesh::split_of`]), so that Shardy text names the pieces
+/// as sub-axes of `x` while axes a user named `x_0`, `x_1` keep their names. Equality compares the axes
+/// (names and sizes) and the devices, not where the axes came from.
+#[derive(Clone, Debug)]
 pub struct Mesh {
     names: Vec<String>,
     sizes: Vec<u64>,
     devices: Vec<u64>,
+    /// Per axis, the axis it is a piece of where a split made it; empty where no axis is a piece.
+    split_of: Vec<Option<String>>,
 }
+
+impl PartialEq for Mesh {
+    fn eq(&self, other: &Mesh) -> bool {
+        self.names == other.names && self.sizes == other.sizes && self.devices == other.devices
+    }
+}
+
+impl Eq for Mesh {}
 
 impl Mesh {
     /// A mesh with the default device order `0..N-1`, row-major over the positions.
@@ -128,7 +143,60 @@ impl Mesh {
             names: axes.iter().map(|a| a.0.to_string()).collect(),
             sizes: axes.iter().map(|a| a.1).collect(),
             devices,
+            split_of: Vec::new(),
         })
+    }
+
+    /// The axis that axis `a` is a piece of, where a split of that axis made `a` (`x` for the `x_0` and
+    /// `x_1` that reading `{devices=[2,2]<=[4]}` onto `x=4` makes); `None` for an axis as named (one a
+    /// user named `x_0` included).
+    pub fn split_of(&self, a: usize) -> Option<&str> {
+        self.split_of.get(a).and_then(Option::as_deref)
+    }
+
+    /// The same mesh with `split_of[a]` the axis axis `a` is a piece of (see [`Mesh::split_of`]; what
+    /// [`Mesh::split_of`] gives per axis, carried to a copy made from names and sizes); a list of another
+    /// length, or one naming no split, records none. Law: the mesh stays equal to `self`.
+    pub fn with_split_of(mut self, split_of: Vec<Option<String>>) -> Mesh {
+        let any = split_of.iter().any(Option::is_some);
+        self.split_of = if any && split_of.len() == self.rank() {
+            split_of
+        } else {
+            Vec::new()
+        };
+        self
+    }
+
+    /// A mesh whose axes `axes` with device ids `devices` include pieces of split axes: `split_of[a]` is
+    /// the axis axis `a` is a piece of ([`Mesh::split_of`]). Errors as [`Mesh::with_devices`] does, and
+    /// where a piece takes the name of another axis (splitting `x` into `x_0`, `x_1` on a mesh with an
+    /// axis of its own named `x_0`), naming the clash.
+    pub(crate) fn with_pieces(
+        axes: &[(String, u64)],
+        devices: Vec<u64>,
+        split_of: Vec<Option<String>>,
+    ) -> Result<Mesh> {
+        for (i, (name, _)) in axes.iter().enumerate() {
+            let twin = axes[..i].iter().position(|(n, _)| n == name);
+            if let Some(j) = twin {
+                let of = |k: usize| split_of.get(k).cloned().flatten();
+                if let Some(of) = of(i).or_else(|| of(j)) {
+                    return Err(ShardError::Mesh(format!(
+                        "splitting mesh axis {of:?} makes a piece named {name:?}, the name of another \
+                         mesh axis: rename that axis (the pieces of a split axis x are named x_0, x_1, ...)"
+                    )));
+                }
+            }
+        }
+        let refs: Vec<(&str, u64)> = axes.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+        Ok(Mesh::with_devices(&refs, devices)?.with_split_of(split_of))
+    }
+
+    /// Per axis, the axis it is a piece of ([`Mesh::split_of`]), as [`Mesh::with_split_of`] takes it.
+    pub(crate) fn split_list(&self) -> Vec<Option<String>> {
+        (0..self.rank())
+            .map(|a| self.split_of(a).map(str::to_string))
+            .collect()
     }
 
     /// The axis names.

@@ -69,8 +69,24 @@ pub enum Uneven {
     TorchChunk,
 }
 
+/// What Shardy's propagation may do with one tensor dim (`#sdy.sharding`'s `{"x", ?}p1`): whether the
+/// dim is open (`?`: propagation may shard it further, on axes after the listed ones) and its priority
+/// (`p1`: lower numbers propagate first). Neither changes who holds what: the sharding is the axes
+/// listed. The default is Shardy's: closed, no priority.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DimHint {
+    /// The dim is open (`?`).
+    pub open: bool,
+    /// The dim's priority (`p0`, `p1`, ...).
+    pub priority: Option<u64>,
+}
+
 /// A sharding of an array of `dims` on a mesh, or everything on one device (maximal).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Equality compares the dims, their mesh axes, the other axes' uses, the device holding a maximal one,
+/// the uneven rule and the placement; not Shardy's [`DimHint`]s, which steer propagation only (as
+/// `{"y", ?}p1` and `P('x', 'y')` give every device the same, they are equal).
+#[derive(Clone, Debug)]
 pub struct Sharding {
     dims: Vec<u64>,
     dim_axes: Vec<Vec<usize>>,
@@ -78,7 +94,22 @@ pub struct Sharding {
     maximal: Option<u64>,
     uneven: Uneven,
     placement: Option<std::sync::Arc<[u64]>>,
+    /// Per tensor dim, Shardy's hints; `None` where every dim has the default.
+    hints: Option<std::sync::Arc<[DimHint]>>,
 }
+
+impl PartialEq for Sharding {
+    fn eq(&self, o: &Sharding) -> bool {
+        self.dims == o.dims
+            && self.dim_axes == o.dim_axes
+            && self.axis_use == o.axis_use
+            && self.maximal == o.maximal
+            && self.uneven == o.uneven
+            && self.placement == o.placement
+    }
+}
+
+impl Eq for Sharding {}
 
 impl Sharding {
     /// A sharding on `mesh`: `dim_axes[d]` lists the mesh axes splitting tensor dim `d`, major to minor;
@@ -134,6 +165,7 @@ impl Sharding {
             maximal: None,
             uneven: Uneven::Xla,
             placement: None,
+            hints: None,
         })
     }
 
@@ -147,6 +179,7 @@ impl Sharding {
             maximal: None,
             uneven: Uneven::Xla,
             placement: None,
+            hints: None,
         }
     }
 
@@ -187,6 +220,60 @@ impl Sharding {
         self.placement = (self.maximal.is_none() && devices.as_slice() != mesh.devices())
             .then(|| std::sync::Arc::from(devices));
         Ok(self)
+    }
+
+    /// The same sharding with Shardy's hints `hints`, one per tensor dim ([`DimHint`]; all default: none).
+    /// Errors: a list of another length, a priority on a closed dim listing no axis (Shardy's verifier
+    /// refuses `{}p0`), hints on a maximal sharding (it lists no dims). Law: the regions are unchanged.
+    pub fn with_hints(mut self, hints: Vec<DimHint>) -> Result<Sharding> {
+        if hints.iter().all(|h| *h == DimHint::default()) {
+            self.hints = None;
+            return Ok(self);
+        }
+        if hints.len() != self.dims.len() {
+            return Err(ShardError::Sharding(format!(
+                "{} dims' hints for an array of {} dims",
+                hints.len(),
+                self.dims.len()
+            )));
+        }
+        if self.maximal.is_some() {
+            return Err(ShardError::Sharding(
+                "a maximal sharding lists no dims, so it has no open dims or priorities".into(),
+            ));
+        }
+        if let Some(d) = (0..hints.len())
+            .find(|&d| hints[d].priority.is_some() && !hints[d].open && self.dim_axes[d].is_empty())
+        {
+            return Err(ShardError::Sharding(format!(
+                "dim {d} is closed and lists no mesh axis, so it has no priority (Shardy's \
+                 verifier refuses {{}}p{})",
+                hints[d].priority.unwrap_or(0)
+            )));
+        }
+        self.hints = Some(std::sync::Arc::from(hints));
+        Ok(self)
+    }
+
+    /// Shardy's hint for tensor dim `d` ([`DimHint`]; the default where it has none).
+    pub fn dim_hint(&self, d: usize) -> DimHint {
+        self.hints
+            .as_ref()
+            .and_then(|h| h.get(d).copied())
+            .unwrap_or_default()
+    }
+
+    /// Whether some dim is open or has a priority (what only Shardy text says).
+    pub fn has_hints(&self) -> bool {
+        self.hints.is_some()
+    }
+
+    /// The same sharding with `from`'s Shardy hints (an array of the same dims, restated on another mesh).
+    pub(crate) fn hints_of(mut self, from: &Sharding) -> Sharding {
+        if from.dims.len() == self.dims.len() && self.maximal.is_none() {
+            self.hints = from.hints.clone();
+        }
+        self
     }
 
     /// The sharding's own device placement, where it has one (see [`Sharding::with_placement`]).

@@ -30,6 +30,31 @@ pub struct Stage {
     pub plan: Plan,
 }
 
+impl Stage {
+    /// The mesh axes this stage reduces, in mesh order, with their op: the axes partial in `src` and not
+    /// in `dst`. Law: every op listed is the same one ([`stage_shardings`] makes one stage per op).
+    pub fn reduced(&self) -> Vec<(usize, ReduceOp)> {
+        partial_axes(&self.src)
+            .into_iter()
+            .filter(|&(a, _)| !matches!(self.dst.axis_use().get(a), Some(AxisUse::Partial(_))))
+            .collect()
+    }
+
+    /// What the stage reduces, as `axe shard plan` says it: `max over "x"`, `sum over "y", "z"`, or
+    /// `nothing` for a stage reducing no axis (a plan in one stage).
+    pub fn reduced_text(&self, mesh: &Mesh) -> String {
+        let r = self.reduced();
+        let Some(&(_, op)) = r.first() else {
+            return "nothing".to_string();
+        };
+        let names: Vec<String> = r
+            .iter()
+            .map(|&(a, _)| format!("{:?}", mesh.names().get(a).map_or("?", String::as_str)))
+            .collect();
+        format!("{} over {}", op.name(), names.join(", "))
+    }
+}
+
 /// The partial mesh axes of `s`, in mesh order, with their ops ([`Sharding::partial_axes`]).
 pub(crate) fn partial_axes(s: &Sharding) -> Vec<(usize, ReduceOp)> {
     s.partial_axes()

@@ -52,12 +52,15 @@ fn primes(mut n: u64) -> Vec<u64> {
 /// a prime size or 1 stay).
 fn prime_refinement(mesh: &Mesh) -> Result<Refinement> {
     let mut axes: Vec<(String, u64)> = Vec::new();
+    let mut split_of = Vec::new();
     let mut parts = Vec::new();
-    for (name, &size) in mesh.names().iter().zip(mesh.sizes()) {
+    for (a, (name, &size)) in mesh.names().iter().zip(mesh.sizes()).enumerate() {
         let f = primes(size);
+        let whole = mesh.split_of(a).map(str::to_string);
         if f.len() <= 1 {
             parts.push(vec![axes.len()]);
             axes.push((name.clone(), size));
+            split_of.push(whole);
         } else {
             parts.push((axes.len()..axes.len() + f.len()).collect());
             axes.extend(
@@ -65,11 +68,14 @@ fn prime_refinement(mesh: &Mesh) -> Result<Refinement> {
                     .enumerate()
                     .map(|(k, &p)| (format!("{name}_{k}"), p)),
             );
+            split_of.extend(
+                f.iter()
+                    .map(|_| Some(whole.clone().unwrap_or(name.clone()))),
+            );
         }
     }
-    let refs: Vec<(&str, u64)> = axes.iter().map(|(n, s)| (n.as_str(), *s)).collect();
     Ok(Refinement {
-        mesh: Mesh::with_devices(&refs, mesh.devices().to_vec())?,
+        mesh: Mesh::with_pieces(&axes, mesh.devices().to_vec(), split_of)?,
         parts,
     })
 }
@@ -100,7 +106,7 @@ fn restate(
         }
         Sharding::new(to, s.dims().to_vec(), dim_axes, &others)?
     };
-    let out = out.with_uneven(s.uneven());
+    let out = out.with_uneven(s.uneven()).hints_of(s);
     match placement {
         Some(p) => out.with_placement(to, p),
         None => Ok(out),
@@ -130,6 +136,7 @@ fn coarsen(base: &Mesh, r: &Refinement, ss: &[Sharding]) -> Result<(Mesh, Vec<Sh
         })
     };
     let mut axes: Vec<(String, u64)> = Vec::new();
+    let mut split_of = Vec::new();
     let mut group_of = vec![0usize; r.mesh.rank()];
     for (a, part) in r.parts.iter().enumerate() {
         let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -140,11 +147,15 @@ fn coarsen(base: &Mesh, r: &Refinement, ss: &[Sharding]) -> Result<(Mesh, Vec<Sh
             }
         }
         let whole = groups.len() == 1;
+        // Pieces of an axis are pieces of the axis it is a piece of, if any.
+        let of = base.split_of(a).map(str::to_string);
         for (k, g) in groups.iter().enumerate() {
             let size: u64 = g.iter().map(|&j| r.mesh.sizes()[j]).product();
             let name = if whole {
+                split_of.push(of.clone());
                 base.names()[a].clone()
             } else {
+                split_of.push(Some(of.clone().unwrap_or(base.names()[a].clone())));
                 format!("{}_{k}", base.names()[a])
             };
             for &j in g {
@@ -153,8 +164,7 @@ fn coarsen(base: &Mesh, r: &Refinement, ss: &[Sharding]) -> Result<(Mesh, Vec<Sh
             axes.push((name, size));
         }
     }
-    let refs: Vec<(&str, u64)> = axes.iter().map(|(n, s)| (n.as_str(), *s)).collect();
-    let mesh = Mesh::with_devices(&refs, base.devices().to_vec())?;
+    let mesh = Mesh::with_pieces(&axes, base.devices().to_vec(), split_of)?;
     let mut out = Vec::with_capacity(ss.len());
     for s in ss {
         let placement = s.placement().map(<[u64]>::to_vec);
@@ -175,7 +185,7 @@ fn coarsen(base: &Mesh, r: &Refinement, ss: &[Sharding]) -> Result<(Mesh, Vec<Sh
             others.dedup();
             Sharding::new(&mesh, s.dims().to_vec(), dim_axes, &others)?
         };
-        let c = c.with_uneven(s.uneven());
+        let c = c.with_uneven(s.uneven()).hints_of(s);
         out.push(match placement {
             Some(p) => c.with_placement(&mesh, p)?,
             None => c,
@@ -439,7 +449,7 @@ pub(crate) fn rebase(mesh: Mesh, ss: Vec<Sharding>) -> Result<(Mesh, Vec<Shardin
         .map(String::as_str)
         .zip(mesh.sizes().iter().copied())
         .collect();
-    let to = Mesh::with_devices(&axes, first)?;
+    let to = Mesh::with_devices(&axes, first)?.with_split_of(mesh.split_list());
     let parts: Vec<Vec<usize>> = (0..mesh.rank()).map(|a| vec![a]).collect();
     let out = ss
         .iter()

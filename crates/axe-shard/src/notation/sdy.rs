@@ -7,8 +7,9 @@
 //! caller's mesh, whatever its name) or an inline `mesh<["x"=2, "y"=4], device_ids=[...]>`. Each dim lists
 //! the mesh axes splitting it, major to minor; a sub-axis `"x":(p)s` is the part of axis `x` of size `s`
 //! after the major part of size `p` (so `"x":(1)2` is the major half of an `x` of 4), read by splitting
-//! the mesh axis (`x` of 4 becomes `x_0=2,x_1=2`, as HLO text read onto a mesh splits it). An open dim
-//! (`?`) and a priority (`p1`) only steer Shardy's propagation: the sharding is the axes listed. Axes in
+//! the mesh axis (`x` of 4 becomes `x_0=2,x_1=2`, pieces of `x` ([`Mesh::split_of`]), as HLO text read onto
+//! a mesh splits it). An open dim (`?`) and a priority (`p1`) only steer Shardy's propagation: the sharding
+//! is the axes listed, and they are kept as its [`crate::DimHint`]s, which Shardy text prints back. Axes in
 //! `replicated={...}` replicate (as every axis named nowhere does); `unreduced={...}` axes hold partial
 //! sums (XLA's `unreduced`). A mesh with no axes and one device id (`<[], device_ids=[3]>`) is maximal:
 //! its sharding lists no dims, and device 3 holds everything. A mesh with no axes and no ids replicates.
@@ -18,9 +19,8 @@
 
 use crate::error::{Result, ShardError};
 use crate::mesh::Mesh;
-use crate::model::Sharding;
+use crate::model::{DimHint, Sharding};
 use crate::notation::sdy_axes::on_mesh;
-pub(crate) use crate::notation::sdy_axes::pieces_of;
 
 /// A read mesh: axes (name, size) and its device ids where the text gives them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,6 +53,8 @@ pub(crate) struct Attr {
     mesh: Option<MeshLit>,
     mesh_name: Option<(String, usize)>,
     pub(crate) dims: Vec<Vec<AxisRef>>,
+    /// Per dim, its `?` and priority.
+    pub(crate) hints: Vec<DimHint>,
     pub(crate) replicated: Vec<AxisRef>,
     pub(crate) unreduced: Vec<AxisRef>,
     pub(crate) dims_at: usize,
@@ -204,7 +206,7 @@ impl<'a> Cur<'a> {
         Ok(AxisRef { name, sub, at })
     }
     /// `{"x", "y"}`, `{"x", ?}`, `{?}`, `{}`, then an optional priority `p1`.
-    fn dim(&mut self) -> Result<Vec<AxisRef>> {
+    fn dim(&mut self) -> Result<(Vec<AxisRef>, DimHint)> {
         self.expect("{", "'{' opening a dim's axes")?;
         let mut out = Vec::new();
         let mut open = false;
@@ -223,6 +225,7 @@ impl<'a> Cur<'a> {
             }
         }
         // A priority steers propagation only; Shardy refuses one on an empty closed dim.
+        let mut priority = None;
         if self.text[self.i..].starts_with('p')
             && self.text[self.i + 1..].starts_with(|c: char| c.is_ascii_digit())
         {
@@ -233,10 +236,10 @@ impl<'a> Cur<'a> {
                 );
             }
             self.i += 1;
-            self.int("a priority")?;
+            priority = Some(self.int("a priority")?);
         }
         merged(self, &out)?;
-        Ok(out)
+        Ok((out, DimHint { open, priority }))
     }
     /// `{"x", "y":(1)2}` after `replicated=` or `unreduced=`.
     fn axis_set(&mut self) -> Result<Vec<AxisRef>> {
@@ -335,10 +338,12 @@ fn parse_attr(text: &str) -> Result<(Vec<(String, MeshLit)>, Attr)> {
     c.ws();
     let dims_at = c.i;
     c.expect("[", "'[' opening the dims' axes")?;
-    let mut dims = Vec::new();
+    let (mut dims, mut hints) = (Vec::new(), Vec::new());
     if !c.eat("]") {
         loop {
-            dims.push(c.dim()?);
+            let (d, h) = c.dim()?;
+            dims.push(d);
+            hints.push(h);
             if c.eat("]") {
                 break;
             }
@@ -370,6 +375,7 @@ fn parse_attr(text: &str) -> Result<(Vec<(String, MeshLit)>, Attr)> {
         mesh,
         mesh_name,
         dims,
+        hints,
         replicated,
         unreduced,
         dims_at,
@@ -454,10 +460,13 @@ pub fn parse_sdy(text: &str, mesh: Option<&Mesh>, dims: &[u64]) -> Result<(Mesh,
     };
     match mesh {
         None => Ok(s),
-        // Over device ids: through its HloSharding form, read onto the caller's mesh as HLO text is.
+        // Over device ids: through its HloSharding form, read onto the caller's mesh as HLO text is
+        // (the dims' hints kept: they are per tensor dim).
         Some(m) => {
             let h = crate::notation::hlo::to_hlo(&s.0, &s.1)?;
-            crate::notation::any::parse_any(&h, Some(crate::Notation::Hlo), Some(m), dims)
+            let (m, t) =
+                crate::notation::any::parse_any(&h, Some(crate::Notation::Hlo), Some(m), dims)?;
+            Ok((m, t.hints_of(&s.1)))
         }
     }
 }

@@ -5,11 +5,20 @@ use crate::mesh::Mesh;
 use crate::model::{AxisUse, ReduceOp, Sharding};
 use crate::notation::sdy::{Attr, AxisRef};
 
-/// The axes of `mesh` that play axis `name`: `[a]` where the mesh has it, else the run of axes
-/// `name_0`, `name_1`, ... that a split of it left (as HLO text read onto a mesh splits an axis).
+/// The axes of `mesh` that play axis `name`: `[a]` where the mesh has it, else the run of axes a split
+/// of it left ([`Mesh::split_of`], as HLO text read onto a mesh splits an axis), else the run of axes
+/// named `name_0`, `name_1`, ... (a split mesh given by its names, as `Mesh("x_0=2,x_1=2")`).
 pub(crate) fn pieces_of(mesh: &Mesh, name: &str) -> Option<Vec<usize>> {
     if let Ok(a) = mesh.axis(name) {
         return Some(vec![a]);
+    }
+    if let Some(first) = (0..mesh.rank()).find(|&a| mesh.split_of(a) == Some(name)) {
+        let run: Vec<usize> = (first..mesh.rank())
+            .take_while(|&a| mesh.split_of(a) == Some(name))
+            .collect();
+        if run.len() >= 2 {
+            return Some(run);
+        }
     }
     let first = mesh
         .names()
@@ -83,6 +92,8 @@ pub(crate) fn on_mesh(
     }
     // The refined mesh: each axis group cut at its pieces' bounds and the sub-axes' cuts.
     let mut axes: Vec<(String, u64)> = Vec::new();
+    // Per refined axis, the axis it is a piece of (see `Mesh::split_of`).
+    let mut split_of: Vec<Option<String>> = Vec::new();
     // Per refined axis: (group's first mesh axis, pre-size at its start, size).
     let mut span: Vec<(usize, u64, u64)> = Vec::new();
     let mut a = 0;
@@ -125,16 +136,23 @@ pub(crate) fn on_mesh(
             // A group of size 1: its axes stay as they are.
             for &g in &group {
                 axes.push((mesh.names()[g].clone(), 1));
+                split_of.push(mesh.split_of(g).map(str::to_string));
                 span.push((a, 1, 1));
             }
             a += group.len();
             continue;
         }
         let n = bounds.len() - 1;
+        // The axis the group's pieces are pieces of: the one they already were pieces of, else `base`.
+        let of = mesh
+            .split_of(a)
+            .map_or_else(|| base.clone(), str::to_string);
         for (k, w) in bounds.windows(2).enumerate() {
             let name = if n == 1 {
+                split_of.push(mesh.split_of(a).map(str::to_string));
                 mesh.names()[a].clone()
             } else {
+                split_of.push(Some(of.clone()));
                 format!("{base}_{k}")
             };
             axes.push((name, w[1] / w[0]));
@@ -142,8 +160,7 @@ pub(crate) fn on_mesh(
         }
         a += group.len();
     }
-    let refs: Vec<(&str, u64)> = axes.iter().map(|(n, s)| (n.as_str(), *s)).collect();
-    let refined = Mesh::with_devices(&refs, mesh.devices().to_vec())?;
+    let refined = Mesh::with_pieces(&axes, mesh.devices().to_vec(), split_of)?;
     // The refined axes an axis reference covers, major first.
     let cover = |r: &AxisRef| -> Vec<usize> {
         let first = pieces_of(mesh, &r.name).map_or(0, |p| p[0]);
@@ -190,16 +207,20 @@ pub(crate) fn on_mesh(
                 .map(|j| (j, AxisUse::Partial(ReduceOp::Sum))),
         );
     }
-    let s = Sharding::new(&refined, dims.to_vec(), dim_axes, &others)?;
+    let s = Sharding::new(&refined, dims.to_vec(), dim_axes, &others)?
+        .with_hints(attr.hints.clone())
+        .map_err(|e| err(e.to_string(), attr.dims_at))?;
     Ok((refined, s))
 }
 
 /// The name of the axis a group of mesh axes plays: the axis's own where the group is one axis, else the
-/// `name` of its pieces `name_0`, `name_1`, ...
+/// axis its pieces split ([`Mesh::split_of`]), or `name` for pieces named `name_0`, `name_1`, ...
 fn base_name(mesh: &Mesh, group: &[usize]) -> String {
     let first = &mesh.names()[group[0]];
     if group.len() == 1 {
         first.clone()
+    } else if let Some(of) = mesh.split_of(group[0]) {
+        of.to_string()
     } else {
         first.strip_suffix("_0").unwrap_or(first).to_string()
     }

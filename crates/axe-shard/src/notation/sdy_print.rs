@@ -1,11 +1,14 @@
 //! Printing a sharding as a Shardy `#sdy.sharding<...>` attribute (the reader is [`super::sdy`]).
 //!
-//! Mesh axes `x_0`, `x_1`, ... that a split of an axis `x` left (where the mesh has no `x`) print as
-//! sub-axes of `x`: `{devices=[2,2]<=[4]}` read onto `--mesh x=4` prints `[{"x":(1)2}, {"x":(2)2}]`.
+//! Mesh axes that a split of an axis `x` left ([`Mesh::split_of`], where the mesh has no `x` of its own)
+//! print as sub-axes of `x`: `{devices=[2,2]<=[4]}` read onto `--mesh x=4` makes axes `x_0=2,x_1=2` and
+//! prints `[{"x":(1)2}, {"x":(2)2}]`. Axes a user named `x_0`, `x_1` (`--mesh x_0=2,x_1=2`) are no split
+//! and print by their names, `[{"x_0"}, {"x_1"}]`: the name never decides, so the text is never
+//! ambiguous.
 
 use crate::error::{Result, ShardError};
 use crate::mesh::Mesh;
-use crate::model::{AxisUse, ReduceOp, Sharding};
+use crate::model::{AxisUse, DimHint, ReduceOp, Sharding};
 
 /// Per mesh axis: the group (axis of the unsplit mesh) it belongs to, the pre-size at its start (the
 /// product of the group's sizes before it) and its size; with the groups' names and sizes.
@@ -25,10 +28,16 @@ fn groups(mesh: &Mesh) -> Groups {
     let mut a = 0;
     while a < mesh.rank() {
         let name = &mesh.names()[a];
-        let run = name
-            .strip_suffix("_0")
+        // The run of pieces of one split axis, at least two, named by the axis they split.
+        let run = mesh
+            .split_of(a)
             .filter(|b| mesh.axis(b).is_err())
-            .and_then(|b| super::sdy::pieces_of(mesh, b).map(|p| (b.to_string(), p)));
+            .and_then(|b| {
+                let members: Vec<usize> = (a..mesh.rank())
+                    .take_while(|&j| mesh.split_of(j) == Some(b))
+                    .collect();
+                (members.len() >= 2).then(|| (b.to_string(), members))
+            });
         let (base, members) = run.unwrap_or_else(|| (name.clone(), vec![a]));
         let mut pre = 1;
         for &j in &members {
@@ -63,6 +72,24 @@ fn refs(g: &Groups, axes: &[usize]) -> Vec<String> {
         .collect()
 }
 
+/// One dim as Shardy prints it: `{"x", "y"}`, `{"x", ?}` where open, `{?}`, then its priority (`p1`),
+/// which a closed dim listing no axis has none of (Shardy's verifier refuses `{}p1`; it would do nothing).
+fn dim_text(refs: Vec<String>, hint: DimHint) -> String {
+    let mut body = refs.join(", ");
+    if hint.open {
+        body = if body.is_empty() {
+            "?".to_string()
+        } else {
+            format!("{body}, ?")
+        };
+    }
+    let priority = match hint.priority {
+        Some(p) if !body.is_empty() => format!("p{p}"),
+        _ => String::new(),
+    };
+    format!("{{{body}}}{priority}")
+}
+
 /// `<["x"=2, "y"=4]>`, with `device_ids=[...]` where `ids` are given and not `0..N-1`: the mesh as
 /// `sdy.mesh @mesh = ...` defines it, split axes shown whole. Law: [`super::sdy::parse_sdy_mesh`] reads
 /// it back as a mesh with the same device at every position.
@@ -91,9 +118,11 @@ fn mesh_text(mesh: &Mesh, ids: Option<&[u64]>) -> String {
 /// The `#sdy.sharding<@mesh, [...]>` attribute of `s` on `mesh` (`@mesh` naming the caller's mesh, whose
 /// [`sdy_mesh`] defines it); a sharding with a device placement of its own names an inline mesh with
 /// those `device_ids`, and a maximal one the maximal mesh `mesh<[], device_ids=[N]>`. Partial sums print
-/// as `unreduced={...}`; manual axes and other pending ops have no tensor-sharding form.
+/// as `unreduced={...}`; manual axes and other pending ops have no tensor-sharding form. Open dims and
+/// priorities ([`crate::DimHint`]) print as Shardy prints them: `{"x", ?}p1`, `{?}`.
 ///
-/// Law: [`super::sdy::parse_sdy`] of the text on `mesh` gives every device the region `s` gives it.
+/// Law: [`super::sdy::parse_sdy`] of the text on `mesh` gives every device the region `s` gives it, and
+/// every dim the hint `s` gives it.
 pub fn to_sdy(mesh: &Mesh, s: &Sharding) -> Result<String> {
     if let Some(d) = s.maximal_device() {
         return Ok(format!("#sdy.sharding<mesh<[], device_ids=[{d}]>, []>"));
@@ -130,7 +159,8 @@ pub fn to_sdy(mesh: &Mesh, s: &Sharding) -> Result<String> {
     let dims: Vec<String> = s
         .dim_axes()
         .iter()
-        .map(|axes| format!("{{{}}}", refs(&g, axes).join(", ")))
+        .enumerate()
+        .map(|(d, axes)| dim_text(refs(&g, axes), s.dim_hint(d)))
         .collect();
     let at = match s.placement() {
         Some(p) => format!("mesh{}", mesh_text(mesh, Some(p))),
