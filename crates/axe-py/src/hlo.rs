@@ -73,6 +73,7 @@ fn to_dict<'py>(py: Python<'py>, name: &str, r: &Report) -> PyResult<Bound<'py, 
         comps.append(v)?;
     }
     d.set_item("computations", comps)?;
+    d.set_item("unbounded_skipped", r.unbounded_skipped)?;
     Ok(d)
 }
 

@@ -50,3 +50,17 @@ def test_invalid_modules_raise():
         axe.hlo.read_text(MODULE.replace("copy(p)", "frobnicate(p)"))
     with pytest.raises(axe.AxeError):
         axe.hlo.read_text("HloModule m\n\nENTRY e {\n" + "(" * 100_000)
+
+
+def test_arrays_with_an_unbounded_dimension_are_counted_as_skipped():
+    # `?` dims have no size: the report leaves both parameters and the result out of every figure, and
+    # says how many it left (as `axe hlo stats` and the Rust `Report::unbounded_skipped` do).
+    text = (
+        "HloModule m\n\nENTRY e {\n  p = f32[?,4]{1,0} parameter(0)\n"
+        "  q = f32[2]{0} parameter(1)\n  ROOT c = f32[?,4]{1,0} copy(p)\n}\n"
+    )
+    s = axe.hlo.read_text(text)
+    assert s.unbounded_skipped == 2
+    assert s.materialized.arrays == 1 and s.materialized.logical_bytes == 8
+    assert axe.hlo.read_text(MODULE).unbounded_skipped == 0
+    assert axe._axe._hlo_stats(text)["unbounded_skipped"] == 2

@@ -308,12 +308,62 @@ fn attributes_once_and_fusion_kinds() {
         "10:38",
         "unknown fusion kind `kBogus`",
     );
-    // XLA: 10:31, after the operands; axe points at the opcode.
+    // At the first token after the operands, where XLA's parser (jaxlib 0.10.2) reads the attributes:
+    // the comma, else what follows the instruction; comments and line breaks skipped.
     refused_module(
         &fusion(", calls=f"),
-        "10:22",
+        "10:31",
         "fusion needs the attribute kind=",
     );
+    refused_module(
+        &fusion("  /* c */ // d\n  , calls=f, metadata={}"),
+        "11:3",
+        "fusion needs the attribute kind=",
+    );
+    // Both missing: XLA names calls first, and points at the `}` after the instruction.
+    refused_module(&fusion(""), "11:1", "fusion needs the attribute calls=");
+    refused_module(
+        &fusion(", kind=kLoop"),
+        "10:31",
+        "fusion needs the attribute calls=",
+    );
+}
+
+/// An attribute an opcode needs, missing: XLA's parser (jaxlib 0.10.2) reports it where it reads the
+/// attributes (the first token after the operands), naming the first missing in its own order.
+#[test]
+fn missing_attributes_are_reported_after_the_operands() {
+    // (body after `p`, line:col, message); the body's first line is line 5.
+    let cases = [
+        (
+            "  ROOT c = pred[4]{0} compare(p, p)",
+            "6:1",
+            "compare needs the attribute direction=",
+        ),
+        (
+            "  ROOT t = f32[4]{0} transpose(p), metadata={op_name=\"x\"}",
+            "5:34",
+            "transpose needs the attribute dimensions=",
+        ),
+        (
+            "  ROOT w = f32[4]{0} while(p)",
+            "6:1",
+            "while needs the attribute body=",
+        ),
+        (
+            "  c = f32[4]{0} custom-call(p)   /* x */\n  ROOT n = f32[4]{0} negate(c)",
+            "6:3",
+            "custom-call needs the attribute custom_call_target=",
+        ),
+        (
+            "  ROOT c = f32[4]{0} call( p ) , metadata={}",
+            "5:32",
+            "call needs the attribute to_apply=",
+        ),
+    ];
+    for (body, at, says) in cases {
+        refused_module(&module(body), at, says);
+    }
 }
 
 /// XLA reads computations in order: a call names a computation defined before its caller, so neither a

@@ -66,6 +66,8 @@ class Stats:
     each value once; fusion bodies, reducers and called computations' parameters left out). ``entry``:
     the entry computation's part. ``total``: every instruction of every computation (not a footprint).
     ``per_device``: for modules with ``sharding=`` attributes, the bytes each device holds.
+    ``unbounded_skipped``: how many arrays with an unbounded dynamic dimension (``?``) the values held
+    in memory have; they have no size, and every figure leaves them out.
     """
 
     module: str
@@ -78,6 +80,7 @@ class Stats:
     top_padding: list = _field(default_factory=list)
     relayouts: list = _field(default_factory=list)
     computations: list = _field(default_factory=list)
+    unbounded_skipped: int = 0
 
 
 _TOTALS = ("arrays", "logical_bytes", "xla_bytes", "physical_bytes", "padding_bytes")
@@ -101,6 +104,7 @@ def _stats(d: dict) -> Stats:
         ],
         relayouts=[Relayout(**r) for r in d["relayouts"]],
         computations=[Computation(c["name"], c["materialized"], _totals(c)) for c in d["computations"]],
+        unbounded_skipped=d["unbounded_skipped"],
     )
 
 

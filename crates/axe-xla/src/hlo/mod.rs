@@ -31,6 +31,9 @@ mod pieces;
 mod pieces_tests;
 mod print;
 mod propagate;
+mod propagate_dot;
+#[cfg(test)]
+mod propagate_dot_tests;
 mod reader;
 mod relayouts;
 mod scan;

@@ -14,6 +14,34 @@ fn at(text: &str, piece: &str) -> usize {
         .min(text.len())
 }
 
+/// Where XLA's parser reports an attribute missing: at the first token after the operand list's `)`
+/// (white space and comments skipped), where it starts reading attributes: the `,` before the
+/// attributes, else whatever follows the instruction (`}`, the next instruction). The opcode when the
+/// text does not close the operands there.
+fn after_operands(text: &str, inst: &Instruction<'_>) -> usize {
+    let operands = inst.operands_text();
+    let close = at(text, operands).saturating_add(operands.len());
+    if text.as_bytes().get(close) != Some(&b')') {
+        return at(text, inst.opcode());
+    }
+    let mut i = close + 1;
+    loop {
+        let rest = &text[i..];
+        let trimmed = rest.trim_start_matches([' ', '\t', '\n', '\r']);
+        i += rest.len() - trimmed.len();
+        if let Some(c) = trimmed.strip_prefix("/*") {
+            match c.find("*/") {
+                Some(e) => i += e + 4,
+                None => return i,
+            }
+        } else if trimmed.starts_with("//") {
+            i += trimmed.find('\n').unwrap_or(trimmed.len());
+        } else {
+            return i;
+        }
+    }
+}
+
 /// The operand count an opcode takes, when fixed.
 fn arity(op: &str) -> Option<usize> {
     Some(match op {
@@ -101,14 +129,15 @@ fn required(op: &str) -> &'static [&'static str] {
         "call" => &["to_apply"],
         "slice" => &["slice"],
         "custom-call" => &["custom_call_target"],
-        "while" => &["condition", "body"],
+        // In the order XLA's parser reports them missing (jaxlib 0.10.2).
+        "while" => &["body", "condition"],
         "map" => &["to_apply"],
         "concatenate" => &["dimensions"],
         "reverse" => &["dimensions"],
         "pad" => &["padding"],
         "iota" => &["iota_dimension"],
         "async-start" => &["calls"],
-        "fusion" => &["kind", "calls"],
+        "fusion" => &["calls", "kind"],
         _ => &[],
     }
 }
@@ -408,7 +437,11 @@ pub(crate) fn instruction(text: &str, inst: &Instruction<'_>, info: Option<OpInf
         }
     }
     if let Some(name) = need.iter().zip(found).find_map(|(n, f)| (!f).then_some(n)) {
-        return err(inst.opcode(), format!("{op} needs the attribute {name}="));
+        return Err(module_error(
+            text,
+            after_operands(text, inst),
+            format!("{op} needs the attribute {name}="),
+        ));
     }
     Ok(())
 }

@@ -6,20 +6,32 @@
 //! instruction's own `sharding=` wins; a `tuple` has its operands' shardings, a `get-tuple-element` its
 //! element of its operand's, a `while`, `copy`, `opt-barrier`, `add-dependency` or `domain` its
 //! (first) operand's; a `transpose` its operand's with the tile grid permuted as the dimensions are
-//! ([`transposed`]); an elementwise instruction takes the
-//! sharding of an operand of its dimensions, the one cut into the most tiles when they differ (XLA
-//! prefers the more specific sharding). Anything else (a reduce, a dot, a broadcast, ...) is not
+//! ([`transposed`]); a `dot` the tiling of its operands' batch and non-contracting dims, where XLA's
+//! two propagations agree on it ([`super::propagate_dot`]); an elementwise instruction takes the
+//! sharding of its operands of its dimensions, merged where two or more are tiled compatibly (each
+//! device holding the intersection of its tiles, as XLA merges them), else the one cut into the most
+//! tiles (XLA prefers the more specific sharding); a `call` its callee's root's, the callee's
+//! parameters taking the call's operands' shardings (JAX writes `a // 3`, `jnp.where`, ... as calls).
+//! Anything else (a reduce, a broadcast, a dot whose operands' tilings conflict, ...) is not
 //! inferred: the caller counts it whole on every device.
+
+use std::cell::Cell;
 
 use foldhash::{HashMap, HashMapExt};
 
 use super::names::NameTable;
 
+use super::propagate_dot::{dot_sharding, merged_elementwise, DotDims};
 use super::sharding::{parse_sharding, Sharding};
 use super::{Computation, Instruction};
 
 /// How deep the walk goes before giving up (each step is one instruction back).
 const DEPTH: usize = 256;
+
+/// How many instructions the walks into callees may index and visit in all, before giving up: a
+/// callee is walked again at every call of it (a chain of computations each calling the next twice
+/// would otherwise cost 2^depth).
+const CALL_STEPS: usize = 1 << 20;
 
 fn elementwise(op: &str) -> bool {
     matches!(
@@ -175,11 +187,24 @@ fn dims_of(shape: &str) -> &str {
     s.find(']').map_or(s, |j| &s[..=j])
 }
 
+/// The dimensions of an instruction's array result (a bounded dynamic dim at its bound); `None` for
+/// a tuple, an unbounded dim or a shape that does not parse.
+fn static_dims(inst: &Instruction<'_>) -> Option<Vec<i64>> {
+    let shape = inst.shape().ok()??;
+    shape.as_array()?.dims.iter().map(|d| d.bound()).collect()
+}
+
 /// The walk over one computation, remembering each instruction's answer.
 struct Walk<'c, 'a> {
     instructions: &'c [Instruction<'a>],
     by_name: &'c NameTable,
     memo: HashMap<&'a str, Option<Sharding>>,
+    /// The module's computations, where a `call` finds its callee (empty: calls are not followed).
+    computations: &'c [Computation<'a>],
+    /// In a callee, the shardings of the call's operands (its parameters'); `None` in the entry.
+    params: Option<Vec<Option<Sharding>>>,
+    /// What is left of [`CALL_STEPS`] to all the walks into callees.
+    budget: &'c Cell<usize>,
 }
 
 impl<'c, 'a> Walk<'c, 'a> {
@@ -197,7 +222,42 @@ impl<'c, 'a> Walk<'c, 'a> {
         self.of(inst, depth + 1).map(|s| (inst, s))
     }
 
+    /// A `call`'s sharding: its callee's root's, the callee's parameters taking the call's operands'
+    /// shardings (as XLA propagates through a call, or inlines it first).
+    fn call(&mut self, inst: &Instruction<'a>, names: &[&str], depth: usize) -> Option<Sharding> {
+        let target = inst.attribute("to_apply")?.trim();
+        let target = target.strip_prefix('%').unwrap_or(target);
+        let computations = self.computations;
+        let callee = computations
+            .iter()
+            .find(|c| c.name.strip_prefix('%').unwrap_or(c.name) == target)?;
+        let params = names
+            .iter()
+            .map(|n| self.operand(n, depth).map(|x| x.1))
+            .collect();
+        let root = callee
+            .instructions
+            .iter()
+            .find(|i| i.is_root())
+            .or(callee.instructions.last())?;
+        let left = self.budget.get().checked_sub(callee.instructions.len())?;
+        self.budget.set(left);
+        let table = NameTable::of(&callee.instructions, |_| true).ok()?;
+        let mut walk = Walk {
+            instructions: &callee.instructions,
+            by_name: &table,
+            memo: HashMap::new(),
+            computations,
+            params: Some(params),
+            budget: self.budget,
+        };
+        walk.of(root, depth + 1)
+    }
+
     fn find(&mut self, inst: &'c Instruction<'a>, depth: usize) -> Option<Sharding> {
+        if self.params.is_some() {
+            self.budget.set(self.budget.get().checked_sub(1)?);
+        }
         if let Some(text) = inst.attribute("sharding") {
             return parse_sharding(text).ok();
         }
@@ -206,7 +266,14 @@ impl<'c, 'a> Walk<'c, 'a> {
         }
         let names: Vec<&str> = inst.operand_names().collect();
         match inst.opcode() {
-            "parameter" => Some(Sharding::Replicated { metadata: None }),
+            "parameter" => match &self.params {
+                None => Some(Sharding::Replicated { metadata: None }),
+                Some(list) => {
+                    let n: usize = inst.operands_text().trim().parse().ok()?;
+                    list.get(n)?.clone()
+                }
+            },
+            "call" => self.call(inst, &names, depth),
             "tuple" => {
                 let mut list = Vec::with_capacity(names.len());
                 for n in names {
@@ -232,15 +299,33 @@ impl<'c, 'a> Walk<'c, 'a> {
                 let (_, s) = self.operand(names.first()?, depth)?;
                 transposed(&s, &perm)
             }
+            "dot" => {
+                let [l, r] = names[..] else {
+                    return None;
+                };
+                let dims = DotDims::of(inst)?;
+                let (li, ls) = self.operand(l, depth)?;
+                let (ri, rs) = self.operand(r, depth)?;
+                let (ld, rd, od) = (static_dims(li)?, static_dims(ri)?, static_dims(inst)?);
+                dot_sharding(&dims, (&ls, &ld), (&rs, &rd), &od)
+            }
             op if elementwise(op) => {
                 let dims = dims_of(inst.shape_text());
-                let mut best: Option<Sharding> = None;
+                let mut fitting: Vec<Sharding> = Vec::new();
                 for n in names {
                     if let Some((i, s)) = self.operand(n, depth) {
-                        let fits = dims_of(i.shape_text()) == dims;
-                        if fits && best.as_ref().is_none_or(|b| tiles(&s) > tiles(b)) {
-                            best = Some(s);
+                        if dims_of(i.shape_text()) == dims {
+                            fitting.push(s);
                         }
+                    }
+                }
+                if let Some(m) = static_dims(inst).and_then(|d| merged_elementwise(&fitting, &d)) {
+                    return Some(m);
+                }
+                let mut best: Option<Sharding> = None;
+                for s in fitting {
+                    if best.as_ref().is_none_or(|b| tiles(&s) > tiles(b)) {
+                        best = Some(s);
                     }
                 }
                 best
@@ -255,13 +340,15 @@ impl<'c, 'a> Walk<'c, 'a> {
 /// refuses it before asking).
 #[cfg(test)]
 pub(crate) fn root_sharding(comp: &Computation<'_>) -> Option<Sharding> {
-    root_sharding_in(comp, None)
+    root_sharding_in(comp, None, &[])
 }
 
-/// [`root_sharding`], with `comp`'s instructions by name given (every one of them) or not.
-pub(crate) fn root_sharding_in(
-    comp: &Computation<'_>,
+/// [`root_sharding`], with `comp`'s instructions by name given (every one of them) or not, and the
+/// module's computations, where a `call` finds its callee (empty: calls are not followed).
+pub(crate) fn root_sharding_in<'a>(
+    comp: &Computation<'a>,
     names: Option<&NameTable>,
+    computations: &[Computation<'a>],
 ) -> Option<Sharding> {
     let root = comp
         .instructions
@@ -280,6 +367,8 @@ pub(crate) fn root_sharding_in(
             | "add-dependency"
             | "domain"
             | "transpose"
+            | "dot"
+            | "call"
     ) || elementwise(op);
     if root.attribute("sharding").is_none() && !followed {
         return None; // nothing to follow: no index of the computation needed
@@ -297,6 +386,9 @@ pub(crate) fn root_sharding_in(
         instructions: &comp.instructions,
         by_name,
         memo: HashMap::new(),
+        computations,
+        params: None,
+        budget: &Cell::new(CALL_STEPS),
     };
     walk.of(root, 0)
 }
@@ -343,6 +435,42 @@ mod tests {
         );
         let p = "ENTRY e {\n  x = f32[4,6]{1,0} parameter(0)\n  ROOT t = f32[6,4]{1,0} transpose(x), dimensions={1,0}\n}\n";
         assert_eq!(root(p).as_deref(), Some("{replicated}"));
+    }
+
+    #[test]
+    fn follows_calls_into_their_callees() {
+        // The callee's parameter 1 is the call's second operand; calls nest.
+        let m = "HloModule m\n\ninner {\n  q = f32[8]{0} parameter(0)\n  ROOT n = f32[8]{0} negate(q)\n}\n\nouter {\n  x = f32[8]{0} parameter(0)\n  y = f32[8]{0} parameter(1)\n  ROOT c = f32[8]{0} call(y), to_apply=inner\n}\n\nENTRY e {\n  a = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}\n  b = f32[8]{0} parameter(1), sharding={devices=[2,2]<=[4] last_tile_dim_replicate}\n  ROOT c = f32[8]{0} call(a, b), to_apply=outer\n}\n";
+        let m = parse_module(m).unwrap();
+        let got = root_sharding_in(m.entry().unwrap(), None, &m.computations);
+        assert_eq!(
+            got.map(|s| s.to_string()).as_deref(),
+            Some("{devices=[2,2]<=[4] last_tile_dim_replicate}")
+        );
+        // Without the module's computations, a call is not followed.
+        assert_eq!(root_sharding(m.entry().unwrap()), None);
+        // A parameter whose operand's sharding is not known is not either.
+        let r = "HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\nid {\n  p = f32[] parameter(0)\n  ROOT c = f32[] copy(p)\n}\n\nENTRY e {\n  a = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}\n  z = f32[] constant(0)\n  s = f32[] reduce(a, z), dimensions={0}, to_apply=add\n  ROOT c = f32[] call(s), to_apply=id\n}\n";
+        let r = parse_module(r).unwrap();
+        assert_eq!(
+            root_sharding_in(r.entry().unwrap(), None, &r.computations),
+            None
+        );
+    }
+
+    #[test]
+    fn calls_that_double_at_every_level_give_up() {
+        // c_k adds two calls of c_{k-1}: 2^60 walks without the budget.
+        let mut m = String::from("HloModule m\n\nc0 {\n  p = f32[8]{0} parameter(0)\n  ROOT n = f32[8]{0} negate(p)\n}\n");
+        for k in 1..60 {
+            m += &format!("\nc{k} {{\n  p = f32[8]{{0}} parameter(0)\n  a = f32[8]{{0}} call(p), to_apply=c{}\n  b = f32[8]{{0}} call(p), to_apply=c{}\n  ROOT s = f32[8]{{0}} add(a, b)\n}}\n", k - 1, k - 1);
+        }
+        m += "\nENTRY e {\n  a = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}\n  ROOT c = f32[8]{0} call(a), to_apply=c59\n}\n";
+        let m = parse_module(&m).unwrap();
+        // Without the budget this walks 2^59 callees; with it, it ends, and what it found on the way
+        // is the operand's sharding (each level's two calls agree).
+        let got = root_sharding_in(m.entry().unwrap(), None, &m.computations);
+        assert!(got.is_none_or(|s| s.to_string() == "{devices=[4]<=[4]}"));
     }
 
     proptest::proptest! {

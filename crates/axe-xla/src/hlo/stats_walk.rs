@@ -220,7 +220,13 @@ pub(super) fn conclude<'a>(
     let entry = super::calls::entry_index(module);
     let mut output = (OutputSharding::Whole, 0);
     if let Some(comp) = entry.and_then(|e| module.computations.get(e)) {
-        output = add_output(comp, shapes, &mut outputs, entry_names)?;
+        output = add_output(
+            comp,
+            shapes,
+            &mut outputs,
+            entry_names,
+            &module.computations,
+        )?;
     }
     let partitions = module
         .attribute("num_partitions")
@@ -274,6 +280,7 @@ fn add_output<'a>(
     shapes: &mut Shapes<'a>,
     outputs: &mut Tally<'a>,
     names: Option<&NameTable>,
+    computations: &[Computation<'a>],
 ) -> Result<(OutputSharding, i64)> {
     let Some(root) = comp
         .instructions
@@ -300,7 +307,7 @@ fn add_output<'a>(
             outputs.add_sharded(root.shape_text(), shape, text)?;
             return Ok((OutputSharding::Given, whole));
         }
-        match super::propagate::root_sharding_in(comp, names) {
+        match super::propagate::root_sharding_in(comp, names, computations) {
             Some(s) => {
                 outputs.add_parsed(shape, &s)?;
                 Ok((OutputSharding::Inferred, whole))
