@@ -365,6 +365,9 @@ fn run_kernel(
     let mut globals = Vec::new();
     for b in &inst.params {
         let data = match (b.input, files.next()) {
+            (true, Some(path)) if kernel == KernelName::Gemm && b.name == "b" => {
+                crate::kernel_shipped::read_gemm_b(path, &b.array, b.bytes)?
+            }
             (true, Some(path)) => read_input(path, &b.array, b.bytes)?,
             _ => {
                 // On the GPU, outputs the kernel overwrites start poisoned, so a byte it misses shows.

@@ -219,18 +219,45 @@ pub fn gemm_rs_params(p: &Params) -> Result<(u64, u64, u64, DType, u64), String>
 
 /// The data bytes of the input: raw, or a `.npy` file's payload, checked against the source's
 /// dimensions, element type and size before anything of its size is allocated (big-endian data is
-/// swapped; a Fortran-order array is read where the source is column-major).
+/// swapped). A `.npy` file may keep the array in either order: a Fortran-order one is moved into the
+/// kernel's layout on the CPU (`axe_relayout`), so the kernel gets the same logical array.
 pub fn read_input(path: &str, src: &ArrayShape, need: u64) -> Result<Vec<u8>, String> {
     let mut shape = src.clone();
     let input = crate::tensor_file::open_input(path, &mut shape, need)?;
-    if shape.layout != src.layout {
-        return Err(format!(
-            "{path} holds a column-major (Fortran-order) array, but the kernel reads {src}: save it in C order (numpy.ascontiguousarray)"
-        ));
-    }
     let mut data = buffer(need, 0)?;
     crate::tensor_file::read_into(input, &mut data, path)?;
-    Ok(data)
+    if shape.layout == src.layout {
+        return Ok(data);
+    }
+    let layout = |a: &ArrayShape| {
+        axe_relayout::TensorLayout::from_xla(a).map_err(|e| format!("{path}: {e}"))
+    };
+    let (from, to) = (layout(&shape)?, layout(src)?);
+    let mut out = buffer(need, 0)?;
+    axe_relayout::relayout(
+        &data,
+        &from,
+        &mut out,
+        &to,
+        &axe_relayout::Options::default(),
+    )
+    .map_err(|e| format!("{path}: moving its {shape} into {src}: {e}"))?;
+    Ok(out)
+}
+
+/// `read_input` for gemm's B, which the kernels take as its transpose: a file of shape `[K,N]` (B
+/// itself) is refused saying so, since only its shape tells B from Bᵀ.
+pub fn read_gemm_b(path: &str, src: &ArrayShape, need: u64) -> Result<Vec<u8>, String> {
+    read_input(path, src, need).map_err(|e| {
+        if e.starts_with(&format!("{path} has shape")) {
+            format!(
+                "{e}: gemm takes B as its transpose, an [N,K] array (save B.T, in either order: \
+                 np.save('b.npy', B.T))"
+            )
+        } else {
+            e
+        }
+    })
 }
 
 /// `bytes` bytes of `fill`, or an error where memory cannot hold them (never an abort): more than

@@ -110,7 +110,7 @@ fn read_ab(
         .ok_or_else(|| format!("{dtype} has no array element type"))?;
     let eb = u64::from(dtype.bytes());
     let a = read_input(a_path, &array(t, [m, k])?, m * k * eb)?;
-    let b = read_input(b_path, &array(t, [n, k])?, n * k * eb)?;
+    let b = crate::kernel_shipped::read_gemm_b(b_path, &array(t, [n, k])?, n * k * eb)?;
     Ok(vec![(g.a, a), (g.b, b)])
 }
 

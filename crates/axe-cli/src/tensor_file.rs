@@ -126,6 +126,7 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
              give the bytes of other layouts raw (.bin)"
         ));
     }
+    let asked = src.to_string();
     if fortran {
         // (The attributes that leave bytes alone, a memory space `S(1)`, stay.)
         src.layout.minor_to_major = column_major(src.rank()).minor_to_major;
@@ -137,7 +138,7 @@ pub fn open_input(path: &str, src: &mut ArrayShape, need: u64) -> Result<Input, 
         .collect();
     if npy.shape() != dims.as_slice() {
         return Err(format!(
-            "{path} has shape [{}], {src} needs [{}]",
+            "{path} has shape [{}], {asked} needs [{}]",
             join(npy.shape()),
             join(&dims)
         ));

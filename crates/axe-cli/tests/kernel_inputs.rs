@@ -32,6 +32,12 @@ fn softmax(d: &std::path::Path, input: &[u8]) -> (i32, String, Option<Vec<f32>>)
     (code, err, out)
 }
 
+/// The same `.npy` file marked Fortran order (its data then read column by column).
+fn fortran(file: Vec<u8>) -> Vec<u8> {
+    let at = file.windows(5).position(|w| w == b"False").unwrap();
+    [&file[..at], b"True ", &file[at + 5..]].concat()
+}
+
 #[test]
 fn npy_inputs_are_read_as_numpy_reads_them() {
     let d = folder("kernel-npy");
@@ -60,12 +66,19 @@ fn npy_inputs_are_read_as_numpy_reads_them() {
         assert!(err.contains(what) && err.contains("needs 32"), "{err}");
         assert!(out.is_none(), "no output is written");
     }
-    // Fortran order, another shape, another dtype: each named.
-    let at = whole.windows(5).position(|w| w == b"False").unwrap();
-    let fortran = [&whole[..at], b"True ", &whole[at + 5..]].concat();
-    let (code, err, _) = softmax(&d, &fortran);
-    assert_eq!(code, 1);
-    assert!(err.contains("column-major (Fortran-order)"), "{err}");
+    // Fortran order: the same logical array, its data kept column by column, moved into the
+    // kernel's row-major layout, so the answer is the same.
+    let columns: Vec<u8> = (0..8)
+        .flat_map(|p| x[(p % 2) * 4 + p / 2].to_le_bytes())
+        .collect();
+    let (code, err, got) = softmax(&d, &fortran(npy("<f4", "(2, 4)", &columns)));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        got.unwrap(),
+        want,
+        "a Fortran-order array is read as numpy reads it"
+    );
+    // Another shape, another dtype: each named.
     let (code, err, _) = softmax(&d, &npy("<f4", "(4, 2)", &le));
     assert_eq!(code, 1);
     assert!(
@@ -117,4 +130,93 @@ fn relayouts_of_any_size_are_planned_from_the_layouts() {
     assert_eq!(code, 1);
     assert!(err.contains("the interpreter would hold"), "{err}");
     assert!(!o.exists());
+}
+
+/// gemm on the interpreter: `C = A · B` with B given as its transpose, an `[N,K]` array, in either
+/// order (`np.save` of `B.T` writes a Fortran-order file); B itself (`[K,N]`) is refused, saying so.
+#[test]
+fn gemm_takes_b_transposed_in_either_order() {
+    let d = folder("kernel-gemm-b");
+    let (m, n, k) = (128usize, 128usize, 32usize);
+    let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 7) as f32 - 3.0).collect(); // B[K,N], row-major
+    let f16 = |v: f32| half::f16::from_f32(v).to_le_bytes();
+    // Bᵀ row-major ([N,K], C order) and the same array in Fortran order (B's own bytes).
+    let bt_c: Vec<u8> = (0..n * k)
+        .flat_map(|p| f16(b[(p % k) * n + p / k]))
+        .collect();
+    let bt_f: Vec<u8> = b.iter().flat_map(|&v| f16(v)).collect();
+    let a_file = d.join("a.npy");
+    std::fs::write(
+        &a_file,
+        npy(
+            "<f2",
+            "(128, 32)",
+            &a.iter().flat_map(|&v| f16(v)).collect::<Vec<u8>>(),
+        ),
+    )
+    .unwrap();
+    let (c_order, f_order) = (
+        npy("<f2", "(128, 32)", &bt_c),
+        fortran(npy("<f2", "(128, 32)", &bt_f)),
+    );
+    let mut want = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+        }
+    }
+    for (name, file) in [("bt_c.npy", c_order), ("bt_f.npy", f_order)] {
+        let (bf, o) = (d.join(name), d.join("c.bin"));
+        std::fs::write(&bf, file).unwrap();
+        let (code, _, err) = run(&[
+            "kernel",
+            "run",
+            "gemm",
+            "--m",
+            "128",
+            "--n",
+            "128",
+            "--k",
+            "32",
+            "--dtype",
+            "f16",
+            &arg(&a_file),
+            &arg(&bf),
+            "-o",
+            &arg(&o),
+        ]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let got: Vec<f32> = std::fs::read(&o)
+            .unwrap()
+            .chunks(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(got, want, "{name}");
+    }
+    // B itself, [K,N]: refused, naming what gemm takes.
+    let bf = d.join("b.npy");
+    std::fs::write(&bf, npy("<f2", "(32, 128)", &bt_f)).unwrap();
+    let (code, _, err) = run(&[
+        "kernel",
+        "run",
+        "gemm",
+        "--m",
+        "128",
+        "--n",
+        "128",
+        "--k",
+        "32",
+        "--dtype",
+        "f16",
+        &arg(&a_file),
+        &arg(&bf),
+        "-o",
+        &arg(&d.join("c.bin")),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("has shape [32,128]") && err.contains("B.T"),
+        "{err}"
+    );
 }

@@ -132,3 +132,20 @@ def test_relayout_destinations_the_kernel_takes_and_the_ones_it_refuses():
         with pytest.raises(axe.KernelError, match=re.escape(what)) as e:
             axe.kernel.relayout(src, dst)
         assert takes in str(e.value) and "axe.relayout" in str(e.value)
+
+
+def test_gemm_takes_b_transposed_and_says_so_when_given_b():
+    rng = np.random.default_rng(3)
+    a = rng.integers(-2, 3, (128, 32)).astype(np.float16)
+    b = rng.integers(-2, 3, (32, 128)).astype(np.float16)  # B itself, [K, N]
+    k = axe.kernel.gemm(128, 128, 32, "f16")
+    # B.T is a Fortran-order view: taken in any order.
+    np.testing.assert_array_equal(k.run(a, b.T), a.astype(np.float32) @ b.astype(np.float32))
+    with pytest.raises(axe.KernelError, match=r"pass B\.T"):
+        k.run(a, b)
+    a2 = rng.integers(-2, 3, (128, 64)).astype(np.float16)
+    b2 = rng.integers(-2, 3, (64, 128)).astype(np.float16)
+    rs = axe.kernel.gemm_reduce_scatter(128, 128, 64, "f16", devices=2)
+    np.testing.assert_array_equal(rs.run(a2, b2.T), a2.astype(np.float32) @ b2.astype(np.float32))
+    with pytest.raises(axe.KernelError, match=r"pass B\.T"):
+        rs.run(a2, b2)

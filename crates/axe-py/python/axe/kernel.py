@@ -111,7 +111,10 @@ def _run_devices(kernel: DeviceKernel, inputs, shards: bool):
             f"{kernel.name} takes {len(ins)} input(s) ({', '.join(p[0] for p in ins)}); "
             f"{len(inputs)} given"
         )
-    a, b = (_bytes_of(x, name, shape) for x, (name, shape, _, _) in zip(inputs, ins))
+    a, b = (
+        _bytes_of(x, name, shape, _gemm_b(kernel, name))
+        for x, (name, shape, _, _) in zip(inputs, ins)
+    )
     c, parts = kernel._run(a, b)
     out = next(p for p in params if not p[3])[1]
     if not shards:
@@ -171,9 +174,19 @@ def _run_by_device(kernel: DeviceKernel, given, target=None) -> dict:
     }
 
 
-def _bytes_of(array, name: str, shape) -> bytes:
+def _gemm_b(kernel, name: str) -> str:
+    """What a shipped gemm's refusal of B adds: B is taken as its transpose, which only its shape tells
+    from B itself."""
+    shipped = (not kernel.built) if isinstance(kernel, Kernel) else kernel.mnk is not None
+    if name == "b" and shipped and kernel.name.startswith("gemm"):
+        return "; gemm takes B as its transpose, an [n, k] array: pass B.T (any order)"
+    return ""
+
+
+def _bytes_of(array, name: str, shape, hint: str = "") -> bytes:
     """The bytes of input `name` (holding `shape`): its logical array (in any layout: moved into the
-    layout's byte image), or that byte image itself (a 1-D ``uint8`` array of the layout's bytes)."""
+    layout's byte image), or that byte image itself (a 1-D ``uint8`` array of the layout's bytes).
+    `hint` ends the message of an array of another shape."""
     if not isinstance(array, _np.ndarray):
         raise KernelError(f"{name}: expected a numpy array, got {type(array).__name__}")
     a = _np.ascontiguousarray(_native(array))
@@ -194,7 +207,7 @@ def _bytes_of(array, name: str, shape) -> bytes:
         raise KernelError(
             f"{name}: an array of shape {tuple(array.shape)} and dtype {array.dtype} is neither the "
             f"logical array of {shape} (shape {tuple(shape.dims)}) nor its byte image (1-D uint8 of "
-            f"{shape.physical_bytes} bytes)"
+            f"{shape.physical_bytes} bytes){hint}"
         )
     return a.reshape(-1).view(_np.uint8).tobytes()
 
@@ -270,7 +283,7 @@ def run(kernel: Kernel, *inputs, target: str = "cpu"):
     buffers = []
     for name, shape, _, is_input in params:
         if is_input:
-            buffers.append(_bytes_of(next(given), name, shape))
+            buffers.append(_bytes_of(next(given), name, shape, _gemm_b(kernel, name)))
         else:
             buffers.append(None)  # zeros, made once the run's memory is admitted
     out = kernel._run(buffers, target)
