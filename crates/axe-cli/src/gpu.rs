@@ -9,12 +9,36 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-/// The virtual environment holding NVRTC: `--venv`, else `$AXE_VENV`, else `./.venv`.
+/// The virtual environment holding NVRTC: `--venv`, else `$AXE_VENV`, else the active one
+/// (`$VIRTUAL_ENV`), else `./.venv`.
 pub fn venv(arg: &Option<String>) -> PathBuf {
     arg.clone()
         .or_else(|| std::env::var("AXE_VENV").ok())
+        .or_else(|| std::env::var("VIRTUAL_ENV").ok())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(".venv"))
+}
+
+/// Why no NVRTC was found under `venv_dir`, and how to give one: the folder as an absolute path (a
+/// relative one is the current directory's), whether it exists, and the ways to name another.
+fn no_nvrtc(venv_dir: &Path) -> String {
+    let shown = std::path::absolute(venv_dir).unwrap_or_else(|_| venv_dir.to_path_buf());
+    let shown = shown.display();
+    if venv_dir.is_dir() {
+        format!(
+            "no NVRTC in the virtual environment {shown} or in a CUDA toolkit: install it with \
+             `{shown}/bin/python3 -m pip install nvidia-cuda-nvrtc`, or name another environment with \
+             --venv DIR or AXE_VENV (or the library itself with AXE_NVRTC)"
+        )
+    } else {
+        format!(
+            "no NVRTC: there is no virtual environment {shown} (looked for --venv, AXE_VENV, an \
+             activated one, then .venv in the current directory) and no CUDA toolkit; give the one \
+             nvidia-cuda-nvrtc is installed in with --venv DIR or AXE_VENV (or the library with \
+             AXE_NVRTC), or make one: `python3 -m venv .venv && .venv/bin/python3 -m pip install \
+             nvidia-cuda-nvrtc`"
+        )
+    }
 }
 
 /// Compiles lowered program `p` for `arch` with NVRTC (in a child process), reusing `cache`.
@@ -26,13 +50,7 @@ pub fn nvrtc_compile(
     cache: Option<&Path>,
 ) -> Result<(nvrtc::Compiled, PathBuf), String> {
     let source = emit_cuda_with(p, width).map_err(err)?;
-    let lib = nvrtc::find_nvrtc(venv_dir).ok_or_else(|| {
-        format!(
-            "no NVRTC under {} or in a CUDA toolkit: install it with `{}/bin/python3 -m pip install nvidia-cuda-nvrtc` (or set AXE_NVRTC)",
-            venv_dir.display(),
-            venv_dir.display()
-        )
-    })?;
+    let lib = nvrtc::find_nvrtc(venv_dir).ok_or_else(|| no_nvrtc(venv_dir))?;
     let exe = std::env::current_exe().map_err(|e| format!("locating axe: {e}"))?;
     let args: Vec<String> = ["kernel", "nvrtc-child", "--lib"]
         .iter()

@@ -232,7 +232,29 @@ fn bad_requests_get_clear_errors() {
     ]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("no NVRTC under") && err.contains("pip install nvidia-cuda-nvrtc"),
+        err.contains("no NVRTC in the virtual environment")
+            && err.contains("pip install nvidia-cuda-nvrtc"),
+        "{err}"
+    );
+    // A folder that is not there is named as an absolute path, saying where axe looked.
+    let missing = dir.path().join("nope");
+    let (code, _, err) = run(&[
+        "kernel",
+        "compile",
+        "relayout",
+        "--src",
+        "f32[8,8]{1,0}",
+        "--dst",
+        "{0,1}",
+        "--venv",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!(
+            "there is no virtual environment {}",
+            missing.display()
+        )) && err.contains("--venv DIR"),
         "{err}"
     );
     let (code, _, err) = run(&[
