@@ -34,16 +34,34 @@ fn end_to_end(args: &[&str], runs: usize) -> Result<(Vec<f64>, Option<u64>), Str
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let out = tempfile::tempfile().map_err(|e| format!("a file for the output: {e}"))?;
+        let mut err = tempfile::tempfile().map_err(|e| format!("a file for the errors: {e}"))?;
+        let err_to = err
+            .try_clone()
+            .map_err(|e| format!("a file for the errors: {e}"))?;
         let t = Instant::now();
         let status = std::process::Command::new(&exe)
             .args(args)
             .stdout(out)
-            .stderr(std::process::Stdio::null())
+            .stderr(err_to)
             .status()
             .map_err(|e| format!("running {}: {e}", exe.display()))?;
         times.push(t.elapsed().as_secs_f64());
         if !status.success() {
-            return Err(format!("axe {} failed ({status})", args.join(" ")));
+            // What the run said (its first lines), so the reason is not lost.
+            let mut said = String::new();
+            let _ = std::io::Seek::rewind(&mut err);
+            let _ =
+                std::io::Read::read_to_string(&mut std::io::Read::take(&mut err, 4096), &mut said);
+            let said: Vec<&str> = said.lines().take(3).collect();
+            return Err(format!(
+                "axe {} failed ({status}){}",
+                args.join(" "),
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", said.join("\n"))
+                }
+            ));
         }
     }
     Ok((times, children_peak()))
@@ -312,6 +330,10 @@ pub fn run(
         (None, Some(t)) => t.path().to_string_lossy().to_string(),
         (None, None) => return false,
     };
+    if let Err(e) = std::fs::File::open(&path) {
+        eprintln!("error: {path}: {e}");
+        return false;
+    }
     match measure(&path, runs) {
         Ok(f) => {
             print(&path, &f, runs, json);

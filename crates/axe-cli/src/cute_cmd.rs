@@ -395,6 +395,16 @@ fn tiler(b: &str) -> Result<Tiler, String> {
     b.parse::<Tiler>().map_err(err)
 }
 
+/// Layouts `A M` where `M` is a bare integer: CuTe's `complement(A, M)` typed the CuTe way, which the
+/// verb would read as two layouts to complement; the first such pair, where there is one.
+fn bare_bound(layouts: &[String]) -> Option<(String, String)> {
+    layouts.windows(2).find_map(|w| {
+        let m = w[1].trim();
+        (m.parse::<i64>().is_ok() && !w[0].trim().chars().all(|c| c.is_ascii_digit()))
+            .then(|| (w[0].clone(), m.to_string()))
+    })
+}
+
 /// Operand B of an operator CuTe defines on layouts only: a by-mode tiler is refused, naming the operator.
 fn layout_operand(op: &str, b: &str) -> Result<Layout, String> {
     if b.trim_start().starts_with('<') {
@@ -421,6 +431,17 @@ pub fn run(verb: Verb) -> bool {
         }),
         Verb::Composition(two) => {
             each_any_pair(two, |a, b| c::composition_tiler(a, &tiler(b)?).map_err(err))
+        }
+        Verb::Complement { one, bound }
+            if bound.is_none() && bare_bound(&one.layouts).is_some() =>
+        {
+            let (a, m) = bare_bound(&one.layouts).unwrap_or_default();
+            eprintln!(
+                "error: `{m}` after {a} reads as a second layout ({m}:1), not a bound: CuTe's \
+                 complement(A, {m}) is `axe cute complement '{a}' --bound {m}` (several layouts \
+                 given here are each complemented on their own)"
+            );
+            false
         }
         Verb::Complement { one, bound } => each(one, |t| {
             let l = layout(t)?;

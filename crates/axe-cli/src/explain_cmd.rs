@@ -300,7 +300,7 @@ pub fn explain(args: ExplainArgs) -> bool {
         match s {
             Ok(s) => {
                 let r = explain_one(&s, &args, colour);
-                (label.then_some(s), r).into()
+                Answer::headed(label.then_some(s), r)
             }
             Err(e) => Err(e).into(),
         }

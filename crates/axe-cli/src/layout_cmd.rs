@@ -133,8 +133,19 @@ pub enum Verb {
     },
 }
 
+/// An Axe layout; text that does not read as one but does as a CuTe layout (`(8,2):(4,1)`) is told
+/// where CuTe layouts are read.
 fn parse(s: &str) -> Result<Layout, String> {
-    s.parse::<Layout>().map_err(|e| e.to_string())
+    s.parse::<Layout>().map_err(|e| {
+        let mut m = e.to_string();
+        if s.parse::<axe_cute::AnyLayout>().is_ok() {
+            m.push_str(&format!(
+                "\n  ('{s}' is a CuTe layout: `axe cute show` reads it, and `axe cute to-axe` gives its \
+                 Axe form)"
+            ));
+        }
+        m
+    })
 }
 
 fn each<'a>(

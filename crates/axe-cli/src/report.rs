@@ -71,6 +71,20 @@ pub struct Answer {
     pub input: Option<String>,
     /// The report, or the error.
     pub result: Result<Report, String>,
+    /// Whether the text opens with a heading of its own that names the input (the shape `explain`
+    /// explains, the shape `xla tpu-layout` gives), so that it takes no `==> input <==` line.
+    pub headed: bool,
+}
+
+impl Answer {
+    /// An answer whose text opens with a heading naming its input (see [`Answer::headed`]).
+    pub fn headed(input: Option<String>, result: Result<Report, String>) -> Answer {
+        Answer {
+            input,
+            result,
+            headed: true,
+        }
+    }
 }
 
 impl From<Result<Report, String>> for Answer {
@@ -78,13 +92,18 @@ impl From<Result<Report, String>> for Answer {
         Answer {
             input: None,
             result,
+            headed: false,
         }
     }
 }
 
 impl From<(Option<String>, Result<Report, String>)> for Answer {
     fn from((input, result): (Option<String>, Result<Report, String>)) -> Answer {
-        Answer { input, result }
+        Answer {
+            input,
+            result,
+            headed: false,
+        }
     }
 }
 
@@ -139,21 +158,29 @@ fn shorten(s: &str) -> String {
 }
 
 /// Prints each result as it comes; errors go to stdout as `{"error": ...}` in JSON mode, to stderr
-/// otherwise. A labelled answer names its input (`"input"` in JSON; in text a `==> input <==` line unless
-/// the answer opens with the input, and `error: input: ...`).
+/// otherwise. A labelled answer names its input (`"input"` in JSON; in text a `==> input <==` line, or a
+/// blank line before an answer with a heading of its own, and `error: input: ...`).
 /// Returns whether every input succeeded.
 pub fn emit<A: Into<Answer>>(results: impl IntoIterator<Item = A>, json_mode: bool) -> bool {
     let mut ok = true;
     for (i, a) in results.into_iter().enumerate() {
-        let Answer { input, result } = a.into();
+        let Answer {
+            input,
+            result,
+            headed,
+        } = a.into();
         let input = input.map(|s| shorten(&s));
         if let (false, Some(input), Ok(rep)) = (json_mode, &input, &result) {
-            // An answer that opens with its input names it already (`axe xla tpu-layout A B`).
-            if !rep.text.starts_with(input.as_str()) {
+            // Every answer, even one that happens to repeat its input, so answers never run
+            // together; one with a heading of its own, if longer than that line, is set apart by a
+            // blank line.
+            if !headed {
                 write_stdout(&format!(
                     "{}==> {input} <==\n",
                     if i > 0 { "\n" } else { "" }
                 ));
+            } else if i > 0 && rep.text.trim_end().contains('\n') {
+                write_stdout("\n");
             }
         }
         match result {

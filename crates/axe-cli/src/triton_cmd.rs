@@ -22,6 +22,9 @@ pub struct One {
     /// One JSON object per input.
     #[arg(long)]
     json: bool,
+    /// List every input's coordinates in the text (by default the first 512; --json lists every one).
+    #[arg(long)]
+    all: bool,
 }
 
 /// Two linear layouts.
@@ -37,6 +40,9 @@ pub struct Two {
     /// One JSON object per pair.
     #[arg(long)]
     json: bool,
+    /// List every input's coordinates in the text (by default the first 512; --json lists every one).
+    #[arg(long)]
+    all: bool,
 }
 
 #[derive(Subcommand)]
@@ -69,6 +75,9 @@ pub enum Verb {
         /// One JSON object per input.
         #[arg(long)]
         json: bool,
+        /// List every input's coordinates in the text (by default the first 512; --json lists every one).
+        #[arg(long)]
+        all: bool,
     },
 }
 
@@ -94,7 +103,7 @@ fn linear(text: &str, shape: Option<&[u64]>) -> Result<LinearLayout, String> {
 
 /// The padding of a `PaddedSharedLayout`: its linear component's answer, with `axe` the placement in
 /// padded memory and `padding` the pairs, the padded size and where each logical offset is stored.
-fn padded(text: &str, ll: &LinearLayout) -> Result<Option<Report>, String> {
+fn padded(text: &str, ll: &LinearLayout, all: bool) -> Result<Option<Report>, String> {
     let t = text.trim();
     if axe_triton::gluon::is_linear_text(t) {
         return Ok(None);
@@ -110,7 +119,7 @@ fn padded(text: &str, ll: &LinearLayout) -> Result<Option<Report>, String> {
         return Ok(None);
     };
     let shape = out_shape(ll);
-    let mut report = describe(ll)?;
+    let mut report = describe(ll, all)?;
     let axe = g.to_axe(&shape).map_err(err)?.to_string();
     let offsets = ll.in_dim_sizes().first().map_or(1, |(_, n)| *n);
     let stored: Vec<u64> = (0..offsets)
@@ -158,7 +167,12 @@ fn dims_text(dims: &[(String, u64)]) -> String {
 
 /// The map as text: a header naming the out-dims, then the out coordinates of every flat input, eight per
 /// line, each line led by the flat input of its first entry.
-fn map_text(map: &[Vec<u64>], in_dims: &[(String, u64)], out_dims: &[String]) -> String {
+/// Inputs the text lists without --all.
+const TEXT_MAP: usize = 512;
+
+/// The text of a map: each flat input's out coordinates, eight a line; the first [`TEXT_MAP`] unless
+/// `all`, then how many there are.
+fn map_text(map: &[Vec<u64>], in_dims: &[(String, u64)], out_dims: &[String], all: bool) -> String {
     let mut s = format!(
         "map         flat input ({}, first fastest) -> ({})",
         in_dims
@@ -168,7 +182,12 @@ fn map_text(map: &[Vec<u64>], in_dims: &[(String, u64)], out_dims: &[String]) ->
             .join(", "),
         out_dims.join(", ")
     );
-    for (k, chunk) in map.chunks(8).enumerate() {
+    let shown = if all {
+        map
+    } else {
+        &map[..map.len().min(TEXT_MAP)]
+    };
+    for (k, chunk) in shown.chunks(8).enumerate() {
         let cells: Vec<String> = chunk
             .iter()
             .map(|c| {
@@ -178,11 +197,17 @@ fn map_text(map: &[Vec<u64>], in_dims: &[(String, u64)], out_dims: &[String]) ->
             .collect();
         s.push_str(&format!("\n  {:>6}: {}", k * 8, cells.join(" ")));
     }
+    if shown.len() < map.len() {
+        s.push_str(&format!(
+            "\n  ... {} inputs in all: --all lists every one (--json always does)",
+            map.len()
+        ));
+    }
     s
 }
 
 /// The answer about one linear layout: its dims, map, properties, text forms and Axe form.
-fn describe(ll: &LinearLayout) -> Result<Report, String> {
+fn describe(ll: &LinearLayout, all: bool) -> Result<Report, String> {
     let dims = |d: Vec<(String, u64)>| -> Map<String, Value> {
         d.into_iter().map(|(n, s)| (n, json!(s))).collect()
     };
@@ -215,13 +240,18 @@ fn describe(ll: &LinearLayout) -> Result<Report, String> {
         ll.is_injective(),
         ll.is_surjective(),
         axe.unwrap_or_else(|why| format!("- ({why})")),
-        map_text(&map, &ll.in_dim_sizes(), &out_names)
+        map_text(&map, &ll.in_dim_sizes(), &out_names, all)
     );
     Ok(Report { json, text })
 }
 
 /// The Axe layout of a Gluon layout over a shape Triton cannot lay out, with its hardware map.
-fn gluon_beyond_triton(text: &str, shape: &[u64], why: String) -> Result<Report, String> {
+fn gluon_beyond_triton(
+    text: &str,
+    shape: &[u64],
+    why: String,
+    all: bool,
+) -> Result<Report, String> {
     let g = parse_gluon(text.trim()).map_err(err)?;
     let axe = g.to_axe(shape).map_err(err)?;
     let hw = hardware_map(&axe, shape, &["register", "lane", "warp", "block"]).map_err(err)?;
@@ -248,30 +278,30 @@ fn gluon_beyond_triton(text: &str, shape: &[u64], why: String) -> Result<Report,
             "in dims     {}\nout dims    {}\nlinear      - ({why})\ninjective   {injective}\nsurjective  true\naxe         {axe}\n{}",
             dims_text(&hw.in_dims),
             dims_text(&out),
-            map_text(&hw.map, &hw.in_dims, &out_names)
+            map_text(&hw.map, &hw.in_dims, &out_names, all)
         ),
     })
 }
 
-fn show(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
+fn show(text: &str, shape: Option<&[u64]>, all: bool) -> Result<Report, String> {
     match linear(text, shape) {
-        Ok(ll) => match padded(text, &ll)? {
+        Ok(ll) => match padded(text, &ll, all)? {
             Some(report) => Ok(report),
-            None => describe(&ll),
+            None => describe(&ll, all),
         },
         Err(why) => {
             // A Gluon layout Triton cannot lay out may still have an Axe form.
             let (Ok(_), Some(shape)) = (parse_gluon(text.trim()), shape) else {
                 return Err(why);
             };
-            gluon_beyond_triton(text, shape, why)
+            gluon_beyond_triton(text, shape, why, all)
         }
     }
 }
 
 /// The Axe layout alone: from tensor index to the hardware axes `reg`/`lane`/`warp`/`block` (or the
 /// layout's other in-dims), for linear layouts and for Gluon layouts over any shape they tile.
-fn to_axe(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
+fn to_axe(text: &str, shape: Option<&[u64]>, _all: bool) -> Result<Report, String> {
     let axe = match linear(text, shape) {
         Ok(ll) => match parse_gluon(text.trim()) {
             // The placement in padded memory, not the logical offsets.
@@ -291,7 +321,7 @@ fn to_axe(text: &str, shape: Option<&[u64]>) -> Result<Report, String> {
     })
 }
 
-fn each(one: One, f: impl Fn(&str, Option<&[u64]>) -> Result<Report, String>) -> bool {
+fn each(one: One, f: impl Fn(&str, Option<&[u64]>, bool) -> Result<Report, String>) -> bool {
     let label = several(&one.layouts);
     let shape = one.shape.map(|s| s.0);
     emit(
@@ -299,7 +329,7 @@ fn each(one: One, f: impl Fn(&str, Option<&[u64]>) -> Result<Report, String>) ->
             let input = item.as_ref().ok().cloned();
             (
                 input.filter(|_| label),
-                item.and_then(|t| f(&t, shape.as_deref())),
+                item.and_then(|t| f(&t, shape.as_deref(), one.all)),
             )
         }),
         one.json,
@@ -318,7 +348,7 @@ fn each_pair(
             let r = item.and_then(|(a, b)| {
                 let a = linear(&a, shape.as_deref())?;
                 let b = linear(&b, shape.as_deref())?;
-                describe(&f(&a, &b)?)
+                describe(&f(&a, &b)?, two.all)
             });
             (input.filter(|_| label), r)
         }),
@@ -331,15 +361,18 @@ pub fn run(verb: Verb) -> bool {
         Verb::Show(one) => each(one, show),
         Verb::ToAxe(one) => each(one, to_axe),
         Verb::Compose(two) => each_pair(two, |a, b| a.compose(b).map_err(err)),
-        Verb::Invert(one) => each(one, |t, s| describe(&linear(t, s)?.invert().map_err(err)?)),
-        Verb::Pseudoinvert(one) => each(one, |t, s| {
-            describe(&linear(t, s)?.pseudoinvert().map_err(err)?)
+        Verb::Invert(one) => each(one, |t, s, all| {
+            describe(&linear(t, s)?.invert().map_err(err)?, all)
+        }),
+        Verb::Pseudoinvert(one) => each(one, |t, s, all| {
+            describe(&linear(t, s)?.pseudoinvert().map_err(err)?, all)
         }),
         Verb::InvertAndCompose(two) => each_pair(two, |a, b| a.invert_and_compose(b).map_err(err)),
         Verb::FromAxe {
             layouts,
             shape,
             json,
+            all,
         } => {
             let label = several(&layouts);
             emit(
@@ -349,7 +382,7 @@ pub fn run(verb: Verb) -> bool {
                         let l: axe_layout::Layout = t.parse().map_err(err)?;
                         let ll = LinearLayout::from_axe(&l, &shape.0, triton_in_dims(&l))
                             .map_err(err)?;
-                        describe(&ll)
+                        describe(&ll, all)
                     });
                     (input.filter(|_| label), r)
                 }),

@@ -518,6 +518,7 @@ pub fn run(verb: Verb) -> bool {
             common.json,
         ),
         Verb::TpuLayout { shapes, common } => emit(
+            // Each answer is the input with its layout: a line that names its input.
             each(&shapes, |s| {
                 let mut a = array(s)?;
                 a.layout = tpu_default_layout(&a).map_err(err)?;
@@ -525,6 +526,10 @@ pub fn run(verb: Verb) -> bool {
                     json: json!({"input": s, "layout": a.layout.to_string(), "shape": a.to_string()}),
                     text: a.to_string(),
                 })
+            })
+            .map(|a| Answer {
+                headed: true,
+                ..a
             }),
             common.json,
         ),

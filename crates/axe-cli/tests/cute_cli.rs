@@ -216,3 +216,36 @@ fn swizzled_layouts_compose_divide_and_coalesce_with_the_swizzle_outermost() {
         assert_eq!(v[0]["result"], want, "{args:?}");
     }
 }
+
+/// `complement A M`, CuTe's `complement(A, M)` typed positionally, would read M as a second layout and
+/// answer another question: refused, naming `--bound`.
+#[test]
+fn a_bare_bound_after_complement_is_refused_naming_bound() {
+    let (code, out, err) = run(&["cute", "complement", "(2,2):(1,6)", "24"]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("--bound 24") && err.contains("reads as a second layout"),
+        "{err}"
+    );
+    let (code, out, _) = run(&["cute", "complement", "(2,2):(1,6)", "--bound", "24"]);
+    assert_eq!((code, out.trim()), (0, "(3,2):(2,12)"));
+    // Layouts given one by one are still each complemented.
+    let (code, out, _) = run(&["cute", "complement", "4:2", "(4,6):(1,6)"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("==> 4:2 <==\n2:1") && out.contains("==> (4,6):(1,6) <==\n1:0"),
+        "{out}"
+    );
+}
+
+/// A CuTe layout given to `axe layout` says where CuTe layouts are read.
+#[test]
+fn a_cute_layout_given_to_layout_says_where_it_is_read() {
+    let (code, _, err) = run(&["layout", "show", "(8,2):(4,1)"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is a CuTe layout: `axe cute show`"), "{err}");
+    let (code, _, err) = run(&["layout", "show", "S(8,2):(4,1)"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("expected '[' after S"), "{err}");
+}

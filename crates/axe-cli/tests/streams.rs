@@ -121,6 +121,14 @@ fn several_inputs_are_labelled() {
     assert!(out.contains("\n==> S[(2,2)] <==\n"), "{out}");
     let (_, out, _) = run(&["layout", "show", "S[4:1]"]);
     assert!(!out.contains("==>"), "{out}");
+    // An answer that repeats its input (already canonical) is labelled too, so answers never run
+    // together.
+    let (code, out, _) = run(&["cute", "coalesce", "(2,(1,6)):(1,(6,2))", "(4,3):(3,1)"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "==> (2,(1,6)):(1,(6,2)) <==\n12:1\n\n==> (4,3):(3,1) <==\n(4,3):(3,1)\n"
+    );
     let (code, _, err) = run(&["xla", "size", "f32[2]", "f33[2]"]);
     assert_eq!(code, 1);
     assert!(err.starts_with("error: f33[2]: "), "{err}");

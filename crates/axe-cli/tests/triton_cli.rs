@@ -172,13 +172,27 @@ fn show_text_lists_dims_and_the_map() {
     assert!(!out.contains("use to_axe"));
     // A Gluon layout beyond Triton's powers of two lists its dims and map too.
     let g = "BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[2, 2], order=[1, 0])";
-    let (code, out, _) = run(&["triton", "show", g, "--shape", "48,64"]);
+    let (code, out, _) = run(&["triton", "show", g, "--shape", "48,64", "--all"]);
     assert_eq!(code, 0);
     assert!(out.contains("out dims    dim0=48 dim1=64"), "{out}");
     assert!(out.contains("in dims     register=24 lane=32 warp=4 block=1"));
     assert_eq!(
         out.lines().filter(|l| l.starts_with("  ")).count(),
         48 * 64 / 8
+    );
+    // Without --all the text lists the first 512 inputs and says how many there are.
+    let (code, short, _) = run(&["triton", "show", g, "--shape", "48,64"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        short
+            .lines()
+            .filter(|l| l.starts_with("  ") && l.contains(": ("))
+            .count(),
+        512 / 8
+    );
+    assert!(
+        short.contains("... 3072 inputs in all: --all lists every one"),
+        "{short}"
     );
     assert!(out.contains("axe triton to-axe"), "{out}");
 }

@@ -273,6 +273,19 @@ impl<'a> Parser<'a> {
         }
         match self.peek() {
             Some(c) if c.is_ascii_digit() || c == '-' => {}
+            Some(c @ ('S' | 'R')) if !self.rest()[1..].trim_start().starts_with('[') => {
+                let what = if c == 'S' { "shard" } else { "replica" };
+                return self.err(
+                    self.pos + 1,
+                    format!(
+                        "expected '[' after {c}: a {what} is written {c}[(extents):(strides)]{}",
+                        match self.rest()[1..].chars().next() {
+                            Some(n) => format!(", found {n:?}"),
+                            None => ", found end of input".to_string(),
+                        }
+                    ),
+                );
+            }
             _ => {
                 return self.err(
                     self.pos,
