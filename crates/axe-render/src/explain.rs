@@ -362,7 +362,9 @@ pub fn explain_axe(l: &Layout, shape: &[u64]) -> Result<Explanation> {
         format!("{} elements, viewed as {:?}", l.size(), shape),
     ));
     for a in l.axes() {
+        let register = matches!(a.to_string().as_str(), "reg" | "register" | "registers");
         let kind = match a.kind() {
+            AxisKind::Memory if register => "registers (each thread's own storage)",
             AxisKind::Memory => "memory",
             AxisKind::Thread => "threads",
             AxisKind::Device => "devices",

@@ -33,11 +33,18 @@ pub fn numpy_program(a: &ArrayShape) -> Result<String> {
     let mut body = String::new();
     let w = &mut body;
     let _ = writeln!(w, "    assert x.shape == {}, x.shape", tuple(dims));
-    let _ = writeln!(
-        w,
-        "    y = np.transpose(x, {})  # physical order, major to minor",
-        tuple(&perm)
-    );
+    if perm.iter().enumerate().all(|(i, &d)| d == i as i64) {
+        let _ = writeln!(
+            w,
+            "    y = x  # physical order, major to minor: the logical one"
+        );
+    } else {
+        let _ = writeln!(
+            w,
+            "    y = np.transpose(x, {})  # physical order, major to minor",
+            tuple(&perm)
+        );
+    }
     for (n, (step, tile)) in tiling.steps().iter().zip(&a.layout.tiles).enumerate() {
         let _ = writeln!(w, "    # tile {n}: {tile}");
         if step.lead > 0 {

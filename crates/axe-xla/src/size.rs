@@ -390,8 +390,8 @@ pub fn part_sizes(shape: &crate::shape::Shape) -> Result<Vec<PartSize<'_>>> {
     Ok(out)
 }
 
-/// What a part is, as `axe xla size` names it: `"tuple"`, `"array"`, `"token"` or `"opaque"`.
 impl PartSize<'_> {
+    /// What the part is, as `axe xla size` names it: `"tuple"`, `"array"`, `"token"` or `"opaque"`.
     pub fn kind(&self) -> &'static str {
         use crate::shape::Shape;
         match (self.shape, &self.sizes) {
@@ -413,10 +413,11 @@ pub struct PartTotals {
     pub index_table_bytes: i64,
     /// How many tuples there are, nested ones included.
     pub tuples: usize,
-    /// The sums of the array parts' [`Sizes::logical_bytes`], [`Sizes::xla_array_size_bytes`] and
-    /// [`Sizes::physical_bytes`].
+    /// The sum of the array parts' [`Sizes::logical_bytes`].
     pub logical_bytes: i64,
+    /// The sum of the array parts' [`Sizes::xla_array_size_bytes`].
     pub xla_array_size_bytes: i64,
+    /// The sum of the array parts' [`Sizes::physical_bytes`].
     pub physical_bytes: i64,
 }
 
