@@ -17,7 +17,7 @@ pub enum KernelName {
     /// `softmax --rows R --cols C [--dtype f32|f16|bf16]`: softmax over each row of a row-major array.
     Softmax,
     /// `gemm --m M --n N --k K [--dtype bf16|f16]`: C[M,N] (f32) = A[M,K] · B, A row-major, B given as
-    /// its transpose `[N,K]` row-major (B column-major), products and sums in f32.
+    /// its transpose, an `[N,K]` array in either order (`np.save('bt.npy', B.T)`), products and sums in f32.
     Gemm,
     /// `gemm_reduce_scatter --m M --n N --k K [--dtype bf16|f16] [--devices P]`: the gemm across P
     /// devices, each multiplying a K-slice, the partial sums reduce-scattered along M (emit and compile:

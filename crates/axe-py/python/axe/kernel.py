@@ -79,7 +79,7 @@ def softmax(rows: int, cols: int, dtype: str = "f32") -> Kernel:
 
 def gemm(m: int, n: int, k: int, dtype: str = "bf16", target: str = "sm_80") -> Kernel:
     """The gemm kernel ``C[m, n] = A[m, k] · B`` in f32 (A and B bf16 or f16), B given as its
-    transpose ``[n, k]`` (row-major; B column-major, as ``nn.Linear`` keeps weights), as shipped for
+    transpose ``[n, k]`` (pass ``B.T``, any order: as ``nn.Linear`` keeps its weights), as shipped for
     `target`: on ``"sm_90a"``, when m, n, k are multiples of 128, 256, 64, the copy-engine (TMA) and
     ``wgmma`` kernel; else the ``mma.sync`` one."""
     return _kernel_gemm(m, n, k, dtype, target)
