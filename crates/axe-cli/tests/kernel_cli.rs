@@ -219,17 +219,22 @@ fn bad_requests_get_clear_errors() {
     assert_eq!(code, 1);
     assert!(err.contains("compile needs a GPU target"), "{err}");
     let dir = tempfile::tempdir().unwrap();
-    let (code, _, err) = run(&[
-        "kernel",
-        "compile",
-        "relayout",
-        "--src",
-        "f32[8,8]{1,0}",
-        "--dst",
-        "{0,1}",
-        "--venv",
-        dir.path().to_str().unwrap(),
-    ]);
+    // `axe kernel compile` of a small relayout with NVRTC looked for in `venv`: code and stderr.
+    let compile_with = |venv: &std::path::Path| {
+        let (code, _, err) = run(&[
+            "kernel",
+            "compile",
+            "relayout",
+            "--src",
+            "f32[8,8]{1,0}",
+            "--dst",
+            "{0,1}",
+            "--venv",
+            venv.to_str().unwrap(),
+        ]);
+        (code, err)
+    };
+    let (code, err) = compile_with(dir.path());
     assert_eq!(code, 1);
     assert!(
         err.contains("no NVRTC in the virtual environment")
@@ -238,17 +243,7 @@ fn bad_requests_get_clear_errors() {
     );
     // A folder that is not there is named as an absolute path, saying where axe looked.
     let missing = dir.path().join("nope");
-    let (code, _, err) = run(&[
-        "kernel",
-        "compile",
-        "relayout",
-        "--src",
-        "f32[8,8]{1,0}",
-        "--dst",
-        "{0,1}",
-        "--venv",
-        missing.to_str().unwrap(),
-    ]);
+    let (code, err) = compile_with(&missing);
     assert_eq!(code, 1);
     assert!(
         err.contains(&format!(

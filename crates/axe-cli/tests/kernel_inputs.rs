@@ -166,26 +166,19 @@ fn gemm_takes_b_transposed_in_either_order() {
             want[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
         }
     }
+    // `axe kernel run gemm` on A and the B file given: exit code and stderr.
+    let gemm = |b: &std::path::Path, c: &std::path::Path| {
+        let (a, b, c) = (arg(&a_file), arg(b), arg(c));
+        let (code, _, err) = run(&[
+            "kernel", "run", "gemm", "--m", "128", "--n", "128", "--k", "32", "--dtype", "f16", &a,
+            &b, "-o", &c,
+        ]);
+        (code, err)
+    };
     for (name, file) in [("bt_c.npy", c_order), ("bt_f.npy", f_order)] {
         let (bf, o) = (d.join(name), d.join("c.bin"));
         std::fs::write(&bf, file).unwrap();
-        let (code, _, err) = run(&[
-            "kernel",
-            "run",
-            "gemm",
-            "--m",
-            "128",
-            "--n",
-            "128",
-            "--k",
-            "32",
-            "--dtype",
-            "f16",
-            &arg(&a_file),
-            &arg(&bf),
-            "-o",
-            &arg(&o),
-        ]);
+        let (code, err) = gemm(&bf, &o);
         assert_eq!(code, 0, "{name}: {err}");
         let got: Vec<f32> = std::fs::read(&o)
             .unwrap()
@@ -197,23 +190,7 @@ fn gemm_takes_b_transposed_in_either_order() {
     // B itself, [K,N]: refused, naming what gemm takes.
     let bf = d.join("b.npy");
     std::fs::write(&bf, npy("<f2", "(32, 128)", &bt_f)).unwrap();
-    let (code, _, err) = run(&[
-        "kernel",
-        "run",
-        "gemm",
-        "--m",
-        "128",
-        "--n",
-        "128",
-        "--k",
-        "32",
-        "--dtype",
-        "f16",
-        &arg(&a_file),
-        &arg(&bf),
-        "-o",
-        &arg(&d.join("c.bin")),
-    ]);
+    let (code, err) = gemm(&bf, &d.join("c.bin"));
     assert_eq!(code, 1);
     assert!(
         err.contains("has shape [32,128]") && err.contains("B.T"),
