@@ -103,7 +103,8 @@ pub enum Verb {
         #[arg(long)]
         json: bool,
     },
-    /// Reshard plan: the transfers (from, to, region, bytes), the collective, and an alpha-beta estimate.
+    /// Reshard plan: the transfers (from, to, region, bytes) and local copies, the collective, and an
+    /// alpha-beta estimate in µs; with a layout, each side's buffer per device.
     Plan {
         /// The source sharding, in any notation ('-': one 'SRC ; DST' pair per stdin line with DST '-').
         src: String,
@@ -115,7 +116,7 @@ pub enum Verb {
         cost: Cost,
         #[command(flatten)]
         layouts: crate::shard_run::Layouts,
-        /// The most transfers listed in text (all are in --json).
+        /// The most transfers, and the most local copies, listed in text (all are in --json).
         #[arg(long, default_value_t = 40)]
         list: usize,
         /// One JSON object per pair.

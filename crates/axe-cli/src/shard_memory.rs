@@ -23,8 +23,20 @@ pub fn memory(
 ) -> Result<Vec<Memory>, String> {
     let rank = sharding.dims().len();
     let parsed = MemoryLayout::parse(layout, rank).map_err(|e| format!("--layout: {e}"))?;
-    let placement = Placement::new(sharding.clone(), parsed.clone(), ty)
-        .map_err(|e| format!("--layout: {e}"))?;
+    let placement =
+        Placement::new(sharding.clone(), parsed, ty).map_err(|e| format!("--layout: {e}"))?;
+    memory_of(mesh, &placement, regions, "--layout")
+}
+
+/// The memory of every device in `regions` (of `placement.sharding` on `mesh`) under the placement's
+/// layout, computed once per distinct padded shape; an error names `flag`, the option that gave it.
+pub fn memory_of(
+    mesh: &Mesh,
+    placement: &Placement,
+    regions: &[DeviceRegion],
+    flag: &str,
+) -> Result<Vec<Memory>, String> {
+    let (parsed, ty) = (&placement.layout, placement.dtype);
     let mut seen: HashMap<&[u64], (String, u64)> = HashMap::new();
     let mut out = Vec::with_capacity(regions.len());
     for r in regions {
@@ -40,7 +52,7 @@ pub fn memory(
             .iter()
             .map(|&d| i64::try_from(d).map_err(|_| format!("a local dim of {d} elements")))
             .collect::<Result<_, _>>()?;
-        let text = match &parsed {
+        let text = match parsed {
             MemoryLayout::RowMajor => ArrayShape::new(ty, &dims).to_string(),
             MemoryLayout::Xla(l) => ArrayShape {
                 layout: l.clone(),
@@ -52,8 +64,7 @@ pub fn memory(
         let bytes = placement
             .buffer(mesh, r.device)
             .and_then(|b| b.bytes())
-            .map_err(|e| format!("--layout on device {}: {e}", r.device))?
-            as u64;
+            .map_err(|e| format!("{flag} on device {}: {e}", r.device))? as u64;
         seen.insert(&r.padded_shape, (text.clone(), bytes));
         out.push(Memory {
             layout: text,
@@ -61,6 +72,28 @@ pub fn memory(
         });
     }
     Ok(out)
+}
+
+/// Each distinct buffer of `mem` (the memory of the devices `devices`, in the same order) once: its
+/// layout, its bytes (each device's own, not a sum) and the devices that allocate it, in first-seen order.
+pub fn kinds<'a>(mem: &'a [Memory], devices: &[u64]) -> Vec<(&'a str, u64, Vec<u64>)> {
+    let mut kinds: Vec<(&str, u64, Vec<u64>)> = Vec::new();
+    for (m, &d) in mem.iter().zip(devices) {
+        match kinds.iter_mut().find(|k| k.0 == m.layout && k.1 == m.bytes) {
+            Some(k) => k.2.push(d),
+            None => kinds.push((&m.layout, m.bytes, vec![d])),
+        }
+    }
+    kinds
+}
+
+/// `16.0 KiB on each of 4 devices` (or `on device 3`): one buffer's bytes, which are each device's own.
+pub fn per_device_text(bytes: u64, devices: &[u64]) -> String {
+    let b = crate::shard_plan::human(bytes);
+    match devices {
+        [one] => format!("{b} on device {one}"),
+        many => format!("{b} on each of {} devices", many.len()),
+    }
 }
 
 /// Each device's buffer under `layout` as an Axe layout of the sharding's local shape, for the Axe form

@@ -45,7 +45,9 @@ pub struct RunArgs {
 pub struct Layouts {
     /// Each device's memory layout of its shard on both sides, as `shard show --layout` takes it: an
     /// XLA layout of the padded local shape ('{1,0:T(8,128)}'), 'row-major' (the default), or an Axe
-    /// layout on the memory axis m.
+    /// layout on the memory axis m. `run` lays each buffer out so; `plan` checks it and adds each
+    /// side's buffer per device and its bytes (padding included). The transfers are the same under any
+    /// layout: they are boxes of the array, sent packed.
     #[arg(long, value_name = "LAYOUT")]
     pub layout: Option<String>,
     /// The source side's layout (as --layout; over --layout for the source).
@@ -57,6 +59,24 @@ pub struct Layouts {
 }
 
 impl Layouts {
+    /// Whether any side's layout was given.
+    pub fn any(&self) -> bool {
+        self.layout.is_some() || self.src_layout.is_some() || self.dst_layout.is_some()
+    }
+
+    /// The option giving side `which`'s layout (`src` or `dst`): its own, else `--layout`.
+    pub fn flag(&self, which: &str) -> &'static str {
+        let own = match which {
+            "src" => self.src_layout.is_some(),
+            _ => self.dst_layout.is_some(),
+        };
+        match (own, which) {
+            (true, "src") => "--src-layout",
+            (true, _) => "--dst-layout",
+            (false, _) => "--layout",
+        }
+    }
+
     /// The source and destination placements of `src` and `dst` holding `ty` elements.
     pub fn placements(
         &self,

@@ -7,7 +7,6 @@ use serde_json::{json, Map, Value};
 use crate::report::Report;
 use crate::shard_cmd::*;
 use crate::shard_picture::mesh_text;
-use crate::shard_plan::human;
 
 /// Text lists every device of a mesh up to this size; past it, the first [`HEAD_ROWS`] and the last
 /// [`TAIL_ROWS`] devices and a line counting the rest (`--json` lists every device).
@@ -227,20 +226,11 @@ pub(crate) fn show(
     });
     t.push_str(&format!("mesh     {mesh_desc}\n"));
     if let Some(mem) = &memory {
-        // Each distinct buffer once, with the devices that allocate it.
-        let mut kinds: Vec<(&str, u64, usize)> = Vec::new();
-        for m in mem {
-            match kinds.iter_mut().find(|k| k.0 == m.layout && k.1 == m.bytes) {
-                Some(k) => k.2 += 1,
-                None => kinds.push((&m.layout, m.bytes, 1)),
-            }
-        }
-        for (l, b, n) in kinds {
-            t.push_str(&format!(
-                "memory   {l}: {} on {n} device{}\n",
-                human(b),
-                if n == 1 { "" } else { "s" }
-            ));
+        // Each distinct buffer once, with the devices that allocate it: its bytes are each one's own.
+        let ids: Vec<u64> = regions.iter().map(|r| r.device).collect();
+        for (l, b, devices) in crate::shard_memory::kinds(mem, &ids) {
+            let each = crate::shard_memory::per_device_text(b, &devices);
+            t.push_str(&format!("memory   {l}: {each}\n"));
         }
     }
     // The table of devices is text alone: `--json` lists them below and prints no text.

@@ -573,19 +573,23 @@ fn mixed_partial_ops_plan_and_run_in_stages() {
         "shard plan [Partial(max),Partial(sum)] P() --mesh 2,3 --shape s8[7,3] --list 1",
     ));
     assert_eq!(code, 0, "{err}");
-    let golden = "stage 1 of 2 (max over \"d0\"): all-reduce: 126 B in 6 transfers and 6 local copies, about 5.0 us
+    let golden = "stage 1 of 2 (max over \"d0\"): all-reduce: 126 B in 6 transfers and 6 local copies, about 5.0 µs
        3 -> 0      [0:7, 0:3] 21 B (max into the receiver)
-  ... and 5 more (see --json)
-stage 2 of 2 (sum over \"d1\"): all-reduce: 252 B in 12 transfers and 6 local copies, about 10.0 us
+  ... and 5 more transfers (see --json)
+       0 -> 0      [0:7, 0:3] 21 B (local copy, max into it)
+  ... and 5 more local copies (see --json)
+stage 2 of 2 (sum over \"d1\"): all-reduce: 252 B in 12 transfers and 6 local copies, about 10.0 µs
        1 -> 0      [0:7, 0:3] 21 B (sum into the receiver)
-  ... and 11 more (see --json)
+  ... and 11 more transfers (see --json)
+       0 -> 0      [0:7, 0:3] 21 B (local copy, sum into it)
+  ... and 5 more local copies (see --json)
 ";
     assert_eq!(out, golden);
     let v = json_lines(&words(
         "shard run [Partial(max),Partial(sum),Shard(1)] P('x') --mesh x=2,y=3,z=2 --shape bf16[7,5] --json",
     ));
     assert_eq!(v[0]["verified"], true);
-    assert_eq!(v[0]["collective"], "all-reduce then general");
+    assert_eq!(v[0]["collective"], "all-reduce then point-to-point");
     fails(
         &format!("shard run [Partial(sum),Partial(max)] [Partial(sum),Replicate()] {mesh} {shape}"),
         "mesh axis \"d1\" (max) cannot be reduced while mesh axis \"d0\" (sum) stays partial",

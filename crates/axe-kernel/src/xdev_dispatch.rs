@@ -256,7 +256,7 @@ impl DeviceVariant for CopyReshard {
     }
     fn plan(&self, k: &DeviceKernel, call: &XCall) -> Planned {
         outcome(copy_plan(k, call), |p| {
-            Ok(format!("a {}: {}", p.collective.name(), plan_text(p)))
+            Ok(format!("as {}: {}", p.collective.name(), plan_text(p)))
         })
     }
 }

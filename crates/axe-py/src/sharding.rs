@@ -346,7 +346,8 @@ impl PySharding {
 
     /// The plan resharding this array to `other` (same mesh and shape): `collective`, `bytes` moved,
     /// `transfers` (`from`, `to`, `region`, `bytes`, `reduce`), `locals` (copies a device makes from its
-    /// own shard) and `estimate_us` (alpha-beta: `alpha_us` per message, `bytes_per_us` per link).
+    /// own shard: `device`, `region`, `bytes`, `reduce`) and `estimate_us` (alpha-beta: `alpha_us` per
+    /// message, `bytes_per_us` per link).
     ///
     /// A source partial with different ops on different mesh axes (DTensor's `[Partial(max),
     /// Partial(sum)]`) is reduced in stages, one op a stage, the first mesh axis first (as `axe shard
@@ -428,7 +429,7 @@ impl PySharding {
             .detach(|| plan_stages(mesh, src, dst, bytes, &cost))
             .map_err(errors::shard)?;
         if let [only] = stages.as_slice() {
-            return crate::sharding_plan::plan_dict(py, &only.plan, None);
+            return crate::sharding_plan::plan_dict(py, &only.plan, bytes, None);
         }
         let d = PyDict::new(py);
         let (mut total, mut us) = (0u64, 0f64);
@@ -437,6 +438,7 @@ impl PySharding {
             list.append(crate::sharding_plan::plan_dict(
                 py,
                 &st.plan,
+                bytes,
                 Some(st.reduced_text(mesh)),
             )?)?;
             total = total.saturating_add(st.plan.bytes);

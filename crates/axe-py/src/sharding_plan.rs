@@ -7,11 +7,13 @@ use pyo3::types::{PyDict, PyList};
 use crate::sharding::ranges;
 
 /// One plan as a dict: `collective`, `bytes`, `transfers` (`from`, `to`, `region`, `bytes`, `reduce`),
-/// `locals` (`device`, `region`) and `estimate_us`, after `reduces` (what the stage reduces, as
-/// `axe shard plan --json` names it) for a stage of several.
+/// `locals` (`device`, `region`, `bytes`, `reduce`; `bytes` of `elem_bytes`-byte elements) and
+/// `estimate_us`, after `reduces` (what the stage reduces, as `axe shard plan --json` names it) for a
+/// stage of several.
 pub(crate) fn plan_dict<'py>(
     py: Python<'py>,
     p: &Plan,
+    elem_bytes: u64,
     reduces: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -36,6 +38,8 @@ pub(crate) fn plan_dict<'py>(
         let v = PyDict::new(py);
         v.set_item("device", l.device)?;
         v.set_item("region", ranges(&l.region))?;
+        v.set_item("bytes", l.bytes(elem_bytes))?;
+        v.set_item("reduce", l.reduce.map(|op| op.name()))?;
         locals.append(v)?;
     }
     d.set_item("locals", locals)?;

@@ -152,3 +152,29 @@ def test_an_hlo_sharding_on_a_mesh_of_another_device_order_reads_as_that_meshs_s
     for notation, text in s.notations().items():
         again = axe.Sharding(text, shape="f32[4]", mesh=mesh, notation=notation)
         assert {d["device"]: d["region"] for d in again.devices()} == held, (notation, text)
+
+
+def test_hlo_text_on_a_mesh_in_another_device_order_keeps_the_mesh():
+    # docs/python.md, "Meshes and shardings": the mesh given is kept, so a tile order other than its own
+    # has no JAX form; a mesh listing the devices in the tiles' order, or no mesh, gives one.
+    text, shape = "{devices=[4]0,3,1,2}", "f32[8]"
+    kept = axe.Sharding(text, shape=shape, mesh="x=4")
+    assert kept.mesh == axe.Mesh("x=4")
+    assert kept.to("hlo") == text
+    assert kept.to("sdy") == '#sdy.sharding<mesh<["x"=4], device_ids=[0, 3, 1, 2]>, [{"x"}]>'
+    assert kept.notations()["jax"] is None
+    with pytest.raises(axe.ShardingError, match=r"device order \[0, 3, 1, 2\], not the mesh's.*or with no mesh"):
+        kept.to("jax")
+    ordered = axe.Sharding(text, shape=shape, mesh=axe.Mesh("x=4", devices=[0, 3, 1, 2]))
+    assert (ordered.to("jax"), ordered.mesh) == ("P('x')", axe.Mesh("x=4", devices=[0, 3, 1, 2]))
+    own = axe.Sharding(text, shape=shape)
+    assert (own.to("jax"), own.mesh) == ("P('t0')", axe.Mesh("t0=4", devices=[0, 3, 1, 2]))
+    # Every device holds the same part under the three readings.
+    regions = lambda s: sorted((d["device"], d["region"]) for d in s.devices())
+    assert regions(kept) == regions(ordered) == regions(own)
+
+
+def test_hlo_text_without_a_mesh_names_no_axis_of_one_device():
+    s = axe.Sharding("{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}", shape="f32[8,8]")
+    assert s.mesh == axe.Mesh("t0=4,t2=2", devices=[0, 4, 1, 5, 2, 6, 3, 7])
+    assert (s.to("jax"), s.to("alpa"), s.to("dtensor")) == ("P('t0')", "S0R", "[Shard(0), Replicate()]")

@@ -307,17 +307,28 @@ impl Sharding {
     }
 
     /// [`ShardError::Inexpressible`] for `notation` (which places devices by the mesh's order) when the
-    /// sharding has a placement of its own.
+    /// sharding has a placement of its own. The message says how to read it so that it has one: on a mesh
+    /// listing its devices in the tiles' order, or with no mesh (HLO and Shardy text then bring their own).
+    /// The order is shown whole up to 16 devices, else its first 12 and the count.
     pub(crate) fn require_mesh_order(&self, notation: &'static str) -> Result<()> {
         match &self.placement {
             None => Ok(()),
-            Some(p) => Err(ShardError::Inexpressible {
-                notation,
-                why: format!(
-                    "its tiles follow the device order {p:?}, not the mesh's; {notation} places devices by \
-                     the mesh's order"
-                ),
-            }),
+            Some(p) => {
+                let order = if p.len() <= 16 {
+                    format!("{p:?}")
+                } else {
+                    let head: Vec<String> = p[..12].iter().map(u64::to_string).collect();
+                    format!("[{}, … ({} devices)]", head.join(", "), p.len())
+                };
+                Err(ShardError::Inexpressible {
+                    notation,
+                    why: format!(
+                        "its tiles follow the device order {order}, not the mesh's; {notation} places \
+                         devices by the mesh's order: read it on a mesh listing its devices in the \
+                         tiles' order, or with no mesh, to write it in {notation}"
+                    ),
+                })
+            }
         }
     }
 

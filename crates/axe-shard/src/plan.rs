@@ -59,6 +59,19 @@ pub struct Local {
     pub reduce: Option<ReduceOp>,
 }
 
+impl Local {
+    /// The bytes the copy moves within its device, for elements of `elem_bytes` bytes. Law: the region's
+    /// element count times `elem_bytes`, as a [`Transfer`]'s `bytes` counts its region (a region lies in
+    /// the array, whose bytes the planner checked fit 64 bits; past them, `u64::MAX`).
+    pub fn bytes(&self, elem_bytes: u64) -> u64 {
+        self.region
+            .iter()
+            .map(|r| r.end.saturating_sub(r.start))
+            .try_fold(elem_bytes, |n, len| n.checked_mul(len))
+            .unwrap_or(u64::MAX)
+    }
+}
+
 /// The collective a plan amounts to, where it is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Collective {
@@ -82,13 +95,15 @@ pub enum Collective {
     Scatter,
     /// Every transfer goes to one device (a maximal destination, from several senders).
     Gather,
-    /// None of the above.
+    /// None of the above: transfers between devices that form no named collective, named
+    /// `point-to-point`.
     General,
 }
 
 impl Collective {
     /// The name used in text and JSON (`none`, `local-slice`, `all-gather`, `all-to-all`,
-    /// `collective-permute`, `reduce-scatter`, `all-reduce`, `broadcast`, `scatter`, `gather`, `general`).
+    /// `collective-permute`, `reduce-scatter`, `all-reduce`, `broadcast`, `scatter`, `gather`, and
+    /// `point-to-point` for [`Collective::General`]: transfers that are none of the others).
     pub fn name(self) -> &'static str {
         match self {
             Collective::None => "none",
@@ -101,7 +116,7 @@ impl Collective {
             Collective::Broadcast => "broadcast",
             Collective::Scatter => "scatter",
             Collective::Gather => "gather",
-            Collective::General => "general",
+            Collective::General => "point-to-point",
         }
     }
 }

@@ -35,7 +35,7 @@ fn within(a: &[Range<u64>], b: &[Range<u64>]) -> bool {
 ///   otherwise; `gather` when every transfer goes to one device, from more than one;
 /// - `all-gather` when `S ⊆ D` on every device and the source is not maximal;
 /// - `all-to-all` when `|D| = |S|` on every device;
-/// - `general` otherwise.
+/// - `point-to-point` ([`Collective::General`]) otherwise: transfers that form none of these.
 pub(crate) fn name(mesh: &Mesh, b: &Built) -> Collective {
     let n = mesh.len();
     let (src, dst) = (&b.src_regions, &b.dst_regions);

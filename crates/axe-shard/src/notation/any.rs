@@ -139,7 +139,8 @@ pub fn parse_any_local(
                     .ok_or_else(|| ShardError::Sharding("no sharding read".into()))?;
                 Ok((m, s, None))
             }
-            None => hlo::parse_hlo(text, dims, None).map(|(m, s)| (m, s, None)),
+            // A mesh of its own, without the grid's size-1 dims (no notation names an axis of one).
+            None => hlo::parse_hlo_own(text, dims, None).map(|(m, s)| (m, s, None)),
         },
         Notation::Jax => {
             let m = need(mesh)?;

@@ -294,6 +294,53 @@ pub fn parse_hlo(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh
     }
 }
 
+/// [`parse_hlo`] onto the mesh a reader meets when it gives none: the tile-grid dims of size 1 that split
+/// a tensor dim or replicate are left out of the mesh, so that no notation names an axis of one device
+/// (`{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}` is `P('t0')` on `t0=4,t2=2`, not
+/// `P('t0', 't1')` on `t0=4,t1=1,t2=2`). The axes kept keep their names, `tK` for grid dim `K`; size-1
+/// manual and unreduced subgroup dims are kept, as their use is part of the sharding. A grid of ones (one
+/// device, `{devices=[1,1]<=[1]}`) reads as `{replicated}` does, on a mesh `r=1`.
+///
+/// Law: the mesh's device ids, in position order, are [`parse_hlo`]'s, and every device holds the same
+/// region, with the same replica group, local and padded shape, as under [`parse_hlo`].
+pub fn parse_hlo_own(text: &str, dims: &[u64], devices: Option<u64>) -> Result<(Mesh, Sharding)> {
+    let (mesh, s) = parse_hlo(text, dims, devices)?;
+    let uses = s.axis_use();
+    let keep: Vec<usize> = (0..mesh.rank())
+        .filter(|&a| {
+            mesh.sizes()[a] > 1 || matches!(uses[a], AxisUse::Manual | AxisUse::Partial(_))
+        })
+        .collect();
+    if keep.len() == mesh.rank() || s.maximal_device().is_some() {
+        return Ok((mesh, s));
+    }
+    if keep.is_empty() {
+        let one = Mesh::with_devices(&[("r", 1)], mesh.devices().to_vec())?;
+        let t = Sharding::replicated(&one, dims.to_vec());
+        return Ok((one, t));
+    }
+    let new_index = |a: usize| keep.iter().position(|&k| k == a);
+    let axes: Vec<(&str, u64)> = keep
+        .iter()
+        .map(|&a| (mesh.names()[a].as_str(), mesh.sizes()[a]))
+        .collect();
+    // Axes of size 1 take no place in the row-major order: the ids stay where they were.
+    let kept = Mesh::with_devices(&axes, mesh.devices().to_vec())?;
+    let dim_axes: Vec<Vec<usize>> = s
+        .dim_axes()
+        .iter()
+        .map(|axes| axes.iter().filter_map(|&a| new_index(a)).collect())
+        .collect();
+    let others: Vec<(usize, AxisUse)> = keep
+        .iter()
+        .enumerate()
+        .filter(|(_, &a)| !matches!(uses[a], AxisUse::Split(_)))
+        .map(|(k, &a)| (k, uses[a]))
+        .collect();
+    let t = Sharding::new(&kept, dims.to_vec(), dim_axes, &others)?.with_uneven(s.uneven());
+    Ok((kept, t))
+}
+
 /// The tile assignment `h` (read by [`parse_hlo`] with the sharding `hs`, `data` array dims) with the
 /// members of each replica group listed in `mesh`'s position order, where every subgroup dim is
 /// replicated: the devices of a group hold the same data whatever order the text lists them in, so
