@@ -68,6 +68,7 @@ fuzz_target!(|text: &str| {
                     threads,
                     streaming: Some(streaming),
                     isa: Some(isa),
+                    walk: None,
                 };
                 let mut dst = vec![0xabu8; dl.bytes() as usize];
                 if let Err(e) = relayout(&src, &sl, &mut dst, &dl, &opts) {
