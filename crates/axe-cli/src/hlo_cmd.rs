@@ -2,7 +2,7 @@
 
 use axe_xla::hlo::parse_module;
 use axe_xla::hlo::partitioned::ShapeReading;
-use axe_xla::hlo::per_device::PerDevice;
+use axe_xla::hlo::per_device::{Figure, PerDevice};
 use axe_xla::hlo::sharding::parse_sharding;
 use axe_xla::hlo::stats::{parse_checked, Relayouts, Totals};
 use axe_xla::hlo::synth::{synth_module, synth_one_computation};
@@ -125,13 +125,19 @@ fn stats(file: &str, top: usize, json_mode: bool, shapes: Option<ShapeReading>) 
     }
 }
 
-/// The figures of one reading.
+/// The figures of one reading, by the names Python's `axe.hlo` gives them too ([`PerDevice::figures`]).
 fn reading_json(p: &PerDevice) -> Value {
-    json!({"shapes": p.reading.name(), "devices": p.devices, "argument_bytes": p.argument_bytes,
-        "output_bytes": p.output_bytes, "largest_bytes": p.largest_bytes, "largest_device": p.largest_device,
-        "smallest_bytes": p.smallest_bytes, "sharded_values": p.sharded_values,
-        "unannotated_values": p.unannotated_values, "output_sharding": p.output_sharding.name(),
-        "output_whole_bytes": p.output_whole_bytes})
+    p.figures()
+        .into_iter()
+        .map(|(name, figure)| {
+            let v = match figure {
+                Figure::Number(n) => json!(n),
+                Figure::Name(s) => json!(s),
+            };
+            (name.to_string(), v)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// `per_device`: the figures of the reading used, why it was used, and both readings.
@@ -207,12 +213,12 @@ impl<'r> StatsJson<'r> {
             total: totals_json(&r.total),
             unbounded_skipped: r.unbounded_skipped,
             meaning: json!({
-                "materialized": "values held in memory: the entry and the computations it runs as programs (while, conditional, call, async), each value once; fusion bodies, reducers and the parameters of called computations left out",
+                "materialized": "values held in memory, summed with no liveness (an upper bound, not XLA's peak): the entry and the computations it runs as programs (while, conditional, call, async), each value once; fusion bodies, reducers and the parameters of called computations left out",
                 "entry": "the part of materialized in the entry computation, its parameters included",
                 "total": "every instruction of every computation, fusion bodies included: a bound on what the text describes, not a footprint",
                 "unbounded_skipped": "arrays with an unbounded dynamic dimension (?) among the values held in memory: they have no size and every figure leaves them out",
                 "memory_spaces": "materialized bytes per memory space S(n)",
-                "per_device": "for a module with sharding= attributes or num_partitions above one: the materialized bytes each device holds, and the entry's parameters (argument_bytes) and result (output_bytes) on the device holding the most of each; shapes says how the module's shapes were read: global (each device holds its shard of each value, ceil(D/n) per sharded dim in the value's layout; values without sharding= whole on every device) or per-device (shapes already cut by XLA's SPMD partitioner: every value whole on every device); shapes_reason says why; readings holds the figures in both readings"
+                "per_device": "for a module with sharding= attributes or num_partitions above one: the sum of the materialized values' bytes on each device (no liveness: an upper bound, not XLA's peak), and the entry's parameters (argument_bytes) and result (output_bytes) on the device holding the most of each (exact, as XLA's memory_analysis()); shapes says how the module's shapes were read: global (each device holds its shard of each value, ceil(D/n) per sharded dim in the value's layout; values without sharding= whole on every device) or per-device (shapes already cut by XLA's SPMD partitioner: every value whole on every device); shapes_reason says why; readings holds the figures in both readings"
             }),
             memory_spaces: Value::Object(
                 r.spaces
@@ -263,7 +269,8 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
     t.push_str(&row("all".into(), &r.total));
     t.push_str(
         "  S(n), memory: values held in memory (the entry and what it runs as programs: while, conditional,\n  \
-         call, async), each once; fusion bodies, reducers and callee parameters left out\n  \
+         call, async), each once; fusion bodies, reducers and callee parameters left out; a sum with no\n  \
+         liveness: an upper bound, not XLA's peak\n  \
          entry: the entry computation's share, its parameters included\n  \
          all: every instruction of every computation, fusion bodies included (not a footprint)\n",
     );
@@ -279,8 +286,9 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
     }
     if let (Some(p), Some(d)) = (&r.per_device, &r.shapes) {
         t.push_str(&format!(
-            "\nper device ({} devices, held in memory): largest {} (device {}), smallest {}\n  \
-             arguments {}, outputs {} (the device holding the most)\n  \
+            "\nper device ({} devices): largest {} (device {}), smallest {}\n  \
+             sum of every value's bytes, no liveness: an upper bound, not XLA's peak\n  \
+             arguments {}, outputs {} (exact, as XLA's memory_analysis(); the device holding the most)\n  \
              shapes read {}: {}\n",
             p.devices,
             human(p.largest_bytes),

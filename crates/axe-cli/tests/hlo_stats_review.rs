@@ -62,7 +62,11 @@ fn async_pairs_and_prefetches_count_each_buffer_once() {
         .iter()
         .map(|r| r["instruction"].as_str().unwrap())
         .collect();
-    assert_eq!(listed, ["a"], "a bitcast moves nothing");
+    assert_eq!(
+        listed,
+        ["cs", "a"],
+        "a bitcast moves nothing; the prefetch is listed once, at its start"
+    );
 }
 
 #[test]
@@ -120,4 +124,29 @@ fn an_inferred_output_sharding_is_reported_as_such() {
         out.contains("its sharding is inferred (XLA may choose another)"),
         "{out}"
     );
+}
+
+/// The review's TPU prefetch: `copy-start` / `copy-done` into `S(1)` is listed once, at its start, as
+/// a memory-space move, beside the synchronous `copy` of the same array to `S(1)`.
+#[test]
+fn an_async_prefetch_is_listed_as_a_memory_space_move() {
+    let text = "HloModule m\n\nENTRY e {\n  p1 = f32[3,5]{1,0:T(8,128)} parameter(0)\n  \
+        copy-start = (f32[3,5]{1,0:T(8,128)S(1)}, f32[3,5]{1,0:T(8,128)}, u32[]) copy-start(p1)\n  \
+        copy-done = f32[3,5]{1,0:T(8,128)S(1)} copy-done(copy-start)\n  \
+        copy.2 = f32[3,5]{1,0:T(8,128)S(1)} copy(p1)\n  \
+        ROOT t = (f32[3,5]{1,0:T(8,128)S(1)}, f32[3,5]{1,0:T(8,128)S(1)}) tuple(copy-done, copy.2)\n}\n";
+    let (code, out, err) = stats("prefetch", text, false);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\n2 relayouts "), "{out}");
+    assert!(
+        out.contains(
+            "4.0 KiB  memory space copy-start copy-start: f32[3,5]{1,0:T(8,128)} -> f32[3,5]{1,0:T(8,128)S(1)}\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("4.0 KiB  memory space copy copy.2: f32[3,5]{1,0:T(8,128)} -> f32[3,5]{1,0:T(8,128)S(1)}\n"),
+        "{out}"
+    );
+    assert!(!out.contains("copy-done copy-done"), "{out}");
 }

@@ -1,5 +1,7 @@
 //! `axe.hlo`: HLO modules read, validated and costed (the report of `axe hlo stats`).
 
+use axe_xla::hlo::partitioned::ShapeReading;
+use axe_xla::hlo::per_device::{Figure, PerDevice};
 use axe_xla::hlo::stats::{parse_checked, Report, Totals};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -16,6 +18,18 @@ fn totals<'py>(py: Python<'py>, t: &Totals) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
+/// The figures of one reading, by the names `axe hlo stats --json` gives them ([`PerDevice::figures`]).
+fn figures<'py>(py: Python<'py>, p: &PerDevice) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, figure) in p.figures() {
+        match figure {
+            Figure::Number(n) => d.set_item(name, n)?,
+            Figure::Name(s) => d.set_item(name, s)?,
+        }
+    }
+    Ok(d)
+}
+
 fn to_dict<'py>(py: Python<'py>, name: &str, r: &Report) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("module", name)?;
@@ -28,18 +42,18 @@ fn to_dict<'py>(py: Python<'py>, name: &str, r: &Report) -> PyResult<Bound<'py, 
         spaces.set_item(s, totals(py, t)?)?;
     }
     d.set_item("memory_spaces", spaces)?;
-    let per_device = match &r.per_device {
-        None => None,
-        Some(p) => {
-            let v = PyDict::new(py);
-            v.set_item("devices", p.devices)?;
-            v.set_item("largest_bytes", p.largest_bytes)?;
-            v.set_item("largest_device", p.largest_device)?;
-            v.set_item("smallest_bytes", p.smallest_bytes)?;
-            v.set_item("sharded_values", p.sharded_values)?;
-            v.set_item("unannotated_values", p.unannotated_values)?;
+    let per_device = match (&r.per_device, &r.shapes) {
+        (Some(p), Some(decision)) => {
+            let v = figures(py, p)?;
+            v.set_item("shapes_reason", &decision.reason)?;
+            let readings = PyDict::new(py);
+            for q in &r.per_device_readings {
+                readings.set_item(q.reading.name(), figures(py, q)?)?;
+            }
+            v.set_item("readings", readings)?;
             Some(v)
         }
+        _ => None,
     };
     d.set_item("per_device", per_device)?;
     let top = PyList::empty(py);
@@ -78,18 +92,25 @@ fn to_dict<'py>(py: Python<'py>, name: &str, r: &Report) -> PyResult<Bound<'py, 
 }
 
 /// The cost report of the HLO module text `text` as a dict (see `axe.hlo.Stats`); `top` wasteful
-/// tensors are kept. Raises `ParseError` / `XlaError` for a module XLA would reject.
+/// tensors are kept; `shapes` is how a sharded module's shapes read (`"global"` or `"per-device"`, as
+/// `axe hlo stats --shapes`; `None`: decided from the module). Raises `ParseError` / `XlaError` for a
+/// module XLA would reject, `ValueError` for another `shapes`.
 #[pyfunction]
-#[pyo3(signature = (text, top = crate::value::Usize(10)))]
+#[pyo3(signature = (text, top = crate::value::Usize(10), shapes = None))]
 pub fn _hlo_stats<'py>(
     py: Python<'py>,
     text: &str,
     top: crate::value::Usize,
+    shapes: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let reading = shapes
+        .map(|s| s.parse::<ShapeReading>())
+        .transpose()
+        .map_err(|e| errors::AxeError::new_err(format!("shapes={e}")))?;
     let (name, r) = py
         .detach(|| -> axe_xla::Result<(String, Report)> {
             let checked = parse_checked(text)?;
-            let r = checked.report_with(top.0, None)?;
+            let r = checked.report_with(top.0, reading)?;
             Ok((checked.module().name.to_string(), r))
         })
         .map_err(errors::xla)?;

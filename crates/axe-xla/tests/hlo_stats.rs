@@ -167,3 +167,46 @@ fn an_inferred_output_follows_a_transpose() {
     );
     assert_eq!(p.output_whole_bytes, 480);
 }
+
+/// `PerDevice::figures`: every field once, by the names `--json` and Python give it, in order, each
+/// value its field's.
+#[test]
+fn per_device_figures_are_its_fields_by_name() {
+    use axe_xla::hlo::partitioned::ShapeReading;
+    use axe_xla::hlo::per_device::{Figure, OutputSharding, PerDevice};
+    let p = PerDevice {
+        devices: 8,
+        largest_bytes: 3,
+        largest_device: 5,
+        smallest_bytes: 2,
+        sharded_values: 7,
+        unannotated_values: 11,
+        reading: ShapeReading::PerDevice,
+        argument_bytes: 13,
+        output_bytes: 17,
+        output_sharding: OutputSharding::Inferred,
+        output_whole_bytes: 19,
+    };
+    let n = Figure::Number;
+    assert_eq!(
+        p.figures(),
+        [
+            ("shapes", Figure::Name("per-device")),
+            ("devices", n(8)),
+            ("argument_bytes", n(13)),
+            ("output_bytes", n(17)),
+            ("largest_bytes", n(3)),
+            ("largest_device", n(5)),
+            ("smallest_bytes", n(2)),
+            ("sharded_values", n(7)),
+            ("unannotated_values", n(11)),
+            ("output_sharding", Figure::Name("inferred")),
+            ("output_whole_bytes", n(19)),
+        ]
+    );
+    let huge = PerDevice {
+        devices: usize::MAX,
+        ..PerDevice::default()
+    };
+    assert_eq!(huge.figures()[1], ("devices", n(i64::MAX)));
+}

@@ -42,7 +42,8 @@ fn async_collectives_count_each_buffer_once() {
 }
 
 /// A prefetch into `S(1)`: `copy-done` returns `copy-start{0}`, and `copy-start{1}` is `p0` itself;
-/// the bitcast only names `p0` again and moves nothing.
+/// the bitcast only names `p0` again and moves nothing. The prefetch moves `p0` into `S(1)`, one
+/// relayout at its start, and `a` moves it back.
 #[test]
 fn a_prefetch_is_one_buffer_in_its_memory_space() {
     let text = "HloModule m2\n\nENTRY main {\n  \
@@ -59,8 +60,16 @@ fn a_prefetch_is_one_buffer_in_its_memory_space() {
     // p0, the copy's context, r, a.
     let s0 = r.spaces[&0];
     assert_eq!((s0.arrays, s0.physical_bytes), (4, 3 * (128 << 10) + 4));
-    let listed: Vec<&str> = r.relayouts.iter().map(|x| x.instruction).collect();
-    assert_eq!(listed, ["a"], "the bitcast moves nothing");
+    let listed: Vec<(&str, &str)> = r
+        .relayouts
+        .iter()
+        .map(|x| (x.instruction, x.kind))
+        .collect();
+    assert_eq!(
+        listed,
+        [("cs", "memory space"), ("a", "memory space")],
+        "the bitcast moves nothing"
+    );
 }
 
 /// `call`, `conditional`, `opt-barrier` and `add-dependency` define no value: the distinct values are

@@ -226,10 +226,14 @@ def _relayout(
     threads: int = 0,
 ) -> tuple[npt.NDArray[np.uint8], Shape | None]: ...
 def _relayout_target(src: Union[Shape, str], dst: Union[Shape, Layout, str]) -> Shape | None: ...
-def _hlo_stats(text: str, top: int = 10) -> dict[str, Any]:
+def _hlo_stats(text: str, top: int = 10, shapes: str | None = None) -> dict[str, Any]:
     """The report as a dict, keys as `axe.hlo.Stats`'s fields: module, instructions, materialized,
     entry, total, memory_spaces, per_device, top_padding, relayouts, computations, unbounded_skipped
-    (an int: arrays with an unbounded `?` dimension that no figure counts)."""
+    (an int: arrays with an unbounded `?` dimension that no figure counts). per_device (None for an
+    unsharded module) has the keys of `axe hlo stats --json`'s per_device: shapes, shapes_reason,
+    devices, argument_bytes, output_bytes, largest_bytes, largest_device, smallest_bytes,
+    sharded_values, unannotated_values, output_sharding, output_whole_bytes, readings. `shapes`:
+    "global", "per-device" or None (decided from the module), as `--shapes`."""
     ...
 def _hlo_format(text: str) -> str: ...
 

@@ -65,7 +65,17 @@ class Stats:
     ``materialized``: what the module keeps in memory (entry and the computations it runs as programs,
     each value once; fusion bodies, reducers and called computations' parameters left out). ``entry``:
     the entry computation's part. ``total``: every instruction of every computation (not a footprint).
-    ``per_device``: for modules with ``sharding=`` attributes, the bytes each device holds.
+    ``materialized`` is a sum with no liveness: an upper bound on what is held at once, not XLA's peak.
+    ``per_device``: for modules with ``sharding=`` attributes or ``num_partitions`` above one, a dict of
+    what ``axe hlo stats --json`` gives under ``per_device``, by the same names (``None`` otherwise):
+    ``shapes`` (the reading used: ``"global"`` or ``"per-device"``) and ``shapes_reason`` (why);
+    ``devices``; ``largest_bytes`` / ``largest_device`` / ``smallest_bytes`` (each device's values
+    summed, no liveness: an upper bound, not XLA's peak); ``argument_bytes`` and ``output_bytes`` (the
+    entry's parameters and result on the device holding the most: exact, as
+    ``compiled.memory_analysis()`` gives them); ``output_sharding`` (``"given"``, ``"inferred"`` or
+    ``"whole"``: where the result's sharding comes from) and ``output_whole_bytes`` (the result whole on
+    one device, the most ``output_bytes`` can be); ``sharded_values`` and ``unannotated_values``; and
+    ``readings``: these figures in both readings, by name (``{"global": {...}, "per-device": {...}}``).
     ``unbounded_skipped``: how many arrays with an unbounded dynamic dimension (``?``) the values held
     in memory have; they have no size, and every figure leaves them out.
     """
@@ -108,15 +118,20 @@ def _stats(d: dict) -> Stats:
     )
 
 
-def read_text(text: str, top: int = 10) -> Stats:
-    """The report of the module `text`. Raises ``axe.ParseError`` / ``axe.XlaError`` (line:col in the
-    message) for a module XLA would reject."""
-    return _stats(_hlo_stats(text, top))
+def read_text(text: str, top: int = 10, shapes: _Optional[str] = None) -> Stats:
+    """The report of the module `text`. `shapes` says how a sharded module's shapes read, as
+    ``axe hlo stats --shapes`` does: ``"global"`` (whole arrays, before XLA's partitioner) or
+    ``"per-device"`` (already cut, as ``.compile().as_text()``); ``None`` decides from the module.
+    Raises ``axe.ParseError`` / ``axe.XlaError`` (line:col in the message) for a module XLA would
+    reject (for MLIR text, such as JAX's default ``lower(...).as_text()``, one that says how to get HLO
+    text), ``axe.AxeError`` for another `shapes`."""
+    return _stats(_hlo_stats(text, top, shapes))
 
 
-def read(path: "str | _os.PathLike[str]", top: int = 10) -> Stats:
+def read(path: "str | _os.PathLike[str]", top: int = 10, shapes: _Optional[str] = None) -> Stats:
     """The report of the module in the file at `path` (a ``str`` or ``os.PathLike``; see
-    :func:`read_text`). A file that cannot be read raises ``axe.AxeError`` naming it."""
+    :func:`read_text`, which takes `top` and `shapes` alike). A file that cannot be read raises
+    ``axe.AxeError`` naming it."""
     path = _os.fspath(path)  # an int is not taken for a file descriptor
     try:
         with open(path, "rb") as f:
@@ -131,7 +146,7 @@ def read(path: "str | _os.PathLike[str]", top: int = 10) -> Stats:
         raise AxeError(
             f"{path}:{line}:{column}: not UTF-8 text (byte 0x{data[e.start]:02x})"
         ) from None
-    return read_text(text, top)
+    return read_text(text, top, shapes)
 
 
 def format(text: str) -> str:  # noqa: A001 - the name of the verb

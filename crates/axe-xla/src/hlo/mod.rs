@@ -19,6 +19,7 @@ mod header;
 mod ident;
 mod instruction;
 mod literal;
+mod mlir;
 mod moves;
 mod names;
 mod opcheck;

@@ -151,6 +151,30 @@ pub(crate) fn relayout_kind(src: &Shape, result: &ArrayShape) -> Option<Kind> {
     }
 }
 
+/// Where a `copy-start` puts its operand: the text of the first element of its `(destination, source,
+/// context)` result (`copy-done` only hands that buffer on), so that an asynchronous copy is one
+/// relayout, at its start, as a synchronous `copy` is. `None` for any other opcode, or a shape that is
+/// not a tuple.
+///
+/// Law: for `opcode == "copy-start"` and `shape` = `(E0, E1, ...)`, `Some(E0)` (blanks trimmed), `E0`
+/// ending at the first `,` outside brackets; `None` otherwise.
+pub(crate) fn copy_destination<'a>(opcode: &str, shape: &'a str) -> Option<&'a str> {
+    if opcode != "copy-start" {
+        return None;
+    }
+    let inner = shape.trim().strip_prefix('(')?;
+    let mut depth = 0usize;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth > 0 => depth -= 1,
+            ',' | ')' if depth == 0 => return Some(inner[..i].trim()).filter(|e| !e.is_empty()),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The permutation of a transpose's `dimensions={...}` attribute (`None` when it is not a list of
 /// integers).
 pub(crate) fn permutation(dimensions: &str) -> Option<Vec<usize>> {
@@ -273,6 +297,30 @@ mod tests {
             kind("f32[2,128]{1,0}", "f32[2,128]{0,1}"),
             Some(Kind::Layout)
         );
+    }
+
+    #[test]
+    fn a_copy_start_puts_its_operand_in_its_first_element() {
+        let d = copy_destination;
+        assert_eq!(
+            d(
+                "copy-start",
+                "(f32[3,5]{1,0:T(8,128)S(1)}, f32[3,5]{1,0:T(8,128)}, u32[])"
+            ),
+            Some("f32[3,5]{1,0:T(8,128)S(1)}")
+        );
+        assert_eq!(
+            d(
+                "copy-start",
+                " ((f32[2]{0}, s32[]), (f32[2]{0}, s32[]), u32[])"
+            ),
+            Some("(f32[2]{0}, s32[])")
+        );
+        assert_eq!(d("copy-start", "(f32[2]{0})"), Some("f32[2]{0}"));
+        assert_eq!(d("copy-start", "f32[2]{0}"), None);
+        assert_eq!(d("copy-start", "()"), None);
+        assert_eq!(d("copy-start", "(f32[2]{0}"), None);
+        assert_eq!(d("copy", "(f32[2]{0}, f32[2]{0}, u32[])"), None);
     }
 
     /// Every element's byte offset, and the bytes in all: the physical map, enumerated.

@@ -22,7 +22,8 @@ use crate::shape::{ArrayShape, Dim, Shape};
 pub struct PerDevice {
     /// The devices (`num_partitions` of the header, else one past the largest device id named).
     pub devices: usize,
-    /// The bytes of the device holding the most.
+    /// The bytes of the device holding the most: every value it holds, summed with no liveness (an
+    /// upper bound on what it holds at once, not XLA's peak).
     pub largest_bytes: i64,
     /// That device (the first, if several).
     pub largest_device: usize,
@@ -68,6 +69,46 @@ impl OutputSharding {
             OutputSharding::Inferred => "inferred",
             OutputSharding::Whole => "whole",
         }
+    }
+}
+
+/// One figure of [`PerDevice`] as reports give it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    /// A count, a device or bytes.
+    Number(i64),
+    /// A name: a reading (`global`, `per-device`) or where the output's sharding comes from.
+    Name(&'static str),
+}
+
+impl PerDevice {
+    /// Every figure by the name `axe hlo stats --json` and Python's `axe.hlo.read(...).per_device` give
+    /// it, in that order (one list that both read, so that they say the same): `shapes` (the reading),
+    /// `devices`, `argument_bytes`, `output_bytes`, `largest_bytes`, `largest_device`,
+    /// `smallest_bytes`, `sharded_values`, `unannotated_values`, `output_sharding`,
+    /// `output_whole_bytes`.
+    ///
+    /// Law: each field of [`PerDevice`] once, under its own name (`reading` as `shapes`), numbers as
+    /// they are (a count past `i64::MAX`, which no module reaches, as `i64::MAX`) and names as
+    /// [`ShapeReading::name`] and [`OutputSharding::name`] give them.
+    pub fn figures(&self) -> [(&'static str, Figure); 11] {
+        let count = |n: usize| Figure::Number(i64::try_from(n).unwrap_or(i64::MAX));
+        [
+            ("shapes", Figure::Name(self.reading.name())),
+            ("devices", count(self.devices)),
+            ("argument_bytes", Figure::Number(self.argument_bytes)),
+            ("output_bytes", Figure::Number(self.output_bytes)),
+            ("largest_bytes", Figure::Number(self.largest_bytes)),
+            ("largest_device", count(self.largest_device)),
+            ("smallest_bytes", Figure::Number(self.smallest_bytes)),
+            ("sharded_values", count(self.sharded_values)),
+            ("unannotated_values", count(self.unannotated_values)),
+            ("output_sharding", Figure::Name(self.output_sharding.name())),
+            (
+                "output_whole_bytes",
+                Figure::Number(self.output_whole_bytes),
+            ),
+        ]
     }
 }
 

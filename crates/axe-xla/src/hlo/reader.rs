@@ -16,14 +16,18 @@ use crate::error::Result;
 /// assert_eq!(m.to_string(), text);
 /// # Ok::<(), axe_xla::XlaError>(())
 /// ```
+///
+/// MLIR text (JAX's default `lower(...).as_text()`) is an error that says so, and how to get HLO text.
 pub fn parse_module(text: &str) -> Result<Module<'_>> {
-    Reader::new(text).module().map(|(m, _)| m)
+    parse_module_named(text).map(|(m, _)| m)
 }
 
 /// [`parse_module`], with each computation's instructions by name (every one of them, each name once)
 /// where [`super::names::kept`], as checking the module found them, in the order of the computations.
 pub(crate) fn parse_module_named(text: &str) -> Result<(Module<'_>, Vec<Option<NameTable>>)> {
-    Reader::new(text).module()
+    Reader::new(text)
+        .module()
+        .map_err(|e| super::mlir::explained(text, e))
 }
 
 /// A position in a text being read.

@@ -2,9 +2,10 @@
 //! data moves between layouts.
 //!
 //! Two kinds of total: what the module *materializes* (the values of the entry and of the computations it
-//! runs as programs, each counted once; see [`super::calls`]) — the memory footprint people act on — and
-//! the sum over *every* instruction of every computation, fusion bodies and their parameters included,
-//! which only bounds what the text describes.
+//! runs as programs, each counted once; see [`super::calls`]) — a sum with no liveness and no buffer
+//! reuse, so an upper bound on the memory held at once, not XLA's peak — and the sum over *every*
+//! instruction of every computation, fusion bodies and their parameters included, which only bounds what
+//! the text describes.
 
 use std::collections::BTreeMap;
 
@@ -129,7 +130,8 @@ pub struct Report<'a> {
     /// only forwards others, such as tuple, get-tuple-element, bitcast, the async `*-done` ops,
     /// `copy-start{1}`, call, while, conditional, opt-barrier) and without the parameters of called
     /// computations (they are their caller's operands). Fusion bodies and per-element functions (reducers,
-    /// comparators) are left out: their values never live in buffers.
+    /// comparators) are left out: their values never live in buffers. A sum over the whole program, with
+    /// no liveness: an upper bound on what is held at once, not XLA's peak.
     pub materialized: Totals,
     /// The part of [`Report::materialized`] in the entry computation (its parameters included).
     pub entry: Totals,

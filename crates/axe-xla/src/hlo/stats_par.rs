@@ -26,7 +26,7 @@ use std::ops::Range;
 use foldhash::HashMap;
 use rayon::prelude::*;
 
-use super::moves::{relayout_kind, transpose_kind};
+use super::moves::{copy_destination, relayout_kind, transpose_kind};
 use super::names::NameTable;
 use super::partitioned::{ShapeReading, Signs};
 use super::per_device::Tally;
@@ -124,6 +124,10 @@ pub(crate) fn walk_parallel<'a>(
                             .ok()
                             .filter(|&id| id != NONE)
                             .ok_or_else(|| overflow("2^32 - 1 distinct shapes"))?;
+                    }
+                    // A `copy-start`'s destination too: its relayout's result (see the walk).
+                    if let Some(to) = copy_destination(inst(ci, k).opcode(), text) {
+                        shapes.id(to)?;
                     }
                 }
             }
@@ -273,6 +277,12 @@ pub(crate) fn walk_parallel<'a>(
                             None => p.arguments.add_unannotated(shapes_ro.whole_known(id)?)?,
                         }
                     }
+                    // A `copy-start`'s result, for its relayout, is its destination.
+                    let id = match copy_destination(inst.opcode(), inst.shape_text()) {
+                        Some(to) => shapes_ro.known(to).ok_or_else(|| overflow("a shape"))?,
+                        None => id,
+                    };
+                    let info = &shapes_ro.infos[id];
                     if !matches!(info.shape, Shape::Array(_)) || inst.opcode() == "bitcast" {
                         continue;
                     }

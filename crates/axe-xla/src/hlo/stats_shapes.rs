@@ -187,6 +187,11 @@ impl<'a> Shapes<'a> {
         Ok(id)
     }
 
+    /// The id of `text` if it was seen.
+    pub(crate) fn known(&self, text: &str) -> Option<usize> {
+        self.ids.get(&Text(text)).copied()
+    }
+
     fn add(&mut self, text: &'a str) -> Result<usize> {
         let info = info_of(text)?;
         Ok(self.insert(text, info))
