@@ -46,6 +46,10 @@ fn mesh_from(axes: &Bound<'_, PyAny>, devices: Option<Vec<u64>>) -> PyResult<Mes
     .map_err(errors::shard)
 }
 
+/// What a pickled `Mesh` is rebuilt from: its axes `{name: size}`, its devices, and the axis each
+/// axis was split from (`_mesh_split`'s arguments).
+type MeshArgs<'py> = (Bound<'py, PyDict>, Vec<u64>, Vec<Option<String>>);
+
 #[pymethods]
 impl PyMesh {
     /// Builds a mesh from `"x=2,y=4"`, `{"x": 2, "y": 4}` or `[2, 4]`; `devices` gives the id at each
@@ -86,9 +90,7 @@ impl PyMesh {
 
     /// Pickles as `Mesh({name: size, ...}, devices=[...])`, through `_mesh_split` where a read split an
     /// axis (so that the copy prints the pieces to Shardy as sub-axes, as the original does).
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> crate::value::Reduced<'py, (Bound<'py, PyDict>, Vec<u64>, Vec<Option<String>>)> {
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> crate::value::Reduced<'py, MeshArgs<'py>> {
         let py = slf.py();
         let m = &slf.get().inner;
         let axes = PyDict::new(py);
