@@ -9,14 +9,7 @@ use common::run;
 use serde_json::Value;
 
 /// jax 0.10.2's `jax.jit(lambda a, b: jnp.sin(a) @ b).lower(a, b).as_text()` for `f32[4,8]`, `f32[8,2]`.
-const STABLEHLO: &str = r##"module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<4x8xf32>, %arg1: tensor<8x2xf32>) -> (tensor<4x2xf32> {jax.result_info = "result"}) {
-    %0 = stablehlo.sine %arg0 : tensor<4x8xf32>
-    %1 = stablehlo.dot_general %0, %arg1, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
-    return %1 : tensor<4x2xf32>
-  }
-}
-"##;
+const STABLEHLO: &str = include_str!("../../axe-xla/tests/hlo_mlir/jax_default.mlir");
 
 #[test]
 fn stablehlo_is_refused_with_the_way_to_hlo_text() {

@@ -128,14 +128,7 @@ def test_per_device_has_xlas_argument_and_output_bytes_and_both_readings():
 
 
 # jax 0.10.2's `jax.jit(lambda a, b: jnp.sin(a) @ b).lower(a, b).as_text()` (the default: StableHLO).
-STABLEHLO = """module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<4x8xf32>, %arg1: tensor<8x2xf32>) -> (tensor<4x2xf32> {jax.result_info = "result"}) {
-    %0 = stablehlo.sine %arg0 : tensor<4x8xf32>
-    %1 = stablehlo.dot_general %0, %arg1, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
-    return %1 : tensor<4x2xf32>
-  }
-}
-"""
+STABLEHLO = (MEMORY.parent / "hlo_mlir" / "jax_default.mlir").read_text()
 
 
 def test_mlir_text_is_refused_with_the_way_to_hlo_text(tmp_path):

@@ -10,41 +10,8 @@ use axe_shard::notation::hlo::{parse_hlo, to_hlo};
 use axe_shard::{parse_pair, plan, CostModel, Mesh, Sharding};
 use proptest::prelude::*;
 
-/// A tiny deterministic generator (the cases shrink by their seed).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
-            v.swap(i, j);
-        }
-    }
-    /// A random ordered factorisation of `n` into `k` factors (some may be 1).
-    fn factors(&mut self, n: u64, k: usize) -> Vec<u64> {
-        let mut out = vec![1u64; k.max(1)];
-        let mut rest = n;
-        let mut p = 2;
-        while rest > 1 {
-            while rest.is_multiple_of(p) {
-                let i = self.below(out.len() as u64) as usize;
-                out[i] *= p;
-                rest /= p;
-            }
-            p += 1;
-        }
-        out
-    }
-}
+mod common;
+use common::Rng;
 
 /// One random HloSharding of an array of `rank` dims over devices `0..n`: its text, its tile grid (tensor
 /// dims, then a replicated subgroup dim where `replicated`) and its device list, row-major over the grid.

@@ -9,14 +9,7 @@ use axe_xla::hlo::stats::parse_checked;
 use axe_xla::XlaError;
 
 /// `jax.jit(f).lower(a, b).as_text()`.
-const STABLEHLO: &str = r##"module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<4x8xf32>, %arg1: tensor<8x2xf32>) -> (tensor<4x2xf32> {jax.result_info = "result"}) {
-    %0 = stablehlo.sine %arg0 : tensor<4x8xf32>
-    %1 = stablehlo.dot_general %0, %arg1, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
-    return %1 : tensor<4x2xf32>
-  }
-}
-"##;
+const STABLEHLO: &str = include_str!("hlo_mlir/jax_default.mlir");
 
 /// `jax.jit(f).lower(a, b).as_text(debug_info=True)`: location aliases before the module.
 const STABLEHLO_DEBUG: &str = r##"#loc1 = loc("a")
