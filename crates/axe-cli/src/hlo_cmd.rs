@@ -301,23 +301,11 @@ fn stats_text(name: &str, r: &axe_xla::hlo::stats::Report) -> String {
         ));
         match p.reading {
             ShapeReading::Global => {
-                let unannotated = p.unannotated_values + p.inferred_values;
-                t.push_str(&if p.inferred_values == 0 {
-                    format!(
-                        "  {}, each device's shard; {} without sharding= counted whole on every device\n",
-                        plural(p.sharded_values, "sharded value", "sharded values"),
-                        plural(unannotated, "value", "values")
-                    )
-                } else {
-                    format!(
-                        "  {}, each device's shard; {} without sharding=: {} sharded as inferred from \
-                         their operands, {} counted whole on every device\n",
-                        plural(p.sharded_values, "sharded value", "sharded values"),
-                        plural(unannotated, "value", "values"),
-                        p.inferred_values,
-                        p.unannotated_values
-                    )
-                });
+                t.push_str(&format!(
+                    "  {}, each device's shard; {} without sharding= counted whole on every device\n",
+                    plural(p.sharded_values, "sharded value", "sharded values"),
+                    plural(p.unannotated_values, "value", "values")
+                ));
                 if p.output_sharding == axe_xla::hlo::per_device::OutputSharding::Inferred {
                     t.push_str(&format!(
                         "  outputs: the result carries no sharding=, so its sharding is inferred \

@@ -115,8 +115,6 @@ def test_per_device_has_xlas_argument_and_output_bytes_and_both_readings():
     assert "is_scheduled" in p["shapes_reason"]
     assert p["output_sharding"] in ("given", "inferred", "whole")
     assert p["output_bytes"] <= p["output_whole_bytes"]
-    # Values without sharding= counted by their inferred sharding, and those still whole.
-    assert p["inferred_values"] >= 0 and p["unannotated_values"] >= 0
     assert set(p["readings"]) == {"global", "per-device"}
     assert p["readings"]["per-device"]["argument_bytes"] == 1024
     assert p["readings"]["global"]["argument_bytes"] == 128

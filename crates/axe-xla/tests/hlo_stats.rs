@@ -55,8 +55,7 @@ fn materialized_leaves_out_fusion_bodies_and_callee_parameters() {
 }
 
 /// Bytes per device, by hand: a value tiled over 4 devices holds a quarter of its rows on each, a
-/// maximal one is whole on its device only, a replicated one whole everywhere; an unannotated one by the
-/// sharding inferred for it (here its operand's).
+/// maximal one is whole on its device only, a replicated or unannotated one whole everywhere.
 #[test]
 fn bytes_per_device_of_a_sharded_module() {
     let text = "HloModule m, num_partitions=4\n\nENTRY e {\n  \
@@ -71,16 +70,13 @@ fn bytes_per_device_of_a_sharded_module() {
         .unwrap()
         .per_device
         .unwrap();
-    // Everywhere: a's and u's shards (2 and ceil(7/4) = 2 rows of 512 B), c (20 B), d's shard (negate
-    // of a: a's sharding, 1024 B); device 2 also b (24 B). The tuple only aliases its operands.
-    let common = 1024 + 1024 + 20 + 1024;
+    // Everywhere: a's and u's shards (2 and ceil(7/4) = 2 rows of 512 B), c (20 B), d (4096 B); device 2
+    // also b (24 B). The tuple only aliases its operands.
+    let common = 1024 + 1024 + 20 + 4096;
     assert_eq!(p.devices, 4);
     assert_eq!((p.largest_bytes, p.largest_device), (common + 24, 2));
     assert_eq!(p.smallest_bytes, common);
-    assert_eq!(
-        (p.sharded_values, p.inferred_values, p.unannotated_values),
-        (4, 1, 0)
-    );
+    assert_eq!((p.sharded_values, p.unannotated_values), (4, 1));
     // A module without shardings has no per-device figures.
     let plain =
         axe_xla::hlo::parse_module("HloModule m\n\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n")
@@ -190,7 +186,6 @@ fn per_device_figures_are_its_fields_by_name() {
         output_bytes: 17,
         output_sharding: OutputSharding::Inferred,
         output_whole_bytes: 19,
-        inferred_values: 23,
     };
     let n = Figure::Number;
     assert_eq!(
@@ -207,7 +202,6 @@ fn per_device_figures_are_its_fields_by_name() {
             ("unannotated_values", n(11)),
             ("output_sharding", Figure::Name("inferred")),
             ("output_whole_bytes", n(19)),
-            ("inferred_values", n(23)),
         ]
     );
     let huge = PerDevice {
@@ -215,95 +209,4 @@ fn per_device_figures_are_its_fields_by_name() {
         ..PerDevice::default()
     };
     assert_eq!(huge.figures()[1], ("devices", n(i64::MAX)));
-}
-
-/// A training step as JAX lowers it before partitioning (`lower().as_text(dialect="hlo")`, cut down):
-/// only the parameters and the result carry `sharding=`. Each intermediate whose sharding axe infers
-/// from its operands (dot, elementwise, transpose, a `call`'s callee) is counted as its shard on each
-/// device; the broadcast and the reduce are not inferred, and stay whole on every device. Arguments and
-/// outputs are as before.
-#[test]
-fn intermediates_without_sharding_count_as_their_inferred_shards() {
-    let text = "HloModule jit_step, num_partitions=8\n\n\
-        relu.1 {\n  \
-        Arg_0.1 = f32[256,1024]{1,0} parameter(0)\n  \
-        constant.9 = f32[] constant(0)\n  \
-        max.2 = f32[256,1024]{1,0} broadcast(constant.9), dimensions={}\n  \
-        ROOT max.3 = f32[256,1024]{1,0} maximum(Arg_0.1, max.2)\n}\n\n\
-        region_0.2 {\n  \
-        a = f32[] parameter(0)\n  \
-        b = f32[] parameter(1)\n  \
-        ROOT s = f32[] add(a, b)\n}\n\n\
-        ENTRY main.6 {\n  \
-        w.1 = f32[512,1024]{1,0} parameter(0), sharding={devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}\n  \
-        x.1 = f32[256,512]{1,0} parameter(1), sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}\n  \
-        dot.5 = f32[256,1024]{1,0} dot(x.1, w.1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  \
-        relu.2 = f32[256,1024]{1,0} call(dot.5), to_apply=relu.1\n  \
-        neg.1 = f32[256,1024]{1,0} negate(relu.2)\n  \
-        tr.1 = f32[1024,256]{1,0} transpose(neg.1), dimensions={1,0}\n  \
-        zero.1 = f32[] constant(0)\n  \
-        sum.1 = f32[1024]{0} reduce(tr.1, zero.1), dimensions={1}, to_apply=region_0.2\n  \
-        ROOT out.1 = f32[1024]{0} copy(sum.1), sharding={devices=[2,4]<=[4,2]T(1,0) last_tile_dim_replicate}\n}\n";
-    let m = axe_xla::hlo::parse_module(text).unwrap();
-    let p = axe_xla::hlo::stats::report(&m, 5)
-        .unwrap()
-        .per_device
-        .unwrap();
-    // Sharded: w.1 (512 x 512 f32: 1 MiB), x.1 (64 x 512: 128 KiB), out.1 (512 f32: 2 KiB). Inferred:
-    // dot.5, the callee's max.3, neg.1 and tr.1, each a 64 x 512 (or 512 x 64) shard of 128 KiB.
-    // Whole: the callee's broadcast max.2 (1 MiB), constant.9 and zero.1 (4 B each), sum.1 (4 KiB).
-    let shards = (1 << 20) + (128 << 10) + 2048;
-    let inferred = 4 * (128 << 10);
-    let whole = (1 << 20) + 4 + 4 + 4096;
-    assert_eq!(p.devices, 8);
-    assert_eq!(p.largest_bytes, shards + inferred + whole);
-    assert_eq!(p.smallest_bytes, p.largest_bytes);
-    assert_eq!(
-        (p.sharded_values, p.inferred_values, p.unannotated_values),
-        (3, 4, 4)
-    );
-    assert_eq!(
-        (p.argument_bytes, p.output_bytes),
-        ((1 << 20) + (128 << 10), 2048)
-    );
-    // The per-device reading counts every value whole, as before.
-    let r = axe_xla::hlo::stats::report(&m, 5).unwrap();
-    let local = r
-        .per_device_readings
-        .iter()
-        .find(|p| p.reading == axe_xla::hlo::partitioned::ShapeReading::PerDevice)
-        .unwrap();
-    assert_eq!(
-        local.largest_bytes,
-        (2 << 20) + (512 << 10) + 4096 + 4 * (1 << 20) + (1 << 20) + 8 + 4096
-    );
-}
-
-/// A value whose sharding is not inferred (a reduce over a sharded dim, and what is computed from it
-/// alone) is still counted whole on every device, and a callee that two calls run is not followed.
-#[test]
-fn a_value_whose_sharding_is_not_inferred_is_counted_whole() {
-    let text = "HloModule m, num_partitions=4\n\n\
-        add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n\
-        twice {\n  q = f32[64]{0} parameter(0)\n  ROOT n = f32[64]{0} negate(q)\n}\n\n\
-        ENTRY e {\n  \
-        a = f32[64,64]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}\n  \
-        z = f32[] constant(0)\n  \
-        r = f32[64]{0} reduce(a, z), dimensions={0}, to_apply=add\n  \
-        e1 = f32[64]{0} exponential(r)\n  \
-        c1 = f32[64]{0} call(r), to_apply=twice\n  \
-        c2 = f32[64]{0} call(e1), to_apply=twice\n  \
-        ROOT t = (f32[64]{0}, f32[64]{0}) tuple(c1, c2), sharding={{replicated}, {replicated}}\n}\n";
-    let m = axe_xla::hlo::parse_module(text).unwrap();
-    let p = axe_xla::hlo::stats::report(&m, 5)
-        .unwrap()
-        .per_device
-        .unwrap();
-    // a's shard (16 rows of 256 B); z, r, e1 and the callee's n whole (4 + 3 x 256 B). The tuple only
-    // aliases its operands.
-    assert_eq!(p.largest_bytes, 4096 + 4 + 3 * 256);
-    assert_eq!(
-        (p.sharded_values, p.inferred_values, p.unannotated_values),
-        (1, 0, 4)
-    );
 }

@@ -74,9 +74,8 @@ class Stats:
     entry's parameters and result on the device holding the most: exact, as
     ``compiled.memory_analysis()`` gives them); ``output_sharding`` (``"given"``, ``"inferred"`` or
     ``"whole"``: where the result's sharding comes from) and ``output_whole_bytes`` (the result whole on
-    one device, the most ``output_bytes`` can be); ``sharded_values``, ``inferred_values`` (values
-    without ``sharding=`` counted by the sharding inferred from their operands) and
-    ``unannotated_values`` (those counted whole); and ``readings``: these figures in both readings, by name (``{"global": {...}, "per-device": {...}}``).
+    one device, the most ``output_bytes`` can be); ``sharded_values`` and ``unannotated_values``; and
+    ``readings``: these figures in both readings, by name (``{"global": {...}, "per-device": {...}}``).
     ``unbounded_skipped``: how many arrays with an unbounded dynamic dimension (``?``) the values held
     in memory have; they have no size, and every figure leaves them out.
     """

@@ -41,7 +41,6 @@ mod scan;
 mod segment;
 pub mod sharding;
 pub mod stats;
-mod stats_inferred;
 mod stats_par;
 mod stats_shapes;
 mod stats_sums;

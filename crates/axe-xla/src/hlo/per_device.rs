@@ -31,13 +31,8 @@ pub struct PerDevice {
     pub smallest_bytes: i64,
     /// Materialized values with a `sharding=` attribute.
     pub sharded_values: usize,
-    /// Materialized values without one that are counted whole on every device: those whose sharding
-    /// axe does not infer (see [`PerDevice::inferred_values`]).
+    /// Materialized values without one (counted whole on every device).
     pub unannotated_values: usize,
-    /// Materialized values of the entry computation without `sharding=` whose sharding axe infers from
-    /// their operands, as for the entry's result (see `hlo::propagate`), and counts them by: each
-    /// device's shard of them. With [`PerDevice::unannotated_values`], every value without one.
-    pub inferred_values: usize,
     /// The reading of the shapes these figures follow.
     pub reading: ShapeReading,
     /// The entry computation's parameters: the bytes of the device holding the most of them.
@@ -91,12 +86,12 @@ impl PerDevice {
     /// it, in that order (one list that both read, so that they say the same): `shapes` (the reading),
     /// `devices`, `argument_bytes`, `output_bytes`, `largest_bytes`, `largest_device`,
     /// `smallest_bytes`, `sharded_values`, `unannotated_values`, `output_sharding`,
-    /// `output_whole_bytes`, `inferred_values`.
+    /// `output_whole_bytes`.
     ///
     /// Law: each field of [`PerDevice`] once, under its own name (`reading` as `shapes`), numbers as
     /// they are (a count past `i64::MAX`, which no module reaches, as `i64::MAX`) and names as
     /// [`ShapeReading::name`] and [`OutputSharding::name`] give them.
-    pub fn figures(&self) -> [(&'static str, Figure); 12] {
+    pub fn figures(&self) -> [(&'static str, Figure); 11] {
         let count = |n: usize| Figure::Number(i64::try_from(n).unwrap_or(i64::MAX));
         [
             ("shapes", Figure::Name(self.reading.name())),
@@ -113,7 +108,6 @@ impl PerDevice {
                 "output_whole_bytes",
                 Figure::Number(self.output_whole_bytes),
             ),
-            ("inferred_values", count(self.inferred_values)),
         ]
     }
 }
@@ -129,8 +123,6 @@ pub(crate) struct Tally<'a> {
     most_device: usize,
     sharded: usize,
     unannotated: usize,
-    /// Values without a sharding counted by an inferred one ([`Tally::reshard_inferred`]).
-    inferred: usize,
     any_sharding: bool,
     /// Every value whole (the per-device reading).
     whole: i64,
@@ -261,43 +253,6 @@ impl<'a> Tally<'a> {
         Ok(())
     }
 
-    /// Counts again, by the sharding `s` inferred for it, a value of `shape` added before by
-    /// [`Tally::add_unannotated`] with `whole` bytes ([`whole_bytes`] of `shape`): in the global reading
-    /// its whole bytes leave every device and each device's shard is added where `s` puts it; the
-    /// per-device reading (every value whole) is unchanged. Returns whether it did: a sharding that does
-    /// not fit the shape (a tuple sharding of another length, a tile grid of another rank or device
-    /// count) leaves the value whole.
-    ///
-    /// Law: for a replicated `s`, the sums are unchanged (only the counts move).
-    pub(crate) fn reshard_inferred(
-        &mut self,
-        shape: &Shape,
-        whole: i64,
-        s: &Sharding,
-    ) -> Result<bool> {
-        let Ok(parts) = leaves(shape, s) else {
-            return Ok(false);
-        };
-        if self.unannotated == 0 {
-            return Ok(false);
-        }
-        self.common = self
-            .common
-            .checked_sub(whole)
-            .ok_or_else(|| overflow("taking back a value counted whole"))?;
-        for (devices, bytes) in parts {
-            self.add_on(devices.as_deref(), bytes)?;
-        }
-        self.unannotated -= 1;
-        self.inferred += 1;
-        Ok(true)
-    }
-
-    /// Whether any value was sharded (a module with none and one partition has no figures per device).
-    pub(crate) fn any_sharding(&self) -> bool {
-        self.any_sharding
-    }
-
     /// Adds `bytes` on `devices` (`None`: every device) in the global reading and to the whole in the
     /// per-device one.
     pub(crate) fn add_everywhere(&mut self, bytes: i64) -> Result<()> {
@@ -387,7 +342,6 @@ impl<'a> Tally<'a> {
         self.most_device = self.most_device.max(other.most_device);
         self.sharded += other.sharded;
         self.unannotated += other.unannotated;
-        self.inferred += other.inferred;
         self.any_sharding |= other.any_sharding;
         Ok(())
     }
@@ -457,7 +411,6 @@ impl<'a> Tally<'a> {
             smallest_bytes: smallest,
             sharded_values: self.sharded,
             unannotated_values: self.unannotated,
-            inferred_values: self.inferred,
             reading: ShapeReading::Global,
             argument_bytes: arguments.spread(devices).0,
             output_bytes: outputs.spread(devices).0,

@@ -14,10 +14,6 @@
 //! parameters taking the call's operands' shardings (JAX writes `a // 3`, `jnp.where`, ... as calls).
 //! Anything else (a reduce, a broadcast, a dot whose operands' tilings conflict, ...) is not
 //! inferred: the caller counts it whole on every device.
-//!
-//! [`each_sharding`] gives, by the same rules, the sharding of every instruction of a computation, in
-//! one walk: the cost report counts the intermediates without `sharding=` by it
-//! (`hlo::stats_inferred`).
 
 use std::cell::Cell;
 
@@ -35,7 +31,7 @@ const DEPTH: usize = 256;
 /// How many instructions the walks into callees may index and visit in all, before giving up: a
 /// callee is walked again at every call of it (a chain of computations each calling the next twice
 /// would otherwise cost 2^depth).
-pub(crate) const CALL_STEPS: usize = 1 << 20;
+const CALL_STEPS: usize = 1 << 20;
 
 fn elementwise(op: &str) -> bool {
     matches!(
@@ -395,66 +391,6 @@ pub(crate) fn root_sharding_in<'a>(
         budget: &Cell::new(CALL_STEPS),
     };
     walk.of(root, 0)
-}
-
-/// The sharding of each instruction of `comp` as [`root_sharding_in`] infers that of its root, by the
-/// same rules: `f(k, s, calls)` for the instruction at position `k`, in order, with `s` `None` where
-/// none is inferred, and for a `call` the shardings of its operands (what its callee's parameters
-/// take; `None` for another instruction). `params` is `None` for the entry (a parameter without
-/// `sharding=` is replicated), else the shardings of `comp`'s parameters (its caller's operands').
-///
-/// One walk remembers every answer, so each instruction is looked at once (its operands, written
-/// before it, are known by then); the walks into callees draw on `budget` (see [`CALL_STEPS`]), which
-/// the caller shares between the computations it asks about, and which `comp`'s own instructions are
-/// added to first where `params` is given. `names` holds `comp`'s instructions by name (every one of
-/// them), or is made here; where it cannot be, nothing is inferred.
-pub(crate) fn each_sharding<'a, E>(
-    comp: &Computation<'a>,
-    names: Option<&NameTable>,
-    computations: &[Computation<'a>],
-    params: Option<Vec<Option<Sharding>>>,
-    budget: &Cell<usize>,
-    mut f: impl FnMut(usize, Option<&Sharding>, Option<Vec<Option<Sharding>>>) -> Result<(), E>,
-) -> Result<(), E> {
-    let built;
-    let by_name = match names {
-        Some(t) => Some(t),
-        None => {
-            built = NameTable::of(&comp.instructions, |_| true).ok();
-            built.as_ref()
-        }
-    };
-    let Some(by_name) = by_name else {
-        for k in 0..comp.instructions.len() {
-            f(k, None, None)?;
-        }
-        return Ok(());
-    };
-    if params.is_some() {
-        budget.set(budget.get().saturating_add(comp.instructions.len()));
-    }
-    let mut walk = Walk {
-        instructions: &comp.instructions,
-        by_name,
-        memo: HashMap::with_capacity(comp.instructions.len()),
-        computations,
-        params,
-        budget,
-    };
-    let mut names: Vec<&str> = Vec::new();
-    for (k, inst) in comp.instructions.iter().enumerate() {
-        let s = walk.of(inst, 0);
-        let operands = (inst.opcode() == "call").then(|| {
-            names.clear();
-            names.extend(inst.operand_names());
-            names
-                .iter()
-                .map(|n| walk.operand(n, 0).map(|x| x.1))
-                .collect()
-        });
-        f(k, s.as_ref(), operands)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -216,7 +216,7 @@ pub(super) fn conclude<'a>(
     reading: Option<ShapeReading>,
     r: &mut Report<'a>,
     shapes: &mut Shapes<'a>,
-    mut tally: Tally<'a>,
+    tally: Tally<'a>,
     arguments: Tally<'a>,
     signs: Signs<'a>,
     entry_names: Option<&NameTable>,
@@ -236,10 +236,6 @@ pub(super) fn conclude<'a>(
     let partitions = module
         .attribute("num_partitions")
         .and_then(|n| n.trim().parse::<usize>().ok());
-    // Values without `sharding=` by the sharding inferred for them, where figures per device are given.
-    if let Some(e) = entry.filter(|_| tally.any_sharding() || partitions.unwrap_or(1) > 1) {
-        super::stats_inferred::reshard_entry(module, e, shapes, &mut tally, entry_names)?;
-    }
     if let Some(mut readings) = tally.finish(partitions, &arguments, &outputs) {
         for p in &mut readings {
             (p.output_sharding, p.output_whole_bytes) = output;
