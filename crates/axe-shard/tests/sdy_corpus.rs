@@ -4,27 +4,11 @@
 //! `NamedSharding` prints as `jax.jit(...).lower()` prints it.
 #![allow(clippy::panic)]
 
-use std::collections::BTreeMap;
-use std::ops::Range;
-
 use axe_shard::notation::sdy::parse_sdy_mesh;
-use axe_shard::{parse_any, print, AxisUse, Mesh, Notation, Sharding};
+use axe_shard::{parse_any, print, Notation};
 
-/// Per device id: its region, and how many devices share its partial sum (1: none).
-fn holdings(m: &Mesh, s: &Sharding) -> BTreeMap<u64, (Vec<Range<u64>>, u64)> {
-    let partial: u64 = s
-        .axis_use()
-        .iter()
-        .zip(m.sizes())
-        .filter(|(u, _)| matches!(u, AxisUse::Partial(_)))
-        .map(|(_, &n)| n)
-        .product();
-    s.regions(m)
-        .expect("regions")
-        .into_iter()
-        .map(|d| (d.device, (d.region, partial)))
-        .collect()
-}
+mod common;
+use common::holdings;
 
 #[test]
 fn sdy_reads_as_xla_exports_it_and_prints_back() {

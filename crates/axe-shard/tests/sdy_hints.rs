@@ -5,28 +5,12 @@
 //! The other notations print the sharding the hints leave.
 #![allow(clippy::panic)]
 
-use std::collections::BTreeMap;
-use std::ops::Range;
-
 use axe_shard::notation::sdy::parse_sdy_mesh;
 use axe_shard::notation::sdy_print::sdy_mesh;
-use axe_shard::{parse_any, parse_pair, print, AxisUse, DimHint, Mesh, Notation, Sharding};
+use axe_shard::{parse_any, parse_pair, print, DimHint, Mesh, Notation, Sharding};
 
-/// Per device id: its region, and how many devices share its partial sum (1: none).
-fn holdings(m: &Mesh, s: &Sharding) -> BTreeMap<u64, (Vec<Range<u64>>, u64)> {
-    let partial: u64 = s
-        .axis_use()
-        .iter()
-        .zip(m.sizes())
-        .filter(|(u, _)| matches!(u, AxisUse::Partial(_)))
-        .map(|(_, &n)| n)
-        .product();
-    s.regions(m)
-        .expect("regions")
-        .into_iter()
-        .map(|d| (d.device, (d.region, partial)))
-        .collect()
-}
+mod common;
+use common::holdings;
 
 /// The hints a printed `[{...}p1, {?}, ...]` list gives, read independently of axe's reader: per `{...}`,
 /// whether it holds `?`, and the digits after `}p`.

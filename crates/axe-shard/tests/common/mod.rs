@@ -1,5 +1,10 @@
-//! What the tests share: a tiny deterministic generator of random cases.
-#![allow(dead_code)]
+//! What the tests share: a tiny deterministic generator of random cases, and who holds what.
+#![allow(dead_code, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use axe_shard::{AxisUse, Mesh, Sharding};
 
 /// A tiny deterministic generator (xorshift; the cases shrink by their seed).
 pub struct Rng(pub u64);
@@ -37,4 +42,20 @@ impl Rng {
         }
         out
     }
+}
+
+/// Per device id: its region, and how many devices share its partial sum (1: none).
+pub fn holdings(m: &Mesh, s: &Sharding) -> BTreeMap<u64, (Vec<Range<u64>>, u64)> {
+    let partial: u64 = s
+        .axis_use()
+        .iter()
+        .zip(m.sizes())
+        .filter(|(u, _)| matches!(u, AxisUse::Partial(_)))
+        .map(|(_, &n)| n)
+        .product();
+    s.regions(m)
+        .expect("regions")
+        .into_iter()
+        .map(|d| (d.device, (d.region, partial)))
+        .collect()
 }
